@@ -1,0 +1,38 @@
+"""``ncuwrap diagnose``: verdicts for every kernel of a report (or a timeline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ncuwrap.cli import app
+from ncuwrap.cli.output import emit
+from ncuwrap.render import Format
+
+
+@app.command()
+def diagnose(
+    report: Optional[Path] = typer.Argument(None, help="A .ncu-rep, an ncu CSV export (--page raw or details), or an nsys .nsys-rep/.sqlite. Default: a sample H200 report shipped with ncuwrap."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML replacing the bundled ones (see rules/reference.yaml)."),
+    extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regular expression."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+    ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
+) -> None:
+    """Diagnose each kernel: compute-, memory- or latency-bound, the limiting unit, causes, advice."""
+    from ncuwrap.ingest import kind_of
+    from ncuwrap.resources import sample_report
+
+    path = report or sample_report()
+    if path.exists() and path.is_file() and kind_of(path) == "timeline":
+        from ncuwrap.timeline import diagnose_timeline
+
+        result = diagnose_timeline(path, rules_path=rules, extend=extend)
+    else:
+        from ncuwrap.engine import diagnose as run
+
+        result = run(path, rules, extend=extend, kernel=kernel, ncu=ncu)
+    emit(result, fmt, output)

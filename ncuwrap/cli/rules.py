@@ -1,0 +1,51 @@
+"""``ncuwrap rules``: what the rules need, and checking a rules file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ncuwrap.cli import app
+
+rules_app = typer.Typer(help="Inspect and check rule files.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+
+@rules_app.command("metrics")
+def metrics_cmd(
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML (default: the bundled rules)."),
+    extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules."),
+    all_names: bool = typer.Option(False, "--all", help="List every canonical and derived name the rules may use."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Print the ncu metrics the active rules read (what targeted profiling collects)."""
+    from ncuwrap import metrics as M
+    from ncuwrap import ruleset
+
+    if all_names:
+        rows = [{"name": c.name, "kind": "canonical", "unit": c.unit, "ncu": list(c.aliases), "description": c.description} for c in M.CANONICAL.values()]
+        rows += [{"name": d.name, "kind": "derived", "unit": d.unit, "inputs": list(d.inputs), "description": d.description} for d in M.DERIVED.values()]
+        if as_json:
+            typer.echo(json.dumps(rows, indent=2))
+        else:
+            for row in rows:
+                typer.echo(f"{row['name']:32} {row['kind']:9} {row['description']}")
+        return
+    loaded = ruleset.load(rules, extend=extend)
+    raw = loaded.raw_metrics()
+    if as_json:
+        typer.echo(json.dumps({"rules": loaded.path, "metrics": raw}, indent=2))
+    else:
+        typer.echo("\n".join(raw))
+
+
+@rules_app.command("check")
+def check_cmd(path: Path = typer.Argument(..., help="Rules YAML to validate.")) -> None:
+    """Validate a rules file; errors name the file and the rule."""
+    from ncuwrap import ruleset
+
+    loaded = ruleset.load(path)
+    typer.echo(f"{path}: ok ({len(loaded.bound)} bound branches, {len(loaded.findings)} findings, version {loaded.version})")

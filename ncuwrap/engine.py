@@ -1,0 +1,233 @@
+"""Apply a rule set to a profile: the verdict for every kernel launch.
+
+Conditions are evaluated once per rule over all launches (numpy arrays), then read back per
+launch. A rule whose metrics were not collected is reported as not evaluated, with the section
+or metric to re-profile with; it never passes silently and never crashes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from pathlib import Path
+
+import numpy as np
+
+from ncuwrap import metrics as M
+from ncuwrap import ruleset as R
+from ncuwrap.ingest import Profile, load
+from ncuwrap.ingest.names import dims
+from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, FindingResult, KernelVerdict, NotEvaluated, SourceInfo, Step
+
+
+def clean(value):
+    """A JSON-friendly number: None for NaN, ints for whole numbers, 4 decimals otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return None
+        if value.is_integer() and abs(value) < 2**53:
+            return int(value)
+        return round(value, 4)
+    return value
+
+
+def _hint(missing: list[str]) -> str:
+    sections = sorted({s for s in (M.section_of(m) for m in missing) if s})
+    collect = f"--section {' --section '.join(sections)}" if sections else f"--metrics {','.join(missing)}"
+    return f"{', '.join(missing)} not collected; re-profile with {collect} (or 'ncuwrap profile --collect targeted')"
+
+
+class _Evaluator:
+    def __init__(self, profile: Profile, rules: R.RuleSet):
+        self.table = M.MetricTable(profile.frame)
+        self.rules = rules
+        self.n = len(profile.frame)
+
+    def lookup(self, name: str) -> np.ndarray:
+        return self.table.get(name)
+
+    def missing(self, names) -> list[str]:
+        out: list[str] = []
+        for name in names:
+            out.extend(m for m in self.table.missing(name) if m not in out)
+        return out
+
+    def condition(self, expression) -> np.ndarray:
+        result = expression.evaluate(self.lookup, self.rules.constants)
+        result = np.asarray(result)
+        if result.dtype.kind == "f":
+            result = np.nan_to_num(result, nan=0.0) != 0
+        return np.broadcast_to(result.astype(bool), (self.n,))
+
+    def value(self, name: str, row: int):
+        return clean(self.table.get(name)[row])
+
+
+def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = None) -> Diagnosis:
+    ev = _Evaluator(profile, rules)
+    frame = profile.frame
+    rows = np.arange(len(frame))
+    if kernel:
+        pattern = re.compile(kernel)
+        rows = np.array([i for i in rows if pattern.search(str(frame["name"].iat[i])) or pattern.search(str(frame["display_name"].iat[i]))], dtype=int)
+
+    # The bound decision: first branch that holds wins (per launch).
+    branch_holds = [ev.condition(b.when) for b in rules.bound]
+    bound_missing = ev.missing(n for b in rules.bound for n in b.when.names)
+    # Findings, in file order, so 'unless' can look at earlier ones.
+    fired: dict[str, np.ndarray] = {}
+    finding_missing: dict[str, list[str]] = {}
+    for finding in rules.findings:
+        finding_missing[finding.id] = ev.missing(finding.when.names)
+        # A finding silenced by others ('unless') is unknown while any of those is unknown:
+        # an unmeasured waste is not an absent one.
+        for other in finding.unless:
+            finding_missing[finding.id] += [m for m in finding_missing.get(other, []) if m not in finding_missing[finding.id]]
+        holds = ev.condition(finding.when) if not finding_missing[finding.id] else np.zeros(ev.n, dtype=bool)
+        for other in finding.unless:
+            holds = holds & ~fired.get(other, np.zeros(ev.n, dtype=bool))
+        fired[finding.id] = holds
+    severity_holds = {
+        (f.id, i): ev.condition(level.when) if level.when is not None else np.ones(ev.n, dtype=bool)
+        for f in rules.findings
+        for i, level in enumerate(f.severity)
+    }
+    display = list(dict.fromkeys(rules.display))
+
+    kernels = []
+    for row in rows:
+        kernels.append(_kernel(ev, rules, frame, int(row), branch_holds, bound_missing, fired, finding_missing, severity_holds, display))
+    return Diagnosis(
+        source=_source_info(profile),
+        rules_path=rules.path,
+        rules_version=rules.version,
+        rules_name=rules.name,
+        kernels=tuple(kernels),
+        environment=_environment(profile, ev),
+    )
+
+
+def _values(ev: _Evaluator, names, row: int) -> dict:
+    return {name: ev.value(name, row) for name in names}
+
+
+def _kernel(ev, rules, frame, row, branch_holds, bound_missing, fired, finding_missing, severity_holds, display) -> KernelVerdict:
+    steps = []
+    verdict, limiter, why = "unknown", None, ""
+    for branch, holds in zip(rules.bound, branch_holds):
+        names = branch.when.names
+        step_values = _values(ev, names, row)
+        ok = bool(holds[row])
+        steps.append(Step(branch.verdict, branch.when.text, ok, step_values))
+        if ok:
+            verdict = branch.verdict
+            limiter = ev.value(branch.limiter, row) if ev.table.known(branch.limiter) else (branch.limiter or None)
+            why = R.render_text(" ".join(branch.why.split()), _values(ev, _placeholders(branch.why), row))
+            break
+    not_evaluated = []
+    if bound_missing:
+        status = "partially evaluated" if verdict != "unknown" else "not evaluated"
+        not_evaluated.append(NotEvaluated("bound", tuple(bound_missing), f"{status}: {_hint(bound_missing)}"))
+
+    findings = []
+    for finding in rules.findings:
+        if verdict not in finding.under and verdict != "unknown":
+            continue
+        missing = finding_missing[finding.id]
+        if missing:
+            not_evaluated.append(NotEvaluated(finding.id, tuple(missing), f"not evaluated: {_hint(missing)}"))
+            continue
+        if verdict == "unknown" or not fired[finding.id][row]:
+            continue
+        level = next(lv.level for i, lv in enumerate(finding.severity) if severity_holds[(finding.id, i)][row])  \
+            if any(severity_holds[(finding.id, i)][row] for i in range(len(finding.severity))) else finding.severity[-1].level
+        values = _values(ev, set(finding.evidence) | set(_placeholders(finding.title)) | ({finding.advice_by} if finding.advice_by else set()), row)
+        advice = finding.advice
+        if isinstance(advice, dict):
+            advice = advice.get(str(values.get(finding.advice_by)), advice.get("default", ""))
+        findings.append(FindingResult(
+            id=finding.id,
+            severity=level,
+            title=R.render_text(" ".join(finding.title.split()), values),
+            evidence={name: values[name] for name in finding.evidence},
+            advice=R.render_text(" ".join(advice.split()), values),
+        ))
+    findings.sort(key=lambda f: SEVERITY_ORDER.get(f.severity, 9))  # stable: file order within a level
+
+    shown = {}
+    for name in display:
+        value = ev.value(name, row)
+        if value is not None:
+            shown[name] = value
+    meta = frame.iloc[row]
+    duration = ev.value("duration_ns", row)
+    return KernelVerdict(
+        id=int(meta["launch_id"]) if meta["launch_id"] is not None and not _isnan(meta["launch_id"]) else row,
+        name=str(meta["name"]),
+        display_name=str(meta["display_name"]),
+        grid=dims(meta.get("grid")),
+        block=dims(meta.get("block")),
+        duration_ns=duration,
+        bound=verdict,
+        limiter=limiter,
+        why=why,
+        findings=tuple(findings),
+        not_evaluated=tuple(not_evaluated),
+        metrics=shown,
+        path=tuple(steps),
+    )
+
+
+def _isnan(value) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _placeholders(text: str) -> list[str]:
+    return [m.group(1) for m in R._PLACEHOLDER.finditer(text)]
+
+
+def _source_info(profile: Profile) -> SourceInfo:
+    s = profile.source
+    return SourceInfo(path=s.path, kind=s.kind, ncu_version=s.ncu_version, device=s.device,
+                      compute_capability=s.compute_capability, command_line=s.command_line, sha256=s.sha256)
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _environment(profile: Profile, ev: _Evaluator) -> dict:
+    """Facts a reviewer needs to trust the numbers: GPU, clocks, how ncu was run."""
+    s = profile.source
+    env = {"gpu": s.device, "compute_capability": s.compute_capability, "ncu_version": s.ncu_version,
+           "command_line": s.command_line, "report": s.path, "sha256": s.sha256}
+    if s.command_line:
+        try:
+            argv = shlex.split(s.command_line.rstrip('"'))
+        except ValueError:
+            argv = s.command_line.split()
+        # ncu's defaults: clocks locked to base, caches flushed between replay passes.
+        env["clock_control"] = _option(argv, "--clock-control") or "base (ncu default)"
+        env["cache_control"] = _option(argv, "--cache-control") or "all (ncu default)"
+    clocks = ev.table.get("sm_cycles_per_s")
+    if len(clocks) and not np.isnan(clocks).all():
+        env["sm_clock_mhz"] = clean(float(np.nanmedian(clocks)) / 1e6)
+    return env
+
+
+def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
+             kernel: str | None = None, ncu: str | None = None) -> Diagnosis:
+    """Load ``report`` and diagnose it with the bundled rules or ``rules_path``."""
+    rules = R.load(rules_path, extend=extend)
+    profile = load(report, ncu=ncu)
+    return diagnose_profile(profile, rules, kernel=kernel)

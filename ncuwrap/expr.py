@@ -1,0 +1,189 @@
+"""A small, safe expression language for rule conditions.
+
+Conditions are written like Python comparisons (``gst_sectors_per_request > 1.5 * gst_ideal_sectors_per_request
+and memory_pct >= 60``) but are never handed to ``eval``: the text is parsed with :mod:`ast` and only
+the node types below are accepted; everything else (attributes, subscripts, lambdas, any call
+other than the listed functions) is refused when the rules are loaded. Evaluation works on numpy
+arrays, one element per kernel launch.
+
+Names are canonical or derived metric names (see ncuwrap.metrics), constants from the rules file,
+or ``metric("raw.ncu.name")`` for a raw metric.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+_BINOPS: dict[type, Callable] = {
+    ast.Add: np.add,
+    ast.Sub: np.subtract,
+    ast.Mult: np.multiply,
+    ast.Div: lambda a, b: np.divide(a, np.where(b == 0, np.nan, b)),
+    ast.Pow: np.power,
+}
+_COMPARE: dict[type, Callable] = {
+    ast.Lt: np.less,
+    ast.LtE: np.less_equal,
+    ast.Gt: np.greater,
+    ast.GtE: np.greater_equal,
+    ast.Eq: lambda a, b: np.asarray(a == b),
+    ast.NotEq: lambda a, b: np.asarray(a != b),
+}
+_FUNCTIONS = {"max": np.fmax, "min": np.fmin, "abs": np.abs, "fallback": None}
+
+
+class ExpressionError(ValueError):
+    """An expression that is not valid in the rule language."""
+
+
+@dataclass(frozen=True)
+class Expression:
+    text: str
+    tree: ast.AST
+    names: tuple[str, ...]  # metric names it needs (constants excluded)
+    optional: tuple[str, ...] = ()  # names read only as fallback(name, default): may be missing
+
+    def evaluate(self, lookup: Callable[[str], np.ndarray], constants: dict[str, float]) -> np.ndarray:
+        return _Evaluator(lookup, constants).visit(self.tree)
+
+
+def parse(text: str, constants: dict[str, float] | None = None) -> Expression:
+    """Parse and validate ``text``; raise ExpressionError naming the offending part."""
+    if not isinstance(text, str) or not text.strip():
+        raise ExpressionError("empty expression")
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise ExpressionError(f"syntax error in {text!r}: {exc.msg}") from None
+    names: list[str] = []
+    optional: list[str] = []
+    constants = constants or {}
+
+    def check(node: ast.AST, into: list[str] = names) -> None:
+        if isinstance(node, ast.BoolOp):
+            pass
+        elif isinstance(node, ast.Compare):
+            if any(type(op) not in _COMPARE for op in node.ops):
+                raise ExpressionError(f"only <, <=, >, >=, ==, != comparisons are allowed in {text!r}")
+        elif isinstance(node, ast.BinOp):
+            if type(node.op) not in _BINOPS:
+                raise ExpressionError(f"operator {type(node.op).__name__} is not allowed in {text!r}")
+        elif isinstance(node, ast.UnaryOp):
+            if not isinstance(node.op, (ast.Not, ast.USub, ast.UAdd)):
+                raise ExpressionError(f"operator {type(node.op).__name__} is not allowed in {text!r}")
+        elif isinstance(node, ast.Constant):
+            if not isinstance(node.value, (bool, int, float, str)):
+                raise ExpressionError(f"constant {node.value!r} is not allowed in {text!r}")
+        elif isinstance(node, ast.Name):
+            if node.id in ("true", "false"):
+                pass
+            elif node.id not in constants and node.id not in into:
+                into.append(node.id)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if not isinstance(func, ast.Name) or (func.id not in _FUNCTIONS and func.id != "metric") or node.keywords:
+                raise ExpressionError(f"only max(), min(), abs(), fallback() and metric(\"name\") may be called in {text!r}")
+            if func.id == "metric":
+                if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or not isinstance(node.args[0].value, str):
+                    raise ExpressionError(f'metric() takes one quoted metric name in {text!r}')
+                if node.args[0].value not in into:
+                    into.append(node.args[0].value)
+                return
+            if func.id == "fallback":
+                if len(node.args) != 2:
+                    raise ExpressionError(f"fallback() takes a value and a default in {text!r}")
+                check(node.args[0], optional)
+                check(node.args[1], into)
+                return
+            for arg in node.args:
+                check(arg, into)
+            return
+        elif isinstance(node, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Load)):
+            pass  # operators were checked on their parent node
+        else:
+            raise ExpressionError(f"{type(node).__name__} is not allowed in {text!r}")
+        for child in ast.iter_child_nodes(node):
+            check(child, into)
+
+    check(tree)
+    return Expression(text=text.strip(), tree=tree, names=tuple(names), optional=tuple(n for n in optional if n not in names))
+
+
+class _Evaluator:
+    def __init__(self, lookup, constants):
+        self.lookup = lookup
+        self.constants = constants
+
+    def visit(self, node):
+        method = getattr(self, "_" + type(node).__name__)
+        return method(node)
+
+    def _Constant(self, node):
+        return node.value
+
+    def _Name(self, node):
+        if node.id == "true":
+            return True
+        if node.id == "false":
+            return False
+        if node.id in self.constants:
+            return self.constants[node.id]
+        return self.lookup(node.id)
+
+    def _BinOp(self, node):
+        with np.errstate(all="ignore"):
+            return _BINOPS[type(node.op)](self._num(self.visit(node.left)), self._num(self.visit(node.right)))
+
+    def _UnaryOp(self, node):
+        value = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            return np.logical_not(self._bool(value))
+        return -self._num(value) if isinstance(node.op, ast.USub) else self._num(value)
+
+    def _BoolOp(self, node):
+        values = [self._bool(self.visit(v)) for v in node.values]
+        combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+        out = values[0]
+        for v in values[1:]:
+            out = combine(out, v)
+        return out
+
+    def _Compare(self, node):
+        left = self.visit(node.left)
+        result = True
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.visit(right_node)
+            with np.errstate(invalid="ignore"):
+                result = np.logical_and(result, _COMPARE[type(op)](left, right))
+            left = right
+        return result
+
+    def _Call(self, node):
+        if node.func.id == "metric":
+            return self.lookup(node.args[0].value)
+        args = [self._num(self.visit(a)) for a in node.args]
+        if node.func.id == "fallback":
+            value, default = args
+            return np.where(np.isnan(value), default, value)
+        func = _FUNCTIONS[node.func.id]
+        if func is np.abs:
+            return np.abs(args[0])
+        out = args[0]
+        for a in args[1:]:
+            out = func(out, a)
+        return out
+
+    @staticmethod
+    def _num(value):
+        return np.asarray(value, dtype=float) if not isinstance(value, (int, float)) else value
+
+    @staticmethod
+    def _bool(value):
+        # NaN compares false everywhere; a NaN used as a truth value is false too.
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            return np.nan_to_num(value, nan=0.0) != 0
+        return np.asarray(value, dtype=bool) if isinstance(value, np.ndarray) else bool(value)

@@ -1,0 +1,67 @@
+"""Read any supported profile into a :class:`Profile` (one row per profiled launch).
+
+>>> from ncuwrap.ingest import load
+>>> profile = load("report.ncu-rep")          # or a CSV export of it
+>>> profile.frame[["name", "gpu__time_duration.sum"]]
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from pathlib import Path
+
+from ncuwrap.errors import InputError
+from ncuwrap.ingest import ncu_csv, ncu_rep
+from ncuwrap.ingest.model import META_COLUMNS, Profile, Source
+
+__all__ = ["load", "kind_of", "Profile", "Source", "META_COLUMNS"]
+
+TIMELINE_SUFFIXES = (".nsys-rep", ".sqlite", ".qdstrm")
+
+
+def kind_of(path: Path) -> str:
+    """``ncu-rep``, ``ncu-csv`` or ``timeline``, from the suffix and, for .ncu-rep, the file header."""
+    name = path.name.lower()
+    if name.endswith(TIMELINE_SUFFIXES):
+        return "timeline"
+    if name.endswith(".csv"):
+        return "ncu-csv"
+    if name.endswith(".ncu-rep"):
+        return "ncu-rep"
+    with path.open("rb") as fh:
+        if fh.read(4) == ncu_rep.MAGIC:
+            return "ncu-rep"
+    raise InputError(f"{path}: unknown file type; give a .ncu-rep, an ncu CSV export (.csv), or an nsys .nsys-rep/.sqlite")
+
+
+def _checked(path: Path) -> Path:
+    if not path.exists():
+        raise InputError(f"{path}: no such file; check the path")
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give a report file (for a run folder, the .ncu-rep inside it)")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: the file is empty; profile again or re-export the report")
+    return path
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def load(path: str | Path, *, ncu: str | None = None, metrics=None) -> Profile:
+    """Load an Nsight Compute report or CSV export. ``metrics`` limits the columns read from a raw CSV."""
+    path = _checked(Path(path))
+    kind = kind_of(path)
+    if kind == "ncu-rep":
+        profile = ncu_rep.read(path, ncu=ncu)
+    elif kind == "ncu-csv":
+        profile = ncu_csv.read(path, usecols=metrics)
+    else:
+        raise InputError(f"{path}: an Nsight Systems timeline; diagnose it with 'ncuwrap diagnose' (timeline support) instead of as a kernel report")
+    profile.source = replace(profile.source, sha256=sha256(path))
+    return profile

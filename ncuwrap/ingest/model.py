@@ -1,0 +1,47 @@
+"""The normalized form every input is read into: one row per profiled launch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+# Columns describing a launch; every other column of Profile.frame is an ncu metric (its name has "__").
+META_COLUMNS = (
+    "launch_id",
+    "name",
+    "display_name",
+    "mangled_name",
+    "process_id",
+    "process_name",
+    "device_id",
+    "cc",
+    "grid",
+    "block",
+    "stream",
+)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a profile came from and what recorded it."""
+
+    path: str
+    kind: str  # ncu-rep | ncu-csv-raw | ncu-csv-details
+    ncu_version: str | None = None
+    device: str | None = None
+    compute_capability: str | None = None
+    command_line: str | None = None
+    sha256: str | None = None
+
+
+@dataclass
+class Profile:
+    """A profile as a DataFrame: meta columns plus ncu metrics in base units (see ncuwrap.units)."""
+
+    source: Source
+    frame: pd.DataFrame
+    units: dict[str, str] = field(default_factory=dict)
+
+    def metric_names(self) -> list[str]:
+        return [c for c in self.frame.columns if c not in META_COLUMNS]

@@ -1,0 +1,48 @@
+"""Kernel names: the function name without its parameter list, from a demangled signature."""
+
+from __future__ import annotations
+
+
+def function_name(signature: str) -> str:
+    """``"void ns::k<float, 4>(const float *, int)"`` -> ``"ns::k<float, 4>"``.
+
+    The parameter list is the last parenthesised group at template depth 0; a leading return type
+    (present on demangled template functions) is dropped.
+    """
+    text = signature.strip()
+    angle = paren = 0
+    cut = None
+    for i, ch in enumerate(text):
+        if ch == "<":
+            angle += 1
+        elif ch == ">" and angle:
+            angle -= 1
+        elif ch == "(":
+            if angle == 0 and paren == 0:
+                cut = i
+            paren += 1
+        elif ch == ")" and paren:
+            paren -= 1
+    # "operator()" style names: keep the group if nothing precedes it.
+    name = text[:cut].rstrip() if cut else text
+    # Drop a return type: the last space at depth 0 separates it from the name.
+    angle = paren = 0
+    last_space = -1
+    for i, ch in enumerate(name):
+        if ch in "<(":
+            angle += 1
+        elif ch in ">)" and angle:
+            angle -= 1
+        elif ch == " " and angle == 0:
+            last_space = i
+    return name[last_space + 1 :] if last_space >= 0 else name
+
+
+def dims(text: str | None) -> list[int] | None:
+    """``"(32, 8, 1)"`` -> ``[32, 8, 1]``; None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        return [int(part.strip().replace(",", "")) for part in text.strip("() ").split(",") if part.strip()]
+    except ValueError:
+        return None

@@ -1,0 +1,155 @@
+"""Read ``.ncu-rep`` files through NVIDIA's ``ncu_report`` module (no GPU needed).
+
+The module comes from the ``ncu-report`` wheel; without it, the ``extras/python`` folder of an
+installed Nsight Compute is used (found via ``ncu`` on PATH or an explicit path).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pandas as pd
+
+from ncuwrap.errors import InputError, ToolNotFoundError
+from ncuwrap.ingest.model import Profile, Source
+from ncuwrap.ingest.names import function_name
+
+MAGIC = b"NVR\x00"
+_VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build \d+\)")
+_COMMAND = re.compile(rb"(/[\x20-\x7e]*?/ncu(?:\.exe)? [\x20-\x7e]{1,2000})")
+
+
+def _extras_dirs(ncu: str | None) -> list[Path]:
+    found = ncu or shutil.which("ncu")
+    if not found:
+        return []
+    root = Path(found).resolve().parent
+    # ncu lives either at the top of the install or under a bin/ or target/<platform>/ folder.
+    return [p / "extras" / "python" for p in (root, root.parent, root.parent.parent)]
+
+
+def load_module(ncu: str | None = None) -> ModuleType:
+    """Import ``ncu_report``, falling back to an installed Nsight Compute's copy."""
+    try:
+        return importlib.import_module("ncu_report")
+    except ImportError:
+        pass
+    for extras in _extras_dirs(ncu):
+        if (extras / "ncu_report.py").is_file():
+            sys.path.insert(0, str(extras))
+            try:
+                return importlib.import_module("ncu_report")
+            finally:
+                sys.path.remove(str(extras))
+    raise ToolNotFoundError(
+        "cannot read .ncu-rep files: the ncu_report module is missing; "
+        "run 'pip install ncu-report' or pass --ncu /path/to/ncu of an installed Nsight Compute"
+    )
+
+
+def _header_facts(path: Path) -> tuple[str | None, str | None]:
+    """ncu version and command line, as recorded in the report's session header."""
+    with path.open("rb") as fh:
+        head = fh.read(4 << 20)
+    version = _VERSION.search(head)
+    command = _COMMAND.search(head)
+    decode = lambda m: m.group(1).decode("ascii", "replace").strip() if m else None  # noqa: E731
+    return decode(version), decode(command)
+
+
+def _value(metric, string_kind: int):
+    if metric.kind() == string_kind:
+        return metric.as_string()
+    value = metric.as_double()
+    return value
+
+
+def read(path: Path, ncu: str | None = None) -> Profile:
+    """Read every profiled launch of an ``.ncu-rep`` into a Profile."""
+    with path.open("rb") as fh:
+        magic = fh.read(len(MAGIC))
+    if magic != MAGIC:
+        raise InputError(f"{path}: not an Nsight Compute report (bad file header); pass a .ncu-rep written by 'ncu -o'")
+    module = load_module(ncu)
+    try:
+        context = module.load_report(str(path))
+    except Exception as exc:  # the module raises its own types; all mean an unreadable report
+        raise InputError(f"{path}: Nsight Compute report could not be read ({exc}); re-export it with 'ncu -o'") from None
+
+    rows: list[dict] = []
+    units: dict[str, str] = {}
+    string_kind = None
+    demangled = getattr(module.IAction, "NameBase_DEMANGLED", None)
+    for r in range(context.num_ranges()):
+        rng = context.range_by_idx(r)
+        for a in range(rng.num_actions()):
+            action = rng.action_by_idx(a)
+            signature = action.name(demangled) if demangled is not None else action.name()
+            row: dict = {
+                "launch_id": len(rows),
+                "name": function_name(signature),
+                "display_name": signature,
+                "mangled_name": action.name(module.IAction.NameBase_MANGLED) if demangled is not None else None,
+            }
+            for metric_name in action.metric_names():
+                metric = action.metric_by_name(metric_name)
+                if metric is None or not metric.has_value():
+                    continue
+                if string_kind is None:
+                    string_kind = metric.ValueKind_STRING
+                row[metric_name] = _value(metric, string_kind)
+                if metric_name not in units:
+                    units[metric_name] = metric.unit() or ""
+            rows.append(row)
+    # A truncated file can still "load" with no launches in it.
+    if not rows:
+        raise InputError(f"{path}: the report holds no profiled kernel (empty or truncated); profile again with 'ncu -o'")
+
+    frame = pd.DataFrame(rows)
+    _fill_launch_meta(frame)
+    version, command = _header_facts(path)
+    first = frame.iloc[0]
+    source = Source(
+        path=str(path),
+        kind="ncu-rep",
+        ncu_version=version,
+        device=_str_or_none(first.get("device__attribute_display_name")),
+        compute_capability=_cc(first),
+        command_line=command,
+    )
+    return Profile(source=source, frame=frame, units=units)
+
+
+def _str_or_none(value) -> str | None:
+    return None if value is None or (isinstance(value, float) and value != value) else str(value)
+
+
+def _cc(row) -> str | None:
+    major, minor = row.get("device__attribute_compute_capability_major"), row.get("device__attribute_compute_capability_minor")
+    if major is None or minor is None or pd.isna(major) or pd.isna(minor):
+        return None
+    return f"{int(major)}.{int(minor)}"
+
+
+_CC_COLUMNS = ("device__attribute_compute_capability_major", "device__attribute_compute_capability_minor")
+
+
+def _dim3(frame: pd.DataFrame, prefix: str) -> pd.Series:
+    cols = [f"{prefix}_{axis}" for axis in "xyz"]
+    if not all(c in frame for c in cols):
+        return pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    return frame[cols].apply(lambda r: f"({int(r.iloc[0])}, {int(r.iloc[1])}, {int(r.iloc[2])})" if r.notna().all() else None, axis=1)
+
+
+def _fill_launch_meta(frame: pd.DataFrame) -> None:
+    frame["grid"] = _dim3(frame, "launch__grid_dim")
+    frame["block"] = _dim3(frame, "launch__block_dim")
+    frame["cc"] = [_cc(row) for row in frame[[c for c in _CC_COLUMNS if c in frame]].to_dict("records")]
+    for meta, metric in (("device_id", "launch__device_id"), ("stream", "launch__stream_id"), ("process_id", "launch__process_id")):
+        frame[meta] = frame[metric] if metric in frame else None
+    frame["process_name"] = None

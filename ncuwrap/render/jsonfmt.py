@@ -1,0 +1,9 @@
+"""JSON output: the stable ``ncuwrap.diagnosis/v1`` document tools consume."""
+
+from __future__ import annotations
+
+import json
+
+
+def render(diagnosis, **_options) -> str:
+    return json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,43 @@
+"""Terminal output: a summary table ranked by time, then each kernel's findings (rich)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ncuwrap.render import text as T
+
+_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
+
+
+def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=color, color_system="standard" if color else None, highlight=False)
+    source = diagnosis.source
+    console.print(Text(f"{source.path}  ({source.kind}; {source.device or 'unknown GPU'}, CC {source.compute_capability or '?'}, "
+                       f"ncu {source.ncu_version or '?'})"))
+    kernels = diagnosis.by_time()
+    total = sum(k.duration_ns or 0 for k in kernels)
+    summary = Table(show_lines=False, header_style="bold")
+    for column in ("#", "kernel", "time (ncu)", "share", "verdict", "headline"):
+        summary.add_column(column, overflow="fold")
+    for k in kernels:
+        head = k.headline
+        summary.add_row(str(k.id), Text(k.name), T.duration(k.duration_ns), T.share(k, total), T.verdict(k),
+                        Text(head.title, style=_STYLE.get(head.severity, "")) if head else Text("no issue found"))
+    console.print(summary)
+    for k in kernels:
+        console.print(Text(f"\n[{k.id}] {k.display_name}", style="bold"))
+        console.print(Text(f"  {T.verdict(k)}: {k.why}"))
+        for f in k.findings:
+            console.print(Text(f"  {f.severity.upper():6} {f.title}", style=_STYLE.get(f.severity, "")))
+            evidence = ", ".join(f"{name}={T.number(value)}" for name, value in f.evidence.items())
+            console.print(Text(f"         evidence: {evidence}"))
+            console.print(Text(f"         advice: {f.advice}"))
+        for n in k.not_evaluated:
+            console.print(Text(f"  {n.rule}: {n.message}", style="dim"))
+    console.print(Text("\nDurations are ncu's (replayed, clocks and caches controlled by ncu): use 'ncuwrap bench' for real timings."))
+    return buffer.getvalue()

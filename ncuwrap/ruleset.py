@@ -1,0 +1,270 @@
+"""Load a rules file (versioned YAML) into typed objects.
+
+The format is documented, with comments, in ``rules/reference.yaml``. YAML is read with
+``yaml.safe_load`` only; conditions go through :mod:`ncuwrap.expr` (no eval). Every error names the
+file and the rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ncuwrap import metrics
+from ncuwrap.errors import RulesError
+from ncuwrap.expr import Expression, ExpressionError, parse
+from ncuwrap.resources import data_dir
+
+SUPPORTED_VERSIONS = (1,)
+SEVERITIES = ("high", "medium", "low", "info")
+_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?::([<>^]?\d*(?:\.\d+)?[fgde%]?))?\}")
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One step of the ``bound`` decision: the first branch whose condition holds gives the verdict."""
+
+    verdict: str
+    when: Expression
+    why: str
+    limiter: str  # metric holding the limiting unit's name, or a literal unit
+
+
+@dataclass(frozen=True)
+class SeverityLevel:
+    level: str
+    when: Expression | None
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    under: tuple[str, ...]  # verdicts this cause applies to
+    when: Expression
+    severity: tuple[SeverityLevel, ...]
+    title: str
+    evidence: tuple[str, ...]
+    advice: str | dict[str, str]
+    advice_by: str | None = None
+    unless: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    path: str
+    version: int
+    name: str
+    kind: str  # kernel | timeline
+    constants: dict[str, float]
+    bound: tuple[Branch, ...]
+    findings: tuple[Finding, ...]
+    display: tuple[str, ...] = field(default=())  # metrics shown per kernel besides the evidence
+
+    def metric_names(self) -> list[str]:
+        """Every metric name (canonical, derived or raw) the rules read."""
+        names: list[str] = []
+
+        def add(items):
+            names.extend(n for n in items if n not in names)
+
+        for branch in self.bound:
+            add(branch.when.names + branch.when.optional)
+            if branch.limiter in metrics.DERIVED or branch.limiter in metrics.CANONICAL:
+                add([branch.limiter])
+        for finding in self.findings:
+            add(finding.when.names + finding.when.optional)
+            add(finding.evidence)
+            for level in finding.severity:
+                if level.when:
+                    add(level.when.names + level.when.optional)
+            if finding.advice_by:
+                add([finding.advice_by])
+            for text in [finding.title] + (list(finding.advice.values()) if isinstance(finding.advice, dict) else [finding.advice]):
+                add([m.group(1) for m in _PLACEHOLDER.finditer(text)])
+        add(self.display)
+        return names
+
+    def raw_metrics(self) -> list[str]:
+        """The raw ncu metrics needed to evaluate every rule (what targeted profiling collects)."""
+        out: list[str] = []
+        for name in self.metric_names():
+            out.extend(m for m in metrics.raw_inputs(name) if m not in out)
+        return out
+
+
+def default_path(kind: str = "kernel") -> Path:
+    return data_dir("rules") / ("default.yaml" if kind == "kernel" else "timeline.yaml")
+
+
+def load(path: str | Path | None = None, *, kind: str = "kernel", extend: bool = False) -> RuleSet:
+    """Load ``path`` (default: the bundled rules). With ``extend``, its findings and constants are
+    added to the bundled rules (a finding with an existing id replaces it)."""
+    if path is None:
+        return _load_file(default_path(kind), kind)
+    user = _load_file(Path(path), kind)
+    if not extend:
+        return user
+    base = _load_file(default_path(kind), kind)
+    findings = {f.id: f for f in base.findings}
+    findings.update({f.id: f for f in user.findings})
+    return RuleSet(
+        path=f"{base.path} + {user.path}",
+        version=user.version,
+        name=f"{base.name}+{user.name}",
+        kind=kind,
+        constants={**base.constants, **user.constants},
+        bound=user.bound or base.bound,
+        findings=tuple(findings.values()),
+        display=tuple(dict.fromkeys(base.display + user.display)),
+    )
+
+
+def display_path(path: Path) -> str:
+    """Bundled rules are shown as 'ncuwrap:rules/NAME' so outputs do not depend on the install location."""
+    try:
+        bundled = data_dir("rules").resolve()
+        if path.resolve().parent == bundled:
+            return f"ncuwrap:rules/{path.name}"
+    except FileNotFoundError:
+        pass
+    return str(path)
+
+
+def _load_file(path: Path, kind: str) -> RuleSet:
+    if not path.is_file():
+        raise RulesError(f"{path}: rules file not found; pass an existing YAML file to --rules")
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise RulesError(f"{path}: not valid YAML{where} ({getattr(exc, 'problem', exc)}); fix the syntax") from None
+    except UnicodeDecodeError:
+        raise RulesError(f"{path}: not a text file; pass a YAML rules file") from None
+    return _parse(doc, path, kind)
+
+
+def _fail(path: Path, where: str, message: str) -> RulesError:
+    return RulesError(f"{path}: {where}: {message}")
+
+
+def _parse(doc, path: Path, kind: str) -> RuleSet:
+    if not isinstance(doc, dict):
+        raise RulesError(f"{path}: expected a mapping with 'version', 'bound' and 'findings'; see rules/reference.yaml")
+    version = doc.get("version")
+    if version not in SUPPORTED_VERSIONS:
+        raise RulesError(f"{path}: unsupported rules version {version!r}; this ncuwrap reads version 1 (add 'version: 1')")
+    file_kind = doc.get("kind", "kernel")
+    if file_kind != kind:
+        raise RulesError(f"{path}: a '{file_kind}' rules file where '{kind}' rules are needed; pass the matching file")
+    unknown = set(doc) - {"version", "name", "kind", "description", "constants", "bound", "findings", "display"}
+    if unknown:
+        raise RulesError(f"{path}: unknown top-level key(s) {sorted(unknown)}; see rules/reference.yaml")
+    constants = doc.get("constants") or {}
+    if not isinstance(constants, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in constants.values()):
+        raise RulesError(f"{path}: 'constants' must map names to numbers")
+    known = set(metrics.CANONICAL) | set(metrics.DERIVED)
+
+    def expr(text, where: str) -> Expression:
+        try:
+            parsed = parse(str(text) if text is not None else "", constants)
+        except ExpressionError as exc:
+            raise _fail(path, where, str(exc)) from None
+        for name in parsed.names + parsed.optional:
+            # A raw ncu name (with "__") may be used through metric("..."); anything else must be known.
+            if name not in known and "__" not in name:
+                raise _fail(path, where, f"unknown metric {name!r} (see 'ncuwrap rules metrics --all' for the names)")
+        return parsed
+
+    bound = []
+    for i, item in enumerate(doc.get("bound") or []):
+        where = f"bound[{i}]"
+        if not isinstance(item, dict) or "verdict" not in item or "when" not in item:
+            raise _fail(path, where, "each branch needs 'verdict' and 'when'")
+        limiter = str(item.get("limiter", ""))
+        bound.append(Branch(verdict=str(item["verdict"]), when=expr(item["when"], f"{where} ({item['verdict']})"), why=str(item.get("why", "")), limiter=limiter))
+    verdicts = {b.verdict for b in bound}
+
+    findings = []
+    seen: set[str] = set()
+    for i, item in enumerate(doc.get("findings") or []):
+        if not isinstance(item, dict):
+            raise _fail(path, f"findings[{i}]", "each finding must be a mapping")
+        fid = item.get("id")
+        where = f"finding {fid!r}" if fid else f"findings[{i}]"
+        if not isinstance(fid, str) or not _ID.match(fid):
+            raise _fail(path, where, "needs an 'id' of lower-case letters, digits and '_'")
+        if fid in seen:
+            raise _fail(path, where, "duplicate id")
+        seen.add(fid)
+        missing = [k for k in ("when", "title", "advice") if k not in item]
+        if missing:
+            raise _fail(path, where, f"missing {', '.join(missing)}")
+        extra = set(item) - {"id", "under", "when", "severity", "title", "evidence", "advice", "advice_by", "unless"}
+        if extra:
+            raise _fail(path, where, f"unknown key(s) {sorted(extra)}")
+        under = item.get("under", "any")
+        under = tuple(verdicts) if under == "any" else tuple([under] if isinstance(under, str) else under)
+        if bound and any(u not in verdicts for u in under):
+            raise _fail(path, where, f"'under' names a verdict not in 'bound' ({sorted(verdicts)})")
+        severity = _severity(item.get("severity", "medium"), lambda t, w=where: expr(t, f"{w} severity"), path, where)
+        evidence = tuple(item.get("evidence") or ())
+        for name in evidence:
+            if name not in known and "__" not in name:
+                raise _fail(path, where, f"unknown evidence metric {name!r}")
+        advice = item["advice"]
+        if isinstance(advice, dict):
+            advice = {str(k): str(v).strip() for k, v in advice.items()}
+            if not item.get("advice_by"):
+                raise _fail(path, where, "advice given per case needs 'advice_by' naming the metric that picks the case")
+        else:
+            advice = str(advice).strip()
+        unless = tuple(item.get("unless") or ())
+        for other in unless:
+            if other not in seen:
+                raise _fail(path, where, f"'unless' names {other!r}, which is not a finding defined above it")
+        findings.append(Finding(id=fid, under=under, when=expr(item["when"], where), severity=severity, title=str(item["title"]).strip(),
+                                evidence=evidence, advice=advice, advice_by=item.get("advice_by"), unless=unless))
+    display = tuple(doc.get("display") or ())
+    return RuleSet(path=display_path(path), version=version, name=str(doc.get("name", path.stem)), kind=kind, constants=dict(constants),
+                   bound=tuple(bound), findings=tuple(findings), display=display)
+
+
+def _severity(spec, expr, path: Path, where: str) -> tuple[SeverityLevel, ...]:
+    if isinstance(spec, str):
+        if spec not in SEVERITIES:
+            raise _fail(path, where, f"severity {spec!r} is not one of {SEVERITIES}")
+        return (SeverityLevel(spec, None),)
+    if not isinstance(spec, list) or not spec:
+        raise _fail(path, where, "severity must be a level or a list of {level, when}")
+    levels = []
+    for entry in spec:
+        level = entry.get("level") if isinstance(entry, dict) else None
+        if level not in SEVERITIES:
+            raise _fail(path, where, f"severity level {level!r} is not one of {SEVERITIES}")
+        levels.append(SeverityLevel(level, expr(entry["when"]) if entry.get("when") is not None else None))
+    return tuple(levels)
+
+
+def render_text(template: str, values: dict) -> str:
+    """Fill ``{name}`` / ``{name:.1f}`` placeholders from ``values`` (no attribute access, no eval)."""
+
+    def fill(match: re.Match) -> str:
+        name, spec = match.group(1), match.group(2)
+        value = values.get(name)
+        if value is None or (isinstance(value, float) and value != value):
+            return "n/a"
+        if spec and isinstance(value, (int, float)):
+            try:
+                return format(value, spec)
+            except ValueError:
+                return str(value)
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        return str(value)
+
+    return _PLACEHOLDER.sub(fill, template)
