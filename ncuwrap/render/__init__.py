@@ -1,4 +1,5 @@
-"""Output formats of a diagnosis. Each format is a module with ``render(diagnosis) -> str``."""
+"""Output formats. Each result type (kernel diagnosis, timeline, comparison) names, per format, the
+module whose ``render(result, **options) -> str`` draws it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ class Format(str, Enum):
     html = "html"
 
 
-_MODULES = {
+# Renderers of a kernel Diagnosis; other result types set a RENDERERS class attribute of the same shape.
+DIAGNOSIS_RENDERERS = {
     Format.table: "ncuwrap.render.table",
     Format.json: "ncuwrap.render.jsonfmt",
     Format.markdown: "ncuwrap.render.markdown",
@@ -21,7 +23,8 @@ _MODULES = {
 }
 
 
-def render(diagnosis, fmt: Format, **options) -> str:
-    """Render a Diagnosis in ``fmt`` (modules are imported lazily: jinja2 only for html)."""
-    module = importlib.import_module(_MODULES[Format(fmt)])
-    return module.render(diagnosis, **options)
+def render(result, fmt: Format, **options) -> str:
+    """Render ``result`` in ``fmt``; modules are imported lazily (jinja2 only for html)."""
+    renderers = getattr(result, "RENDERERS", DIAGNOSIS_RENDERERS)
+    module = importlib.import_module(renderers[Format(fmt)])
+    return module.render(result, **options)
