@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,21 @@ def clean(value):
             return int(value)
         return round(value, 4)
     return value
+
+
+# What the HTML charts draw: Speed-of-Light bars, the roofline (FP32 and the memory levels), occupancy.
+CHART_METRICS = (
+    "sm_pct", "memory_pct", "dram_pct", "l2_pct", "l1tex_pct",
+    "fp32_flops_per_s", "fp32_peak_flops_per_s", "arithmetic_intensity",
+    "dram_bytes_per_s", "dram_peak_bytes_per_s", "l2_bytes_per_s", "l2_peak_bytes_per_s", "l1_bytes_per_s", "l1_peak_bytes_per_s",
+    "achieved_occupancy_pct", "theoretical_occupancy_pct", "occupancy_limiter",
+    "occ_limit_registers", "occ_limit_shared_mem", "occ_limit_warps", "occ_limit_blocks",
+    "registers_per_thread", "block_size", "waves_per_sm",
+)
+# Without these the roofline has no roof or no point: the chart says which were not collected.
+ROOFLINE_NEEDS = ("fp32_flops_per_s", "fp32_peak_flops_per_s", "dram_bytes_per_s", "dram_peak_bytes_per_s")
+# Compared by 'ncuwrap compare' for every pair of kernels (besides each finding's evidence).
+KEY_METRICS = ("duration_ns", "sm_pct", "memory_pct", "dram_pct", "l2_pct", "l1tex_pct", "achieved_occupancy_pct")
 
 
 def _hint(missing: list[str]) -> str:
@@ -98,10 +114,11 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
         for i, level in enumerate(f.severity)
     }
     display = list(dict.fromkeys(rules.display))
+    evidence_names = list(dict.fromkeys([*KEY_METRICS, *(n for f in rules.findings for n in f.evidence)]))
 
     kernels = []
     for row in rows:
-        kernels.append(_kernel(ev, rules, frame, int(row), branch_holds, bound_missing, fired, finding_missing, severity_holds, display))
+        kernels.append(_kernel(ev, rules, frame, int(row), branch_holds, bound_missing, fired, finding_missing, severity_holds, display, evidence_names))
     return Diagnosis(
         source=_source_info(profile),
         rules_path=rules.path,
@@ -116,14 +133,14 @@ def _values(ev: _Evaluator, names, row: int) -> dict:
     return {name: ev.value(name, row) for name in names}
 
 
-def _kernel(ev, rules, frame, row, branch_holds, bound_missing, fired, finding_missing, severity_holds, display) -> KernelVerdict:
+def _kernel(ev, rules, frame, row, branch_holds, bound_missing, fired, finding_missing, severity_holds, display, evidence_names) -> KernelVerdict:
     steps = []
     verdict, limiter, why = "unknown", None, ""
     for branch, holds in zip(rules.bound, branch_holds):
         names = branch.when.names
         step_values = _values(ev, names, row)
         ok = bool(holds[row])
-        steps.append(Step(branch.verdict, branch.when.text, ok, step_values))
+        steps.append(Step(branch.verdict, branch.when.text, ok, step_values, _constants(rules, branch.when.text)))
         if ok:
             verdict = branch.verdict
             limiter = ev.value(branch.limiter, row) if ev.table.known(branch.limiter) else (branch.limiter or None)
@@ -180,7 +197,20 @@ def _kernel(ev, rules, frame, row, branch_holds, bound_missing, fired, finding_m
         not_evaluated=tuple(not_evaluated),
         metrics=shown,
         path=tuple(steps),
+        chart=_chart(ev, row),
+        values=_values(ev, evidence_names, row),
     )
+
+
+def _constants(rules, text: str) -> dict:
+    """The rules' constants a condition names (its thresholds), for the decision path."""
+    return {name: value for name, value in rules.constants.items() if re.search(rf"\b{re.escape(name)}\b", text)}
+
+
+def _chart(ev: _Evaluator, row: int) -> dict:
+    chart = _values(ev, CHART_METRICS, row)
+    chart["roofline_missing"] = ev.missing(ROOFLINE_NEEDS)
+    return chart
 
 
 def _isnan(value) -> bool:
@@ -219,6 +249,8 @@ def _environment(profile: Profile, ev: _Evaluator) -> dict:
         # ncu's defaults: clocks locked to base, caches flushed between replay passes.
         env["clock_control"] = _option(argv, "--clock-control") or "base (ncu default)"
         env["cache_control"] = _option(argv, "--cache-control") or "all (ncu default)"
+    # ncu 2025.3 records no driver version among a launch's metrics nor in CSV exports: say so, don't guess.
+    env["driver"] = None
     clocks = ev.table.get("sm_cycles_per_s")
     if len(clocks) and not np.isnan(clocks).all():
         env["sm_clock_mhz"] = clean(float(np.nanmedian(clocks)) / 1e6)
@@ -226,8 +258,12 @@ def _environment(profile: Profile, ev: _Evaluator) -> dict:
 
 
 def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
-             kernel: str | None = None, ncu: str | None = None) -> Diagnosis:
-    """Load ``report`` and diagnose it with the bundled rules or ``rules_path``."""
+             kernel: str | None = None, ncu: str | None = None, label: str | None = None) -> Diagnosis:
+    """Load ``report`` and diagnose it with the bundled rules or ``rules_path``.
+
+    ``label`` replaces the report's path in outputs (used for the bundled sample)."""
     rules = R.load(rules_path, extend=extend)
     profile = load(report, ncu=ncu)
+    if label:
+        profile.source = replace(profile.source, path=label)
     return diagnose_profile(profile, rules, kernel=kernel)

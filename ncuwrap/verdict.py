@@ -40,9 +40,10 @@ class Step:
     when: str
     holds: bool
     values: dict
+    constants: dict = field(default_factory=dict)  # the rules' thresholds the condition compares with
 
     def to_json(self) -> dict:
-        return {"verdict": self.verdict, "when": self.when, "holds": self.holds, "values": self.values}
+        return {"verdict": self.verdict, "when": self.when, "holds": self.holds, "values": self.values, "constants": self.constants}
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,11 @@ class KernelVerdict:
     not_evaluated: tuple[NotEvaluated, ...]
     metrics: dict
     path: tuple[Step, ...] = ()
+    # What the charts draw (Speed of Light, roofline, occupancy); see engine.CHART_METRICS.
+    chart: dict = field(default_factory=dict)
+    # Every metric a finding's evidence or a comparison reads, known or not (None): lets 'compare'
+    # show how a resolved finding's evidence moved. Not part of the JSON document.
+    values: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def headline(self) -> FindingResult | None:
@@ -86,6 +92,7 @@ class KernelVerdict:
             "not_evaluated": [n.to_json() for n in self.not_evaluated],
             "decision_path": [s.to_json() for s in self.path],
             "metrics": self.metrics,
+            "chart": self.chart,
         }
 
 

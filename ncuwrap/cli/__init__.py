@@ -50,26 +50,18 @@ for _optional in ("compare", "bench", "profile", "timeline"):
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script: run the app, map library errors to one line + exit code."""
     try:
-        code = app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="ncuwrap")  # standalone: click reports usage errors itself (exit 2)
     except NcuwrapError as exc:
         typer.echo(f"ncuwrap: error: {exc}", err=True)
         return exc.exit_code
-    except typer.Exit as exc:
-        return exc.exit_code
-    except typer.Abort:
-        typer.echo("ncuwrap: aborted", err=True)
-        return 130
     except KeyboardInterrupt:
         typer.echo("ncuwrap: interrupted", err=True)
         return 130
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
-        raise
-    return code if isinstance(code, int) else 0
+    except SystemExit as exc:
+        if exc.code is None:
+            return 0
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

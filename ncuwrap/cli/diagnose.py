@@ -34,5 +34,6 @@ def diagnose(
     else:
         from ncuwrap.engine import diagnose as run
 
-        result = run(path, rules, extend=extend, kernel=kernel, ncu=ncu)
+        label = None if report else f"ncuwrap:samples/{path.name}"
+        result = run(path, rules, extend=extend, kernel=kernel, ncu=ncu, label=label)
     emit(result, fmt, output)

@@ -110,11 +110,15 @@ def _convert(frame: pd.DataFrame, columns: list[str], units: dict[str, str]) -> 
     return out
 
 
-def _check_complete(path: Path, frame: pd.DataFrame) -> None:
+def _check_complete(path: Path, frame: pd.DataFrame, min_fields: int) -> None:
     if frame.empty:
         raise InputError(f"{path}: the CSV holds no profiled kernel; export a report that has launches in it")
-    # A file cut short leaves its last row with missing trailing fields (read as NaN, never "").
-    if frame.iloc[-1].isna().any():
+    # A file cut short at a field boundary parses, with the last row short of fields: check it.
+    with path.open("rb") as fh:
+        fh.seek(max(0, path.stat().st_size - (8 << 20)))
+        tail = fh.read().decode("utf-8", "replace").rstrip("\r\n")
+    last = tail.rsplit("\n", 1)[-1]
+    if len(next(csv.reader(io.StringIO(last)), [])) < min_fields:
         raise InputError(f"{path}: the CSV is truncated (last row incomplete); export it again from the .ncu-rep")
 
 
@@ -157,7 +161,7 @@ def read(path: Path, usecols=None) -> Profile:
         unit_row = frame.iloc[0]
         units = {c: unit_row[c] for c in metric_columns}
         frame = frame.iloc[1:].reset_index(drop=True)
-    _check_complete(path, frame)
+    _check_complete(path, frame, len(header))
     metrics = _convert(frame, metric_columns, units)
     out = pd.concat([_launch_meta(frame), metrics], axis=1)
     return Profile(source=_source(path, "ncu-csv-raw", out), frame=out, units=units)
@@ -180,17 +184,22 @@ def _source(path: Path, kind: str, frame: pd.DataFrame) -> Source:
     return Source(path=str(path), kind=kind, device=device, compute_capability=str(cc.iloc[0]) if len(cc) else None)
 
 
+def _details_key(section: str, label: str) -> str:
+    # Metrics given with --metrics appear under their own names in this section.
+    if section == "Command line profiler metrics":
+        return label
+    return DETAILS_LABELS.get((section, label), f"details::{section}::{label}")
+
+
 def _read_details(path: Path, offset: int) -> Profile:
     try:
         long = pd.read_csv(path, dtype=str, keep_default_na=False, skiprows=_skip(offset, path), engine="c")
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]}); export it again with 'ncu --import REPORT --csv --page details'") from None
-    _check_complete(path, long[list(_DETAILS_COLUMNS)])
+    # Metric rows stop after "Metric Value" (rule columns are left out), so that is the minimum.
+    _check_complete(path, long, list(long.columns).index("Metric Value") + 1)
     metrics = long[long["Metric Name"] != ""]
-    keys = [
-        DETAILS_LABELS.get((section, label), f"details::{section}::{label}")
-        for section, label in zip(metrics["Section Name"], metrics["Metric Name"])
-    ]
+    keys = [_details_key(section, label) for section, label in zip(metrics["Section Name"], metrics["Metric Name"])]
     values = _numeric(metrics["Metric Value"]) * [scale_to_base(u) for u in metrics["Metric Unit"]]
     values = values.where(values.notna(), metrics["Metric Value"].where(metrics["Metric Value"] != "", np.nan))
     tidy = pd.DataFrame({"ID": metrics["ID"].values, "key": keys, "value": values.values})
@@ -202,7 +211,7 @@ def _read_details(path: Path, offset: int) -> Profile:
     launches = first.reset_index()
     out = pd.concat([_launch_meta(launches), wide.reset_index(drop=True)], axis=1)
     out = out.sort_values("launch_id", kind="stable").reset_index(drop=True)
-    units = {DETAILS_LABELS.get((s, l), f"details::{s}::{l}"): u for s, l, u in zip(metrics["Section Name"], metrics["Metric Name"], metrics["Metric Unit"])}
+    units = {_details_key(s, l): u for s, l, u in zip(metrics["Section Name"], metrics["Metric Name"], metrics["Metric Unit"])}
     return Profile(source=_source(path, "ncu-csv-details", out), frame=out, units=units)
 
 

@@ -90,6 +90,9 @@ def read(path: Path, ncu: str | None = None) -> Profile:
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
             signature = action.name(demangled) if demangled is not None else action.name()
+            # A report cut short still "loads": its last launch comes back without a name or metrics.
+            if not signature or not len(action.metric_names()):
+                raise InputError(f"{path}: the report is truncated or corrupt (launch {len(rows)} has no name or metrics); copy it again or re-profile with 'ncu -o'")
             row: dict = {
                 "launch_id": len(rows),
                 "name": function_name(signature),

@@ -18,7 +18,7 @@ def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
     console = Console(file=buffer, width=width, force_terminal=color, color_system="standard" if color else None, highlight=False)
     source = diagnosis.source
     console.print(Text(f"{source.path}  ({source.kind}; {source.device or 'unknown GPU'}, CC {source.compute_capability or '?'}, "
-                       f"ncu {source.ncu_version or '?'})"))
+                       f"ncu {source.ncu_version or 'version unknown'})"))
     kernels = diagnosis.by_time()
     total = sum(k.duration_ns or 0 for k in kernels)
     summary = Table(show_lines=False, header_style="bold")

@@ -1,0 +1,328 @@
+"""Charts as inline SVG, drawn from numbers: Speed-of-Light bars, the roofline, memory bandwidth.
+
+Every chart is one ``<svg>`` element with no script, no style sheet, no font and no link: the HTML
+report must open offline from a mail attachment. Text placed in a chart (labels, series names) is
+escaped here, and only then is the whole returned as :class:`markupsafe.Markup`, so the template
+can insert it without escaping it a second time and without letting a kernel name inject markup.
+
+A series is one set of numbers to draw (one kernel, or the "before" and "after" of a comparison);
+each is a ``KernelVerdict.chart`` dict (see ``ncuwrap.engine.CHART_METRICS``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+from ncuwrap import metrics as M
+
+# One colour per series (1 series: blue; 2 series: before grey, after blue); roofs and grid in greys.
+SERIES_COLORS = ("#2563eb",)
+PAIR_COLORS = ("#94a3b8", "#2563eb")
+ROOF_COLORS = {"DRAM": "#b45309", "L2": "#7c3aed", "L1": "#0f766e", "FP32": "#334155"}
+GRID = "#e2e8f0"
+INK = "#0f172a"
+MUTED = "#64748b"
+FONT = "font-family=\"system-ui,-apple-system,'Segoe UI',Roboto,sans-serif\""
+
+# Memory levels of the hierarchical roofline: (label, achieved bytes/s, peak bytes/s).
+LEVELS = (("DRAM", "dram_bytes_per_s", "dram_peak_bytes_per_s"),
+          ("L2", "l2_bytes_per_s", "l2_peak_bytes_per_s"),
+          ("L1", "l1_bytes_per_s", "l1_peak_bytes_per_s"))
+# Speed-of-Light units: (label, chart key).
+SOL_UNITS = (("SM (compute)", "sm_pct"), ("DRAM", "dram_pct"), ("L2", "l2_pct"), ("L1/TEX", "l1tex_pct"))
+
+
+def _t(text) -> str:
+    """Escape a text for an SVG text node or attribute."""
+    return str(escape(str(text)))
+
+
+def _num(value) -> float | None:
+    if value is None or isinstance(value, (str, bool)):
+        return None
+    value = float(value)
+    return None if math.isnan(value) or math.isinf(value) else value
+
+
+def si(value, unit: str) -> str:
+    """``3.1e12, 'B/s'`` -> ``'3.11 TB/s'``."""
+    value = _num(value)
+    if value is None:
+        return "n/a"
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def colors(n: int) -> tuple[str, ...]:
+    return PAIR_COLORS if n == 2 else SERIES_COLORS * n
+
+
+def _svg(width: int, height: int, label: str, body: list[str]) -> Markup:
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+            f'role="img" aria-label="{_t(label)}" {FONT} font-size="12"><title>{_t(label)}</title>')
+    return Markup(head + "".join(body) + "</svg>")
+
+
+def _legend(series: list[str], x: float, y: float) -> list[str]:
+    out = []
+    for name, color in zip(series, colors(len(series))):
+        out.append(f'<rect x="{x:.0f}" y="{y - 9:.0f}" width="10" height="10" fill="{color}"/>'
+                   f'<text x="{x + 14:.0f}" y="{y:.0f}" fill="{INK}">{_t(name)}</text>')
+        x += 14 + 7.5 * len(name) + 16
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Bars: percentages of a peak (Speed of Light, occupancy)
+
+
+def percent_bars(title: str, rows: list[tuple[str, list]], series: list[str] | None = None, width: int = 520) -> Markup:
+    """Horizontal bars on a 0-100% scale: one group per row, one bar per series (None: not collected)."""
+    series = series or [""]
+    palette = colors(len(series))
+    label_w, value_w, bar_h, gap = 110, 64, 14, 10
+    plot_w = width - label_w - value_w - 10
+    legend = len(series) > 1
+    top = 30 if legend else 10
+    group_h = bar_h * len(series) + 4 * (len(series) - 1)
+    height = top + len(rows) * (group_h + gap) + 22
+    body = []
+    if legend:
+        body += _legend(series, label_w, 16)
+    bottom = top + len(rows) * (group_h + gap)
+    for pct in range(0, 101, 20):
+        x = label_w + plot_w * pct / 100
+        body.append(f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{bottom - gap + 4}" stroke="{GRID}"/>'
+                    f'<text x="{x:.1f}" y="{bottom + 10}" fill="{MUTED}" font-size="10" text-anchor="middle">{pct}%</text>')
+    y = top
+    for label, values in rows:
+        body.append(f'<text x="{label_w - 8}" y="{y + group_h / 2 + 4:.1f}" fill="{INK}" text-anchor="end">{_t(label)}</text>')
+        for value, color, name in zip(values, palette, series):
+            value = _num(value)
+            if value is None:
+                body.append(f'<text x="{label_w + 4}" y="{y + bar_h - 3}" fill="{MUTED}" font-size="11">not collected</text>')
+            else:
+                w = plot_w * max(0.0, min(value, 100.0)) / 100
+                tip = f"{name}: {value:.1f}%" if name else f"{label}: {value:.1f}%"
+                body.append(f'<rect class="bar" x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{color}" rx="2"><title>{_t(tip)}</title></rect>'
+                            f'<text x="{label_w + plot_w + 6}" y="{y + bar_h - 3}" fill="{INK}">{value:.1f}%</text>')
+            y += bar_h + 4
+        y += gap - 4
+    return _svg(width, height, title, body)
+
+
+def sol(charts: list[dict], series: list[str] | None = None) -> Markup:
+    """Speed of Light: each unit's throughput as % of its peak."""
+    rows = [(label, [c.get(key) for c in charts]) for label, key in SOL_UNITS]
+    return percent_bars("Speed of Light: throughput of each unit, % of its peak", rows, series)
+
+
+def occupancy(charts: list[dict], series: list[str] | None = None) -> Markup:
+    rows = [("theoretical", [c.get("theoretical_occupancy_pct") for c in charts]),
+            ("achieved", [c.get("achieved_occupancy_pct") for c in charts])]
+    return percent_bars("Occupancy: resident warps, % of the SM's warp slots", rows, series)
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory bandwidth against the roofs (also the view of a kernel that does no arithmetic)
+
+
+def bandwidth(charts: list[dict], series: list[str] | None = None, width: int = 520) -> Markup | None:
+    """Bytes/s at DRAM, L2 and L1 against each level's peak; None when no level was measured."""
+    series = series or [""]
+    levels = [(label, [_num(c.get(achieved)) for c in charts], [_num(c.get(peak)) for c in charts])
+              for label, achieved, peak in LEVELS]
+    levels = [lv for lv in levels if any(v is not None for v in lv[1])]
+    if not levels:
+        return None
+    rows = []
+    for label, achieved, peaks in levels:
+        pcts = [100.0 * a / p if a is not None and p else None for a, p in zip(achieved, peaks)]
+        rows.append((label, achieved, peaks, pcts))
+    palette = colors(len(series))
+    label_w, value_w, bar_h = 50, 190, 14
+    plot_w = width - label_w - value_w - 10
+    legend = len(series) > 1
+    top = 30 if legend else 10
+    group_h = bar_h * len(series) + 4 * (len(series) - 1)
+    height = top + len(rows) * (group_h + 10) + 8
+    body = _legend(series, label_w, 16) if legend else []
+    y = top
+    for label, achieved, peaks, pcts in rows:
+        body.append(f'<text x="{label_w - 8}" y="{y + group_h / 2 + 4:.1f}" fill="{INK}" text-anchor="end">{_t(label)}</text>'
+                    f'<rect x="{label_w}" y="{y - 2}" width="{plot_w}" height="{group_h + 4}" fill="none" stroke="{ROOF_COLORS[label]}" stroke-dasharray="3 2"/>')
+        for a, p, pct, color, name in zip(achieved, peaks, pcts, palette, series):
+            if a is None:
+                text = "not collected"
+            elif pct is None:
+                text = f"{si(a, 'B/s')} (peak not collected)"
+            else:
+                text = f"{si(a, 'B/s')} of {si(p, 'B/s')} ({pct:.0f}%)"
+            if pct is not None:
+                w = plot_w * max(0.0, min(pct, 100.0)) / 100
+                tip = f"{name + ': ' if name else ''}{label} {text}"
+                body.append(f'<rect class="bar" x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{color}" rx="2"><title>{_t(tip)}</title></rect>')
+            body.append(f'<text x="{label_w + plot_w + 6}" y="{y + bar_h - 3}" fill="{INK}" font-size="11">{_t(text)}</text>')
+            y += bar_h + 4
+        y += 6
+    return _svg(width, height, "Memory bandwidth: bytes per second at each level against its roof (dashed box = peak)", body)
+
+
+# ---------------------------------------------------------------------------------------------
+# Roofline
+
+
+@dataclass(frozen=True)
+class _Point:
+    series: int
+    level: str
+    intensity: float  # FLOP per byte of this level
+    flops: float
+
+
+def roofline_missing(charts: list[dict]) -> list[str]:
+    """Raw metrics missing for a roofline on every series (empty when one series can be drawn)."""
+    missing: list[str] = []
+    for chart in charts:
+        lacking = chart.get("roofline_missing") or []
+        if not lacking:
+            return []
+        missing += [m for m in lacking if m not in missing]
+    return missing
+
+
+def _decades(lo: float, hi: float) -> tuple[int, int]:
+    return math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+
+
+def roofline(charts: list[dict], series: list[str] | None = None, width: int = 520, height: int = 330) -> Markup:
+    """The FP32 roofline: the device's memory roofs (DRAM, L2, L1) and compute roof, and the kernel's
+    point at each memory level it has counters for. A kernel that does no FP32 arithmetic has no
+    point on this chart (its performance is 0 FLOP/s); the chart says so and the bandwidth chart
+    shows where it stands."""
+    series = series or [""]
+    palette = colors(len(series))
+    title = "Roofline (FP32): FLOP/s against arithmetic intensity, log-log"
+    roof_chart = next((c for c in reversed(charts) if not c.get("roofline_missing")), None)
+    if roof_chart is None:
+        missing = roofline_missing(charts)
+        return _svg(width, 60, title, [
+            f'<rect x="0.5" y="0.5" width="{width - 1}" height="59" fill="#f8fafc" stroke="{GRID}"/>',
+            f'<text x="12" y="26" fill="{INK}">roofline not available: {len(missing)} metric(s) not collected</text>',
+            f'<text x="12" y="44" fill="{MUTED}" font-size="11">re-profile with --section SpeedOfLight_RooflineChart (or --set full)</text>',
+        ])
+    peak = _num(roof_chart.get("fp32_peak_flops_per_s"))
+    roofs = [(label, _num(roof_chart.get(peak_key))) for label, _, peak_key in LEVELS]
+    roofs = [(label, bw) for label, bw in roofs if bw]
+    points: list[_Point] = []
+    no_flops: list[int] = []
+    for i, chart in enumerate(charts):
+        flops = _num(chart.get("fp32_flops_per_s"))
+        if flops is None:
+            continue
+        if flops <= 0:
+            no_flops.append(i)
+            continue
+        for label, achieved_key, _ in LEVELS:
+            achieved = _num(chart.get(achieved_key))
+            if achieved:
+                points.append(_Point(i, label, flops / achieved, flops))
+
+    ridges = [peak / bw for _, bw in roofs]
+    x_lo, x_hi = _decades(min([min(ridges) / 100] + [p.intensity for p in points]), max([max(ridges) * 10] + [p.intensity for p in points]))
+    y_lo, y_hi = _decades(min([peak / 1e3] + [p.flops for p in points]), peak * 1.5)
+    left, right, top, bottom = 62, 14, 14 + (18 if len(series) > 1 else 0), 40
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def px(ai: float) -> float:
+        return left + plot_w * (math.log10(ai) - x_lo) / (x_hi - x_lo)
+
+    def py(flops: float) -> float:
+        return top + plot_h * (1 - (math.log10(flops) - y_lo) / (y_hi - y_lo))
+
+    body = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#ffffff" stroke="{GRID}"/>']
+    if len(series) > 1:
+        body += _legend(series, left, 14)
+    for d in range(x_lo, x_hi + 1):
+        x = px(10.0**d)
+        body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="{GRID}"/>'
+                    f'<text x="{x:.1f}" y="{top + plot_h + 14}" fill="{MUTED}" font-size="10" text-anchor="middle">{_t(_decade(d))}</text>')
+    for d in range(y_lo, y_hi + 1):
+        y = py(10.0**d)
+        body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="{GRID}"/>'
+                    f'<text x="{left - 4}" y="{y + 3:.1f}" fill="{MUTED}" font-size="10" text-anchor="end">{_t(si(10.0**d, ""))}</text>')
+    body.append(f'<text x="{left + plot_w / 2:.0f}" y="{height - 6}" fill="{INK}" text-anchor="middle">arithmetic intensity (FLOP/byte)</text>'
+                f'<text x="14" y="{top + plot_h / 2:.0f}" fill="{INK}" text-anchor="middle" transform="rotate(-90 14 {top + plot_h / 2:.0f})">FLOP/s</text>')
+    # Roofs: bandwidth x intensity up to the ridge, then the compute peak.
+    x_min, x_max = 10.0**x_lo, 10.0**x_hi
+    for label, bw in roofs:
+        ridge = peak / bw
+        color = ROOF_COLORS[label]
+        start_ai = max(x_min, 10.0**y_lo / bw)
+        body.append(f'<polyline class="roof" points="{px(start_ai):.1f},{py(bw * start_ai):.1f} {px(ridge):.1f},{py(peak):.1f}" fill="none" stroke="{color}" stroke-width="2">'
+                    f'<title>{_t(label + " roof: " + si(bw, "B/s"))}</title></polyline>')
+        lx = px(max(start_ai, ridge / 30))
+        ly = py(bw * max(start_ai, ridge / 30))
+        body.append(f'<text x="{lx + 4:.1f}" y="{ly - 6:.1f}" fill="{color}" font-size="11" transform="rotate(-{_slope_deg(plot_w, plot_h, x_hi - x_lo, y_hi - y_lo):.1f} {lx + 4:.1f} {ly - 6:.1f})">{_t(label + " " + si(bw, "B/s"))}</text>')
+    ridge_min = min(ridges)
+    body.append(f'<line class="roof" x1="{px(ridge_min):.1f}" y1="{py(peak):.1f}" x2="{px(x_max):.1f}" y2="{py(peak):.1f}" stroke="{ROOF_COLORS["FP32"]}" stroke-width="2"/>'
+                f'<text x="{px(x_max) - 4:.1f}" y="{py(peak) - 6:.1f}" fill="{ROOF_COLORS["FP32"]}" font-size="11" text-anchor="end">{_t("FP32 peak " + si(peak, "FLOP/s"))}</text>')
+    # Points: one per memory level; with two series, an arrow from before to after at each level.
+    marks = {"DRAM": "circle", "L2": "square", "L1": "diamond"}
+    by_level: dict[str, dict[int, _Point]] = {}
+    for p in points:
+        by_level.setdefault(p.level, {})[p.series] = p
+        body.append(_marker(marks[p.level], px(p.intensity), py(p.flops), palette[p.series],
+                            f"{series[p.series] + ': ' if series[p.series] else ''}{p.level}: {p.intensity:.3g} FLOP/byte, {si(p.flops, 'FLOP/s')}"))
+    if len(series) == 2:
+        for level, pair in by_level.items():
+            if 0 in pair and 1 in pair:
+                a, b = pair[0], pair[1]
+                body.append(f'<line x1="{px(a.intensity):.1f}" y1="{py(a.flops):.1f}" x2="{px(b.intensity):.1f}" y2="{py(b.flops):.1f}" stroke="{MUTED}" stroke-dasharray="4 3"/>')
+    # Marker key.
+    if points:
+        kx = left + 8
+        for level in ("DRAM", "L2", "L1"):
+            if level in by_level:
+                body.append(_marker(marks[level], kx + 4, top + plot_h - 12, MUTED, f"{level} point") +
+                            f'<text x="{kx + 12}" y="{top + plot_h - 8}" fill="{MUTED}" font-size="10">{level}</text>')
+                kx += 46
+    if no_flops:
+        names = ", ".join(series[i] for i in no_flops if series[i])
+        lines = [f"no FP32 arithmetic{' (' + names + ')' if names else ''}: 0 FLOP/s puts no point",
+                 "on this chart; the kernel only moves data. Its bandwidth",
+                 "against each memory roof is drawn in the chart below."]
+        bx, by = left + 10, top + plot_h - 20 - 15 * len(lines) - (14 if points else 0)
+        body.append(f'<rect x="{bx - 6}" y="{by - 13}" width="{plot_w - 20}" height="{15 * len(lines) + 8}" fill="#fff7ed" stroke="#fdba74" rx="3"/>')
+        for j, line in enumerate(lines):
+            body.append(f'<text class="note" x="{bx}" y="{by + 15 * j}" fill="{INK}" font-size="11">{_t(line)}</text>')
+    return _svg(width, height, title, body)
+
+
+def _decade(d: int) -> str:
+    return f"{10.0**d:g}" if -3 <= d <= 4 else f"1e{d}"
+
+
+def _slope_deg(plot_w: float, plot_h: float, x_decades: int, y_decades: int) -> float:
+    # A bandwidth roof has slope 1 in log-log: one decade right is one decade up.
+    return math.degrees(math.atan((plot_h / y_decades) / (plot_w / x_decades)))
+
+
+def _marker(kind: str, x: float, y: float, color: str, tip: str) -> str:
+    tip = f"<title>{_t(tip)}</title>"
+    if kind == "circle":
+        return f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{color}" stroke="#fff">{tip}</circle>'
+    if kind == "square":
+        return f'<rect class="point" x="{x - 4.5:.1f}" y="{y - 4.5:.1f}" width="9" height="9" fill="{color}" stroke="#fff">{tip}</rect>'
+    return (f'<polygon class="point" points="{x:.1f},{y - 6:.1f} {x + 6:.1f},{y:.1f} {x:.1f},{y + 6:.1f} {x - 6:.1f},{y:.1f}" '
+            f'fill="{color}" stroke="#fff">{tip}</polygon>')
+
+
+def metric_label(name: str) -> str:
+    """A metric's description, for tooltips and tables."""
+    return M.description(name)

@@ -1,0 +1,64 @@
+"""Shared test helpers. Run the suite from the repository root: report paths in outputs are relative."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path("tests/data")  # relative on purpose: outputs name the report as given
+H200 = DATA / "h200"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+REGEN = os.environ.get("NCUWRAP_REGEN") == "1"
+
+
+@pytest.fixture(autouse=True)
+def _repo_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def has_gpu() -> bool:
+    if not shutil.which("nvidia-smi"):
+        return False
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if has_gpu():
+        return
+    skip = pytest.mark.skip(reason="needs an NVIDIA GPU (none found: nvidia-smi -L failed)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    """Run the console entry point in-process; return (exit code, stdout, stderr)."""
+    from ncuwrap.cli import main
+
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def golden(name: str, actual: str) -> None:
+    """Compare ``actual`` with tests/golden/NAME; NCUWRAP_REGEN=1 rewrites the file instead."""
+    path = GOLDEN / name
+    if REGEN or not path.exists():
+        if not REGEN:
+            pytest.fail(f"golden file {path} is missing; run with NCUWRAP_REGEN=1 to create it, then review it")
+        path.write_text(actual, encoding="utf-8")
+        return
+    assert actual == path.read_text(encoding="utf-8"), f"output differs from {path}; if intended, regenerate with NCUWRAP_REGEN=1"
+
+
+def golden_json(name: str, data: dict) -> None:
+    golden(name, json.dumps(data, indent=2, sort_keys=False) + "\n")

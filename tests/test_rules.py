@@ -1,0 +1,86 @@
+"""The rules format: safe expressions, typed loading, metrics needed, extension."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ncuwrap import ruleset
+from ncuwrap.expr import ExpressionError, parse
+from tests.conftest import run_cli
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["__import__('os')", "a.b", "a[0]", "lambda: 1", "open('x')", "a if b else c", "(1).__class__", "metric(x)",
+     "a @ b", "[1, 2]", "a in b", "a is b", "{'a': 1}", "f'{a}'", "max(a, key=b)", "", "   "],
+)
+def test_expression_language_refuses_anything_but_arithmetic_and_comparisons(text):
+    with pytest.raises(ExpressionError):
+        parse(text)
+
+
+def test_expression_evaluates_vectorised_with_nan_as_false():
+    expr = parse("a > 1.5 * b and max(c, 2) >= high or not d", {"high": 3})
+    assert expr.names == ("a", "b", "c", "d")
+    values = {"a": np.array([5.0, 1.0, np.nan]), "b": np.ones(3), "c": np.array([4.0, 1.0, 1.0]), "d": np.array([1.0, 0.0, 1.0])}
+    assert expr.evaluate(values.__getitem__, {"high": 3}).tolist() == [True, True, False]
+
+
+def test_fallback_marks_its_name_optional():
+    expr = parse("a > 1.25 * fallback(b, 16)")
+    assert (expr.names, expr.optional) == (("a",), ("b",))
+    values = {"a": np.array([32.0, 8.0, 8.0]), "b": np.array([np.nan, np.nan, 4.0])}
+    assert expr.evaluate(values.__getitem__, {}).tolist() == [True, False, True]
+
+
+def test_string_comparison():
+    expr = parse("memory_unit == 'dram'")
+    assert expr.evaluate(lambda n: np.array(["dram", "l2", None], dtype=object), {}).tolist() == [True, False, False]
+
+
+def test_default_rules_load_into_typed_objects():
+    rules = ruleset.load()
+    assert (rules.version, rules.name, rules.kind, rules.path) == (1, "ncuwrap-default", "kernel", "ncuwrap:rules/default.yaml")
+    assert [b.verdict for b in rules.bound] == ["latency", "compute", "memory"]
+    assert [f.id for f in rules.findings] == [
+        "uncoalesced_global_loads", "uncoalesced_global_stores", "shared_bank_conflicts", "local_memory_spill",
+        "warp_divergence", "atomic_contention", "grid_too_small", "low_achieved_occupancy", "at_roofline",
+    ]
+    assert rules.constants["high"] == 80 and rules.constants["busy"] == 60
+
+
+def test_reference_file_is_a_valid_rules_file(capsys):
+    code, out, _ = run_cli(capsys, "rules", "check", "rules/reference.yaml")
+    assert code == 0 and out.strip() == "rules/reference.yaml: ok (2 bound branches, 1 findings, version 1)"
+
+
+def test_rules_metrics_lists_raw_ncu_metrics(capsys):
+    code, out, _ = run_cli(capsys, "rules", "metrics")
+    assert code == 0
+    names = out.split()
+    assert names == ruleset.load().raw_metrics()
+    for expected in ["sm__throughput.avg.pct_of_peak_sustained_elapsed", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+                     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                     "launch__occupancy_limit_registers", "lts__d_atomic_input_cycles_active.max.pct_of_peak_sustained_elapsed"]:
+        assert expected in names
+    assert all("__" in n for n in names)
+
+
+def test_extend_adds_and_replaces_findings(tmp_path):
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(
+        "version: 1\nfindings:\n"
+        "  - id: grid_too_small\n    when: 'waves_per_sm < 4'\n    title: 'fewer than 4 waves'\n    advice: 'more blocks'\n"
+        "  - id: dram_heavy\n    when: 'dram_pct > 50'\n    title: 'DRAM {dram_pct:.0f}%'\n    advice: 'cache it'\n"
+    )
+    rules = ruleset.load(extra, extend=True)
+    ids = [f.id for f in rules.findings]
+    assert ids.count("grid_too_small") == 1 and ids[-1] == "dram_heavy"
+    assert next(f for f in rules.findings if f.id == "grid_too_small").when.text == "waves_per_sm < 4"
+    assert [b.verdict for b in rules.bound] == ["latency", "compute", "memory"]
+
+
+def test_render_text_fills_only_names():
+    assert ruleset.render_text("{a:.1f} of {b} {c.__class__}", {"a": 3.14159, "b": "l2"}) == "3.1 of l2 n/a"  # a dict lookup, never attribute access
+    assert ruleset.render_text("{missing}", {}) == "n/a"
