@@ -124,7 +124,8 @@ def test_units(unit, factor, base):
     [
         ("transposeNaive(float *, const float *)", "transposeNaive"),
         ("void gemm_tc<128, 128, 32>(const __half *, const __half *, float *, int, int, int)", "gemm_tc<128, 128, 32>"),
-        ("void ns::k<float, (int)4>(const float *, int)", "ns::k<float, (int)4>"),
+        ("void ns::k<float, (int)4>(const float *, int)", "ns::k<float, 4>"),
+        ("scale_add<float, (int)4>(T1 *, const T1 *, T1, int)", "scale_add<float, 4>"),
         ("void cub::DeviceReduceKernel<cub::Policy<(bool)1>, float *, int>(T2, T3)", "cub::DeviceReduceKernel<cub::Policy<(bool)1>, float *, int>"),
         ("plain", "plain"),
     ],

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
+# ncu_report demangles integer template arguments as casts ("k<(int)4>"), ncu's CSV pages as plain
+# numbers ("k<4>"): normalise to the CSV form so one kernel has one name in every input.
+_INT_CAST = re.compile(r"\((?:unsigned |signed )?(?:int|long|long long|short|char)\)(-?\d+)")
+
 
 def function_name(signature: str) -> str:
     """``"void ns::k<float, 4>(const float *, int)"`` -> ``"ns::k<float, 4>"``.
@@ -35,7 +41,7 @@ def function_name(signature: str) -> str:
             angle -= 1
         elif ch == " " and angle == 0:
             last_space = i
-    return name[last_space + 1 :] if last_space >= 0 else name
+    return _INT_CAST.sub(r"\1", name[last_space + 1 :] if last_space >= 0 else name)
 
 
 def dims(text: str | None) -> list[int] | None:
