@@ -1,0 +1,98 @@
+// vecadd: c = a + b over n floats (default 2^26, 768 MiB of traffic per run).
+//   coalesced: one element per thread, consecutive lanes -> consecutive addresses (scalar 32-bit).
+//   float4:    one float4 per thread (128-bit loads/stores, 4x fewer instructions), scalar tail.
+//   strided:   the same one-element-per-thread work with a bad mapping: lane i of a warp handles
+//              element (i % S) * (n / S) + i / S, so the 32 lanes of a warp touch 32 different
+//              cache lines (S = size "stride", default 32) and every request needs 32 sectors.
+#include "common/bench.cuh"
+
+constexpr int kThreads = 256;
+
+__global__ void vecadd_coalesced(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                                 long long n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+__global__ void vecadd_float4(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                              long long n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long n4 = n / 4;
+  if (i < n4) {
+    const float4 x = reinterpret_cast<const float4*>(a)[i];
+    const float4 y = reinterpret_cast<const float4*>(b)[i];
+    reinterpret_cast<float4*>(c)[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  }
+  if (i < n - n4 * 4) c[n4 * 4 + i] = a[n4 * 4 + i] + b[n4 * 4 + i];  // the last n % 4 elements
+}
+
+__global__ void vecadd_strided(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                               long long n, long long stride) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long long cols = n / stride;  // view the first stride*cols elements as a stride x cols matrix
+  long long j;
+  if (i < stride * cols) {
+    j = (i % stride) * cols + i / stride;  // walk it column by column: lanes are `cols` floats apart
+  } else {
+    j = i;  // the tail that does not fill a column
+  }
+  if (i < n) c[j] = a[j] + b[j];
+}
+
+namespace {
+
+using namespace bench;
+
+enum class Kind { coalesced, float4v, strided };
+
+void launch(Kind kind, const float* a, const float* b, float* c, long long n, long long stride) {
+  switch (kind) {
+    case Kind::coalesced:
+      vecadd_coalesced<<<ceil_div(n, kThreads), kThreads>>>(a, b, c, n);
+      break;
+    case Kind::float4v:
+      vecadd_float4<<<std::max(1LL, ceil_div(n / 4, kThreads)), kThreads>>>(a, b, c, n);
+      break;
+    case Kind::strided:
+      vecadd_strided<<<ceil_div(n, kThreads), kThreads>>>(a, b, c, n, stride);
+      break;
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
+Result run(const Context& ctx, Kind kind) {
+  Result r;
+  r.sizes = ctx.sizes;
+  r.verified = true;
+  const long long n = ctx.sizes.at("n"), stride = ctx.sizes.at("stride");
+  for (long long count : {1000003LL, n}) {
+    std::vector<float> ha(count), hb(count), want(count);
+    fill_uniform(ha, 1);
+    fill_uniform(hb, 2);
+    for (long long i = 0; i < count; ++i) want[i] = ha[i] + hb[i];
+    DeviceBuffer<float> a(count), b(count), c(count);
+    a.upload(ha);
+    b.upload(hb);
+    c.zero();
+    launch(kind, a.ptr, b.ptr, c.ptr, count, stride);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    r.verified = compare(c.download(), want, count, 0.0, 0.0, &r.max_error) && r.verified;
+    r.checked_sizes.push_back(std::to_string(count));
+    if (count == n) {
+      r.times_ms = time_runs([&] { launch(kind, a.ptr, b.ptr, c.ptr, n, stride); }, ctx.args.warmup, ctx.args.iters);
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using bench::Context;
+  return bench::run_main(argc, argv, "vecadd", {{"n", 1LL << 26}, {"stride", 32}},
+                         {
+                             {"coalesced", "vecadd_coalesced", [](const Context& c) { return run(c, Kind::coalesced); }},
+                             {"float4", "vecadd_float4", [](const Context& c) { return run(c, Kind::float4v); }},
+                             {"strided", "vecadd_strided", [](const Context& c) { return run(c, Kind::strided); }},
+                         });
+}

@@ -1,0 +1,314 @@
+"""``ncuwrap bench``: the uninstrumented baseline of the bundled benchmarks, as an ``ncuwrap.bench/v1`` report.
+
+For every variant: R separate process runs of its binary (each verifying, warming up and timing N
+launches with CUDA events), median/min/max per run and across runs, effective GB/s and TFLOP/s from the
+manifest's formulas, % of the device's spec peak, % of the measured copy ceiling (the faster of a tuned
+copy kernel and device-to-device cudaMemcpy), and, where a library does the same job, the library's time.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ncuwrap import __version__
+from ncuwrap.benchmarks import library as libmod
+from ncuwrap.benchmarks.build import NVCC_FLAGS, NVCC_TAIL_FLAGS, BuildResult, build_many
+from ncuwrap.benchmarks.manifest import Benchmark, Manifest, Peak, Variant, load_manifest
+from ncuwrap.benchmarks.peaks import SpecPeaks, spec_peaks
+from ncuwrap.benchmarks.runner import BinaryRun, Summary, run_binary, summarize
+from ncuwrap.errors import BenchError
+
+SCHEMA = "ncuwrap.bench/v1"
+
+
+class WrongResultError(BenchError):
+    """A benchmark printed a result that does not match its CPU reference (exit code 1, like the binaries)."""
+
+    exit_code = 1
+
+CEILING_BENCHMARK = "copy_ceiling"
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    gbps: float
+    source: str  # "copy_ceiling/<variant>"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gbps": self.gbps, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Metrics:
+    gbps: float | None
+    tflops: float | None
+    pct_of_peak: float | None
+    pct_of_ceiling: float | None
+
+
+def compute_metrics(
+    variant: Variant, sizes: Mapping[str, int], median_ms: float, peaks: SpecPeaks, ceiling: Ceiling | None
+) -> Metrics:
+    """Effective bandwidth and throughput of one run time, and how they compare with the peaks."""
+    seconds = median_ms * 1e-3
+    nbytes = float(variant.bytes.evaluate(sizes))
+    flops = float(variant.flops.evaluate(sizes))
+    gbps = nbytes / seconds / 1e9 if nbytes > 0 and seconds > 0 else None
+    tflops = flops / seconds / 1e12 if flops > 0 and seconds > 0 else None
+    peak = peaks.for_kind(variant.peak)
+    achieved = gbps if variant.peak is Peak.dram else tflops
+    pct_peak = achieved / peak * 100.0 if achieved is not None and peak else None
+    pct_ceiling = None
+    if variant.peak is Peak.dram and gbps is not None and ceiling is not None and ceiling.gbps > 0:
+        pct_ceiling = gbps / ceiling.gbps * 100.0
+    return Metrics(gbps=gbps, tflops=tflops, pct_of_peak=pct_peak, pct_of_ceiling=pct_ceiling)
+
+
+def ceiling_from_runs(bench: Benchmark, runs: Sequence[BinaryRun]) -> Ceiling:
+    """The faster of the copy variants: median over runs of each, then the best."""
+    best: Ceiling | None = None
+    for variant in bench.variants:
+        times = [run.result(variant.name).times_ms for run in runs if _has(run, variant.name)]
+        if not times:
+            continue
+        sizes = dict(runs[0].result(variant.name).sizes) or dict(bench.sizes)
+        summary = summarize(times)
+        gbps = float(variant.bytes.evaluate(sizes)) / (summary.median_ms * 1e-3) / 1e9
+        if best is None or gbps > best.gbps:
+            best = Ceiling(gbps=gbps, source=f"{bench.name}/{variant.name}")
+    if best is None:
+        raise BenchError(f"{bench.name}: no copy variant produced timings, so there is no ceiling")
+    return best
+
+
+def library_report(
+    variant: Variant, sizes: Mapping[str, int], median_ms: float, warmup: int, iters: int, runs: int
+) -> dict[str, Any] | None:
+    """The library's time for the same job, and what it means for this variant."""
+    if variant.library is None:
+        return None
+    timing = libmod.measure(variant.library, sizes, warmup, iters, runs)
+    if timing is None:
+        return {"name": variant.library.value, "available": False, "note": "CuPy is not installed: pip install ncuwrap[gpu]"}
+    lib_ms = timing.median_ms
+    speedup = median_ms / lib_ms if lib_ms > 0 else None
+    if speedup is None:
+        advice = None
+    elif speedup > 1.1:
+        advice = f"the library is {speedup:.1f}x faster: use it"
+    elif speedup < 1 / 1.1:
+        advice = f"this kernel is {1 / speedup:.1f}x faster than the library"
+    else:
+        advice = "on par with the library"
+    return {
+        "name": variant.library.value,
+        "available": True,
+        "description": timing.description,
+        "cupy_version": timing.version,
+        "median_ms": lib_ms,
+        "min_ms": min(timing.times_ms),
+        "max_ms": max(timing.times_ms),
+        "library_speedup": speedup,
+        "advice": advice,
+    }
+
+
+def variant_entry(
+    bench: Benchmark,
+    variant: Variant,
+    runs: Sequence[BinaryRun],
+    peaks: SpecPeaks,
+    ceiling: Ceiling | None,
+    library: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """One element of the report's ``benchmarks`` list."""
+    results = [run.result(variant.name) for run in runs]
+    summary: Summary = summarize([r.times_ms for r in results])
+    sizes = dict(results[0].sizes) or dict(bench.sizes)
+    m = compute_metrics(variant, sizes, summary.median_ms, peaks, ceiling)
+    return {
+        "name": bench.name,
+        "variant": variant.name,
+        # compare matches on this name; a variant without a kernel (cudaMemcpy) gets a label no kernel has
+        "kernel": results[0].kernel or f"[no kernel: {bench.name}/{variant.name}]",
+        "verified": all(r.verified for r in results),
+        "max_error": max((r.max_error for r in results if r.max_error is not None), default=None),
+        "checked_sizes": list(results[0].checked_sizes),
+        "sizes": sizes,
+        "bytes": variant.bytes.evaluate(sizes),
+        "flops": variant.flops.evaluate(sizes),
+        "peak": variant.peak.value,
+        "runs": [{"median_ms": s.median_ms, "min_ms": s.min_ms, "max_ms": s.max_ms} for s in summary.runs],
+        "median_ms": summary.median_ms,
+        "min_ms": summary.min_ms,
+        "max_ms": summary.max_ms,
+        "spread_pct": summary.spread_pct,
+        "gbps": m.gbps,
+        "tflops": m.tflops,
+        "pct_of_peak": m.pct_of_peak,
+        "pct_of_ceiling": m.pct_of_ceiling,
+        "library": library,
+        "extra": dict(results[0].extra),
+        "expected": {
+            "bound": variant.expected.bound.value,
+            "limiter": variant.expected.limiter.value if variant.expected.limiter else None,
+            "findings": list(variant.expected.findings),
+            "timeline": variant.expected.timeline.value if variant.expected.timeline else None,
+        },
+    }
+
+
+def query_clocks() -> dict[str, Any] | None:
+    """Current and maximum clocks, persistence mode and power limit of GPU 0 (None without nvidia-smi)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    fields = [
+        "clocks.sm",
+        "clocks.mem",
+        "clocks.max.sm",
+        "clocks.max.mem",
+        "persistence_mode",
+        "power.limit",
+        "temperature.gpu",
+    ]
+    try:
+        proc = subprocess.run(
+            [smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return None
+    values = [v.strip() for v in lines[0].split(",")]
+    return dict(zip(fields, values))
+
+
+def run_bench(
+    names: Sequence[str],
+    *,
+    variants: Sequence[str] | None = None,
+    sizes: Mapping[str, int] | None = None,
+    runs: int = 3,
+    warmup: int | None = None,
+    iters: int | None = None,
+    arch: str | None = None,
+    with_library: bool = True,
+    with_ceiling: bool = True,
+    manifest: Manifest | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Build (cached) and run the named benchmarks; return the ``ncuwrap.bench/v1`` report."""
+    manifest = manifest or load_manifest()
+    say = progress or (lambda _msg: None)
+    if runs < 1:
+        raise BenchError("--runs must be at least 1")
+    benches = [manifest.get(n) for n in names]
+    if variants or sizes:
+        if len(benches) != 1:
+            raise BenchError("--variant and --size need exactly one benchmark name")
+        for v in variants or ():
+            benches[0].variant(v)
+        benches[0].sizes_with(sizes)  # unknown size names fail here
+    need = [b.name for b in benches]
+    if with_ceiling and CEILING_BENCHMARK not in need:
+        need.insert(0, CEILING_BENCHMARK)
+    say(f"building {', '.join(need)}")
+    built: dict[str, BuildResult] = {b.name: b for b in build_many(need, arch, manifest=manifest)}
+    first_arch = next(iter(built.values())).arch
+
+    def process_runs(bench: Benchmark, chosen: Sequence[str] | None, overrides: Mapping[str, int] | None = None) -> list[BinaryRun]:
+        w = bench.warmup if warmup is None else warmup
+        n = bench.iters if iters is None else iters
+        out = []
+        for i in range(runs):
+            say(f"{bench.name}: process run {i + 1}/{runs}")
+            out.append(run_binary(built[bench.name].binary, chosen, w, n, overrides))
+        return out
+
+    all_runs: dict[str, list[BinaryRun]] = {}
+    ceiling = None
+    if with_ceiling:
+        cbench = manifest.get(CEILING_BENCHMARK)
+        all_runs[CEILING_BENCHMARK] = process_runs(cbench, None)
+        ceiling = ceiling_from_runs(cbench, all_runs[CEILING_BENCHMARK])
+    for bench in benches:
+        if bench.name not in all_runs or sizes:  # the ceiling ran at default sizes
+            all_runs[bench.name] = process_runs(bench, variants if variants else None, sizes)
+
+    env_src = next(iter(all_runs.values()))[0].env
+    peaks = spec_peaks(env_src)
+    entries = []
+    for bench in benches:
+        chosen = [bench.variant(v) for v in variants] if variants else list(bench.variants)
+        for variant in chosen:
+            runs_v = all_runs[bench.name]
+            lib = None
+            if with_library and variant.library is not None:
+                say(f"{bench.name}/{variant.name}: timing the library equivalent")
+                sizes = dict(runs_v[0].result(variant.name).sizes) or dict(bench.sizes)
+                median = summarize([r.result(variant.name).times_ms for r in runs_v]).median_ms
+                w = bench.warmup if warmup is None else warmup
+                n = bench.iters if iters is None else iters
+                lib = library_report(variant, sizes, median, w, n, runs)
+            entries.append(variant_entry(bench, variant, runs_v, peaks, ceiling, lib))
+    env = dict(env_src)
+    env.update(
+        {
+            "arch": first_arch,
+            "nvcc_flags": [*NVCC_FLAGS, f"-arch={first_arch}", *NVCC_TAIL_FLAGS],
+            "clocks": query_clocks(),
+            "spec_peaks": peaks.to_json(),
+            "cupy_version": libmod.cupy_version(),
+            "runs": runs,
+        }
+    )
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "ncuwrap", "version": __version__},
+        "env": env,
+        "ceiling": ceiling.to_json() if ceiling else None,
+        "benchmarks": entries,
+    }
+
+
+def _has(run: BinaryRun, variant: str) -> bool:
+    return any(r.variant == variant for r in run.results)
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def render_table(report: Mapping[str, Any]) -> str:
+    """A fixed-width text table of a report, for people."""
+    env = report.get("env", {})
+    lines = [
+        f"{env.get('gpu', '?')} (cc {env.get('cc', '?')}, {env.get('sm_count', '?')} SMs), "
+        f"driver {env.get('driver_version', '?')}, runtime {env.get('runtime_version', '?')}"
+    ]
+    ceiling = report.get("ceiling")
+    if ceiling:
+        lines.append(f"copy ceiling: {ceiling['gbps']:.0f} GB/s ({ceiling['source']})")
+    header = f"{'benchmark':<16} {'variant':<20} {'ok':<3} {'median ms':>10} {'spread%':>8} {'GB/s':>8} {'TFLOP/s':>8} {'%peak':>6} {'%ceil':>6}  library"
+    lines += [header, "-" * len(header)]
+    for b in report.get("benchmarks", []):
+        lib = b.get("library") or {}
+        lib_text = lib.get("advice") or lib.get("note") or ""
+        lines.append(
+            f"{b['name']:<16} {b['variant']:<20} {'yes' if b['verified'] else 'NO':<3} {b['median_ms']:>10.4f} "
+            f"{_fmt(b['spread_pct'], '.1f'):>8} {_fmt(b['gbps'], '.0f'):>8} {_fmt(b['tflops'], '.2f'):>8} "
+            f"{_fmt(b['pct_of_peak'], '.0f'):>6} {_fmt(b['pct_of_ceiling'], '.0f'):>6}  {lib_text}"
+        )
+    return "\n".join(lines)

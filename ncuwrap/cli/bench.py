@@ -1,0 +1,159 @@
+"""``ncuwrap list``, ``ncuwrap build`` and ``ncuwrap bench``: the bundled CUDA benchmarks (thin wrappers)."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ncuwrap.cli import app
+from ncuwrap.errors import InputError, OutputExistsError
+
+
+class ListFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def list_document() -> list[dict]:
+    """What ``ncuwrap list --format json`` prints: one object per benchmark."""
+    from ncuwrap.benchmarks.manifest import load_manifest
+
+    manifest = load_manifest()
+    out = []
+    for b in manifest.benchmarks:
+        out.append(
+            {
+                "name": b.name,
+                "lesson": b.lesson,
+                "source": b.source.name,
+                "sizes": dict(b.sizes),
+                "kernels": [v.function for v in b.variants if v.function],
+                "variants": [
+                    {
+                        "name": v.name,
+                        "kernel": v.kernel,
+                        "lesson": v.lesson,
+                        "bytes": v.bytes.text,
+                        "flops": v.flops.text,
+                        "peak": v.peak.value,
+                        "library": v.library.value if v.library else None,
+                        "profile": {"args": list(v.profile.args), "launch_skip": v.profile.launch_skip} if v.profile else None,
+                        "expected": {
+                            "bound": v.expected.bound.value,
+                            "limiter": v.expected.limiter.value if v.expected.limiter else None,
+                            "findings": list(v.expected.findings),
+                            "timeline": v.expected.timeline.value if v.expected.timeline else None,
+                        },
+                    }
+                    for v in b.variants
+                ],
+            }
+        )
+    return out
+
+
+def _names(name: Optional[str], all_: bool) -> list[str]:
+    from ncuwrap.benchmarks.manifest import load_manifest
+
+    manifest = load_manifest()
+    if all_ and name:
+        raise InputError("give a benchmark NAME or --all, not both")
+    if all_:
+        return manifest.names()
+    if not name:
+        raise InputError(f"give a benchmark NAME or --all (benchmarks: {', '.join(manifest.names())})")
+    manifest.get(name)  # unknown names fail here, listing the known ones
+    return [name]
+
+
+@app.command("list")
+def list_cmd(
+    fmt: ListFormat = typer.Option(ListFormat.table, "--format", "-f", help="Output format."),
+) -> None:
+    """List the bundled benchmarks, their variants and what each one teaches."""
+    doc = list_document()
+    if fmt is ListFormat.json:
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    width = max(len(b["name"]) for b in doc)
+    for b in doc:
+        typer.echo(f"{b['name']:<{width}}  {b['lesson']}")
+        typer.echo(f"{'':<{width}}  variants: {', '.join(v['name'] for v in b['variants'])}")
+
+
+@app.command("build")
+def build_cmd(
+    name: Optional[str] = typer.Argument(None, help="Benchmark to build (see `ncuwrap list`)."),
+    all_: bool = typer.Option(False, "--all", help="Build every bundled benchmark."),
+    arch: Optional[str] = typer.Option(None, "--arch", help="Target architecture, e.g. sm_90 (default: GPU 0's, else sm_90)."),
+    force: bool = typer.Option(False, "--force", help="Rebuild even when a cached binary exists."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel nvcc processes (default: CPU count)."),
+) -> None:
+    """Compile benchmarks with nvcc (-O3 -std=c++17 -lineinfo), cached by sources, flags and nvcc version."""
+    from ncuwrap.benchmarks.build import build_many, detect_arch
+
+    names = _names(name, all_)
+    if arch is None:
+        choice = detect_arch()
+        if choice.note:
+            typer.echo(f"note: {choice.note}", err=True)
+        arch = choice.arch
+    for r in build_many(names, arch, jobs=jobs, force=force):
+        spills = [k.function for k in r.resources if k.spill_store_bytes > 0]
+        extra = f"  (spills: {', '.join(spills)})" if spills else ""
+        typer.echo(f"{r.name:<16} {r.arch}  {'cached' if r.cached else 'built '}  {r.binary}{extra}")
+
+
+@app.command("bench")
+def bench_cmd(
+    name: Optional[str] = typer.Argument(None, help="Benchmark to run (see `ncuwrap list`)."),
+    all_: bool = typer.Option(False, "--all", help="Run every bundled benchmark."),
+    variant: Optional[list[str]] = typer.Option(None, "--variant", help="Only this variant (repeatable)."),
+    size: Optional[list[str]] = typer.Option(None, "--size", help="Override a problem size, KEY=VALUE (repeatable)."),
+    runs: int = typer.Option(3, "--runs", help="Separate process runs per benchmark."),
+    iters: Optional[int] = typer.Option(None, "--iters", help="Timed launches per run (default: the manifest's)."),
+    warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up launches per run (default: the manifest's)."),
+    arch: Optional[str] = typer.Option(None, "--arch", help="Target architecture (default: GPU 0's)."),
+    fmt: ListFormat = typer.Option(ListFormat.table, "--format", "-f", help="What to print on stdout."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the ncuwrap.bench/v1 JSON to this file."),
+    force: bool = typer.Option(False, "--force", help="Overwrite --output if it exists."),
+    no_library: bool = typer.Option(False, "--no-library", help="Skip the CuPy library comparisons."),
+    no_ceiling: bool = typer.Option(False, "--no-ceiling", help="Skip measuring the copy ceiling."),
+) -> None:
+    """Uninstrumented baseline: verified results, median of N launches over R process runs, GB/s, TFLOP/s, % of peak and ceiling."""
+    from ncuwrap.benchmarks.bench import WrongResultError, render_table, run_bench
+    from ncuwrap.cli.output import write_atomic
+
+    names = _names(name, all_)
+    if output is not None and output.exists() and not force:
+        raise OutputExistsError(f"{output}: already exists; pass --force to overwrite it")
+    sizes = {}
+    for kv in size or []:
+        key, _, value = kv.partition("=")
+        if not key or not value.isdigit() or int(value) < 1:
+            raise InputError(f"--size {kv!r}: expected KEY=POSITIVE_INTEGER, e.g. --size n=1048576")
+        sizes[key] = int(value)
+    report = run_bench(
+        names,
+        variants=variant or None,
+        sizes=sizes or None,
+        runs=runs,
+        warmup=warmup,
+        iters=iters,
+        arch=arch,
+        with_library=not no_library,
+        with_ceiling=not no_ceiling,
+        progress=lambda msg: typer.echo(msg, err=True),
+    )
+    text = json.dumps(report, indent=2)
+    if output is not None:
+        write_atomic(output, text + "\n")
+        typer.echo(f"wrote {output}", err=True)
+    typer.echo(text if fmt is ListFormat.json else render_table(report))
+    wrong = [f"{b['name']}/{b['variant']}" for b in report["benchmarks"] if not b["verified"]]
+    if wrong:
+        raise WrongResultError(f"wrong results (not verified against the CPU reference): {', '.join(wrong)}")

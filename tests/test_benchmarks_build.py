@@ -1,0 +1,247 @@
+"""Building the bundled benchmarks: the exact nvcc command line, the cache key, arch detection, tool
+errors (all without a GPU or nvcc, by mocking), and the CI compile check of every benchmark with real nvcc."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from ncuwrap.benchmarks import build as b
+from ncuwrap.benchmarks.manifest import load_manifest
+from ncuwrap.errors import BuildError, InputError, ToolNotFoundError
+
+MANIFEST = load_manifest()
+NVCC_13 = """nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2025 NVIDIA Corporation
+Cuda compilation tools, release 13.0, V13.0.88
+Build cuda_13.0.r13.0/compiler.36424714_0"""
+
+
+def completed(stdout="", returncode=0, stderr=""):
+    return subprocess.CompletedProcess(args=[], returncode=returncode, stdout=stdout, stderr=stderr)
+
+
+def test_nvcc_argv_is_exact():
+    argv = b.nvcc_argv("/opt/cuda/bin/nvcc", "/k/transpose.cu", "/cache/transpose", "sm_90")
+    assert argv == [
+        "/opt/cuda/bin/nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-lineinfo", "-Xptxas", "-v",
+        "-o", "/cache/transpose", "/k/transpose.cu",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "arch"),
+    [("sm_90", "sm_90"), ("90", "sm_90"), ("9.0", "sm_90"), ("sm_90a", "sm_90a"), ("compute_80", "sm_80"), ("SM_100", "sm_100"), ("12.0", "sm_120")],
+)
+def test_normalize_arch(given, arch):
+    assert b.normalize_arch(given) == arch
+
+
+def test_normalize_arch_rejects_nonsense():
+    with pytest.raises(InputError, match="expected a CUDA architecture"):
+        b.normalize_arch("hopper")
+
+
+def test_detect_arch_from_nvidia_smi(monkeypatch):
+    calls = []
+    monkeypatch.setattr(b.shutil, "which", lambda name: "/usr/bin/nvidia-smi" if name == "nvidia-smi" else None)
+
+    def fake_run(argv, **kw):
+        calls.append(argv)
+        return completed("9.0\n")
+
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    assert b.detect_arch() == b.ArchChoice("sm_90", None)
+    assert calls == [["/usr/bin/nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"]]
+
+
+def test_detect_arch_mixed_gpus_notes_it(monkeypatch):
+    monkeypatch.setattr(b.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(b.subprocess, "run", lambda argv, **kw: completed("8.0\n9.0\n"))
+    choice = b.detect_arch()
+    assert choice.arch == "sm_80" and "different compute capabilities" in choice.note
+
+
+def test_detect_arch_without_gpu_defaults_to_sm90_with_a_note(monkeypatch):
+    monkeypatch.setattr(b.shutil, "which", lambda name: None)
+    choice = b.detect_arch()
+    assert choice.arch == "sm_90" and "no GPU found" in choice.note and "--arch" in choice.note
+    monkeypatch.setattr(b.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(b.subprocess, "run", lambda argv, **kw: completed("", 9, "NVIDIA-SMI has failed"))
+    assert b.detect_arch().arch == "sm_90"
+
+
+def test_missing_nvcc_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(b.shutil, "which", lambda name: None)
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    with pytest.raises(ToolNotFoundError, match=r"^nvcc: not found on PATH .*install the CUDA toolkit"):
+        b.find_nvcc()
+
+
+def test_old_nvcc_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(b.shutil, "which", lambda name: "/usr/local/cuda-11.4/bin/nvcc")
+    monkeypatch.setattr(b.subprocess, "run", lambda argv, **kw: completed("Cuda compilation tools, release 11.4, V11.4.48"))
+    with pytest.raises(ToolNotFoundError, match=r"is CUDA 11\.4; .*need 12\.0 or newer: upgrade"):
+        b.find_nvcc()
+
+
+def test_find_nvcc_reads_the_version(monkeypatch):
+    monkeypatch.setattr(b.shutil, "which", lambda name: "/opt/cuda/bin/nvcc")
+    monkeypatch.setattr(b.subprocess, "run", lambda argv, **kw: completed(NVCC_13))
+    nvcc = b.find_nvcc()
+    assert nvcc.path == Path("/opt/cuda/bin/nvcc") and nvcc.version == (13, 0)
+
+
+def test_cache_key_changes_with_flags_sources_and_compiler(tmp_path):
+    src = tmp_path / "a.cu"
+    hdr = tmp_path / "bench.cuh"
+    src.write_text("__global__ void k() {}\n")
+    hdr.write_text("// header\n")
+    flags = ["-O3", "-std=c++17", "-arch=sm_90", "-lineinfo"]
+    key = b.cache_key([src, hdr], flags, NVCC_13)
+    assert key == b.cache_key([src, hdr], list(flags), NVCC_13)  # deterministic
+    assert key != b.cache_key([src, hdr], [*flags[:2], "-arch=sm_80", flags[3]], NVCC_13)
+    assert key != b.cache_key([src, hdr], flags[:-1], NVCC_13)
+    assert key != b.cache_key([src, hdr], flags, NVCC_13.replace("13.0", "12.8"))
+    hdr.write_text("// header, edited\n")
+    assert key != b.cache_key([src, hdr], flags, NVCC_13)
+
+
+def test_cache_dir_honours_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("NCUWRAP_CACHE", str(tmp_path))
+    assert b.cache_dir() == tmp_path
+    monkeypatch.delenv("NCUWRAP_CACHE")
+    assert b.cache_dir() == Path.home() / ".cache" / "ncuwrap" / "build"
+
+
+def fake_nvcc():
+    return b.Nvcc(path=Path("/opt/cuda/bin/nvcc"), version=(13, 0), version_text=NVCC_13)
+
+
+def test_build_runs_nvcc_once_then_uses_the_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("NCUWRAP_CACHE", str(tmp_path))
+    calls = []
+
+    def fake_run(argv, **kw):
+        calls.append(argv)
+        Path(argv[argv.index("-o") + 1]).write_text("binary")
+        return completed("", 0, "ptxas info    : Compiling entry function '_Z15transpose_naivePKfPfii' for 'sm_90'\n"
+                         "ptxas info    : Function properties for _Z15transpose_naivePKfPfii\n"
+                         "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                         "ptxas info    : Used 16 registers, used 0 barriers\n")
+
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    first = b.build_one("transpose", "sm_90", manifest=MANIFEST, nvcc=fake_nvcc())
+    assert not first.cached and first.binary.read_text() == "binary"
+    source = MANIFEST.get("transpose").source
+    assert calls[0][:8] == ["/opt/cuda/bin/nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-lineinfo", "-Xptxas", "-v", "-o"]
+    assert calls[0][-1] == str(source)
+    assert first.binary.parent.name == f"transpose-sm_90-{first.key[:16]}"
+    assert first.resources == (b.KernelResources("transpose_naive", 16, 0, 0, 0, 0),)
+    again = b.build_one("transpose", "sm_90", manifest=MANIFEST, nvcc=fake_nvcc())
+    assert again.cached and again.binary == first.binary and len(calls) == 1
+    assert again.resources == first.resources
+    assert b.build("transpose", "sm_90", manifest=MANIFEST, nvcc=fake_nvcc()) == first.binary
+    other = b.build_one("transpose", "sm_80", manifest=MANIFEST, nvcc=fake_nvcc())
+    assert not other.cached and other.key != first.key and len(calls) == 2
+    record = json.loads((first.binary.parent / "build.json").read_text())
+    assert record["argv"][-3:] == ["-o", str(first.binary), str(source)]
+
+
+def test_build_failure_names_the_source_and_the_log(monkeypatch, tmp_path):
+    monkeypatch.setenv("NCUWRAP_CACHE", str(tmp_path))
+    monkeypatch.setattr(
+        b.subprocess, "run", lambda argv, **kw: completed("", 2, "vecadd.cu(12): error: identifier \"x\" is undefined\n")
+    )
+    with pytest.raises(BuildError, match=r'^vecadd\.cu: nvcc failed \(exit 2\): vecadd\.cu\(12\): error: identifier "x" is undefined; full log in') as info:
+        b.build("vecadd", "sm_90", manifest=MANIFEST, nvcc=fake_nvcc())
+    assert "\n" not in str(info.value)
+    assert not any(p.name == "vecadd" for p in tmp_path.rglob("vecadd"))
+
+
+def test_unknown_benchmark():
+    with pytest.raises(InputError, match="no benchmark named 'nope' \\(known: copy_ceiling, transpose"):
+        b.build("nope", "sm_90", manifest=MANIFEST, nvcc=fake_nvcc())
+
+
+def test_parse_ptxas_and_demangle():
+    log = (
+        "ptxas info    : Compiling entry function '_Z11spill_localPKfPfxi' for 'sm_90'\n"
+        "ptxas info    : Function properties for _Z11spill_localPKfPfxi\n"
+        "    72 bytes stack frame, 176 bytes spill stores, 172 bytes spill loads\n"
+        "ptxas info    : Used 32 registers, used 0 barriers, 72 bytes cumulative stack size\n"
+        "ptxas info    : Compiling entry function '_Z12smem_stridedPKfPfi' for 'sm_90'\n"
+        "ptxas info    : Used 28 registers, used 0 barriers, 32768 bytes smem\n"
+    )
+    assert b.parse_ptxas(log) == (
+        b.KernelResources("smem_strided", 28, 0, 0, 0, 32768),
+        b.KernelResources("spill_local", 32, 72, 176, 172, 0),
+    )
+    assert b.demangle("copy_float4") == "copy_float4"
+
+
+# ------------------------------------------------------------------ the CI compile check (real nvcc)
+
+# Kernels that spill by design: the spill benchmark (hot loop) and occupancy's launch_bounds variant
+# (cold state parked in local memory outside the loop). Every other kernel must not spill.
+SPILLS_BY_DESIGN = {"spill_local", "occupancy_launch_bounds"}
+
+
+@pytest.fixture(scope="module")
+def built_all(tmp_path_factory):
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed")
+    cache = tmp_path_factory.mktemp("nvcc-cache")
+    old = os.environ.get("NCUWRAP_CACHE")
+    os.environ["NCUWRAP_CACHE"] = str(cache)
+    try:
+        yield {r.name: r for r in b.build_many(MANIFEST.names(), "sm_90", manifest=MANIFEST)}
+    finally:
+        if old is None:
+            os.environ.pop("NCUWRAP_CACHE", None)
+        else:
+            os.environ["NCUWRAP_CACHE"] = old
+
+
+def test_every_benchmark_compiles_for_sm90(built_all):
+    assert sorted(built_all) == sorted(MANIFEST.names())
+    for r in built_all.values():
+        assert r.binary.is_file() and os.access(r.binary, os.X_OK) and not r.cached
+
+
+def test_binaries_list_what_the_manifest_says(built_all):
+    """``--list`` needs no GPU: variants, kernels and default sizes must agree with the manifest."""
+    for bench in MANIFEST.benchmarks:
+        proc = subprocess.run([str(built_all[bench.name].binary), "--list"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        assert doc["benchmark"] == bench.name
+        assert doc["sizes"] == dict(bench.sizes), bench.name
+        assert [(v["variant"], v["kernel"]) for v in doc["variants"]] == [(v.name, v.function) for v in bench.variants]
+
+
+def test_spills_only_where_intended(built_all):
+    for bench in MANIFEST.benchmarks:
+        res = {k.function: k for k in built_all[bench.name].resources}
+        for v in bench.variants:
+            if v.function:
+                assert v.function in res, f"{bench.name}: ptxas reported nothing for {v.function}"
+        for fn, k in res.items():
+            if fn in SPILLS_BY_DESIGN:
+                assert k.spill_store_bytes > 0, f"{fn} was meant to spill"
+            else:
+                assert k.spill_store_bytes == 0 and k.spill_load_bytes == 0, f"{fn} spills"
+
+
+def test_binaries_reject_bad_usage_with_exit_2(built_all):
+    binary = str(built_all["vecadd"].binary)
+    for args in (["--bogus"], ["--size", "q=1"], ["--variant", "nope"], ["--iters", "0"], ["--size", "n=abc"]):
+        proc = subprocess.run([binary, *args], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("error: "), args
