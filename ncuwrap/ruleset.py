@@ -8,7 +8,7 @@ file and the rule.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -109,15 +109,18 @@ def load(path: str | Path | None = None, *, kind: str = "kernel", extend: bool =
     if not extend:
         return user
     base = _load_file(default_path(kind), kind)
+    bound = user.bound or base.bound
+    # A finding 'under: any' in a file without 'bound' applies under every verdict of the merged rules.
+    verdicts = tuple(b.verdict for b in bound)
     findings = {f.id: f for f in base.findings}
-    findings.update({f.id: f for f in user.findings})
+    findings.update({f.id: f if f.under or user.bound else replace(f, under=verdicts) for f in user.findings})
     return RuleSet(
         path=f"{base.path} + {user.path}",
         version=user.version,
         name=f"{base.name}+{user.name}",
         kind=kind,
         constants={**base.constants, **user.constants},
-        bound=user.bound or base.bound,
+        bound=bound,
         findings=tuple(findings.values()),
         display=tuple(dict.fromkeys(base.display + user.display)),
     )
@@ -148,6 +151,17 @@ def _load_file(path: Path, kind: str) -> RuleSet:
     return _parse(doc, path, kind)
 
 
+def known_names(kind: str) -> tuple[frozenset[str], bool, str]:
+    """The names a rules file of ``kind`` may read, whether raw ncu names (with "__") are allowed, and
+    where a user finds the list. Kernel rules read ncu metrics; timeline rules read one value per
+    capture (ncuwrap.timeline.metrics)."""
+    if kind == "timeline":
+        from ncuwrap.timeline.metrics import NAMES
+
+        return NAMES, False, "timeline rules read the names listed at the end of rules/timeline.yaml"
+    return frozenset(metrics.CANONICAL) | frozenset(metrics.DERIVED), True, "see 'ncuwrap rules metrics --all' for the names"
+
+
 def _fail(path: Path, where: str, message: str) -> RulesError:
     return RulesError(f"{path}: {where}: {message}")
 
@@ -167,7 +181,7 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
     constants = doc.get("constants") or {}
     if not isinstance(constants, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in constants.values()):
         raise RulesError(f"{path}: 'constants' must map names to numbers")
-    known = set(metrics.CANONICAL) | set(metrics.DERIVED)
+    known, raw_allowed, listing = known_names(kind)
 
     def expr(text, where: str) -> Expression:
         try:
@@ -176,8 +190,8 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
             raise _fail(path, where, str(exc)) from None
         for name in parsed.names + parsed.optional:
             # A raw ncu name (with "__") may be used through metric("..."); anything else must be known.
-            if name not in known and "__" not in name:
-                raise _fail(path, where, f"unknown metric {name!r} (see 'ncuwrap rules metrics --all' for the names)")
+            if name not in known and not (raw_allowed and "__" in name):
+                raise _fail(path, where, f"unknown metric {name!r} ({listing})")
         return parsed
 
     bound = []
@@ -214,7 +228,7 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         severity = _severity(item.get("severity", "medium"), lambda t, w=where: expr(t, f"{w} severity"), path, where)
         evidence = tuple(item.get("evidence") or ())
         for name in evidence:
-            if name not in known and "__" not in name:
+            if name not in known and not (raw_allowed and "__" in name):
                 raise _fail(path, where, f"unknown evidence metric {name!r}")
         advice = item["advice"]
         if isinstance(advice, dict):

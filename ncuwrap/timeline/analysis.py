@@ -1,0 +1,349 @@
+"""From the raw events of a capture to a :class:`~ncuwrap.timeline.model.Timeline`: where the time went.
+
+The window is the traced span, from the first CUDA API call or GPU activity to the last one; all
+devices and processes of the capture are one timeline (the GPU is busy when any of them is).
+
+How overlaps are attributed: a copy running on one stream while a kernel runs on another costs no
+wall time of its own. The breakdown therefore gives each instant of the window to exactly one
+category, the first of ``kernel, memcpy_htod, memcpy_dtoh, memcpy_dtod, memcpy_other, memset``
+active at that instant, or ``idle`` when none is. Categories are unions of intervals (two
+concurrent kernels count once), and the breakdown sums to the window exactly. The copy time hidden
+under kernels is reported separately (``memcpy_overlap_pct``), and ``busy_ns`` gives each
+category's own time, overlaps included.
+
+Amdahl: with K the kernel time of the breakdown and W the window, kernels s times faster give
+``W - K + K / s`` end to end, and at best ``W / (W - K)`` if they took no time. This assumes the
+rest of the timeline does not move; where copies overlap kernels the real gain is at most this.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ncuwrap.timeline import metrics as TM
+from ncuwrap.timeline.model import (CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
+from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData
+
+SPEEDUPS = (2, 4, 10)
+LONG_GAP_NS = 1_000_000  # gaps of 1 ms or more are counted as long
+HOST_CODE = "host code (no CUDA call)"
+# Before the first GPU work, untraced time is usually CUDA's own initialization (cudaSetDevice and
+# friends are not traced) or the program's set-up.
+STARTUP_UNTRACED = "CUDA initialization or host set-up (no traced CUDA call)"
+NO_API = "unknown (CUDA API not traced)"
+
+_SYNC_CALLS = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
+               "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"}
+_MALLOC_PREFIXES = ("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
+                    "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister", "cuMemHostUnregister", "cuMemCreate", "cuMemRelease")
+_LAUNCH_PREFIXES = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch")
+
+
+def api_category(name: str) -> str:
+    """launch, sync, malloc, memcpy, memset or other, from a call's name (version suffix stripped)."""
+    if name.startswith(_LAUNCH_PREFIXES):
+        return "launch"
+    if name in _SYNC_CALLS:
+        return "sync"
+    if name.startswith(_MALLOC_PREFIXES):
+        return "malloc"
+    if name.startswith(("cudaMemcpy", "cuMemcpy")):
+        return "memcpy"
+    if name.startswith(("cudaMemset", "cuMemset", "cuMemsetD")):
+        return "memset"
+    return "other"
+
+
+# -- intervals -------------------------------------------------------------------------------------
+
+def merge(starts, ends) -> tuple[np.ndarray, np.ndarray]:
+    """The union of intervals [start, end) as sorted, disjoint intervals."""
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    if starts.size == 0:
+        return starts, ends
+    order = np.lexsort((ends, starts))
+    s, e = starts[order], ends[order]
+    reach = np.maximum.accumulate(e)
+    first = np.empty(s.size, dtype=bool)
+    first[0] = True
+    first[1:] = s[1:] > reach[:-1]
+    heads = np.flatnonzero(first)
+    tails = np.append(heads[1:] - 1, s.size - 1)
+    return s[heads], reach[tails]
+
+
+def length(intervals) -> int:
+    s, e = intervals
+    return int((e - s).sum()) if s.size else 0
+
+
+def union(*sets) -> tuple[np.ndarray, np.ndarray]:
+    return merge(np.concatenate([s for s, _ in sets]), np.concatenate([e for _, e in sets]))
+
+
+def clip(intervals, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    s, e = intervals
+    s, e = np.maximum(s, lo), np.minimum(e, hi)
+    keep = e > s
+    return s[keep], e[keep]
+
+
+def complement(intervals, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """The gaps of merged ``intervals`` within [lo, hi)."""
+    s, e = clip(intervals, lo, hi)
+    gs, ge = np.append(lo, e), np.append(s, hi)
+    keep = ge > gs
+    return gs[keep], ge[keep]
+
+
+def _empty():
+    return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+
+
+def _intervals(frame: pd.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
+    if frame is None or frame.empty:
+        return _empty()
+    return merge(frame["start"].to_numpy(), frame["end"].to_numpy())
+
+
+# -- the analysis --------------------------------------------------------------------------------
+
+def analyze(data: TimelineData) -> Timeline:
+    kernels, copies, memsets, api = data.kernels, data.copies, data.memsets, data.api
+    events = [f for f in (kernels, copies, memsets, api) if f is not None and not f.empty]
+    lo = int(min(f["start"].min() for f in events))
+    hi = int(max(f["end"].max() for f in events))
+    window = hi - lo
+
+    sets = {"kernel": _intervals(kernels), "memset": _intervals(memsets)}
+    for category in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"):
+        sets[category] = _intervals(copies[copies["category"] == category])
+    # Exposed time: what each category adds to the union of the categories before it.
+    breakdown: dict[str, int] = {}
+    covered, covered_len = _empty(), 0
+    for category in CATEGORIES[:-1]:
+        covered = union(covered, sets[category])
+        new_len = length(covered)
+        breakdown[category] = new_len - covered_len
+        covered_len = new_len
+    breakdown["idle"] = window - covered_len
+    busy = {c: length(sets[c]) for c in CATEGORIES[:-1]}
+    gpu = covered
+
+    m: dict[str, object] = {}
+    unknown: dict[str, str] = {}
+    memcpy_ns = sum(breakdown[c] for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"))
+    copy_union = length(union(*(sets[c] for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"))))
+    m.update(
+        window_ns=window, kernel_ns=breakdown["kernel"], memcpy_htod_ns=breakdown["memcpy_htod"], memcpy_dtoh_ns=breakdown["memcpy_dtoh"],
+        memcpy_dtod_ns=breakdown["memcpy_dtod"], memcpy_other_ns=breakdown["memcpy_other"], memset_ns=breakdown["memset"],
+        memcpy_ns=memcpy_ns, idle_ns=breakdown["idle"], gpu_busy_ns=covered_len,
+        kernel_pct=pct(breakdown["kernel"], window), memcpy_pct=pct(memcpy_ns, window), memset_pct=pct(breakdown["memset"], window),
+        idle_pct=pct(breakdown["idle"], window), gpu_busy_pct=pct(covered_len, window),
+        kernel_busy_pct=pct(breakdown["kernel"], covered_len), memcpy_busy_pct=pct(memcpy_ns, covered_len),
+        memcpy_overlap_pct=pct(copy_union - memcpy_ns, copy_union),
+    )
+    copy_time = {c: breakdown[c] for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other")}
+    dominant = max(copy_time, key=lambda c: copy_time[c])
+    m["dominant_copy"] = COPY_LABELS[dominant] if copy_time[dominant] > 0 else None
+    m["dominant_copy_ns"] = copy_time[dominant]
+
+    # Start-up: nothing runs on the GPU before its first activity.
+    first_gpu = int(gpu[0][0]) if gpu[0].size else hi
+    startup = Gap(0, first_gpu - lo, _cause(api, lo, first_gpu, untraced=STARTUP_UNTRACED))
+    m.update(startup_ns=startup.duration_ns, startup_pct=pct(startup.duration_ns, window), startup_cause=startup.cause)
+    gs, ge = complement(gpu, first_gpu, hi)
+    after = hi - first_gpu
+    m["idle_after_startup_pct"] = pct(int((ge - gs).sum()), after)
+    order = np.argsort(-(ge - gs), kind="stable")[:5]
+    gaps = tuple(Gap(int(gs[i] - lo), int(ge[i] - gs[i]), _cause(api, int(gs[i]), int(ge[i]))) for i in order)
+    m["longest_gap_ns"] = gaps[0].duration_ns if gaps else 0
+    m["longest_gap_at_ns"] = gaps[0].at_ns if gaps else math.nan
+    m["longest_gap_cause"] = gaps[0].cause if gaps else None
+    m["long_gap_count"] = int(((ge - gs) >= LONG_GAP_NS).sum())
+
+    kernel_stats, kernel_gaps = _kernels(kernels, m)
+    span_lo, span_hi = int(kernels["start"].min()), int(kernels["end"].max())
+    span = span_hi - span_lo
+    m["kernel_span_ns"] = span
+    m["kernel_span_idle_pct"] = pct(span - length(clip(gpu, span_lo, span_hi)), span)
+
+    copy_stats = _copies(copies, m, data.unknown.get("host_memory"), unknown, window)
+    m.update(memset_count=len(memsets))
+    memset_info = {"count": len(memsets), "bytes": int(memsets["bytes"].fillna(0).sum()) if len(memsets) else 0, "total_ns": busy["memset"]}
+
+    api_stats = _api(api, kernels, m, (span_lo, span_hi), window, data.unknown.get("api"), unknown)
+
+    kernel_time = breakdown["kernel"]
+
+    def speedup(end_to_end: float) -> float:
+        return window / end_to_end if end_to_end > 0 else math.inf
+
+    amdahl = tuple(AmdahlRow(float(s), window - kernel_time + kernel_time / s, speedup(window - kernel_time + kernel_time / s))
+                   for s in SPEEDUPS) + (AmdahlRow(None, window - kernel_time, speedup(window - kernel_time)),)
+    for row in amdahl[:-1]:
+        m[f"e2e_speedup_{row.kernel_speedup:g}x"] = row.end_to_end_speedup
+    m["kernel_ceiling"] = amdahl[-1].end_to_end_speedup
+    m["copy_ceiling"] = speedup(window - memcpy_ns)
+
+    missing = [n for n in TM.CATALOGUE if n not in m]
+    assert not missing, f"analysis does not compute {missing}"
+    return Timeline(
+        window_start_ns=lo, window_end_ns=hi, breakdown_ns=breakdown, busy_ns=busy, api=api_stats, api_traced=api is not None,
+        copies=copy_stats, memsets=memset_info, kernels=kernel_stats, kernel_gaps=kernel_gaps, startup=startup, gaps=gaps,
+        amdahl=amdahl, metrics={n: m[n] for n in TM.CATALOGUE}, unknown=unknown,
+        devices=max(1, int(pd.concat([f["device"] for f in (kernels, copies, memsets) if len(f)]).nunique())),
+    )
+
+
+def _sync_roundtrips(ls: pd.DataFrame, synced, kernels: pd.DataFrame) -> int:
+    """GPU idle time the synchronizations after launches cost: for each synced launch, the sync's
+    wake-up (from its kernel's end, or the sync call if later, to the sync's return) plus the next
+    launch's latency (from that launch call, or the kernel's end if later, to its kernel's start).
+    Host code run between the sync and the next launch is not counted: it is the program's work."""
+    if not len(synced) or kernels["correlation"].isna().all():
+        return 0
+    first = kernels.groupby("correlation")["start"].min()
+    last = kernels.groupby("correlation")["end"].max()
+    rows = ls.reset_index(drop=True)
+    at = np.flatnonzero(ls.index.isin(synced))  # positions of the synced launches; their sync is the next row
+    launch_at = np.flatnonzero((rows["category"] == "launch").to_numpy())
+    nxt = np.searchsorted(launch_at, at + 1, side="right")  # the next launch after the sync
+    ok = nxt < launch_at.size
+    at, nxt = at[ok], launch_at[nxt[ok]]
+    same_thread = rows["tid"].to_numpy()[nxt] == rows["tid"].to_numpy()[at]
+    at, nxt = at[same_thread], nxt[same_thread]
+    corr = rows["correlation"].to_numpy()
+    k_end = last.reindex(corr[at]).to_numpy(dtype=float)
+    k_next = first.reindex(corr[nxt]).to_numpy(dtype=float)
+    sync_start, sync_end = rows["start"].to_numpy()[at + 1], rows["end"].to_numpy()[at + 1]
+    launch_start = rows["start"].to_numpy()[nxt]
+    with np.errstate(invalid="ignore"):
+        wake = np.maximum(0, sync_end - np.maximum(k_end, sync_start))
+        latency = np.maximum(0, k_next - np.maximum(launch_start, k_end))
+        cost = np.minimum(wake + latency, np.maximum(0, k_next - k_end))
+    return int(np.nansum(cost))
+
+
+def _cause(api: pd.DataFrame | None, lo: int, hi: int, untraced: str = HOST_CODE) -> str:
+    """The CUDA call the host spent most of [lo, hi) in, if it covers at least half of it; else ``untraced``."""
+    if api is None:
+        return NO_API
+    if hi <= lo:
+        return untraced
+    rows = api[(api["end"] > lo) & (api["start"] < hi)]
+    if rows.empty:
+        return untraced
+    overlap = (np.minimum(rows["end"], hi) - np.maximum(rows["start"], lo)).groupby(rows["name"]).sum()
+    top = overlap.idxmax()
+    return str(top) if overlap[top] >= 0.5 * (hi - lo) else untraced
+
+
+def _kernels(kernels: pd.DataFrame, m: dict) -> tuple[tuple[KernelStats, ...], dict]:
+    durations = (kernels["end"] - kernels["start"]).to_numpy(dtype=np.int64)
+    total = int(durations.sum())
+    frame = kernels.assign(duration=durations)
+    stats = []
+    for demangled, group in frame.groupby("demangled", sort=False):
+        d = group["duration"].to_numpy()
+        first = group.iloc[0]
+        stats.append(KernelStats(
+            name=str(first["name"]), demangled=str(demangled), count=int(d.size), total_ns=int(d.sum()), mean_ns=float(d.mean()),
+            median_ns=float(np.median(d)), min_ns=int(d.min()), max_ns=int(d.max()), share_pct=pct(d.sum(), total),
+            grid=first["grid"], block=first["block"],
+        ))
+    stats.sort(key=lambda k: (-k.total_ns, k.demangled))
+    # Gaps between consecutive kernels (by start), from the latest end so far: concurrent kernels leave no gap.
+    starts, ends = kernels["start"].to_numpy(dtype=np.int64), kernels["end"].to_numpy(dtype=np.int64)
+    gaps = np.maximum(starts[1:] - np.maximum.accumulate(ends)[:-1], 0) if starts.size > 1 else np.array([], dtype=np.int64)
+    kernel_gaps = {
+        "count": int(gaps.size),
+        "total_ns": int(gaps.sum()),
+        "median_ns": float(np.median(gaps)) if gaps.size else None,
+        "p90_ns": float(np.percentile(gaps, 90)) if gaps.size else None,
+        "max_ns": int(gaps.max()) if gaps.size else None,
+    }
+    m.update(
+        kernel_count=int(durations.size), distinct_kernels=len(stats), kernel_sum_ns=total,
+        kernel_median_ns=float(np.median(durations)), kernel_mean_ns=float(durations.mean()),
+        kernel_gap_median_ns=kernel_gaps["median_ns"] if gaps.size else math.nan,
+        kernel_gap_total_ns=kernel_gaps["total_ns"], kernel_gap_max_ns=kernel_gaps["max_ns"] if gaps.size else math.nan,
+        top_kernel=stats[0].name, top_kernel_pct=stats[0].share_pct,
+    )
+    kernel_gaps = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in kernel_gaps.items()}
+    return tuple(stats), kernel_gaps
+
+
+def _copies(copies: pd.DataFrame, m: dict, host_unknown: str | None, unknown: dict, window: int) -> tuple[CopyStats, ...]:
+    durations = (copies["end"] - copies["start"]).astype("int64")
+    nbytes = copies["bytes"].fillna(0).astype("int64")
+    pageable = copies["pageable"] == 1.0
+    stats = []
+    for category in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"):
+        rows = copies["category"] == category
+        if not rows.any():
+            continue
+        ns, b = int(durations[rows].sum()), int(nbytes[rows].sum())
+        stats.append(CopyStats(category, int(rows.sum()), b, ns, b / ns if ns else math.nan,
+                               None if host_unknown else int((rows & pageable).sum()),
+                               None if host_unknown else int(nbytes[rows & pageable].sum())))
+    total_ns, total_bytes = int(durations.sum()), int(nbytes.sum())
+    m.update(memcpy_count=len(copies), memcpy_bytes=total_bytes, memcpy_sum_ns=total_ns,
+             memcpy_gbps=total_bytes / total_ns if total_ns else math.nan)
+    host = copies["category"].isin(["memcpy_htod", "memcpy_dtoh"])
+    pinned = host & (copies["host_kind"] == "pinned")
+    p_ns, p_bytes = int(durations[pageable].sum()), int(nbytes[pageable].sum())
+    values = dict(pageable_memcpy_count=int(pageable.sum()), pageable_memcpy_bytes=p_bytes, pageable_memcpy_ns=p_ns,
+                  pageable_memcpy_pct=pct(p_ns, window), pageable_memcpy_gbps=p_bytes / p_ns if p_ns else math.nan,
+                  pinned_memcpy_gbps=int(nbytes[pinned].sum()) / int(durations[pinned].sum()) if pinned.any() and durations[pinned].sum() else math.nan)
+    for name, value in values.items():
+        m[name] = math.nan if host_unknown else value
+        if host_unknown:
+            unknown[name] = host_unknown
+    return tuple(stats)
+
+
+def _api(api: pd.DataFrame | None, kernels: pd.DataFrame, m: dict, span: tuple[int, int], window: int,
+         api_unknown: str | None, unknown: dict) -> tuple[ApiStats, ...]:
+    names = [n for n, item in TM.CATALOGUE.items() if item.needs == "api"]
+    if api is None:
+        for name in names:
+            m[name] = math.nan
+            unknown[name] = api_unknown or "the CUDA API was not traced"
+        return ()
+    api = api.assign(duration=(api["end"] - api["start"]).astype("int64"),
+                     category=api["name"].map({n: api_category(str(n)) for n in api["name"].unique()}))
+    stats = [ApiStats(str(name), api_category(str(name)), int(len(g)), int(g["duration"].sum()), float(g["duration"].median()))
+             for name, g in api.groupby("name", sort=False)]
+    stats.sort(key=lambda a: (-a.total_ns, a.name))
+
+    def total(category):
+        rows = api[api["category"] == category]
+        return len(rows), int(rows["duration"].sum()), rows
+
+    launch_n, launch_ns, launches = total("launch")
+    sync_n, sync_ns, _ = total("sync")
+    malloc_n, malloc_ns, _ = total("malloc")
+    memcpy_n, memcpy_ns, memcpys = total("memcpy")
+    m.update(
+        api_ns=int(api["duration"].sum()), launch_calls=launch_n, launch_api_ns=launch_ns,
+        launch_api_median_ns=float(launches["duration"].median()) if launch_n else math.nan, launch_api_pct=pct(launch_ns, window),
+        sync_calls=sync_n, sync_api_ns=sync_ns, sync_api_pct=pct(sync_ns, window),
+        malloc_calls=malloc_n, malloc_api_ns=malloc_ns, malloc_api_pct=pct(malloc_ns, window),
+        memcpy_calls=memcpy_n, memcpy_api_ns=memcpy_ns, blocking_memcpy_calls=int((~memcpys["name"].str.contains("Async")).sum()),
+    )
+    # A launch is "synced" when the next launch-or-sync call of its thread is a sync (all calls are one
+    # thread when the export has no thread ids).
+    ls = api[api["category"].isin(["launch", "sync"])].assign(tid=lambda f: f["tid"].fillna(0)).sort_values(["tid", "start"], kind="stable")
+    next_is_sync = (ls["category"].shift(-1) == "sync") & (ls["tid"].shift(-1) == ls["tid"])
+    synced = ls[(ls["category"] == "launch") & next_is_sync]
+    m["synced_launches"] = len(synced)
+    m["synced_launch_pct"] = pct(len(synced), launch_n)
+    m["sync_roundtrip_ns"] = _sync_roundtrips(ls, synced.index, kernels)
+    m["sync_roundtrip_span_pct"] = pct(m["sync_roundtrip_ns"], span[1] - span[0])
+    host = merge(api.loc[api["category"].isin(["launch", "sync"]), "start"].to_numpy(), api.loc[api["category"].isin(["launch", "sync"]), "end"].to_numpy())
+    m["launch_sync_span_pct"] = pct(length(clip(host, *span)), span[1] - span[0])
+    return tuple(stats)

@@ -1,0 +1,134 @@
+"""Capture a program's timeline with Nsight Systems and diagnose it: what ``ncuwrap timeline`` runs.
+
+    RUN_DIR/
+      timeline.nsys-rep   the capture (nsys profile --trace=cuda,nvtx,osrt)
+      timeline.sqlite     its SQLite export (nsys export --type sqlite)
+      timeline.json       the diagnosis (ncuwrap.timeline/v1)
+      timeline.html       the diagnosis as a self-contained page
+      timeline.log        the commands run and everything nsys and the program printed
+
+An existing, non-empty run folder is never reused without ``force``; with it, only the files above
+are replaced.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import shlex
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncuwrap.errors import InputError, OutputExistsError, ProfilerError
+from ncuwrap.timeline import nsysrep
+
+STEM = "timeline"
+FILES = ("timeline.nsys-rep", "timeline.qdstrm", "timeline.sqlite", "timeline.json", "timeline.html", "timeline.log")
+
+
+@dataclass(frozen=True)
+class Capture:
+    run_dir: Path
+    report: Path
+    sqlite: Path
+    diagnosis: object  # TimelineDiagnosis
+    written: tuple[Path, ...]
+
+
+def default_run_dir(now: _dt.datetime | None = None) -> Path:
+    """``ncuwrap-runs/timeline-<YYYYmmdd-HHMMSS>`` in the current folder."""
+    now = now or _dt.datetime.now()
+    return Path("ncuwrap-runs") / f"timeline-{now:%Y%m%d-%H%M%S}"
+
+
+def prepare(run_dir: Path, force: bool) -> None:
+    if run_dir.exists() and not run_dir.is_dir():
+        raise OutputExistsError(f"{run_dir}: exists and is not a folder; choose another -o RUN_DIR")
+    if run_dir.is_dir() and any(run_dir.iterdir()):
+        if not force:
+            raise OutputExistsError(f"{run_dir}: a run folder already exists here; pass --force to overwrite it, or choose another -o RUN_DIR")
+        for name in FILES:  # a stale report must never pass for this run's
+            (run_dir / name).unlink(missing_ok=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+
+def check_program(program: list[str]) -> None:
+    if not program:
+        raise InputError("no program given; run 'ncuwrap timeline -- ./program args'")
+    exe = program[0]
+    if os.sep in exe or (os.altsep and os.altsep in exe):
+        path = Path(exe)
+        if not path.is_file():
+            raise InputError(f"{exe}: no such program; check the path")
+        if not os.access(path, os.X_OK):
+            raise InputError(f"{exe}: not executable; chmod +x it or give the interpreter first (python3 {exe})")
+    elif shutil.which(exe) is None:
+        raise InputError(f"{exe}: program not found on PATH; give its path (./{exe})")
+
+
+def _write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _qdstrm(run_dir: Path, output: str) -> Path | None:
+    """The .qdstrm nsys left behind when its importer failed: in the run folder, or named in its output."""
+    local = run_dir / f"{STEM}.qdstrm"
+    if local.exists():
+        return local
+    for name in re.findall(r"(\S+\.qdstrm)\b", output or ""):
+        candidate = Path(name.strip("'\""))
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None, force: bool = False,
+            rules_path: str | Path | None = None, extend: bool = False, started=None) -> Capture:
+    """Run ``program`` under nsys into ``run_dir``, export it, diagnose it and write the results.
+    ``started(argv)``, if given, is called just before nsys starts (for a progress line)."""
+    from ncuwrap import ruleset
+    from ncuwrap.render import Format, render
+    from ncuwrap.timeline import diagnose_data, sqlite
+
+    rules = ruleset.load(rules_path, kind="timeline", extend=extend)  # a bad rules file fails before the run
+    exe = nsysrep.find_nsys(nsys)
+    check_program(program)
+    prepare(run_dir, force)
+    log = run_dir / f"{STEM}.log"
+    argv = nsysrep.profile_argv(exe, run_dir / STEM, list(program))
+    if started is not None:
+        started(argv)
+    done = nsysrep.run_profile(argv)
+    output = (done.stdout or "") + (done.stderr or "")
+    _write(log, f"$ {shlex.join(argv)}\n{output}")
+    report = run_dir / f"{STEM}.nsys-rep"
+    if not report.exists():
+        qdstrm = _qdstrm(run_dir, output)
+        if qdstrm is not None:
+            raise ProfilerError(nsysrep.qdstrm_error(qdstrm, output) + f"; nsys output in {log}")
+        if done.returncode != 0:
+            raise nsysrep.profile_failure(list(program), done, log)
+        raise ProfilerError(f"{report}: nsys wrote no report (exit code {done.returncode}); its output is in {log}")
+    if done.returncode != 0:
+        raise nsysrep.profile_failure(list(program), done, log)
+
+    exported = nsysrep.export_sqlite(report, run_dir / f"{STEM}.sqlite", nsys=exe)
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"$ {shlex.join(nsysrep.export_argv(exe, report, run_dir / f'{STEM}.sqlite'))}\n")
+    diagnosis = diagnose_data(sqlite.read(exported), rules, source_path=str(report), kind="nsys-rep")
+    written = [report, exported]
+    for name, fmt in (("timeline.json", Format.json), ("timeline.html", Format.html)):
+        _write(run_dir / name, render(diagnosis, fmt))
+        written.append(run_dir / name)
+    written.append(log)
+    return Capture(run_dir=run_dir, report=report, sqlite=exported, diagnosis=diagnosis, written=tuple(written))

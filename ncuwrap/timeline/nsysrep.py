@@ -1,0 +1,108 @@
+"""Nsight Systems on the command line: find ``nsys``, export a ``.nsys-rep`` to SQLite, and explain
+a capture that stopped at ``.qdstrm``.
+
+``nsys`` is looked up only when a command needs it (never at import time). The command lines are
+built by plain functions (:func:`export_argv`, :func:`profile_argv`) so tests can check them
+without nsys.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from ncuwrap.errors import InputError, ProfilerError, ToolNotFoundError
+
+PROFILE_TRACE = "cuda,nvtx,osrt"
+
+_INSTALL_HINT = ("install Nsight Systems (it ships with the CUDA toolkit and the NVIDIA developer tools), put nsys on PATH, "
+                 "or pass its location with --nsys-path")
+
+
+def find_nsys(nsys: str | Path | None = None) -> str:
+    """The nsys executable: ``nsys`` if given (a path or a name on PATH), else ``nsys`` on PATH."""
+    if nsys:
+        candidate = Path(nsys)
+        if candidate.is_file():
+            return str(candidate)
+        found = shutil.which(str(nsys))
+        if found:
+            return found
+        raise ToolNotFoundError(f"{nsys}: nsys not found at this path; {_INSTALL_HINT}")
+    found = shutil.which("nsys")
+    if not found:
+        raise ToolNotFoundError(f"nsys: not found on PATH; {_INSTALL_HINT}")
+    return found
+
+
+def export_argv(nsys: str, report: Path, output: Path) -> list[str]:
+    """``nsys export`` of ``report`` to the SQLite file ``output``."""
+    return [nsys, "export", "--type", "sqlite", "--output", str(output), "--force-overwrite", "true", str(report)]
+
+
+def profile_argv(nsys: str, output: Path, program: list[str]) -> list[str]:
+    """``nsys profile`` of ``program``, writing ``output``.nsys-rep (CUDA API + GPU activity, NVTX,
+    OS runtime calls; no CPU sampling or context-switch trace, which cost and are not used)."""
+    return [nsys, "profile", f"--trace={PROFILE_TRACE}", "--sample=none", "--cpuctxsw=none", "-o", str(output),
+            "--force-overwrite", "true", "--", *program]
+
+
+def _tail(text: str, lines: int = 5) -> str:
+    kept = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return " | ".join(kept[-lines:])
+
+
+def export_sqlite(report: Path, output: Path, nsys: str | Path | None = None) -> Path:
+    """Export ``report`` (.nsys-rep) to ``output`` (.sqlite) with nsys; return the file written."""
+    exe = find_nsys(nsys)
+    argv = export_argv(exe, report, output)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise ToolNotFoundError(f"{exe}: cannot run nsys ({exc}); {_INSTALL_HINT}") from None
+    written = output if output.exists() else Path(f"{output}.sqlite")
+    if done.returncode != 0 or not written.exists():
+        detail = _tail(done.stderr) or _tail(done.stdout) or f"exit code {done.returncode}"
+        raise InputError(f"{report}: 'nsys export --type sqlite' failed ({detail}); check that the report opens in "
+                         "Nsight Systems and that this nsys is at least as new as the one that captured it")
+    return written
+
+
+def qdstrm_error(path: Path, output: str = "") -> str:
+    """Why a capture stopped at .qdstrm and how to finish it (one line)."""
+    why = importer_failure(output)
+    return (f"{path}: an unfinished Nsight Systems capture (.qdstrm): nsys converts it to .nsys-rep with its "
+            f"QdstrmImporter, which did not run{' (' + why + ')' if why else ''}; on some installs the importer "
+            "cannot load libdw.so.1 - install elfutils' libdw (Debian/Ubuntu: libdw1) or add the folder holding it "
+            f"to LD_LIBRARY_PATH, then convert it with 'QdstrmImporter -i {path}' (in nsys's host-linux-* folder) "
+            "or capture again, and diagnose the .nsys-rep")
+
+
+def importer_failure(output: str) -> str | None:
+    """The importer's own complaint in nsys's output, if it is there (e.g. a library it cannot load)."""
+    library = re.search(r"([\w.+-]+\.so[\w.]*): cannot open shared object file", output or "")
+    if library:
+        return f"{library.group(1)} could not be loaded"
+    line = re.search(r"^.*importer.*(?:error|fail|not found).*$", output or "", flags=re.IGNORECASE | re.MULTILINE)
+    return line.group(0).strip()[:200] if line else None
+
+
+def check_not_qdstrm(path: Path) -> None:
+    if path.name.lower().endswith(".qdstrm"):
+        raise InputError(qdstrm_error(path))
+
+
+def run_profile(argv: list[str]) -> subprocess.CompletedProcess:
+    """Run ``nsys profile``; the output is captured (for the run folder's log and error messages)."""
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise ToolNotFoundError(f"{argv[0]}: cannot run nsys ({exc}); {_INSTALL_HINT}") from None
+
+
+def profile_failure(program: list[str], done: subprocess.CompletedProcess, log: Path) -> ProfilerError:
+    detail = _tail(done.stderr) or _tail(done.stdout) or "no output"
+    return ProfilerError(f"{program[0]}: the program failed under nsys with exit code {done.returncode} ({detail}); "
+                         f"full output in {log}")

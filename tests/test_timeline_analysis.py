@@ -1,0 +1,186 @@
+"""Timeline analysis on the real H200 nsys captures: full outputs against golden files, the numbers
+against nsys's own ``nsys stats`` reports of the same capture, the Amdahl table by hand, and how
+overlapping activity is attributed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ncuwrap.render import Format, render
+from ncuwrap.timeline import diagnose_timeline
+from ncuwrap.timeline.analysis import analyze, api_category, merge, union
+from ncuwrap.timeline.model import CATEGORIES
+from ncuwrap.timeline.sqlite import TimelineData, api_name
+from tests.conftest import DATA, H200, golden, golden_json
+
+NSYS = H200 / "nsys"
+BENCH = NSYS / "bench.sqlite"
+TRANSPOSE = NSYS / "transpose.sqlite"
+CAPTURED = DATA / "h200_ncuwrap" / "nsys"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return diagnose_timeline(BENCH)
+
+
+@pytest.mark.parametrize("path", [BENCH, TRANSPOSE, CAPTURED / "launch_sync_each.sqlite", CAPTURED / "launch_graph.sqlite",
+                                  CAPTURED / "e2e.sqlite"], ids=lambda p: p.stem)
+def test_full_json_matches_golden(path):
+    golden_json(f"timeline_{path.stem}.json", diagnose_timeline(path).to_json())
+
+
+def test_markdown_matches_golden(bench):
+    golden("timeline_bench.md", render(bench, Format.markdown))
+
+
+def test_vecadd_copies_are_the_dominant_cost(bench):
+    """The acceptance case: the 64 MiB pageable copies (~8 ms each) dwarf the 64 us kernel."""
+    t = bench.timeline
+    assert bench.bound == "transfer"
+    assert bench.limiter == "H2D"
+    assert t.breakdown_ns["memcpy_htod"] + t.breakdown_ns["memcpy_dtoh"] > t.breakdown_ns["kernel"]
+    ids = [f.id for f in bench.findings]
+    assert {"memcpy_dominates", "pageable_memcpy", "serialized_copies", "kernels_not_the_bottleneck"} <= set(ids)
+    assert "tiny_kernels" not in ids
+    pageable = next(f for f in bench.findings if f.id == "pageable_memcpy")
+    assert pageable.severity == "high"
+    assert pageable.evidence["pageable_memcpy_count"] == 4
+    assert pageable.evidence["pageable_memcpy_bytes"] == 4 * 64 * 1024 * 1024
+    assert bench.timeline.metrics["kernel_ceiling"] == pytest.approx(1.08, abs=0.005)
+
+
+def test_breakdown_agrees_with_nsys_stats(bench):
+    """nsys's own per-kernel and per-copy sums (bench_st_*.csv, from 'nsys stats' on the same capture).
+    One stream, nothing overlaps: the exposed times equal the sums."""
+    kern = pd.read_csv(NSYS / "bench_st_cuda_gpu_kern_sum.csv")
+    mem = pd.read_csv(NSYS / "bench_st_cuda_gpu_mem_time_sum.csv").set_index("Operation")
+    t = bench.timeline
+    assert t.breakdown_ns["kernel"] == kern["Total Time (ns)"].sum() == 14_790_395
+    assert t.breakdown_ns["memcpy_htod"] == mem.loc["[CUDA memcpy Host-to-Device]", "Total Time (ns)"] == 16_134_961
+    assert t.breakdown_ns["memcpy_dtoh"] == mem.loc["[CUDA memcpy Device-to-Host]", "Total Time (ns)"] == 9_674_622
+    by_name = {k.name: k for k in t.kernels}
+    for _, row in kern.iterrows():
+        name = row["Name"].split("(")[0]
+        assert by_name[name].count == row["Instances"]
+        assert by_name[name].total_ns == row["Total Time (ns)"]
+        assert by_name[name].median_ns == row["Med (ns)"]
+
+
+def test_api_time_by_call_agrees_with_nsys_stats(bench):
+    api = pd.read_csv(NSYS / "bench_st_cuda_api_sum.csv")
+    ours = {a.name: a for a in bench.timeline.api}
+    for _, row in api.iterrows():
+        assert ours[row["Name"]].calls == row["Num Calls"], row["Name"]
+        assert ours[row["Name"]].total_ns == row["Total Time (ns)"], row["Name"]
+    cats = bench.timeline.api_categories()
+    assert cats["launch"] == {"calls": 52, "total_ns": 531_298}
+    assert cats["sync"] == {"calls": 44, "total_ns": 11_553_431 + 3_371_977}  # cudaEventSynchronize + cudaDeviceSynchronize
+    assert cats["malloc"]["calls"] == 6  # 3 cudaMalloc + 3 cudaFree
+
+
+@pytest.mark.parametrize("path", [BENCH, TRANSPOSE])
+def test_breakdown_partitions_the_window(path):
+    t = diagnose_timeline(path).timeline
+    assert list(t.breakdown_ns) == list(CATEGORIES)
+    assert sum(t.breakdown_ns.values()) == t.window_ns
+    assert all(v >= 0 for v in t.breakdown_ns.values())
+
+
+def test_amdahl_by_hand(bench):
+    # The window: the first CUDA call (cuModuleGetLoadingMode at 415,025,520 ns) to the end of the last
+    # one (cudaFree at 614,660,163 ns); the kernels: 26 x strided_add + 26 x coalesced_add, 14,790,395 ns.
+    window, kernels = 614_660_163 - 415_025_520, 14_790_395
+    assert bench.window_ns == window
+    rows = {row.kernel_speedup: row for row in bench.timeline.amdahl}
+    assert sorted(k for k in rows if k) == [2.0, 4.0, 10.0]
+    for s in (2, 4, 10):
+        assert rows[float(s)].end_to_end_ns == pytest.approx(window - kernels + kernels / s)
+        assert rows[float(s)].end_to_end_speedup == pytest.approx(window / (window - kernels + kernels / s))
+    assert rows[None].end_to_end_ns == window - kernels
+    assert rows[None].end_to_end_speedup == pytest.approx(199_634_643 / 184_844_248)  # 1.0800
+    assert rows[4.0].end_to_end_speedup == pytest.approx(1.0588, abs=1e-4)
+    doc = bench.to_json()["amdahl"]
+    assert [r["kernel_speedup"] for r in doc] == [2.0, 4.0, 10.0, None]
+    assert [r["end_to_end_speedup"] for r in doc] == [1.0385, 1.0588, 1.0714, 1.08]
+
+
+def test_kernel_gaps_and_startup(bench):
+    gaps = bench.timeline.kernel_gaps
+    assert gaps["count"] == 51
+    # The longest: from the single strided_add check (ends 577,720,464) to the first warm-up launch (599,424,890).
+    assert gaps["max_ns"] == 599_424_890 - 577_720_464
+    startup = bench.timeline.startup
+    # First CUDA call to the first GPU activity (the H2D copy at 540,278,258), mostly the first cudaMalloc.
+    assert startup.duration_ns == 540_278_258 - 415_025_520
+    assert startup.cause == "cudaMalloc"
+
+
+def test_transpose_capture():
+    d = diagnose_timeline(TRANSPOSE)
+    t = d.timeline
+    assert [k.name for k in t.kernels] == ["transposeNaive", "transposeShared", "copyKernel", "transposePadded"]
+    assert all(k.count == 55 for k in t.kernels)
+    assert d.bound == "transfer" and d.limiter == "D2H"  # four 64 MiB pageable read-backs against 24 ms of kernels
+
+
+def _frame(rows, **extra):
+    frame = pd.DataFrame(rows, columns=["start", "end"]).astype("int64")
+    for key, value in extra.items():
+        frame[key] = value
+    return frame
+
+
+def _data(kernels, copies, api=None):
+    k = _frame(kernels, name="k", demangled="k", device=0, stream=7, correlation=np.nan, grid=None, block=None)
+    c = _frame(copies, bytes=1 << 20, device=0, stream=8, correlation=np.nan, category="memcpy_htod", direction="HTOD",
+               host_kind="pinned", pageable=0.0)
+    m = _frame([], bytes=0, device=0, stream=0)
+    return TimelineData(path=None, kernels=k, copies=c, memsets=m, api=api)
+
+
+def test_overlap_goes_to_the_kernel_and_each_instant_counts_once():
+    # Two concurrent kernels [0,10) and [5,15); a copy [10,30) half under the second kernel; idle [30,40).
+    api = pd.DataFrame({"start": [0], "end": [40], "name": ["cudaStreamSynchronize"], "tid": [1], "correlation": [1]})
+    t = analyze(_data([(0, 10), (5, 15)], [(10, 30)], api))
+    assert t.window_ns == 40
+    assert t.breakdown_ns == {"kernel": 15, "memcpy_htod": 15, "memcpy_dtoh": 0, "memcpy_dtod": 0, "memcpy_other": 0,
+                              "memset": 0, "idle": 10}
+    assert t.busy_ns["memcpy_htod"] == 20
+    assert t.metrics["memcpy_overlap_pct"] == pytest.approx(25.0)  # 5 of the copy's 20 ns ran under a kernel
+    assert t.metrics["kernel_sum_ns"] == 20  # durations still add up per kernel
+    rows = {r.kernel_speedup: r for r in t.amdahl}
+    assert rows[None].end_to_end_ns == 25 and rows[2.0].end_to_end_ns == pytest.approx(32.5)
+
+
+def test_window_without_api_trace_is_the_gpu_activity():
+    t = analyze(_data([(100, 110)], [(120, 150)]))
+    assert (t.window_start_ns, t.window_end_ns) == (100, 150)
+    assert t.breakdown_ns["idle"] == 10
+    assert math.isnan(t.metrics["launch_calls"]) and "launch_calls" in t.unknown
+
+
+def test_merge_and_union():
+    s, e = merge([5, 0, 20, 8], [9, 6, 25, 12])
+    assert s.tolist() == [0, 20] and e.tolist() == [12, 25]
+    s, e = union((np.array([0]), np.array([3])), (np.array([3]), np.array([4])))
+    assert s.tolist() == [0] and e.tolist() == [4]  # touching intervals join
+
+
+@pytest.mark.parametrize("raw, name, category", [
+    ("cudaLaunchKernel_v7000", "cudaLaunchKernel", "launch"),
+    ("cudaMemcpyAsync_ptsz_v7000", "cudaMemcpyAsync", "memcpy"),
+    ("cudaGetDeviceProperties_v12000", "cudaGetDeviceProperties", "other"),
+    ("cuMemAlloc_v2", "cuMemAlloc", "malloc"),
+    ("cudaStreamSynchronize_ptsz", "cudaStreamSynchronize", "sync"),
+    ("cudaGraphLaunch_v10000", "cudaGraphLaunch", "launch"),
+    ("cudaMemsetAsync", "cudaMemsetAsync", "memset"),
+    ("cuKernelGetName", "cuKernelGetName", "other"),
+])
+def test_api_names_lose_their_version_suffix(raw, name, category):
+    assert api_name(raw) == name
+    assert api_category(name) == category

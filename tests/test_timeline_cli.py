@@ -1,0 +1,243 @@
+"""Timelines through the command line: bad inputs end in one line naming the file (exit code 2, no
+traceback); the nsys command lines are checked exactly with subprocess and shutil.which mocked, so
+no nsys and no GPU are needed. A real .nsys-rep export runs only where nsys is (marked gpu)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ncuwrap.timeline import nsysrep
+from tests.conftest import DATA, H200, ROOT, run_cli
+
+NSYS_DIR = H200 / "nsys"
+BAD = DATA / "timeline_bad"
+FAKE_NSYS = "/opt/nvidia/nsight-systems/2025.3.2/bin/nsys"
+
+
+def _one_line_error(code, out, err, path, pattern, progress=False):
+    """Exit code 2 and one error line; with ``progress``, after the line saying nsys started."""
+    assert code == 2, err
+    assert out == ""
+    lines = err.strip().splitlines()
+    if progress:
+        assert lines[0].startswith("nsys: capturing "), err
+        lines = lines[1:]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert lines[0].startswith(f"ncuwrap: error: {path}"), lines[0]
+    assert re.search(pattern, lines[0]), lines[0]
+
+
+@pytest.mark.parametrize("path, pattern", [
+    (BAD / "no_kernels.sqlite", r"no CUPTI_ACTIVITY_KIND_KERNEL table \(CUDA kernel activity\); .*nsys profile --trace=cuda"),
+    (BAD / "truncated.sqlite", r"corrupt or truncated SQLite database \(database disk image is malformed\); export the report again"),
+    (BAD / "not_sqlite.sqlite", r"not an SQLite database \(no 'SQLite format 3' header\)"),
+    (BAD / "capture.qdstrm", r"an unfinished Nsight Systems capture \(.qdstrm\).*QdstrmImporter.*libdw.so.1.*LD_LIBRARY_PATH"),
+    (BAD / "missing.sqlite", r"no such file; check the path"),
+])
+def test_bad_timeline(capsys, path, pattern):
+    code, out, err = run_cli(capsys, "diagnose", path)
+    _one_line_error(code, out, err, path, pattern)
+
+
+def test_empty_sqlite(capsys, tmp_path):
+    path = tmp_path / "empty.sqlite"
+    path.touch()
+    code, out, err = run_cli(capsys, "diagnose", path)
+    _one_line_error(code, out, err, path, r"the file is empty")
+
+
+def test_nsys_rep_without_nsys(capsys, monkeypatch):
+    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: None)
+    path = NSYS_DIR / "bench.nsys-rep"
+    code, out, err = run_cli(capsys, "diagnose", path)
+    _one_line_error(code, out, err, path, r"needs nsys to export it to SQLite, and nsys is not on PATH; .*nsys export --type sqlite")
+
+
+class FakeNsys:
+    """Stands in for subprocess.run: records each argv and plays nsys's part (writes its output files)."""
+
+    def __init__(self, profile=None, export_rc=0):
+        self.calls: list[list[str]] = []
+        self.profile = profile or self.good_profile
+        self.export_rc = export_rc
+
+    @staticmethod
+    def good_profile(argv):
+        out = Path(argv[argv.index("-o") + 1])
+        shutil.copyfile(ROOT / NSYS_DIR / "bench.nsys-rep", f"{out}.nsys-rep")
+        return subprocess.CompletedProcess(argv, 0, "Collecting data...\nGenerated:\n", "")
+
+    def __call__(self, argv, **kwargs):
+        assert kwargs.get("capture_output") and kwargs.get("text"), kwargs
+        self.calls.append(list(argv))
+        if argv[1] == "export":
+            if self.export_rc:
+                return subprocess.CompletedProcess(argv, self.export_rc, "", "Error: cannot open report file\n")
+            shutil.copyfile(ROOT / NSYS_DIR / "bench.sqlite", argv[argv.index("--output") + 1])
+            return subprocess.CompletedProcess(argv, 0, "", "")
+        if argv[1] == "profile":
+            return self.profile(argv)
+        raise AssertionError(f"unexpected command {argv}")
+
+
+@pytest.fixture
+def fake_nsys(monkeypatch):
+    fake = FakeNsys()
+    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: FAKE_NSYS if name in ("nsys", FAKE_NSYS) else None)
+    monkeypatch.setattr(nsysrep.subprocess, "run", fake)
+    return fake
+
+
+def test_export_argv():
+    assert nsysrep.export_argv("nsys", Path("in.nsys-rep"), Path("/tmp/x/in.sqlite")) == [
+        "nsys", "export", "--type", "sqlite", "--output", "/tmp/x/in.sqlite", "--force-overwrite", "true", "in.nsys-rep"]
+
+
+def test_profile_argv():
+    assert nsysrep.profile_argv("/usr/bin/nsys", Path("runs/t/timeline"), ["./prog", "-n", "5"]) == [
+        "/usr/bin/nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "-o", "runs/t/timeline",
+        "--force-overwrite", "true", "--", "./prog", "-n", "5"]
+
+
+def test_nsys_rep_is_exported_then_diagnosed(capsys, fake_nsys):
+    rep = NSYS_DIR / "bench.nsys-rep"
+    code, out, err = run_cli(capsys, "diagnose", rep, "-f", "json")
+    assert code == 0, err
+    (argv,) = fake_nsys.calls
+    assert argv[:5] == [FAKE_NSYS, "export", "--type", "sqlite", "--output"]
+    assert Path(argv[5]).name == "bench.sqlite" and Path(argv[5]).parent != ROOT / NSYS_DIR  # a temporary folder
+    assert argv[6:] == ["--force-overwrite", "true", str(rep)]
+    assert not Path(argv[5]).exists()  # the temporary export is gone
+    doc = json.loads(out)
+    assert doc["source"]["path"] == str(rep) and doc["source"]["kind"] == "nsys-rep"
+    code, out2, _ = run_cli(capsys, "diagnose", NSYS_DIR / "bench.sqlite", "-f", "json")
+    same = json.loads(out2)
+    for d in (doc, same):
+        d.pop("source")
+    assert doc == same
+
+
+def test_failed_export_names_the_report(capsys, monkeypatch):
+    fake = FakeNsys(export_rc=1)
+    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: FAKE_NSYS)
+    monkeypatch.setattr(nsysrep.subprocess, "run", fake)
+    rep = NSYS_DIR / "bench.nsys-rep"
+    code, out, err = run_cli(capsys, "diagnose", rep)
+    _one_line_error(code, out, err, rep, r"'nsys export --type sqlite' failed \(Error: cannot open report file\)")
+
+
+@pytest.fixture
+def program(tmp_path):
+    prog = tmp_path / "vecadd"
+    prog.write_text("#!/bin/sh\nexit 0\n")
+    prog.chmod(0o755)
+    return prog
+
+
+def test_timeline_command_runs_nsys_exports_and_writes_the_run_folder(capsys, fake_nsys, tmp_path, program):
+    run = tmp_path / "run"
+    code, out, err = run_cli(capsys, "timeline", "-o", run, "--", program, "-n", "5")
+    assert code == 0, err
+    assert fake_nsys.calls == [
+        [FAKE_NSYS, "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "-o", str(run / "timeline"),
+         "--force-overwrite", "true", "--", str(program), "-n", "5"],
+        [FAKE_NSYS, "export", "--type", "sqlite", "--output", str(run / "timeline.sqlite"), "--force-overwrite", "true",
+         str(run / "timeline.nsys-rep")],
+    ]
+    assert sorted(p.name for p in run.iterdir()) == ["timeline.html", "timeline.json", "timeline.log", "timeline.nsys-rep", "timeline.sqlite"]
+    doc = json.loads((run / "timeline.json").read_text())
+    assert doc["schema"] == "ncuwrap.timeline/v1" and doc["bound"] == "transfer"
+    assert doc["source"] == {"path": str(run / "timeline.nsys-rep"), "kind": "nsys-rep", "nsys_version": "2025.3.2.0",
+                             "export_schema": "3.20.3", "device": "NVIDIA H200"}
+    assert "<svg" in (run / "timeline.html").read_text()
+    assert "Bound: transfer (H2D)" in out
+    assert f"run folder: {run}" in err
+    assert (run / "timeline.log").read_text().startswith(f"$ {FAKE_NSYS} profile --trace=cuda,nvtx,osrt")
+
+
+def test_timeline_command_never_overwrites_a_run_folder(capsys, fake_nsys, tmp_path, program):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "notes.txt").write_text("mine")
+    code, out, err = run_cli(capsys, "timeline", "-o", run, "--", program)
+    _one_line_error(code, out, err, run, r"a run folder already exists here; pass --force")
+    assert fake_nsys.calls == []
+    code, out, err = run_cli(capsys, "timeline", "-o", run, "--force", "--", program)
+    assert code == 0, err
+    assert (run / "notes.txt").read_text() == "mine"  # --force replaces only the timeline files
+
+
+def test_timeline_command_when_only_a_qdstrm_comes_out(capsys, monkeypatch, tmp_path, program):
+    def importer_fails(argv):
+        out = Path(argv[argv.index("-o") + 1])
+        Path(f"{out}.qdstrm").write_bytes(b"raw stream")
+        return subprocess.CompletedProcess(argv, 0, "Collecting data...\n", (
+            "/opt/nvidia/nsight-systems/host-linux-x64/QdstrmImporter: error while loading shared libraries: "
+            "libdw.so.1: cannot open shared object file: No such file or directory\n"))
+
+    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: FAKE_NSYS)
+    fake = FakeNsys(profile=importer_fails)
+    monkeypatch.setattr(nsysrep.subprocess, "run", fake)
+    run = tmp_path / "run"
+    code, out, err = run_cli(capsys, "timeline", "-o", run, "--", program)
+    qdstrm = run / "timeline.qdstrm"
+    _one_line_error(code, out, err, qdstrm, r"QdstrmImporter, which did not run \(libdw.so.1 could not be loaded\).*LD_LIBRARY_PATH"
+                                            r".*QdstrmImporter -i .*timeline.log", progress=True)
+    assert [c[1] for c in fake.calls] == ["profile"]  # nothing exported, nothing diagnosed
+
+
+def test_timeline_command_when_the_program_fails(capsys, monkeypatch, tmp_path, program):
+    def crashes(argv):
+        return subprocess.CompletedProcess(argv, 3, "Collecting data...\n",
+                                           "starting\nCUDA error at vecadd.cu:42: invalid argument\nProcess exited with 3\n")
+
+    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: FAKE_NSYS)
+    monkeypatch.setattr(nsysrep.subprocess, "run", FakeNsys(profile=crashes))
+    run = tmp_path / "run"
+    code, out, err = run_cli(capsys, "timeline", "-o", run, "--", program)
+    _one_line_error(code, out, err, program, r"failed under nsys with exit code 3 \(.*CUDA error at vecadd.cu:42: invalid argument \| "
+                                             r"Process exited with 3\); full output in .*timeline.log", progress=True)
+
+
+def test_timeline_command_without_nsys(capsys, monkeypatch, tmp_path, program):
+    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: None)
+    code, out, err = run_cli(capsys, "timeline", "-o", tmp_path / "run", "--", program)
+    _one_line_error(code, out, err, "nsys", r"nsys: not found on PATH; .*--nsys-path")
+    assert not (tmp_path / "run").exists()
+
+
+def test_timeline_command_with_a_missing_program(capsys, fake_nsys, tmp_path):
+    code, out, err = run_cli(capsys, "timeline", "-o", tmp_path / "run", "--", "./no-such-program")
+    _one_line_error(code, out, err, "./no-such-program", r"no such program")
+    assert fake_nsys.calls == []
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(shutil.which("nsys") is None, reason="needs nsys on PATH to export the .nsys-rep")
+def test_real_nsys_export_gives_the_same_timeline():
+    from ncuwrap.timeline import diagnose_timeline
+
+    from_rep = diagnose_timeline(NSYS_DIR / "bench.nsys-rep").to_json()
+    from_sqlite = diagnose_timeline(NSYS_DIR / "bench.sqlite").to_json()
+    assert from_rep["bound"] == from_sqlite["bound"] == "transfer"
+    assert from_rep["breakdown_ns"] == from_sqlite["breakdown_ns"]
+    assert from_rep["amdahl"] == from_sqlite["amdahl"]
+
+
+def test_a_missing_column_is_named(capsys, tmp_path):
+    """Another nsys version's schema: the kernel table's 'end' column under another name."""
+    import sqlite3
+
+    path = tmp_path / "renamed.sqlite"
+    shutil.copyfile(ROOT / BAD / "no_api.sqlite", path)
+    with sqlite3.connect(path) as db:
+        db.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN "end" TO "stop"')
+    code, out, err = run_cli(capsys, "diagnose", path)
+    _one_line_error(code, out, err, path, r"table CUPTI_ACTIVITY_KIND_KERNEL has no column 'end' \(nsys export schema 3.20.3\)")
