@@ -96,6 +96,12 @@ class RuleSet:
         return out
 
 
+def kind_of_file(path: str | Path) -> str:
+    """The ``kind:`` a rules file declares (``kernel`` when absent), for commands that take either."""
+    doc = _read_yaml(Path(path))
+    return str(doc.get("kind", "kernel")) if isinstance(doc, dict) else "kernel"
+
+
 def default_path(kind: str = "kernel") -> Path:
     return data_dir("rules") / ("default.yaml" if kind == "kernel" else "timeline.yaml")
 
@@ -138,17 +144,20 @@ def display_path(path: Path) -> str:
 
 
 def _load_file(path: Path, kind: str) -> RuleSet:
+    return _parse(_read_yaml(path), path, kind)
+
+
+def _read_yaml(path: Path):
     if not path.is_file():
         raise RulesError(f"{path}: rules file not found; pass an existing YAML file to --rules")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise RulesError(f"{path}: not valid YAML{where} ({getattr(exc, 'problem', exc)}); fix the syntax") from None
     except UnicodeDecodeError:
         raise RulesError(f"{path}: not a text file; pass a YAML rules file") from None
-    return _parse(doc, path, kind)
 
 
 def known_names(kind: str) -> tuple[frozenset[str], bool, str]:

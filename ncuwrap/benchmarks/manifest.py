@@ -64,9 +64,11 @@ class Peak(str, Enum):
 
 
 class Timeline(str, Enum):
-    launch_bound = "launch_bound"
-    transfer_bound = "transfer_bound"
-    overlapped = "overlapped"
+    """The ``bound`` the timeline rules (rules/timeline.yaml) are expected to give."""
+
+    kernel = "kernel"
+    transfer = "transfer"
+    launch = "launch"
 
 
 class Library(str, Enum):

@@ -21,6 +21,7 @@ def diagnose(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
+    nsys: Optional[str] = typer.Option(None, "--nsys-path", help="Path to nsys, used to export a .nsys-rep to SQLite (default: nsys on PATH)."),
 ) -> None:
     """Diagnose each kernel: compute-, memory- or latency-bound, the limiting unit, causes, advice."""
     from ncuwrap.ingest import kind_of
@@ -30,7 +31,7 @@ def diagnose(
     if path.exists() and path.is_file() and kind_of(path) == "timeline":
         from ncuwrap.timeline import diagnose_timeline
 
-        result = diagnose_timeline(path, rules_path=rules, extend=extend)
+        result = diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys)
     else:
         from ncuwrap.engine import diagnose as run
 

@@ -47,5 +47,5 @@ def check_cmd(path: Path = typer.Argument(..., help="Rules YAML to validate.")) 
     """Validate a rules file; errors name the file and the rule."""
     from ncuwrap import ruleset
 
-    loaded = ruleset.load(path)
-    typer.echo(f"{path}: ok ({len(loaded.bound)} bound branches, {len(loaded.findings)} findings, version {loaded.version})")
+    loaded = ruleset.load(path, kind=ruleset.kind_of_file(path))
+    typer.echo(f"{path}: ok ({loaded.kind} rules: {len(loaded.bound)} bound branches, {len(loaded.findings)} findings, version {loaded.version})")
