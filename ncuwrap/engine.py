@@ -63,6 +63,7 @@ class _Evaluator:
         self.table = M.MetricTable(profile.frame)
         self.rules = rules
         self.n = len(profile.frame)
+        self._cleaned: dict[str, list] = {}
 
     def lookup(self, name: str) -> np.ndarray:
         return self.table.get(name)
@@ -81,12 +82,24 @@ class _Evaluator:
         return np.broadcast_to(result.astype(bool), (self.n,))
 
     def value(self, name: str, row: int):
-        return clean(self.table.get(name)[row])
+        # Cleaned once per metric for all launches: per-element numpy access dominates large reports.
+        cleaned = self._cleaned.get(name)
+        if cleaned is None:
+            values = self.table.get(name)
+            if values.dtype.kind == "f":
+                finite = np.isfinite(values)
+                whole = finite & (values == np.round(values)) & (np.abs(values) < 2**53)
+                cleaned = [int(v) if w else (round(v, 4) if f else None) for v, f, w in zip(values.tolist(), finite.tolist(), whole.tolist())]
+            else:
+                cleaned = [clean(v) for v in values.tolist()]
+            self._cleaned[name] = cleaned
+        return cleaned[row]
 
 
 def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = None) -> Diagnosis:
     ev = _Evaluator(profile, rules)
     frame = profile.frame
+    ev.meta = {c: frame[c].tolist() if c in frame else [None] * len(frame) for c in ("launch_id", "name", "display_name", "grid", "block")}
     rows = np.arange(len(frame))
     if kernel:
         pattern = re.compile(kernel)
@@ -181,14 +194,14 @@ def _kernel(ev, rules, frame, row, branch_holds, bound_missing, fired, finding_m
         value = ev.value(name, row)
         if value is not None:
             shown[name] = value
-    meta = frame.iloc[row]
+    meta = {column: values[row] for column, values in ev.meta.items()}
     duration = ev.value("duration_ns", row)
     return KernelVerdict(
         id=int(meta["launch_id"]) if meta["launch_id"] is not None and not _isnan(meta["launch_id"]) else row,
         name=str(meta["name"]),
         display_name=str(meta["display_name"]),
-        grid=dims(meta.get("grid")),
-        block=dims(meta.get("block")),
+        grid=dims(meta["grid"]),
+        block=dims(meta["block"]),
         duration_ns=duration,
         bound=verdict,
         limiter=limiter,
@@ -239,8 +252,12 @@ def _option(argv: list[str], name: str) -> str | None:
 def _environment(profile: Profile, ev: _Evaluator) -> dict:
     """Facts a reviewer needs to trust the numbers: GPU, clocks, how ncu was run."""
     s = profile.source
+    # The command is read from the report's header, where a field tag can trail it (' "').
+    command = s.command_line
+    if command and command.endswith('"') and command.count('"') % 2:
+        command = command[:-1].rstrip()
     env = {"gpu": s.device, "compute_capability": s.compute_capability, "ncu_version": s.ncu_version,
-           "command_line": s.command_line, "report": s.path, "sha256": s.sha256}
+           "command_line": command, "report": s.path, "sha256": s.sha256}
     if s.command_line:
         try:
             argv = shlex.split(s.command_line.rstrip('"'))
@@ -257,13 +274,23 @@ def _environment(profile: Profile, ev: _Evaluator) -> dict:
     return env
 
 
+def needed_metrics(rules: R.RuleSet) -> list[str]:
+    """Raw metrics worth reading from a large CSV: what the rules read, every canonical alias (for
+    the report's charts) and the device facts. Reading only these keeps time and memory bounded."""
+    names = list(rules.raw_metrics())
+    for canonical in M.CANONICAL.values():
+        names.extend(a for a in canonical.aliases if a not in names)
+    names += ["device__attribute_display_name", "device__attribute_compute_capability_major", "device__attribute_compute_capability_minor"]
+    return names
+
+
 def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
              kernel: str | None = None, ncu: str | None = None, label: str | None = None) -> Diagnosis:
     """Load ``report`` and diagnose it with the bundled rules or ``rules_path``.
 
     ``label`` replaces the report's path in outputs (used for the bundled sample)."""
     rules = R.load(rules_path, extend=extend)
-    profile = load(report, ncu=ncu)
+    profile = load(report, ncu=ncu, metrics=needed_metrics(rules))
     if label:
         profile.source = replace(profile.source, path=label)
     return diagnose_profile(profile, rules, kernel=kernel)

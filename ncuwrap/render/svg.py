@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from ncuwrap import metrics as M
+from ncuwrap.render import text as T
 
 # One colour per series (1 series: blue; 2 series: before grey, after blue); roofs and grid in greys.
 SERIES_COLORS = ("#2563eb",)
@@ -48,14 +48,9 @@ def _num(value) -> float | None:
 
 
 def si(value, unit: str) -> str:
-    """``3.1e12, 'B/s'`` -> ``'3.11 TB/s'``."""
+    """``3.1e12, 'B/s'`` -> ``'3.11 TB/s'``; 'n/a' for a missing or non-finite value."""
     value = _num(value)
-    if value is None:
-        return "n/a"
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
+    return "n/a" if value is None else T.si(value, unit)
 
 
 def colors(n: int) -> tuple[str, ...]:
@@ -210,20 +205,20 @@ def roofline(charts: list[dict], series: list[str] | None = None, width: int = 5
     title = "Roofline (FP32): FLOP/s against arithmetic intensity, log-log"
     roof_chart = next((c for c in reversed(charts) if not c.get("roofline_missing")), None)
     if roof_chart is None:
-        missing = roofline_missing(charts)
-        return _svg(width, 60, title, [
-            f'<rect x="0.5" y="0.5" width="{width - 1}" height="59" fill="#f8fafc" stroke="{GRID}"/>',
-            f'<text x="12" y="26" fill="{INK}">roofline not available: {len(missing)} metric(s) not collected</text>',
-            f'<text x="12" y="44" fill="{MUTED}" font-size="11">re-profile with --section SpeedOfLight_RooflineChart (or --set full)</text>',
-        ])
+        return _unavailable(title, width, f"{len(roofline_missing(charts))} metric(s) not collected",
+                            "re-profile with --section SpeedOfLight_RooflineChart (or --set full)")
     peak = _num(roof_chart.get("fp32_peak_flops_per_s"))
     roofs = [(label, _num(roof_chart.get(peak_key))) for label, _, peak_key in LEVELS]
-    roofs = [(label, bw) for label, bw in roofs if bw]
+    roofs = [(label, bw) for label, bw in roofs if bw and bw > 0]
+    if not peak or peak <= 0 or not roofs:
+        return _unavailable(title, width, "the report's peak FP32 or DRAM rate is zero", "the roofs cannot be drawn from it")
     points: list[_Point] = []
     no_flops: list[int] = []
+    no_counters: list[int] = []
     for i, chart in enumerate(charts):
         flops = _num(chart.get("fp32_flops_per_s"))
         if flops is None:
+            no_counters.append(i)
             continue
         if flops <= 0:
             no_flops.append(i)
@@ -266,9 +261,11 @@ def roofline(charts: list[dict], series: list[str] | None = None, width: int = 5
         start_ai = max(x_min, 10.0**y_lo / bw)
         body.append(f'<polyline class="roof" points="{px(start_ai):.1f},{py(bw * start_ai):.1f} {px(ridge):.1f},{py(peak):.1f}" fill="none" stroke="{color}" stroke-width="2">'
                     f'<title>{_t(label + " roof: " + si(bw, "B/s"))}</title></polyline>')
-        lx = px(max(start_ai, ridge / 30))
-        ly = py(bw * max(start_ai, ridge / 30))
-        body.append(f'<text x="{lx + 4:.1f}" y="{ly - 6:.1f}" fill="{color}" font-size="11" transform="rotate(-{_slope_deg(plot_w, plot_h, x_hi - x_lo, y_hi - y_lo):.1f} {lx + 4:.1f} {ly - 6:.1f})">{_t(label + " " + si(bw, "B/s"))}</text>')
+    # Roof key, top left: that corner is above every roof (low intensity, high FLOP/s).
+    for j, (label, bw) in enumerate(roofs):
+        ky = top + 16 + 15 * j
+        body.append(f'<line x1="{left + 8}" y1="{ky - 4}" x2="{left + 26}" y2="{ky - 4}" stroke="{ROOF_COLORS[label]}" stroke-width="2"/>'
+                    f'<text x="{left + 31}" y="{ky}" fill="{ROOF_COLORS[label]}" font-size="11">{_t(label + " roof " + si(bw, "B/s"))}</text>')
     ridge_min = min(ridges)
     body.append(f'<line class="roof" x1="{px(ridge_min):.1f}" y1="{py(peak):.1f}" x2="{px(x_max):.1f}" y2="{py(peak):.1f}" stroke="{ROOF_COLORS["FP32"]}" stroke-width="2"/>'
                 f'<text x="{px(x_max) - 4:.1f}" y="{py(peak) - 6:.1f}" fill="{ROOF_COLORS["FP32"]}" font-size="11" text-anchor="end">{_t("FP32 peak " + si(peak, "FLOP/s"))}</text>')
@@ -292,25 +289,36 @@ def roofline(charts: list[dict], series: list[str] | None = None, width: int = 5
                 body.append(_marker(marks[level], kx + 4, top + plot_h - 12, MUTED, f"{level} point") +
                             f'<text x="{kx + 12}" y="{top + plot_h - 8}" fill="{MUTED}" font-size="10">{level}</text>')
                 kx += 46
+    lines = []
     if no_flops:
         names = ", ".join(series[i] for i in no_flops if series[i])
-        lines = [f"no FP32 arithmetic{' (' + names + ')' if names else ''}: 0 FLOP/s puts no point",
-                 "on this chart; the kernel only moves data. Its bandwidth",
-                 "against each memory roof is drawn in the chart below."]
-        bx, by = left + 10, top + plot_h - 20 - 15 * len(lines) - (14 if points else 0)
-        body.append(f'<rect x="{bx - 6}" y="{by - 13}" width="{plot_w - 20}" height="{15 * len(lines) + 8}" fill="#fff7ed" stroke="#fdba74" rx="3"/>')
+        lines += [f"No FP32 arithmetic{' (' + names + ')' if names else ''}: 0 FLOP/s,",
+                  "so no point on this chart: the kernel only moves",
+                  "data. Its bandwidth against each memory roof is",
+                  "in the bandwidth chart."]
+    if no_counters:
+        names = ", ".join(series[i] for i in no_counters if series[i])
+        lines += [f"No point for {names or 'this kernel'}: its report lacks", "the roofline counters."]
+    if lines:
+        # Bottom right: the roofs never pass there (high intensity, low FLOP/s).
+        box_w = int(max(len(line) for line in lines) * 6.2) + 14
+        bx, by = left + plot_w - box_w, top + plot_h - 10 - 15 * len(lines) - (14 if points else 0)
+        body.append(f'<rect x="{bx - 6}" y="{by - 13}" width="{box_w}" height="{15 * len(lines) + 8}" fill="#fff7ed" stroke="#fdba74" rx="3"/>')
         for j, line in enumerate(lines):
             body.append(f'<text class="note" x="{bx}" y="{by + 15 * j}" fill="{INK}" font-size="11">{_t(line)}</text>')
     return _svg(width, height, title, body)
 
 
+def _unavailable(title: str, width: int, why: str, what_to_do: str) -> Markup:
+    return _svg(width, 60, title, [
+        f'<rect x="0.5" y="0.5" width="{width - 1}" height="59" fill="#f8fafc" stroke="{GRID}"/>',
+        f'<text x="12" y="26" fill="{INK}">roofline not available: {_t(why)}</text>',
+        f'<text x="12" y="44" fill="{MUTED}" font-size="11">{_t(what_to_do)}</text>',
+    ])
+
+
 def _decade(d: int) -> str:
     return f"{10.0**d:g}" if -3 <= d <= 4 else f"1e{d}"
-
-
-def _slope_deg(plot_w: float, plot_h: float, x_decades: int, y_decades: int) -> float:
-    # A bandwidth roof has slope 1 in log-log: one decade right is one decade up.
-    return math.degrees(math.atan((plot_h / y_decades) / (plot_w / x_decades)))
 
 
 def _marker(kind: str, x: float, y: float, color: str, tip: str) -> str:
@@ -322,7 +330,3 @@ def _marker(kind: str, x: float, y: float, color: str, tip: str) -> str:
     return (f'<polygon class="point" points="{x:.1f},{y - 6:.1f} {x + 6:.1f},{y:.1f} {x:.1f},{y + 6:.1f} {x - 6:.1f},{y:.1f}" '
             f'fill="{color}" stroke="#fff">{tip}</polygon>')
 
-
-def metric_label(name: str) -> str:
-    """A metric's description, for tooltips and tables."""
-    return M.description(name)

@@ -1,0 +1,43 @@
+"""``ncuwrap compare``: what a change did to each kernel, between two reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ncuwrap.cli import app
+from ncuwrap.cli.output import emit
+from ncuwrap.render import Format
+
+
+@app.command()
+def compare(
+    before: Path = typer.Argument(..., help="The report before the change: a .ncu-rep or an ncu CSV export (--page raw or details)."),
+    after: Path = typer.Argument(..., help="The report after the change (any supported kind)."),
+    before_timing: Optional[Path] = typer.Option(None, "--before-timing", help="Uninstrumented timings of BEFORE: the JSON of 'ncuwrap bench' (ncuwrap.bench/v1)."),
+    after_timing: Optional[Path] = typer.Option(None, "--after-timing", help="Uninstrumented timings of AFTER (ncuwrap.bench/v1). With both, the real speedup is shown and gated on."),
+    pair: Optional[List[str]] = typer.Option(None, "--pair", help="Pair a renamed kernel: BEFORE_NAME=AFTER_NAME (repeatable)."),
+    fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when a finding is introduced or a kernel got slower than --threshold."),
+    threshold: float = typer.Option(5.0, "--threshold", help="Slowdown, in percent, that counts as a regression."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML replacing the bundled ones (used for both sides)."),
+    extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regular expression (both sides)."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+    ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
+) -> None:
+    """Pair kernels of two reports; show verdict changes, findings resolved and introduced, metric deltas, speedup."""
+    from ncuwrap.compare import compare_files, parse_pair_option
+
+    result = compare_files(
+        before, after, rules, extend=extend, kernel=kernel, ncu=ncu,
+        pairs=[parse_pair_option(p) for p in pair or []],
+        before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold,
+    )
+    emit(result, fmt, output)
+    if fail_on_regression and result.regressions:
+        for line in result.regressions:
+            typer.echo(f"ncuwrap: regression: {line}", err=True)
+        raise typer.Exit(1)

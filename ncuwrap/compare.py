@@ -1,0 +1,391 @@
+"""Compare two kernel reports: what a change did to each kernel.
+
+Kernels are paired by name, repeated names in launch order; ``--pair OLD=NEW`` pairs renamed kernels,
+and when exactly one kernel is left unpaired on each side those two are paired too (the usual
+"before/after" of one kernel that was renamed, e.g. transposeShared -> transposePadded). For each
+pair: the verdict change, findings resolved and introduced, the change of the key metrics and of
+each finding's evidence, and the speedup.
+
+ncu's durations are instrumented (the kernel is replayed, clocks are locked): they are labelled so.
+When both sides come with uninstrumented timings (``ncuwrap.bench/v1`` JSON from ``ncuwrap bench``),
+the real speedup is shown as well, and that is what the regression gate uses.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from ncuwrap import __version__
+from ncuwrap import metrics as M
+from ncuwrap.engine import KEY_METRICS  # the metrics compared for every pair, in this order
+from ncuwrap.errors import InputError
+from ncuwrap.render import Format
+from ncuwrap.verdict import Diagnosis, KernelVerdict
+
+SCHEMA = "ncuwrap.compare/v1"
+BENCH_SCHEMA = "ncuwrap.bench/v1"
+NCU_DURATION_LABEL = "ncu duration, instrumented"
+DEFAULT_THRESHOLD_PCT = 5.0
+
+PAIRED_BY_NAME = "name"
+PAIRED_BY_ORDER = "name, then launch order"
+PAIRED_BY_OPTION = "--pair"
+PAIRED_BY_ELIMINATION = "elimination (the only unpaired kernel on each side)"
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One metric before and after. Percentages change by points; other units by a ratio too."""
+
+    name: str
+    before: object
+    after: object
+    label: str = ""
+
+    @property
+    def unit(self) -> str:
+        return M.unit(self.name)
+
+    @property
+    def delta(self) -> float | None:
+        b, a = _number(self.before), _number(self.after)
+        return None if b is None or a is None else a - b
+
+    @property
+    def change_pct(self) -> float | None:
+        b, a = _number(self.before), _number(self.after)
+        if b is None or a is None or b == 0 or self.unit == "%":
+            return None
+        return 100.0 * (a - b) / abs(b)
+
+    def to_json(self) -> dict:
+        out = {"before": self.before, "after": self.after, "delta": _round(self.delta), "unit": self.unit}
+        if self.change_pct is not None:
+            out["change_pct"] = _round(self.change_pct)
+        if self.label:
+            out["label"] = self.label
+        return out
+
+
+def _round(value: float | None) -> float | int | None:
+    if value is None:
+        return None
+    value = round(value, 4)
+    return int(value) if value.is_integer() else value
+
+
+@dataclass(frozen=True)
+class Timing:
+    """An uninstrumented timing of one kernel, from a bench JSON."""
+
+    median_ms: float
+    source: str  # the bench file
+    benchmark: str  # the entry's name (and variant)
+
+    def to_json(self) -> dict:
+        return {"median_ms": self.median_ms, "source": self.source, "benchmark": self.benchmark}
+
+
+@dataclass(frozen=True)
+class BenchTimings:
+    """The kernel timings of one ``ncuwrap.bench/v1`` file, looked up by kernel name."""
+
+    path: str
+    entries: tuple[dict, ...]
+
+    def find(self, kernel: KernelVerdict) -> tuple[Timing | None, str | None]:
+        """The timing of ``kernel``, or None and why (no entry, several entries)."""
+        from ncuwrap.ingest.names import function_name
+
+        names = {kernel.name, kernel.display_name}
+        hits = [e for e in self.entries if e["kernel"] in names or function_name(e["kernel"]) == kernel.name]
+        if not hits:
+            return None, f"{self.path}: no benchmark of kernel {kernel.name}"
+        if len({e["median_ms"] for e in hits}) > 1:
+            return None, f"{self.path}: {len(hits)} benchmarks of kernel {kernel.name} (ambiguous)"
+        e = hits[0]
+        label = " / ".join(str(e[k]) for k in ("name", "variant") if e.get(k))
+        return Timing(float(e["median_ms"]), self.path, label or str(e["kernel"])), None
+
+
+def load_bench(path: str | Path) -> BenchTimings:
+    """Read an ``ncuwrap.bench/v1`` JSON (``{"schema", "env", "ceiling", "benchmarks": [...]}``)."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file; give the JSON written by 'ncuwrap bench'") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not a readable JSON file ({str(exc).splitlines()[0]}); give the JSON written by 'ncuwrap bench'") from None
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    if schema != BENCH_SCHEMA:
+        raise InputError(f"{path}: not an ncuwrap bench result (schema {schema!r}, expected {BENCH_SCHEMA!r}); write one with 'ncuwrap bench'")
+    benchmarks = doc.get("benchmarks")
+    if not isinstance(benchmarks, list):
+        raise InputError(f"{path}: 'benchmarks' must be a list of results")
+    entries = []
+    for i, entry in enumerate(benchmarks):
+        if not isinstance(entry, dict) or not isinstance(entry.get("kernel"), str) or not entry["kernel"]:
+            raise InputError(f"{path}: benchmarks[{i}] has no 'kernel' name")
+        median = entry.get("median_ms")
+        if not isinstance(median, (int, float)) or isinstance(median, bool) or not median > 0:
+            raise InputError(f"{path}: benchmarks[{i}] ({entry['kernel']}) has no positive 'median_ms'")
+        entries.append(entry)
+    return BenchTimings(str(path), tuple(entries))
+
+
+@dataclass(frozen=True)
+class Regression:
+    """Why a pair fails the gate: a finding introduced (``finding`` set) or a slowdown."""
+
+    name: str  # the pair's name
+    text: str  # what happened, without the name
+    finding: str | None = None
+    severity: str | None = None
+
+    @property
+    def message(self) -> str:
+        return f"{self.name}: {self.text}"
+
+
+@dataclass(frozen=True)
+class Pair:
+    name: str
+    paired_by: str
+    before: KernelVerdict
+    after: KernelVerdict
+    resolved: tuple[str, ...]
+    introduced: tuple[str, ...]
+    persisting: tuple[str, ...]
+    # Reported on one side while the other side could not evaluate the rule: neither resolved nor new.
+    not_comparable: tuple[str, ...]
+    deltas: dict  # name -> Delta, KEY_METRICS order
+    evidence: dict  # finding id -> {metric -> Delta}
+    before_timing: Timing | None = None
+    after_timing: Timing | None = None
+    timing_notes: tuple[str, ...] = ()
+    regressions: tuple[Regression, ...] = ()
+
+    @property
+    def verdict_changed(self) -> bool:
+        return (self.before.bound, self.before.limiter) != (self.after.bound, self.after.limiter)
+
+    @property
+    def speedup(self) -> float | None:
+        """Real speedup, before median / after median (uninstrumented), when both sides have one."""
+        if self.before_timing and self.after_timing:
+            return self.before_timing.median_ms / self.after_timing.median_ms
+        return None
+
+    @property
+    def ncu_speedup(self) -> float | None:
+        b, a = _number(self.before.duration_ns), _number(self.after.duration_ns)
+        return b / a if b and a else None
+
+    def to_json(self) -> dict:
+        timing = None
+        if self.before_timing or self.after_timing:
+            timing = {"before": self.before_timing.to_json() if self.before_timing else None,
+                      "after": self.after_timing.to_json() if self.after_timing else None,
+                      "speedup": _round(self.speedup), "label": "uninstrumented (bench median)"}
+        return {
+            "name": self.name,
+            "paired_by": self.paired_by,
+            "before": self.before.to_json(),
+            "after": self.after.to_json(),
+            "verdict": {"before": self.before.bound, "before_limiter": self.before.limiter,
+                        "after": self.after.bound, "after_limiter": self.after.limiter, "changed": self.verdict_changed},
+            "resolved": list(self.resolved),
+            "introduced": list(self.introduced),
+            "persisting": list(self.persisting),
+            "not_comparable": list(self.not_comparable),
+            "deltas": {name: d.to_json() for name, d in self.deltas.items()},
+            "evidence": {fid: {name: d.to_json() for name, d in ds.items()} for fid, ds in self.evidence.items()},
+            "ncu_speedup": {"value": _round(self.ncu_speedup), "label": NCU_DURATION_LABEL},
+            "timing": timing,
+            "timing_notes": list(self.timing_notes),
+            "regressions": [r.message for r in self.regressions],
+        }
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    RENDERERS: ClassVar[dict] = {
+        Format.table: "ncuwrap.render.compare_table",
+        Format.json: "ncuwrap.render.compare_json",
+        Format.markdown: "ncuwrap.render.compare_markdown",
+        Format.html: "ncuwrap.render.compare_html",
+    }
+
+    before: Diagnosis
+    after: Diagnosis
+    pairs: tuple[Pair, ...]
+    unpaired_before: tuple[KernelVerdict, ...]
+    unpaired_after: tuple[KernelVerdict, ...]
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT
+    before_timing: str | None = None  # bench JSON paths
+    after_timing: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def regressions(self) -> list[str]:
+        """One line per regression, for the CLI and the JSON document."""
+        return [r.message for p in self.pairs for r in p.regressions]
+
+    def to_json(self) -> dict:
+        side = lambda d, t: {"source": d.source.to_json(), "timing": t}  # noqa: E731
+        return {
+            "schema": SCHEMA,
+            "tool": {"name": "ncuwrap", "version": __version__},
+            "before": side(self.before, self.before_timing),
+            "after": side(self.after, self.after_timing),
+            "rules": {"path": self.after.rules_path, "version": self.after.rules_version, "name": self.after.rules_name},
+            "threshold_pct": self.threshold_pct,
+            "pairs": [p.to_json() for p in self.pairs],
+            "unpaired": {"before": [k.to_json() for k in self.unpaired_before], "after": [k.to_json() for k in self.unpaired_after]},
+            "regressions": self.regressions,
+            "notes": list(self.notes),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_pair_option(text: str) -> tuple[str, str]:
+    """``"old=new"`` -> ("old", "new")."""
+    old, sep, new = text.partition("=")
+    if not sep or not old.strip() or not new.strip():
+        raise InputError(f"--pair {text!r}: write it as BEFORE_NAME=AFTER_NAME (kernel names as the summary shows them)")
+    return old.strip(), new.strip()
+
+
+def pair_kernels(before: Diagnosis, after: Diagnosis, explicit=()) -> tuple[list, list, list]:
+    """[(before kernel, after kernel, paired_by)], unpaired before, unpaired after (launch order)."""
+    left_b, left_a = list(before.kernels), list(after.kernels)
+    pairs: list[tuple[KernelVerdict, KernelVerdict, str]] = []
+
+    def take(name_b: str, name_a: str, how: str) -> int:
+        bs = [k for k in left_b if k.name == name_b]
+        as_ = [k for k in left_a if k.name == name_a]
+        for b, a in zip(bs, as_):
+            pairs.append((b, a, how))
+            left_b.remove(b)
+            left_a.remove(a)
+        return min(len(bs), len(as_))
+
+    for old, new in explicit:
+        if not any(k.name == old for k in before.kernels):
+            raise InputError(f"{before.source.path}: --pair {old}={new}: no kernel named {old!r} in this report")
+        if not any(k.name == new for k in after.kernels):
+            raise InputError(f"{after.source.path}: --pair {old}={new}: no kernel named {new!r} in this report")
+        take(old, new, PAIRED_BY_OPTION)
+    for name in list(dict.fromkeys(k.name for k in left_b)):
+        repeated = sum(k.name == name for k in left_b) > 1 or sum(k.name == name for k in left_a) > 1
+        take(name, name, PAIRED_BY_ORDER if repeated else PAIRED_BY_NAME)
+    if len(left_b) == 1 and len(left_a) == 1:
+        pairs.append((left_b[0], left_a[0], PAIRED_BY_ELIMINATION))
+        left_b, left_a = [], []
+    return pairs, left_b, left_a
+
+
+def _value(kernel: KernelVerdict, name: str):
+    for source in (kernel.values, kernel.metrics, kernel.chart):
+        if source and name in source:
+            return source[name]
+    if name == "duration_ns":
+        return kernel.duration_ns
+    for f in kernel.findings:
+        if name in f.evidence:
+            return f.evidence[name]
+    return None
+
+
+def _evaluated(kernel: KernelVerdict, finding_id: str) -> bool:
+    return not any(n.rule == finding_id for n in kernel.not_evaluated)
+
+
+def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str, *, before_bench: BenchTimings | None = None,
+                    after_bench: BenchTimings | None = None, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> Pair:
+    ids_b, ids_a = before.finding_ids(), after.finding_ids()
+    gone = [f for f in ids_b if f not in ids_a]
+    new = [f for f in ids_a if f not in ids_b]
+    resolved = tuple(f for f in gone if _evaluated(after, f))
+    introduced = tuple(f for f in new if _evaluated(before, f))
+    not_comparable = tuple(f for f in gone + new if f not in resolved and f not in introduced)
+    persisting = tuple(f for f in ids_a if f in ids_b)
+
+    deltas = {name: Delta(name, _value(before, name), _value(after, name), NCU_DURATION_LABEL if name == "duration_ns" else "")
+              for name in KEY_METRICS}
+    evidence = {}
+    findings = {f.id: f for f in (*before.findings, *after.findings)}
+    for fid in (*resolved, *introduced, *persisting, *not_comparable):
+        evidence[fid] = {name: Delta(name, _value(before, name), _value(after, name)) for name in findings[fid].evidence}
+
+    notes: list[str] = []
+    before_t = after_t = None
+    if before_bench:
+        before_t, note = before_bench.find(before)
+        notes += [note] if note else []
+    if after_bench:
+        after_t, note = after_bench.find(after)
+        notes += [note] if note else []
+    name = before.name if before.name == after.name else f"{before.name} -> {after.name}"
+
+    regressions = []
+    severities = {f.id: f.severity for f in after.findings}
+    for fid in introduced:
+        if severities[fid] != "info":  # at_roofline appearing is good news
+            regressions.append(Regression(name, f"finding {fid} introduced ({severities[fid]})", fid, severities[fid]))
+    limit = 1.0 + threshold_pct / 100.0
+    if before_t and after_t:
+        if after_t.median_ms > before_t.median_ms * limit:
+            slower = 100.0 * (after_t.median_ms / before_t.median_ms - 1.0)
+            regressions.append(Regression(name, f"{slower:.1f}% slower (bench median {before_t.median_ms:g} -> {after_t.median_ms:g} ms; threshold {threshold_pct:g}%)"))
+    else:
+        b, a = _number(before.duration_ns), _number(after.duration_ns)
+        if b and a and a > b * limit:
+            regressions.append(Regression(name, f"{100.0 * (a / b - 1.0):.1f}% slower ({NCU_DURATION_LABEL}: {b / 1e3:.2f} -> {a / 1e3:.2f} us; threshold {threshold_pct:g}%)"))
+    return Pair(name, paired_by, before, after, resolved, introduced, persisting, not_comparable, deltas, evidence,
+                before_t, after_t, tuple(notes), tuple(regressions))
+
+
+def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str | Path | None = None,
+            after_timing: str | Path | None = None, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> CompareResult:
+    """Compare two diagnoses (made with the same rules)."""
+    if threshold_pct < 0:
+        raise InputError(f"--threshold {threshold_pct:g}: a slowdown threshold is a percentage >= 0")
+    before_bench = load_bench(before_timing) if before_timing else None
+    after_bench = load_bench(after_timing) if after_timing else None
+    matched, left_b, left_a = pair_kernels(before, after, pairs)
+    result_pairs = [compare_kernels(b, a, how, before_bench=before_bench, after_bench=after_bench, threshold_pct=threshold_pct)
+                    for b, a, how in matched]
+    # Most time first: what matters most to a reviewer (either side's ncu duration).
+    result_pairs.sort(key=lambda p: -max(_number(p.before.duration_ns) or 0.0, _number(p.after.duration_ns) or 0.0))
+    notes = []
+    if bool(before_timing) != bool(after_timing):
+        notes.append("real speedup needs uninstrumented timings of both sides (--before-timing and --after-timing)")
+    if left_b and left_a:
+        notes.append("some kernels could not be paired by name: pair renamed kernels with --pair BEFORE_NAME=AFTER_NAME")
+    return CompareResult(before, after, tuple(result_pairs), tuple(left_b), tuple(left_a), threshold_pct,
+                         str(before_timing) if before_timing else None, str(after_timing) if after_timing else None, tuple(notes))
+
+
+def compare_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
+                  kernel: str | None = None, ncu: str | None = None, **options) -> CompareResult:
+    """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV) with the same rules and compare them."""
+    from ncuwrap.engine import diagnose
+    from ncuwrap.ingest import kind_of
+
+    for path in (Path(before), Path(after)):
+        if path.is_file() and kind_of(path) == "timeline":
+            raise InputError(f"{path}: an Nsight Systems timeline; 'ncuwrap compare' takes kernel reports (.ncu-rep or an ncu CSV export)")
+    left = diagnose(before, rules_path, extend=extend, kernel=kernel, ncu=ncu)
+    right = diagnose(after, rules_path, extend=extend, kernel=kernel, ncu=ncu)
+    return compare(left, right, **options)

@@ -1,0 +1,79 @@
+"""HTML output of ``ncuwrap compare``: one self-contained page (templates/compare.html).
+
+Each pair gets its findings grouped as resolved / introduced / still there, the key metrics before
+and after, and the charts with both points (roofline, bandwidth, Speed of Light, occupancy).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ncuwrap import __version__
+from ncuwrap.render import html as H
+from ncuwrap.render import text as T
+
+DETAIL = 10
+SERIES = ["before", "after"]
+
+
+@dataclass(frozen=True)
+class Group:
+    label: str
+    css: str
+    findings: list
+
+
+@dataclass(frozen=True)
+class PairView:
+    pair: object
+    anchor: str
+    detailed: bool
+    groups: list = field(default_factory=list)
+    charts: dict = field(default_factory=dict)
+    stop: object = None
+    good_news: frozenset = frozenset()  # introduced findings of severity info (at_roofline)
+
+
+def pair_view(pair, index: int, detailed: bool) -> PairView:
+    anchor = f"p{index}"
+    good = frozenset(f.id for f in pair.after.findings if f.id in pair.introduced and f.severity == "info")
+    if not detailed:
+        return PairView(pair, anchor, False, good_news=good)
+    before = {f.id: f for f in pair.before.findings}
+    after = {f.id: f for f in pair.after.findings}
+    groups = [
+        Group("resolved", "down", [before[i] for i in pair.resolved]),
+        Group("introduced", "up", [after[i] for i in pair.introduced if after[i].severity != "info"]),
+        Group("introduced (good news)", "down", [after[i] for i in pair.introduced if after[i].severity == "info"]),
+        Group("still there", "", [after[i] for i in pair.persisting]),
+        Group("not comparable", "note", [after.get(i) or before[i] for i in pair.not_comparable]),
+    ]
+    charts = H.kernel_charts([pair.before.chart or {}, pair.after.chart or {}], SERIES)
+    stop = after.get("at_roofline")
+    return PairView(pair, anchor, True, [g for g in groups if g.findings], charts, stop, good)
+
+
+def environment_rows(result) -> list[tuple[str, object, object]]:
+    """(label, before, after) rows: the two environments side by side."""
+    before = H.environment_rows(result.before) + [("uninstrumented timings", result.before_timing or "none given (--before-timing)")]
+    after = dict(H.environment_rows(result.after) + [("uninstrumented timings", result.after_timing or "none given (--after-timing)")])
+    rows = [(label, value, after.pop(label, None)) for label, value in before]
+    return rows + [(label, None, value) for label, value in after.items()]
+
+
+def render(result, detail: int = DETAIL, **_options) -> str:
+    env = H.environment()
+    views = [pair_view(p, i, i <= detail) for i, p in enumerate(result.pairs, start=1)]
+    page = {
+        "before": result.before,
+        "after": result.after,
+        "pairs": views,
+        "detailed": [v for v in views if v.detailed],
+        "regressions": result.regressions,
+        "threshold": f"{result.threshold_pct:g}",
+        "notes": list(result.notes),
+        "unpaired_before": [("before", k) for k in result.unpaired_before],
+        "unpaired_after": [("after", k) for k in result.unpaired_after],
+        "environment": environment_rows(result),
+    }
+    return env.get_template("compare.html").render(page=page, labels=T.METRIC_LABELS, version=__version__)

@@ -1,0 +1,90 @@
+"""Markdown output of ``ncuwrap compare``: the short form for a pull-request comment (GFM, no HTML)."""
+
+from __future__ import annotations
+
+from ncuwrap import __version__
+from ncuwrap.render import text as T
+from ncuwrap.render.markdown import code, escape, table
+
+DETAIL = 5
+
+
+def _kernel_name(pair) -> str:
+    if pair.before.name == pair.after.name:
+        return code(pair.name)
+    return f"{code(pair.before.name)} → {code(pair.after.name)}"
+
+
+def _ids(ids) -> str:
+    return ", ".join(code(i) for i in ids) or "none"
+
+
+def _verdict(pair) -> str:
+    before, after = escape(T.verdict(pair.before)), escape(T.verdict(pair.after))
+    return f"{before} → **{after}**" if pair.verdict_changed else f"{after} (unchanged)"
+
+
+def _ncu_time(pair) -> str:
+    d = pair.deltas["duration_ns"]
+    return f"{T.duration(d.before)} → {T.duration(d.after)} ({T.speedup(pair.ncu_speedup)})"
+
+
+def _real(pair) -> str:
+    if pair.speedup is None:
+        return "n/a"
+    return f"**{T.speedup(pair.speedup)}** ({pair.before_timing.median_ms:g} → {pair.after_timing.median_ms:g} ms)"
+
+
+def pair_section(pair) -> list[str]:
+    out = [f"### {_kernel_name(pair)}", "", f"Paired by {escape(pair.paired_by)} · verdict {_verdict(pair)}", ""]
+    findings = {f.id: f for f in (*pair.before.findings, *pair.after.findings)}
+    for label, ids in (("Resolved", pair.resolved), ("Introduced", pair.introduced), ("Still there", pair.persisting),
+                       ("Not comparable (not evaluated on the other side)", pair.not_comparable)):
+        for fid in ids:
+            f = findings[fid]
+            evidence = ", ".join(f"{code(name)} {escape(T.change(delta))}" for name, delta in pair.evidence.get(fid, {}).items())
+            out.append(f"- **{label}** {code(fid)} ({f.severity}): {escape(f.title)}" + (f". Evidence: {evidence}" if evidence else ""))
+    if out[-1] != "":
+        out.append("")
+    rows = [[escape(T.METRIC_LABELS.get(name, name)), T.metric(name, d.before), T.metric(name, d.after), T.change_only(d)]
+            for name, d in pair.deltas.items()]
+    if pair.speedup is not None:
+        rows.append(["bench median (uninstrumented)", f"{pair.before_timing.median_ms:g} ms", f"{pair.after_timing.median_ms:g} ms",
+                     T.speedup(pair.speedup)])
+    out += [table(["metric", "before", "after", "change"], rows, "lrrr"), ""]
+    for note in pair.timing_notes:
+        out += [f"*Timing:* {escape(note)}", ""]
+    return out
+
+
+def render(result, detail: int = DETAIL, **_options) -> str:
+    b, a = result.before, result.after
+    out = ["## ncuwrap compare", "", f"**before** {code(b.source.path)} → **after** {code(a.source.path)}", ""]
+    rows = [[_kernel_name(p), _verdict(p), _ncu_time(p), _real(p), _ids(p.resolved), _ids(p.introduced)] for p in result.pairs]
+    if rows:
+        out += [table(["kernel", "verdict", "ncu time (instrumented)", "real speedup", "resolved", "introduced"], rows), ""]
+    else:
+        out += ["No kernel could be paired.", ""]
+    if result.regressions:
+        out.append(f"**Regressions** (threshold {result.threshold_pct:g}% slower, or a finding introduced):")
+        out.append("")
+        for p in result.pairs:
+            for r in p.regressions:
+                what = f"finding {code(r.finding)} introduced ({r.severity})" if r.finding else escape(r.text)
+                out.append(f"- {_kernel_name(p)}: {what}")
+    else:
+        out.append(f"**No regression** (no finding introduced, no kernel more than {result.threshold_pct:g}% slower).")
+    out.append("")
+    for p in result.pairs[:detail]:
+        out += pair_section(p)
+    if len(result.pairs) > detail:
+        out += [f"… and {len(result.pairs) - detail} more pairs: see `--format html`.", ""]
+    for side, kernels in (("before", result.unpaired_before), ("after", result.unpaired_after)):
+        if kernels:
+            out += [f"*Only in {side}:* " + ", ".join(f"{code(k.name)} (launch {k.id})" for k in kernels), ""]
+    for note in result.notes:
+        out += [f"*Note:* {escape(note)}", ""]
+    out += ["---", "",
+            f"ncu durations are instrumented (replayed, clocks controlled by ncu); real speedups come from `ncuwrap bench` timings. "
+            f"{escape(a.source.device or 'unknown GPU')} · ncuwrap {__version__} · rules {code(a.rules_name)} v{a.rules_version}"]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,152 @@
+"""Markdown output: the short form for a pull-request comment (GitHub-flavoured tables, no HTML).
+
+Everything that comes from a report (kernel names, rule texts) is escaped: names go in code spans,
+prose gets its Markdown punctuation backslash-escaped, and ``|`` is escaped inside tables. So a C++
+signature such as ``ns::f<float, 4>(T&)`` shows as written and can never open an HTML tag. Table
+columns are padded so the comment also reads well as plain text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ncuwrap import __version__
+from ncuwrap import metrics as M
+from ncuwrap.render import text as T
+
+DETAIL = 5
+SUMMARY = 15
+
+# CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that can start
+# emphasis, code, links, HTML, tables or strikethrough in running text.
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#])")
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+
+
+def escape(text) -> str:
+    """Prose from a report or rule, safe in running text and in table cells."""
+    text = " ".join(str(text).split())
+    return _ENTITY.sub(r"\\&", _SPECIAL.sub(r"\\\1", text))
+
+
+def code(text) -> str:
+    """``text`` as a code span: a fence longer than any run of backticks inside it."""
+    text = " ".join(str(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_BARE_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def table(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
+    """A GFM table with padded columns. ``align``: one of 'l'/'r' per column (default: all left).
+
+    GFM splits a row at every unescaped ``|`` before it reads code spans, so pipes in cells (in code
+    spans too) are escaped here; prose from :func:`escape` has them escaped already."""
+    align = align or "l" * len(header)
+    header = [_BARE_PIPE.sub(r"\\|", c) for c in header]
+    rows = [[_BARE_PIPE.sub(r"\\|", c) for c in row] for row in rows]
+    widths = [max(3, len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+
+    def line(cells):
+        return "| " + " | ".join(c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(cells, widths, align)) + " |"
+
+    rule = "|" + "|".join(("-" * (w + 1) + ":") if a == "r" else (":" + "-" * (w + 1)) for w, a in zip(widths, align)) + "|"
+    return "\n".join([line(header), rule, *(line(r) for r in rows)])
+
+
+def verdict(kernel) -> str:
+    return escape(T.verdict(kernel))
+
+
+def headline(kernel) -> str:
+    head = kernel.headline
+    text = f"**{head.severity}** {escape(head.title)}" if head else "no issue found"
+    if kernel.not_evaluated:
+        n = len(kernel.not_evaluated)
+        text += f" ({n} rule{'s' if n != 1 else ''} not evaluated)"
+    return text
+
+
+def evidence(finding) -> str:
+    return ", ".join(f"{code(name)} {escape(T.metric(name, value))}" for name, value in finding.evidence.items())
+
+
+def not_evaluated(kernel) -> str | None:
+    """One line: which rules were not evaluated and what to re-profile with."""
+    if not kernel.not_evaluated:
+        return None
+    missing = [m for n in kernel.not_evaluated for m in n.missing]
+    sections = sorted({s for s in (M.section_of(m) for m in missing) if s})
+    how = " ".join(f"--section {s}" for s in sections) if sections else "--metrics " + ",".join(dict.fromkeys(missing))
+    rules = ", ".join(code(n.rule) for n in kernel.not_evaluated)
+    return f"*Not evaluated:* {rules}: {len(set(missing))} metric(s) not collected; re-profile with {code(how)}."
+
+
+def environment_line(diagnosis) -> str:
+    env = diagnosis.environment or {}
+    src = diagnosis.source
+    parts = [escape(env.get("gpu") or src.device or "unknown GPU")]
+    cc = env.get("compute_capability") or src.compute_capability
+    if cc:
+        parts.append(f"CC {escape(cc)}")
+    parts.append(f"ncu {escape(env.get('ncu_version') or src.ncu_version or 'version not recorded')}")
+    if env.get("clock_control"):
+        parts.append(f"clock control {escape(env['clock_control'])}")
+    if env.get("sm_clock_mhz") is not None:
+        parts.append(f"SM clock {T.number(env['sm_clock_mhz'])} MHz")
+    sha = env.get("sha256") or src.sha256
+    report = code(src.path) + (f" (sha256 {code(sha[:16])}…)" if sha else "")
+    rules = f"rules {code(diagnosis.rules_name)} v{diagnosis.rules_version}"
+    return f"{' · '.join(parts)} · report {report} · ncuwrap {__version__} · {rules}"
+
+
+def kernel_section(rank: int, kernel, share: str) -> list[str]:
+    out = [f"### {rank}. {code(kernel.name)}: {verdict(kernel)}", ""]
+    out.append(f"{T.duration(kernel.duration_ns)} ncu (instrumented), {share} of the profiled time · grid {T.launch(kernel.grid)}, block {T.launch(kernel.block)}")
+    out.append("")
+    out.append(f"**Why:** {escape(kernel.why) if kernel.why else 'undecided: the metrics the rules need were not collected.'}")
+    out.append("")
+    stop = next((f for f in kernel.findings if f.id == "at_roofline"), None)
+    if stop:
+        out += [f"**Stop here:** {escape(stop.title)}. {escape(stop.advice)}", ""]
+    issues = [f for f in kernel.findings if f.id != "at_roofline"]
+    if issues:
+        out.append(table(["severity", "finding", "evidence"],
+                         [[f.severity, escape(f.title), evidence(f)] for f in issues]))
+        out.append("")
+        out += [f"- {code(f.id)}: {escape(f.advice)}" for f in issues]
+        out.append("")
+    note = not_evaluated(kernel)
+    if note:
+        out += [note, ""]
+    return out
+
+
+def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) -> str:
+    kernels = diagnosis.by_time()
+    total = sum(k.duration_ns or 0 for k in kernels)
+    n = len(kernels)
+    out = [f"## ncuwrap: {code(diagnosis.source.path)}", ""]
+    out.append(f"{n} kernel launch{'es' if n != 1 else ''}, {T.duration(total) if total else 'n/a'} ncu time in all. "
+               "ncu durations are instrumented (replayed, clocks controlled by ncu): compare them with each other only.")
+    out.append("")
+    shown = kernels[: max(summary, detail)]
+    rows = [[str(i), code(k.name), verdict(k), headline(k), T.duration(k.duration_ns), T.share(k, total)]
+            for i, k in enumerate(shown, start=1)]
+    out.append(table(["#", "kernel", "verdict", "headline", "ncu time", "share"], rows, "rlllrr"))
+    if n > len(shown):
+        rest = kernels[len(shown):]
+        rest_ns = sum(k.duration_ns or 0 for k in rest)
+        share = f"{100.0 * rest_ns / total:.1f}%" if total else "n/a"
+        out += ["", f"… and {len(rest)} more launch{'es' if len(rest) != 1 else ''} ({share} of the ncu time): see the HTML report (`--format html`)."]
+    out.append("")
+    for i, k in enumerate(kernels[:detail], start=1):
+        out += kernel_section(i, k, T.share(k, total))
+    out.append("---")
+    out.append("")
+    out.append(environment_line(diagnosis))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,250 @@
+"""`ncuwrap compare BEFORE AFTER` on the real H200 transpose reports.
+
+Full outputs (JSON, Markdown, terminal table) are compared with golden files under tests/golden/;
+regenerate them after an intended change with `NCUWRAP_REGEN=1 python -m pytest tests/test_compare.py`
+and review the diff. Uninstrumented timings come from tests/data/bench_timings/ (real medians in
+the ncuwrap.bench/v1 shape, see its README).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from ncuwrap.compare import (PAIRED_BY_ELIMINATION, PAIRED_BY_NAME, PAIRED_BY_OPTION, PAIRED_BY_ORDER, SCHEMA, CompareResult,
+                             compare, compare_files, load_bench)
+from ncuwrap.errors import InputError
+from ncuwrap.render import DIAGNOSIS_RENDERERS, Format, render
+from tests.conftest import DATA, H200, golden, golden_json, run_cli
+from tests.multi import hostile, single
+from tests.test_render_html import assert_self_contained, Page
+from tests.test_render_markdown import assert_clean_gfm
+
+T = H200 / "transpose"
+NAIVE, SHARED, PADDED = T / "transposeNaive.ncu-rep", T / "transposeShared.ncu-rep", T / "transposePadded.ncu-rep"
+VECADD = H200 / "vecadd" / "bench_add.ncu-rep"
+TIMINGS = DATA / "bench_timings"
+BEFORE_T, AFTER_T = TIMINGS / "transpose_before.json", TIMINGS / "transpose_after.json"
+
+
+def test_shared_to_padded_resolves_the_bank_conflicts_and_moves_the_limiter():
+    result = compare_files(SHARED, PADDED)
+    (pair,) = result.pairs
+    assert pair.paired_by == PAIRED_BY_ELIMINATION
+    assert pair.resolved == ("shared_bank_conflicts",)
+    assert pair.introduced == ("at_roofline",)
+    assert (pair.before.bound, pair.before.limiter, pair.after.bound, pair.after.limiter) == ("memory", "l1tex", "memory", "l2")
+    assert pair.verdict_changed
+    assert pair.evidence["shared_bank_conflicts"]["shared_ld_n_way"].before == pytest.approx(32.2386)
+    assert pair.evidence["shared_bank_conflicts"]["shared_ld_n_way"].after == pytest.approx(1.0566)
+    assert pair.deltas["duration_ns"].label == "ncu duration, instrumented"
+    assert pair.speedup is None and pair.ncu_speedup == pytest.approx(108128 / 36192)
+    assert result.regressions == []  # at_roofline is good news, not a regression
+
+
+def test_naive_to_shared_resolves_the_stores_and_introduces_the_bank_conflicts():
+    result = compare_files(NAIVE, SHARED)
+    (pair,) = result.pairs
+    assert pair.resolved == ("uncoalesced_global_stores",)
+    assert pair.introduced == ("shared_bank_conflicts",)
+    assert (pair.before.limiter, pair.after.limiter) == ("l2", "l1tex")
+    assert result.regressions == ["transposeNaive -> transposeShared: finding shared_bank_conflicts introduced (high)"]
+
+
+def test_golden_json_shared_to_padded(capsys):
+    code, out, _ = run_cli(capsys, "compare", SHARED, PADDED, "-f", "json")
+    assert code == 0
+    doc = json.loads(out)
+    golden_json("compare_shared_padded.json", doc)
+    assert doc["schema"] == SCHEMA
+    pair = doc["pairs"][0]
+    assert {"name", "before", "after", "resolved", "introduced", "deltas"} <= set(pair)
+    assert set(doc["unpaired"]) == {"before", "after"}
+    # Each side is the kernel exactly as diagnosis/v1 writes it.
+    assert pair["before"] == single("transposeShared").to_json()["kernels"][0]
+    assert pair["after"] == single("transposePadded").to_json()["kernels"][0]
+
+
+def test_golden_markdown_naive_to_shared_with_real_timings(capsys):
+    code, out, _ = run_cli(capsys, "compare", NAIVE, SHARED, "-f", "markdown", "--before-timing", BEFORE_T, "--after-timing", BEFORE_T)
+    assert code == 0  # regressions are reported, but only --fail-on-regression fails
+    golden("compare_naive_shared.md", out)
+    assert "**3.22x faster** (0.28 → 0.087 ms)" in out
+    assert "- `transposeNaive` → `transposeShared`: finding `shared_bank_conflicts` introduced (high)" in out
+    assert_clean_gfm(out)
+
+
+def test_golden_markdown_and_table_shared_to_padded_with_real_timings(capsys):
+    args = ("compare", SHARED, PADDED, "--before-timing", BEFORE_T, "--after-timing", AFTER_T)
+    code, out, _ = run_cli(capsys, *args, "-f", "markdown")
+    assert code == 0
+    golden("compare_shared_padded.md", out)
+    assert "**2.29x faster** (0.087 → 0.038 ms)" in out and "108.13 us → 36.19 us (2.99x faster)" in out
+    assert_clean_gfm(out)
+    code, out, _ = run_cli(capsys, *args)
+    assert code == 0
+    golden("compare_shared_padded_table.txt", out)
+
+
+def test_html_has_both_points_and_stays_self_contained(capsys, tmp_path):
+    out = tmp_path / "compare.html"
+    code, _, _ = run_cli(capsys, "compare", SHARED, PADDED, "--before-timing", BEFORE_T, "--after-timing", AFTER_T, "-f", "html", "-o", out)
+    assert code == 0
+    text = out.read_text(encoding="utf-8")
+    assert_self_contained(text)
+    page = Page(text)
+    content = " ".join(page.content.split())
+    assert len(page.with_class("svg", "chart")) == 4
+    assert text.count('fill="#0f172a">before</text>') == 4 and text.count('fill="#0f172a">after</text>') == 4  # legends
+    assert "1.06 TB/s of 4.81 TB/s (22%)" in content and "3.11 TB/s of 4.81 TB/s (65%)" in content
+    assert "No FP32 arithmetic (before, after)" in content
+    assert "resolved high 32.2-way shared-memory bank conflicts" in content
+    assert "introduced (good news) info At the roofline" in content
+    assert ('<td><strong>bench median (uninstrumented)</strong></td><td class="num">0.087 ms</td><td class="num">0.038 ms</td>'
+            '<td class="num"><strong>2.29x faster</strong></td>') in text
+    assert "No regression" in content
+
+
+def test_repeated_names_pair_in_launch_order():
+    result = compare_files(VECADD, VECADD)
+    assert [(p.before.id, p.after.id, p.paired_by) for p in result.pairs] == [(1, 1, PAIRED_BY_ORDER), (0, 0, PAIRED_BY_ORDER)]
+    assert all(not p.resolved and not p.introduced and not p.regressions for p in result.pairs)
+
+
+def test_same_name_pairs_by_name_and_leftovers_stay_unpaired():
+    four = compare(single("copyKernel"), single("copyKernel"))
+    assert [p.paired_by for p in four.pairs] == [PAIRED_BY_NAME]
+    result = compare_files(VECADD, SHARED)
+    assert result.pairs == () and [k.name for k in result.unpaired_before] == ["coalesced_add", "coalesced_add"]
+    assert [k.name for k in result.unpaired_after] == ["transposeShared"]
+    assert "--pair BEFORE_NAME=AFTER_NAME" in result.notes[0]
+    text = render(result, Format.markdown)
+    assert "*Only in before:* `coalesced_add` (launch 0), `coalesced_add` (launch 1)" in text
+
+
+def test_explicit_pair_option(capsys):
+    result = compare_files(VECADD, SHARED, pairs=[("coalesced_add", "transposeShared")])
+    assert [(p.before.id, p.paired_by) for p in result.pairs] == [(0, PAIRED_BY_OPTION)]
+    assert [k.id for k in result.unpaired_before] == [1]
+    code, _, err = run_cli(capsys, "compare", SHARED, PADDED, "--pair", "transposeShared=nope")
+    assert code == 2 and err == f"ncuwrap: error: {PADDED}: --pair transposeShared=nope: no kernel named 'nope' in this report\n"
+    code, _, err = run_cli(capsys, "compare", SHARED, PADDED, "--pair", "transposeShared")
+    assert code == 2 and "write it as BEFORE_NAME=AFTER_NAME" in err
+
+
+def test_a_finding_the_other_side_did_not_evaluate_is_neither_resolved_nor_introduced():
+    """vecadd's report lacks the shared-memory counters: a bank conflict there is unknown, not gone."""
+    shared = single("transposeShared")
+    unmeasured = dataclasses.replace(compare_files(VECADD, VECADD).pairs[0].after, name="transposeShared")
+    pair = compare(shared, dataclasses.replace(shared, kernels=(unmeasured,))).pairs[0]
+    assert pair.resolved == () and pair.not_comparable == ("shared_bank_conflicts",)
+
+
+def test_mixed_kinds_rep_and_csv():
+    result = compare_files(NAIVE, T / "transposeShared.raw.csv")
+    (pair,) = result.pairs
+    assert pair.resolved == ("uncoalesced_global_stores",) and pair.introduced == ("shared_bank_conflicts",)
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (("--fail-on-regression",), 1, "ncuwrap: regression: transposePadded -> transposeShared: finding shared_bank_conflicts introduced (high)"),
+        (("--fail-on-regression", "--before-timing", AFTER_T, "--after-timing", BEFORE_T), 1,
+         "ncuwrap: regression: transposePadded -> transposeShared: 128.9% slower (bench median 0.038 -> 0.087 ms; threshold 5%)"),
+        ((), 0, None),
+    ],
+)
+def test_fail_on_regression_exit_codes(capsys, args, code, message):
+    got, out, err = run_cli(capsys, "compare", PADDED, SHARED, *args)
+    assert got == code
+    assert "regressions:" in out
+    if message:
+        assert message in err.splitlines()
+    else:
+        assert err == ""
+
+
+def test_slower_by_ncu_duration_counts_when_no_timings_are_given(capsys):
+    # Padded -> copy: no finding introduced, copyKernel is 24% slower under ncu.
+    code, _, err = run_cli(capsys, "compare", PADDED, T / "copyKernel.ncu-rep", "--fail-on-regression")
+    assert code == 1
+    assert "24.3% slower (ncu duration, instrumented: 36.19 -> 44.99 us; threshold 5%)" in err
+    code, _, _ = run_cli(capsys, "compare", PADDED, T / "copyKernel.ncu-rep", "--fail-on-regression", "--threshold", "30")
+    assert code == 0
+
+
+def test_a_timeline_is_refused(capsys):
+    code, _, err = run_cli(capsys, "compare", SHARED, H200 / "nsys" / "bench.sqlite")
+    assert code == 2
+    assert err == f"ncuwrap: error: {H200 / 'nsys' / 'bench.sqlite'}: an Nsight Systems timeline; 'ncuwrap compare' takes kernel reports (.ncu-rep or an ncu CSV export)\n"
+
+
+@pytest.mark.parametrize(
+    "name, match",
+    [
+        ("bad_truncated.json", r"bad_truncated\.json: not a readable JSON file"),
+        ("bad_schema.json", r"bad_schema\.json: not an ncuwrap bench result \(schema 'ncuwrap\.timeline/v1'"),
+        ("bad_no_median.json", r"bad_no_median\.json: benchmarks\[0\] \(transposeShared\) has no positive 'median_ms'"),
+        ("bad_no_kernel.json", r"bad_no_kernel\.json: benchmarks\[0\] has no 'kernel' name"),
+        ("missing.json", r"missing\.json: no such file"),
+    ],
+)
+def test_bad_timing_files_name_the_file(name, match):
+    with pytest.raises(InputError, match=match):
+        load_bench(TIMINGS / name)
+
+
+def test_ambiguous_and_missing_timings_are_notes_not_guesses():
+    result = compare_files(SHARED, PADDED, before_timing=TIMINGS / "transpose_ambiguous.json", after_timing=AFTER_T)
+    pair = result.pairs[0]
+    assert pair.speedup is None
+    assert pair.timing_notes == (f"{TIMINGS / 'transpose_ambiguous.json'}: 2 benchmarks of kernel transposeShared (ambiguous)",)
+    result = compare_files(SHARED, PADDED, before_timing=AFTER_T, after_timing=AFTER_T)
+    assert result.pairs[0].timing_notes == (f"{AFTER_T}: no benchmark of kernel transposeShared",)
+    result = compare_files(SHARED, PADDED, before_timing=BEFORE_T)
+    assert result.notes == ("real speedup needs uninstrumented timings of both sides (--before-timing and --after-timing)",)
+
+
+def test_every_format_is_rendered_for_both_result_types():
+    result = compare_files(SHARED, PADDED)
+    diagnosis = single("transposeShared")
+    for fmt in Format:
+        assert fmt in CompareResult.RENDERERS and fmt in DIAGNOSIS_RENDERERS
+        assert render(result, fmt).strip() and render(diagnosis, fmt).strip()
+
+
+def test_commands_have_help(capsys):
+    code, out, _ = run_cli(capsys, "compare", "--help")
+    assert code == 0
+    for option in ("--before-timing", "--after-timing", "--fail-on-regression", "--threshold", "--pair", "--format"):
+        assert option in out
+
+
+def test_hostile_kernel_names_are_escaped_in_every_compare_format():
+    """transposeShared's real Diagnosis, renamed (dataclasses.replace) to a hostile C++ name."""
+    hostile_name = '<img src=x onerror=alert(1)>k<T&>|`x`'
+    result = compare(hostile(hostile_name), single("transposePadded"))
+    text = render(result, Format.html)
+    assert "<img" not in text
+    assert_self_contained(text)
+    assert f"{hostile_name} -> transposePadded" in Page(text).content
+    html = assert_clean_gfm(render(result, Format.markdown))
+    assert "<img" not in html
+    assert json.loads(render(result, Format.json))["pairs"][0]["before"]["name"] == hostile_name
+
+
+def test_compare_html_in_headless_chromium(tmp_path):
+    from tests.test_render_html import _chromium, _console
+
+    page = tmp_path / "compare.html"
+    page.write_text(render(compare_files(SHARED, PADDED, before_timing=BEFORE_T, after_timing=AFTER_T), Format.html), encoding="utf-8")
+    shot = tmp_path / "compare.png"
+    run = _chromium(tmp_path, page.as_uri(), f"--screenshot={shot}", "--window-size=1400,2400")
+    assert run.returncode == 0 and _console(run.stderr) == [] and shot.stat().st_size > 50_000
+    run = _chromium(tmp_path, page.as_uri(), "--dump-dom")
+    dom = Page(run.stdout)
+    assert _console(run.stderr) == [] and len(dom.with_class("svg", "chart")) == 4
+    assert len(dom.with_class("rect", "bar")) >= 2 * (4 + 2) + 6
