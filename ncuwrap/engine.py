@@ -7,6 +7,7 @@ or metric to re-profile with; it never passes silently and never crashes.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import shlex
@@ -217,7 +218,13 @@ def _kernel(ev, rules, frame, row, branch_holds, bound_missing, fired, finding_m
 
 def _constants(rules, text: str) -> dict:
     """The rules' constants a condition names (its thresholds), for the decision path."""
-    return {name: value for name, value in rules.constants.items() if re.search(rf"\b{re.escape(name)}\b", text)}
+    return dict(_constants_named(tuple(rules.constants.items()), text))
+
+
+@functools.lru_cache(maxsize=256)
+def _constants_named(constants: tuple, text: str) -> tuple:
+    # Cached: the same few conditions are shown for every launch of a large report.
+    return tuple((name, value) for name, value in constants if re.search(rf"\b{re.escape(name)}\b", text))
 
 
 def _chart(ev: _Evaluator, row: int) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 # ncu_report demangles integer template arguments as casts ("k<(int)4>"), ncu's CSV pages as plain
@@ -9,6 +10,7 @@ import re
 _INT_CAST = re.compile(r"\((?:unsigned |signed )?(?:int|long|long long|short|char)\)(-?\d+)")
 
 
+@functools.lru_cache(maxsize=4096)
 def function_name(signature: str) -> str:
     """``"void ns::k<float, 4>(const float *, int)"`` -> ``"ns::k<float, 4>"``.
 
