@@ -35,16 +35,8 @@ def _root(
     """Turn Nsight Compute / Nsight Systems data into verdicts a kernel author can act on."""
 
 
-# Command modules register themselves on import.
-from ncuwrap.cli import diagnose as _diagnose  # noqa: E402,F401
-from ncuwrap.cli import rules as _rules  # noqa: E402,F401
-
-for _optional in ("compare", "bench", "profile", "timeline"):
-    try:
-        __import__(f"ncuwrap.cli.{_optional}")
-    except ModuleNotFoundError as exc:  # the module is not written yet in this checkout
-        if exc.name != f"ncuwrap.cli.{_optional}":
-            raise
+# Command modules register themselves on import (they import heavy libraries lazily).
+from ncuwrap.cli import diagnose, compare, bench, profile, timeline, rules  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> int:
