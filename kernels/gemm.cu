@@ -4,8 +4,11 @@
 //   double_buffered: fp32, 128 x 128 x 8 block tile, 8 x 8 outputs per thread in registers, two shared
 //                    buffers: the next tile is fetched into registers while the current one is used.
 //   tensor_core:     fp16 in, fp32 accumulate, fp16 out. mma.sync.m16n8k16 fed by ldmatrix from
-//                    XOR-swizzled shared tiles (conflict-free), a 4-stage cp.async pipeline, 128 x 256 x 32
-//                    block tile, 8 warps of 64 x 64. Needs K % 8 == 0 and N % 8 == 0 (16-byte rows).
+//                    XOR-swizzled shared tiles (conflict-free), a 3-stage cp.async pipeline, 256 x 128 x 64
+//                    block tile, 8 warps of 64 x 64, fragments double-buffered in registers (the next
+//                    k-step's ldmatrix overlaps this k-step's MMAs). Tuned on an H200 with
+//                    benchmarks/device/tune_sweep.sh (knobs: GEMM_* below). mma.sync, not Hopper's wgmma:
+//                    the benchmarks build for plain sm_90. Needs K % 8 == 0 and N % 8 == 0 (16-byte rows).
 // Verification: every entry at the odd check size (333 x 264 x 200); 512 sampled entries at full size
 // (a CPU GEMM of 4096^3 would take minutes), each against a double-precision dot product.
 #include <cuda_fp16.h>
@@ -109,19 +112,62 @@ __global__ void __launch_bounds__(256) gemm_double_buffered(const float* __restr
 
 // ------------------------------------------------------------------ fp16 tensor-core kernel
 
+// Build-time knobs (defaults: the tuned choice; benchmarks/device/tune_sweep.sh sweeps them):
+//   GEMM_BM x GEMM_BN x GEMM_BK   block tile;  GEMM_WARPS_M x GEMM_WARPS_N   warps (each a BM/WM x BN/WN tile)
+//   GEMM_STAGES   cp.async pipeline depth;  GEMM_MIN_BLOCKS   blocks per SM asked of ptxas (__launch_bounds__)
+//   GEMM_GROUP_M  0: row-major block order; G > 0: blocks walk G block-rows at a time (L2 reuse of B)
+//   GEMM_FRAG_DB  1: MMA fragments double-buffered in registers across k-steps (see the main loop)
+#ifndef GEMM_BM
+#define GEMM_BM 256
+#endif
+#ifndef GEMM_BN
+#define GEMM_BN 128
+#endif
+#ifndef GEMM_BK
+#define GEMM_BK 64
+#endif
+#ifndef GEMM_WARPS_M
+#define GEMM_WARPS_M 4
+#endif
+#ifndef GEMM_WARPS_N
+#define GEMM_WARPS_N 2
+#endif
+#ifndef GEMM_STAGES
+#define GEMM_STAGES 3
+#endif
+#ifndef GEMM_MIN_BLOCKS
+#define GEMM_MIN_BLOCKS 1
+#endif
+#ifndef GEMM_GROUP_M
+#define GEMM_GROUP_M 0
+#endif
+#ifndef GEMM_FRAG_DB
+#define GEMM_FRAG_DB 1
+#endif
+
 namespace tc {
 
-constexpr int BM = 128, BN = 256, BK = 32, STAGES = 4;
-constexpr int WARPS_M = 2, WARPS_N = 4, THREADS = WARPS_M * WARPS_N * 32;
-constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // 64 x 64 per warp
-constexpr int MT = WM / 16, NT = WN / 8;             // 4 x 8 mma tiles per warp
-constexpr int A_STAGE_BYTES = BM * BK * 2;           // 8 KiB
-constexpr int B_STAGE_BYTES = BK * BN * 2;           // 16 KiB
-constexpr int SMEM_BYTES = STAGES * (A_STAGE_BYTES + B_STAGE_BYTES);  // 96 KiB
+constexpr int BM = GEMM_BM, BN = GEMM_BN, BK = GEMM_BK, STAGES = GEMM_STAGES;
+constexpr int WARPS_M = GEMM_WARPS_M, WARPS_N = GEMM_WARPS_N, THREADS = WARPS_M * WARPS_N * 32;
+constexpr int MIN_BLOCKS = GEMM_MIN_BLOCKS, GROUP_M = GEMM_GROUP_M;
+constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // warp tile
+constexpr int MT = WM / 16, NT = WN / 8;             // mma tiles per warp
+constexpr int KSTEPS = BK / 16;                      // mma k-steps per block tile
+constexpr int A_STAGE_BYTES = BM * BK * 2;
+constexpr int B_STAGE_BYTES = BK * BN * 2;
+constexpr int SMEM_BYTES = STAGES * (A_STAGE_BYTES + B_STAGE_BYTES);
+static_assert(BK == 32 || BK == 64, "the A swizzle below covers 64- and 128-byte rows");
+static_assert(BN % 64 == 0 && WM % 16 == 0 && WN % 16 == 0 && KSTEPS % 2 == 0, "tile shape");
+static_assert((BM * BK / 8) % THREADS == 0 && (BK * BN / 8) % THREADS == 0, "whole 16-byte chunks per thread");
+static_assert(STAGES >= 2, "at least double buffering");
 
-// A tile: BM rows of BK halves = 4 chunks of 16 B; chunk c of row r lives at c ^ ((r >> 1) & 3).
-__device__ __forceinline__ int a_offset(int r, int c) { return r * (BK * 2) + ((c ^ ((r >> 1) & 3)) << 4); }
-// B tile: BK rows of BN halves = 32 chunks; chunk c of row r lives at c ^ (r & 7).
+// A tile: BM rows of BK halves = BK / 8 chunks of 16 B. The 8 rows one ldmatrix reads land in 8
+// different 16-byte bank groups: 64-byte rows (BK 32): chunk c of row r at c ^ ((r >> 1) & 3) (two rows
+// share a 128-byte line); 128-byte rows (BK 64): at c ^ (r & 7).
+__device__ __forceinline__ int a_offset(int r, int c) {
+  return BK == 32 ? r * (BK * 2) + ((c ^ ((r >> 1) & 3)) << 4) : r * (BK * 2) + ((c ^ (r & 7)) << 4);
+}
+// B tile: BK rows of BN halves = BN / 8 chunks; chunk c of row r lives at c ^ (r & 7).
 __device__ __forceinline__ int b_offset(int r, int c) { return r * (BN * 2) + ((c ^ (r & 7)) << 4); }
 
 __device__ __forceinline__ void cp_async16(unsigned smem_addr, const void* gmem, bool valid) {
@@ -154,32 +200,65 @@ __device__ __forceinline__ void mma16816(float* c, const unsigned* a, const unsi
 
 }  // namespace tc
 
-__global__ void __launch_bounds__(tc::THREADS, 1) gemm_tensor_core(const __half* __restrict__ A, const __half* __restrict__ B,
-                                                                   __half* __restrict__ C, int M, int N, int K) {
+__global__ void __launch_bounds__(tc::THREADS, tc::MIN_BLOCKS) gemm_tensor_core(const __half* __restrict__ A,
+                                                                                const __half* __restrict__ B,
+                                                                                __half* __restrict__ C, int M, int N, int K) {
   using namespace tc;
   extern __shared__ __align__(128) unsigned char smem[];
   const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   const unsigned a_base = smem_base, b_base = smem_base + STAGES * A_STAGE_BYTES;
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
   const int wm = warp / WARPS_N, wn = warp % WARPS_N;
-  const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+  int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+  if (GROUP_M > 0) {  // grouped order: consecutive blocks sweep GROUP_M block-rows, then move right
+    const int pid = blockIdx.y * gridDim.x + blockIdx.x, per_group = GROUP_M * gridDim.x;
+    const int first_m = (pid / per_group) * GROUP_M, rows_here = min(static_cast<int>(gridDim.y) - first_m, GROUP_M);
+    bm = (first_m + (pid % per_group) % rows_here) * BM;
+    bn = ((pid % per_group) / rows_here) * BN;
+  }
   const int ktiles = (K + BK - 1) / BK;
 
+  // Global -> shared copies: every thread moves the same chunk column c of rows r0, r0 + RSTEP, ...
+  constexpr int A_CPR = BK / 8, A_RSTEP = THREADS / A_CPR, A_ITERS = BM * BK / 8 / THREADS;
+  constexpr int B_CPR = BN / 8, B_RSTEP = THREADS / B_CPR, B_ITERS = BK * BN / 8 / THREADS;
+  static_assert(THREADS % A_CPR == 0 && THREADS % B_CPR == 0, "a thread keeps one chunk column");
+  const int a_r = t / A_CPR, a_c = t % A_CPR, b_r = t / B_CPR, b_c = t % B_CPR;
+  const __half* a_src = A + static_cast<size_t>(bm + a_r) * K + a_c * 8;
+  const __half* b_src = B + static_cast<size_t>(b_r) * N + bn + b_c * 8;
   auto load_stage = [&](int stage, int kt) {
     const int k0 = kt * BK;
 #pragma unroll
-    for (int i = 0; i < (BM * BK / 8) / THREADS; ++i) {  // 2 chunks of A per thread
-      const int idx = t + i * THREADS, r = idx / (BK / 8), c = idx % (BK / 8);
-      const bool ok = bm + r < M && k0 + c * 8 < K;
-      const __half* src = ok ? A + static_cast<size_t>(bm + r) * K + k0 + c * 8 : A;
-      cp_async16(a_base + stage * A_STAGE_BYTES + a_offset(r, c), src, ok);
+    for (int i = 0; i < A_ITERS; ++i) {
+      const int r = a_r + i * A_RSTEP;
+      const bool ok = bm + r < M && k0 + a_c * 8 < K;
+      cp_async16(a_base + stage * A_STAGE_BYTES + a_offset(r, a_c), ok ? a_src + static_cast<size_t>(i * A_RSTEP) * K + k0 : A, ok);
     }
 #pragma unroll
-    for (int i = 0; i < (BK * BN / 8) / THREADS; ++i) {  // 4 chunks of B per thread
-      const int idx = t + i * THREADS, r = idx / (BN / 8), c = idx % (BN / 8);
-      const bool ok = k0 + r < K && bn + c * 8 < N;
-      const __half* src = ok ? B + static_cast<size_t>(k0 + r) * N + bn + c * 8 : B;
-      cp_async16(b_base + stage * B_STAGE_BYTES + b_offset(r, c), src, ok);
+    for (int i = 0; i < B_ITERS; ++i) {
+      const int r = b_r + i * B_RSTEP;
+      const bool ok = k0 + r < K && bn + b_c * 8 < N;
+      cp_async16(b_base + stage * B_STAGE_BYTES + b_offset(r, b_c), ok ? b_src + static_cast<size_t>(k0 + i * B_RSTEP) * N : B, ok);
+    }
+  };
+
+  // GEMM_FRAG_DB 1: fragments double-buffered in registers - those of k-step s+1 are loaded while k-step s
+  // multiplies, and the barrier of the next tile is crossed before the last k-step's MMAs are issued.
+  // 0: each k-step loads its fragments and multiplies them; one barrier at the top of each tile.
+  unsigned af[2][MT][4], bf[2][NT][2];
+  auto load_frags = [&](int buf, int stage, int kk) {
+    const unsigned as = a_base + stage * A_STAGE_BYTES, bs = b_base + stage * B_STAGE_BYTES;
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      const int r = wm * WM + i * 16 + (lane & 15);
+      const int c = kk * 2 + (lane >> 4);
+      ldmatrix_x4(as + a_offset(r, c), af[buf][i][0], af[buf][i][1], af[buf][i][2], af[buf][i][3]);
+    }
+#pragma unroll
+    for (int jp = 0; jp < NT / 2; ++jp) {
+      const int r = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+      const int c = (wn * WN + jp * 16 + (lane >> 4) * 8) / 8;
+      ldmatrix_x4_trans(bs + b_offset(r, c), bf[buf][2 * jp][0], bf[buf][2 * jp][1], bf[buf][2 * jp + 1][0],
+                        bf[buf][2 * jp + 1][1]);
     }
   };
 
@@ -196,35 +275,50 @@ __global__ void __launch_bounds__(tc::THREADS, 1) gemm_tensor_core(const __half*
     if (s < ktiles) load_stage(s, s);
     cp_async_commit();  // always commit, so that group counting stays uniform
   }
-
-  for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<STAGES - 2>();  // tile kt has landed (for this thread) ...
-    __syncthreads();              // ... for every thread; and stage (kt-1) % STAGES is no longer read
-    const int next = kt + STAGES - 1;
-    if (next < ktiles) load_stage(next % STAGES, next);
-    cp_async_commit();
-
-    const int stage = kt % STAGES;
-    const unsigned as = a_base + stage * A_STAGE_BYTES, bs = b_base + stage * B_STAGE_BYTES;
+  if (GEMM_FRAG_DB) {
+    cp_async_wait<STAGES - 2>();  // tile 0 has landed (for this thread) ...
+    __syncthreads();              // ... for every thread
+    int stage = 0;
+    load_frags(0, stage, 0);
+    for (int kt = 0; kt < ktiles; ++kt) {
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      unsigned af[MT][4], bf[NT][2];
+      for (int kk = 0; kk < KSTEPS; ++kk) {
+        if (kk == KSTEPS - 1) {
+          // Move on to tile kt+1: it has landed for every thread, and every warp has finished reading
+          // stage (kt-1) % STAGES (refilled at kk == 0 of the next tile).
+          cp_async_wait<STAGES - 2>();
+          __syncthreads();
+          stage = stage + 1 == STAGES ? 0 : stage + 1;
+        }
+        // Fragments of the next k-step (past the last tile: stale shared memory, never used).
+        load_frags((kk + 1) & 1, stage, (kk + 1) % KSTEPS);
+        if (kk == 0) {
+          // Refill the stage that held tile kt-1: every warp passed the barrier after reading it.
+          const int next = kt + STAGES - 1;
+          if (next < ktiles) load_stage(next % STAGES, next);
+          cp_async_commit();
+        }
 #pragma unroll
-      for (int i = 0; i < MT; ++i) {
-        const int r = wm * WM + i * 16 + (lane & 15);
-        const int c = kk * 2 + (lane >> 4);
-        ldmatrix_x4(as + a_offset(r, c), af[i][0], af[i][1], af[i][2], af[i][3]);
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < NT; ++j) mma16816(acc[i][j], af[kk & 1][i], bf[kk & 1][j]);
       }
+    }
+  } else {
+    for (int kt = 0; kt < ktiles; ++kt) {
+      cp_async_wait<STAGES - 2>();  // tile kt has landed (for this thread) ...
+      __syncthreads();              // ... for every thread; and stage (kt-1) % STAGES is no longer read
+      const int next = kt + STAGES - 1;
+      if (next < ktiles) load_stage(next % STAGES, next);
+      cp_async_commit();
 #pragma unroll
-      for (int jp = 0; jp < NT / 2; ++jp) {
-        const int r = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-        const int c = (wn * WN + jp * 16 + (lane >> 4) * 8) / 8;
-        ldmatrix_x4_trans(bs + b_offset(r, c), bf[2 * jp][0], bf[2 * jp][1], bf[2 * jp + 1][0], bf[2 * jp + 1][1]);
+      for (int kk = 0; kk < KSTEPS; ++kk) {
+        load_frags(0, kt % STAGES, kk);
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < NT; ++j) mma16816(acc[i][j], af[0][i], bf[0][j]);
       }
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j) mma16816(acc[i][j], af[i], bf[j]);
     }
   }
   cp_async_wait<0>();

@@ -2,8 +2,9 @@
 // The classic ladder: a same-shape copy (the ceiling for this access pattern), a naive transpose
 // (coalesced reads, 32-way scattered writes), a shared-memory tile (coalesced both ways, 32-way
 // bank conflicts on the column read), a padded tile (conflicts gone), and the best variant: a
-// 64x64 tile moved with 128-bit loads and stores and an XOR-swizzled shared tile (no padding,
-// no conflicts, 4 independent float4 per thread in flight).
+// 64x64 tile moved with 128-bit loads and stores through an XOR-swizzled shared tile (no padding,
+// no conflicts) by 512 threads, 2 independent float4 per thread each way (tuned on an H200 with
+// benchmarks/device/tune_sweep.sh: knobs TP_* below).
 #include "common/bench.cuh"
 
 constexpr int kTile = 32;  // 32 x 32 tile, 32 x 8 threads, 4 elements per thread
@@ -56,9 +57,31 @@ __global__ void transpose_padded(const float* __restrict__ in, float* __restrict
   transpose_tile<1>(in, out, rows, cols);
 }
 
-// ---- best: 64 x 64 tile, 256 threads, float4 global accesses, XOR-swizzled shared memory.
+// ---- best: 64 x 64 tile, float4 global accesses, XOR-swizzled shared memory, one tile after another
+// per block with the next tile's loads in flight while the current one is written out.
+// Build-time knobs (the defaults are the tuned choice; benchmarks/device/tune_sweep.sh sweeps them):
+//   TP_THREADS  threads per block: each moves 64 * 64 / 4 / TP_THREADS float4 in each direction per tile
+//   TP_STREAM   1: streaming cache hints (__ldcs / __stcs: evict-first), 0: plain loads and stores
+//   TP_PERSIST  1: a persistent grid (resident blocks only) looping over the tiles, prefetching the next
+//               tile into registers before writing the current one; 0: one block per tile
+//   TP_ORDER    0: consecutive blocks walk along a row of tiles, 1: down a column of tiles
+#ifndef TP_THREADS
+#define TP_THREADS 512
+#endif
+#ifndef TP_STREAM
+#define TP_STREAM 0
+#endif
+#ifndef TP_PERSIST
+#define TP_PERSIST 0
+#endif
+#ifndef TP_ORDER
+#define TP_ORDER 0
+#endif
 constexpr int kBig = 64;
-constexpr int kBigThreads = 256;
+constexpr int kBigThreads = TP_THREADS;
+constexpr int kPass = kBigThreads / 16;  // tile rows covered by one pass of the block
+constexpr int kVec = kBig / kPass;       // float4 per thread per tile
+static_assert(kBigThreads % 64 == 0 && kBigThreads <= 1024, "TP_THREADS: a multiple of 64, at most 1024");
 
 // Physical column of logical (r, c) is c ^ swz(r). swz only flips bits 0..4, so it stays in the row.
 // Load side: a warp covers 4 rows x 32 columns (float4 per lane); rows differ in r & 3 -> bits 0..1,
@@ -66,52 +89,99 @@ constexpr int kBigThreads = 256;
 // adjacent columns; (r >> 2) -> bits 1..4 and the column's bit 0: 32 distinct banks.
 __device__ __forceinline__ int swz(int r) { return (((r >> 2) & 15) << 1) ^ (r & 3); }
 
+__device__ __forceinline__ float4 ld4(const float* p) {
+  return TP_STREAM ? __ldcs(reinterpret_cast<const float4*>(p)) : *reinterpret_cast<const float4*>(p);
+}
+__device__ __forceinline__ void st4(float* p, float4 v) {
+  if (TP_STREAM) {
+    __stcs(reinterpret_cast<float4*>(p), v);
+  } else {
+    *reinterpret_cast<float4*>(p) = v;
+  }
+}
+
+struct Tiling {
+  int rows, cols, tiles_x, tiles_y, tiles;
+  __device__ Tiling(int r, int c)
+      : rows(r), cols(c), tiles_x((c + kBig - 1) / kBig), tiles_y((r + kBig - 1) / kBig), tiles(tiles_x * tiles_y) {}
+  __device__ int row0(int tile) const { return (TP_ORDER ? tile % tiles_y : tile / tiles_x) * kBig; }
+  __device__ int col0(int tile) const { return (TP_ORDER ? tile / tiles_y : tile % tiles_x) * kBig; }
+  // Interior tile with 16-byte aligned rows: the vector path.
+  __device__ bool vector_ok(int tile) const {
+    return row0(tile) + kBig <= rows && col0(tile) + kBig <= cols && rows % 4 == 0 && cols % 4 == 0;
+  }
+};
+
+// Issue the tile's global loads: kVec independent float4 per thread.
+__device__ __forceinline__ void tile_load(const float* __restrict__ in, const Tiling& g, int tile, float4 (&v)[kVec]) {
+  const int t = threadIdx.x, lane = t & 31, w = t >> 5;
+  const int row0 = g.row0(tile), c = g.col0(tile) + 32 * (w & 1) + 4 * (lane & 7);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    const int r = 4 * (w >> 1) + kPass * j + (lane >> 3);
+    v[j] = ld4(in + static_cast<size_t>(row0 + r) * g.cols + c);
+  }
+}
+
+__device__ __forceinline__ void tile_stash(float (*s)[kBig], const float4 (&v)[kVec]) {
+  const int t = threadIdx.x, lane = t & 31, w = t >> 5;
+  const int c = 32 * (w & 1) + 4 * (lane & 7);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    const int r = 4 * (w >> 1) + kPass * j + (lane >> 3);
+    const int g = swz(r);
+    s[r][(c + 0) ^ g] = v[j].x;
+    s[r][(c + 1) ^ g] = v[j].y;
+    s[r][(c + 2) ^ g] = v[j].z;
+    s[r][(c + 3) ^ g] = v[j].w;
+  }
+}
+
+__device__ __forceinline__ void tile_emit(float (*s)[kBig], float* __restrict__ out, const Tiling& g, int tile) {
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const int row0 = g.row0(tile), col0 = g.col0(tile);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    const int c2 = ty + kPass * j;  // input column = output row
+    float4 o;
+    o.x = s[4 * tx + 0][c2 ^ swz(4 * tx + 0)];
+    o.y = s[4 * tx + 1][c2 ^ swz(4 * tx + 1)];
+    o.z = s[4 * tx + 2][c2 ^ swz(4 * tx + 2)];
+    o.w = s[4 * tx + 3][c2 ^ swz(4 * tx + 3)];
+    st4(out + static_cast<size_t>(col0 + c2) * g.rows + row0 + 4 * tx, o);
+  }
+}
+
 __global__ void __launch_bounds__(kBigThreads) transpose_swizzled64(const float* __restrict__ in, float* __restrict__ out,
                                                                      int rows, int cols) {
   __shared__ float s[kBig][kBig];
-  const int row0 = blockIdx.y * kBig, col0 = blockIdx.x * kBig;
-  const int t = threadIdx.x;
-  const bool vector_ok = row0 + kBig <= rows && col0 + kBig <= cols && rows % 4 == 0 && cols % 4 == 0;
-  if (vector_ok) {  // block-uniform branch: interior tile, 16-byte aligned rows
-    const int lane = t & 31, w = t >> 5;
-    const int c = 32 * (w & 1) + 4 * (lane & 7);
-    float4 v[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int r = 4 * (w >> 1) + 16 * j + (lane >> 3);
-      v[j] = *reinterpret_cast<const float4*>(in + static_cast<size_t>(row0 + r) * cols + col0 + c);
+  const Tiling g(rows, cols);
+  float4 v[kVec];
+  int tile = blockIdx.x;
+  if (tile < g.tiles && g.vector_ok(tile)) tile_load(in, g, tile, v);
+  while (tile < g.tiles) {  // once per block unless the grid is persistent
+    const int next = TP_PERSIST ? tile + static_cast<int>(gridDim.x) : g.tiles;
+    const bool next_vec = next < g.tiles && g.vector_ok(next);
+    if (g.vector_ok(tile)) {  // block-uniform branch
+      tile_stash(s, v);
+      __syncthreads();
+      if (next_vec) tile_load(in, g, next, v);  // in flight while this tile is written out
+      tile_emit(s, out, g, tile);
+    } else {  // edge tile: scalar, bounds-checked, same swizzle
+      const int row0 = g.row0(tile), col0 = g.col0(tile);
+      for (int idx = threadIdx.x; idx < kBig * kBig; idx += kBigThreads) {
+        const int r = idx / kBig, c = idx % kBig;
+        if (row0 + r < rows && col0 + c < cols) s[r][c ^ swz(r)] = in[static_cast<size_t>(row0 + r) * cols + col0 + c];
+      }
+      __syncthreads();
+      if (next_vec) tile_load(in, g, next, v);
+      for (int idx = threadIdx.x; idx < kBig * kBig; idx += kBigThreads) {
+        const int c = idx / kBig, r = idx % kBig;
+        if (row0 + r < rows && col0 + c < cols) out[static_cast<size_t>(col0 + c) * rows + row0 + r] = s[r][c ^ swz(r)];
+      }
     }
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int r = 4 * (w >> 1) + 16 * j + (lane >> 3);
-      const int g = swz(r);
-      s[r][(c + 0) ^ g] = v[j].x;
-      s[r][(c + 1) ^ g] = v[j].y;
-      s[r][(c + 2) ^ g] = v[j].z;
-      s[r][(c + 3) ^ g] = v[j].w;
-    }
-    __syncthreads();
-    const int tx = t & 15, ty = t >> 4;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int c2 = ty + 16 * j;  // input column = output row
-      float4 o;
-      o.x = s[4 * tx + 0][c2 ^ swz(4 * tx + 0)];
-      o.y = s[4 * tx + 1][c2 ^ swz(4 * tx + 1)];
-      o.z = s[4 * tx + 2][c2 ^ swz(4 * tx + 2)];
-      o.w = s[4 * tx + 3][c2 ^ swz(4 * tx + 3)];
-      *reinterpret_cast<float4*>(out + static_cast<size_t>(col0 + c2) * rows + row0 + 4 * tx) = o;
-    }
-  } else {  // edge tile: scalar, bounds-checked, same swizzle
-    for (int idx = t; idx < kBig * kBig; idx += kBigThreads) {
-      const int r = idx / kBig, c = idx % kBig;
-      if (row0 + r < rows && col0 + c < cols) s[r][c ^ swz(r)] = in[static_cast<size_t>(row0 + r) * cols + col0 + c];
-    }
-    __syncthreads();
-    for (int idx = t; idx < kBig * kBig; idx += kBigThreads) {
-      const int c = idx / kBig, r = idx % kBig;
-      if (row0 + r < rows && col0 + c < cols) out[static_cast<size_t>(col0 + c) * rows + row0 + r] = s[r][c ^ swz(r)];
-    }
+    __syncthreads();  // the tile is read out before the next one is stashed
+    tile = next;
   }
 }
 
@@ -120,10 +190,27 @@ namespace {
 using namespace bench;
 using Kernel = void (*)(const float*, float*, int, int);
 
+// One block per tile, or (TP_PERSIST) only as many blocks as fit on the GPU at once.
+long long big_grid_limit() {
+  static long long limit = 0;
+  if (limit == 0) {
+    if (!TP_PERSIST) {
+      limit = 1LL << 30;
+    } else {
+      int dev = 0, sms = 0, per_sm = 0;
+      CUDA_CHECK(cudaGetDevice(&dev));
+      CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, transpose_swizzled64, kBigThreads, 0));
+      limit = static_cast<long long>(sms) * std::max(per_sm, 1);
+    }
+  }
+  return limit;
+}
+
 void launch(Kernel k, bool big, const float* in, float* out, int rows, int cols) {
   if (big) {
-    dim3 grid(ceil_div(cols, kBig), ceil_div(rows, kBig));
-    k<<<grid, kBigThreads>>>(in, out, rows, cols);
+    const long long tiles = ceil_div(cols, kBig) * ceil_div(rows, kBig);
+    k<<<static_cast<unsigned>(std::min(tiles, big_grid_limit())), kBigThreads>>>(in, out, rows, cols);
   } else {
     dim3 grid(ceil_div(cols, kTile), ceil_div(rows, kTile));
     k<<<grid, dim3(kTile, kRows)>>>(in, out, rows, cols);

@@ -1,5 +1,7 @@
 // vecadd: c = a + b over n floats (default 2^26, 768 MiB of traffic per run).
-//   coalesced: one element per thread, consecutive lanes -> consecutive addresses (scalar 32-bit).
+//   coalesced: scalar 32-bit accesses, consecutive lanes -> consecutive addresses; 4 elements per thread
+//              (256 apart, so each warp access is still 128 contiguous bytes), all 8 loads in flight
+//              before the first add.
 //   float4:    one float4 per thread (128-bit loads/stores, 4x fewer instructions), scalar tail.
 //   strided:   the same one-element-per-thread work with a bad mapping: lane i of a warp handles
 //              element (i % S) * (n / S) + i / S, so the 32 lanes of a warp touch 32 different
@@ -8,10 +10,53 @@
 
 constexpr int kThreads = 256;
 
-__global__ void vecadd_coalesced(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
-                                 long long n) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) c[i] = a[i] + b[i];
+// Build-time knobs of the scalar kernel (defaults: the tuned choice; benchmarks/device/tune_sweep.sh):
+//   VA_UNROLL   elements per thread, all loads issued before the first add (independent loads in flight)
+//   VA_THREADS  threads per block of the scalar kernel
+//   VA_STREAM   1: streaming cache hints (__ldcs / __stcs), 0: plain loads and stores
+#ifndef VA_UNROLL
+#define VA_UNROLL 4
+#endif
+#ifndef VA_THREADS
+#define VA_THREADS 256
+#endif
+#ifndef VA_STREAM
+#define VA_STREAM 0
+#endif
+constexpr int kUnroll = VA_UNROLL;
+constexpr int kScalarThreads = VA_THREADS;
+
+__device__ __forceinline__ float ld1(const float* p) { return VA_STREAM ? __ldcs(p) : *p; }
+__device__ __forceinline__ void st1(float* p, float v) {
+  if (VA_STREAM) {
+    __stcs(p, v);
+  } else {
+    *p = v;
+  }
+}
+
+// Still one 32-bit element per access and lane i of a warp on element i: every warp request is 128
+// contiguous bytes. Each thread handles kUnroll elements kScalarThreads apart and issues all 2 * kUnroll
+// loads before the first add, so enough bytes are in flight to cover DRAM latency.
+__global__ void __launch_bounds__(kScalarThreads) vecadd_coalesced(const float* __restrict__ a, const float* __restrict__ b,
+                                                                   float* __restrict__ c, long long n) {
+  const long long base = static_cast<long long>(blockIdx.x) * (kScalarThreads * kUnroll) + threadIdx.x;
+  float x[kUnroll], y[kUnroll];
+  if (base + (kUnroll - 1) * kScalarThreads < n) {  // every element of this thread exists
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      x[u] = ld1(a + base + u * kScalarThreads);
+      y[u] = ld1(b + base + u * kScalarThreads);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) st1(c + base + u * kScalarThreads, x[u] + y[u]);
+  } else {  // the last, partial block
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long i = base + u * kScalarThreads;
+      if (i < n) c[i] = a[i] + b[i];
+    }
+  }
 }
 
 __global__ void vecadd_float4(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
@@ -48,7 +93,7 @@ enum class Kind { coalesced, float4v, strided };
 void launch(Kind kind, const float* a, const float* b, float* c, long long n, long long stride) {
   switch (kind) {
     case Kind::coalesced:
-      vecadd_coalesced<<<ceil_div(n, kThreads), kThreads>>>(a, b, c, n);
+      vecadd_coalesced<<<ceil_div(n, static_cast<long long>(kScalarThreads) * kUnroll), kScalarThreads>>>(a, b, c, n);
       break;
     case Kind::float4v:
       vecadd_float4<<<std::max(1LL, ceil_div(n / 4, kThreads)), kThreads>>>(a, b, c, n);

@@ -1,0 +1,163 @@
+"""``ncuwrap profile``: run a bundled benchmark or any program under ncu, then diagnose it (thin wrapper).
+
+Progress goes to stderr (which kernel, which pass); the verdict goes to stdout in --format.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ncuwrap.cli import app
+from ncuwrap.render import Format
+
+_TARGET_HELP = ("A bundled benchmark (family/variant, e.g. transpose/naive, or its kernel's name, e.g. transpose_naive; "
+                "--list shows them) or, after '--', any program and its arguments: ncuwrap profile -- ./prog args.")
+_SKIP_HELP = ("Skip N launches before profiling. ncu counts ONLY launches that match -k: with -k 'add', --launch-skip 6 "
+              "profiles the 7th launch of a kernel matching 'add', however many other kernels ran in between. "
+              "Default: a bundled benchmark's first timed launch; 0 for a program.")
+_COUNT_HELP = ("Profile at most N launches (matching -k). Default: 1 for a bundled benchmark, "
+               "10 for a program; 0 = no limit.")
+_NTH_HELP = ("Profile the Nth launch (1 = first) of EVERY distinct kernel matching -k, instead of --launch-skip: "
+             "ncu's --kernel-id ::regex:K:N, counted per kernel and launch configuration (grid, block, shared memory), "
+             "so one kernel's warm-up never hides another kernel.")
+_COLLECT_HELP = ("What ncu measures: targeted (default: the metrics the rules and the report need, ~10 replay passes), "
+                 "basic (--set basic), full (--set full, ~40 passes), or a comma list of ncu sections.")
+
+
+def _parse_metrics(value: Optional[str]) -> tuple[str, ...]:
+    return tuple(m.strip() for m in (value or "").split(",") if m.strip())
+
+
+class _ScreenProgress:
+    """Which kernel ncu replays and how far (a rich status line on a terminal, plain lines otherwise)."""
+
+    def __init__(self, show_output: bool = False):
+        self.show_output = show_output
+        self.status = None
+        self.console = None
+        if sys.stderr.isatty():
+            try:
+                from rich.console import Console
+
+                self.console = Console(stderr=True, highlight=False)
+            except ImportError:  # rich comes with typer; plain lines otherwise
+                self.console = None
+
+    def _print(self, text: str) -> None:
+        if self.console is not None:
+            self.console.print(text, markup=False)
+        else:
+            typer.echo(text, err=True)
+
+    def started(self, argv) -> None:
+        if self.console is not None:
+            self.status = self.console.status("ncu: starting the program ...")
+            self.status.start()
+        else:
+            typer.echo("ncu: starting the program ...", err=True)
+
+    def kernel(self, index: int, name: str, percent: int) -> None:
+        if self.status is not None:
+            self.status.update(f"ncu: replaying kernel {index + 1} ({name}): {percent}% of its passes")
+
+    def kernel_done(self, index: int, name: str, passes) -> None:
+        self._print(f"ncu: profiled kernel {index + 1} ({name}): {passes if passes is not None else '?'} passes")
+        if self.status is not None:
+            self.status.update("ncu: running the program ...")
+
+    def output(self, stream: str, line: str) -> None:
+        if self.show_output and not line.startswith("==PROF== Profiling"):
+            self._print(f"  | {line}")
+
+    def stage(self, text: str) -> None:
+        self._print(text)
+
+    def finished(self, run) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+
+def _summary(result) -> list[str]:
+    lines = []
+    for launch in result.launches:
+        passes = f"{launch.passes} passes" if launch.passes is not None else "passes unknown"
+        lines.append(f"profiled {launch.kernel}: {launch.launch} ({passes})")
+    collection = result.collection
+    what = {"targeted": f"targeted: {len(collection.sections)} sections + {len(collection.metrics)} metrics",
+            "sections": f"sections {','.join(collection.sections)}"}.get(collection.mode, f"{collection.mode} (--set {collection.set_name})")
+    total = result.passes_total
+    lines.append(f"ncu {result.ncu.version_string}: {total if total is not None else '?'} replay passes, "
+                 f"{result.wall_s:.2f} s wall time (--collect {what}; clocks left alone: --clock-control none)")
+    if collection.skipped:
+        by_section: dict = {}
+        for skipped in collection.skipped:
+            by_section.setdefault(skipped.section or "an unknown section", []).append(skipped.name)
+        parts = "; ".join(f"{', '.join(names)} (section {section})" for section, names in by_section.items())
+        lines.append(f"not collected by targeted (only shown, not worth a section's extra passes; --collect full has them): {parts}")
+    for warning in result.warnings:
+        lines.append(f"warning: {warning}")
+    lines.append(f"run folder: {result.run_dir} (report.ncu-rep, report.raw.csv, verdict.json, report.html, "
+                 f"commands.txt, environment.json, ncu.log, profile.json)")
+    return lines
+
+
+@app.command()
+def profile(
+    target: Optional[List[str]] = typer.Argument(None, help=_TARGET_HELP, show_default=False),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Profile only kernels whose (function) name matches this regular expression."),
+    launch_skip: Optional[int] = typer.Option(None, "--launch-skip", "-s", help=_SKIP_HELP, show_default=False),
+    launch_count: Optional[int] = typer.Option(None, "--launch-count", "-c", help=_COUNT_HELP, show_default=False),
+    nth_launch: Optional[int] = typer.Option(None, "--nth-launch", help=_NTH_HELP, show_default=False),
+    collect: str = typer.Option("targeted", "--collect", help=_COLLECT_HELP),
+    metrics: Optional[str] = typer.Option(None, "--metrics", help="More ncu metrics to collect, comma separated (added to --collect)."),
+    nsys: bool = typer.Option(False, "--nsys", help="Also capture the program with Nsight Systems and diagnose its timeline."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder (default: ncuwrap-runs/<target>-<time>). Never overwritten without --force."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the run folder's files if it exists."),
+    ncu: Optional[str] = typer.Option(None, "--ncu", help="The ncu to run (default: ncu on PATH)."),
+    nsys_path: Optional[str] = typer.Option(None, "--nsys-path", help="The nsys to run with --nsys (default: nsys on PATH)."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML (targeted collection measures what these rules read)."),
+    extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format of the verdict printed at the end."),
+    arch: Optional[str] = typer.Option(None, "--arch", help="Build a bundled benchmark for this GPU architecture (default: detected)."),
+    show_output: bool = typer.Option(False, "--show-output", help="Echo what the program prints (it is always in RUN_DIR/ncu.log)."),
+    list_targets: bool = typer.Option(False, "--list", help="List the bundled benchmarks that can be profiled, and exit."),
+) -> None:
+    """Profile a bundled benchmark or any program with Nsight Compute, then diagnose every profiled kernel.
+
+    Which launch: ncu's --launch-skip/--launch-count count only launches matching -k; --nth-launch N
+    profiles the Nth launch of each distinct kernel. The output says which launch each result was.
+    """
+    from ncuwrap.profile import ProfileOptions
+    from ncuwrap.profile import profile as run_profile
+    from ncuwrap.profile import targets
+    from ncuwrap.profile.rundir import default_run_dir
+    from ncuwrap.render import render
+
+    if list_targets:
+        for name, kernel_re, lesson in targets.bundled_list():
+            typer.echo(f"{name:34} -k {kernel_re:32} {lesson}")
+        return
+    resolved = targets.resolve(target or [], arch=arch,
+                               on_build=lambda name: typer.echo(f"nvcc: building {name} (cached after the first build) ...", err=True))
+    run_dir = output or default_run_dir(resolved.label)
+    options = ProfileOptions(collect=collect, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
+                             nth_launch=nth_launch, metrics=_parse_metrics(metrics), force=force, ncu=ncu, rules=rules,
+                             extend=extend, nsys=nsys, nsys_path=nsys_path)
+    try:
+        result = run_profile(resolved, run_dir, options, progress=_ScreenProgress(show_output))
+    except KeyboardInterrupt:
+        typer.echo(f"ncuwrap: interrupted: ncu and the program were stopped; kept what was written in {run_dir} "
+                   f"(ncu.log, commands.txt, profile.json)", err=True)
+        raise
+    for line in _summary(result):
+        typer.echo(line, err=True)
+    color = fmt == Format.table and sys.stdout.isatty()
+    text = render(result.diagnosis, fmt, color=color) if fmt == Format.table else render(result.diagnosis, fmt)
+    typer.echo(text, nl=False)
+    if result.timeline is not None:
+        typer.echo(render(result.timeline, fmt), nl=False)

@@ -1,0 +1,367 @@
+"""Nsight Compute's command line as ncuwrap drives it: finding ncu, its version, what to collect, the argv.
+
+Everything here except :func:`find_ncu` and :func:`ncu_tool` is pure: the argv is the contract with
+the profiler, so it is built by functions the tests call without a GPU (see tests/test_profile_argv.py).
+ncu is looked up only when a command needs it, never at import time.
+
+What ``--collect targeted`` measures
+------------------------------------
+The metrics the active rules read (``RuleSet.raw_metrics()``) plus what the report draws
+(``engine.CHART_METRICS``, the SM clock of the environment block), and nothing else:
+
+* a metric ncu can collect by name (a hardware counter or SASS-instrumented metric: its base name is
+  listed by ``ncu --query-metrics``) goes to ``--metrics``, under the exact name the rules read;
+* ``launch__*`` attributes, the occupancy calculator (``sm__maximum_warps_per_active_cycle_pct``) and
+  ``derived__*`` metrics exist only inside a section file, so their section is collected instead.
+  LaunchStats and Occupancy cost no replay pass of their own beyond achieved occupancy, so they are
+  always taken when a rule or the report reads one of their metrics. Any other section is taken only
+  when a rule's *condition* (bound, limiter, finding, severity, advice case) needs it: a metric
+  shown only as evidence or on a chart is not worth a section's extra passes. The default rules need
+  none: ``spill_requests`` (evidence of local_memory_spill, a ``derived__`` metric of
+  MemoryWorkloadAnalysis) and the L2/L1 points of the hierarchical roofline (``derived__`` metrics
+  of SpeedOfLight_HierarchicalSingleRooflineChart) are left out and listed in ``Collection.skipped``;
+* a ``--metrics`` metric whose section is collected anyway is not named again (the sections give it).
+
+SpeedOfLight itself is not collected: the four throughput metrics the rules read are asked for by
+name, which skips the section's breakdown tables and its gpu__compute_memory_throughput (a max over
+more memory units than the rules look at).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ncuwrap import metrics as M
+from ncuwrap.errors import ToolNotFoundError
+
+MIN_VERSION = (2023, 1, 0)
+_VERSION = re.compile(r"Version (\d{4})\.(\d+)(?:\.(\d+))?(?:\.(\d+))?")
+
+# Sections that read launch attributes and the occupancy calculator: no replay pass of their own
+# (Occupancy adds sm__warps_active, one counter).
+FREE_SECTIONS = ("LaunchStats", "Occupancy")
+# Metrics computed by ncu's occupancy calculator: they exist only in the Occupancy section.
+OCCUPANCY_CALCULATOR = frozenset({"sm__maximum_warps_per_active_cycle_pct", "sm__maximum_warps_avg_per_active_cycle"})
+# device__attribute_* are recorded with every result; launch__* come with LaunchStats / Occupancy;
+# derived__* are defined by a section file's MetricDefinitions and cannot be asked for by name.
+ALWAYS_RECORDED_PREFIX = "device__"
+_SECTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+# The environment block of a diagnosis shows the SM clock (engine._environment).
+ENVIRONMENT_NAMES = ("sm_cycles_per_s",)
+
+
+class CollectMode:
+    TARGETED = "targeted"
+    BASIC = "basic"
+    FULL = "full"
+    SECTIONS = "sections"
+
+
+COLLECT_CHOICES = ("targeted", "basic", "full")
+
+
+# ----------------------------------------------------------------------------------------- the tool
+
+
+@dataclass(frozen=True)
+class NcuTool:
+    """An ncu executable and the version it reported."""
+
+    path: str
+    version: tuple[int, ...]
+    version_text: str
+
+    @property
+    def version_string(self) -> str:
+        return ".".join(str(v) for v in self.version)
+
+
+def find_ncu(path: str | None = None) -> str:
+    """The ncu to run: ``path`` (--ncu) or the one on PATH. Raises ToolNotFoundError with the fix."""
+    if path:
+        candidate = Path(path)
+        if candidate.is_dir():
+            candidate = candidate / "ncu"
+        if not candidate.is_file():
+            raise ToolNotFoundError(f"{path}: no ncu there; pass --ncu the path of an installed Nsight Compute's ncu")
+        return str(candidate)
+    found = shutil.which("ncu")
+    if not found:
+        raise ToolNotFoundError(
+            "ncu (Nsight Compute) is not on PATH; install Nsight Compute 2023.1 or newer (it comes with the CUDA toolkit, "
+            "e.g. /usr/local/cuda/bin/ncu) and add it to PATH, or pass --ncu /path/to/ncu"
+        )
+    return found
+
+
+def parse_version(text: str) -> tuple[int, ...] | None:
+    """``ncu --version`` output -> (2025, 3, 1, 0); None when no version line is found."""
+    match = _VERSION.search(text or "")
+    if not match:
+        return None
+    return tuple(int(g) for g in match.groups() if g is not None)
+
+
+def version_argv(ncu: str) -> list[str]:
+    return [ncu, "--version"]
+
+
+def ncu_tool(path: str | None = None, *, run=None) -> NcuTool:
+    """Find ncu, ask its version and refuse one older than MIN_VERSION (one line saying what to do)."""
+    ncu = find_ncu(path)
+    try:
+        done = (run or subprocess.run)(version_argv(ncu), capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ToolNotFoundError(f"{ncu}: cannot run 'ncu --version' ({exc}); check the installation or pass --ncu another ncu") from None
+    text = (done.stdout or "") + (done.stderr or "")
+    version = parse_version(text)
+    if version is None:
+        first = text.strip().splitlines()[0] if text.strip() else f"exit code {done.returncode}, no output"
+        raise ToolNotFoundError(f"{ncu}: 'ncu --version' printed no version ({first}); pass --ncu the ncu of Nsight Compute 2023.1 or newer")
+    if version[:3] < MIN_VERSION:
+        need = ".".join(str(v) for v in MIN_VERSION[:2])
+        have = ".".join(str(v) for v in version)
+        raise ToolNotFoundError(f"{ncu} is Nsight Compute {have}; ncuwrap needs {need} or newer: install a newer Nsight Compute and pass --ncu /path/to/ncu")
+    line = next((ln.strip() for ln in text.splitlines() if _VERSION.search(ln)), "")
+    return NcuTool(path=ncu, version=version, version_text=line)
+
+
+# ------------------------------------------------------------------------------------ what to collect
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A quantity --collect targeted does not measure, and why."""
+
+    name: str  # canonical / derived name (or a raw metric a rule names)
+    missing: tuple[str, ...]  # the raw metrics that only a section gives
+    section: str | None  # the section that would give them (None: unknown)
+
+    def reason(self) -> str:
+        where = f"section {self.section}" if self.section else "a section ncuwrap cannot name"
+        return f"{self.name}: needs {', '.join(self.missing)} from {where}; only shown (evidence or chart), not worth its passes"
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "missing": list(self.missing), "section": self.section}
+
+
+@dataclass(frozen=True)
+class Collection:
+    """What one ncu run collects: a section set, sections, metrics."""
+
+    mode: str  # targeted | basic | full | sections
+    set_name: str | None = None
+    sections: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    skipped: tuple[Skipped, ...] = field(default=())
+
+    @property
+    def label(self) -> str:
+        return self.mode if self.mode != CollectMode.SECTIONS else ",".join(self.sections)
+
+    def argv(self) -> list[str]:
+        out: list[str] = []
+        if self.set_name:
+            out += ["--set", self.set_name]
+        for section in self.sections:
+            out += ["--section", section]
+        if self.metrics:
+            out += ["--metrics", ",".join(self.metrics)]
+        return out
+
+    def to_json(self) -> dict:
+        return {"mode": self.mode, "set": self.set_name, "sections": list(self.sections), "metrics": list(self.metrics),
+                "skipped": [s.to_json() for s in self.skipped]}
+
+
+def by_name(metric: str) -> bool:
+    """True when ncu collects ``metric`` given to --metrics (a counter, ratio or SASS metric)."""
+    if metric.startswith(("derived__", "launch__", ALWAYS_RECORDED_PREFIX)):
+        return False
+    return metric not in OCCUPANCY_CALCULATOR
+
+
+def section_for(metric: str) -> str | None:
+    """The section that gives a metric --metrics cannot ask for (None: unknown)."""
+    section = M.section_of(metric)
+    if section:
+        return section
+    if metric in OCCUPANCY_CALCULATOR or metric.startswith("launch__occupancy"):
+        return "Occupancy"
+    if metric.startswith("launch__"):
+        return "LaunchStats"
+    return None
+
+
+def report_names() -> tuple[str, ...]:
+    """Quantities the report draws besides the rules: the charts and the environment's SM clock."""
+    try:
+        from ncuwrap.engine import CHART_METRICS
+    except ImportError:  # an engine without charts
+        CHART_METRICS = ()
+    return tuple(dict.fromkeys((*CHART_METRICS, *ENVIRONMENT_NAMES)))
+
+
+def decisive_names(rules) -> list[str]:
+    """Names whose value can change a verdict: bound conditions and limiters, finding conditions,
+    severity conditions and the metric that picks a finding's advice."""
+    names: list[str] = []
+
+    def add(items: Iterable[str]) -> None:
+        names.extend(n for n in items if n and n not in names)
+
+    for branch in rules.bound:
+        add(branch.when.names + branch.when.optional)
+        if branch.limiter in M.CANONICAL or branch.limiter in M.DERIVED:
+            add([branch.limiter])
+    for finding in rules.findings:
+        add(finding.when.names + finding.when.optional)
+        for level in finding.severity:
+            if level.when is not None:
+                add(level.when.names + level.when.optional)
+        if finding.advice_by:
+            add([finding.advice_by])
+    return names
+
+
+def _order_sections(sections: Iterable[str]) -> tuple[str, ...]:
+    unique = list(dict.fromkeys(sections))
+    known = [s for s in FREE_SECTIONS if s in unique]
+    return tuple(known + [s for s in unique if s not in known])
+
+
+def targeted(rules, extra_metrics: Sequence[str] = ()) -> Collection:
+    """The smallest collection that evaluates every rule of ``rules`` and draws the report."""
+    names = list(dict.fromkeys([*rules.metric_names(), *report_names()]))
+    decisive = set(decisive_names(rules))
+
+    # 1. Sections: for a section-only metric a decision needs, or one of the free sections.
+    sections: list[str] = []
+    for name in names:
+        for raw in M.raw_inputs(name):
+            if by_name(raw) or raw.startswith(ALWAYS_RECORDED_PREFIX):
+                continue
+            section = section_for(raw)
+            if section and (name in decisive or section in FREE_SECTIONS) and section not in sections:
+                sections.append(section)
+    ordered = _order_sections(sections)
+
+    # 2. Metrics: every input of a quantity that can be measured, minus what the sections give.
+    metrics: list[str] = []
+    skipped: list[Skipped] = []
+    for name in names:
+        raws = M.raw_inputs(name)
+        missing = [r for r in raws if not by_name(r) and not r.startswith(ALWAYS_RECORDED_PREFIX) and section_for(r) not in ordered]
+        if missing:
+            skipped.append(Skipped(name, tuple(missing), section_for(missing[0])))
+            continue
+        for raw in raws:
+            if by_name(raw) and M.section_of(raw) not in ordered and raw not in metrics:
+                metrics.append(raw)
+    metrics += [m for m in extra_metrics if m not in metrics]
+    return Collection(mode=CollectMode.TARGETED, sections=ordered, metrics=tuple(metrics), skipped=tuple(skipped))
+
+
+def plan_collection(collect: str, rules=None, extra_metrics: Sequence[str] = ()) -> Collection:
+    """``--collect`` value -> Collection. ``targeted`` (default) needs ``rules`` (default: bundled)."""
+    value = (collect or CollectMode.TARGETED).strip()
+    extra = tuple(dict.fromkeys(m.strip() for m in extra_metrics if m and m.strip()))
+    if value == CollectMode.TARGETED:
+        if rules is None:
+            from ncuwrap import ruleset
+
+            rules = ruleset.load()
+        return targeted(rules, extra)
+    if value in (CollectMode.BASIC, CollectMode.FULL):
+        return Collection(mode=value, set_name=value, metrics=extra)
+    sections = tuple(s.strip() for s in value.split(",") if s.strip())
+    if len(sections) == 1 and sections[0] in COLLECT_CHOICES:  # "full," is still full
+        return plan_collection(sections[0], rules, extra)
+    bad = [s for s in sections if not _SECTION_NAME.match(s) or s in COLLECT_CHOICES]
+    if not sections or bad:
+        raise ValueError(f"--collect {value!r}: expected targeted, basic, full or a comma list of ncu section names "
+                         f"(e.g. SpeedOfLight,Occupancy; 'ncu --list-sections' lists them)")
+    return Collection(mode=CollectMode.SECTIONS, sections=tuple(dict.fromkeys(sections)), metrics=extra)
+
+
+# ------------------------------------------------------------------------------------------- argv
+
+
+def kernel_regex(kernel: str | None) -> str | None:
+    """ncuwrap's -k is always a regular expression; an explicit ``regex:`` prefix is accepted too."""
+    if kernel is None:
+        return None
+    kernel = kernel.strip()
+    if kernel.startswith("regex:"):
+        kernel = kernel[len("regex:"):]
+    return kernel or None
+
+
+def kernel_id(kernel: str | None, nth: int) -> str:
+    """ncu's --kernel-id for "the Nth launch of each distinct kernel":
+    ``context:stream:[regex:]name:invocation``. ncu counts invocations per kernel *and* launch
+    configuration (grid, block, shared memory), so a kernel launched with two grid sizes is profiled
+    once per size."""
+    if nth < 1:
+        raise ValueError(f"the launch number must be 1 or more (got {nth})")
+    regex = kernel_regex(kernel)
+    if regex is None:
+        return f":::{nth}"
+    if ":" in regex:
+        raise ValueError(f"-k {regex!r}: a regular expression with ':' cannot go into ncu's --kernel-id; drop the ':' (match around it with '.')")
+    return f"::regex:{regex}:{nth}"
+
+
+def ncu_argv(
+    target_argv: Sequence[str],
+    *,
+    collect: Collection,
+    output: str | Path,
+    ncu: str = "ncu",
+    kernel: str | None = None,
+    launch_skip: int | None = None,
+    launch_count: int | None = None,
+    nth_launch: int | None = None,
+    force: bool = False,
+    clock_control: str = "none",
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The exact ncu command line for one profiling run.
+
+    ``--clock-control none`` always: ncuwrap leaves the GPU's clocks as they are (ncu's default locks
+    them to base); durations under ncu are instrumented anyway and never used for a speedup.
+    ``--launch-skip`` / ``--launch-count`` count only launches that match the kernel filter.
+    ``nth_launch`` profiles the Nth launch of every distinct kernel (ncu's --kernel-id) instead.
+    """
+    if not target_argv:
+        raise ValueError("no program to profile")
+    if nth_launch is not None and launch_skip:
+        raise ValueError("--nth-launch and --launch-skip exclude each other")
+    argv = [str(ncu), "--export", str(output)]
+    if force:
+        argv.append("--force-overwrite")
+    argv += ["--clock-control", clock_control]
+    regex = kernel_regex(kernel)
+    if nth_launch is not None:
+        argv += ["--kernel-id", kernel_id(regex, nth_launch)]
+    else:
+        if regex:
+            argv += ["--kernel-name", f"regex:{regex}"]
+        if launch_skip:
+            argv += ["--launch-skip", str(int(launch_skip))]
+    if launch_count:
+        argv += ["--launch-count", str(int(launch_count))]
+    argv += collect.argv()
+    argv += [str(a) for a in extra]
+    argv += [str(a) for a in target_argv]
+    return argv
+
+
+def import_csv_argv(report: str | Path, ncu: str = "ncu") -> list[str]:
+    """The raw-page CSV export of a report (its stdout is the CSV)."""
+    return [str(ncu), "--import", str(report), "--csv", "--page", "raw"]

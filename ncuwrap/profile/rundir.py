@@ -1,0 +1,155 @@
+"""The run folder of ``ncuwrap profile``: everything one profiling run leaves behind.
+
+    RUN_DIR/
+      report.ncu-rep     the Nsight Compute report (ncu --export)
+      report.raw.csv     its raw page (ncu --import report.ncu-rep --csv --page raw)
+      verdict.json       the diagnosis (ncuwrap.diagnosis/v1)
+      report.html        the diagnosis as a self-contained page
+      commands.txt       every command run, exactly, shell-quoted (build, ncu, export, nsys)
+      environment.json   ncu version, nvidia-smi, python, ncuwrap, host
+      ncu.log            what ncu and the program printed, in arrival order
+      profile.json       passes and wall time, which launch of which kernel was profiled, the collection
+      timeline.*         with --nsys: the nsys capture, its SQLite export, diagnosis (json, html) and log
+
+An existing run folder is never overwritten without ``--force``; with it, only the files above are
+replaced (nothing else in the folder is touched, so ``-o .`` cannot wipe a working directory).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from ncuwrap import __version__
+from ncuwrap.errors import OutputExistsError
+
+REPORT = "report.ncu-rep"
+EXPORT_STEM = "report"  # ncu --export appends .ncu-rep
+RAW_CSV = "report.raw.csv"
+VERDICT = "verdict.json"
+HTML = "report.html"
+COMMANDS = "commands.txt"
+ENVIRONMENT = "environment.json"
+LOG = "ncu.log"
+PROFILE = "profile.json"
+TIMELINE_FILES = ("timeline.nsys-rep", "timeline.qdstrm", "timeline.sqlite", "timeline.json", "timeline.html", "timeline.log")
+FILES = (REPORT, RAW_CSV, VERDICT, HTML, COMMANDS, ENVIRONMENT, LOG, PROFILE, *TIMELINE_FILES)
+
+NVIDIA_SMI_QUERY = ("index,name,uuid,driver_version,pci.bus_id,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
+                    "persistence_mode,compute_mode")
+ENV_VARS = ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "PATH", "NCUWRAP_CACHE")
+
+
+class RunDir:
+    """Paths of one run folder and the writes into it."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    def __truediv__(self, name: str) -> Path:
+        return self.path / name
+
+    report = property(lambda self: self.path / REPORT)
+    export_stem = property(lambda self: self.path / EXPORT_STEM)
+    raw_csv = property(lambda self: self.path / RAW_CSV)
+    verdict = property(lambda self: self.path / VERDICT)
+    html = property(lambda self: self.path / HTML)
+    commands = property(lambda self: self.path / COMMANDS)
+    environment = property(lambda self: self.path / ENVIRONMENT)
+    log = property(lambda self: self.path / LOG)
+    profile = property(lambda self: self.path / PROFILE)
+
+    def prepare(self, force: bool = False) -> None:
+        """Create the folder; refuse a non-empty existing one unless ``force`` (then clear ncuwrap's files)."""
+        if self.path.exists() and not self.path.is_dir():
+            raise OutputExistsError(f"{self.path}: exists and is not a folder; choose another -o RUN_DIR")
+        if self.path.is_dir() and any(self.path.iterdir()):
+            if not force:
+                raise OutputExistsError(f"{self.path}: a run folder already exists here; pass --force to overwrite it, or choose another -o RUN_DIR")
+            for name in FILES:
+                (self.path / name).unlink(missing_ok=True)
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def add_command(self, what: str, argv: Sequence[str], stdout_to: str | None = None) -> None:
+        """Append one command, exactly as run, to commands.txt (before it runs: Ctrl-C keeps it).
+        ``stdout_to`` names the file its standard output was written to."""
+        line = shlex.join(str(a) for a in argv) + (f" > {shlex.quote(stdout_to)}" if stdout_to else "")
+        with open(self.commands, "a", encoding="utf-8") as fh:
+            fh.write(f"# {what}\n{line}\n")
+
+    def write_text(self, path: Path, text: str) -> None:
+        write_atomic(path, text)
+
+    def write_json(self, path: Path, data) -> None:
+        write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file in the same folder: never a half-written file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def default_run_dir(label: str, now: _dt.datetime | None = None) -> Path:
+    """``ncuwrap-runs/<label>-<YYYYmmdd-HHMMSS>`` in the current folder."""
+    now = now or _dt.datetime.now()
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label) or "run"
+    return Path("ncuwrap-runs") / f"{safe}-{now:%Y%m%d-%H%M%S}"
+
+
+def nvidia_smi_argv(smi: str = "nvidia-smi") -> list[str]:
+    return [smi, f"--query-gpu={NVIDIA_SMI_QUERY}", "--format=csv,noheader"]
+
+
+def nvidia_smi(*, run=None, which=None) -> dict:
+    """The GPUs as nvidia-smi reports them (or why that failed)."""
+    smi = (which or shutil.which)("nvidia-smi")
+    if not smi:
+        return {"error": "nvidia-smi not found on PATH"}
+    argv = nvidia_smi_argv(smi)
+    try:
+        done = (run or subprocess.run)(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"argv": argv, "error": str(exc)}
+    if done.returncode != 0:
+        return {"argv": argv, "error": (done.stdout + done.stderr).strip()[:500]}
+    keys = NVIDIA_SMI_QUERY.split(",")
+    gpus = []
+    for line in done.stdout.splitlines():
+        if line.strip():
+            values = [v.strip() for v in line.split(",")]
+            gpus.append(dict(zip(keys, values)))
+    return {"argv": argv, "gpus": gpus}
+
+
+def environment(tool=None, *, smi: dict | None = None) -> dict:
+    """What a reader needs to trust and reproduce the run."""
+    return {
+        "schema": "ncuwrap.environment/v1",
+        "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "ncuwrap": __version__,
+        "ncu": {"path": tool.path, "version": tool.version_string, "version_line": tool.version_text} if tool else None,
+        "nvidia_smi": smi if smi is not None else nvidia_smi(),
+        "python": sys.version.split()[0],
+        "python_executable": sys.executable,
+        "platform": platform.platform(),
+        "hostname": socket.gethostname(),
+        "cwd": os.getcwd(),
+        "env": {k: os.environ[k] for k in ENV_VARS if k in os.environ},
+    }

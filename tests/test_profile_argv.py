@@ -1,0 +1,368 @@
+"""The ncu command line is the contract with the profiler: asserted exactly, without a GPU."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from ncuwrap import metrics as M
+from ncuwrap import ruleset
+from ncuwrap.errors import ToolNotFoundError
+from ncuwrap.profile import DEFAULT_PROGRAM_LAUNCH_COUNT, LaunchFilter, launch_filter
+from ncuwrap.profile import ncu as N
+from ncuwrap.profile.targets import Target
+
+DATA = Path(__file__).resolve().parent / "data"
+QUERY = DATA / "profile" / "query_metrics_gh100.txt.gz"
+
+# What --collect targeted collects for the bundled rules (and the report's charts): the contract.
+TARGETED_SECTIONS = ["LaunchStats", "Occupancy"]
+TARGETED_METRICS = [
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "smsp__sass_inst_executed_op_shared_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    "smsp__thread_inst_executed_per_inst_executed.ratio",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "lts__d_atomic_input_cycles_active.max.pct_of_peak_sustained_elapsed",
+    "lts__d_atomic_input_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "gpu__time_duration.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed",
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed",
+    "smsp__cycles_elapsed.avg.per_second",
+    "dram__bytes.sum.per_second",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+    "sm__cycles_elapsed.avg.per_second",
+    "dram__bytes.sum.peak_sustained",
+    "dram__cycles_elapsed.avg.per_second",
+]
+PROGRAM = ["./transpose", "--variant", "naive", "--warmup", "2", "--iters", "1"]
+
+
+def _query_bases() -> set[str]:
+    names = set()
+    with gzip.open(QUERY, "rt") as fh:
+        for line in fh:
+            token = line.split()[0] if line.split() else ""
+            if "__" in token:
+                names.add(token.rsplit(".", 1)[-1] if "." in token.split("__")[0] else token)
+    return names
+
+
+@pytest.fixture(scope="module")
+def targeted():
+    return N.plan_collection("targeted", ruleset.load())
+
+
+# ------------------------------------------------------------------------------------- collection
+
+
+def test_targeted_collection_is_the_contract(targeted):
+    assert list(targeted.sections) == TARGETED_SECTIONS
+    assert list(targeted.metrics) == TARGETED_METRICS
+    assert targeted.set_name is None
+    assert {s.name for s in targeted.skipped} == {"spill_requests", "l2_bytes_per_s", "l2_peak_bytes_per_s", "l1_bytes_per_s", "l1_peak_bytes_per_s"}
+    assert {s.section for s in targeted.skipped} == {"MemoryWorkloadAnalysis", "SpeedOfLight_HierarchicalSingleRooflineChart"}
+
+
+def test_targeted_metrics_are_the_rules_metrics_minus_what_the_sections_give(targeted):
+    rules = ruleset.load()
+    needed = list(rules.raw_metrics())
+    for name in N.report_names():
+        needed += [m for m in M.raw_inputs(name) if m not in needed]
+    given_by_sections = {m for m in needed if M.section_of(m) in targeted.sections}
+    skipped = {m for s in targeted.skipped for m in s.missing}
+    # The report's skipped quantities drop their other inputs too (a clock without its peak is no use).
+    skipped_inputs = {m for s in targeted.skipped for m in M.raw_inputs(s.name)}
+    assert set(targeted.metrics) == set(needed) - given_by_sections - skipped - skipped_inputs
+    assert len(targeted.metrics) == len(set(targeted.metrics))
+    # Every metric a rule reads is either asked for by name or comes with a collected section,
+    # except evidence-only ones, which are listed as skipped.
+    for metric in rules.raw_metrics():
+        assert metric in targeted.metrics or M.section_of(metric) in targeted.sections or metric in skipped
+
+
+def test_every_metric_asked_by_name_exists_on_hopper(targeted):
+    bases = _query_bases()
+    assert len(bases) > 3000
+    missing = [m for m in targeted.metrics if m.split(".")[0] not in bases]
+    assert missing == []
+
+
+def test_section_only_metrics_never_go_to_metrics(targeted):
+    for metric in targeted.metrics:
+        assert not metric.startswith(("derived__", "launch__", "device__"))
+        assert metric not in N.OCCUPANCY_CALCULATOR
+
+
+def test_every_rule_condition_is_collected(targeted):
+    """No bound, limiter, finding or severity condition is left to a skipped metric: targeted gives
+    the verdicts --set full gives."""
+    rules = ruleset.load()
+    skipped = {s.name for s in targeted.skipped}
+    for name in N.decisive_names(rules):
+        assert name not in skipped
+        for raw in M.raw_inputs(name):
+            assert raw in targeted.metrics or M.section_of(raw) in targeted.sections or raw.startswith("device__"), raw
+
+
+def test_a_rule_condition_on_a_section_only_metric_adds_that_section(tmp_path):
+    rules_file = tmp_path / "spill.yaml"
+    rules_file.write_text(
+        "version: 1\nbound:\n  - verdict: memory\n    when: 'true'\n    limiter: memory_unit\n"
+        "findings:\n  - id: spills\n    when: 'spill_requests > 0'\n    title: spills\n    advice: fewer registers\n",
+        encoding="utf-8",
+    )
+    collection = N.plan_collection("targeted", ruleset.load(rules_file))
+    assert "MemoryWorkloadAnalysis" in collection.sections
+    assert "derived__local_spilling_requests" not in collection.metrics
+    assert all(s.name != "spill_requests" for s in collection.skipped)
+
+
+@pytest.mark.parametrize("collect, expected", [
+    ("full", ["--set", "full"]),
+    ("basic", ["--set", "basic"]),
+    ("SpeedOfLight,Occupancy", ["--section", "SpeedOfLight", "--section", "Occupancy"]),
+    (" MemoryWorkloadAnalysis ", ["--section", "MemoryWorkloadAnalysis"]),
+])
+def test_set_and_section_collections(collect, expected):
+    assert N.plan_collection(collect).argv() == expected
+
+
+def test_extra_metrics_are_added_once():
+    collection = N.plan_collection("full", extra_metrics=["dram__bytes_read.sum", " dram__bytes_read.sum", ""])
+    assert collection.argv() == ["--set", "full", "--metrics", "dram__bytes_read.sum"]
+    targeted = N.plan_collection("targeted", extra_metrics=["gpu__time_duration.sum", "dram__bytes_read.sum"])
+    assert targeted.metrics.count("gpu__time_duration.sum") == 1
+    assert targeted.metrics[-1] == "dram__bytes_read.sum"
+
+
+@pytest.mark.parametrize("bad", ["regex:.*", "Speed Of Light", "a;b", "SpeedOfLight,full", ","])
+def test_bad_collect_values_are_refused(bad):
+    with pytest.raises(ValueError, match="targeted, basic, full or a comma list"):
+        N.plan_collection(bad)
+
+
+@pytest.mark.parametrize("given, mode", [("", "targeted"), ("full,", "full"), (" basic ", "basic")])
+def test_collect_spellings(given, mode):
+    assert N.plan_collection(given).mode == mode
+
+
+# ------------------------------------------------------------------------------------------ argv
+
+
+def test_targeted_argv_for_a_bundled_benchmark(targeted):
+    argv = N.ncu_argv(PROGRAM, collect=targeted, output="runs/naive/report", ncu="/opt/ncu/ncu",
+                      kernel="^transpose_naive$", launch_skip=4, launch_count=1)
+    assert argv == [
+        "/opt/ncu/ncu", "--export", "runs/naive/report", "--clock-control", "none",
+        "--kernel-name", "regex:^transpose_naive$", "--launch-skip", "4", "--launch-count", "1",
+        "--section", "LaunchStats", "--section", "Occupancy", "--metrics", ",".join(TARGETED_METRICS),
+        *PROGRAM,
+    ]
+
+
+def test_full_argv_differs_only_in_what_is_collected(targeted):
+    common = dict(output="r/report", kernel="^transpose_naive$", launch_skip=4, launch_count=1)
+    full = N.ncu_argv(PROGRAM, collect=N.plan_collection("full"), **common)
+    assert full == ["ncu", "--export", "r/report", "--clock-control", "none", "--kernel-name", "regex:^transpose_naive$",
+                    "--launch-skip", "4", "--launch-count", "1", "--set", "full", *PROGRAM]
+
+
+@pytest.mark.parametrize("collect", ["targeted", "basic", "full", "SpeedOfLight"])
+@pytest.mark.parametrize("nth", [None, 3])
+def test_clock_control_none_is_always_there(collect, nth):
+    argv = N.ncu_argv(["./a.out"], collect=N.plan_collection(collect), output="o", nth_launch=nth)
+    assert argv[argv.index("--clock-control") + 1] == "none"
+    assert argv.count("--clock-control") == 1
+
+
+def test_force_overwrite_only_with_force():
+    collect = N.plan_collection("basic")
+    assert "--force-overwrite" not in N.ncu_argv(["./a.out"], collect=collect, output="o")
+    assert N.ncu_argv(["./a.out"], collect=collect, output="o", force=True)[:4] == ["ncu", "--export", "o", "--force-overwrite"]
+
+
+def test_nth_launch_uses_kernel_id():
+    collect = N.plan_collection("basic")
+    argv = N.ncu_argv(["./a.out", "-x"], collect=collect, output="o", kernel="scale_.*", nth_launch=2)
+    assert argv == ["ncu", "--export", "o", "--clock-control", "none", "--kernel-id", "::regex:scale_.*:2", "--set", "basic", "./a.out", "-x"]
+    every = N.ncu_argv(["./a.out"], collect=collect, output="o", nth_launch=1, launch_count=5)
+    assert every == ["ncu", "--export", "o", "--clock-control", "none", "--kernel-id", ":::1", "--launch-count", "5", "--set", "basic", "./a.out"]
+
+
+def test_kernel_id_forms():
+    assert N.kernel_id(None, 4) == ":::4"
+    assert N.kernel_id("regex:^gemm", 1) == "::regex:^gemm:1"
+    with pytest.raises(ValueError, match="':'"):
+        N.kernel_id("ns::kernel", 1)
+    with pytest.raises(ValueError, match="1 or more"):
+        N.kernel_id("k", 0)
+
+
+def test_launch_skip_and_nth_launch_exclude_each_other():
+    with pytest.raises(ValueError, match="exclude"):
+        N.ncu_argv(["./a.out"], collect=N.plan_collection("basic"), output="o", launch_skip=2, nth_launch=1)
+
+
+def test_kernel_filter_is_always_a_regex():
+    collect = N.plan_collection("basic")
+    for given in ("add", "regex:add"):
+        argv = N.ncu_argv(["./a.out"], collect=collect, output="o", kernel=given)
+        assert argv[argv.index("--kernel-name") + 1] == "regex:add"
+    assert "--launch-skip" not in N.ncu_argv(["./a.out"], collect=collect, output="o", launch_skip=0)
+
+
+def test_import_csv_argv():
+    assert N.import_csv_argv("run/report.ncu-rep", "/x/ncu") == ["/x/ncu", "--import", "run/report.ncu-rep", "--csv", "--page", "raw"]
+
+
+# -------------------------------------------------------------------------------- finding ncu
+
+
+def test_ncu_on_path_and_its_version(monkeypatch):
+    monkeypatch.setattr(N.shutil, "which", lambda name: "/usr/local/cuda/bin/ncu" if name == "ncu" else None)
+    calls = []
+
+    def run(argv, **kwargs):
+        calls.append(argv)
+        return SimpleNamespace(returncode=0, stderr="", stdout="NVIDIA (R) Nsight Compute Command Line Profiler\n"
+                               "Copyright (c) 2018-2025 NVIDIA Corporation\nVersion 2025.3.1.0 (build 36398880) (public-release)\n")
+
+    tool = N.ncu_tool(run=run)
+    assert calls == [["/usr/local/cuda/bin/ncu", "--version"]]
+    assert tool.path == "/usr/local/cuda/bin/ncu"
+    assert tool.version == (2025, 3, 1, 0)
+    assert tool.version_string == "2025.3.1.0"
+
+
+def test_ncu_missing_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(N.shutil, "which", lambda name: None)
+    with pytest.raises(ToolNotFoundError, match=r"ncu \(Nsight Compute\) is not on PATH; install Nsight Compute 2023.1 or newer .* --ncu"):
+        N.ncu_tool()
+
+
+def test_ncu_too_old(monkeypatch, tmp_path):
+    exe = tmp_path / "ncu"
+    exe.write_text("")
+    run = lambda argv, **kw: SimpleNamespace(returncode=0, stderr="", stdout="Version 2022.4.1.0 (build 1) (public-release)\n")  # noqa: E731
+    with pytest.raises(ToolNotFoundError, match=r"is Nsight Compute 2022.4.1.0; ncuwrap needs 2023.1 or newer"):
+        N.ncu_tool(str(exe), run=run)
+
+
+def test_ncu_path_that_is_not_there():
+    with pytest.raises(ToolNotFoundError, match=r"^/nowhere/ncu: no ncu there"):
+        N.find_ncu("/nowhere/ncu")
+
+
+@pytest.mark.parametrize("text, version", [
+    ("Version 2025.3.1.0 (build 36398880) (public-release)", (2025, 3, 1, 0)),
+    ("Version 2023.1.0.0 (build 1)", (2023, 1, 0, 0)),
+    ("Version 2020.3.0", (2020, 3, 0)),
+    ("nothing here", None),
+])
+def test_parse_version(text, version):
+    assert N.parse_version(text) == version
+
+
+def test_importing_the_cli_runs_no_tool():
+    """ncu is found only when a command needs it: importing ncuwrap and its profile command runs nothing."""
+    code = ("import shutil, subprocess, sys\n"
+            "def refuse(*a, **k): raise SystemExit('a tool was looked up or run at import time')\n"
+            "subprocess.run = subprocess.Popen = shutil.which = refuse\n"
+            "import ncuwrap.cli, ncuwrap.cli.profile, ncuwrap.profile, ncuwrap.profile.ncu, ncuwrap.profile.run, ncuwrap.profile.targets\n"
+            "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=DATA.parent.parent)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+# --------------------------------------------------------------------------------- launch filter
+
+BUNDLED = Target(argv=tuple(PROGRAM), label="transpose-naive", kernel="^transpose_naive$", launch_skip=4, launch_count=1,
+                 benchmark="transpose", variant="naive", kernels=("transpose_naive",), why_skip="the first timed launch")
+PROG = Target(argv=("./own_program",), label="own_program")
+
+
+def test_bundled_default_filter_lands_on_the_first_timed_launch():
+    f = launch_filter(BUNDLED)
+    assert (f.kernel, f.launch_skip, f.launch_count, f.nth_launch, f.origin) == ("^transpose_naive$", 4, 1, None, "bundled")
+    assert f.describe(0, "transpose_naive") == ("launch 5 of the launches matching -k ^transpose_naive$, --launch-skip 4 counts "
+                                                "only matching launches: the first timed launch")
+
+
+def test_user_kernel_filter_replaces_the_bundled_one():
+    f = launch_filter(BUNDLED, kernel="transpose_.*")
+    assert (f.kernel, f.launch_skip, f.launch_count) == ("transpose_.*", None, 1)
+    assert f.describe(0, "transpose_naive") == "launch 1 of the launches matching -k transpose_.*"
+
+
+def test_program_default_limits_the_launches():
+    f = launch_filter(PROG)
+    assert (f.kernel, f.launch_skip, f.launch_count, f.origin) == (None, None, DEFAULT_PROGRAM_LAUNCH_COUNT, "program-default")
+    assert f.describe(2, "scale_rows") == "launch 3 of the program (no kernel filter: every launch counts)"
+    assert "pass --launch-count 0 for all" in f.summary()
+    assert launch_filter(PROG, launch_count=0).launch_count is None
+
+
+def test_skip_counts_matching_launches_only():
+    f = launch_filter(PROG, kernel="scale_columns", launch_skip=1, launch_count=2)
+    assert [f.describe(i, "scale_columns") for i in range(2)] == [
+        "launch 2 of the launches matching -k scale_columns, --launch-skip 1 counts only matching launches",
+        "launch 3 of the launches matching -k scale_columns, --launch-skip 1 counts only matching launches",
+    ]
+
+
+def test_nth_launch_filter():
+    f = launch_filter(PROG, nth_launch=2)
+    assert (f.kernel, f.launch_skip, f.launch_count, f.nth_launch) == (None, None, None, 2)
+    assert f.describe(0, "scale_rows") == "launch 2 of scale_rows with this grid, block and shared memory (--nth-launch 2)"
+    assert launch_filter(BUNDLED, nth_launch=3).kernel == "^transpose_naive$"
+    with pytest.raises(ValueError, match="exclude"):
+        launch_filter(PROG, nth_launch=2, launch_skip=3)
+    with pytest.raises(ValueError, match="1 or more"):
+        launch_filter(PROG, nth_launch=0)
+
+
+def test_launch_filter_json():
+    assert LaunchFilter(kernel="k", launch_skip=2, launch_count=1).to_json() == {
+        "kernel": "k", "launch_skip": 2, "launch_count": 1, "nth_launch": None, "origin": "user",
+        "summary": "1 of the launches matching -k k after skipping 2"}
+
+
+def test_program_targets(tmp_path):
+    from ncuwrap.errors import InputError
+    from ncuwrap.profile.targets import program
+
+    script = tmp_path / "train.py"
+    script.write_text("print(1)\n")
+    assert program([sys.executable, "-u", str(script), "--epochs", "1"]).label == "train"
+    exe = tmp_path / "app"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    target = program([str(exe), "x"])
+    assert (target.argv, target.label, target.bundled) == ((str(exe), "x"), "app", False)
+    with pytest.raises(InputError, match="not an executable file; chmod \\+x it"):
+        program([str(script)])
+    with pytest.raises(InputError, match="not found on PATH"):
+        program(["surely-not-a-command-ncuwrap"])

@@ -1,0 +1,82 @@
+"""`ncuwrap profile` on the lent H200: what it wrote, and ncu's real console parsed back.
+
+Everything here came from device runs of benchmarks/device_profile_all.sh and
+benchmarks/targeted_vs_full.py (tests/data/h200_ncuwrap/profile, README there).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ncuwrap.engine import diagnose
+from ncuwrap.profile import run as R
+from tests.conftest import DATA
+
+PROFILE = DATA / "h200_ncuwrap" / "profile"
+CONSOLES = PROFILE / "consoles"
+
+
+def _verdicts(diagnosis) -> list[tuple]:
+    return [(k.name, k.bound, k.limiter, k.finding_ids()) for k in diagnosis.kernels]
+
+
+@pytest.mark.parametrize("variant", ["transpose-naive", "transpose-shared_tile", "divergence-per_lane"])
+def test_targeted_report_gives_the_same_verdict_as_full(variant):
+    targeted = diagnose(PROFILE / "pairs" / f"{variant}.targeted.ncu-rep")
+    full = diagnose(PROFILE / "pairs" / f"{variant}.full.ncu-rep")
+    assert _verdicts(targeted) == _verdicts(full)
+    assert all(k.not_evaluated == () for k in targeted.kernels), [n.message for k in targeted.kernels for n in k.not_evaluated]
+
+
+def test_targeted_vs_full_on_every_bundled_variant():
+    doc = json.loads((PROFILE / "targeted_vs_full.json").read_text())
+    from ncuwrap.benchmarks.manifest import load_manifest
+
+    profiled = {f"{b.name}/{v.name}" for b in load_manifest().benchmarks for v in b.variants if v.profile is not None}
+    measured = {v["name"] for v in doc["variants"]}
+    assert measured == profiled
+    assert all(v["same_verdict"] for v in doc["variants"])
+    assert {v["targeted"]["passes"] for v in doc["variants"]} == {14}
+    assert min(v["full"]["passes"] for v in doc["variants"]) >= 37
+
+
+def test_sample_run_folder_verdict_is_reproduced_from_its_csv():
+    run = PROFILE / "sample_run"
+    recorded = json.loads((run / "verdict.json").read_text())
+    again = diagnose(run / "report.raw.csv")
+    assert [(k["name"], k["bound"], k["limiter"], [f["id"] for f in k["findings"]]) for k in recorded["kernels"]] == _verdicts(again)
+    assert [k["name"] for k in recorded["kernels"]] == ["transpose_copy", "transpose_naive", "transpose_shared", "transpose_padded", "transpose_swizzled64"]
+    profile = json.loads((run / "profile.json").read_text())
+    assert profile["status"] == "ok"
+    assert "--clock-control none" in (run / "commands.txt").read_text()
+
+
+def _console(name: str) -> R.NcuRun:
+    text = (CONSOLES / f"{name}.stdout").read_text() + (CONSOLES / f"{name}.stderr").read_text()
+    run = R.parse_console(text)
+    run.argv = ["ncu"]
+    return run
+
+
+def test_real_no_match_console_lists_the_launched_kernels():
+    run = _console("nomatch")
+    assert run.no_kernels_profiled and run.available_kernels == ["fill", "scale_columns", "scale_rows"]
+    error = R.failure(run, log="ncu.log", kernel_filter="no_such_kernel")
+    assert str(error) == ("the kernel filter -k 'no_such_kernel' matched no launch; the program launched: fill, scale_columns, "
+                          "scale_rows; pass -k with one of these (a regular expression)")
+
+
+def test_real_failing_program_console_gives_its_exit_code_and_last_lines():
+    run = _console("appfail")
+    assert run.app_exit_code == 3
+    error = R.failure(run, log="ncu.log", report_exists=True)
+    assert str(error).startswith("the program failed under ncu with exit code 3; its last lines: ")
+    assert "failing on purpose (--fail)" in str(error)
+
+
+def test_real_successful_console_counts_passes():
+    run = _console("ok")
+    assert [k.passes for k in run.kernels] == [1]
+    assert R.failure(run, log="ncu.log", report_exists=True) is None

@@ -1,0 +1,95 @@
+"""On a GPU: every bundled benchmark profiled with --collect targeted and with --collect full gives the
+same verdicts, and `ncuwrap profile -- ./own_program` works for a program that is not bundled.
+
+Skipped without a GPU (conftest), ncu or nvcc. benchmarks/targeted_vs_full.py measures the same
+comparison with pass counts and wall times for the record.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not shutil.which("ncu") or not shutil.which("nvcc"), reason="needs ncu and nvcc on PATH"),
+]
+
+ROOT = Path(__file__).resolve().parent.parent
+OWN = ROOT / "tests" / "data" / "programs" / "own_program.cu"
+
+
+def _variants():
+    from ncuwrap.benchmarks.manifest import load_manifest
+
+    return [(b.name, v.name) for b in load_manifest().benchmarks for v in b.variants if v.profile is not None]
+
+
+@pytest.fixture(scope="module")
+def tool():
+    from ncuwrap.profile.ncu import ncu_tool
+
+    return ncu_tool()
+
+
+@pytest.mark.parametrize("family, variant", _variants(), ids=lambda x: x)
+def test_targeted_gives_the_verdicts_of_full(family, variant, tmp_path, tool):
+    from ncuwrap.profile import ProfileOptions, profile, same_verdicts, targets, verdicts
+
+    target = targets.bundled(family, variant)
+    runs = {}
+    for collect in ("targeted", "full"):
+        options = ProfileOptions(collect=collect, ncu=tool.path, export_csv=False, html=False)
+        runs[collect] = profile(target, tmp_path / collect, options, find_tool=lambda _path: tool)
+    targeted, full = runs["targeted"], runs["full"]
+    print(f"{family}/{variant}: targeted {targeted.passes_total} passes {targeted.wall_s:.2f} s, "
+          f"full {full.passes_total} passes {full.wall_s:.2f} s")
+    assert len(targeted.launches) == len(full.launches) == 1
+    assert same_verdicts(targeted.diagnosis, full.diagnosis), (verdicts(targeted.diagnosis), verdicts(full.diagnosis))
+    assert {n.rule for k in targeted.diagnosis.kernels for n in k.not_evaluated} <= \
+        {n.rule for k in full.diagnosis.kernels for n in k.not_evaluated}
+    assert targeted.passes_total < full.passes_total
+
+
+@pytest.fixture(scope="module")
+def own_program(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("own")
+    binary = folder / "own_program"
+    subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-lineinfo", "-o", str(binary), str(OWN)], check=True)
+    return binary
+
+
+def test_profile_a_program_that_is_not_bundled(capsys, tmp_path, own_program):
+    run = tmp_path / "run"
+    code, out, err = run_cli(capsys, "profile", "-o", run, "--", own_program)
+    assert code == 0, err
+    profile = json.loads((run / "profile.json").read_text())
+    assert profile["status"] == "ok"
+    assert [launch["kernel"] for launch in profile["launches"]] == ["fill"] + ["scale_rows", "scale_columns"] * 3
+    assert all(launch["passes"] for launch in profile["launches"])
+    verdict = json.loads((run / "verdict.json").read_text())
+    columns = [k for k in verdict["kernels"] if k["name"] == "scale_columns"]
+    assert all(any(f["id"] == "uncoalesced_global_loads" for f in k["findings"]) for k in columns)
+
+
+def test_nth_launch_of_each_kernel_on_a_real_program(capsys, tmp_path, own_program):
+    run = tmp_path / "run"
+    code, out, err = run_cli(capsys, "profile", "--nth-launch", "2", "-o", run, "--", own_program)
+    assert code == 0, err
+    launches = json.loads((run / "profile.json").read_text())["launches"]
+    assert sorted(launch["kernel"] for launch in launches) == ["scale_columns", "scale_rows"]  # fill runs once
+    assert all("launch 2 of" in launch["launch"] for launch in launches)
+
+
+def test_real_failures_are_one_line(capsys, tmp_path, own_program):
+    code, out, err = run_cli(capsys, "profile", "-k", "no_such_kernel", "-o", tmp_path / "a", "--", own_program)
+    assert code == 2 and "matched no launch" in err.splitlines()[-1]
+    code, out, err = run_cli(capsys, "profile", "-o", tmp_path / "b", "--", own_program, "--fail")
+    assert code == 2
+    assert "exit code 3" in err.splitlines()[-1] and "failing on purpose" in err.splitlines()[-1]
