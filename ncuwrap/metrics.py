@@ -130,11 +130,13 @@ def _busiest_unit(sm, memory, unit):
     return out
 
 
-_LIMITS = np.array(["registers", "shared_mem", "warps", "blocks"], dtype=object)
+# On a tie the hardware limits come first: when registers allow as many blocks as the warp slots do,
+# registers are not what limits occupancy.
+_LIMITS = np.array(["warps", "blocks", "registers", "shared_mem"], dtype=object)
 
 
 def _occupancy_limiter(regs, smem, warps, blocks):
-    stacked = np.vstack([regs, smem, warps, blocks])
+    stacked = np.vstack([warps, blocks, regs, smem])
     filled = np.where(np.isnan(stacked), np.inf, stacked)
     limiter = _LIMITS[np.argmin(filled, axis=0)].astype(object)
     limiter[np.isnan(stacked).all(axis=0)] = None
