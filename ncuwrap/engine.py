@@ -20,22 +20,7 @@ from ncuwrap import metrics as M
 from ncuwrap import ruleset as R
 from ncuwrap.ingest import Profile, load
 from ncuwrap.ingest.names import dims
-from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, FindingResult, KernelVerdict, NotEvaluated, SourceInfo, Step
-
-
-def clean(value):
-    """A JSON-friendly number: None for NaN, ints for whole numbers, 4 decimals otherwise."""
-    if value is None:
-        return None
-    if isinstance(value, (np.generic,)):
-        value = value.item()
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return None
-        if value.is_integer() and abs(value) < 2**53:
-            return int(value)
-        return round(value, 4)
-    return value
+from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict, NotEvaluated, SourceInfo, Step, clean
 
 
 # What the HTML charts draw: Speed-of-Light bars, the roofline (FP32 and the memory levels), occupancy.
@@ -177,17 +162,7 @@ def _kernel(ev, rules, frame, row, branch_holds, bound_missing, fired, finding_m
             continue
         level = next(lv.level for i, lv in enumerate(finding.severity) if severity_holds[(finding.id, i)][row])  \
             if any(severity_holds[(finding.id, i)][row] for i in range(len(finding.severity))) else finding.severity[-1].level
-        values = _values(ev, set(finding.evidence) | set(_placeholders(finding.title)) | ({finding.advice_by} if finding.advice_by else set()), row)
-        advice = finding.advice
-        if isinstance(advice, dict):
-            advice = advice.get(str(values.get(finding.advice_by)), advice.get("default", ""))
-        findings.append(FindingResult(
-            id=finding.id,
-            severity=level,
-            title=R.render_text(" ".join(finding.title.split()), values),
-            evidence={name: values[name] for name in finding.evidence},
-            advice=R.render_text(" ".join(advice.split()), values),
-        ))
+        findings.append(finding.result(level, _values(ev, finding.value_names(), row)))
     findings.sort(key=lambda f: SEVERITY_ORDER.get(f.severity, 9))  # stable: file order within a level
 
     shown = {}

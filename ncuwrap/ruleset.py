@@ -17,6 +17,7 @@ from ncuwrap import metrics
 from ncuwrap.errors import RulesError
 from ncuwrap.expr import Expression, ExpressionError, parse
 from ncuwrap.resources import data_dir
+from ncuwrap.verdict import FindingResult
 
 SUPPORTED_VERSIONS = (1,)
 SEVERITIES = ("high", "medium", "low", "info")
@@ -51,6 +52,26 @@ class Finding:
     advice: str | dict[str, str]
     advice_by: str | None = None
     unless: tuple[str, ...] = ()
+
+    def value_names(self) -> list[str]:
+        """Every metric its output shows: the evidence, and the placeholders of title and advice."""
+        texts = [self.title] + (list(self.advice.values()) if isinstance(self.advice, dict) else [self.advice])
+        names = list(self.evidence) + ([self.advice_by] if self.advice_by else [])
+        names += [m.group(1) for text in texts for m in _PLACEHOLDER.finditer(text)]
+        return list(dict.fromkeys(names))
+
+    def result(self, level: str, values: dict) -> FindingResult:
+        """The finding as reported, its texts filled from ``values`` (see value_names)."""
+        advice = self.advice
+        if isinstance(advice, dict):
+            advice = advice.get(str(values.get(self.advice_by)), advice.get("default", ""))
+        return FindingResult(
+            id=self.id,
+            severity=level,
+            title=render_text(" ".join(self.title.split()), values),
+            evidence={name: values.get(name) for name in self.evidence},
+            advice=render_text(" ".join(advice.split()), values),
+        )
 
 
 @dataclass(frozen=True)

@@ -89,3 +89,17 @@ def test_extend_adds_and_replaces_findings(tmp_path):
 def test_render_text_fills_only_names():
     assert ruleset.render_text("{a:.1f} of {b} {c.__class__}", {"a": 3.14159, "b": "l2"}) == "3.1 of l2 n/a"  # a dict lookup, never attribute access
     assert ruleset.render_text("{missing}", {}) == "n/a"
+
+
+def test_advice_placeholders_are_filled(tmp_path):
+    from ncuwrap.engine import diagnose
+
+    extra = tmp_path / "advice.yaml"
+    extra.write_text(
+        "version: 1\nfindings:\n"
+        "  - id: l2_note\n    under: any\n    when: 'l2_pct > 50'\n    title: 'L2 busy'\n"
+        "    advice: 'L2 at {l2_pct:.0f}% and DRAM at {dram_pct:.0f}%: keep the working set in L2.'\n"
+    )
+    (kernel,) = diagnose("tests/data/h200/transpose/transposeNaive.ncu-rep", extra, extend=True).kernels
+    note = next(f for f in kernel.findings if f.id == "l2_note")
+    assert note.advice == "L2 at 76% and DRAM at 10%: keep the working set in L2."

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import typer
 
+from ncuwrap import fileio
 from ncuwrap.errors import NcuwrapError
 from ncuwrap.render import Format, render
 
@@ -25,19 +24,8 @@ def emit(result, fmt: Format, output: Path | None) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file, so an error never leaves a half-written output behind."""
+    """Write ``path`` whole or not at all; a missing folder is a user error, not a traceback."""
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
         raise NcuwrapError(f"{path}: folder {directory} does not exist; create it or choose another -o path")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        # mkstemp makes the file owner-only; reports are meant to be shared, so use the umask.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    fileio.write_atomic(path, text)

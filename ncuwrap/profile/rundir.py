@@ -26,11 +26,10 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from ncuwrap import __version__
+from ncuwrap import __version__, fileio
 from ncuwrap.errors import OutputExistsError
 
 REPORT = "report.ncu-rep"
@@ -94,16 +93,7 @@ class RunDir:
         write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file in the same folder: never a half-written file."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+write_atomic = fileio.write_atomic
 
 
 def default_run_dir(label: str, now: _dt.datetime | None = None) -> Path:

@@ -18,10 +18,10 @@ import os
 import re
 import shlex
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncuwrap import fileio
 from ncuwrap.errors import InputError, OutputExistsError, ProfilerError
 from ncuwrap.timeline import nsysrep
 
@@ -69,15 +69,7 @@ def check_program(program: list[str]) -> None:
         raise InputError(f"{exe}: program not found on PATH; give its path (./{exe})")
 
 
-def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+_write = fileio.write_atomic
 
 
 def _qdstrm(run_dir: Path, output: str) -> Path | None:

@@ -14,7 +14,8 @@ import numpy as np
 
 from ncuwrap import ruleset as R
 from ncuwrap.timeline import metrics as TM
-from ncuwrap.timeline.model import Timeline, clean
+from ncuwrap.timeline.model import Timeline
+from ncuwrap.verdict import clean
 from ncuwrap.verdict import SEVERITY_ORDER, FindingResult, NotEvaluated, Step
 
 
@@ -106,18 +107,6 @@ def evaluate(timeline: Timeline, rules: R.RuleSet):
             continue
         level = next((lv.level for lv in finding.severity if lv.when is None or _holds(table, lv.when, rules.constants)),
                      finding.severity[-1].level)
-        names = list(finding.evidence) + _placeholders(finding.title) + ([finding.advice_by] if finding.advice_by else [])
-        advice = finding.advice
-        if isinstance(advice, dict):
-            advice = advice.get(str(table.value(finding.advice_by)), advice.get("default", ""))
-        names += _placeholders(advice)
-        values = _values(table, names)
-        findings.append(FindingResult(
-            id=finding.id,
-            severity=level,
-            title=R.render_text(" ".join(finding.title.split()), values),
-            evidence={name: values[name] for name in finding.evidence},
-            advice=R.render_text(" ".join(advice.split()), values),
-        ))
+        findings.append(finding.result(level, _values(table, finding.value_names())))
     findings.sort(key=lambda f: SEVERITY_ORDER.get(f.severity, 9))  # stable: file order within a level
     return bound, (clean(limiter) if limiter is not None else None), why, tuple(steps), tuple(findings), tuple(not_evaluated)

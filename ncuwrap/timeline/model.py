@@ -9,11 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from ncuwrap import __version__
 from ncuwrap.render import Format
-from ncuwrap.verdict import FindingResult, NotEvaluated, Step
+from ncuwrap.verdict import FindingResult, NotEvaluated, Step, clean
 
 SCHEMA = "ncuwrap.timeline/v1"
 
@@ -22,21 +21,6 @@ CATEGORIES = ("kernel", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_oth
 CATEGORY_LABELS = {"kernel": "kernels", "memcpy_htod": "H2D copies", "memcpy_dtoh": "D2H copies", "memcpy_dtod": "D2D copies",
                    "memcpy_other": "other copies", "memset": "memsets", "idle": "GPU idle"}
 API_CATEGORIES = ("launch", "sync", "malloc", "memcpy", "memset", "other")
-
-
-def clean(value):
-    """A JSON-friendly number: None for NaN/inf, int for whole numbers, 4 decimals otherwise."""
-    if value is None:
-        return None
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return None
-        if value.is_integer() and abs(value) < 2**53:
-            return int(value)
-        return round(value, 4)
-    return value
 
 
 def pct(part, whole) -> float:

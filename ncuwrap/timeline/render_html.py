@@ -10,7 +10,8 @@ from functools import lru_cache
 from ncuwrap import __version__
 from ncuwrap.render import text as T
 from ncuwrap.timeline import render_common as C
-from ncuwrap.timeline.model import CATEGORY_LABELS, clean
+from ncuwrap.timeline.model import CATEGORY_LABELS
+from ncuwrap.verdict import clean
 
 BAR_WIDTH = 1000  # SVG user units of the stacked bar
 
