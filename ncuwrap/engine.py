@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ncuwrap import metrics as M
+from ncuwrap.errors import InputError
 from ncuwrap import ruleset as R
 from ncuwrap.ingest import Profile, load
 from ncuwrap.ingest.names import dims
@@ -88,7 +89,10 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
     ev.meta = {c: frame[c].tolist() if c in frame else [None] * len(frame) for c in ("launch_id", "name", "display_name", "grid", "block")}
     rows = np.arange(len(frame))
     if kernel:
-        pattern = re.compile(kernel)
+        try:
+            pattern = re.compile(kernel)
+        except re.error as exc:
+            raise InputError(f"--kernel {kernel!r}: not a valid regular expression ({exc}); quote it or escape special characters") from None
         rows = np.array([i for i in rows if pattern.search(str(frame["name"].iat[i])) or pattern.search(str(frame["display_name"].iat[i]))], dtype=int)
 
     # The bound decision: first branch that holds wins (per launch).

@@ -92,3 +92,9 @@ def test_missing_ncu_report_module_names_the_fix(monkeypatch, capsys):
     code, _, err = run_cli(capsys, "diagnose", H200 / "transpose" / "copyKernel.ncu-rep")
     assert code == 2
     assert "the ncu_report module is missing; run 'pip install ncu-report' or pass --ncu" in err
+
+
+def test_invalid_kernel_regex(capsys):
+    code, out, err = run_cli(capsys, "diagnose", H200 / "vecadd" / "bench_add.raw.csv", "--kernel", "[")
+    assert code == 2 and out == ""
+    assert err.strip() == "ncuwrap: error: --kernel '[': not a valid regular expression (unterminated character set at position 0); quote it or escape special characters"
