@@ -39,7 +39,10 @@ ROOFLINE_NEEDS = ("fp32_flops_per_s", "fp32_peak_flops_per_s", "dram_bytes_per_s
 KEY_METRICS = ("duration_ns", "sm_pct", "memory_pct", "dram_pct", "l2_pct", "l1tex_pct", "achieved_occupancy_pct")
 
 
-def _hint(missing: list[str]) -> str:
+def _hint(missing: list[str], kind: str = "ncu-rep") -> str:
+    if kind == "ncu-csv-details":
+        # The report may well have them: the details page just does not export raw counters.
+        return f"{', '.join(missing)} not on the details page; export the report with 'ncu --import REPORT --csv --page raw'"
     sections = sorted({s for s in (M.section_of(m) for m in missing) if s})
     collect = f"--section {' --section '.join(sections)}" if sections else f"--metrics {','.join(missing)}"
     return f"{', '.join(missing)} not collected; re-profile with {collect} (or 'ncuwrap profile --collect targeted')"
@@ -51,6 +54,7 @@ class _Evaluator:
         self.rules = rules
         self.n = len(profile.frame)
         self._cleaned: dict[str, list] = {}
+        self.kind = profile.source.kind
 
     def lookup(self, name: str) -> np.ndarray:
         return self.table.get(name)
@@ -94,6 +98,9 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
         except re.error as exc:
             raise InputError(f"--kernel {kernel!r}: not a valid regular expression ({exc}); quote it or escape special characters") from None
         rows = np.array([i for i in rows if pattern.search(str(frame["name"].iat[i])) or pattern.search(str(frame["display_name"].iat[i]))], dtype=int)
+        if not len(rows):
+            names = ", ".join(dict.fromkeys(str(n) for n in frame["name"]))
+            raise InputError(f"--kernel {kernel!r} matched no kernel of {profile.source.path}; its kernels: {names}")
 
     # The bound decision: first branch that holds wins (per launch).
     branch_holds = [ev.condition(b.when) for b in rules.bound]
@@ -152,7 +159,7 @@ def _kernel(ev, rules, frame, row, branch_holds, bound_missing, fired, finding_m
     not_evaluated = []
     if bound_missing:
         status = "partially evaluated" if verdict != "unknown" else "not evaluated"
-        not_evaluated.append(NotEvaluated("bound", tuple(bound_missing), f"{status}: {_hint(bound_missing)}"))
+        not_evaluated.append(NotEvaluated("bound", tuple(bound_missing), f"{status}: {_hint(bound_missing, ev.kind)}"))
 
     findings = []
     for finding in rules.findings:
@@ -160,7 +167,7 @@ def _kernel(ev, rules, frame, row, branch_holds, bound_missing, fired, finding_m
             continue
         missing = finding_missing[finding.id]
         if missing:
-            not_evaluated.append(NotEvaluated(finding.id, tuple(missing), f"not evaluated: {_hint(missing)}"))
+            not_evaluated.append(NotEvaluated(finding.id, tuple(missing), f"not evaluated: {_hint(missing, ev.kind)}"))
             continue
         if verdict == "unknown" or not fired[finding.id][row]:
             continue

@@ -18,6 +18,8 @@ from typing import Callable
 
 import numpy as np
 
+from ncuwrap.errors import RulesError
+
 _BINOPS: dict[type, Callable] = {
     ast.Add: np.add,
     ast.Sub: np.subtract,
@@ -46,9 +48,14 @@ class Expression:
     tree: ast.AST
     names: tuple[str, ...]  # metric names it needs (constants excluded)
     optional: tuple[str, ...] = ()  # names read only as fallback(name, default): may be missing
+    origin: str = ""  # "rules.yaml: finding 'x'", for errors found only when evaluating
 
     def evaluate(self, lookup: Callable[[str], np.ndarray], constants: dict[str, float]) -> np.ndarray:
-        return _Evaluator(lookup, constants).visit(self.tree)
+        try:
+            return _Evaluator(lookup, constants).visit(self.tree)
+        except (TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+            # e.g. arithmetic on a text metric (memory_unit + 1): a fault of the rule, not of the report.
+            raise RulesError(f"{self.origin or 'rule'}: cannot evaluate {self.text!r} ({exc}); fix the condition") from None
 
 
 def parse(text: str, constants: dict[str, float] | None = None) -> Expression:
@@ -93,6 +100,8 @@ def parse(text: str, constants: dict[str, float] | None = None) -> Expression:
                 if node.args[0].value not in into:
                     into.append(node.args[0].value)
                 return
+            if func.id in ("max", "min", "abs") and not node.args:
+                raise ExpressionError(f"{func.id}() needs at least one argument in {text!r}")
             if func.id == "fallback":
                 if len(node.args) != 2:
                     raise ExpressionError(f"fallback() takes a value and a default in {text!r}")

@@ -7,6 +7,7 @@ file and the rule.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -134,6 +135,8 @@ def load(path: str | Path | None = None, *, kind: str = "kernel", extend: bool =
         return _load_file(default_path(kind), kind)
     user = _load_file(Path(path), kind)
     if not extend:
+        if not user.bound:
+            raise RulesError(f"{path}: no 'bound' branches, so no kernel could get a verdict; add them, or pass --extend to add these findings to the bundled rules")
         return user
     base = _load_file(default_path(kind), kind)
     bound = user.bound or base.bound
@@ -169,6 +172,8 @@ def _load_file(path: Path, kind: str) -> RuleSet:
 
 
 def _read_yaml(path: Path):
+    if path.is_dir():
+        raise RulesError(f"{path}: is a folder; pass a YAML rules file")
     if not path.is_file():
         raise RulesError(f"{path}: rules file not found; pass an existing YAML file to --rules")
     try:
@@ -190,6 +195,26 @@ def known_names(kind: str) -> tuple[frozenset[str], bool, str]:
 
         return NAMES, False, "timeline rules read the names listed at the end of rules/timeline.yaml"
     return frozenset(metrics.CANONICAL) | frozenset(metrics.DERIVED), True, "see 'ncuwrap rules metrics --all' for the names"
+
+
+def _computes_with(tree, names: set[str]) -> bool:
+    """True when a text metric is used in arithmetic, a function, or an ordering comparison."""
+
+    def is_text(node) -> bool:
+        return isinstance(node, ast.Name) and node.id in names
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and (is_text(node.left) or is_text(node.right)):
+            return True
+        if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not) and is_text(node.operand):
+            return True
+        if isinstance(node, ast.Call) and any(is_text(a) for a in node.args):
+            return True
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(is_text(s) for s in sides) and any(not isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
+                return True
+    return False
 
 
 def _fail(path: Path, where: str, message: str) -> RulesError:
@@ -222,13 +247,21 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
             # A raw ncu name (with "__") may be used through metric("..."); anything else must be known.
             if name not in known and not (raw_allowed and "__" in name):
                 raise _fail(path, where, f"unknown metric {name!r} ({listing})")
-        return parsed
+        text_names = [n for n in parsed.names + parsed.optional if n in metrics.STRING_METRICS]
+        if text_names and _computes_with(parsed.tree, set(text_names)):
+            raise _fail(path, where, f"{text_names[0]!r} is text: compare it with == or != to a quoted value, e.g. {text_names[0]} == 'l2'")
+        return replace(parsed, origin=f"{path}: {where}")
 
+    for key in ("bound", "findings", "display"):
+        if doc.get(key) is not None and not isinstance(doc[key], list):
+            raise RulesError(f"{path}: '{key}' must be a list (of {'branches' if key == 'bound' else 'findings' if key == 'findings' else 'metric names'}); see rules/reference.yaml")
     bound = []
     for i, item in enumerate(doc.get("bound") or []):
         where = f"bound[{i}]"
         if not isinstance(item, dict) or "verdict" not in item or "when" not in item:
             raise _fail(path, where, "each branch needs 'verdict' and 'when'")
+        if not isinstance(item["verdict"], str) or not isinstance(item.get("why", ""), str):
+            raise _fail(path, where, "'verdict' and 'why' must be text")
         limiter = str(item.get("limiter", ""))
         bound.append(Branch(verdict=str(item["verdict"]), when=expr(item["when"], f"{where} ({item['verdict']})"), why=str(item.get("why", "")), limiter=limiter))
     verdicts = {b.verdict for b in bound}
@@ -256,7 +289,12 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         if bound and any(u not in verdicts for u in under):
             raise _fail(path, where, f"'under' names a verdict not in 'bound' ({sorted(verdicts)})")
         severity = _severity(item.get("severity", "medium"), lambda t, w=where: expr(t, f"{w} severity"), path, where)
-        evidence = tuple(item.get("evidence") or ())
+        if not isinstance(item["title"], str) or not isinstance(item["advice"], (str, dict)):
+            raise _fail(path, where, "'title' must be text and 'advice' text or a mapping of cases")
+        evidence = item.get("evidence") or []
+        if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+            raise _fail(path, where, "'evidence' must be a list of metric names, e.g. [dram_pct, l2_pct]")
+        evidence = tuple(evidence)
         for name in evidence:
             if name not in known and not (raw_allowed and "__" in name):
                 raise _fail(path, where, f"unknown evidence metric {name!r}")
@@ -271,6 +309,10 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         for other in unless:
             if other not in seen:
                 raise _fail(path, where, f"'unless' names {other!r}, which is not a finding defined above it")
+        texts = [item["title"]] + (list(advice.values()) if isinstance(advice, dict) else [advice])
+        for name in (m.group(1) for text in texts for m in _PLACEHOLDER.finditer(text)):
+            if name not in known and not (raw_allowed and "__" in name):
+                raise _fail(path, where, f"placeholder {{{name}}} names no metric ({listing})")
         findings.append(Finding(id=fid, under=under, when=expr(item["when"], where), severity=severity, title=str(item["title"]).strip(),
                                 evidence=evidence, advice=advice, advice_by=item.get("advice_by"), unless=unless))
     display = tuple(doc.get("display") or ())

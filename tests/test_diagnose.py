@@ -110,8 +110,12 @@ def test_details_page_gives_the_same_bound_and_says_what_it_lacks():
 
 
 def test_kernel_filter():
-    result = diagnose(H200 / "vecadd" / "bench_add.raw.csv", kernel="^strided")
-    assert result.kernels == ()
+    from ncuwrap.errors import InputError
+
+    result = diagnose("ncuwrap/samples/transpose_h200.ncu-rep", kernel="shared")
+    assert [k.name for k in result.kernels] == ["transpose_shared"]
+    with pytest.raises(InputError, match=r"--kernel '\^strided' matched no kernel of .*bench_add.raw.csv; its kernels: coalesced_add"):
+        diagnose(H200 / "vecadd" / "bench_add.raw.csv", kernel="^strided")
 
 
 @pytest.mark.parametrize(
@@ -156,3 +160,17 @@ def test_every_format_is_handled(capsys, tmp_path):
         code, _, err = run_cli(capsys, "diagnose", H200 / "vecadd" / "bench_add.raw.csv", "-f", fmt.value, "-o", target)
         assert code == 0, (fmt, err)
         assert target.stat().st_size > 200
+
+
+def test_table_and_markdown_tell_the_same_summary(capsys):
+    report = H200 / "transpose" / "transposeShared.details.csv"
+    _, table, _ = run_cli(capsys, "diagnose", report)
+    _, markdown, _ = run_cli(capsys, "diagnose", report, "-f", "markdown")
+    (kernel,) = diagnose(report).kernels
+    headline = f"no issue found ({len(kernel.not_evaluated)} rules not evaluated)"
+    assert len(kernel.not_evaluated) == 6
+    assert headline in " ".join(table.split()) and headline in markdown
+    note = "clocks were locked to base by ncu (--clock-control base, its default)"
+    _, rep_table, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep")
+    _, rep_markdown, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep", "-f", "markdown")
+    assert note in " ".join(rep_table.split()) and note in rep_markdown

@@ -55,6 +55,11 @@ def test_bad_report(capsys, tmp_path, report, message):
         ("rules_bad_severity.yaml", r"finding 'loud': severity 'critical' is not one of"),
         ("rules_wrong_kind.yaml", r"a 'timeline' rules file where 'kernel' rules are needed"),
         ("no_such_rules.yaml", r"rules file not found"),
+        ("rules_bound_not_a_list.yaml", r"'bound' must be a list"),
+        ("rules_text_arithmetic.yaml", r"bound\[0\] \(memory\): 'memory_unit' is text: compare it with == or !="),
+        ("rules_empty_min.yaml", r"min\(\) needs at least one argument"),
+        ("rules_unknown_placeholder.yaml", r"finding 'busy': placeholder \{dram_pcnt\} names no metric"),
+        ("rules_no_bound.yaml", r"no 'bound' branches, so no kernel could get a verdict"),
     ],
 )
 def test_bad_rules(capsys, tmp_path, rules, message):

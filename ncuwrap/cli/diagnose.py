@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.cli.output import emit
+from ncuwrap.cli.output import check_output, emit
+from ncuwrap.errors import InputError
 from ncuwrap.render import Format
 
 
@@ -28,9 +29,14 @@ def diagnose(
     from ncuwrap.resources import sample_report
 
     path = report or sample_report()
+    check_output(output, path, rules)
+    if extend and rules is None:
+        raise InputError("--extend adds the rules of --rules FILE to the bundled ones; give --rules too")
     if path.exists() and path.is_file() and kind_of(path) == "timeline":
         from ncuwrap.timeline import diagnose_timeline
 
+        if kernel:
+            raise InputError(f"{path}: --kernel applies to Nsight Compute reports; a timeline is diagnosed as a whole")
         result = diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys)
     else:
         from ncuwrap.engine import diagnose as run

@@ -12,6 +12,17 @@ from ncuwrap.errors import NcuwrapError
 from ncuwrap.render import Format, render
 
 
+def check_output(output: Path | None, *inputs: Path | None) -> None:
+    """Refuse an -o that cannot be written or would replace an input, before any work is done."""
+    if output is None:
+        return
+    if output.is_dir():
+        raise NcuwrapError(f"{output}: is a folder; give a file name for -o")
+    for given in inputs:
+        if given is not None and given.exists() and output.exists() and output.resolve() == given.resolve():
+            raise NcuwrapError(f"{output}: -o names the input report; choose another output file")
+
+
 def emit(result, fmt: Format, output: Path | None) -> None:
     """Render ``result`` and print it, or write it atomically to ``output``."""
     color = fmt == Format.table and output is None and sys.stdout.isatty()
@@ -28,4 +39,7 @@ def write_atomic(path: Path, text: str) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
         raise NcuwrapError(f"{path}: folder {directory} does not exist; create it or choose another -o path")
-    fileio.write_atomic(path, text)
+    try:
+        fileio.write_atomic(path, text)
+    except OSError as exc:
+        raise NcuwrapError(f"{path}: cannot write ({exc.strerror or exc}); choose another -o path") from None

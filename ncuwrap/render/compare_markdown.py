@@ -85,6 +85,6 @@ def render(result, detail: int = DETAIL, **_options) -> str:
     for note in result.notes:
         out += [f"*Note:* {escape(note)}", ""]
     out += ["---", "",
-            f"ncu durations are instrumented (replayed, clocks controlled by ncu); real speedups come from `ncuwrap bench` timings. "
+            f"ncu durations are instrumented (each kernel replayed under ncu); real speedups come from `ncuwrap bench` timings. "
             f"{escape(a.source.device or 'unknown GPU')} · ncuwrap {__version__} · rules {code(a.rules_name)} v{a.rules_version}"]
     return "\n".join(out) + "\n"

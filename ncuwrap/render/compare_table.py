@@ -55,5 +55,5 @@ def render(result, width: int = 120, color: bool = False, **_options) -> str:
         console.print(Text("\nregressions:", style="bold red"))
         for line in result.regressions:
             console.print(Text(f"  {line}", style="red"))
-    console.print(Text("\nncu durations are instrumented (replayed, clocks controlled by ncu); real speedups come from 'ncuwrap bench' timings."))
+    console.print(Text("\nncu durations are instrumented (each kernel replayed under ncu); real speedups come from 'ncuwrap bench' timings."))
     return buffer.getvalue()

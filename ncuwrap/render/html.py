@@ -134,13 +134,7 @@ def environment_rows(diagnosis) -> list[tuple[str, object]]:
     return rows
 
 
-def clock_note(diagnosis) -> str:
-    control = (diagnosis.environment or {}).get("clock_control")
-    if control is None:
-        return "are set by ncu (its default locks them to base)"
-    if control.startswith("none"):
-        return "were left alone (--clock-control none)"
-    return f"are controlled by ncu (clock control: {control})"
+clock_note = T.clock_note
 
 
 def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:

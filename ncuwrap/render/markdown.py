@@ -64,11 +64,7 @@ def verdict(kernel) -> str:
 
 def headline(kernel) -> str:
     head = kernel.headline
-    text = f"**{head.severity}** {escape(head.title)}" if head else "no issue found"
-    if kernel.not_evaluated:
-        n = len(kernel.not_evaluated)
-        text += f" ({n} rule{'s' if n != 1 else ''} not evaluated)"
-    return text
+    return (f"**{head.severity}** " if head else "") + escape(T.headline_text(kernel))
 
 
 def evidence(finding) -> str:
@@ -132,7 +128,7 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
     n = len(kernels)
     out = [f"## ncuwrap: {code(diagnosis.source.path)}", ""]
     out.append(f"{n} kernel launch{'es' if n != 1 else ''}, {T.duration(total) if total else 'n/a'} ncu time in all. "
-               "ncu durations are instrumented (replayed, clocks controlled by ncu): compare them with each other only.")
+               f"ncu durations are instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): compare them with each other only.")
     out.append("")
     shown = kernels[: max(summary, detail)]
     rows = [[str(i), code(k.name), verdict(k), headline(k), T.duration(k.duration_ns), T.share(k, total)]

@@ -22,15 +22,15 @@ def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
     kernels = diagnosis.by_time()
     total = sum(k.duration_ns or 0 for k in kernels)
     summary = Table(show_lines=False, header_style="bold")
-    for column in ("#", "kernel", "time (ncu)", "share", "verdict", "headline"):
+    for column in ("#", "launch", "kernel", "time (ncu)", "share", "verdict", "headline"):
         summary.add_column(column, overflow="fold")
-    for k in kernels:
+    for rank, k in enumerate(kernels, 1):
         head = k.headline
-        summary.add_row(str(k.id), Text(k.name), T.duration(k.duration_ns), T.share(k, total), T.verdict(k),
-                        Text(head.title, style=_STYLE.get(head.severity, "")) if head else Text("no issue found"))
+        summary.add_row(str(rank), str(k.id), Text(k.name), T.duration(k.duration_ns), T.share(k, total), T.verdict(k),
+                        Text(T.headline_text(k), style=_STYLE.get(head.severity, "") if head else ""))
     console.print(summary)
-    for k in kernels:
-        console.print(Text(f"\n[{k.id}] {k.display_name}", style="bold"))
+    for rank, k in enumerate(kernels, 1):
+        console.print(Text(f"\n{rank}. {k.display_name}  (launch {k.id})", style="bold"))
         console.print(Text(f"  {T.verdict(k)}: {k.why}"))
         for f in k.findings:
             console.print(Text(f"  {f.severity.upper():6} {f.title}", style=_STYLE.get(f.severity, "")))
@@ -39,5 +39,6 @@ def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
             console.print(Text(f"         advice: {f.advice}"))
         for n in k.not_evaluated:
             console.print(Text(f"  {n.rule}: {n.message}", style="dim"))
-    console.print(Text("\nDurations are ncu's (replayed, clocks and caches controlled by ncu): use 'ncuwrap bench' for real timings."))
+    console.print(Text(f"\nDurations are ncu's, instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): "
+                       "use 'ncuwrap bench' for real timings."))
     return buffer.getvalue()

@@ -126,3 +126,25 @@ METRIC_LABELS = {
     "l1tex_pct": "L1/TEX throughput",
     "achieved_occupancy_pct": "achieved occupancy",
 }
+
+
+def clock_note(diagnosis) -> str:
+    """How the GPU clocks were handled while ncu measured, from the report's command line."""
+    control = (diagnosis.environment or {}).get("clock_control")
+    if control is None:
+        return "are set by ncu (its default locks them to base)"
+    if control.startswith("none"):
+        return "were left alone (--clock-control none)"
+    if control.startswith("base"):
+        return "were locked to base by ncu (--clock-control base, its default)"
+    return f"were set by ncu (--clock-control {control})"
+
+
+def headline_text(kernel) -> str:
+    """The summary line of a kernel: its first finding, and how many rules could not be evaluated."""
+    head = kernel.headline
+    text = head.title if head else "no issue found"
+    if kernel.not_evaluated:
+        n = len(kernel.not_evaluated)
+        text += f" ({n} rule{'s' if n != 1 else ''} not evaluated)"
+    return text
