@@ -236,8 +236,16 @@ class CompareResult:
 
     @property
     def regressions(self) -> list[str]:
-        """One line per regression, for the CLI and the JSON document."""
-        return [r.message for p in self.pairs for r in p.regressions]
+        """One line per regression, for the CLI and the JSON document. A gate that compared nothing
+        fails, and a kernel that only AFTER has counts with its findings."""
+        lines = [r.message for p in self.pairs for r in p.regressions]
+        if not self.pairs:
+            lines.append("no kernel of BEFORE could be paired with one of AFTER, so nothing was compared (use --pair OLD=NEW)")
+        for kernel in self.unpaired_after:
+            found = [f.id for f in kernel.findings if f.severity != "info"]
+            if found:
+                lines.append(f"{kernel.name}: a kernel only AFTER has, with {', '.join(found)}")
+        return lines
 
     def to_json(self) -> dict:
         side = lambda d, t: {"source": d.source.to_json(), "timing": t}  # noqa: E731

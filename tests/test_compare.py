@@ -248,3 +248,15 @@ def test_compare_html_in_headless_chromium(tmp_path):
     dom = Page(run.stdout)
     assert _console(run.stderr) == [] and len(dom.with_class("svg", "chart")) == 4
     assert len(dom.with_class("rect", "bar")) >= 2 * (4 + 2) + 6
+
+
+def test_gate_fails_when_nothing_was_paired(capsys):
+    from tests.conftest import run_cli
+
+    code, _, err = run_cli(capsys, "compare", "tests/data/h200/vecadd/bench_add.ncu-rep",
+                           "tests/data/h200/transpose/transposeNaive.ncu-rep", "--fail-on-regression", "-f", "json")
+    assert code == 1
+    assert err.splitlines() == [
+        "ncuwrap: regression: no kernel of BEFORE could be paired with one of AFTER, so nothing was compared (use --pair OLD=NEW)",
+        "ncuwrap: regression: transposeNaive: a kernel only AFTER has, with uncoalesced_global_stores",
+    ]

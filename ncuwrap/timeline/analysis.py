@@ -145,6 +145,8 @@ def analyze(data: TimelineData) -> Timeline:
         idle_pct=pct(breakdown["idle"], window), gpu_busy_pct=pct(covered_len, window),
         kernel_busy_pct=pct(breakdown["kernel"], covered_len), memcpy_busy_pct=pct(memcpy_ns, covered_len),
         memcpy_overlap_pct=pct(copy_union - memcpy_ns, copy_union),
+        # Judged against what could overlap at most: the shorter of kernel time and copy time.
+        overlap_achieved_pct=pct(copy_union - memcpy_ns, min(busy["kernel"], copy_union)),
     )
     copy_time = {c: breakdown[c] for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other")}
     dominant = max(copy_time, key=lambda c: copy_time[c])

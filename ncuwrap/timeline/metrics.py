@@ -48,6 +48,7 @@ CATALOGUE: dict[str, TimelineMetric] = {
         _m("kernel_busy_pct", "%", "kernel_ns, % of the GPU's busy time"),
         _m("memcpy_busy_pct", "%", "memcpy_ns, % of the GPU's busy time"),
         _m("memcpy_overlap_pct", "%", "share of the copies' time that ran alongside a kernel (hidden)"),
+        _m("overlap_achieved_pct", "%", "copy time hidden under kernels, % of the most that could be (the shorter of kernel and copy time)"),
         _m("dominant_copy", "", "the copy direction that takes most time (H2D, D2H, D2D, other copies)"),
         _m("dominant_copy_ns", "ns", "time of the dominant copy direction"),
         # Start-up and idle gaps.
