@@ -377,6 +377,10 @@ def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str
     # Most time first: what matters most to a reviewer (either side's ncu duration).
     result_pairs.sort(key=lambda p: -max(_number(p.before.duration_ns) or 0.0, _number(p.after.duration_ns) or 0.0))
     notes = []
+    if "ncu-csv-details" in {before.source.kind, after.source.kind} and before.source.kind != after.source.kind:
+        # The details page shows L1/TEX throughput over active cycles, the raw metrics over elapsed ones.
+        notes.append("one side is a --page details export: its L1/TEX % (and a memory % taken from it) counts active "
+                     "cycles, the other side's elapsed cycles; compare reports of the same kind for exact deltas")
     if bool(before_timing) != bool(after_timing):
         notes.append("real speedup needs uninstrumented timings of both sides (--before-timing and --after-timing)")
     if left_b and left_a:

@@ -47,6 +47,7 @@ CANONICAL: dict[str, Canonical] = {
         _c("sm_pct", "sm__throughput.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%", "compute (SM) throughput, % of peak"),
         _c("dram_pct", ["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "dram__throughput.avg.pct_of_peak_sustained_elapsed"], "SpeedOfLight", "%", "DRAM throughput, % of peak"),
         _c("l2_pct", "lts__throughput.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%", "L2 throughput, % of peak"),
+        # The _active form is what ncu's details page shows; it is a little higher than _elapsed.
         _c("l1tex_pct", ["l1tex__throughput.avg.pct_of_peak_sustained_elapsed", "l1tex__throughput.avg.pct_of_peak_sustained_active"], "SpeedOfLight", "%", "L1/TEX throughput, % of peak"),
         _c("gld_sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "MemoryWorkloadAnalysis_Tables", "sector", "global load sectors"),
         _c("gld_requests", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "MemoryWorkloadAnalysis_Tables", "request", "global load requests"),

@@ -19,7 +19,7 @@ def compare(
     before_timing: Optional[Path] = typer.Option(None, "--before-timing", help="Uninstrumented timings of BEFORE: the JSON of 'ncuwrap bench' (ncuwrap.bench/v1)."),
     after_timing: Optional[Path] = typer.Option(None, "--after-timing", help="Uninstrumented timings of AFTER (ncuwrap.bench/v1). With both, the real speedup is shown and gated on."),
     pair: Optional[List[str]] = typer.Option(None, "--pair", help="Pair a renamed kernel: BEFORE_NAME=AFTER_NAME (repeatable)."),
-    fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when a finding is introduced or a kernel got slower than --threshold."),
+    fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when a finding is introduced, a kernel got slower than --threshold, or nothing could be paired. Slower means the bench medians with both timings given, else ncu's instrumented durations (a weaker signal: replayed, and under ncu's clock control)."),
     threshold: float = typer.Option(5.0, "--threshold", help="Slowdown, in percent, that counts as a regression."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML replacing the bundled ones (used for both sides)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
