@@ -142,8 +142,21 @@ def profile(
         for name, kernel_re, lesson in targets.bundled_list():
             typer.echo(f"{name:34} -k {kernel_re:32} {lesson}")
         return
-    resolved = targets.resolve(target or [], arch=arch,
-                               on_build=lambda name: typer.echo(f"nvcc: building {name} (cached after the first build) ...", err=True))
+    # Cheap checks first: a bad --collect or a missing ncu must not wait for an nvcc build.
+    from ncuwrap import ruleset
+    from ncuwrap.errors import NcuwrapError
+    from ncuwrap.profile.ncu import ncu_tool, plan_collection
+
+    try:
+        plan_collection(collect, ruleset.load(rules, extend=extend), _parse_metrics(metrics))
+    except ValueError as exc:
+        raise NcuwrapError(str(exc)) from None
+
+    def before_build(name: str) -> None:
+        ncu_tool(ncu)  # a missing ncu fails before nvcc runs
+        typer.echo(f"nvcc: building {name} (cached after the first build) ...", err=True)
+
+    resolved = targets.resolve(target or [], arch=arch, on_build=before_build)
     run_dir = output or default_run_dir(resolved.label)
     options = ProfileOptions(collect=collect, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
                              nth_launch=nth_launch, metrics=_parse_metrics(metrics), force=force, ncu=ncu, rules=rules,
