@@ -35,13 +35,15 @@ def kind_of(path: Path) -> str:
     raise InputError(f"{path}: unknown file type; give a .ncu-rep, an ncu CSV export (.csv), or an nsys .nsys-rep/.sqlite")
 
 
-def _checked(path: Path) -> Path:
+def check_file(path: Path, *, folder_fix: str = "give a report file (for a run folder, the .ncu-rep inside it)",
+               empty_fix: str = "profile again or re-export the report") -> Path:
+    """Refuse a missing path, a folder or an empty file, with what to do instead."""
     if not path.exists():
         raise InputError(f"{path}: no such file; check the path")
     if path.is_dir():
-        raise InputError(f"{path}: is a folder; give a report file (for a run folder, the .ncu-rep inside it)")
+        raise InputError(f"{path}: is a folder; {folder_fix}")
     if path.stat().st_size == 0:
-        raise InputError(f"{path}: the file is empty; profile again or re-export the report")
+        raise InputError(f"{path}: the file is empty; {empty_fix}")
     return path
 
 
@@ -55,7 +57,7 @@ def sha256(path: Path) -> str:
 
 def load(path: str | Path, *, ncu: str | None = None, metrics=None) -> Profile:
     """Load an Nsight Compute report or CSV export. ``metrics`` limits the columns read from a raw CSV."""
-    path = _checked(Path(path))
+    path = check_file(Path(path))
     kind = kind_of(path)
     if kind == "ncu-rep":
         profile = ncu_rep.read(path, ncu=ncu)

@@ -291,15 +291,7 @@ def run_ncu(
         open_streams = set(parsers)
         try:
             while open_streams:
-                try:
-                    stream, data = sink.get(timeout=0.1)
-                except queue.Empty:
-                    continue
-                if data is None:
-                    parsers[stream].feed(b"", final=True)
-                    open_streams.discard(stream)
-                    continue
-                parsers[stream].feed(data)
+                _pump(sink, parsers, open_streams)
             proc.wait()
         except KeyboardInterrupt:
             run.interrupted = True
@@ -314,20 +306,25 @@ def run_ncu(
     return run
 
 
+def _pump(sink: queue.Queue, parsers: dict, open_streams: set) -> None:
+    """Hand the next chunk a reader thread delivered to its stream's parser (None: the stream closed)."""
+    try:
+        stream, data = sink.get(timeout=0.1)
+    except queue.Empty:
+        return
+    if data is None:
+        parsers[stream].feed(b"", final=True)
+        open_streams.discard(stream)
+    else:
+        parsers[stream].feed(data)
+
+
 def _drain(sink: queue.Queue, parsers: dict, open_streams: set) -> None:
     """After a stop: keep what the readers still hold (a second Ctrl-C gives up on it)."""
     deadline = time.monotonic() + 2.0
     try:
         while open_streams and time.monotonic() < deadline:
-            try:
-                stream, data = sink.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if data is None:
-                parsers[stream].feed(b"", final=True)
-                open_streams.discard(stream)
-                continue
-            parsers[stream].feed(data)
+            _pump(sink, parsers, open_streams)
     except KeyboardInterrupt:
         pass
     for stream in list(open_streams):  # what the readers did not deliver in time: keep the partial line

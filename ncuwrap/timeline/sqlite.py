@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ncuwrap import ingest
 from ncuwrap.errors import InputError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -72,12 +73,8 @@ class TimelineData:
 
 def check_file(path: Path) -> None:
     """Refuse files that cannot be an SQLite export, with the reason."""
-    if not path.exists():
-        raise InputError(f"{path}: no such file; check the path")
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; give an nsys .sqlite export or .nsys-rep report")
-    if path.stat().st_size == 0:
-        raise InputError(f"{path}: the file is empty; export the report again with 'nsys export --type sqlite'")
+    ingest.check_file(path, folder_fix="give an nsys .sqlite export or .nsys-rep report",
+                      empty_fix="export the report again with 'nsys export --type sqlite'")
     with path.open("rb") as fh:
         head = fh.read(len(SQLITE_MAGIC))
     if head != SQLITE_MAGIC:
