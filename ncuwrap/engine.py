@@ -154,7 +154,7 @@ def _kernel(ev, rules, frame, row, branch_holds, bound_missing, fired, finding_m
         if ok:
             verdict = branch.verdict
             limiter = ev.value(branch.limiter, row) if ev.table.known(branch.limiter) else (branch.limiter or None)
-            why = R.render_text(" ".join(branch.why.split()), _values(ev, _placeholders(branch.why), row))
+            why = R.render_text(" ".join(branch.why.split()), _values(ev, R.placeholders(branch.why), row))
             break
     not_evaluated = []
     if bound_missing:
@@ -221,10 +221,6 @@ def _chart(ev: _Evaluator, row: int) -> dict:
 
 def _isnan(value) -> bool:
     return isinstance(value, float) and math.isnan(value)
-
-
-def _placeholders(text: str) -> list[str]:
-    return [m.group(1) for m in R._PLACEHOLDER.finditer(text)]
 
 
 def _source_info(profile: Profile) -> SourceInfo:

@@ -58,7 +58,7 @@ class Finding:
         """Every metric its output shows: the evidence, and the placeholders of title and advice."""
         texts = [self.title] + (list(self.advice.values()) if isinstance(self.advice, dict) else [self.advice])
         names = list(self.evidence) + ([self.advice_by] if self.advice_by else [])
-        names += [m.group(1) for text in texts for m in _PLACEHOLDER.finditer(text)]
+        names += [name for text in texts for name in placeholders(text)]
         return list(dict.fromkeys(names))
 
     def result(self, level: str, values: dict) -> FindingResult:
@@ -99,14 +99,10 @@ class RuleSet:
                 add([branch.limiter])
         for finding in self.findings:
             add(finding.when.names + finding.when.optional)
-            add(finding.evidence)
             for level in finding.severity:
                 if level.when:
                     add(level.when.names + level.when.optional)
-            if finding.advice_by:
-                add([finding.advice_by])
-            for text in [finding.title] + (list(finding.advice.values()) if isinstance(finding.advice, dict) else [finding.advice]):
-                add([m.group(1) for m in _PLACEHOLDER.finditer(text)])
+            add(finding.value_names())
         add(self.display)
         return names
 
@@ -310,7 +306,7 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
             if other not in seen:
                 raise _fail(path, where, f"'unless' names {other!r}, which is not a finding defined above it")
         texts = [item["title"]] + (list(advice.values()) if isinstance(advice, dict) else [advice])
-        for name in (m.group(1) for text in texts for m in _PLACEHOLDER.finditer(text)):
+        for name in (name for text in texts for name in placeholders(text)):
             if name not in known and not (raw_allowed and "__" in name):
                 raise _fail(path, where, f"placeholder {{{name}}} names no metric ({listing})")
         findings.append(Finding(id=fid, under=under, when=expr(item["when"], where), severity=severity, title=str(item["title"]).strip(),
@@ -334,6 +330,11 @@ def _severity(spec, expr, path: Path, where: str) -> tuple[SeverityLevel, ...]:
             raise _fail(path, where, f"severity level {level!r} is not one of {SEVERITIES}")
         levels.append(SeverityLevel(level, expr(entry["when"]) if entry.get("when") is not None else None))
     return tuple(levels)
+
+
+def placeholders(text: str) -> list[str]:
+    """The metric names a text's {name} / {name:.1f} placeholders read."""
+    return [m.group(1) for m in _PLACEHOLDER.finditer(text)]
 
 
 def render_text(template: str, values: dict) -> str:

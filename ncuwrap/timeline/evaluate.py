@@ -54,10 +54,6 @@ def _holds(table: _Table, expression, constants) -> bool:
     return bool(np.asarray(result, dtype=bool).reshape(-1)[0]) if result.size else False
 
 
-def _placeholders(text: str) -> list[str]:
-    return [m.group(1) for m in R._PLACEHOLDER.finditer(text)]
-
-
 def _constants(rules: R.RuleSet, text: str) -> dict:
     """The rules' constants a condition names (its thresholds), for the decision path."""
     return {name: value for name, value in rules.constants.items() if re.search(rf"\b{re.escape(name)}\b", text)}
@@ -82,7 +78,7 @@ def evaluate(timeline: Timeline, rules: R.RuleSet):
         if ok:
             bound = branch.verdict
             limiter = table.value(branch.limiter) if branch.limiter in TM.NAMES else (branch.limiter or None)
-            why = R.render_text(" ".join(branch.why.split()), _values(table, _placeholders(branch.why)))
+            why = R.render_text(" ".join(branch.why.split()), _values(table, R.placeholders(branch.why)))
             break
     if bound_missing:
         status = "partially evaluated" if bound != "unknown" else "not evaluated"
