@@ -172,6 +172,14 @@ class Pair:
     after_timing: Timing | None = None
     timing_notes: tuple[str, ...] = ()
     regressions: tuple[Regression, ...] = ()
+    # What the findings this change resolved were estimated to cost (% of BEFORE's time), fixed together.
+    estimated_gain_pct: float | None = None
+
+    @property
+    def estimated_speedup(self) -> float | None:
+        """The estimate as a speedup factor, to hold against the measured one."""
+        p = self.estimated_gain_pct
+        return None if p is None or p >= 100 else 1.0 / (1.0 - p / 100.0)
 
     @property
     def verdict_changed(self) -> bool:
@@ -209,6 +217,8 @@ class Pair:
             "deltas": {name: d.to_json() for name, d in self.deltas.items()},
             "evidence": {fid: {name: d.to_json() for name, d in ds.items()} for fid, ds in self.evidence.items()},
             "ncu_speedup": {"value": _round(self.ncu_speedup), "label": NCU_DURATION_LABEL},
+            "estimate": {"resolved": list(self.resolved), "gain_pct": _round(self.estimated_gain_pct), "speedup": _round(self.estimated_speedup),
+                         "label": "estimated from BEFORE's counters for the findings resolved"},
             "timing": timing,
             "timing_notes": list(self.timing_notes),
             "regressions": [r.message for r in self.regressions],
@@ -321,18 +331,22 @@ def _evaluated(kernel: KernelVerdict, finding_id: str) -> bool:
 
 def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str, *, before_bench: BenchTimings | None = None,
                     after_bench: BenchTimings | None = None, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> Pair:
-    ids_b, ids_a = before.finding_ids(), after.finding_ids()
-    gone = [f for f in ids_b if f not in ids_a]
-    new = [f for f in ids_a if f not in ids_b]
+    # A minor finding costs little time: one that drops to minor is resolved, one that rises from
+    # minor is introduced.
+    ids_b = before.finding_ids()
+    serious_b = [f.id for f in before.findings if not f.minor]
+    serious_a = [f.id for f in after.findings if not f.minor]
+    gone = [f for f in ids_b if f not in serious_a]
+    new = [f for f in serious_a if f not in serious_b]
     resolved = tuple(f for f in gone if _evaluated(after, f))
     introduced = tuple(f for f in new if _evaluated(before, f))
     not_comparable = tuple(f for f in gone + new if f not in resolved and f not in introduced)
-    persisting = tuple(f for f in ids_a if f in ids_b)
+    persisting = tuple(f for f in serious_a if f in serious_b)
 
     deltas = {name: Delta(name, _value(before, name), _value(after, name), NCU_DURATION_LABEL if name == "duration_ns" else "")
               for name in KEY_METRICS}
     evidence = {}
-    findings = {f.id: f for f in (*before.findings, *after.findings)}
+    findings = {f.id: f for f in (*after.findings, *before.findings)}
     for fid in (*resolved, *introduced, *persisting, *not_comparable):
         evidence[fid] = {name: Delta(name, _value(before, name), _value(after, name)) for name in findings[fid].evidence}
 
@@ -360,8 +374,9 @@ def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str,
         b, a = _number(before.duration_ns), _number(after.duration_ns)
         if b and a and a > b * limit:
             regressions.append(Regression(name, f"{100.0 * (a / b - 1.0):.1f}% slower ({NCU_DURATION_LABEL}: {b / 1e3:.2f} -> {a / 1e3:.2f} us; threshold {threshold_pct:g}%)"))
+    estimate = before.effects.gain_pct(resolved) if before.effects is not None and resolved else None
     return Pair(name, paired_by, before, after, resolved, introduced, persisting, not_comparable, deltas, evidence,
-                before_t, after_t, tuple(notes), tuple(regressions))
+                before_t, after_t, tuple(notes), tuple(regressions), estimate)
 
 
 def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str | Path | None = None,

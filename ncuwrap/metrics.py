@@ -34,6 +34,44 @@ class Derived:
     compute: Callable[..., np.ndarray]
     unit: str
     description: str
+    # Inputs that refine the value when collected and are not reported missing when not (the
+    # description says what stands in for them).
+    optional: tuple[str, ...] = ()
+
+
+# Pipe utilizations (ComputeWorkloadAnalysis), elapsed so they compare with the memory units. The
+# 'shared' pipe (fp16 + tensor) is left out: it is busy whenever the tensor pipe is.
+PIPES = {
+    "tensor": ["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"],
+    "fma": ["sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed"],
+    "alu": ["sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_elapsed", "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_elapsed"],
+    "fp64": ["sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed", "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_elapsed"],
+    "xu": ["sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_elapsed"],
+    "lsu": ["sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed"],
+    "tex": ["sm__inst_executed_pipe_tex.avg.pct_of_peak_sustained_elapsed"],
+    "adu": ["sm__inst_executed_pipe_adu.avg.pct_of_peak_sustained_elapsed"],
+    "cbu": ["sm__inst_executed_pipe_cbu.avg.pct_of_peak_sustained_elapsed"],
+    "uniform": ["sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_elapsed"],
+    "tma": ["sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_elapsed"],
+}
+# Tensor-core operations by input type (each multiply-add counts two), and the dense peak that type
+# runs at per cycle: wgmma's on Hopper, mma.sync's where there is no wgmma metric.
+TENSOR_TYPES = {
+    "bf16": (["sm__ops_path_tensor_src_bf16_dst_fp32.sum"],
+             ["sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained", "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"]),
+    "fp16": (["sm__ops_path_tensor_src_fp16.sum"],
+             ["sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.peak_sustained", "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum.peak_sustained"]),
+    "tf32": (["sm__ops_path_tensor_src_tf32_dst_fp32.sum"],
+             ["sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained", "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained"]),
+    "fp8": (["sm__ops_path_tensor_src_fp8_sparsity_off.sum", "sm__ops_path_tensor_src_fp8.sum"],
+            ["sm__ops_path_tensor_src_fp8_sparsity_off.sum.peak_sustained", "sm__ops_path_tensor_src_fp8.sum.peak_sustained"]),
+    "fp64": (["sm__ops_path_tensor_src_fp64.sum"], ["sm__ops_path_tensor_src_fp64.sum.peak_sustained"]),
+    "int8": (["sm__ops_path_tensor_src_int8.sum"],
+             ["sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum.peak_sustained", "sm__ops_path_tensor_op_imma_src_int8_sparsity_off.sum.peak_sustained"]),
+}
+STALL_REASONS = ("long_scoreboard", "short_scoreboard", "barrier", "mio_throttle", "lg_throttle", "math_pipe_throttle", "wait", "not_selected",
+                 "selected", "no_instruction", "branch_resolving", "dispatch_stall", "drain", "membar", "misc", "sleeping", "tex_throttle",
+                 "imc_miss", "gmma")
 
 
 def _c(name, aliases, section, unit, description):
@@ -95,6 +133,50 @@ CANONICAL: dict[str, Canonical] = {
         _c("l1_bytes_per_s", "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second", "SpeedOfLight_HierarchicalSingleRooflineChart", "byte/s", "L1 bandwidth achieved"),
         _c("l1_peak_bytes_per_cycle", "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.peak_sustained", "SpeedOfLight_HierarchicalSingleRooflineChart", "byte/cycle", "L1 peak bytes per cycle"),
         _c("l1_cycles_per_s", "l1tex__cycles_elapsed.avg.per_second", "SpeedOfLight_HierarchicalSingleRooflineChart", "hz", "L1 clock"),
+        # L2 data paths (the Speed-of-Light breakdown). lts__throughput can sit far above all of them on a
+        # DRAM stream (an L2 sub-unit ncu does not export); ncu's own bottleneck rule then names DRAM.
+        _c("l2_sectors_pct", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%", "L2 sector lookups, % of peak"),
+        _c("l2_data_sectors_pct", "lts__d_sectors.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%", "L2 data-bank sectors, % of peak"),
+        _c("l2_tag_pct", "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%", "L2 tag requests, % of peak"),
+        _c("l2_xbar_in_pct", "lts__xbar2lts_cycles_active.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%", "crossbar-to-L2 port busy, % of peak"),
+        _c("l2_xbar_out_pct", "lts__lts2xbar_cycles_active.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%", "L2-to-crossbar port busy, % of peak"),
+        # L1 data-pipe wavefronts: what the kernel's own loads and stores cost, against what wgmma's
+        # shared-memory operand reads cost (counted in the same pipe).
+        _c("l1_wavefronts_pct", "l1tex__data_pipe_lsu_wavefronts.sum.pct_of_peak_sustained_elapsed", "MemoryWorkloadAnalysis_Tables", "%", "L1 data pipe (all wavefronts), % of peak"),
+        _c("shared_wavefronts_pct", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed", "MemoryWorkloadAnalysis_Tables", "%",
+           "L1 data pipe, shared-memory wavefronts, % of peak"),
+        _c("shared_wavefronts", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "MemoryWorkloadAnalysis_Tables", "", "L1 data-pipe wavefronts of shared memory (all kinds)"),
+        _c("gmma_pct", "sm__inst_executed_pipe_tensor_op_gmma.sum.pct_of_peak_sustained_elapsed", "ComputeWorkloadAnalysis", "%",
+           "warpgroup MMA (wgmma) instructions issued, % of peak"),
+        _c("gld_miss_sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum", "MemoryWorkloadAnalysis_Tables", "sector", "global load sectors that missed L1 (sent to L2)"),
+        _c("local_ld_hit_pct", "l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct", "MemoryWorkloadAnalysis_Tables", "%", "L1 hit rate of local-memory loads"),
+        _c("l2_sectors", "lts__t_sectors.sum", "MemoryWorkloadAnalysis_Tables", "sector", "L2 sector lookups (all sources)"),
+        _c("shared_atom_wavefronts", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum", "MemoryWorkloadAnalysis_Tables", "", "shared-memory atomic wavefronts"),
+        _c("ldgsts_wavefronts", ["smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"],
+           "SourceCounters", "", "shared-memory wavefronts written by cp.async (LDGSTS)"),
+        _c("ldgsts_sectors_cached", ["sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_access.sum"],
+           "SourceCounters", "sector", "global sectors read by cp.async through L1 (LDGSTS.ACCESS)"),
+        _c("ldgsts_sectors_bypass", ["sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts_cache_bypass.sum"],
+           "SourceCounters", "sector", "global sectors read by cp.async bypassing L1 (LDGSTS.BYPASS)"),
+        _c("ldgsts_requests", ["sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts.sum"],
+           "SourceCounters", "request", "global cp.async (LDGSTS) requests"),
+        _c("tma_ld_sectors", "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum", "MemoryWorkloadAnalysis_Tables", "sector",
+           "sectors the tensor memory accelerator (TMA) read from L2"),
+        _c("tma_st_sectors", "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_st.sum", "MemoryWorkloadAnalysis_Tables", "sector",
+           "sectors the tensor memory accelerator (TMA) wrote to L2"),
+        _c("gatom_sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", "MemoryWorkloadAnalysis_Tables", "sector", "global atomic sectors"),
+        _c("gred_sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum", "MemoryWorkloadAnalysis_Tables", "sector", "global reduction sectors"),
+        _c("local_ld_requests", "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "MemoryWorkloadAnalysis_Tables", "request", "local-memory load requests"),
+        _c("local_st_requests", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum", "MemoryWorkloadAnalysis_Tables", "request", "local-memory store requests"),
+        _c("inst_executed", "smsp__inst_executed.sum", "InstructionStats", "inst", "warp instructions executed"),
+        _c("issue_pct", "sm__inst_issued.avg.pct_of_peak_sustained_elapsed", "ComputeWorkloadAnalysis", "%", "instruction issue, % of peak"),
+        *[_c(f"pipe_{pipe}_pct", aliases, "ComputeWorkloadAnalysis", "%", f"{pipe} pipe utilization, % of peak (elapsed)") for pipe, aliases in PIPES.items()],
+        *[_c(f"tensor_ops_{dtype}", ops, "SpeedOfLight_HierarchicalTensorRooflineChart", "flop", f"tensor-core operations with {dtype} inputs")
+          for dtype, (ops, _) in TENSOR_TYPES.items()],
+        *[_c(f"tensor_peak_{dtype}_per_cycle", peak, "SpeedOfLight_HierarchicalTensorRooflineChart", "flop/cycle", f"dense tensor-core peak for {dtype} inputs, per cycle (whole GPU)")
+          for dtype, (_, peak) in TENSOR_TYPES.items()],
+        *[_c(f"stall_{reason}", f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio", "WarpStateStats", "warp/issue",
+             f"warps stalled on {reason.replace('_', ' ')} per issue cycle") for reason in STALL_REASONS],
     ]
 }
 
@@ -145,27 +227,198 @@ def _occupancy_limiter(regs, smem, warps, blocks):
 
 
 def _ideal(sectors_per_request, bytes_per_sector):
-    # Sectors a request needs when every byte fetched is used: the access width tells the ideal.
-    return sectors_per_request * bytes_per_sector / 32.0
+    # Sectors a request needs when every byte fetched is used: the access width tells the ideal. No
+    # width (0: asynchronous copies only) leaves the ideal unknown, never 0.
+    # A request touches at least one sector, whatever it uses of it (a lone thread's 4-byte store).
+    with np.errstate(invalid="ignore"):
+        ideal = np.where(bytes_per_sector > 0, sectors_per_request * np.minimum(bytes_per_sector, 32.0) / 32.0, np.nan)
+        return np.where(np.isnan(ideal), np.nan, np.maximum(ideal, np.minimum(1.0, np.nan_to_num(sectors_per_request))))
 
 
-def _d(name, inputs, fn, unit, description):
-    return Derived(name, tuple(inputs), fn, unit, description)
+def _d(name, inputs, fn, unit, description, optional=()):
+    return Derived(name, tuple(inputs), fn, unit, description, tuple(optional))
+
+
+def _nan0(x):
+    return np.nan_to_num(np.asarray(x, dtype=float), nan=0.0)
+
+
+def _l2_data_pct(sectors, data, tag, xin, xout, l2):
+    stacked = np.vstack([sectors, data, tag, xin, xout])
+    seen = ~np.isnan(stacked).all(axis=0)
+    visible = np.nanmax(np.where(np.isnan(stacked), -np.inf, stacked), axis=0)
+    return np.where(seen, visible, l2)
+
+
+def _excess(sectors, bytes_per_sector, requests):
+    # 0 where there is no such access; unknown (NaN) where there is traffic but no access width
+    # (cp.async, TMA and other asynchronous copies have none: their waste is not measured here).
+    # Every request needs one sector at least.
+    with np.errstate(invalid="ignore"):
+        needed = np.fmax(sectors * np.minimum(bytes_per_sector, 32.0) / 32.0, np.minimum(_nan0(requests), sectors))
+        return np.where(_nan0(sectors) <= 0, 0.0, np.where(bytes_per_sector > 0, np.maximum(0.0, sectors - needed), np.nan))
+
+
+def _share(part, whole):
+    # A share of nothing is 0 (no traffic, no waste); of an unknown whole it is unknown.
+    whole = np.asarray(whole, dtype=float)
+    return np.where(np.isnan(whole), np.nan, np.where(whole > 0, _div(part, whole), 0.0))
+
+
+def _argmax_named(names):
+    labels = np.array(names, dtype=object)
+
+    def pick(*values):
+        stacked = np.vstack(values)
+        filled = np.where(np.isnan(stacked), -np.inf, stacked)
+        out = labels[np.argmax(filled, axis=0)].astype(object)
+        out[np.isnan(stacked).all(axis=0) | (np.nanmax(np.where(np.isnan(stacked), -np.inf, stacked), axis=0) <= 0)] = None
+        return out
+    return pick
+
+
+def _max_of(*values):
+    stacked = np.vstack(values)
+    out = np.nanmax(np.where(np.isnan(stacked), -np.inf, stacked), axis=0)
+    return np.where(np.isinf(out), np.nan, out)
+
+
+def _stall_rank(rank: int, what: str):
+    # "selected" is the issuing warp itself and "not_selected" an eligible warp passed over: no stall.
+    labels = np.array(STALL_REASONS, dtype=object)
+    counted = np.array([r not in ("selected", "not_selected") for r in STALL_REASONS])
+
+    def pick(*values):
+        stacked = np.where(counted[:, None], np.vstack([_nan0(v) for v in values]), 0.0)
+        total = stacked.sum(axis=0)
+        order = np.argsort(-stacked, axis=0, kind="stable")[rank]
+        top = stacked[order, np.arange(stacked.shape[1])]
+        if what == "share":
+            return np.where(total > 0, 100.0 * top / np.where(total > 0, total, 1.0), np.nan)
+        out = labels[order].astype(object)
+        out[(total <= 0) | (top <= 0)] = None
+        return out
+    return pick
+
+
+_PIPE_NAMES = tuple(PIPES)
+_TENSOR_NAMES = tuple(TENSOR_TYPES)
+
+
+def _tensor_peak(dtype, sm_clock, *peaks):
+    by_type = dict(zip(_TENSOR_NAMES, peaks))
+    out = np.full(len(sm_clock), np.nan)
+    for name, peak in by_type.items():
+        out = np.where(dtype == name, peak * sm_clock, out)
+    return out
 
 
 DERIVED: dict[str, Derived] = {
     d.name: d
     for d in [
-        _d("memory_pct", ["dram_pct", "l2_pct", "l1tex_pct"], _memory_pct, "%", "memory throughput: the busiest of DRAM, L2, L1/TEX"),
-        _d("memory_unit", ["dram_pct", "l2_pct", "l1tex_pct"], _memory_unit, "", "the busiest memory unit"),
+        _d("l2_data_pct", ["l2_sectors_pct", "l2_data_sectors_pct", "l2_tag_pct", "l2_xbar_in_pct", "l2_xbar_out_pct", "l2_pct"], _l2_data_pct, "%",
+           "L2 throughput on its data paths (sectors, tags, crossbar ports); lts__throughput where they were not collected",
+           optional=["l2_sectors_pct", "l2_data_sectors_pct", "l2_tag_pct", "l2_xbar_in_pct", "l2_xbar_out_pct"]),
+        _d("tensor_operand_wavefronts", ["shared_wavefronts", "shared_ld_wavefronts", "shared_st_wavefronts", "shared_atom_wavefronts", "ldgsts_wavefronts"],
+           lambda total, ld, st, atom, cp: np.maximum(0.0, total - ld - st - _nan0(atom) - _nan0(cp)), "",
+           "shared-memory wavefronts not from the kernel's loads, stores, atomics or cp.async: wgmma operand reads",
+           optional=["shared_atom_wavefronts", "ldgsts_wavefronts"]),
+        # Only a kernel that issues wgmma has operand reads to leave out; the few other shared wavefronts
+        # of an ordinary kernel (ldmatrix, ...) stay its own L1 work.
+        _d("l1tex_operand_pct", ["tensor_operand_wavefronts", "shared_wavefronts", "shared_wavefronts_pct", "gmma_pct"],
+           lambda op, sh, pct, gmma: np.where((_nan0(sh) > 0) & (_nan0(gmma) > 0), pct * _div(op, sh), 0.0), "%",
+           "L1 data pipe serving tensor-core (wgmma) operands, % of peak"),
+        _d("l1_wavefronts", ["shared_wavefronts", "shared_wavefronts_pct", "l1_wavefronts_pct"],
+           lambda sh, shp, allp: np.where(_nan0(shp) > 0, sh * _div(allp, shp), np.nan), "", "L1 data-pipe wavefronts, all kinds (scaled from the shared ones)"),
+        _d("l1tex_net_pct", ["l1tex_pct", "l1tex_operand_pct"], lambda l1, op: np.maximum(0.0, l1 - _nan0(op)), "%",
+           "L1/TEX throughput of the kernel's own loads and stores (wgmma operand reads from shared memory left out: they are the tensor "
+           "pipe's work); all of L1/TEX where the shared-memory wavefronts were not collected", optional=["l1tex_operand_pct"]),
+        _d("memory_pct", ["dram_pct", "l2_data_pct", "l1tex_net_pct"], _memory_pct, "%", "memory throughput: the busiest of DRAM, L2, L1/TEX"),
+        _d("memory_unit", ["dram_pct", "l2_data_pct", "l1tex_net_pct"], _memory_unit, "", "the busiest memory unit"),
+        _d("compute_pipe", [f"pipe_{p}_pct" for p in _PIPE_NAMES], _argmax_named(_PIPE_NAMES), "", "the busiest SM pipe",
+           optional=[f"pipe_{p}_pct" for p in _PIPE_NAMES if p != "tensor"]),
+        _d("compute_pipe_pct", [f"pipe_{p}_pct" for p in _PIPE_NAMES], _max_of, "%", "utilization of the busiest SM pipe, % of its peak",
+           optional=[f"pipe_{p}_pct" for p in _PIPE_NAMES if p != "tensor"]),
+        _d("tensor_dtype", [f"tensor_ops_{t}" for t in _TENSOR_NAMES], _argmax_named(_TENSOR_NAMES), "", "input type of most tensor-core operations",
+           optional=[f"tensor_ops_{t}" for t in _TENSOR_NAMES]),
+        _d("tensor_flops_per_s", [f"tensor_ops_{t}" for t in _TENSOR_NAMES] + ["duration_ns"],
+           lambda *a: _div(np.sum([_nan0(x) for x in a[:-1]], axis=0), a[-1] * 1e-9), "flop/s", "tensor-core FLOP/s achieved (all input types)",
+           optional=[f"tensor_ops_{t}" for t in _TENSOR_NAMES]),
+        _d("tensor_peak_flops_per_s", ["tensor_dtype", "sm_cycles_per_s"] + [f"tensor_peak_{t}_per_cycle" for t in _TENSOR_NAMES], _tensor_peak, "flop/s",
+           "dense tensor-core peak for the kernel's input type at the measured clock", optional=[f"tensor_peak_{t}_per_cycle" for t in _TENSOR_NAMES]),
+        _d("tensor_peak_pct", ["tensor_flops_per_s", "tensor_peak_flops_per_s"], lambda a, p: 100.0 * _div(a, p), "%", "tensor-core FLOP/s as % of that type's dense peak"),
+        _d("stall_top", [f"stall_{r}" for r in STALL_REASONS], _stall_rank(0, "name"), "", "the warp stall reason with the most stall cycles per issued instruction",
+           optional=[f"stall_{r}" for r in STALL_REASONS[1:]]),
+        _d("stall_top_pct", [f"stall_{r}" for r in STALL_REASONS], _stall_rank(0, "share"), "%", "its share of all stall cycles",
+           optional=[f"stall_{r}" for r in STALL_REASONS[1:]]),
+        _d("stall_second", [f"stall_{r}" for r in STALL_REASONS], _stall_rank(1, "name"), "", "the second warp stall reason",
+           optional=[f"stall_{r}" for r in STALL_REASONS[1:]]),
+        _d("stall_second_pct", [f"stall_{r}" for r in STALL_REASONS], _stall_rank(1, "share"), "%", "its share of all stall cycles",
+           optional=[f"stall_{r}" for r in STALL_REASONS[1:]]),
         _d("busiest_unit", ["sm_pct", "memory_pct", "memory_unit"], _busiest_unit, "", "the unit closest to its peak: sm, dram, l2 or l1tex"),
         _d("busiest_pct", ["sm_pct", "memory_pct"], lambda a, b: np.fmax(a, b), "%", "throughput of the busiest unit, % of its peak"),
-        _d("gld_sectors_per_request", ["gld_sectors", "gld_requests"], _div, "sector/request", "sectors per global load request"),
+        _d("gld_ldg_sectors", ["gld_sectors", "ldgsts_sectors_cached", "ldgsts_sectors_bypass"], lambda s, a, b: np.maximum(0.0, s - _nan0(a) - _nan0(b)),
+           "sector", "global load sectors of ordinary loads (cp.async's counted apart when collected)", optional=["ldgsts_sectors_cached", "ldgsts_sectors_bypass"]),
+        _d("gld_ldg_requests", ["gld_requests", "ldgsts_requests"], lambda r, a: np.maximum(0.0, r - _nan0(a)), "request",
+           "global load requests of ordinary loads", optional=["ldgsts_requests"]),
+        _d("gld_sectors_per_request", ["gld_ldg_sectors", "gld_ldg_requests"], _div, "sector/request", "sectors per global load request"),
         _d("gst_sectors_per_request", ["gst_sectors", "gst_requests"], _div, "sector/request", "sectors per global store request"),
         _d("gld_ideal_sectors_per_request", ["gld_sectors_per_request", "gld_bytes_per_sector"], _ideal, "sector/request", "sectors per load request if every fetched byte were used"),
         _d("gst_ideal_sectors_per_request", ["gst_sectors_per_request", "gst_bytes_per_sector"], _ideal, "sector/request", "sectors per store request if every written byte were used"),
-        _d("gld_excess_sectors_pct", ["gld_bytes_per_sector"], lambda b: 100.0 * (1.0 - b / 32.0), "%", "share of global load sector traffic that is wasted"),
-        _d("gst_excess_sectors_pct", ["gst_bytes_per_sector"], lambda b: 100.0 * (1.0 - b / 32.0), "%", "share of global store sector traffic that is wasted"),
+        _d("gld_excess_sectors_pct", ["gld_bytes_per_sector"], lambda b: np.where(b > 0, 100.0 * (1.0 - np.minimum(b, 32.0) / 32.0), np.nan), "%",
+           "share of global load sector traffic that is wasted"),
+        _d("gst_excess_sectors_pct", ["gst_bytes_per_sector"], lambda b: np.where(b > 0, 100.0 * (1.0 - np.minimum(b, 32.0) / 32.0), np.nan), "%",
+           "share of global store sector traffic that is wasted"),
+        # A residue of under 1% of the load sectors left after taking cp.async's out is counter skew, not loads.
+        _d("gld_excess_sectors", ["gld_ldg_sectors", "gld_bytes_per_sector", "gld_sectors", "gld_ldg_requests"],
+           lambda ldg, bps, all_, req: _excess(np.where(ldg < 0.01 * _nan0(all_), 0.0, ldg), bps, req), "sector", "global load sectors fetched but not used"),
+        _d("gst_excess_sectors", ["gst_sectors", "gst_bytes_per_sector", "gst_requests"], _excess, "sector", "global store sectors written beyond the bytes stored"),
+        # What L1 sends to L2: load misses, stores (written through), atomics, local misses. (lts__t_sectors
+        # counts more: on Hopper the two L2 halves forward requests to each other.)
+        _d("l2_from_l1_sectors", ["gld_miss_sectors", "gst_sectors", "gatom_sectors", "gred_sectors", "local_ld_sectors", "local_ld_hit_pct", "local_st_sectors",
+                                  "tma_ld_sectors", "tma_st_sectors"],
+           lambda miss, st, atom, red, lld, hit, lst, tld, tst: (_nan0(miss) + _nan0(st) + _nan0(atom) + _nan0(red) + _nan0(lld) * (1.0 - _nan0(hit) / 100.0)
+                                                                 + _nan0(lst) + _nan0(tld) + _nan0(tst)),
+           "sector", "sectors the SM sends to and takes from L2 (load misses, stores, atomics, local misses, TMA copies)",
+           optional=["gatom_sectors", "gred_sectors", "local_ld_hit_pct", "tma_ld_sectors", "tma_st_sectors"]),
+        _d("l1_sectors", ["gld_sectors", "gst_sectors", "local_sectors", "gatom_sectors", "gred_sectors"],
+           lambda *x: np.sum([_nan0(v) for v in x], axis=0), "sector", "global and local sectors through L1 (loads incl. cp.async, stores, atomics)",
+           optional=["gatom_sectors", "gred_sectors"]),
+        # What each waste costs at each level: its sectors as a share of that level's traffic. Unused load
+        # sectors that hit in L1 (another instruction of the warp reads the rest) never reach L2.
+        # L1's work: global/local sectors looked up, plus shared-memory wavefronts through the same data pipe.
+        _d("l1_work", ["l1_sectors", "shared_wavefronts"], lambda s, w: s + _nan0(w), "", "L1 work: global/local sectors plus shared-memory wavefronts",
+           optional=["shared_wavefronts"]),
+        _d("gld_waste_share", ["gld_excess_sectors", "l1_work"], _share, "", "unused load sectors as a share of L1's work"),
+        _d("gld_l2_excess_sectors", ["gld_ldg_sectors", "gld_sectors", "gld_miss_sectors", "gld_bytes_per_sector"],
+           lambda ldg, all_, miss, bps: np.where(_nan0(ldg) < 0.01 * _nan0(all_), 0.0, np.where(bps > 0, np.maximum(0.0, miss * _div(ldg, all_) - ldg * np.minimum(bps, 32.0) / 32.0), np.nan)),
+           "sector", "load sectors sent to L2 beyond the bytes the loads use"),
+        _d("gld_l2_waste_share", ["gld_l2_excess_sectors", "l2_from_l1_sectors"], _share, "", "unused load sectors as a share of the sectors L1 sends to L2"),
+        _d("gst_waste_share", ["gst_excess_sectors", "l1_work"], _share, "", "excess store sectors as a share of L1's work"),
+        _d("gst_l2_waste_share", ["gst_excess_sectors", "l2_from_l1_sectors"], _share, "", "excess store sectors as a share of the sectors L1 sends to L2 (stores go through)"),
+        _d("local_share", ["local_sectors", "l1_work"], _share, "", "local-memory sectors as a share of L1's work"),
+        _d("local_l2_share", ["local_ld_sectors", "local_ld_hit_pct", "local_st_sectors", "l2_from_l1_sectors"],
+           lambda ld, hit, st, l2: _share(ld * (1.0 - _nan0(hit) / 100.0) + st, l2), "", "local-memory sectors reaching L2 as a share of the sectors L1 sends to L2"),
+        _d("atomic_share", ["gatom_sectors", "gred_sectors", "l2_from_l1_sectors"], lambda a, r, t: _share(_nan0(a) + _nan0(r), t), "",
+           "global atomic and reduction sectors as a share of the sectors L1 sends to L2", optional=["gatom_sectors", "gred_sectors"]),
+        _d("atomic_l1_share", ["gatom_sectors", "gred_sectors", "l1_work"], lambda a, r, t: _share(_nan0(a) + _nan0(r), t), "",
+           "global atomic and reduction sectors as a share of L1's work", optional=["gatom_sectors", "gred_sectors"]),
+        _d("spill_inst_share", ["local_ld_requests", "local_st_requests", "inst_executed"], lambda a, b, i: _share(a + b, i), "",
+           "local-memory load/store instructions as a share of all warp instructions"),
+        _d("shared_conflicts", ["shared_ld_conflicts", "shared_st_conflicts"], _sum, "", "shared-memory bank conflicts (extra wavefronts)"),
+        _d("shared_conflict_share", ["shared_conflicts", "l1_wavefronts"], _share, "", "bank-conflict wavefronts as a share of all L1 data-pipe wavefronts"),
+        _d("divergence_share", ["threads_per_warp_inst"], lambda t: np.clip(1.0 - t / 32.0, 0.0, 1.0), "", "share of SIMT lanes idle per warp instruction"),
+        _d("async_load_share", ["tma_ld_sectors", "ldgsts_sectors_cached", "ldgsts_sectors_bypass", "gld_sectors"],
+           lambda tma, a, b, gld: _share(_nan0(tma) + _nan0(a) + _nan0(b), _nan0(tma) + _nan0(gld)), "",
+           "share of global loads made by asynchronous copies (TMA, cp.async): pipelined by the kernel, not hidden by warps",
+           optional=["tma_ld_sectors", "ldgsts_sectors_cached", "ldgsts_sectors_bypass"]),
+        _d("grid_fill", ["waves_per_sm"], lambda w: np.clip(w, 0.0, 1.0), "", "share of the GPU's block slots the grid fills (1 = at least one full wave)"),
+        _d("grid_fill_pct", ["grid_fill"], lambda f: 100.0 * f, "%", "share of the GPU's block slots the grid fills"),
+        _d("blocks_per_sm_max", ["occ_limit_registers", "occ_limit_shared_mem", "occ_limit_warps", "occ_limit_blocks"],
+           lambda *x: np.fmin.reduce(np.vstack(x), axis=0), "block", "blocks one SM can hold for this launch (the tightest occupancy limit)"),
+        _d("occupancy_fill", ["achieved_occupancy_pct"], lambda a: np.clip(a / 100.0, 0.0, 1.0), "", "achieved occupancy as a share of the SM's warp slots"),
+        _d("atomic_hot_share", ["l2_atomic_imbalance"], lambda i: np.where(i > 1, 1.0 - 1.0 / i, 0.0), "",
+           "share of the hottest L2 slice's atomic work that spreading the addresses evenly would remove"),
         _d("shared_ld_n_way", ["shared_ld_wavefronts", "shared_ld_instructions"], _div, "way", "wavefronts per shared load instruction (1 = conflict-free for 32-bit)"),
         _d("shared_st_n_way", ["shared_st_wavefronts", "shared_st_instructions"], _div, "way", "wavefronts per shared store instruction"),
         _d("shared_n_way", ["shared_ld_n_way", "shared_st_n_way"], lambda a, b: np.fmax(a, b), "way", "worst of load/store n-way bank conflict"),
@@ -189,7 +442,7 @@ DERIVED: dict[str, Derived] = {
     ]
 }
 
-STRING_METRICS = {"memory_unit", "occupancy_limiter", "busiest_unit"}
+STRING_METRICS = {"memory_unit", "occupancy_limiter", "busiest_unit", "compute_pipe", "tensor_dtype", "stall_top", "stall_second"}
 
 
 def description(name: str) -> str:
@@ -261,7 +514,8 @@ class MetricTable:
             args = [self.get(i) for i in item.inputs]
             missing: list[str] = []
             for i in item.inputs:
-                missing += [m for m in self.missing(i) if m not in missing]
+                if i not in item.optional:
+                    missing += [m for m in self.missing(i) if m not in missing]
             # Partial inputs are fine for max-style quantities; the rest propagate NaN.
             return np.asarray(item.compute(*args)), missing
         if name in self.frame.columns:

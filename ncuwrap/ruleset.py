@@ -21,7 +21,11 @@ from ncuwrap.resources import data_dir
 from ncuwrap.verdict import FindingResult
 
 SUPPORTED_VERSIONS = (1,)
-SEVERITIES = ("high", "medium", "low", "info")
+# Estimate settings a rules file may set among its constants (documented in rules/reference.yaml).
+ESTIMATE_DEFAULTS = {"roof": 90.0, "launch_floor_ns": 2000.0, "gain_minor": 5.0, "gain_high": 20.0, "saving_minor_ns": 1000.0, "busy": 60.0}
+# Facts of the verdict (not metrics) that texts and advice_by may name.
+VERDICT_FIELDS = ("bound",)
+SEVERITIES = ("high", "medium", "low", "minor", "info")
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?::([<>^]?\d*(?:\.\d+)?[fgde%]?))?\}")
 
@@ -34,6 +38,9 @@ class Branch:
     when: Expression
     why: str
     limiter: str  # metric holding the limiting unit's name, or a literal unit
+    # Sentences naming the cause (stall reasons, the busiest pipe): each shown only when every
+    # metric it reads is known for the launch.
+    cause: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -53,15 +60,23 @@ class Finding:
     advice: str | dict[str, str]
     advice_by: str | None = None
     unless: tuple[str, ...] = ()
+    # What fixing it buys (ncuwrap.estimate): the share of each unit's work the fix removes, and the
+    # share of the GPU the launch keeps busy. A finding with either has its severity set by the gain.
+    removes: dict[str, Expression] = field(default_factory=dict)
+    fills: Expression | None = None
+
+    @property
+    def estimated(self) -> bool:
+        return bool(self.removes) or self.fills is not None
 
     def value_names(self) -> list[str]:
         """Every metric its output shows: the evidence, and the placeholders of title and advice."""
         texts = [self.title] + (list(self.advice.values()) if isinstance(self.advice, dict) else [self.advice])
-        names = list(self.evidence) + ([self.advice_by] if self.advice_by else [])
+        names = list(self.evidence) + ([self.advice_by] if self.advice_by and self.advice_by not in VERDICT_FIELDS else [])
         names += [name for text in texts for name in placeholders(text)]
         return list(dict.fromkeys(names))
 
-    def result(self, level: str, values: dict) -> FindingResult:
+    def result(self, level: str, values: dict, estimated_speedup: float | None = None, limited_after: str | None = None) -> FindingResult:
         """The finding as reported, its texts filled from ``values`` (see value_names)."""
         advice = self.advice
         if isinstance(advice, dict):
@@ -72,6 +87,8 @@ class Finding:
             title=render_text(" ".join(self.title.split()), values),
             evidence={name: values.get(name) for name in self.evidence},
             advice=render_text(" ".join(advice.split()), values),
+            estimated_speedup=estimated_speedup,
+            limited_after=limited_after,
         )
 
 
@@ -85,6 +102,15 @@ class RuleSet:
     bound: tuple[Branch, ...]
     findings: tuple[Finding, ...]
     display: tuple[str, ...] = field(default=())  # metrics shown per kernel besides the evidence
+    # The units estimates move work between: unit name -> the metric giving its utilization (%).
+    units: dict[str, str] = field(default_factory=dict)
+    # When the bound decision is too close to call (another run may decide otherwise), and what to say.
+    borderline: Expression | None = None
+    borderline_note: str = ""
+
+    def setting(self, name: str) -> float:
+        """An estimate setting: the rules' constant, else ESTIMATE_DEFAULTS."""
+        return float(self.constants.get(name, ESTIMATE_DEFAULTS[name]))
 
     def metric_names(self) -> list[str]:
         """Every metric name (canonical, derived or raw) the rules read."""
@@ -95,6 +121,7 @@ class RuleSet:
 
         for branch in self.bound:
             add(branch.when.names + branch.when.optional)
+            add([n for text in (branch.why, *branch.cause) for n in placeholders(text)])
             if branch.limiter in metrics.DERIVED or branch.limiter in metrics.CANONICAL:
                 add([branch.limiter])
         for finding in self.findings:
@@ -102,7 +129,13 @@ class RuleSet:
             for level in finding.severity:
                 if level.when:
                     add(level.when.names + level.when.optional)
+            for expr in [*finding.removes.values(), *([finding.fills] if finding.fills else [])]:
+                add(expr.names + expr.optional)
             add(finding.value_names())
+        if any(f.estimated for f in self.findings):
+            add(list(self.units.values()) + ["duration_ns"])
+        if self.borderline is not None:
+            add(self.borderline.names + self.borderline.optional)
         add(self.display)
         return names
 
@@ -149,6 +182,9 @@ def load(path: str | Path | None = None, *, kind: str = "kernel", extend: bool =
         bound=bound,
         findings=tuple(findings.values()),
         display=tuple(dict.fromkeys(base.display + user.display)),
+        units={**base.units, **user.units},
+        borderline=user.borderline or base.borderline,
+        borderline_note=user.borderline_note if user.borderline else base.borderline_note,
     )
 
 
@@ -226,7 +262,7 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
     file_kind = doc.get("kind", "kernel")
     if file_kind != kind:
         raise RulesError(f"{path}: a '{file_kind}' rules file where '{kind}' rules are needed; pass the matching file")
-    unknown = set(doc) - {"version", "name", "kind", "description", "constants", "bound", "findings", "display"}
+    unknown = set(doc) - {"version", "name", "kind", "description", "constants", "bound", "findings", "display", "units", "borderline"}
     if unknown:
         raise RulesError(f"{path}: unknown top-level key(s) {sorted(unknown)}; see rules/reference.yaml")
     constants = doc.get("constants") or {}
@@ -248,6 +284,14 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
             raise _fail(path, where, f"{text_names[0]!r} is text: compare it with == or != to a quoted value, e.g. {text_names[0]} == 'l2'")
         return replace(parsed, origin=f"{path}: {where}")
 
+    units = doc.get("units") or {}
+    if not isinstance(units, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in units.items()):
+        raise RulesError(f"{path}: 'units' must map unit names to the metric giving each one's utilization, e.g. {{dram: dram_pct}}")
+    for unit_name, metric_name in units.items():
+        if not _ID.match(unit_name):
+            raise RulesError(f"{path}: units: {unit_name!r} is not a name (lower-case letters, digits, '_')")
+        if metric_name not in known and not (raw_allowed and "__" in metric_name):
+            raise RulesError(f"{path}: units: {unit_name}: unknown metric {metric_name!r} ({listing})")
     for key in ("bound", "findings", "display"):
         if doc.get(key) is not None and not isinstance(doc[key], list):
             raise RulesError(f"{path}: '{key}' must be a list (of {'branches' if key == 'bound' else 'findings' if key == 'findings' else 'metric names'}); see rules/reference.yaml")
@@ -259,7 +303,15 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         if not isinstance(item["verdict"], str) or not isinstance(item.get("why", ""), str):
             raise _fail(path, where, "'verdict' and 'why' must be text")
         limiter = str(item.get("limiter", ""))
-        bound.append(Branch(verdict=str(item["verdict"]), when=expr(item["when"], f"{where} ({item['verdict']})"), why=str(item.get("why", "")), limiter=limiter))
+        cause = item.get("cause") or []
+        cause = [cause] if isinstance(cause, str) else cause
+        if not isinstance(cause, list) or not all(isinstance(c, str) for c in cause):
+            raise _fail(path, where, "'cause' must be a sentence or a list of sentences")
+        for name in (name for text in [item.get("why", ""), *cause] for name in placeholders(text)):
+            if name not in known and not (raw_allowed and "__" in name):
+                raise _fail(path, where, f"placeholder {{{name}}} names no metric ({listing})")
+        bound.append(Branch(verdict=str(item["verdict"]), when=expr(item["when"], f"{where} ({item['verdict']})"), why=str(item.get("why", "")),
+                            limiter=limiter, cause=tuple(" ".join(c.split()) for c in cause)))
     verdicts = {b.verdict for b in bound}
 
     findings = []
@@ -277,7 +329,7 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         missing = [k for k in ("when", "title", "advice") if k not in item]
         if missing:
             raise _fail(path, where, f"missing {', '.join(missing)}")
-        extra = set(item) - {"id", "under", "when", "severity", "title", "evidence", "advice", "advice_by", "unless"}
+        extra = set(item) - {"id", "under", "when", "severity", "title", "evidence", "advice", "advice_by", "unless", "estimate"}
         if extra:
             raise _fail(path, where, f"unknown key(s) {sorted(extra)}")
         under = item.get("under", "any")
@@ -307,13 +359,38 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
                 raise _fail(path, where, f"'unless' names {other!r}, which is not a finding defined above it")
         texts = [item["title"]] + (list(advice.values()) if isinstance(advice, dict) else [advice])
         for name in (name for text in texts for name in placeholders(text)):
-            if name not in known and not (raw_allowed and "__" in name):
+            if name not in known and name not in VERDICT_FIELDS and not (raw_allowed and "__" in name):
                 raise _fail(path, where, f"placeholder {{{name}}} names no metric ({listing})")
+        removes, fills = _estimate(item.get("estimate"), units, lambda t, w=where: expr(t, f"{w} estimate"), path, where)
         findings.append(Finding(id=fid, under=under, when=expr(item["when"], where), severity=severity, title=str(item["title"]).strip(),
-                                evidence=evidence, advice=advice, advice_by=item.get("advice_by"), unless=unless))
+                                evidence=evidence, advice=advice, advice_by=item.get("advice_by"), unless=unless, removes=removes, fills=fills))
     display = tuple(doc.get("display") or ())
+    borderline, note = None, ""
+    if doc.get("borderline") is not None:
+        spec = doc["borderline"]
+        if not isinstance(spec, dict) or set(spec) - {"when", "note"} or "when" not in spec or not isinstance(spec.get("note", ""), str):
+            raise RulesError(f"{path}: 'borderline' takes 'when' (a condition) and 'note' (text); see rules/reference.yaml")
+        borderline, note = expr(spec["when"], "borderline"), " ".join(str(spec.get("note", "")).split())
     return RuleSet(path=display_path(path), version=version, name=str(doc.get("name", path.stem)), kind=kind, constants=dict(constants),
-                   bound=tuple(bound), findings=tuple(findings), display=display)
+                   bound=tuple(bound), findings=tuple(findings), display=display, units=dict(units), borderline=borderline, borderline_note=note)
+
+
+def _estimate(spec, units: dict, expr, path: Path, where: str) -> tuple[dict[str, Expression], Expression | None]:
+    """A finding's ``estimate: {removes: {unit: share}, fills: share}``, checked against ``units``."""
+    if spec is None:
+        return {}, None
+    if not isinstance(spec, dict) or not spec or set(spec) - {"removes", "fills"}:
+        raise _fail(path, where, "'estimate' takes 'removes' (a share of each unit's work) and/or 'fills' (the share of the GPU in use); see rules/reference.yaml")
+    removes = spec.get("removes") or {}
+    if not isinstance(removes, dict):
+        raise _fail(path, where, "estimate: 'removes' must map unit names to shares, e.g. {dram: gld_waste_share}")
+    if not units:
+        raise _fail(path, where, "an estimate needs the top-level 'units' (unit -> utilization metric)")
+    for unit_name in removes:
+        if unit_name not in units:
+            raise _fail(path, where, f"estimate: unit {unit_name!r} is not in 'units' ({sorted(units)})")
+    fills = spec.get("fills")
+    return {str(u): expr(str(v)) for u, v in removes.items()}, (expr(str(fills)) if fills is not None else None)
 
 
 def _severity(spec, expr, path: Path, where: str) -> tuple[SeverityLevel, ...]:

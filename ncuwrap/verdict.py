@@ -1,15 +1,22 @@
-"""Typed results of a diagnosis and their JSON form (schema ``ncuwrap.diagnosis/v1``)."""
+"""Typed results of a diagnosis and their JSON form (schema ``ncuwrap.diagnosis/v2``)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ncuwrap import __version__
 
-SCHEMA = "ncuwrap.diagnosis/v1"
+if TYPE_CHECKING:
+    from ncuwrap.estimate import KernelEffects
+
+# v2 (from v1): findings carry estimated_speedup and limited_after, severity may be "minor";
+# kernels carry borderline, pipe, tensor, estimated_gain_pct, stalls and ncu_rules; the document has a ranking.
+SCHEMA = "ncuwrap.diagnosis/v2"
 
 
 def clean(value):
@@ -25,7 +32,8 @@ def clean(value):
             return int(value)
         return round(value, 4)
     return value
-SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
+# Minor findings come last: listed, never the headline.
+SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3, "minor": 4}
 
 
 @dataclass(frozen=True)
@@ -35,9 +43,55 @@ class FindingResult:
     title: str
     evidence: dict
     advice: str
+    # The share of the kernel's time fixing it would save (%), ncuwrap.estimate; None when the
+    # finding has no estimate or its inputs are unknown for this launch.
+    estimated_speedup: float | None = None
+    # What would limit the kernel once it is fixed: a unit, "parallelism" or "launch floor".
+    limited_after: str | None = None
+
+    @property
+    def minor(self) -> bool:
+        return self.severity == "minor"
+
+    def to_json(self, estimates: bool = True) -> dict:
+        """``estimates``: kernel findings carry the estimate (null when there is none); timeline
+        findings (ncuwrap.timeline/v1) have no such keys."""
+        out = {"id": self.id, "severity": self.severity, "title": self.title}
+        if estimates:
+            out.update(estimated_speedup=self.estimated_speedup, limited_after=self.limited_after)
+        out.update(evidence=self.evidence, advice=self.advice)
+        return out
+
+
+@dataclass(frozen=True)
+class Stall:
+    """A warp stall reason and its share of all stall cycles per issued instruction."""
+
+    reason: str
+    share_pct: float
 
     def to_json(self) -> dict:
-        return {"id": self.id, "severity": self.severity, "title": self.title, "evidence": self.evidence, "advice": self.advice}
+        return {"reason": self.reason, "share_pct": self.share_pct}
+
+
+@dataclass(frozen=True)
+class NcuRule:
+    """One of Nsight Compute's own rule results for the launch (from the report or its details page)."""
+
+    rule: str
+    section: str
+    kind: str  # OPT, WRN, INF, ...
+    speedup_type: str | None  # local | global
+    estimated_speedup: float | None
+    message: str
+    # The ncuwrap finding this rule speaks about (None: no counterpart), and how the two compare.
+    counterpart: str | None = None
+    agreement: str | None = None
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "section": self.section, "kind": self.kind, "speedup_type": self.speedup_type,
+                "estimated_speedup": self.estimated_speedup, "message": self.message, "counterpart": self.counterpart,
+                "agreement": self.agreement}
 
 
 @dataclass(frozen=True)
@@ -84,10 +138,23 @@ class KernelVerdict:
     # Every metric a finding's evidence or a comparison reads, known or not (None): lets 'compare'
     # show how a resolved finding's evidence moved. Not part of the JSON document.
     values: dict = field(default_factory=dict, repr=False, compare=False)
+    # The bound decision was too close to call: another run may decide otherwise.
+    borderline: bool = False
+    # The busiest SM pipe and its utilization (%), and for tensor-core work the input type and the
+    # share of that type's dense peak reached.
+    pipe: str | None = None
+    pipe_pct: float | None = None
+    tensor: dict | None = None
+    # What fixing every finding would save of this launch's time (%), ncuwrap.estimate.
+    estimated_gain_pct: float | None = None
+    stalls: tuple[Stall, ...] = ()
+    ncu_rules: tuple[NcuRule, ...] = ()
+    # The per-unit effect of each estimated finding, for combining them (compare). Not in the JSON.
+    effects: "KernelEffects | None" = field(default=None, repr=False, compare=False)
 
     @property
     def headline(self) -> FindingResult | None:
-        return self.findings[0] if self.findings else None
+        return next((f for f in self.findings if not f.minor), None)
 
     @property
     def at_roofline(self) -> bool:
@@ -105,7 +172,14 @@ class KernelVerdict:
             "duration_ns": self.duration_ns,
             "bound": self.bound,
             "limiter": self.limiter,
+            "borderline": self.borderline,
+            "pipe": self.pipe,
+            "pipe_pct": self.pipe_pct,
+            "tensor": self.tensor,
             "why": self.why,
+            "estimated_gain_pct": self.estimated_gain_pct,
+            "stalls": [s.to_json() for s in self.stalls],
+            "ncu_rules": [r.to_json() for r in self.ncu_rules],
             "findings": [f.to_json() for f in self.findings],
             "not_evaluated": [n.to_json() for n in self.not_evaluated],
             "decision_path": [s.to_json() for s in self.path],
@@ -145,7 +219,37 @@ class Diagnosis:
             "source": self.source.to_json(),
             "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
             "kernels": [k.to_json() for k in self.kernels],
+            "ranking": [r.to_json() for r in self.ranking()],
         }
 
     def by_time(self) -> list[KernelVerdict]:
         return sorted(self.kernels, key=lambda k: -(k.duration_ns or 0.0))
+
+    def ranking(self) -> list["Priority"]:
+        """Kernels by what fixing them buys the whole profile: estimated gain x share of the time."""
+        total = sum(k.duration_ns or 0.0 for k in self.kernels)
+        out = []
+        for k in self.kernels:
+            share = 100.0 * (k.duration_ns or 0.0) / total if total else None
+            gain = k.estimated_gain_pct
+            saves = share * gain / 100.0 if share is not None and gain is not None else None
+            out.append(Priority(id=k.id, name=k.name, share_pct=clean(share), gain_pct=gain, saves_pct=clean(saves),
+                                headline=k.headline.id if k.headline else None))
+        return sorted(out, key=lambda p: -(p.saves_pct or 0.0))
+
+
+@dataclass(frozen=True)
+class Priority:
+    """'Fix this first': a kernel's share of the profiled time, its estimated gain, and the product,
+    the share of the whole profile's time fixing it would save."""
+
+    id: int
+    name: str
+    share_pct: float | None
+    gain_pct: float | None
+    saves_pct: float | None
+    headline: str | None
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "name": self.name, "share_pct": self.share_pct, "gain_pct": self.gain_pct,
+                "saves_pct": self.saves_pct, "headline": self.headline}

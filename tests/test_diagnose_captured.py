@@ -22,14 +22,17 @@ CASES = {
     "spill_local": (None, None, {"local_memory_spill"}, {"at_roofline"}),
     "spill_none": (None, None, set(), {"local_memory_spill"}),
     "gather_strided": ("memory", None, {"uncoalesced_global_loads"}, {"uncoalesced_global_stores"}),
-    "gather_random": ("memory", None, {"uncoalesced_global_loads"}, {"uncoalesced_global_stores"}),
+    # DRAM at 55% in this capture, 61% in the pairs capture: the bound straddles the 60% line.
+    "gather_random": (None, None, {"uncoalesced_global_loads"}, {"uncoalesced_global_stores"}),
     "vecadd_strided": (None, None, {"uncoalesced_global_loads", "uncoalesced_global_stores"}, set()),
     "atomics_global_hotspot": (None, None, {"atomic_contention"}, set()),
     "atomics_shared_privatized": (None, None, set(), {"atomic_contention"}),
     "reduce_atomic_per_element": (None, None, {"atomic_contention"}, set()),
     "smem_strided": ("memory", "l1tex", {"shared_bank_conflicts"}, {"at_roofline"}),
-    "transpose_swizzled64": ("memory", None, {"at_roofline"}, {"shared_bank_conflicts", "uncoalesced_global_stores"}),
-    "occupancy_regs_heavy": ("memory", None, set(), {"low_achieved_occupancy"}),
+    # DRAM at 68% under ncu (L2's data paths at 53%): no costly waste, and short of the roof.
+    "transpose_swizzled64": ("memory", "dram", set(), {"shared_bank_conflicts", "uncoalesced_global_stores", "at_roofline"}),
+    # 24% occupancy short of the DRAM roof: the lesson this variant was written for (1.29x measured from block_256).
+    "occupancy_regs_heavy": ("memory", "dram", {"low_achieved_occupancy"}, set()),
 }
 
 
@@ -56,8 +59,7 @@ def test_every_finding_id_is_exercised_by_a_real_capture():
     for report in sorted((DATA / "h200").glob("*/*.ncu-rep")):
         for kernel in diagnose(report).kernels:
             fired |= set(kernel.finding_ids())
-    # No capture yet shows a latency-bound kernel with low occupancy for a reason other than a small grid.
-    assert {f.id for f in ruleset.load().findings} - fired == {"low_achieved_occupancy"}
+    assert {f.id for f in ruleset.load().findings} - fired == set()
 
 
 def test_atomic_evidence_names_the_hot_slice():

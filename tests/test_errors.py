@@ -60,6 +60,9 @@ def test_bad_report(capsys, tmp_path, report, message):
         ("rules_empty_min.yaml", r"min\(\) needs at least one argument"),
         ("rules_unknown_placeholder.yaml", r"finding 'busy': placeholder \{dram_pcnt\} names no metric"),
         ("rules_no_bound.yaml", r"no 'bound' branches, so no kernel could get a verdict"),
+        ("rules_estimate_unknown_unit.yaml", r"finding 'waste': estimate: unit 'hbm' is not in 'units' \(\['dram'\]\)"),
+        ("rules_estimate_without_units.yaml", r"finding 'waste': an estimate needs the top-level 'units'"),
+        ("rules_bad_borderline.yaml", r"'borderline' takes 'when' \(a condition\) and 'note' \(text\)"),
     ],
 )
 def test_bad_rules(capsys, tmp_path, rules, message):

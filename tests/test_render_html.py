@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from ncuwrap.engine import diagnose
 from ncuwrap.render import Format, html, render, svg
-from tests.conftest import H200, run_cli
+from tests.conftest import DATA, H200, run_cli
 from tests.multi import four_transposes, hostile, scaled, single
 
 HOSTILE = '<script>alert("x")</script>ns::k<float, 4>(T&, a|b) &amp; `tick`'
@@ -90,11 +90,11 @@ def test_single_report_page_has_every_part_the_issue_asks_for():
     # Summary: one line per kernel with verdict, limiter, headline, share.
     summary = text[text.index('id="summary"'):text.index("</section>", text.index('id="summary"'))]
     assert summary.count("<tr>") == 2  # header + one kernel
-    assert "At the roofline: l2 at 82% of its peak" in summary and "100.0%" in summary
-    # Per kernel: verdict and why, the decision path with its numbers, the stop criterion.
-    assert "Why memory-bound:" in content and "l2 is the busiest unit (82% of peak), ahead of the SMs (35%)." in content
+    assert "no issue found" in summary and "100.0%" in summary
+    # Per kernel: verdict and why, the decision path with its numbers; no stop signal at 65% of DRAM.
+    assert "Why memory-bound:" in content and "dram is the busiest unit (65% of peak), ahead of the SMs (35%)." in content
     assert "max(sm_pct, memory_pct) < busy" in content and "busy = 60" in content and "holds: memory" in content
-    assert len(page.with_class("div", "stop")) == 1 and "Stop here." in content
+    assert len(page.with_class("div", "stop")) == 0
     # Charts: roofline (roofs drawn, no point: the kernel does no FP32 work), bandwidth, SOL, occupancy.
     assert len(page.with_class("svg", "chart")) == 4
     assert len(page.with_class("polyline", "roof")) == 3 and len(page.with_class("line", "roof")) == 1
@@ -132,8 +132,18 @@ def test_multi_kernel_page_ranks_by_time_and_details_each_kernel():
     assert names == ["transposeNaive", "transposeShared", "copyKernel", "transposePadded"]
     assert len(page.with_class("section", "kernel")) == 4
     assert len(page.with_class("svg", "chart")) == 16
-    assert len(page.with_class("div", "stop")) == 1  # only the padded kernel is at the roofline
+    assert len(page.with_class("div", "stop")) == 0  # none of the four is at its roof under ncu (padded: DRAM 65%)
     assert "four real single-kernel reports shown together" in page.content
+
+
+def test_a_kernel_at_the_roofline_gets_the_stop_signal_with_compute_advice():
+    text = render(diagnose(DATA / "h200_ncuwrap" / "diag" / "fma_many_accumulators.ncu-rep"), Format.html)
+    page = Page(text)
+    content = " ".join(page.content.split())
+    assert len(page.with_class("div", "stop")) == 1
+    assert "Stop here. At the roofline: sm at 95% of its peak with no costly waste found." in content
+    assert "The busiest pipe (fma) is close to its peak" in content  # compute advice, not memory advice
+    assert "measure the uninstrumented effective bandwidth" not in content.lower()
 
 
 def test_many_kernels_stay_small_and_readable():

@@ -69,7 +69,7 @@ def test_multi_kernel_golden_and_stop_criterion():
     text = render(four_transposes(), Format.markdown)
     golden("diagnose_four_transposes.md", text)
     html = assert_clean_gfm(text)
-    assert "<strong>Stop here:</strong> At the roofline: l2 at 82% of its peak" in html
+    assert "Stop here" not in html  # none of the four reaches its roof under ncu
     ranked = re.findall(r"^### \d\. `(\w+)`", text, flags=re.M)
     assert ranked == ["transposeNaive", "transposeShared", "copyKernel", "transposePadded"]
 

@@ -23,24 +23,25 @@ def diagnose(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
     nsys: Optional[str] = typer.Option(None, "--nsys-path", help="Path to nsys, used to export a .nsys-rep to SQLite (default: nsys on PATH)."),
+    ncu_rules: Optional[Path] = typer.Option(None, "--ncu-rules", help="Show Nsight Compute's own rule results from this .ncu-rep or '--page details' CSV of the same report beside the findings (a .ncu-rep or details CSV given as REPORT carries them already)."),
 ) -> None:
     """Diagnose each kernel: compute-, memory- or latency-bound, the limiting unit, causes, advice."""
     from ncuwrap.ingest import kind_of
     from ncuwrap.resources import sample_report
 
     path = report or sample_report()
-    check_output(output, path, rules)
+    check_output(output, path, rules, ncu_rules)
     if extend and rules is None:
         raise InputError("--extend adds the rules of --rules FILE to the bundled ones; give --rules too")
     if path.exists() and path.is_file() and kind_of(path) == "timeline":
         from ncuwrap.timeline import diagnose_timeline
 
-        if kernel:
-            raise InputError(f"{path}: --kernel applies to Nsight Compute reports; a timeline is diagnosed as a whole")
+        if kernel or ncu_rules:
+            raise InputError(f"{path}: --kernel and --ncu-rules apply to Nsight Compute reports; a timeline is diagnosed as a whole")
         result = diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys)
     else:
         from ncuwrap.engine import diagnose as run
 
         label = None if report else f"ncuwrap:samples/{path.name}"
-        result = run(path, rules, extend=extend, kernel=kernel, ncu=ncu, label=label)
+        result = run(path, rules, extend=extend, kernel=kernel, ncu=ncu, label=label, ncu_rules=ncu_rules)
     emit(result, fmt, output)

@@ -35,6 +35,18 @@ class Source:
     sha256: str | None = None
 
 
+@dataclass(frozen=True)
+class RuleResult:
+    """One result of Nsight Compute's own rules for a launch, as the report or its details page has it."""
+
+    rule: str  # the rule's identifier, e.g. UncoalescedGlobalAccess
+    section: str
+    kind: str  # OPT (optimization), WRN, INF, ERR, OK
+    speedup_type: str | None  # local | global | None
+    estimated_speedup: float | None  # %
+    message: str
+
+
 @dataclass
 class Profile:
     """A profile as a DataFrame: meta columns plus ncu metrics in base units (see ncuwrap.units)."""
@@ -42,6 +54,9 @@ class Profile:
     source: Source
     frame: pd.DataFrame
     units: dict[str, str] = field(default_factory=dict)
+    # Nsight Compute's own rule results per launch ID, where the input carries them (a .ncu-rep, a
+    # details-page CSV, or --ncu-rules).
+    rules: dict[int, tuple[RuleResult, ...]] = field(default_factory=dict)
 
     def metric_names(self) -> list[str]:
         return [c for c in self.frame.columns if c not in META_COLUMNS]

@@ -8,15 +8,20 @@ with human labels, which are mapped back to metric names where ncuwrap knows the
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import gzip
 import io
+import tempfile
+import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ncuwrap.errors import InputError
-from ncuwrap.ingest.model import Profile, Source
+from ncuwrap.ingest.model import Profile, RuleResult, Source
 from ncuwrap.ingest.names import function_name
 from ncuwrap.units import scale_to_base
 
@@ -132,8 +137,40 @@ def _launch_meta(frame: pd.DataFrame) -> pd.DataFrame:
     return meta
 
 
+# A gzipped export is unpacked to a temporary file first; more than this is refused (a bomb, or a
+# report far beyond what one diagnosis should read: 10,000 full-set launches are ~1.7 GB).
+GZIP_LIMIT = 4 << 30
+
+
 def read(path: Path, usecols=None) -> Profile:
-    """Read an ncu CSV export (raw or details page). ``usecols``: metric names to keep (None: all)."""
+    """Read an ncu CSV export (raw or details page), plain or gzipped (``.csv.gz``).
+    ``usecols``: metric names to keep (None: all)."""
+    if path.name.lower().endswith(".gz"):
+        with _gunzipped(path) as plain:
+            profile = _read(plain, usecols)
+        profile.source = replace(profile.source, path=str(path))
+        return profile
+    return _read(path, usecols)
+
+
+@contextlib.contextmanager
+def _gunzipped(path: Path):
+    with tempfile.TemporaryDirectory(prefix="ncuwrap-") as tmp:
+        plain = Path(tmp) / path.name[:-3]
+        written = 0
+        try:
+            with gzip.open(path, "rb") as src, plain.open("wb") as dst:
+                for chunk in iter(lambda: src.read(1 << 20), b""):
+                    written += len(chunk)
+                    if written > GZIP_LIMIT:
+                        raise InputError(f"{path}: unpacks to more than {GZIP_LIMIT >> 30} GiB; unpack it yourself and pass the CSV")
+                    dst.write(chunk)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{path}: not a readable gzip file ({exc}); pass the CSV export or gzip it again") from None
+        yield plain
+
+
+def _read(path: Path, usecols=None) -> Profile:
     offset = _header_offset(path)
     with path.open("rb") as fh:
         fh.seek(offset)
@@ -212,7 +249,28 @@ def _read_details(path: Path, offset: int) -> Profile:
     out = pd.concat([_launch_meta(launches), wide.reset_index(drop=True)], axis=1)
     out = out.sort_values("launch_id", kind="stable").reset_index(drop=True)
     units = {_details_key(s, l): u for s, l, u in zip(metrics["Section Name"], metrics["Metric Name"], metrics["Metric Unit"])}
-    return Profile(source=_source(path, "ncu-csv-details", out), frame=out, units=units)
+    return Profile(source=_source(path, "ncu-csv-details", out), frame=out, units=units, rules=details_rules(long))
+
+
+_RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup")
+
+
+def details_rules(long: pd.DataFrame) -> dict[int, tuple[RuleResult, ...]]:
+    """Nsight Compute's rule results from a details page: one row per (launch, rule message)."""
+    if not all(c in long for c in _RULE_COLUMNS):
+        return {}
+    rows = long[(long["Rule Name"] != "") & (long["Rule Description"] != "")]
+    out: dict[int, list[RuleResult]] = {}
+    speedups = pd.to_numeric(rows["Estimated Speedup"], errors="coerce")
+    for launch, section, rule, kind, text, stype, speedup in zip(rows["ID"], rows["Section Name"], rows["Rule Name"], rows["Rule Type"],
+                                                                 rows["Rule Description"], rows["Estimated Speedup Type"], speedups):
+        key = pd.to_numeric(launch, errors="coerce")
+        if pd.isna(key):
+            continue
+        out.setdefault(int(key), []).append(RuleResult(
+            rule=rule, section=section, kind=kind or "NONE", speedup_type=stype or None,
+            estimated_speedup=None if pd.isna(speedup) else float(speedup), message=" ".join(text.split())))
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def _maybe_float(column: pd.Series) -> pd.Series:

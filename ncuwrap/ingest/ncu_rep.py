@@ -16,7 +16,7 @@ from types import ModuleType
 import pandas as pd
 
 from ncuwrap.errors import InputError, ToolNotFoundError
-from ncuwrap.ingest.model import Profile, Source
+from ncuwrap.ingest.model import Profile, RuleResult, Source
 from ncuwrap.ingest.names import function_name
 
 MAGIC = b"NVR\x00"
@@ -82,6 +82,7 @@ def read(path: Path, ncu: str | None = None) -> Profile:
         raise InputError(f"{path}: Nsight Compute report could not be read ({exc}); re-export it with 'ncu -o'") from None
 
     rows: list[dict] = []
+    rules: dict[int, tuple[RuleResult, ...]] = {}
     string_kind = None
     demangled = getattr(module.IAction, "NameBase_DEMANGLED", None)
     for r in range(context.num_ranges()):
@@ -105,6 +106,7 @@ def read(path: Path, ncu: str | None = None) -> Profile:
                 if string_kind is None:
                     string_kind = metric.ValueKind_STRING
                 row[metric_name] = _value(metric, string_kind)
+            rules[len(rows)] = _rule_results(action)
             rows.append(row)
     # A truncated file can still "load" with no launches in it.
     if not rows:
@@ -124,7 +126,42 @@ def read(path: Path, ncu: str | None = None) -> Profile:
     )
     # ncu_report returns base units already. Units are not read: IMetric.unit() crashed the Python of
     # ncu 2025.3.1's extras/python on some full-set reports (seen on the lent H200).
-    return Profile(source=source, frame=frame)
+    return Profile(source=source, frame=frame, rules=rules)
+
+
+_MESSAGE_KINDS = {0: "NONE", 1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}
+_SPEEDUP_KINDS = {1: "local", 2: "global"}
+
+
+def _rule_results(action) -> tuple[RuleResult, ...]:
+    """Nsight Compute's rule results of one launch (reports from ncu versions without them: none)."""
+    if not hasattr(action, "rule_results"):
+        return ()
+    out = []
+    try:
+        results = action.rule_results()
+    except Exception:  # an older module or a report without rule results: nothing to show, not an error
+        return ()
+    for result in results:
+        message = result.rule_message() if result.has_rule_message() else None
+        text = str(message.get("message", "")) if isinstance(message, dict) else ""
+        if not text:
+            continue
+        estimate = result.speedup_estimation() if result.has_speedup_estimation() else None
+        speedup = estimate.get("speedup") if isinstance(estimate, dict) else None
+        out.append(RuleResult(
+            rule=str(result.rule_identifier()),
+            section=str(result.section_identifier()),
+            kind=_MESSAGE_KINDS.get(message.get("type") if isinstance(message, dict) else None, "NONE"),
+            speedup_type=_SPEEDUP_KINDS.get(estimate.get("type")) if isinstance(estimate, dict) else None,
+            estimated_speedup=float(speedup) if isinstance(speedup, (int, float)) else None,
+            message=_MARKUP.sub(r"\1", " ".join(text.split())),
+        ))
+    return tuple(out)
+
+
+# Rule messages in a report link to sections and pages: "@section:Id:Display name@" -> "Display name".
+_MARKUP = re.compile(r"@\w+:[^@:]*:([^@]*)@")
 
 
 def _str_or_none(value) -> str | None:

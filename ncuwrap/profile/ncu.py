@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ncuwrap import metrics as M
+from ncuwrap import ruleset as R
 from ncuwrap.errors import ToolNotFoundError
 
 MIN_VERSION = (2023, 1, 0)
@@ -224,8 +225,13 @@ def decisive_names(rules) -> list[str]:
         for level in finding.severity:
             if level.when is not None:
                 add(level.when.names + level.when.optional)
-        if finding.advice_by:
+        if finding.advice_by and finding.advice_by not in R.VERDICT_FIELDS:
             add([finding.advice_by])
+        # An estimate sets the severity, and a minor finding does not silence 'unless'.
+        for expr in [*finding.removes.values(), *([finding.fills] if finding.fills else [])]:
+            add(expr.names + expr.optional)
+    if any(f.estimated for f in rules.findings):
+        add(list(rules.units.values()) + ["duration_ns"])
     return names
 
 

@@ -3,7 +3,7 @@
     RUN_DIR/
       report.ncu-rep     the Nsight Compute report (ncu --export)
       report.raw.csv     its raw page (ncu --import report.ncu-rep --csv --page raw)
-      verdict.json       the diagnosis (ncuwrap.diagnosis/v1)
+      verdict.json       the diagnosis (ncuwrap.diagnosis/v2)
       report.html        the diagnosis as a self-contained page
       commands.txt       every command run, exactly, shell-quoted (build, ncu, export, nsys)
       environment.json   ncu version, nvidia-smi, python, ncuwrap, host

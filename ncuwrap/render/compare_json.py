@@ -1,4 +1,4 @@
-"""JSON output of ``ncuwrap compare``: the ``ncuwrap.compare/v1`` document (kernels as in diagnosis/v1)."""
+"""JSON output of ``ncuwrap compare``: the ``ncuwrap.compare/v1`` document (kernels as in diagnosis/v2)."""
 
 from __future__ import annotations
 

@@ -46,6 +46,8 @@ def pair_section(pair) -> list[str]:
             out.append(f"- **{label}** {code(fid)} ({f.severity}): {escape(f.title)}" + (f". Evidence: {evidence}" if evidence else ""))
     if out[-1] != "":
         out.append("")
+    if pair.estimated_gain_pct is not None:
+        out += [f"*Payoff:* {escape(T.estimate_vs_measured(pair))}.", ""]
     rows = [[escape(T.METRIC_LABELS.get(name, name)), T.metric(name, d.before), T.metric(name, d.after), T.change_only(d)]
             for name, d in pair.deltas.items()]
     if pair.speedup is not None:
@@ -60,9 +62,10 @@ def pair_section(pair) -> list[str]:
 def render(result, detail: int = DETAIL, **_options) -> str:
     b, a = result.before, result.after
     out = ["## ncuwrap compare", "", f"**before** {code(b.source.path)} → **after** {code(a.source.path)}", ""]
-    rows = [[_kernel_name(p), _verdict(p), _ncu_time(p), _real(p), _ids(p.resolved), _ids(p.introduced)] for p in result.pairs]
+    rows = [[_kernel_name(p), _verdict(p), _ncu_time(p), T.gain_factor(p.estimated_gain_pct), _real(p), _ids(p.resolved), _ids(p.introduced)]
+            for p in result.pairs]
     if rows:
-        out += [table(["kernel", "verdict", "ncu time (instrumented)", "real speedup", "resolved", "introduced"], rows), ""]
+        out += [table(["kernel", "verdict", "ncu time (instrumented)", "estimated", "real speedup", "resolved", "introduced"], rows), ""]
     else:
         out += ["No kernel could be paired.", ""]
     if result.regressions:

@@ -18,13 +18,14 @@ def render(result, width: int = 120, color: bool = False, **_options) -> str:
     console.print(Text(f"before: {b.path}  ({b.device or 'unknown GPU'}, ncu {b.ncu_version or '?'})"))
     console.print(Text(f"after:  {a.path}  ({a.device or 'unknown GPU'}, ncu {a.ncu_version or '?'})"))
     summary = Table(header_style="bold")
-    for column in ("kernel", "verdict", "ncu duration (instrumented)", "real speedup", "resolved", "introduced"):
+    for column in ("kernel", "verdict", "ncu duration (instrumented)", "estimated", "real speedup", "resolved", "introduced"):
         summary.add_column(column, overflow="fold")
     for p in result.pairs:
         d = p.deltas["duration_ns"]
         summary.add_row(Text(p.name), Text(T.verdict_change(p)),
                         Text(f"{T.duration(d.before)} → {T.duration(d.after)} ({T.speedup(p.ncu_speedup)})"),
-                        Text(T.speedup(p.speedup)), Text(", ".join(p.resolved) or "-", style="green" if p.resolved else ""),
+                        Text(T.gain_factor(p.estimated_gain_pct)), Text(T.speedup(p.speedup)),
+                        Text(", ".join(p.resolved) or "-", style="green" if p.resolved else ""),
                         Text(", ".join(p.introduced) or "-", style="red" if p.introduced else ""))
     console.print(summary)
     for p in result.pairs:
@@ -44,6 +45,8 @@ def render(result, width: int = 120, color: bool = False, **_options) -> str:
             console.print(Text(f"  {name:24} {T.change(delta)}{label}"))
         if p.speedup is not None:
             console.print(Text(f"  real speedup: {T.speedup(p.speedup)} (bench median {p.before_timing.median_ms:g} → {p.after_timing.median_ms:g} ms, uninstrumented)"))
+        if p.estimated_gain_pct is not None:
+            console.print(Text(f"  payoff: {T.estimate_vs_measured(p)}"))
         for note in p.timing_notes:
             console.print(Text(f"  timing: {note}", style="dim"))
     for side, kernels in (("before", result.unpaired_before), ("after", result.unpaired_after)):

@@ -45,6 +45,9 @@ def environment():
         launch=T.launch,
         signed=T.signed,
         speedup=T.speedup,
+        gain=T.gain,
+        gain_factor=T.gain_factor,
+        estimate_vs_measured=T.estimate_vs_measured,
         change_only=T.change_only,
         metric=lambda name, value: T.metric(name, value),
         describe=M.description,
@@ -70,6 +73,8 @@ class KernelView:
     charts: dict = field(default_factory=dict)
     occupancy_limiter: str | None = None
     occupancy_limits: list = field(default_factory=list)
+    minor: list = field(default_factory=list)
+    ncu_rules: list = field(default_factory=list)
 
 
 _LIMITS = (("registers", "occ_limit_registers"), ("shared memory", "occ_limit_shared_mem"),
@@ -102,12 +107,12 @@ def kernel_view(kernel, rank: int, total_ns: float, detailed: bool) -> KernelVie
     anchor = f"k{rank}"
     if not detailed:
         return KernelView(rank, anchor, kernel, share, False)
-    findings = [FindingView(f, f"{anchor}-{f.id}") for f in kernel.findings]
+    findings = [FindingView(f, f"{anchor}-{f.id}") for f in kernel.findings if not f.minor]
     stop = next((f for f in kernel.findings if f.id == "at_roofline"), None)
     chart = kernel.chart or {}
     limits = [(label, chart.get(key)) for label, key in _LIMITS if chart.get(key) is not None]
     return KernelView(rank, anchor, kernel, share, True, findings, stop, kernel_charts([chart]),
-                      chart.get("occupancy_limiter"), limits)
+                      chart.get("occupancy_limiter"), limits, [f for f in kernel.findings if f.minor], T.ncu_rules_shown(kernel))
 
 
 def environment_rows(diagnosis) -> list[tuple[str, object]]:
@@ -156,6 +161,7 @@ def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
         "rest_share": f"{100.0 * rest_ns / total:.1f}%" if total else "n/a",
         "environment": environment_rows(diagnosis),
         "clock_note": clock_note(diagnosis),
+        "fix_first": [T.priority_line(p) for p in T.fix_first(diagnosis)] if len(kernels) > 1 else [],
     }
 
 

@@ -1,4 +1,4 @@
-"""JSON output: the stable ``ncuwrap.diagnosis/v1`` document tools consume."""
+"""JSON output: the stable ``ncuwrap.diagnosis/v2`` document tools consume."""
 
 from __future__ import annotations
 

@@ -67,6 +67,15 @@ def headline(kernel) -> str:
     return (f"**{head.severity}** " if head else "") + escape(T.headline_text(kernel))
 
 
+def ncu_rules(kernel) -> list[str]:
+    rules = T.ncu_rules_shown(kernel)
+    if not rules:
+        return []
+    rows = [[code(r.rule), T.gain(r.estimated_speedup) + (f" ({r.speedup_type})" if r.speedup_type and r.estimated_speedup is not None else ""),
+             code(r.counterpart) if r.counterpart else "", escape(r.agreement or "")] for r in rules]
+    return ["Nsight Compute's own rules on this launch:", "", table(["ncu rule", "ncu est.", "ncuwrap finding", "comparison"], rows), ""]
+
+
 def evidence(finding) -> str:
     return ", ".join(f"{code(name)} {escape(T.metric(name, value))}" for name, value in finding.evidence.items())
 
@@ -109,13 +118,17 @@ def kernel_section(rank: int, kernel, share: str) -> list[str]:
     stop = next((f for f in kernel.findings if f.id == "at_roofline"), None)
     if stop:
         out += [f"**Stop here:** {escape(stop.title)}. {escape(stop.advice)}", ""]
-    issues = [f for f in kernel.findings if f.id != "at_roofline"]
+    issues = [f for f in kernel.findings if f.id != "at_roofline" and not f.minor]
     if issues:
-        out.append(table(["severity", "finding", "evidence"],
-                         [[f.severity, escape(f.title), evidence(f)] for f in issues]))
+        out.append(table(["severity", "est. gain", "finding", "evidence"],
+                         [[f.severity, T.gain(f.estimated_speedup), escape(f.title), evidence(f)] for f in issues], "lrll"))
         out.append("")
         out += [f"- {code(f.id)}: {escape(f.advice)}" for f in issues]
         out.append("")
+    minor = [f for f in kernel.findings if f.minor]
+    if minor:
+        out += ["*Minor (estimated to cost little time):* " + ", ".join(f"{code(f.id)} est. {T.gain(f.estimated_speedup)}" for f in minor), ""]
+    out += ncu_rules(kernel)
     note = not_evaluated(kernel)
     if note:
         out += [note, ""]
@@ -131,14 +144,18 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
                f"ncu durations are instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): compare them with each other only.")
     out.append("")
     shown = kernels[: max(summary, detail)]
-    rows = [[str(i), code(k.name), verdict(k), headline(k), T.duration(k.duration_ns), T.share(k, total)]
+    rows = [[str(i), code(k.name), verdict(k), headline(k), T.gain(k.estimated_gain_pct), T.duration(k.duration_ns), T.share(k, total)]
             for i, k in enumerate(shown, start=1)]
-    out.append(table(["#", "kernel", "verdict", "headline", "ncu time", "share"], rows, "rlllrr"))
+    out.append(table(["#", "kernel", "verdict", "headline", "est. gain", "ncu time", "share"], rows, "rllllrr"))
     if n > len(shown):
         rest = kernels[len(shown):]
         rest_ns = sum(k.duration_ns or 0 for k in rest)
         share = f"{100.0 * rest_ns / total:.1f}%" if total else "n/a"
         out += ["", f"… and {len(rest)} more launch{'es' if len(rest) != 1 else ''} ({share} of the ncu time): see the HTML report (`--format html`)."]
+    first = T.fix_first(diagnosis)
+    if n > 1 and first:
+        out += ["", "**Fix first** (share of the time × estimated gain):", ""]
+        out += [f"{i}. {escape(T.priority_line(p))}" for i, p in enumerate(first, 1)]
     out.append("")
     for i, k in enumerate(kernels[:detail], start=1):
         out += kernel_section(i, k, T.share(k, total))

@@ -36,8 +36,45 @@ def launch(dims) -> str:
 
 
 def verdict(kernel) -> str:
-    """'memory (l1tex)' style label."""
-    return f"{kernel.bound} ({kernel.limiter})" if kernel.limiter else kernel.bound
+    """'memory (l1tex)' style label; a compute-bound kernel names its busiest pipe: 'compute (tensor)'."""
+    unit = kernel.pipe if kernel.bound == "compute" and getattr(kernel, "pipe", None) else kernel.limiter
+    return f"{kernel.bound} ({unit})" if unit else kernel.bound
+
+
+def gain(value) -> str:
+    """An estimated speedup (% of the kernel's time) as a reader wants it: '74%', '<1%', 'n/a'."""
+    if value is None:
+        return "n/a"
+    value = float(value)
+    return "<1%" if 0 < value < 1 else f"{value:.0f}%"
+
+
+def gain_factor(value) -> str:
+    """The same estimate as a speedup factor: 74% of the time saved is '3.85x'."""
+    if value is None:
+        return "n/a"
+    value = float(value)
+    return "n/a" if value >= 100 else f"{1.0 / (1.0 - value / 100.0):.2f}x"
+
+
+def finding_gain(finding) -> str:
+    """'est. 74% of the time (after the fix: dram limits)' for a finding with an estimate."""
+    if finding.estimated_speedup is None:
+        return ""
+    after = f"; then {finding.limited_after} limits" if finding.limited_after else ""
+    return f"est. {gain(finding.estimated_speedup)} of its time{after}"
+
+
+def ncu_rule_line(rule) -> str:
+    """One of Nsight Compute's rules beside ncuwrap's: 'UncoalescedGlobalAccess: est. 39% (global); differ: ...'."""
+    est = f"est. {gain(rule.estimated_speedup)}" + (f" ({rule.speedup_type})" if rule.speedup_type else "") if rule.estimated_speedup is not None else rule.kind
+    tail = f"; {rule.agreement}" if rule.agreement else ""
+    return f"{rule.rule}: {est}{tail}"
+
+
+def ncu_rules_shown(kernel) -> list:
+    """The ncu rules worth showing: those with an estimate or a counterpart among ncuwrap's findings."""
+    return [r for r in getattr(kernel, "ncu_rules", ()) if r.estimated_speedup is not None or r.counterpart]
 
 
 def share(kernel, total_ns: float) -> str:
@@ -100,6 +137,15 @@ def speedup(ratio) -> str:
     return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
 
 
+def estimate_vs_measured(pair) -> str:
+    """'estimated 4.50x, measured 6.42x' for a compare pair: what BEFORE's counters said the resolved
+    findings cost, against the bench timings."""
+    if pair.estimated_gain_pct is None:
+        return "no estimate (no resolved finding with one)"
+    est = f"estimated {gain_factor(pair.estimated_gain_pct)} ({gain(pair.estimated_gain_pct)} of the time)"
+    return f"{est}, measured {speedup(pair.speedup)}" if pair.speedup is not None else f"{est}; measured: give both bench timings"
+
+
 def verdict_change(pair) -> str:
     before, after = verdict(pair.before), verdict(pair.after)
     return f"{before} → {after}" if pair.verdict_changed else f"{after} (unchanged)"
@@ -138,6 +184,16 @@ def clock_note(diagnosis) -> str:
     if control.startswith("base"):
         return "were locked to base by ncu (--clock-control base, its default)"
     return f"were set by ncu (--clock-control {control})"
+
+
+def fix_first(diagnosis, limit: int = 5) -> list:
+    """The diagnosis's ranking cut to the kernels whose fix saves a visible share of the profile."""
+    return [p for p in diagnosis.ranking() if (p.saves_pct or 0) >= 0.5][:limit]
+
+
+def priority_line(p) -> str:
+    return (f"{p.name}: fixing it saves ~{p.saves_pct:.1f}% of the profiled time ({p.share_pct:.1f}% of the time x est. "
+            f"{gain(p.gain_pct)} gain){f'; first: {p.headline}' if p.headline else ''}")
 
 
 def headline_text(kernel) -> str:

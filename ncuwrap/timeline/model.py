@@ -197,7 +197,7 @@ class TimelineDiagnosis:
             "limiter": self.limiter,
             "why": self.why,
             "decision_path": [s.to_json() for s in self.path],
-            "findings": [f.to_json() for f in self.findings],
+            "findings": [f.to_json(estimates=False) for f in self.findings],
             "not_evaluated": [n.to_json() for n in self.not_evaluated],
             "top_kernels": [k.to_json() for k in t.top_kernels()],
             "kernels": {"count": t.metrics["kernel_count"], "distinct": len(t.kernels), "sum_ns": t.metrics["kernel_sum_ns"],

@@ -1,0 +1,120 @@
+"""What fixing a finding would buy: the estimated share of a kernel's time it costs.
+
+The model is the roofline's own: a kernel's time follows its busiest unit. Each unit ``u`` (the SMs,
+L1/TEX, L2, DRAM, the hottest L2 slice's atomic unit, as the rules file lists them) runs at a
+utilization ``util_u`` (% of its peak). A finding says how much of each unit's work its fix removes
+(``removes``: a share per unit) or how much more of the GPU the fix would put to work (``fills``: the
+share of the machine the launch keeps busy now). After the fix
+
+    U = max_u(util_u), U' = max_u(util_u * (1 - removes_u)), w = min(1, U / busy)
+    r = max(fills * (w * U' / U + (1 - w)),   # the work left on the busiest unit
+            U' / roof,                         # no unit runs past its roof
+            floor_ns / duration)               # no launch is shorter than the floor
+
+of the time is left, and the estimated speedup is ``100 * (1 - r)`` percent of the kernel's time (the
+way Nsight Compute states its own estimates). A waste on a unit that does not limit the kernel removes
+work nobody waits for: the busiest unit stays where it is and the estimate is close to 0. In a
+latency-bound kernel (U under ``busy``) time is not proportional to any unit's work: a removed waste
+counts in proportion to how busy the busiest unit is (``w``), so a few wasted sectors of a one-block
+kernel at 0.5% of every peak buy nothing, while a kernel at 53% keeps most of the effect.
+
+Several findings combine by multiplying what each leaves of a unit's work and taking the smallest
+``fills``: the estimate for fixing them together, which is what ``compare`` checks against a measured
+before/after speedup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What a fix changes, per launch: the share of each unit's work it leaves, and the share of the
+    machine in use (1: the launch already fills it)."""
+
+    keep: dict[str, np.ndarray]
+    fill: np.ndarray
+
+    def combine(self, other: "Effect") -> "Effect":
+        units = set(self.keep) | set(other.keep)
+        keep = {u: self.keep.get(u, 1.0) * other.keep.get(u, 1.0) for u in units}
+        return Effect(keep=keep, fill=np.fmin(self.fill, other.fill))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Per launch: the share of the time left after the fix, the gain in % and what limits then."""
+
+    remaining: np.ndarray  # r in (0, 1]; NaN where unknown
+    gain_pct: np.ndarray  # 100 * (1 - r)
+    limited_by: np.ndarray  # object: a unit name, "parallelism", "launch floor", or None
+
+
+def no_effect(n: int) -> Effect:
+    return Effect(keep={}, fill=np.ones(n))
+
+
+def effect(n: int, removes: dict[str, np.ndarray], fills: np.ndarray | None) -> Effect:
+    """An Effect from a finding's evaluated ``removes`` (shares, clipped to [0, 1]) and ``fills``.
+    An unknown share stays unknown (NaN) and makes the estimate unknown."""
+    keep = {u: 1.0 - np.clip(np.asarray(v, dtype=float) * np.ones(n), 0.0, 1.0) for u, v in removes.items()}
+    fill = np.ones(n) if fills is None else np.clip(np.asarray(fills, dtype=float) * np.ones(n), 1e-6, 1.0)
+    return Effect(keep=keep, fill=fill)
+
+
+def estimate(util: dict[str, np.ndarray], fx: Effect, duration_ns: np.ndarray, *, roof: float, floor_ns: float, busy: float) -> Estimate:
+    """Apply ``fx`` to the units' utilizations ``util`` (% of peak per launch)."""
+    names = list(util)
+    n = len(duration_ns)
+    now = np.vstack([np.asarray(util[u], dtype=float) * np.ones(n) for u in names]) if names else np.full((1, n), np.nan)
+    keep = np.vstack([np.asarray(fx.keep.get(u, 1.0), dtype=float) * np.ones(n) for u in names]) if names else np.ones((1, n))
+    after = now * keep
+    known = ~np.isnan(now)
+    # A unit that was not measured neither limits nor gains; an unknown share on a measured unit
+    # makes the whole estimate unknown.
+    unknown = (known & np.isnan(keep)).any(axis=0) | np.isnan(fx.fill) | ~known.any(axis=0)
+    busiest_now = np.where(known, now, -np.inf).max(axis=0)
+    after_filled = np.where(known, np.nan_to_num(after, nan=0.0), -np.inf)
+    busiest_after = after_filled.max(axis=0)
+    which = np.argmax(after_filled, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weight = np.clip(busiest_now / busy, 0.0, 1.0)
+        work = fx.fill * np.where(busiest_now > 0, weight * busiest_after / busiest_now + (1.0 - weight), 1.0)
+        roofed = busiest_after / roof
+        floor = np.where(duration_ns > 0, floor_ns / duration_ns, 0.0)
+    stacked = np.vstack([work, roofed, floor])
+    remaining = np.clip(stacked.max(axis=0), 0.0, 1.0)
+    limit = np.argmax(stacked, axis=0)
+    labels = np.array(names + [None], dtype=object) if names else np.array([None], dtype=object)
+    unit_after = labels[np.where(np.isfinite(busiest_after), which, len(names))]
+    limited = np.where(limit == 2, "launch floor", np.where((limit == 0) & (fx.fill < 1.0) & (work > roofed), "parallelism", unit_after)).astype(object)
+    remaining = np.where(unknown, np.nan, remaining)
+    limited[unknown] = None
+    return Estimate(remaining=remaining, gain_pct=100.0 * (1.0 - remaining), limited_by=limited)
+
+
+@dataclass(frozen=True)
+class KernelEffects:
+    """One launch's unit utilizations and the effect of each of its estimated findings: enough to
+    estimate any subset of them fixed together (what 'compare' checks against a measured speedup)."""
+
+    util: dict[str, np.ndarray]
+    duration_ns: np.ndarray
+    findings: dict[str, Effect]
+    roof: float
+    floor_ns: float
+    busy: float
+
+    def gain_pct(self, ids) -> float | None:
+        """Estimated % of the launch's time saved by fixing the findings ``ids`` together."""
+        chosen = [self.findings[i] for i in ids if i in self.findings]
+        if not chosen:
+            return None
+        together = no_effect(1)
+        for fx in chosen:
+            together = together.combine(fx)
+        value = estimate(self.util, together, self.duration_ns, roof=self.roof, floor_ns=self.floor_ns, busy=self.busy).gain_pct[0]
+        return None if np.isnan(value) else float(value)
