@@ -25,17 +25,18 @@ from ncuwrap.ingest.names import dims
 from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict, NcuRule, NotEvaluated, SourceInfo, Stall, Step, clean
 
 
-# What the HTML charts draw: Speed-of-Light bars, the roofline (FP32 and the memory levels), occupancy.
+# What the HTML charts draw: Speed-of-Light bars, the roofline (the compute roof that applies and the
+# memory levels), occupancy.
 CHART_METRICS = (
     "sm_pct", "memory_pct", "dram_pct", "l2_pct", "l1tex_pct",
-    "fp32_flops_per_s", "fp32_peak_flops_per_s", "arithmetic_intensity",
+    "roof_kind", "roof_flops_per_s", "roof_peak_flops_per_s", "arithmetic_intensity",
     "dram_bytes_per_s", "dram_peak_bytes_per_s", "l2_bytes_per_s", "l2_peak_bytes_per_s", "l1_bytes_per_s", "l1_peak_bytes_per_s",
     "achieved_occupancy_pct", "theoretical_occupancy_pct", "occupancy_limiter",
     "occ_limit_registers", "occ_limit_shared_mem", "occ_limit_warps", "occ_limit_blocks",
     "registers_per_thread", "block_size", "waves_per_sm",
 )
 # Without these the roofline has no roof or no point: the chart says which were not collected.
-ROOFLINE_NEEDS = ("fp32_flops_per_s", "fp32_peak_flops_per_s", "dram_bytes_per_s", "dram_peak_bytes_per_s")
+ROOFLINE_NEEDS = ("roof_flops_per_s", "roof_peak_flops_per_s", "dram_bytes_per_s", "dram_peak_bytes_per_s")
 # Compared by 'ncuwrap compare' for every pair of kernels (besides each finding's evidence).
 KEY_METRICS = ("duration_ns", "sm_pct", "memory_pct", "dram_pct", "l2_pct", "l1tex_pct", "achieved_occupancy_pct")
 

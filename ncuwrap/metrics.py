@@ -121,6 +121,10 @@ CANONICAL: dict[str, Canonical] = {
         _c("ffma_per_cycle", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", "SpeedOfLight_RooflineChart", "inst/cycle", "FP32 FMA thread instructions per cycle"),
         _c("fadd_per_cycle", "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", "SpeedOfLight_RooflineChart", "inst/cycle", "FP32 add thread instructions per cycle"),
         _c("fmul_per_cycle", "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", "SpeedOfLight_RooflineChart", "inst/cycle", "FP32 mul thread instructions per cycle"),
+        _c("dfma_per_cycle", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum.per_cycle_elapsed", "SpeedOfLight_RooflineChart", "inst/cycle", "FP64 FMA thread instructions per cycle"),
+        _c("dadd_per_cycle", "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed", "SpeedOfLight_RooflineChart", "inst/cycle", "FP64 add thread instructions per cycle"),
+        _c("dmul_per_cycle", "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed", "SpeedOfLight_RooflineChart", "inst/cycle", "FP64 mul thread instructions per cycle"),
+        _c("dfma_peak_per_cycle", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained", "SpeedOfLight_RooflineChart", "inst/cycle", "peak FP64 FMA thread instructions per cycle"),
         _c("smsp_cycles_per_s", "smsp__cycles_elapsed.avg.per_second", "SpeedOfLight_RooflineChart", "hz", "SM sub-partition clock"),
         _c("sm_cycles_per_s", "sm__cycles_elapsed.avg.per_second", "SpeedOfLight", "hz", "SM clock during the measurement"),
         _c("ffma_peak_per_cycle", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "SpeedOfLight_RooflineChart", "inst/cycle", "peak FP32 FMA thread instructions per cycle"),
@@ -301,6 +305,21 @@ def _stall_rank(rank: int, what: str):
     return pick
 
 
+def _roof_kind(fp32, fp64, tensor, dtype):
+    f32, f64, ten = _nan0(fp32), _nan0(fp64), _nan0(tensor)
+    out = np.where((ten > 0) & (ten >= f32) & (ten >= f64), "tensor", np.where((f64 > 0) & (f64 > f32), "fp64", "fp32")).astype(object)
+    labels = np.array([f"{d} tensor" if d else "tensor" for d in dtype], dtype=object) if len(dtype) else out
+    out = np.where(out == "tensor", labels, out).astype(object)
+    out[np.isnan(np.asarray(fp32, dtype=float)) & (ten <= 0) & (f64 <= 0)] = None
+    return out
+
+
+def _roof_pick(kind, fp32, fp64, tensor):
+    kind = np.asarray(kind, dtype=object)
+    is_tensor = np.array([isinstance(k, str) and k.endswith("tensor") for k in kind], dtype=bool)
+    return np.where(is_tensor, tensor, np.where(kind == "fp64", fp64, fp32))
+
+
 _PIPE_NAMES = tuple(PIPES)
 _TENSOR_NAMES = tuple(TENSOR_TYPES)
 
@@ -436,13 +455,24 @@ DERIVED: dict[str, Derived] = {
            lambda f, a, m, c: (2.0 * f + a + m) * c, "flop/s", "FP32 FLOP/s achieved"),
         _d("fp32_peak_flops_per_s", ["ffma_peak_per_cycle", "sm_cycles_per_s"], lambda p, c: 2.0 * p * c, "flop/s", "FP32 peak FLOP/s at the measured clock"),
         _d("dram_peak_bytes_per_s", ["dram_peak_bytes_per_cycle", "dram_cycles_per_s"], lambda p, c: p * c, "byte/s", "DRAM peak bandwidth"),
+        _d("fp64_flops_per_s", ["dfma_per_cycle", "dadd_per_cycle", "dmul_per_cycle", "smsp_cycles_per_s"],
+           lambda f, a, m, c: (2.0 * f + a + m) * c, "flop/s", "FP64 FLOP/s achieved (not on tensor cores)"),
+        _d("fp64_peak_flops_per_s", ["dfma_peak_per_cycle", "sm_cycles_per_s"], lambda p, c: 2.0 * p * c, "flop/s", "FP64 peak FLOP/s at the measured clock"),
+        # The roof that applies: the kind of arithmetic the kernel does most of (FP32, FP64, or tensor
+        # cores with the input type's dense peak). FP32 where the others were not collected.
+        _d("roof_kind", ["fp32_flops_per_s", "fp64_flops_per_s", "tensor_flops_per_s", "tensor_dtype"], _roof_kind, "",
+           "the compute roof the kernel is judged against: fp32, fp64, or '<type> tensor'", optional=["fp64_flops_per_s", "tensor_flops_per_s", "tensor_dtype"]),
+        _d("roof_flops_per_s", ["roof_kind", "fp32_flops_per_s", "fp64_flops_per_s", "tensor_flops_per_s"], _roof_pick, "flop/s",
+           "FLOP/s achieved in the arithmetic of the roof that applies", optional=["fp64_flops_per_s", "tensor_flops_per_s"]),
+        _d("roof_peak_flops_per_s", ["roof_kind", "fp32_peak_flops_per_s", "fp64_peak_flops_per_s", "tensor_peak_flops_per_s"], _roof_pick, "flop/s",
+           "the peak of the roof that applies, at the measured clock", optional=["fp64_peak_flops_per_s", "tensor_peak_flops_per_s"]),
         _d("l2_peak_bytes_per_s", ["l2_peak_bytes_per_cycle", "lts_cycles_per_s"], lambda p, c: p * c, "byte/s", "L2 peak bandwidth"),
         _d("l1_peak_bytes_per_s", ["l1_peak_bytes_per_cycle", "l1_cycles_per_s"], lambda p, c: p * c, "byte/s", "L1 peak bandwidth"),
         _d("arithmetic_intensity", ["fp32_flops_per_s", "dram_bytes_per_s"], _div, "flop/byte", "FP32 FLOPs per DRAM byte"),
     ]
 }
 
-STRING_METRICS = {"memory_unit", "occupancy_limiter", "busiest_unit", "compute_pipe", "tensor_dtype", "stall_top", "stall_second"}
+STRING_METRICS = {"memory_unit", "occupancy_limiter", "busiest_unit", "compute_pipe", "tensor_dtype", "stall_top", "stall_second", "roof_kind"}
 
 
 def description(name: str) -> str:

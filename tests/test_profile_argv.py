@@ -118,7 +118,11 @@ TARGETED_METRICS = [
     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed",
     "smsp__cycles_elapsed.avg.per_second",
     "dram__bytes.sum.per_second",
+    "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum.per_cycle_elapsed",
+    "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed",
+    "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed",
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+    "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
     "dram__bytes.sum.peak_sustained",
     "dram__cycles_elapsed.avg.per_second",
 ]

@@ -198,8 +198,9 @@ def test_svg_charts_escape_every_text_they_hold():
 
 
 def _synthetic_flops(chart: dict, flops: float) -> dict:
-    """The real padded kernel's chart with a made-up FP32 rate: the roofline path of kernels that compute."""
-    return dict(chart, fp32_flops_per_s=flops)
+    """The real padded kernel's chart with a made-up FP32 rate (synthetic, labelled): the roofline path of
+    kernels that compute."""
+    return dict(chart, roof_flops_per_s=flops)
 
 
 def test_roofline_draws_one_point_per_memory_level_and_both_sides_of_a_comparison():
@@ -213,7 +214,7 @@ def test_roofline_draws_one_point_per_memory_level_and_both_sides_of_a_compariso
     assert "before: DRAM" in two and "after: DRAM" in two
     none = svg.roofline([dict(real, roofline_missing=["dram__bytes.sum.peak_sustained"])])
     assert "roofline not available: 1 metric(s) not collected" in none
-    zero = svg.roofline([dict(real, fp32_peak_flops_per_s=0)])
+    zero = svg.roofline([dict(real, roof_peak_flops_per_s=0)])
     assert "roofline not available: the report&#39;s peak FP32 or DRAM rate is zero" in zero
     # One side without roofline counters (vecadd's report), the other with: roofs drawn, both sides explained.
     vecadd = diagnose(H200 / "vecadd" / "bench_add.ncu-rep").kernels[0].chart
@@ -298,3 +299,10 @@ def test_real_multi_kernel_report_in_headless_chromium(tmp_path):
     assert HOSTILE in dom.content
     assert f"void {HOSTILE}(float *, const float *)" in dom.content
     (tmp_path / "dom.html").write_text(run.stdout, encoding="utf-8")
+
+
+def test_the_roofline_of_a_tensor_core_kernel_is_its_type_s_roof():
+    (k,) = diagnose(DATA / "realworld" / "blas.raw.csv.gz", kernel="nvjet_sm90_tst_320x128").kernels
+    chart = svg.roofline([k.chart])
+    assert "Roofline (bf16 tensor)" in chart and "bf16 tensor peak 856 TFLOP/s" in chart
+    assert "No bf16 tensor arithmetic" not in chart and chart.count('class="point"') >= 3

@@ -21,7 +21,7 @@ from ncuwrap.render import text as T
 # One colour per series (1 series: blue; 2 series: before grey, after blue); roofs and grid in greys.
 SERIES_COLORS = ("#2563eb",)
 PAIR_COLORS = ("#94a3b8", "#2563eb")
-ROOF_COLORS = {"DRAM": "#b45309", "L2": "#7c3aed", "L1": "#0f766e", "FP32": "#334155"}
+ROOF_COLORS = {"DRAM": "#b45309", "L2": "#7c3aed", "L1": "#0f766e", "compute": "#334155"}
 GRID = "#e2e8f0"
 INK = "#0f172a"
 MUTED = "#64748b"
@@ -196,27 +196,30 @@ def _decades(lo: float, hi: float) -> tuple[int, int]:
 
 
 def roofline(charts: list[dict], series: list[str] | None = None, width: int = 520, height: int = 330) -> Markup:
-    """The FP32 roofline: the device's memory roofs (DRAM, L2, L1) and compute roof, and the kernel's
-    point at each memory level it has counters for. A kernel that does no FP32 arithmetic has no
-    point on this chart (its performance is 0 FLOP/s); the chart says so and the bandwidth chart
-    shows where it stands."""
+    """The roofline of the arithmetic the kernel does (the model's ``roof_kind``: FP32, FP64, or tensor
+    cores at its input type's dense peak): the device's memory roofs (DRAM, L2, L1) and that compute
+    roof, and the kernel's point at each memory level it has counters for. A kernel that does no
+    arithmetic has no point on this chart (0 FLOP/s); the chart says so and the bandwidth chart shows
+    where it stands."""
     series = series or [""]
     palette = colors(len(series))
-    title = "Roofline (FP32): FLOP/s against arithmetic intensity, log-log"
     roof_chart = next((c for c in reversed(charts) if not c.get("roofline_missing")), None)
+    kind = str((roof_chart or {}).get("roof_kind") or "fp32")
+    name = kind.upper() if kind in ("fp32", "fp64") else kind
+    title = f"Roofline ({name}): FLOP/s against arithmetic intensity, log-log"
     if roof_chart is None:
         return _unavailable(title, width, f"{len(roofline_missing(charts))} metric(s) not collected",
                             "re-profile with --section SpeedOfLight_RooflineChart (or --set full)")
-    peak = _num(roof_chart.get("fp32_peak_flops_per_s"))
+    peak = _num(roof_chart.get("roof_peak_flops_per_s"))
     roofs = [(label, _num(roof_chart.get(peak_key))) for label, _, peak_key in LEVELS]
     roofs = [(label, bw) for label, bw in roofs if bw and bw > 0]
     if not peak or peak <= 0 or not roofs:
-        return _unavailable(title, width, "the report's peak FP32 or DRAM rate is zero", "the roofs cannot be drawn from it")
+        return _unavailable(title, width, f"the report's peak {name} or DRAM rate is zero", "the roofs cannot be drawn from it")
     points: list[_Point] = []
     no_flops: list[int] = []
     no_counters: list[int] = []
     for i, chart in enumerate(charts):
-        flops = _num(chart.get("fp32_flops_per_s"))
+        flops = _num(chart.get("roof_flops_per_s"))
         if flops is None:
             no_counters.append(i)
             continue
@@ -267,8 +270,8 @@ def roofline(charts: list[dict], series: list[str] | None = None, width: int = 5
         body.append(f'<line x1="{left + 8}" y1="{ky - 4}" x2="{left + 26}" y2="{ky - 4}" stroke="{ROOF_COLORS[label]}" stroke-width="2"/>'
                     f'<text x="{left + 31}" y="{ky}" fill="{ROOF_COLORS[label]}" font-size="11">{_t(label + " roof " + si(bw, "B/s"))}</text>')
     ridge_min = min(ridges)
-    body.append(f'<line class="roof" x1="{px(ridge_min):.1f}" y1="{py(peak):.1f}" x2="{px(x_max):.1f}" y2="{py(peak):.1f}" stroke="{ROOF_COLORS["FP32"]}" stroke-width="2"/>'
-                f'<text x="{px(x_max) - 4:.1f}" y="{py(peak) - 6:.1f}" fill="{ROOF_COLORS["FP32"]}" font-size="11" text-anchor="end">{_t("FP32 peak " + si(peak, "FLOP/s"))}</text>')
+    body.append(f'<line class="roof" x1="{px(ridge_min):.1f}" y1="{py(peak):.1f}" x2="{px(x_max):.1f}" y2="{py(peak):.1f}" stroke="{ROOF_COLORS["compute"]}" stroke-width="2"/>'
+                f'<text x="{px(x_max) - 4:.1f}" y="{py(peak) - 6:.1f}" fill="{ROOF_COLORS["compute"]}" font-size="11" text-anchor="end">{_t(name + " peak " + si(peak, "FLOP/s"))}</text>')
     # Points: one per memory level; with two series, an arrow from before to after at each level.
     marks = {"DRAM": "circle", "L2": "square", "L1": "diamond"}
     by_level: dict[str, dict[int, _Point]] = {}
@@ -292,7 +295,7 @@ def roofline(charts: list[dict], series: list[str] | None = None, width: int = 5
     lines = []
     if no_flops:
         names = ", ".join(series[i] for i in no_flops if series[i])
-        lines += [f"No FP32 arithmetic{' (' + names + ')' if names else ''}: 0 FLOP/s,",
+        lines += [f"No {name} arithmetic{' (' + names + ')' if names else ''}: 0 FLOP/s,",
                   "so no point on this chart: the kernel only moves",
                   "data. Its bandwidth against each memory roof is",
                   "in the bandwidth chart."]
