@@ -67,6 +67,21 @@ class _Evaluator:
             out.extend(m for m in self.table.missing(name) if m not in out)
         return out
 
+    def stall_shares(self):
+        """The three leading stall reasons of every launch (indices into _STALLED) and their share of
+        all stall cycles (%), computed once for the whole report; None when none was collected."""
+        if not hasattr(self, "_stall_shares"):
+            stacked = np.vstack([np.nan_to_num(np.asarray(self.table.get(f"stall_{r}"), dtype=float), nan=0.0) for r in _STALLED])
+            total = stacked.sum(axis=0)
+            if not (total > 0).any():
+                self._stall_shares = None
+            else:
+                order = np.argsort(-stacked, axis=0, kind="stable")[:3]
+                top = np.take_along_axis(stacked, order, axis=0)
+                share = np.where(total > 0, 100.0 * top / np.where(total > 0, total, 1.0), 0.0)
+                self._stall_shares = (order, share)
+        return self._stall_shares
+
     def number(self, expression) -> np.ndarray:
         """An expression's numeric value for every launch (estimates' shares)."""
         value = expression.evaluate(self.lookup, self.rules.constants)
@@ -306,14 +321,15 @@ def _tensor(ev, row: int) -> dict | None:
 _STALL_SHARE = 5.0
 
 
+_STALLED = tuple(r for r in M.STALL_REASONS if r not in ("selected", "not_selected"))
+
+
 def _stalls(ev, row: int) -> tuple[Stall, ...]:
-    values = {r: ev.value(f"stall_{r}", row) for r in M.STALL_REASONS if r not in ("selected", "not_selected")}
-    known = {r: float(v) for r, v in values.items() if isinstance(v, (int, float))}
-    total = sum(known.values())
-    if total <= 0:
+    shares = ev.stall_shares()
+    if shares is None:
         return ()
-    ranked = sorted(known.items(), key=lambda kv: -kv[1])
-    return tuple(Stall(r, clean(100.0 * v / total)) for r, v in ranked[:3] if 100.0 * v / total >= _STALL_SHARE)
+    order, share = shares
+    return tuple(Stall(_STALLED[i], clean(float(share[j, row]))) for j, i in enumerate(order[:, row]) if share[j, row] >= _STALL_SHARE)
 
 
 def _effects(evaluated: _Evaluated, findings, row: int, duration, rules) -> E.KernelEffects:

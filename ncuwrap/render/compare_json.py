@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
+from ncuwrap.render.jsonfmt import dumps
 
 
 def render(result, **_options) -> str:
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return dumps(result.to_json())

@@ -1,9 +1,20 @@
-"""JSON output: the stable ``ncuwrap.diagnosis/v2`` document tools consume."""
+"""JSON output: the stable ``ncuwrap.diagnosis/v2`` document tools consume, and the one encoder every
+JSON document of ncuwrap goes through.
+
+orjson (a well-kept C encoder) writes the same text as ``json.dumps(indent=2, ensure_ascii=False)`` at
+several times the speed, which matters at 10,000 kernels; it also refuses NaN/Infinity by writing null,
+so strict parsers read every document.
+"""
 
 from __future__ import annotations
 
-import json
+import orjson
+
+
+def dumps(doc) -> str:
+    """``doc`` as indented JSON text with a final newline."""
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE).decode("utf-8")
 
 
 def render(diagnosis, **_options) -> str:
-    return json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return dumps(diagnosis.to_json())

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
+from ncuwrap.render.jsonfmt import dumps
 
 
 def render(diagnosis, **_options) -> str:
-    return json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return dumps(diagnosis.to_json())
