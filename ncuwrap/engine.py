@@ -7,7 +7,6 @@ or metric to re-profile with; it never passes silently and never crashes.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import shlex
@@ -16,13 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ncuwrap import estimate as E
 from ncuwrap import metrics as M
 from ncuwrap.errors import InputError
 from ncuwrap import ruleset as R
 from ncuwrap.ingest import Profile, load, rule_results
 from ncuwrap.ingest.names import dims
-from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict, NcuRule, NotEvaluated, SourceInfo, Stall, Step, clean
+from ncuwrap.evaluate import Evaluation
+from ncuwrap.verdict import Diagnosis, KernelVerdict, NcuRule, SourceInfo, Stall, clean
 
 
 # What the HTML charts draw: Speed-of-Light bars, the roofline (the compute roof that applies and the
@@ -50,13 +49,15 @@ def _hint(missing: list[str], kind: str = "ncu-rep") -> str:
     return f"{', '.join(missing)} not collected; re-profile with {collect} (or 'ncuwrap profile --collect targeted')"
 
 
-class _Evaluator:
-    def __init__(self, profile: Profile, rules: R.RuleSet):
+class _Launches:
+    """The report's launches as the evaluator's metric source (ncuwrap.evaluate.MetricSource)."""
+
+    def __init__(self, profile: Profile):
         self.table = M.MetricTable(profile.frame)
-        self.rules = rules
         self.n = len(profile.frame)
-        self._cleaned: dict[str, list] = {}
         self.kind = profile.source.kind
+        self._cleaned: dict[str, list] = {}
+        self._stall_shares = False
 
     def lookup(self, name: str) -> np.ndarray:
         return self.table.get(name)
@@ -67,32 +68,11 @@ class _Evaluator:
             out.extend(m for m in self.table.missing(name) if m not in out)
         return out
 
-    def stall_shares(self):
-        """The three leading stall reasons of every launch (indices into _STALLED) and their share of
-        all stall cycles (%), computed once for the whole report; None when none was collected."""
-        if not hasattr(self, "_stall_shares"):
-            stacked = np.vstack([np.nan_to_num(np.asarray(self.table.get(f"stall_{r}"), dtype=float), nan=0.0) for r in _STALLED])
-            total = stacked.sum(axis=0)
-            if not (total > 0).any():
-                self._stall_shares = None
-            else:
-                order = np.argsort(-stacked, axis=0, kind="stable")[:3]
-                top = np.take_along_axis(stacked, order, axis=0)
-                share = np.where(total > 0, 100.0 * top / np.where(total > 0, total, 1.0), 0.0)
-                self._stall_shares = (order, share)
-        return self._stall_shares
+    def known(self, name: str) -> bool:
+        return self.table.known(name)
 
-    def number(self, expression) -> np.ndarray:
-        """An expression's numeric value for every launch (estimates' shares)."""
-        value = expression.evaluate(self.lookup, self.rules.constants)
-        return np.broadcast_to(np.asarray(value, dtype=float), (self.n,))
-
-    def condition(self, expression) -> np.ndarray:
-        result = expression.evaluate(self.lookup, self.rules.constants)
-        result = np.asarray(result)
-        if result.dtype.kind == "f":
-            result = np.nan_to_num(result, nan=0.0) != 0
-        return np.broadcast_to(result.astype(bool), (self.n,))
+    def hint(self, missing: list[str]) -> str:
+        return _hint(missing, self.kind)
 
     def value(self, name: str, row: int):
         # Cleaned once per metric for all launches: per-element numpy access dominates large reports.
@@ -108,11 +88,26 @@ class _Evaluator:
             self._cleaned[name] = cleaned
         return cleaned[row]
 
+    def stall_shares(self):
+        """The three leading stall reasons of every launch (indices into _STALLED) and their share of
+        all stall cycles (%), computed once for the whole report; None when none was collected."""
+        if self._stall_shares is False:
+            stacked = np.vstack([np.nan_to_num(np.asarray(self.table.get(f"stall_{r}"), dtype=float), nan=0.0) for r in _STALLED])
+            total = stacked.sum(axis=0)
+            if not (total > 0).any():
+                self._stall_shares = None
+            else:
+                order = np.argsort(-stacked, axis=0, kind="stable")[:3]
+                top = np.take_along_axis(stacked, order, axis=0)
+                share = np.where(total > 0, 100.0 * top / np.where(total > 0, total, 1.0), 0.0)
+                self._stall_shares = (order, share)
+        return self._stall_shares
+
 
 def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = None) -> Diagnosis:
-    ev = _Evaluator(profile, rules)
+    source = _Launches(profile)
     frame = profile.frame
-    ev.meta = {c: frame[c].tolist() if c in frame else [None] * len(frame) for c in ("launch_id", "name", "display_name", "grid", "block")}
+    meta = {c: frame[c].tolist() if c in frame else [None] * len(frame) for c in ("launch_id", "name", "display_name", "grid", "block")}
     rows = np.arange(len(frame))
     if kernel:
         try:
@@ -123,165 +118,31 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
         if not len(rows):
             names = ", ".join(dict.fromkeys(str(n) for n in frame["name"]))
             raise InputError(f"--kernel {kernel!r} matched no kernel of {profile.source.path}; its kernels: {names}")
-
-    # The bound decision: first branch that holds wins (per launch).
-    branch_holds = [ev.condition(b.when) for b in rules.bound]
-    bound_missing = ev.missing(n for b in rules.bound for n in b.when.names)
-    ev.borderline = ev.condition(rules.borderline) if rules.borderline is not None else np.zeros(ev.n, dtype=bool)
-    findings = _evaluate_findings(ev, rules)
+    evaluation = Evaluation(source, rules)
     display = list(dict.fromkeys(rules.display))
     evidence_names = list(dict.fromkeys([*KEY_METRICS, *(n for f in rules.findings for n in f.evidence)]))
-
-    kernels = []
-    for row in rows:
-        kernels.append(_kernel(ev, rules, profile, int(row), branch_holds, bound_missing, findings, display, evidence_names))
+    kernels = [_kernel(evaluation, profile, int(row), meta, display, evidence_names) for row in rows]
     return Diagnosis(
         source=_source_info(profile),
         rules_path=rules.path,
         rules_version=rules.version,
         rules_name=rules.name,
         kernels=tuple(kernels),
-        environment=_environment(profile, ev),
+        environment=_environment(profile, source),
     )
 
 
-class _Evaluated:
-    """Every finding evaluated over all launches at once: whether it fired, its level and estimate."""
-
-    def __init__(self):
-        self.fired: dict[str, np.ndarray] = {}
-        self.missing: dict[str, list[str]] = {}
-        self.estimate_missing: dict[str, list[str]] = {}
-        self.level: dict[str, np.ndarray] = {}
-        self.gain: dict[str, np.ndarray] = {}
-        self.limited: dict[str, np.ndarray] = {}
-        self.effect: dict[str, E.Effect] = {}
-        self.combined: E.Estimate | None = None
-        self.util: dict[str, np.ndarray] = {}
-
-
-def _evaluate_findings(ev: "_Evaluator", rules: R.RuleSet) -> _Evaluated:
-    out = _Evaluated()
-    n = ev.n
-    out.util = {u: np.asarray(ev.lookup(m), dtype=float) for u, m in rules.units.items()}
-    duration = np.asarray(ev.lookup("duration_ns"), dtype=float)
-    roof, floor, busy = rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy")
-    high, minor, saving = rules.setting("gain_high"), rules.setting("gain_minor"), rules.setting("saving_minor_ns")
-    serious: dict[str, np.ndarray] = {}  # fired and not minor: what 'unless' looks at
-    for finding in rules.findings:
-        missing = ev.missing(finding.when.names)
-        # A finding silenced by others ('unless') is unknown while any of those is unknown:
-        # an unmeasured waste is not an absent one.
-        for other in finding.unless:
-            missing += [m for m in out.missing.get(other, []) if m not in missing]
-        out.missing[finding.id] = missing
-        holds = ev.condition(finding.when) if not missing else np.zeros(n, dtype=bool)
-        for other in finding.unless:
-            holds = holds & ~serious.get(other, np.zeros(n, dtype=bool))
-        fallback = _spec_levels(ev, finding)
-        if finding.estimated:
-            names = [x for expr in [*finding.removes.values(), *([finding.fills] if finding.fills else [])] for x in expr.names]
-            out.estimate_missing[finding.id] = ev.missing(names)
-            removes = {u: ev.number(expr) for u, expr in finding.removes.items()}
-            fills = ev.number(finding.fills) if finding.fills is not None else None
-            fx = E.effect(n, removes, fills)
-            est = E.estimate(out.util, fx, duration, roof=roof, floor_ns=floor, busy=busy)
-            gain = est.gain_pct
-            # Minor: under gain_minor % of the kernel's time, or under saving_minor_ns per launch.
-            small = (gain < minor) | (np.nan_to_num(duration, nan=np.inf) * gain / 100.0 < saving)
-            level = np.where(np.isnan(gain), fallback, np.where(small, "minor", np.where(gain >= high, "high", "medium"))).astype(object)
-            out.effect[finding.id], out.gain[finding.id], out.limited[finding.id] = fx, gain, est.limited_by
-        else:
-            level = fallback
-        out.fired[finding.id] = holds
-        out.level[finding.id] = level
-        serious[finding.id] = holds & (level != "minor")
-    # What fixing all of a launch's estimated findings together would buy.
-    together = E.no_effect(n)
-    for fid, fx in out.effect.items():
-        mask = out.fired[fid]
-        together = together.combine(E.Effect(keep={u: np.where(mask, k, 1.0) for u, k in fx.keep.items()}, fill=np.where(mask, fx.fill, 1.0)))
-    out.combined = E.estimate(out.util, together, duration, roof=roof, floor_ns=floor, busy=busy)
-    return out
-
-
-def _spec_levels(ev: "_Evaluator", finding) -> np.ndarray:
-    """The level the rules file gives (first 'severity' entry whose condition holds, else the last)."""
-    level = np.full(ev.n, finding.severity[-1].level, dtype=object)
-    for entry in reversed(finding.severity):
-        holds = ev.condition(entry.when) if entry.when is not None else np.ones(ev.n, dtype=bool)
-        level = np.where(holds, entry.level, level).astype(object)
-    return level
-
-
-def _values(ev: _Evaluator, names, row: int) -> dict:
-    return {name: ev.value(name, row) for name in names}
-
-
-def _number(value):
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else clean(float(value))
-
-
-def _kernel(ev, rules, profile, row, branch_holds, bound_missing, evaluated: _Evaluated, display, evidence_names) -> KernelVerdict:
-    steps = []
-    verdict, limiter, why = "unknown", None, ""
-    for branch, holds in zip(rules.bound, branch_holds):
-        names = branch.when.names
-        step_values = _values(ev, names, row)
-        ok = bool(holds[row])
-        steps.append(Step(branch.verdict, branch.when.text, ok, step_values, _constants(rules, branch.when.text)))
-        if ok:
-            verdict = branch.verdict
-            limiter = ev.value(branch.limiter, row) if ev.table.known(branch.limiter) else (branch.limiter or None)
-            why = R.render_text(" ".join(branch.why.split()), _values(ev, R.placeholders(branch.why), row))
-            for sentence in branch.cause:
-                known = _values(ev, R.placeholders(sentence), row)
-                if all(v is not None for v in known.values()):
-                    why += " " + R.render_text(sentence, known)
-            if ev.borderline[row] and rules.borderline_note:
-                why += " " + R.render_text(rules.borderline_note, _values(ev, R.placeholders(rules.borderline_note), row))
-            break
-    not_evaluated = []
-    if bound_missing:
-        status = "partially evaluated" if verdict != "unknown" else "not evaluated"
-        not_evaluated.append(NotEvaluated("bound", tuple(bound_missing), f"{status}: {_hint(bound_missing, ev.kind)}"))
-
-    findings = []
-    for finding in rules.findings:
-        if verdict not in finding.under and verdict != "unknown":
-            continue
-        missing = evaluated.missing[finding.id]
-        if missing:
-            not_evaluated.append(NotEvaluated(finding.id, tuple(missing), f"not evaluated: {_hint(missing, ev.kind)}"))
-            continue
-        if verdict == "unknown" or not evaluated.fired[finding.id][row]:
-            continue
-        values = _values(ev, finding.value_names(), row)
-        values["bound"] = verdict
-        gain = evaluated.gain.get(finding.id)
-        estimate = _number(gain[row]) if gain is not None else None
-        limited = evaluated.limited[finding.id][row] if finding.id in evaluated.limited else None
-        if finding.estimated and estimate is None and evaluated.estimate_missing.get(finding.id):
-            missing_est = evaluated.estimate_missing[finding.id]
-            not_evaluated.append(NotEvaluated(f"{finding.id} (estimate)", tuple(missing_est), f"gain not estimated: {_hint(missing_est, ev.kind)}"))
-        findings.append(finding.result(str(evaluated.level[finding.id][row]), values, estimated_speedup=estimate, limited_after=limited))
-    # Worst first; within a level, what fixing it buys; file order otherwise.
-    findings.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), -(f.estimated_speedup or 0.0)))
-
+def _kernel(evaluation: Evaluation, profile: Profile, row: int, meta: dict, display, evidence_names) -> KernelVerdict:
+    source: _Launches = evaluation.source
+    decision = evaluation.decide(row)
     shown = {}
     for name in display:
-        value = ev.value(name, row)
+        value = source.value(name, row)
         if value is not None:
             shown[name] = value
-    meta = {column: values[row] for column, values in ev.meta.items()}
-    duration = ev.value("duration_ns", row)
+    meta = {column: values[row] for column, values in meta.items()}
+    duration = source.value("duration_ns", row)
     launch_id = int(meta["launch_id"]) if meta["launch_id"] is not None and not _isnan(meta["launch_id"]) else row
-    # The kernel's gain: every estimated finding fixed together; unknown while one of them is.
-    estimated = [f for f in findings if f.id in evaluated.effect]
-    if any(f.estimated_speedup is None for f in estimated) or verdict == "unknown":
-        combined = None
-    else:
-        combined = _number(evaluated.combined.gain_pct[row]) if estimated else 0
     return KernelVerdict(
         id=launch_id,
         name=str(meta["name"]),
@@ -289,32 +150,32 @@ def _kernel(ev, rules, profile, row, branch_holds, bound_missing, evaluated: _Ev
         grid=dims(meta["grid"]),
         block=dims(meta["block"]),
         duration_ns=duration,
-        bound=verdict,
-        limiter=limiter,
-        why=why,
-        findings=tuple(findings),
-        not_evaluated=tuple(not_evaluated),
+        bound=decision.bound,
+        limiter=decision.limiter,
+        why=decision.why,
+        findings=decision.findings,
+        not_evaluated=decision.not_evaluated,
         metrics=shown,
-        path=tuple(steps),
-        chart=_chart(ev, row),
-        values=_values(ev, evidence_names, row),
-        borderline=bool(ev.borderline[row]) and verdict != "unknown",
-        pipe=ev.value("compute_pipe", row),
-        pipe_pct=ev.value("compute_pipe_pct", row),
-        tensor=_tensor(ev, row),
-        estimated_gain_pct=combined,
-        stalls=_stalls(ev, row),
-        ncu_rules=_ncu_rules(profile.rules.get(launch_id, ()), findings, rules),
-        effects=_effects(evaluated, findings, row, ev.value("duration_ns", row), rules),
+        path=decision.path,
+        chart=_chart(source, row),
+        values=evaluation.values(evidence_names, row),
+        borderline=decision.borderline,
+        pipe=source.value("compute_pipe", row),
+        pipe_pct=source.value("compute_pipe_pct", row),
+        tensor=_tensor(source, row),
+        estimated_gain_pct=decision.estimated_gain_pct,
+        stalls=_stalls(source, row),
+        ncu_rules=_ncu_rules(profile.rules.get(launch_id, ()), decision.findings, evaluation.rules),
+        effects=evaluation.effects(decision.findings, row, duration),
     )
 
 
-def _tensor(ev, row: int) -> dict | None:
-    dtype = ev.value("tensor_dtype", row)
+def _tensor(source: "_Launches", row: int) -> dict | None:
+    dtype = source.value("tensor_dtype", row)
     if not dtype:
         return None
-    return {"dtype": dtype, "flops_per_s": ev.value("tensor_flops_per_s", row), "peak_flops_per_s": ev.value("tensor_peak_flops_per_s", row),
-            "pct_of_peak": ev.value("tensor_peak_pct", row)}
+    return {"dtype": dtype, "flops_per_s": source.value("tensor_flops_per_s", row), "peak_flops_per_s": source.value("tensor_peak_flops_per_s", row),
+            "pct_of_peak": source.value("tensor_peak_pct", row)}
 
 
 # Stall reasons worth naming: at least this share of all stall cycles.
@@ -324,24 +185,12 @@ _STALL_SHARE = 5.0
 _STALLED = tuple(r for r in M.STALL_REASONS if r not in ("selected", "not_selected"))
 
 
-def _stalls(ev, row: int) -> tuple[Stall, ...]:
-    shares = ev.stall_shares()
+def _stalls(source: "_Launches", row: int) -> tuple[Stall, ...]:
+    shares = source.stall_shares()
     if shares is None:
         return ()
     order, share = shares
     return tuple(Stall(_STALLED[i], clean(float(share[j, row]))) for j, i in enumerate(order[:, row]) if share[j, row] >= _STALL_SHARE)
-
-
-def _effects(evaluated: _Evaluated, findings, row: int, duration, rules) -> E.KernelEffects:
-    """What compare needs to estimate a subset of this launch's findings fixed together."""
-    per = {}
-    for f in findings:
-        fx = evaluated.effect.get(f.id)
-        if fx is not None:
-            per[f.id] = E.Effect(keep={u: k[row:row + 1] for u, k in fx.keep.items()}, fill=fx.fill[row:row + 1])
-    util = {u: v[row:row + 1] for u, v in evaluated.util.items()}
-    return E.KernelEffects(util=util, duration_ns=np.array([float(duration) if duration is not None else np.nan]), findings=per,
-                           roof=rules.setting("roof"), floor_ns=rules.setting("launch_floor_ns"), busy=rules.setting("busy"))
 
 
 def _ncu_rules(results, findings, rules) -> tuple[NcuRule, ...]:
@@ -354,7 +203,7 @@ def _ncu_rules(results, findings, rules) -> tuple[NcuRule, ...]:
         counterparts = NCU_COUNTERPARTS.get(r.rule, ())
         found = [by_id[c] for c in counterparts if c in by_id]
         counterpart = found[0].id if found else (counterparts[0] if counterparts else None)
-        out.append(NcuRule(rule=r.rule, section=r.section, kind=r.kind, speedup_type=r.speedup_type, estimated_speedup=_number(r.estimated_speedup),
+        out.append(NcuRule(rule=r.rule, section=r.section, kind=r.kind, speedup_type=r.speedup_type, estimated_speedup=None if r.estimated_speedup is None or math.isnan(r.estimated_speedup) else clean(float(r.estimated_speedup)),
                            message=r.message, counterpart=counterpart, agreement=_agreement(r, found, counterparts, minor)))
     return tuple(out)
 
@@ -388,20 +237,9 @@ NCU_COUNTERPARTS = {
 }
 
 
-def _constants(rules, text: str) -> dict:
-    """The rules' constants a condition names (its thresholds), for the decision path."""
-    return dict(_constants_named(tuple(rules.constants.items()), text))
-
-
-@functools.lru_cache(maxsize=256)
-def _constants_named(constants: tuple, text: str) -> tuple:
-    # Cached: the same few conditions are shown for every launch of a large report.
-    return tuple((name, value) for name, value in constants if re.search(rf"\b{re.escape(name)}\b", text))
-
-
-def _chart(ev: _Evaluator, row: int) -> dict:
-    chart = _values(ev, CHART_METRICS, row)
-    chart["roofline_missing"] = ev.missing(ROOFLINE_NEEDS)
+def _chart(source: _Launches, row: int) -> dict:
+    chart = {name: source.value(name, row) for name in CHART_METRICS}
+    chart["roofline_missing"] = source.missing(ROOFLINE_NEEDS)
     return chart
 
 
@@ -424,7 +262,7 @@ def _option(argv: list[str], name: str) -> str | None:
     return None
 
 
-def _environment(profile: Profile, ev: _Evaluator) -> dict:
+def _environment(profile: Profile, source: _Launches) -> dict:
     """Facts a reviewer needs to trust the numbers: GPU, clocks, how ncu was run."""
     s = profile.source
     # The command is read from the report's header, where a field tag can trail it (' "').
@@ -443,7 +281,7 @@ def _environment(profile: Profile, ev: _Evaluator) -> dict:
         env["cache_control"] = _option(argv, "--cache-control") or "all (ncu default)"
     # ncu 2025.3 records no driver version among a launch's metrics nor in CSV exports: say so, don't guess.
     env["driver"] = None
-    clocks = ev.table.get("sm_cycles_per_s")
+    clocks = source.table.get("sm_cycles_per_s")
     if len(clocks) and not np.isnan(clocks).all():
         env["sm_clock_mhz"] = clean(float(np.nanmedian(clocks)) / 1e6)
     return env

@@ -19,7 +19,6 @@ from ncuwrap import metrics
 from ncuwrap.errors import RulesError
 from ncuwrap.expr import Expression, ExpressionError, parse
 from ncuwrap.resources import data_dir
-from ncuwrap.verdict import FindingResult
 
 SUPPORTED_VERSIONS = (1,)
 # Estimate settings a rules file may set among its constants (documented in rules/reference.yaml).
@@ -76,21 +75,6 @@ class Finding:
         names = list(self.evidence) + ([self.advice_by] if self.advice_by and self.advice_by not in VERDICT_FIELDS else [])
         names += [name for text in texts for name in placeholders(text)]
         return list(dict.fromkeys(names))
-
-    def result(self, level: str, values: dict, estimated_speedup: float | None = None, limited_after: str | None = None) -> FindingResult:
-        """The finding as reported, its texts filled from ``values`` (see value_names)."""
-        advice = self.advice
-        if isinstance(advice, dict):
-            advice = advice.get(str(values.get(self.advice_by)), advice.get("default", ""))
-        return FindingResult(
-            id=self.id,
-            severity=level,
-            title=render_text(" ".join(self.title.split()), values),
-            evidence={name: values.get(name) for name in self.evidence},
-            advice=render_text(" ".join(advice.split()), values),
-            estimated_speedup=estimated_speedup,
-            limited_after=limited_after,
-        )
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@
 >>> result.bound, result.timeline.breakdown_ns["kernel"]
 
 Stages: :mod:`.sqlite` reads an nsys SQLite export, :mod:`.nsysrep` runs nsys (export, profile),
-:mod:`.analysis` measures the window, :mod:`.evaluate` applies the YAML rules (rules/timeline.yaml),
+:mod:`.analysis` measures the window, :mod:`ncuwrap.evaluate` applies the YAML rules (rules/timeline.yaml)
+over :mod:`.values`,
 :mod:`.model` holds the typed results, ``render_*`` draw them.
 """
 
@@ -49,16 +50,18 @@ def read_timeline(path: str | Path, nsys: str | Path | None = None):
 def diagnose_data(data, rules, *, source_path: str, kind: str):
     """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet)."""
     from ncuwrap.timeline.analysis import analyze
-    from ncuwrap.timeline.evaluate import evaluate
+    from ncuwrap.evaluate import Evaluation
     from ncuwrap.timeline.model import TimelineDiagnosis, TimelineSource
+    from ncuwrap.timeline.values import CaptureValues
 
     timeline = analyze(data)
-    bound, limiter, why, steps, findings, not_evaluated = evaluate(timeline, rules)
+    decision = Evaluation(CaptureValues(timeline.metrics, timeline.unknown), rules).decide(0)
     return TimelineDiagnosis(
         source=TimelineSource(path=source_path, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema,
                               device=data.device),
         rules_path=rules.path, rules_version=rules.version, rules_name=rules.name, timeline=timeline,
-        bound=bound, limiter=limiter, why=why, findings=findings, not_evaluated=not_evaluated, path=steps,
+        bound=decision.bound, limiter=decision.limiter, why=decision.why, findings=decision.findings,
+        not_evaluated=decision.not_evaluated, path=decision.path,
         notes=tuple(data.notes),
     )
 

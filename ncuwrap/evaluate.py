@@ -1,0 +1,249 @@
+"""The decision tree applied to a table of measurements: the one evaluator of kernel and timeline rules.
+
+A rule set is a ``bound`` decision (the first branch whose condition holds gives the verdict) and
+findings listed under verdicts (``unless`` silences one when another, more serious, fired). The
+evaluator reads measurements through a :class:`MetricSource`: one row per kernel launch for a report,
+one row for a timeline capture. Conditions are evaluated once per rule over all rows (numpy arrays),
+then read back per row. A rule that reads a measurement the source does not have is reported as not
+evaluated, with the source's hint on how to get it; it never passes silently.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ncuwrap import estimate as E
+from ncuwrap import ruleset as R
+from ncuwrap.verdict import SEVERITY_ORDER, FindingResult, NotEvaluated, Step, clean
+
+
+class MetricSource(Protocol):
+    """Measurements of ``n`` rows (launches, or one capture), by the names rules read."""
+
+    n: int
+
+    def lookup(self, name: str) -> np.ndarray:
+        """The values of ``name`` for every row (NaN where a launch lacks it)."""
+
+    def missing(self, names) -> list[str]:
+        """Those of ``names`` the source does not have (not collected, not traced)."""
+
+    def known(self, name: str) -> bool:
+        """Whether ``name`` is a measurement (as opposed to a literal in a rules file)."""
+
+    def value(self, name: str, row: int):
+        """One row's value, JSON-ready (None when unknown)."""
+
+    def hint(self, missing: list[str]) -> str:
+        """Why ``missing`` are unknown and how to get them: one clause."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The rules' answer for one row."""
+
+    bound: str
+    limiter: object
+    why: str
+    path: tuple[Step, ...]
+    findings: tuple[FindingResult, ...]
+    not_evaluated: tuple[NotEvaluated, ...]
+    borderline: bool
+    # What fixing every estimated finding together would save (%); None when unknown or not estimated.
+    estimated_gain_pct: float | None
+
+
+def finding_result(finding: R.Finding, level: str, values: dict, estimated_speedup: float | None = None,
+                   limited_after: str | None = None) -> FindingResult:
+    """The finding as reported, its texts filled from ``values`` (see Finding.value_names)."""
+    advice = finding.advice
+    if isinstance(advice, dict):
+        advice = advice.get(str(values.get(finding.advice_by)), advice.get("default", ""))
+    return FindingResult(
+        id=finding.id,
+        severity=level,
+        title=R.render_text(" ".join(finding.title.split()), values),
+        evidence={name: values.get(name) for name in finding.evidence},
+        advice=R.render_text(" ".join(advice.split()), values),
+        estimated_speedup=estimated_speedup,
+        limited_after=limited_after,
+    )
+
+
+class Evaluation:
+    """Every rule of ``rules`` evaluated over every row of ``source``; :meth:`decide` reads one row."""
+
+    def __init__(self, source: MetricSource, rules: R.RuleSet):
+        self.source, self.rules, self.n = source, rules, source.n
+        self.branch_holds = [self.condition(b.when) for b in rules.bound]
+        self.bound_missing = source.missing(n for b in rules.bound for n in b.when.names)
+        self.borderline = self.condition(rules.borderline) if rules.borderline is not None else np.zeros(self.n, dtype=bool)
+        self.fired: dict[str, np.ndarray] = {}
+        self.finding_missing: dict[str, list[str]] = {}
+        self.estimate_missing: dict[str, list[str]] = {}
+        self.level: dict[str, np.ndarray] = {}
+        self.gain: dict[str, np.ndarray] = {}
+        self.limited: dict[str, np.ndarray] = {}
+        self.effect: dict[str, E.Effect] = {}
+        self.util: dict[str, np.ndarray] = {}
+        self.combined: E.Estimate | None = None
+        self._findings()
+
+    def condition(self, expression) -> np.ndarray:
+        result = np.asarray(expression.evaluate(self.source.lookup, self.rules.constants))
+        if result.dtype.kind == "f":
+            result = np.nan_to_num(result, nan=0.0) != 0
+        return np.broadcast_to(result.astype(bool), (self.n,))
+
+    def number(self, expression) -> np.ndarray:
+        """An expression's numeric value for every row (estimates' shares)."""
+        value = expression.evaluate(self.source.lookup, self.rules.constants)
+        return np.broadcast_to(np.asarray(value, dtype=float), (self.n,))
+
+    def values(self, names, row: int) -> dict:
+        return {name: self.source.value(name, row) for name in names}
+
+    def _findings(self) -> None:
+        rules, n = self.rules, self.n
+        estimated = any(f.estimated for f in rules.findings)
+        if estimated:
+            self.util = {u: np.asarray(self.source.lookup(m), dtype=float) for u, m in rules.units.items()}
+            duration = np.asarray(self.source.lookup("duration_ns"), dtype=float)
+        roof, floor, busy = rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy")
+        high, minor, saving = rules.setting("gain_high"), rules.setting("gain_minor"), rules.setting("saving_minor_ns")
+        serious: dict[str, np.ndarray] = {}  # fired and not minor: what 'unless' looks at
+        for finding in rules.findings:
+            missing = self.source.missing(finding.when.names)
+            # A finding silenced by others ('unless') is unknown while any of those is unknown:
+            # an unmeasured waste is not an absent one.
+            for other in finding.unless:
+                missing += [m for m in self.finding_missing.get(other, []) if m not in missing]
+            self.finding_missing[finding.id] = missing
+            holds = self.condition(finding.when) if not missing else np.zeros(n, dtype=bool)
+            for other in finding.unless:
+                holds = holds & ~serious.get(other, np.zeros(n, dtype=bool))
+            level = self._spec_levels(finding)
+            if finding.estimated:
+                names = [x for expr in [*finding.removes.values(), *([finding.fills] if finding.fills else [])] for x in expr.names]
+                self.estimate_missing[finding.id] = self.source.missing(names)
+                removes = {u: self.number(expr) for u, expr in finding.removes.items()}
+                fx = E.effect(n, removes, self.number(finding.fills) if finding.fills is not None else None)
+                est = E.estimate(self.util, fx, duration, roof=roof, floor_ns=floor, busy=busy)
+                gain = est.gain_pct
+                # Minor: under gain_minor % of the kernel's time, or under saving_minor_ns per launch.
+                small = (gain < minor) | (np.nan_to_num(duration, nan=np.inf) * gain / 100.0 < saving)
+                level = np.where(np.isnan(gain), level, np.where(small, "minor", np.where(gain >= high, "high", "medium"))).astype(object)
+                self.effect[finding.id], self.gain[finding.id], self.limited[finding.id] = fx, gain, est.limited_by
+            self.fired[finding.id] = holds
+            self.level[finding.id] = level
+            serious[finding.id] = holds & (level != "minor")
+        if estimated:
+            # What fixing all of a row's estimated findings together would buy.
+            together = E.no_effect(n)
+            for fid, fx in self.effect.items():
+                mask = self.fired[fid]
+                together = together.combine(E.Effect(keep={u: np.where(mask, k, 1.0) for u, k in fx.keep.items()},
+                                                     fill=np.where(mask, fx.fill, 1.0)))
+            self.combined = E.estimate(self.util, together, duration, roof=roof, floor_ns=floor, busy=busy)
+
+    def _spec_levels(self, finding) -> np.ndarray:
+        """The level the rules file gives (first 'severity' entry whose condition holds, else the last)."""
+        level = np.full(self.n, finding.severity[-1].level, dtype=object)
+        for entry in reversed(finding.severity):
+            holds = self.condition(entry.when) if entry.when is not None else np.ones(self.n, dtype=bool)
+            level = np.where(holds, entry.level, level).astype(object)
+        return level
+
+    def decide(self, row: int) -> Decision:
+        rules, source = self.rules, self.source
+        steps = []
+        bound, limiter, why = "unknown", None, ""
+        for branch, holds in zip(rules.bound, self.branch_holds):
+            ok = bool(holds[row])
+            steps.append(Step(branch.verdict, branch.when.text, ok, self.values(branch.when.names, row), constants_in(rules, branch.when.text)))
+            if ok:
+                bound = branch.verdict
+                limiter = source.value(branch.limiter, row) if source.known(branch.limiter) else (branch.limiter or None)
+                why = self._why(branch, row)
+                break
+        not_evaluated = []
+        if self.bound_missing:
+            status = "partially evaluated" if bound != "unknown" else "not evaluated"
+            not_evaluated.append(NotEvaluated("bound", tuple(self.bound_missing), f"{status}: {source.hint(self.bound_missing)}"))
+
+        findings = []
+        for finding in rules.findings:
+            if bound not in finding.under and bound != "unknown":
+                continue
+            missing = self.finding_missing[finding.id]
+            if missing:
+                not_evaluated.append(NotEvaluated(finding.id, tuple(missing), f"not evaluated: {source.hint(missing)}"))
+                continue
+            if bound == "unknown" or not self.fired[finding.id][row]:
+                continue
+            values = self.values(finding.value_names(), row)
+            values["bound"] = bound
+            gain = self.gain.get(finding.id)
+            estimate = _number(gain[row]) if gain is not None else None
+            limited = self.limited[finding.id][row] if finding.id in self.limited else None
+            if finding.estimated and estimate is None and self.estimate_missing.get(finding.id):
+                missing_est = self.estimate_missing[finding.id]
+                not_evaluated.append(NotEvaluated(f"{finding.id} (estimate)", tuple(missing_est), f"gain not estimated: {source.hint(missing_est)}"))
+            findings.append(finding_result(finding, str(self.level[finding.id][row]), values, estimated_speedup=estimate, limited_after=limited))
+        # Worst first; within a level, what fixing it buys; file order otherwise.
+        findings.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), -(f.estimated_speedup or 0.0)))
+        return Decision(bound=bound, limiter=limiter, why=why, path=tuple(steps), findings=tuple(findings),
+                        not_evaluated=tuple(not_evaluated), borderline=bool(self.borderline[row]) and bound != "unknown",
+                        estimated_gain_pct=self._combined(findings, bound, row))
+
+    def _why(self, branch, row: int) -> str:
+        rules = self.rules
+        why = R.render_text(" ".join(branch.why.split()), self.values(R.placeholders(branch.why), row))
+        for sentence in branch.cause:
+            known = self.values(R.placeholders(sentence), row)
+            if all(v is not None for v in known.values()):
+                why += " " + R.render_text(sentence, known)
+        if self.borderline[row] and rules.borderline_note:
+            why += " " + R.render_text(rules.borderline_note, self.values(R.placeholders(rules.borderline_note), row))
+        return why
+
+    def _combined(self, findings, bound: str, row: int) -> float | None:
+        """Every estimated finding of the row fixed together; unknown while one of them is."""
+        if self.combined is None:
+            return None
+        estimated = [f for f in findings if f.id in self.effect]
+        if any(f.estimated_speedup is None for f in estimated) or bound == "unknown":
+            return None
+        return _number(self.combined.gain_pct[row]) if estimated else 0
+
+    def effects(self, findings, row: int, duration) -> E.KernelEffects:
+        """What compare needs to estimate a subset of this row's findings fixed together."""
+        per = {}
+        for f in findings:
+            fx = self.effect.get(f.id)
+            if fx is not None:
+                per[f.id] = E.Effect(keep={u: k[row:row + 1] for u, k in fx.keep.items()}, fill=fx.fill[row:row + 1])
+        util = {u: v[row:row + 1] for u, v in self.util.items()}
+        rules = self.rules
+        return E.KernelEffects(util=util, duration_ns=np.array([float(duration) if duration is not None else np.nan]), findings=per,
+                               roof=rules.setting("roof"), floor_ns=rules.setting("launch_floor_ns"), busy=rules.setting("busy"))
+
+
+def _number(value):
+    return None if value is None or (isinstance(value, float) and value != value) else clean(float(value))
+
+
+def constants_in(rules: R.RuleSet, text: str) -> dict:
+    """The rules' constants a condition names (its thresholds), for the decision path."""
+    return dict(_constants_named(tuple(rules.constants.items()), text))
+
+
+@functools.lru_cache(maxsize=256)
+def _constants_named(constants: tuple, text: str) -> tuple:
+    # Cached: the same few conditions are shown for every row of a large report.
+    return tuple((name, value) for name, value in constants if re.search(rf"\b{re.escape(name)}\b", text))

@@ -1,0 +1,48 @@
+"""A timeline capture as the evaluator's metric source: one row, the capture's values.
+
+The same decision tree as the kernel rules (ncuwrap.evaluate) applies to it. A rule that reads a
+quantity the capture does not have (no CUDA API trace...) is reported as not evaluated, with the
+reason the analysis gave.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ncuwrap.timeline import metrics as TM
+from ncuwrap.verdict import clean
+
+
+class CaptureValues:
+    n = 1
+
+    def __init__(self, metrics: dict, unknown: dict):
+        self.values = metrics
+        self.unknown = unknown  # name -> why the capture does not have it
+
+    def _raw(self, name: str):
+        value = self.values.get(TM.base_of(name))
+        if name in TM.VARIANTS and value is not None:
+            value = float(value) / TM.VARIANTS[name][1]
+        return value
+
+    def lookup(self, name: str) -> np.ndarray:
+        value = self._raw(name)
+        if value is None or isinstance(value, str):
+            return np.array([value], dtype=object)
+        return np.array([float(value)])
+
+    def value(self, name: str, row: int = 0):
+        return clean(self._raw(name))
+
+    def known(self, name: str) -> bool:
+        return name in TM.NAMES
+
+    def missing(self, names) -> list[str]:
+        return [n for n in dict.fromkeys(names) if TM.base_of(n) in self.unknown]
+
+    def hint(self, missing: list[str]) -> str:
+        by_reason: dict[str, list[str]] = {}
+        for name in missing:
+            by_reason.setdefault(self.unknown[TM.base_of(name)], []).append(name)
+        return "; ".join(f"{', '.join(names)} unknown: {why}" for why, names in by_reason.items())
