@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
 
 from ncuwrap import __version__
 from ncuwrap import metrics as M
 from ncuwrap.engine import KEY_METRICS  # the metrics compared for every pair, in this order
 from ncuwrap.errors import InputError
-from ncuwrap.render import Format
+from ncuwrap.numbers import clean
 from ncuwrap.verdict import Diagnosis, KernelVerdict
 
 SCHEMA = "ncuwrap.compare/v1"
@@ -66,19 +65,12 @@ class Delta:
         return 100.0 * (a - b) / abs(b)
 
     def to_json(self) -> dict:
-        out = {"before": self.before, "after": self.after, "delta": _round(self.delta), "unit": self.unit}
+        out = {"before": self.before, "after": self.after, "delta": clean(self.delta), "unit": self.unit}
         if self.change_pct is not None:
-            out["change_pct"] = _round(self.change_pct)
+            out["change_pct"] = clean(self.change_pct)
         if self.label:
             out["label"] = self.label
         return out
-
-
-def _round(value: float | None) -> float | int | None:
-    if value is None:
-        return None
-    value = round(value, 4)
-    return int(value) if value.is_integer() else value
 
 
 @dataclass(frozen=True)
@@ -202,7 +194,7 @@ class Pair:
         if self.before_timing or self.after_timing:
             timing = {"before": self.before_timing.to_json() if self.before_timing else None,
                       "after": self.after_timing.to_json() if self.after_timing else None,
-                      "speedup": _round(self.speedup), "label": "uninstrumented (bench median)"}
+                      "speedup": clean(self.speedup), "label": "uninstrumented (bench median)"}
         return {
             "name": self.name,
             "paired_by": self.paired_by,
@@ -216,8 +208,8 @@ class Pair:
             "not_comparable": list(self.not_comparable),
             "deltas": {name: d.to_json() for name, d in self.deltas.items()},
             "evidence": {fid: {name: d.to_json() for name, d in ds.items()} for fid, ds in self.evidence.items()},
-            "ncu_speedup": {"value": _round(self.ncu_speedup), "label": NCU_DURATION_LABEL},
-            "estimate": {"resolved": list(self.resolved), "gain_pct": _round(self.estimated_gain_pct), "speedup": _round(self.estimated_speedup),
+            "ncu_speedup": {"value": clean(self.ncu_speedup), "label": NCU_DURATION_LABEL},
+            "estimate": {"resolved": list(self.resolved), "gain_pct": clean(self.estimated_gain_pct), "speedup": clean(self.estimated_speedup),
                          "label": "estimated from BEFORE's counters for the findings resolved"},
             "timing": timing,
             "timing_notes": list(self.timing_notes),
@@ -227,13 +219,6 @@ class Pair:
 
 @dataclass(frozen=True)
 class CompareResult:
-    RENDERERS: ClassVar[dict] = {
-        Format.table: "ncuwrap.render.compare_table",
-        Format.json: "ncuwrap.render.compare_json",
-        Format.markdown: "ncuwrap.render.compare_markdown",
-        Format.html: "ncuwrap.render.compare_html",
-    }
-
     before: Diagnosis
     after: Diagnosis
     pairs: tuple[Pair, ...]

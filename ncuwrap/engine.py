@@ -21,7 +21,8 @@ from ncuwrap import ruleset as R
 from ncuwrap.ingest import Profile, load, rule_results
 from ncuwrap.ingest.names import dims
 from ncuwrap.evaluate import Evaluation
-from ncuwrap.verdict import Diagnosis, KernelVerdict, NcuRule, SourceInfo, Stall, clean
+from ncuwrap.numbers import clean, clean_all
+from ncuwrap.verdict import Diagnosis, KernelVerdict, NcuRule, SourceInfo, Stall
 
 
 # What the HTML charts draw: Speed-of-Light bars, the roofline (the compute roof that applies and the
@@ -78,14 +79,7 @@ class _Launches:
         # Cleaned once per metric for all launches: per-element numpy access dominates large reports.
         cleaned = self._cleaned.get(name)
         if cleaned is None:
-            values = self.table.get(name)
-            if values.dtype.kind == "f":
-                finite = np.isfinite(values)
-                whole = finite & (values == np.round(values)) & (np.abs(values) < 2**53)
-                cleaned = [int(v) if w else (round(v, 4) if f else None) for v, f, w in zip(values.tolist(), finite.tolist(), whole.tolist())]
-            else:
-                cleaned = [clean(v) for v in values.tolist()]
-            self._cleaned[name] = cleaned
+            cleaned = self._cleaned[name] = clean_all(self.table.get(name))
         return cleaned[row]
 
     def stall_shares(self):
@@ -203,7 +197,7 @@ def _ncu_rules(results, findings, rules) -> tuple[NcuRule, ...]:
         counterparts = NCU_COUNTERPARTS.get(r.rule, ())
         found = [by_id[c] for c in counterparts if c in by_id]
         counterpart = found[0].id if found else (counterparts[0] if counterparts else None)
-        out.append(NcuRule(rule=r.rule, section=r.section, kind=r.kind, speedup_type=r.speedup_type, estimated_speedup=None if r.estimated_speedup is None or math.isnan(r.estimated_speedup) else clean(float(r.estimated_speedup)),
+        out.append(NcuRule(rule=r.rule, section=r.section, kind=r.kind, speedup_type=r.speedup_type, estimated_speedup=clean(r.estimated_speedup),
                            message=r.message, counterpart=counterpart, agreement=_agreement(r, found, counterparts, minor)))
     return tuple(out)
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from ncuwrap import __version__
+from ncuwrap.numbers import clean
 
 if TYPE_CHECKING:
     from ncuwrap.estimate import KernelEffects
@@ -19,19 +17,6 @@ if TYPE_CHECKING:
 SCHEMA = "ncuwrap.diagnosis/v2"
 
 
-def clean(value):
-    """A JSON-friendly number: None for NaN/inf, int for whole numbers, 4 decimals otherwise."""
-    if value is None:
-        return None
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return None
-        if value.is_integer() and abs(value) < 2**53:
-            return int(value)
-        return round(value, 4)
-    return value
 # Minor findings come last: listed, never the headline.
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3, "minor": 4}
 

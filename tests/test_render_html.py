@@ -22,7 +22,8 @@ import pytest
 from markupsafe import Markup
 
 from ncuwrap.engine import diagnose
-from ncuwrap.render import Format, html, render, svg
+from ncuwrap.render import Format, render
+from ncuwrap.render.html import diagnosis as html, environment, svg
 from tests.conftest import DATA, H200, run_cli
 from tests.multi import four_transposes, hostile, scaled, single
 
@@ -182,7 +183,7 @@ def test_hostile_kernel_name_is_text_never_markup():
 def test_the_template_environment_escapes_and_refuses_undefined_names():
     import jinja2
 
-    env = html.environment()
+    env = environment()
     assert env.from_string("{{ x }}").render(x="<b>&") == "&lt;b&gt;&amp;"
     with pytest.raises(jinja2.UndefinedError):
         env.from_string("{{ missing }}").render()

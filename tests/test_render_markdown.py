@@ -14,7 +14,7 @@ import pytest
 
 from ncuwrap.engine import diagnose
 from ncuwrap.render import Format, render
-from ncuwrap.render.markdown import code, escape, table
+from ncuwrap.render.escape import code, escape, table
 from tests.conftest import H200, golden, run_cli
 from tests.multi import four_transposes, hostile, scaled, single
 

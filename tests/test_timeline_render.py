@@ -10,10 +10,8 @@ import re
 import pytest
 
 from ncuwrap.render import Format, render
-from ncuwrap.resources import data_dir
 from ncuwrap.timeline import diagnose_timeline
-from ncuwrap.timeline.model import TimelineDiagnosis
-from ncuwrap.timeline.render_common import text_bar
+from ncuwrap.render.breakdown import text_bar
 from tests.conftest import H200, run_cli
 
 BENCH = H200 / "nsys" / "bench.sqlite"
@@ -25,7 +23,6 @@ def bench():
 
 
 def test_every_format_has_a_renderer(bench):
-    assert set(TimelineDiagnosis.RENDERERS) == set(Format)
     for fmt in Format:
         assert render(bench, fmt).strip()
 
@@ -71,7 +68,7 @@ def test_table_shows_verdict_breakdown_and_amdahl(bench):
 
 
 def test_text_bar_is_proportional(bench):
-    bar = text_bar(bench, width=60)
+    bar = text_bar(bench.timeline, width=60)
     assert len(bar) == 60
     assert bar.count("#") == 4 and bar.count(">") == 5 and bar.count("<") == 3 and bar.count(".") == 48
 
@@ -81,8 +78,3 @@ def test_diagnose_writes_html_to_a_file(capsys, tmp_path):
     code, stdout, err = run_cli(capsys, "diagnose", BENCH, "-f", "html", "-o", out)
     assert code == 0 and stdout == ""
     assert "<svg" in out.read_text()
-
-
-def test_template_and_rules_ship_with_the_package():
-    assert (data_dir("templates") / "timeline.html.j2").is_file()
-    assert (data_dir("rules") / "timeline.yaml").is_file()

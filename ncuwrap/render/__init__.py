@@ -1,5 +1,9 @@
-"""Output formats. Each result type (kernel diagnosis, timeline, comparison) names, per format, the
-module whose ``render(result, **options) -> str`` draws it."""
+"""Output formats, one subpackage each (table, markdown, html) and one JSON renderer.
+
+Renderers only format: every number, hint and decision they show is computed in the model
+(ncuwrap.verdict, ncuwrap.compare, ncuwrap.timeline.model). :func:`render` picks the renderer from the
+result's type; modules are imported lazily (jinja2 only for html).
+"""
 
 from __future__ import annotations
 
@@ -14,17 +18,17 @@ class Format(str, Enum):
     html = "html"
 
 
-# Renderers of a kernel Diagnosis; other result types set a RENDERERS class attribute of the same shape.
-DIAGNOSIS_RENDERERS = {
-    Format.table: "ncuwrap.render.table",
-    Format.json: "ncuwrap.render.jsonfmt",
-    Format.markdown: "ncuwrap.render.markdown",
-    Format.html: "ncuwrap.render.html",
-}
+# Result type (class name) -> the module, per format, whose ``render(result, **options) -> str`` draws it.
+_KINDS = {"Diagnosis": "diagnosis", "CompareResult": "compare", "TimelineDiagnosis": "timeline", "BenchReport": "bench"}
 
 
 def render(result, fmt: Format, **options) -> str:
-    """Render ``result`` in ``fmt``; modules are imported lazily (jinja2 only for html)."""
-    renderers = getattr(result, "RENDERERS", DIAGNOSIS_RENDERERS)
-    module = importlib.import_module(renderers[Format(fmt)])
+    """Render ``result`` in ``fmt``."""
+    fmt = Format(fmt)
+    if fmt == Format.json:
+        from ncuwrap.render.jsonfmt import render as render_json
+
+        return render_json(result)
+    kind = _KINDS[type(result).__name__]
+    module = importlib.import_module(f"ncuwrap.render.{fmt.value}.{kind}")
     return module.render(result, **options)

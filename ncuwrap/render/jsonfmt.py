@@ -1,5 +1,5 @@
-"""JSON output: the stable ``ncuwrap.diagnosis/v2`` document tools consume, and the one encoder every
-JSON document of ncuwrap goes through.
+"""JSON output: every result's ``to_json()`` document (``ncuwrap.diagnosis/v2``, ``ncuwrap.compare/v1``,
+``ncuwrap.timeline/v1``, the bench report) through the one encoder of ncuwrap.
 
 orjson (a well-kept C encoder) writes the same text as ``json.dumps(indent=2, ensure_ascii=False)`` at
 several times the speed, which matters at 10,000 kernels; it also refuses NaN/Infinity by writing null,
@@ -16,5 +16,5 @@ def dumps(doc) -> str:
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE).decode("utf-8")
 
 
-def render(diagnosis, **_options) -> str:
-    return dumps(diagnosis.to_json())
+def render(result, **_options) -> str:
+    return dumps(result.to_json())

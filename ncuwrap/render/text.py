@@ -204,3 +204,43 @@ def headline_text(kernel) -> str:
         n = len(kernel.not_evaluated)
         text += f" ({n} rule{'s' if n != 1 else ''} not evaluated)"
     return text
+
+
+# --- timelines ---
+
+def gbps(value) -> str:
+    return "n/a" if value is None or value != value else f"{float(value):.1f} GB/s"
+
+
+def size(nbytes) -> str:
+    """'64.0 MiB', '4.0 KiB', '12 B'."""
+    if nbytes is None:
+        return "n/a"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:,.1f} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def amdahl_lesson(timeline) -> str:
+    """'Kernels are 7.4% of the window: 4x faster kernels make the run 1.06x faster end to end, and even
+    kernels taking no time only 1.08x.'"""
+    four, ceiling = timeline.amdahl_at(4.0), timeline.amdahl_at(None)
+    if four is None or ceiling is None:
+        return ""
+    return (f"Kernels are {timeline.kernel_share_pct:.1f}% of the window: 4x faster kernels make the run {four.end_to_end_speedup:.2f}x "
+            f"faster end to end, and even kernels taking no time only {ceiling.end_to_end_speedup:.2f}x.")
+
+
+def timeline_verdict(diagnosis) -> str:
+    return f"{diagnosis.bound} ({diagnosis.limiter})" if diagnosis.limiter else diagnosis.bound
+
+
+def timeline_header(diagnosis) -> str:
+    s = diagnosis.source
+    return f"{s.path}  ({s.kind}; {s.device or 'unknown GPU'}; nsys {s.nsys_version or '?'})"
+
+
+def evidence(finding) -> str:
+    """'name=value, ...' of a finding's evidence."""
+    return ", ".join(f"{name}={number(value)}" for name, value in finding.evidence.items())

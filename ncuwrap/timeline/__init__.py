@@ -7,7 +7,7 @@
 Stages: :mod:`.sqlite` reads an nsys SQLite export, :mod:`.nsysrep` runs nsys (export, profile),
 :mod:`.analysis` measures the window, :mod:`ncuwrap.evaluate` applies the YAML rules (rules/timeline.yaml)
 over :mod:`.values`,
-:mod:`.model` holds the typed results, ``render_*`` draw them.
+:mod:`.model` and :mod:`.diagnosis` hold the typed results; ncuwrap.render draws them.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def diagnose_data(data, rules, *, source_path: str, kind: str):
     """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet)."""
     from ncuwrap.timeline.analysis import analyze
     from ncuwrap.evaluate import Evaluation
-    from ncuwrap.timeline.model import TimelineDiagnosis, TimelineSource
+    from ncuwrap.timeline.diagnosis import TimelineDiagnosis, TimelineSource
     from ncuwrap.timeline.values import CaptureValues
 
     timeline = analyze(data)

@@ -184,8 +184,8 @@ def analyze(data: TimelineData) -> Timeline:
     def speedup(end_to_end: float) -> float:
         return window / end_to_end if end_to_end > 0 else math.inf
 
-    amdahl = tuple(AmdahlRow(float(s), window - kernel_time + kernel_time / s, speedup(window - kernel_time + kernel_time / s))
-                   for s in SPEEDUPS) + (AmdahlRow(None, window - kernel_time, speedup(window - kernel_time)),)
+    amdahl = tuple(AmdahlRow(float(s), window - kernel_time + kernel_time / s, speedup(window - kernel_time + kernel_time / s), kernel_time / s)
+                   for s in SPEEDUPS) + (AmdahlRow(None, window - kernel_time, speedup(window - kernel_time), 0.0),)
     for row in amdahl[:-1]:
         m[f"e2e_speedup_{row.kernel_speedup:g}x"] = row.end_to_end_speedup
     m["kernel_ceiling"] = amdahl[-1].end_to_end_speedup

@@ -1,7 +1,7 @@
-"""Typed results of a timeline diagnosis and their JSON form (schema ``ncuwrap.timeline/v1``).
+"""What the analysis of a timeline measured (:class:`Timeline`), typed, with the JSON form of its parts.
 
-:class:`Timeline` is what the analysis measured; :class:`TimelineDiagnosis` adds the verdict of
-the rules. Times are integers in ns, percentages are of the traced window unless named otherwise.
+Times are integers in ns, percentages are of the traced window unless named otherwise. The verdict of
+the rules is added by :mod:`ncuwrap.timeline.diagnosis`.
 """
 
 from __future__ import annotations
@@ -10,11 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 
-from ncuwrap import __version__
-from ncuwrap.render import Format
-from ncuwrap.verdict import FindingResult, NotEvaluated, Step, clean
-
-SCHEMA = "ncuwrap.timeline/v1"
+from ncuwrap.numbers import clean
 
 # The breakdown's categories, in attribution order (see analysis.breakdown).
 CATEGORIES = ("kernel", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other", "memset", "idle")
@@ -93,6 +89,7 @@ class AmdahlRow:
     kernel_speedup: float | None  # None: kernels take no time (the ceiling)
     end_to_end_ns: float
     end_to_end_speedup: float
+    kernel_ns: float = 0.0  # the kernels' share of end_to_end_ns at that speed-up
 
     @property
     def label(self) -> str:
@@ -101,6 +98,24 @@ class AmdahlRow:
     def to_json(self) -> dict:
         return {"kernel_speedup": self.kernel_speedup, "label": self.label, "end_to_end_ns": clean(self.end_to_end_ns),
                 "end_to_end_speedup": clean(self.end_to_end_speedup)}
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One category of the breakdown: its time and share of the window."""
+
+    category: str
+    label: str
+    ns: int
+    pct: float
+
+
+@dataclass(frozen=True)
+class ApiCategory:
+    category: str
+    calls: int
+    total_ns: int
+    pct: float  # of the window
 
 
 @dataclass(frozen=True)
@@ -131,84 +146,29 @@ class Timeline:
     def top_kernels(self, n: int = 10) -> tuple[KernelStats, ...]:
         return self.kernels[:n]
 
+    @property
+    def kernel_share_pct(self) -> float:
+        return pct(self.breakdown_ns["kernel"], self.window_ns)
+
+    def amdahl_at(self, kernel_speedup: float | None) -> AmdahlRow | None:
+        """The Amdahl row of ``kernel_speedup`` (None: kernels taking no time, the ceiling)."""
+        return next((row for row in self.amdahl if row.kernel_speedup == kernel_speedup), None)
+
+    def segments(self, *, all_categories: bool = False) -> list[Segment]:
+        """The breakdown in attribution order; empty categories (other than kernels and idle) left out
+        unless ``all_categories``."""
+        return [Segment(c, CATEGORY_LABELS[c], self.breakdown_ns[c], pct(self.breakdown_ns[c], self.window_ns))
+                for c in CATEGORIES if self.breakdown_ns[c] or all_categories or c in ("kernel", "idle")]
+
+    def api_rows(self) -> list[ApiCategory]:
+        """The CUDA API categories with calls, largest time first."""
+        rows = [ApiCategory(c, v["calls"], v["total_ns"], pct(v["total_ns"], self.window_ns))
+                for c, v in self.api_categories().items() if v["calls"]]
+        return sorted(rows, key=lambda r: -r.total_ns)
+
     def api_categories(self) -> dict[str, dict]:
         out = {c: {"calls": 0, "total_ns": 0} for c in API_CATEGORIES}
         for call in self.api:
             out[call.category]["calls"] += call.calls
             out[call.category]["total_ns"] += call.total_ns
         return out
-
-
-@dataclass(frozen=True)
-class TimelineSource:
-    path: str
-    kind: str  # nsys-sqlite | nsys-rep
-    nsys_version: str | None
-    export_schema: str | None
-    device: str | None
-
-    def to_json(self) -> dict:
-        return {"path": self.path, "kind": self.kind, "nsys_version": self.nsys_version, "export_schema": self.export_schema,
-                "device": self.device}
-
-
-@dataclass(frozen=True)
-class TimelineDiagnosis:
-    RENDERERS = {
-        Format.table: "ncuwrap.timeline.render_table",
-        Format.json: "ncuwrap.timeline.render_json",
-        Format.markdown: "ncuwrap.timeline.render_markdown",
-        Format.html: "ncuwrap.timeline.render_html",
-    }
-
-    source: TimelineSource
-    rules_path: str
-    rules_version: int
-    rules_name: str
-    timeline: Timeline
-    bound: str
-    limiter: str | None
-    why: str
-    findings: tuple[FindingResult, ...]
-    not_evaluated: tuple[NotEvaluated, ...]
-    path: tuple[Step, ...] = ()
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def window_ns(self) -> int:
-        return self.timeline.window_ns
-
-    def to_json(self) -> dict:
-        t = self.timeline
-        return {
-            "schema": SCHEMA,
-            "tool": {"name": "ncuwrap", "version": __version__},
-            "source": self.source.to_json(),
-            "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
-            "window_ns": t.window_ns,
-            "window": {"start_ns": t.window_start_ns, "end_ns": t.window_end_ns, "devices": t.devices},
-            "breakdown_ns": dict(t.breakdown_ns),
-            "breakdown_pct": {k: clean(pct(v, t.window_ns)) for k, v in t.breakdown_ns.items()},
-            "busy_ns": dict(t.busy_ns),
-            "api_ns": {a.name: a.total_ns for a in t.api} if t.api_traced else None,
-            "api_calls": {a.name: a.calls for a in t.api} if t.api_traced else None,
-            "api_by_category": t.api_categories() if t.api_traced else None,
-            "bound": self.bound,
-            "limiter": self.limiter,
-            "why": self.why,
-            "decision_path": [s.to_json() for s in self.path],
-            "findings": [f.to_json(estimates=False) for f in self.findings],
-            "not_evaluated": [n.to_json() for n in self.not_evaluated],
-            "top_kernels": [k.to_json() for k in t.top_kernels()],
-            "kernels": {"count": t.metrics["kernel_count"], "distinct": len(t.kernels), "sum_ns": t.metrics["kernel_sum_ns"],
-                        "median_ns": clean(t.metrics["kernel_median_ns"]), "span_ns": t.metrics["kernel_span_ns"]},
-            "kernel_gaps": t.kernel_gaps,
-            "copies": [c.to_json() for c in t.copies],
-            "memsets": t.memsets,
-            "startup": t.startup.to_json(),
-            "idle_gaps": [g.to_json() for g in t.gaps],
-            "amdahl": [row.to_json() for row in t.amdahl],
-            "ceilings": {"kernels": clean(t.metrics["kernel_ceiling"]), "copies": clean(t.metrics["copy_ceiling"])},
-            "metrics": {name: clean(value) for name, value in t.metrics.items()},
-            "notes": list(self.notes),
-        }

@@ -1,62 +1,15 @@
-"""Markdown output: the short form for a pull-request comment (GitHub-flavoured tables, no HTML).
-
-Everything that comes from a report (kernel names, rule texts) is escaped: names go in code spans,
-prose gets its Markdown punctuation backslash-escaped, and ``|`` is escaped inside tables. So a C++
-signature such as ``ns::f<float, 4>(T&)`` shows as written and can never open an HTML tag. Table
-columns are padded so the comment also reads well as plain text.
-"""
+"""Markdown output of a kernel diagnosis: the short form for a pull-request comment (GFM, escaped
+with ncuwrap.render.escape)."""
 
 from __future__ import annotations
-
-import re
 
 from ncuwrap import __version__
 from ncuwrap import metrics as M
 from ncuwrap.render import text as T
+from ncuwrap.render.escape import code, escape, table
 
 DETAIL = 5
 SUMMARY = 15
-
-# CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that can start
-# emphasis, code, links, HTML, tables or strikethrough in running text.
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#])")
-_ENTITY = re.compile(r"&(?=#?\w+;)")
-
-
-def escape(text) -> str:
-    """Prose from a report or rule, safe in running text and in table cells."""
-    text = " ".join(str(text).split())
-    return _ENTITY.sub(r"\\&", _SPECIAL.sub(r"\\\1", text))
-
-
-def code(text) -> str:
-    """``text`` as a code span: a fence longer than any run of backticks inside it."""
-    text = " ".join(str(text).split())
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-_BARE_PIPE = re.compile(r"(?<!\\)\|")
-
-
-def table(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
-    """A GFM table with padded columns. ``align``: one of 'l'/'r' per column (default: all left).
-
-    GFM splits a row at every unescaped ``|`` before it reads code spans, so pipes in cells (in code
-    spans too) are escaped here; prose from :func:`escape` has them escaped already."""
-    align = align or "l" * len(header)
-    header = [_BARE_PIPE.sub(r"\\|", c) for c in header]
-    rows = [[_BARE_PIPE.sub(r"\\|", c) for c in row] for row in rows]
-    widths = [max(3, len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-
-    def line(cells):
-        return "| " + " | ".join(c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(cells, widths, align)) + " |"
-
-    rule = "|" + "|".join(("-" * (w + 1) + ":") if a == "r" else (":" + "-" * (w + 1)) for w, a in zip(widths, align)) + "|"
-    return "\n".join([line(header), rule, *(line(r) for r in rows)])
-
 
 def verdict(kernel) -> str:
     return escape(T.verdict(kernel))

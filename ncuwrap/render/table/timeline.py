@@ -10,7 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ncuwrap.render import text as T
-from ncuwrap.timeline import render_common as C
+from ncuwrap.render import breakdown as B
+from ncuwrap.timeline.model import CATEGORY_LABELS
 
 _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
 _BAR_STYLE = {"kernel": "blue", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red", "memcpy_dtod": "cyan",
@@ -28,8 +29,8 @@ def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=color, color_system="standard" if color else None, highlight=False)
     t = diagnosis.timeline
-    console.print(Text(C.header(diagnosis)))
-    console.print(Text(f"Bound: {C.verdict(diagnosis)}", style="bold"), Text(f"- {diagnosis.why}"))
+    console.print(Text(T.timeline_header(diagnosis)))
+    console.print(Text(f"Bound: {T.timeline_verdict(diagnosis)}", style="bold"), Text(f"- {diagnosis.why}"))
 
     console.print(Text(f"\nTraced window: {T.duration(t.window_ns)}", style="bold"))
     bar = Text("  [")
@@ -37,10 +38,10 @@ def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
         bar.append(glyphs, style=_BAR_STYLE[segment])
     bar.append("]")
     console.print(bar)
-    console.print(Text(f"   {C.legend(diagnosis)}", style="dim"))
+    console.print(Text(f"   {B.legend(t)}", style="dim"))
     breakdown = _table("category", "time", "share", right=("time", "share"))
-    for s in C.segments(diagnosis):
-        breakdown.add_row(f"{s.glyph} {s.label}", T.duration(s.ns), T.percent(s.pct))
+    for s in t.segments():
+        breakdown.add_row(f"{B.GLYPHS[s.category]} {s.label}", T.duration(s.ns), T.percent(s.pct))
     console.print(breakdown)
     console.print(Text(f"  start-up (first CUDA call to first GPU work): {T.duration(t.startup.duration_ns)}"
                        f"{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}"))
@@ -48,8 +49,8 @@ def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
     if t.api_traced:
         console.print(Text("\nCUDA API (host)", style="bold"))
         api = _table("category", "calls", "time", "share of window", right=("calls", "time", "share of window"))
-        for category, calls, ns in C.api_rows(diagnosis):
-            api.add_row(category, T.number(calls), T.duration(ns), T.percent(100.0 * ns / t.window_ns if t.window_ns else None))
+        for row in t.api_rows():
+            api.add_row(row.category, T.number(row.calls), T.duration(row.total_ns), T.percent(row.pct))
         console.print(api)
         console.print(Text("  slowest calls: " + ", ".join(f"{a.name} {T.duration(a.total_ns)} ({a.calls}x)" for a in t.api[:5])))
     else:
@@ -69,7 +70,7 @@ def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
         console.print(Text("\nCopies", style="bold"))
         copies = _table("kind", "count", "size", "time", "rate", "pageable", right=("count", "size", "time", "rate", "pageable"))
         for c in t.copies:
-            copies.add_row(C.CATEGORY_LABELS[c.category], T.number(c.count), C.size(c.bytes), T.duration(c.total_ns), C.gbps(c.gbps),
+            copies.add_row(CATEGORY_LABELS[c.category], T.number(c.count), T.size(c.bytes), T.duration(c.total_ns), T.gbps(c.gbps),
                            "unknown" if c.pageable_count is None else f"{c.pageable_count} of {c.count}")
         console.print(copies)
 
@@ -78,14 +79,14 @@ def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
     for row in t.amdahl:
         amdahl.add_row(row.label, T.duration(row.end_to_end_ns), f"{row.end_to_end_speedup:.2f}x")
     console.print(amdahl)
-    console.print(Text(f"  {C.amdahl_lesson(diagnosis)}"))
+    console.print(Text(f"  {T.amdahl_lesson(t)}"))
 
     console.print(Text("\nFindings", style="bold"))
     if not diagnosis.findings:
         console.print(Text("  none"))
     for f in diagnosis.findings:
         console.print(Text(f"  {f.severity.upper():6} {f.title}", style=_STYLE.get(f.severity, "")))
-        console.print(Text(f"         evidence: {C.evidence(f)}"))
+        console.print(Text(f"         evidence: {T.evidence(f)}"))
         console.print(Text(f"         advice: {f.advice}"))
     for n in diagnosis.not_evaluated:
         console.print(Text(f"  {n.rule}: {n.message}", style="dim"))
@@ -95,8 +96,8 @@ def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
 
 
 def _bar_runs(diagnosis):
-    bar = C.text_bar(diagnosis)
-    glyph_to_category = {s.glyph: s.category for s in C.segments(diagnosis)}
+    bar = B.text_bar(diagnosis.timeline)
+    glyph_to_category = {B.GLYPHS[s.category]: s.category for s in diagnosis.timeline.segments()}
     runs: list[tuple[str, str]] = []
     for ch in bar:
         category = glyph_to_category[ch]

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ncuwrap import __version__
-from ncuwrap.render import html as H
+from ncuwrap.render.html import diagnosis as H
+from ncuwrap.render.html import environment
 from ncuwrap.render import text as T
 
 DETAIL = 10
@@ -62,7 +63,7 @@ def environment_rows(result) -> list[tuple[str, object, object]]:
 
 
 def render(result, detail: int = DETAIL, **_options) -> str:
-    env = H.environment()
+    env = environment()
     views = [pair_view(p, i, i <= detail) for i, p in enumerate(result.pairs, start=1)]
     page = {
         "before": result.before,

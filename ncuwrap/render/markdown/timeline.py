@@ -4,7 +4,8 @@ of the breakdown, tables, Amdahl, findings."""
 from __future__ import annotations
 
 from ncuwrap.render import text as T
-from ncuwrap.timeline import render_common as C
+from ncuwrap.render import breakdown as B
+from ncuwrap.timeline.model import CATEGORY_LABELS
 
 
 def _cell(value) -> str:
@@ -25,11 +26,11 @@ def render(diagnosis, **_options) -> str:
     out = [f"# Timeline: `{s.path}`", ""]
     out.append(f"{s.device or 'unknown GPU'}, nsys {s.nsys_version or '?'} ({s.kind}); rules {diagnosis.rules_path} "
                f"(version {diagnosis.rules_version}).")
-    out += ["", f"**Bound: {C.verdict(diagnosis)}.** {diagnosis.why}", ""]
+    out += ["", f"**Bound: {T.timeline_verdict(diagnosis)}.** {diagnosis.why}", ""]
 
-    out += [f"## Where the {T.duration(t.window_ns)} went", "", "```text", f"[{C.text_bar(diagnosis)}]", C.legend(diagnosis), "```", ""]
-    out += _table(["", "time", "share of window"], [[f"`{seg.glyph}` {seg.label}", T.duration(seg.ns), T.percent(seg.pct)]
-                                                     for seg in C.segments(diagnosis)])
+    out += [f"## Where the {T.duration(t.window_ns)} went", "", "```text", f"[{B.text_bar(t)}]", B.legend(t), "```", ""]
+    out += _table(["", "time", "share of window"], [[f"`{B.GLYPHS[seg.category]}` {seg.label}", T.duration(seg.ns), T.percent(seg.pct)]
+                                                     for seg in t.segments()])
     out += ["", f"Start-up (first CUDA call to first GPU work): {T.duration(t.startup.duration_ns)}"
                 f"{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}. Each instant counts once: a copy running "
                 "under a kernel is kernel time.", ""]
@@ -37,13 +38,13 @@ def render(diagnosis, **_options) -> str:
     out += ["## If the kernels were faster (Amdahl)", ""]
     out += _table(["kernels", "end to end", "speed-up"],
                   [[row.label, T.duration(row.end_to_end_ns), f"{row.end_to_end_speedup:.2f}x"] for row in t.amdahl])
-    out += ["", C.amdahl_lesson(diagnosis), ""]
+    out += ["", T.amdahl_lesson(t), ""]
 
     out += ["## Findings", ""]
     if not diagnosis.findings:
         out += ["None.", ""]
     for f in diagnosis.findings:
-        out += [f"### {f.severity.upper()}: {f.title}", "", f"- **Evidence:** {C.evidence(f)}", f"- **Advice:** {f.advice}", ""]
+        out += [f"### {f.severity.upper()}: {f.title}", "", f"- **Evidence:** {T.evidence(f)}", f"- **Advice:** {f.advice}", ""]
     if diagnosis.not_evaluated:
         out += ["Not evaluated:", ""] + [f"- `{n.rule}`: {n.message}" for n in diagnosis.not_evaluated] + [""]
 
@@ -60,15 +61,14 @@ def render(diagnosis, **_options) -> str:
     if t.copies:
         out += ["## Copies", ""]
         out += _table(["kind", "count", "size", "time", "rate", "pageable"],
-                      [[C.CATEGORY_LABELS[c.category], T.number(c.count), C.size(c.bytes), T.duration(c.total_ns), C.gbps(c.gbps),
+                      [[CATEGORY_LABELS[c.category], T.number(c.count), T.size(c.bytes), T.duration(c.total_ns), T.gbps(c.gbps),
                         "unknown" if c.pageable_count is None else f"{c.pageable_count} of {c.count}"] for c in t.copies])
         out.append("")
 
     out += ["## CUDA API (host)", ""]
     if t.api_traced:
         out += _table(["category", "calls", "time", "share of window"],
-                      [[c, T.number(n), T.duration(ns), T.percent(100.0 * ns / t.window_ns if t.window_ns else None)]
-                       for c, n, ns in C.api_rows(diagnosis)])
+                      [[r.category, T.number(r.calls), T.duration(r.total_ns), T.percent(r.pct)] for r in t.api_rows()])
         out += ["", "Slowest calls:", ""]
         out += _table(["call", "calls", "time", "median"],
                       [[f"`{a.name}`", T.number(a.calls), T.duration(a.total_ns), T.duration(a.median_ns)] for a in t.api[:10]])

@@ -12,47 +12,14 @@ other launch is one row of a table.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ncuwrap import __version__
 from ncuwrap import metrics as M
-from ncuwrap.render import svg
+from ncuwrap.render.html import environment, svg
 from ncuwrap.render import text as T
 
 DETAIL = 10
 SUMMARY = 25
-
-
-@lru_cache(maxsize=1)
-def environment():
-    """The jinja2 environment over the shipped templates: autoescape on, undefined names are errors."""
-    import jinja2
-
-    from ncuwrap.resources import data_dir
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=True, default=True),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters.update(
-        duration=T.duration,
-        percent=T.percent,
-        number=T.number,
-        launch=T.launch,
-        signed=T.signed,
-        speedup=T.speedup,
-        gain=T.gain,
-        gain_factor=T.gain_factor,
-        estimate_vs_measured=T.estimate_vs_measured,
-        change_only=T.change_only,
-        metric=lambda name, value: T.metric(name, value),
-        describe=M.description,
-    )
-    return env
 
 
 @dataclass(frozen=True)

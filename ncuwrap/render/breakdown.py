@@ -1,0 +1,29 @@
+"""The timeline's breakdown as the renderers draw it: a glyph and a colour per category, the text bar."""
+
+from __future__ import annotations
+
+COLORS = {"kernel": "#4e79a7", "memcpy_htod": "#f28e2b", "memcpy_dtoh": "#e15759", "memcpy_dtod": "#76b7b2",
+          "memcpy_other": "#b07aa1", "memset": "#59a14f", "idle": "#d4d0cc"}
+GLYPHS = {"kernel": "#", "memcpy_htod": ">", "memcpy_dtoh": "<", "memcpy_dtod": "=", "memcpy_other": "~", "memset": "-", "idle": "."}
+
+
+def text_bar(timeline, width: int = 60) -> str:
+    """The breakdown as ``width`` characters, one glyph per category (largest remainders; any
+    category present gets at least one character)."""
+    parts = [s for s in timeline.segments() if s.ns > 0]
+    total = sum(s.ns for s in parts)
+    if not total:
+        return GLYPHS["idle"] * width
+    exact = [s.ns * width / total for s in parts]
+    counts = [max(1, int(x)) for x in exact]
+    while sum(counts) > width:
+        i = max((k for k in range(len(counts)) if counts[k] > 1), key=lambda k: counts[k] - exact[k])
+        counts[i] -= 1
+    while sum(counts) < width:
+        i = max(range(len(counts)), key=lambda k: exact[k] - counts[k])
+        counts[i] += 1
+    return "".join(GLYPHS[s.category] * n for s, n in zip(parts, counts))
+
+
+def legend(timeline) -> str:
+    return "  ".join(f"{GLYPHS[s.category]} {s.label}" for s in timeline.segments())

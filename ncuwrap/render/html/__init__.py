@@ -1,0 +1,49 @@
+"""HTML output: one self-contained page per result (inline CSS and SVG, no script, no external
+reference), drawn by the jinja2 templates in ``templates/`` over one environment and one base
+template (``_base.html``).
+
+Autoescaping is on for every template and string: kernel names are C++ signatures full of ``<``,
+``>`` and ``&`` and must show as text, never as markup. Charts are built in Python
+(:mod:`ncuwrap.render.html.svg`), which escapes every text it puts in them.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ncuwrap import metrics as M
+from ncuwrap.render import text as T
+
+
+@lru_cache(maxsize=1)
+def environment():
+    """The jinja2 environment over the shipped templates: autoescape on, undefined names are errors."""
+    import jinja2
+
+    from ncuwrap.resources import data_dir
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        duration=T.duration,
+        percent=T.percent,
+        number=T.number,
+        launch=T.launch,
+        signed=T.signed,
+        speedup=T.speedup,
+        gain=T.gain,
+        gain_factor=T.gain_factor,
+        estimate_vs_measured=T.estimate_vs_measured,
+        change_only=T.change_only,
+        metric=lambda name, value: T.metric(name, value),
+        describe=M.description,
+        gbps=T.gbps,
+        size=T.size,
+    )
+    return env

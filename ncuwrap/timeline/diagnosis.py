@@ -1,0 +1,81 @@
+"""A timeline's verdict and its JSON form (schema ``ncuwrap.timeline/v1``): what the analysis measured
+(:class:`~ncuwrap.timeline.model.Timeline`) with the rules' verdict, findings and decision path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ncuwrap import __version__
+from ncuwrap.numbers import clean
+from ncuwrap.timeline.model import Timeline, pct
+from ncuwrap.verdict import FindingResult, NotEvaluated, Step
+
+SCHEMA = "ncuwrap.timeline/v1"
+
+
+@dataclass(frozen=True)
+class TimelineSource:
+    path: str
+    kind: str  # nsys-sqlite | nsys-rep
+    nsys_version: str | None
+    export_schema: str | None
+    device: str | None
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "kind": self.kind, "nsys_version": self.nsys_version, "export_schema": self.export_schema,
+                "device": self.device}
+
+
+@dataclass(frozen=True)
+class TimelineDiagnosis:
+    source: TimelineSource
+    rules_path: str
+    rules_version: int
+    rules_name: str
+    timeline: Timeline
+    bound: str
+    limiter: str | None
+    why: str
+    findings: tuple[FindingResult, ...]
+    not_evaluated: tuple[NotEvaluated, ...]
+    path: tuple[Step, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def window_ns(self) -> int:
+        return self.timeline.window_ns
+
+    def to_json(self) -> dict:
+        t = self.timeline
+        return {
+            "schema": SCHEMA,
+            "tool": {"name": "ncuwrap", "version": __version__},
+            "source": self.source.to_json(),
+            "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
+            "window_ns": t.window_ns,
+            "window": {"start_ns": t.window_start_ns, "end_ns": t.window_end_ns, "devices": t.devices},
+            "breakdown_ns": dict(t.breakdown_ns),
+            "breakdown_pct": {k: clean(pct(v, t.window_ns)) for k, v in t.breakdown_ns.items()},
+            "busy_ns": dict(t.busy_ns),
+            "api_ns": {a.name: a.total_ns for a in t.api} if t.api_traced else None,
+            "api_calls": {a.name: a.calls for a in t.api} if t.api_traced else None,
+            "api_by_category": t.api_categories() if t.api_traced else None,
+            "bound": self.bound,
+            "limiter": self.limiter,
+            "why": self.why,
+            "decision_path": [s.to_json() for s in self.path],
+            "findings": [f.to_json(estimates=False) for f in self.findings],
+            "not_evaluated": [n.to_json() for n in self.not_evaluated],
+            "top_kernels": [k.to_json() for k in t.top_kernels()],
+            "kernels": {"count": t.metrics["kernel_count"], "distinct": len(t.kernels), "sum_ns": t.metrics["kernel_sum_ns"],
+                        "median_ns": clean(t.metrics["kernel_median_ns"]), "span_ns": t.metrics["kernel_span_ns"]},
+            "kernel_gaps": t.kernel_gaps,
+            "copies": [c.to_json() for c in t.copies],
+            "memsets": t.memsets,
+            "startup": t.startup.to_json(),
+            "idle_gaps": [g.to_json() for g in t.gaps],
+            "amdahl": [row.to_json() for row in t.amdahl],
+            "ceilings": {"kernels": clean(t.metrics["kernel_ceiling"]), "copies": clean(t.metrics["copy_ceiling"])},
+            "metrics": {name: clean(value) for name, value in t.metrics.items()},
+            "notes": list(self.notes),
+        }
