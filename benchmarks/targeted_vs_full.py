@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from ncuwrap.cli.profile import write_documents  # noqa: E402
 from ncuwrap.errors import NcuwrapError  # noqa: E402
 from ncuwrap.profile import ProfileOptions, profile, same_verdicts, verdicts  # noqa: E402
 from ncuwrap.profile import targets as T  # noqa: E402
@@ -58,8 +59,7 @@ CALIBRATION = (
 
 def calibrate(target, folder: Path, tool) -> list[dict]:
     """Replay passes and ncu wall time of each part of targeted (console passes; nothing diagnosed)."""
-    from ncuwrap.profile.ncu import Collection, ncu_argv, plan_collection
-    from ncuwrap.profile.run import run_ncu
+    from ncuwrap.profile.ncu import Collection, ncu_argv, plan_collection, run_ncu
 
     targeted = plan_collection("targeted")
     rows = []
@@ -119,10 +119,11 @@ def plain_run(argv) -> dict:
 
 
 def measure(target, run_dir: Path, collect: str, tool, artifacts: bool, extra=()) -> dict:
-    options = ProfileOptions(collect=collect, force=True, export_csv=True, html=artifacts, ncu=tool.path, extra_ncu_args=tuple(extra))
+    options = ProfileOptions(collect=collect, force=True, export_csv=True, ncu=tool.path, extra_ncu_args=tuple(extra))
     start = time.perf_counter()
     try:
         result = profile(target, run_dir, options, find_tool=lambda _path: tool)
+        write_documents(result, html=artifacts)
     except NcuwrapError as exc:
         return {"collect": collect, "extra": list(extra), "error": str(exc), "run_dir": str(run_dir)}
     kernels = result.diagnosis.kernels

@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from ncuwrap.cli.profile import write_documents  # noqa: E402
 from ncuwrap.profile import ProfileOptions, profile  # noqa: E402
 from ncuwrap.profile import targets as T  # noqa: E402
 from ncuwrap.benchmarks.manifest import load_manifest  # noqa: E402
@@ -58,8 +59,9 @@ def main() -> int:
         prints = []
         for run in range(args.runs):
             result = profile(target, args.out / "runs" / f"{family}-{variant}" / str(run),
-                             ProfileOptions(collect=args.collect, ncu=tool.path, html=False, force=True),
+                             ProfileOptions(collect=args.collect, ncu=tool.path, force=True),
                              find_tool=lambda _path: tool)
+            write_documents(result, html=False)
             prints.append([fingerprint(k) for k in result.diagnosis.kernels])
         decisive = [[{k: v for k, v in p.items() if k not in ("sm_pct", "memory_pct", "borderline")} for p in run] for run in prints]
         flipped = any(d != decisive[0] for d in decisive[1:])

@@ -16,9 +16,11 @@ from ncuwrap.errors import ToolNotFoundError
 from ncuwrap.profile import DEFAULT_PROGRAM_LAUNCH_COUNT, LaunchFilter, launch_filter
 from ncuwrap.profile import ncu as N
 from ncuwrap.profile.targets import Target
+from tests.process_helpers import FinishedPopen
 
 DATA = Path(__file__).resolve().parent / "data"
 QUERY = DATA / "profile" / "query_metrics_gh100.txt.gz"
+CONSOLE = DATA / "h200" / "transpose" / "ncu_console_transposeNaive.log"
 
 # What --collect targeted collects for the bundled rules (and the report's charts): the contract.
 TARGETED_SECTIONS = ["LaunchStats", "Occupancy"]
@@ -356,14 +358,48 @@ def test_parse_version(text, version):
 
 
 def test_importing_the_cli_runs_no_tool():
-    """ncu is found only when a command needs it: importing ncuwrap and its profile command runs nothing."""
+    """ncu, nsys and nvidia-smi are found only when a command needs them: importing ncuwrap and its
+    profile and timeline commands runs nothing."""
     code = ("import shutil, subprocess, sys\n"
             "def refuse(*a, **k): raise SystemExit('a tool was looked up or run at import time')\n"
             "subprocess.run = subprocess.Popen = shutil.which = refuse\n"
-            "import ncuwrap.cli, ncuwrap.cli.profile, ncuwrap.profile, ncuwrap.profile.ncu, ncuwrap.profile.run, ncuwrap.profile.targets\n"
+            "import ncuwrap.cli, ncuwrap.cli.profile, ncuwrap.cli.timeline, ncuwrap.profile, ncuwrap.profile.ncu, ncuwrap.profile.console,"
+            " ncuwrap.profile.failure, ncuwrap.profile.pipeline, ncuwrap.profile.targets, ncuwrap.process, ncuwrap.nvidia_smi,"
+            " ncuwrap.timeline.capture, ncuwrap.timeline.nsysrep, ncuwrap.benchmarks.build, ncuwrap.benchmarks.bench\n"
             "print('ok')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=DATA.parent.parent)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+# ------------------------------------------------------------------------------------ running ncu
+
+
+def test_popen_gets_the_exact_argv_its_own_session_and_no_stdin(tmp_path):
+    """subprocess.Popen faked (a finished process holding a real H200 console): the argv is passed
+    unchanged; the child gets its own session (Ctrl-C reaches ncuwrap only) and no terminal input."""
+    seen = {}
+
+    def popen(argv, **kwargs):
+        seen["argv"], seen["kwargs"] = argv, kwargs
+        return FinishedPopen(stdout=CONSOLE.read_bytes())
+
+    argv = ["/opt/ncu/ncu", "--export", "r/report", "--clock-control", "none", "--set", "full", "./transpose"]
+    run = N.run_ncu(argv, tmp_path / "ncu.log", popen=popen)
+    assert seen["argv"] == argv
+    assert seen["kwargs"]["start_new_session"] is True
+    assert seen["kwargs"]["stdin"] == subprocess.DEVNULL
+    assert seen["kwargs"]["stdout"] == seen["kwargs"]["stderr"] == subprocess.PIPE
+    assert run.passes == [38] and run.returncode == 0
+    assert (tmp_path / "ncu.log").read_bytes() == CONSOLE.read_bytes()
+
+
+def test_an_ncu_that_cannot_start(tmp_path):
+    with pytest.raises(ToolNotFoundError) as missing:
+        N.run_ncu(["/nowhere/ncu", "--version"])
+    assert str(missing.value) == "/nowhere/ncu: not found; install Nsight Compute or pass --ncu /path/to/ncu"
+    with pytest.raises(ToolNotFoundError) as folder:
+        N.run_ncu([str(tmp_path), "--version"])
+    assert str(folder.value) == f"{tmp_path}: not executable; pass --ncu the path of a working ncu"
 
 
 # --------------------------------------------------------------------------------- launch filter

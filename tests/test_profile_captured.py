@@ -11,7 +11,8 @@ import json
 import pytest
 
 from ncuwrap.engine import diagnose
-from ncuwrap.profile import run as R
+from ncuwrap.profile.console import NcuRun, parse_console
+from ncuwrap.profile.failure import failure
 from tests.conftest import DATA
 
 PROFILE = DATA / "h200_ncuwrap" / "profile"
@@ -67,9 +68,9 @@ def test_sample_run_folder_verdict_is_reproduced_from_its_csv():
     assert "--clock-control none" in (run / "commands.txt").read_text()
 
 
-def _console(name: str) -> R.NcuRun:
+def _console(name: str) -> NcuRun:
     text = (CONSOLES / f"{name}.stdout").read_text() + (CONSOLES / f"{name}.stderr").read_text()
-    run = R.parse_console(text)
+    run = parse_console(text)
     run.argv = ["ncu"]
     return run
 
@@ -77,7 +78,7 @@ def _console(name: str) -> R.NcuRun:
 def test_real_no_match_console_lists_the_launched_kernels():
     run = _console("nomatch")
     assert run.no_kernels_profiled and run.available_kernels == ["fill", "scale_columns", "scale_rows"]
-    error = R.failure(run, log="ncu.log", kernel_filter="no_such_kernel")
+    error = failure(run, log="ncu.log", kernel_filter="no_such_kernel")
     assert str(error) == ("the kernel filter -k 'no_such_kernel' matched no launch; the program launched: fill, scale_columns, "
                           "scale_rows; pass -k with one of these (a regular expression)")
 
@@ -85,7 +86,7 @@ def test_real_no_match_console_lists_the_launched_kernels():
 def test_real_failing_program_console_gives_its_exit_code_and_last_lines():
     run = _console("appfail")
     assert run.app_exit_code == 3
-    error = R.failure(run, log="ncu.log", report_exists=True)
+    error = failure(run, log="ncu.log", report_exists=True)
     assert str(error).startswith("the program failed under ncu with exit code 3; its last lines: ")
     assert "failing on purpose (--fail)" in str(error)
 
@@ -93,4 +94,4 @@ def test_real_failing_program_console_gives_its_exit_code_and_last_lines():
 def test_real_successful_console_counts_passes():
     run = _console("ok")
     assert [k.passes for k in run.kernels] == [1]
-    assert R.failure(run, log="ncu.log", report_exists=True) is None
+    assert failure(run, log="ncu.log", report_exists=True) is None

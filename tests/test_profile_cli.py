@@ -63,6 +63,7 @@ def test_profile_a_program(capsys, tmp_path, fake):
     assert commands[3] == f"{FAKE_NCU} --import {run / 'report.ncu-rep'} --csv --page raw > {run / 'report.raw.csv'}"
     profile = json.loads((run / "profile.json").read_text())
     assert profile["status"] == "ok" and profile["error"] is None
+    assert profile["files"] == sorted(p.name for p in run.iterdir())  # the documents the CLI wrote are listed too
     assert profile["passes_total"] == 38
     assert profile["launches"] == [{"index": 0, "kernel": "transposeNaive", "passes": 38,
                                     "launch": "launch 1 of the program (no kernel filter: every launch counts)"}]
@@ -242,7 +243,7 @@ def test_format_json(capsys, tmp_path, fake):
 
 
 def test_ctrl_c_stops_ncu_and_keeps_what_was_written(capsys, tmp_path, fake, monkeypatch):
-    monkeypatch.setattr("ncuwrap.profile.run.STOP_GRACE_S", (0.5, 0.5))
+    monkeypatch.setattr("ncuwrap.process.STOP_GRACE_S", (0.5, 0.5))
     prog = _prog(tmp_path, "echo ready\nsleep 300")
 
     def output(self, stream, line):
@@ -285,6 +286,9 @@ def test_nsys_timeline_too(capsys, tmp_path, fake, monkeypatch):
     assert "# timeline (nsys)\n" in commands and "nsys: capturing the program's timeline ..." in err
     profile = json.loads((run / "profile.json").read_text())
     assert profile["timeline"] == {"report": "timeline.nsys-rep", "verdict": "timeline.json", "html": "timeline.html"}
+    assert profile["files"] == sorted(p.name for p in run.iterdir())
+    assert json.loads((run / "timeline.json").read_text())["bound"] == "transfer"
+    assert "Bound: transfer (H2D)" in out  # the timeline's verdict follows the kernels'
 
 
 def test_nsys_missing_fails_before_ncu_runs(capsys, tmp_path, fake):

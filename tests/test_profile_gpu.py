@@ -54,7 +54,7 @@ def test_targeted_gives_the_verdicts_of_full(family, variant, tmp_path, tool):
     target = targets.bundled(family, variant)
     runs = {}
     for collect in ("targeted", "full"):
-        options = ProfileOptions(collect=collect, ncu=tool.path, html=False)  # diagnosed from ncu's CSV export
+        options = ProfileOptions(collect=collect, ncu=tool.path)  # diagnosed from ncu's CSV export
         runs[collect] = profile(target, tmp_path / collect, options, find_tool=lambda _path: tool)
     targeted, full = runs["targeted"], runs["full"]
     print(f"{family}/{variant}: targeted {targeted.passes_total} passes {targeted.wall_s:.2f} s, "

@@ -6,7 +6,6 @@ import datetime as dt
 import json
 import shlex
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -80,25 +79,6 @@ def test_default_run_dir():
     now = dt.datetime(2026, 11, 29, 12, 30, 5)
     assert RD.default_run_dir("transpose-naive", now) == Path("ncuwrap-runs/transpose-naive-20261129-123005")
     assert RD.default_run_dir("my prog/x", now) == Path("ncuwrap-runs/my_prog_x-20261129-123005")
-
-
-def test_nvidia_smi_query():
-    calls = []
-
-    def run(argv, **kwargs):
-        calls.append(argv)
-        return SimpleNamespace(returncode=0, stderr="",
-                               stdout="0, NVIDIA H200, GPU-1234, 580.159.04, 00000000:19:00.0, 1980 MHz, 1980 MHz, 3201 MHz, 3201 MHz, Enabled, Default\n")
-
-    smi = RD.nvidia_smi(run=run, which=lambda name: "/usr/bin/nvidia-smi")
-    assert calls == [["/usr/bin/nvidia-smi", f"--query-gpu={RD.NVIDIA_SMI_QUERY}", "--format=csv,noheader"]]
-    assert smi["gpus"] == [{"index": "0", "name": "NVIDIA H200", "uuid": "GPU-1234", "driver_version": "580.159.04",
-                            "pci.bus_id": "00000000:19:00.0", "clocks.sm": "1980 MHz", "clocks.max.sm": "1980 MHz",
-                            "clocks.mem": "3201 MHz", "clocks.max.mem": "3201 MHz", "persistence_mode": "Enabled", "compute_mode": "Default"}]
-    assert RD.nvidia_smi(which=lambda name: None) == {"error": "nvidia-smi not found on PATH"}
-    failed = RD.nvidia_smi(run=lambda argv, **kw: SimpleNamespace(returncode=9, stdout="", stderr="NVIDIA-SMI has failed"),
-                           which=lambda name: "/usr/bin/nvidia-smi")
-    assert failed["error"] == "NVIDIA-SMI has failed"
 
 
 def test_environment():

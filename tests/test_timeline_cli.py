@@ -5,19 +5,26 @@ no nsys and no GPU are needed. A real .nsys-rep export runs only where nsys is (
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from ncuwrap import process
 from ncuwrap.timeline import nsysrep
 from tests.conftest import DATA, H200, ROOT, run_cli
+from tests.process_helpers import FinishedPopen, alive
 
 NSYS_DIR = H200 / "nsys"
 BAD = DATA / "timeline_bad"
 FAKE_NSYS = "/opt/nvidia/nsight-systems/2025.3.2/bin/nsys"
+NSYS_SCRIPT = ROOT / "tests" / "data" / "profile" / "fake_nsys" / "nsys"  # FAKE nsys that runs: a script
 
 
 def _one_line_error(code, out, err, path, pattern, progress=False):
@@ -61,7 +68,8 @@ def test_nsys_rep_without_nsys(capsys, monkeypatch):
 
 
 class FakeNsys:
-    """Stands in for subprocess.run: records each argv and plays nsys's part (writes its output files)."""
+    """FAKE nsys: stands in for subprocess.run (nsys export) and subprocess.Popen (nsys profile, which
+    goes through ncuwrap.process); records each argv and plays nsys's part (writes its output files)."""
 
     def __init__(self, profile=None, export_rc=0):
         self.calls: list[list[str]] = []
@@ -86,13 +94,21 @@ class FakeNsys:
             return self.profile(argv)
         raise AssertionError(f"unexpected command {argv}")
 
+    def popen(self, argv, **kwargs):
+        assert kwargs["start_new_session"] and kwargs["stdin"] == subprocess.DEVNULL, kwargs
+        done = self(argv, capture_output=True, text=True)
+        return FinishedPopen(done.stdout.encode(), done.stderr.encode(), done.returncode)
+
+    def install(self, monkeypatch, which=None):
+        monkeypatch.setattr(nsysrep.shutil, "which", which or (lambda name: FAKE_NSYS if name in ("nsys", FAKE_NSYS) else None))
+        monkeypatch.setattr(nsysrep.subprocess, "run", self)
+        monkeypatch.setattr(process.subprocess, "Popen", self.popen)
+        return self
+
 
 @pytest.fixture
 def fake_nsys(monkeypatch):
-    fake = FakeNsys()
-    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: FAKE_NSYS if name in ("nsys", FAKE_NSYS) else None)
-    monkeypatch.setattr(nsysrep.subprocess, "run", fake)
-    return fake
+    return FakeNsys().install(monkeypatch)
 
 
 def test_export_argv():
@@ -125,9 +141,7 @@ def test_nsys_rep_is_exported_then_diagnosed(capsys, fake_nsys):
 
 
 def test_failed_export_names_the_report(capsys, monkeypatch):
-    fake = FakeNsys(export_rc=1)
-    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: FAKE_NSYS)
-    monkeypatch.setattr(nsysrep.subprocess, "run", fake)
+    FakeNsys(export_rc=1).install(monkeypatch, which=lambda name: FAKE_NSYS)
     rep = NSYS_DIR / "bench.nsys-rep"
     code, out, err = run_cli(capsys, "diagnose", rep)
     _one_line_error(code, out, err, rep, r"'nsys export --type sqlite' failed \(Error: cannot open report file\)")
@@ -158,8 +172,13 @@ def test_timeline_command_runs_nsys_exports_and_writes_the_run_folder(capsys, fa
                              "export_schema": "3.20.3", "device": "NVIDIA H200"}
     assert "<svg" in (run / "timeline.html").read_text()
     assert "Bound: transfer (H2D)" in out
-    assert f"run folder: {run}" in err
-    assert (run / "timeline.log").read_text().startswith(f"$ {FAKE_NSYS} profile --trace=cuda,nvtx,osrt")
+    assert err == (f"nsys: capturing {program} -n 5 ...\n"
+                   f"run folder: {run} (timeline.nsys-rep, timeline.sqlite, timeline.json, timeline.html, timeline.log)\n")
+    # The commands, and what nsys printed as it came (through the process runner), in order.
+    assert (run / "timeline.log").read_text() == (
+        f"$ {FAKE_NSYS} profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none -o {run / 'timeline'} --force-overwrite true "
+        f"-- {program} -n 5\nCollecting data...\nGenerated:\n"
+        f"$ {FAKE_NSYS} export --type sqlite --output {run / 'timeline.sqlite'} --force-overwrite true {run / 'timeline.nsys-rep'}\n")
 
 
 def test_timeline_command_never_overwrites_a_run_folder(capsys, fake_nsys, tmp_path, program):
@@ -182,9 +201,7 @@ def test_timeline_command_when_only_a_qdstrm_comes_out(capsys, monkeypatch, tmp_
             "/opt/nvidia/nsight-systems/host-linux-x64/QdstrmImporter: error while loading shared libraries: "
             "libdw.so.1: cannot open shared object file: No such file or directory\n"))
 
-    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: FAKE_NSYS)
-    fake = FakeNsys(profile=importer_fails)
-    monkeypatch.setattr(nsysrep.subprocess, "run", fake)
+    fake = FakeNsys(profile=importer_fails).install(monkeypatch, which=lambda name: FAKE_NSYS)
     run = tmp_path / "run"
     code, out, err = run_cli(capsys, "timeline", "-o", run, "--", program)
     qdstrm = run / "timeline.qdstrm"
@@ -198,8 +215,7 @@ def test_timeline_command_when_the_program_fails(capsys, monkeypatch, tmp_path, 
         return subprocess.CompletedProcess(argv, 3, "Collecting data...\n",
                                            "starting\nCUDA error at vecadd.cu:42: invalid argument\nProcess exited with 3\n")
 
-    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: FAKE_NSYS)
-    monkeypatch.setattr(nsysrep.subprocess, "run", FakeNsys(profile=crashes))
+    FakeNsys(profile=crashes).install(monkeypatch, which=lambda name: FAKE_NSYS)
     run = tmp_path / "run"
     code, out, err = run_cli(capsys, "timeline", "-o", run, "--", program)
     _one_line_error(code, out, err, program, r"failed under nsys with exit code 3 \(.*CUDA error at vecadd.cu:42: invalid argument \| "
@@ -241,3 +257,31 @@ def test_a_missing_column_is_named(capsys, tmp_path):
         db.execute('ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN "end" TO "stop"')
     code, out, err = run_cli(capsys, "diagnose", path)
     _one_line_error(code, out, err, path, r"table CUPTI_ACTIVITY_KIND_KERNEL has no column 'end' \(nsys export schema 3.20.3\)")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to check processes")
+def test_ctrl_c_stops_nsys_and_the_program(capsys, monkeypatch, tmp_path):
+    """The stand-in nsys (a real process, tests/data/profile/fake_nsys) runs a program that sleeps;
+    a real SIGINT to ncuwrap (what a terminal's Ctrl-C sends) stops nsys and the program together."""
+    monkeypatch.setattr(process, "STOP_GRACE_S", (0.5, 0.5))
+    pidfile = tmp_path / "sleep.pid"
+    prog = tmp_path / "prog"
+    prog.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {pidfile}.tmp\nmv {pidfile}.tmp {pidfile}\nwait\n")
+    prog.chmod(0o755)
+
+    def ctrl_c_once_the_program_runs():
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=ctrl_c_once_the_program_runs, daemon=True).start()
+    run = tmp_path / "run"
+    code, out, err = run_cli(capsys, "timeline", "--nsys-path", NSYS_SCRIPT, "-o", run, "--", prog)
+    assert (code, out, err) == (130, "", f"nsys: capturing {prog} ...\n")  # typer turns Ctrl-C into exit code 130
+    sleep_pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while alive(sleep_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(sleep_pid), "the program survived Ctrl-C"
+    assert (run / "timeline.log").read_text().startswith(f"$ {NSYS_SCRIPT} profile --trace=cuda,nvtx,osrt")

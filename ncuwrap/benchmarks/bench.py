@@ -8,13 +8,11 @@ copy kernel and device-to-device cudaMemcpy), and, where a library does the same
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ncuwrap import __version__
+from ncuwrap import __version__, nvidia_smi
 from ncuwrap.benchmarks import library as libmod
 from ncuwrap.benchmarks.build import NVCC_FLAGS, NVCC_TAIL_FLAGS, BuildResult, build_many
 from ncuwrap.benchmarks.manifest import Benchmark, Manifest, Peak, Variant, load_manifest
@@ -164,35 +162,13 @@ def variant_entry(
     }
 
 
-def query_clocks() -> dict[str, Any] | None:
+CLOCK_FIELDS = ("clocks.sm", "clocks.mem", "clocks.max.sm", "clocks.max.mem", "persistence_mode", "power.limit", "temperature.gpu")
+
+
+def query_clocks(*, run=None, which=None) -> dict[str, Any] | None:
     """Current and maximum clocks, persistence mode and power limit of GPU 0 (None without nvidia-smi)."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return None
-    fields = [
-        "clocks.sm",
-        "clocks.mem",
-        "clocks.max.sm",
-        "clocks.max.mem",
-        "persistence_mode",
-        "power.limit",
-        "temperature.gpu",
-    ]
-    try:
-        proc = subprocess.run(
-            [smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        return None
-    values = [v.strip() for v in lines[0].split(",")]
-    return dict(zip(fields, values))
+    found = nvidia_smi.query(CLOCK_FIELDS, units=False, run=run, which=which)
+    return found.gpus[0] if found.gpus else None
 
 
 def run_bench(

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncuwrap import nvidia_smi
 from ncuwrap.benchmarks.manifest import Manifest, load_manifest
 from ncuwrap.errors import BuildError, InputError, ToolNotFoundError
 
@@ -111,19 +112,13 @@ def normalize_arch(arch: str) -> str:
     raise InputError(f"--arch {arch!r}: expected a CUDA architecture such as sm_90 or 9.0")
 
 
-def detect_arch() -> ArchChoice:
+def detect_arch(*, run=None, which=None) -> ArchChoice:
     """The compute capability of GPU 0 from nvidia-smi; sm_90 with a note when there is none."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
+    found = nvidia_smi.query(("compute_cap",), run=run, which=which)
+    if found.argv is None:
         return ArchChoice(DEFAULT_ARCH, f"no GPU found (nvidia-smi is not installed): building for {DEFAULT_ARCH}; pass --arch to choose")
-    try:
-        proc = subprocess.run(
-            [smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        proc = None
-    lines = [line.strip() for line in (proc.stdout if proc else "").splitlines() if line.strip()]
-    if proc is None or proc.returncode != 0 or not lines:
+    lines = [gpu["compute_cap"] for gpu in found.gpus]
+    if found.error is not None or not lines:
         return ArchChoice(DEFAULT_ARCH, f"no GPU found (nvidia-smi failed): building for {DEFAULT_ARCH}; pass --arch to choose")
     try:
         arch = normalize_arch(lines[0])

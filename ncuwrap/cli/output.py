@@ -1,4 +1,5 @@
-"""Writing a rendered result to stdout or a file (shared by the commands)."""
+"""Writing a rendered result to stdout or a file (shared by the commands): rendering happens here, at
+the command line, never in the library that computed the result."""
 
 from __future__ import annotations
 
@@ -32,6 +33,12 @@ def emit(result, fmt: Format, output: Path | None) -> None:
         return
     write_atomic(output, text)
     typer.echo(f"wrote {output}", err=True)
+
+
+def write_document(result, fmt: Format, path: Path) -> Path:
+    """Render ``result`` in ``fmt`` into ``path`` (a run folder's verdict or page), whole or not at all."""
+    write_atomic(path, render(result, fmt))
+    return path
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -1,6 +1,7 @@
 """``ncuwrap profile``: run a bundled benchmark or any program under ncu, then diagnose it (thin wrapper).
 
-Progress goes to stderr (which kernel, which pass); the verdict goes to stdout in --format.
+Progress goes to stderr (which kernel, which pass); the verdict goes to stdout in --format; the run
+folder gets verdict.json and report.html (and with --nsys timeline.json and timeline.html) from here.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import List, Optional
 import typer
 
 from ncuwrap.cli import app
+from ncuwrap.cli.output import emit, write_document
 from ncuwrap.render import Format
 
 _TARGET_HELP = ("A bundled benchmark (family/variant, e.g. transpose/naive, or its kernel's name, e.g. transpose_naive; "
@@ -26,6 +28,22 @@ _NTH_HELP = ("Profile the Nth launch (1 = first) of EVERY distinct kernel matchi
              "so one kernel's warm-up never hides another kernel.")
 _COLLECT_HELP = ("What ncu measures: targeted (default: the metrics the rules and the report need, ~10 replay passes), "
                  "basic (--set basic), full (--set full, ~40 passes), or a comma list of ncu sections.")
+
+
+def write_documents(result, html: bool = True) -> list[Path]:
+    """The run folder's rendered documents: verdict.json, report.html (``html``) and, with --nsys,
+    timeline.json and timeline.html; profile.json then lists them."""
+    from ncuwrap.cli.timeline import write_timeline_documents
+    from ncuwrap.profile.rundir import RunDir
+
+    rd = RunDir(result.run_dir)
+    written = [write_document(result.diagnosis, Format.json, rd.verdict)]
+    if html:
+        written.append(write_document(result.diagnosis, Format.html, rd.html))
+    if result.timeline is not None:
+        written += write_timeline_documents(result.timeline, rd.path)
+    rd.refresh_files()
+    return written
 
 
 def _parse_metrics(value: Optional[str]) -> tuple[str, ...]:
@@ -167,10 +185,9 @@ def profile(
         typer.echo(f"ncuwrap: interrupted: ncu and the program were stopped; kept what was written in {run_dir} "
                    f"(ncu.log, commands.txt, profile.json)", err=True)
         raise
+    write_documents(result)
     for line in _summary(result):
         typer.echo(line, err=True)
-    color = fmt == Format.table and sys.stdout.isatty()
-    text = render(result.diagnosis, fmt, color=color) if fmt == Format.table else render(result.diagnosis, fmt)
-    typer.echo(text, nl=False)
+    emit(result.diagnosis, fmt, None)
     if result.timeline is not None:
         typer.echo(render(result.timeline, fmt), nl=False)

@@ -7,14 +7,20 @@ The verdict goes to stdout in --format; where the files went goes to stderr.
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from ncuwrap.cli import app
+from ncuwrap.cli.output import emit, write_document
 from ncuwrap.render import Format
+
+def write_timeline_documents(diagnosis, run_dir: Path) -> list[Path]:
+    """timeline.json and timeline.html of ``diagnosis`` into ``run_dir`` (also for ``profile --nsys``)."""
+    from ncuwrap.timeline.capture import HTML, VERDICT
+
+    return [write_document(diagnosis, Format.json, run_dir / VERDICT), write_document(diagnosis, Format.html, run_dir / HTML)]
 
 
 @app.command(context_settings={"ignore_unknown_options": True})
@@ -32,13 +38,12 @@ def timeline(
 
     Writes timeline.nsys-rep, timeline.sqlite, timeline.json, timeline.html and timeline.log into the run folder.
     """
-    from ncuwrap.render import render
     from ncuwrap.timeline.capture import capture, default_run_dir
 
     run_dir = output or default_run_dir()
     result = capture(list(program), run_dir, nsys=nsys_path, force=force, rules_path=rules, extend=extend,
                      started=lambda argv: typer.echo(f"nsys: capturing {shlex.join(program)} ...", err=True))
-    typer.echo(f"run folder: {result.run_dir} ({', '.join(p.name for p in result.written)})", err=True)
-    color = fmt == Format.table and sys.stdout.isatty()
-    text = render(result.diagnosis, fmt, color=color) if fmt == Format.table else render(result.diagnosis, fmt)
-    typer.echo(text, nl=False)
+    documents = write_timeline_documents(result.diagnosis, result.run_dir)
+    written = [result.report, result.sqlite, *documents, result.log]
+    typer.echo(f"run folder: {result.run_dir} ({', '.join(p.name for p in written)})", err=True)
+    emit(result.diagnosis, fmt, None)

@@ -1,7 +1,7 @@
-"""Nsight Compute's command line as ncuwrap drives it: finding ncu, its version, what to collect, the argv.
+"""Nsight Compute's command line as ncuwrap drives it: finding ncu, its version, what to collect, the argv, running it.
 
-Everything here except :func:`find_ncu` and :func:`ncu_tool` is pure: the argv is the contract with
-the profiler, so it is built by functions the tests call without a GPU (see tests/test_profile_argv.py).
+Everything here except :func:`find_ncu`, :func:`ncu_tool` and :func:`run_ncu` is pure: the argv is the
+contract with the profiler, so it is built by functions the tests call without a GPU (see tests/test_profile_argv.py).
 ncu is looked up only when a command needs it, never at import time.
 
 What ``--collect targeted`` measures
@@ -37,8 +37,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ncuwrap import metrics as M
+from ncuwrap import process
 from ncuwrap import ruleset as R
 from ncuwrap.errors import ToolNotFoundError
+from ncuwrap.profile.console import ConsoleListener, NcuRun, Progress
 
 MIN_VERSION = (2023, 1, 0)
 _VERSION = re.compile(r"Version (\d{4})\.(\d+)(?:\.(\d+))?(?:\.(\d+))?")
@@ -130,6 +132,32 @@ def ncu_tool(path: str | None = None, *, run=None) -> NcuTool:
         raise ToolNotFoundError(f"{ncu} is Nsight Compute {have}; ncuwrap needs {need} or newer: install a newer Nsight Compute and pass --ncu /path/to/ncu")
     line = next((ln.strip() for ln in text.splitlines() if _VERSION.search(ln)), "")
     return NcuTool(path=ncu, version=version, version_text=line)
+
+
+def run_ncu(
+    argv: Sequence[str],
+    log_path: Path | None = None,
+    progress: Progress | None = None,
+    *,
+    env: dict | None = None,
+    cwd: str | Path | None = None,
+    popen=None,
+) -> NcuRun:
+    """Run ``argv`` (an ncu command line) to the end, following its console, and return what it did.
+
+    Ctrl-C does not raise here: ncu and the program are stopped and the returned run has
+    ``interrupted=True`` (the caller records the run, then raises KeyboardInterrupt).
+    """
+    progress = progress or Progress()
+    run = NcuRun(argv=list(argv))
+    try:
+        process.run(argv, log_path, ConsoleListener(run, progress), record=run, env=env, cwd=cwd, popen=popen)
+    except process.StartError as exc:
+        if isinstance(exc.cause, FileNotFoundError):
+            raise ToolNotFoundError(f"{argv[0]}: not found; install Nsight Compute or pass --ncu /path/to/ncu") from None
+        raise ToolNotFoundError(f"{argv[0]}: not executable; pass --ncu the path of a working ncu") from None
+    progress.finished(run)
+    return run
 
 
 # ------------------------------------------------------------------------------------ what to collect

@@ -22,15 +22,15 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import socket
-import subprocess
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from ncuwrap import __version__, fileio
+from ncuwrap import nvidia_smi as smi
 from ncuwrap.errors import OutputExistsError
+from ncuwrap.profile.launches import total_passes
 
 REPORT = "report.ncu-rep"
 EXPORT_STEM = "report"  # ncu --export appends .ncu-rep
@@ -43,9 +43,10 @@ LOG = "ncu.log"
 PROFILE = "profile.json"
 TIMELINE_FILES = ("timeline.nsys-rep", "timeline.qdstrm", "timeline.sqlite", "timeline.json", "timeline.html", "timeline.log")
 FILES = (REPORT, RAW_CSV, VERDICT, HTML, COMMANDS, ENVIRONMENT, LOG, PROFILE, *TIMELINE_FILES)
+SCHEMA = "ncuwrap.profile/v1"
 
-NVIDIA_SMI_QUERY = ("index,name,uuid,driver_version,pci.bus_id,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
-                    "persistence_mode,compute_mode")
+NVIDIA_SMI_FIELDS = ("index", "name", "uuid", "driver_version", "pci.bus_id", "clocks.sm", "clocks.max.sm", "clocks.mem",
+                     "clocks.max.mem", "persistence_mode", "compute_mode")
 ENV_VARS = ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "PATH", "NCUWRAP_CACHE")
 
 
@@ -92,6 +93,39 @@ class RunDir:
     def write_json(self, path: Path, data) -> None:
         write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
+    def files(self) -> list[str]:
+        return sorted(p.name for p in self.path.iterdir() if p.is_file() and not p.name.startswith("."))
+
+    def record(self, *, status: str, target, collection, filt, tool, argv: list[str], run=None, launches: Sequence = (),
+               error: str | None = None, warnings: Sequence[str] = (), timeline: dict | None = None) -> None:
+        """Write profile.json: the run's status (running, ok, failed, interrupted), what was asked, what
+        ncu did (``run``: an NcuRun) and which launch each profiled result was."""
+        passes = [launch.passes for launch in launches] or (run.passes if run else [])
+        self.write_json(self.profile, {
+            "schema": SCHEMA,
+            "status": status,
+            "error": error,
+            "target": target.to_json(),
+            "collect": collection.to_json(),
+            "filter": filt.to_json(),
+            "ncu": {"path": tool.path, "version": tool.version_string},
+            "argv": argv,
+            "returncode": run.returncode if run else None,
+            "wall_s": round(run.wall_s, 3) if run else None,
+            "passes_total": total_passes(passes),
+            "launches": [launch.to_json() for launch in launches] or
+                        ([{"index": i, "kernel": k.name, "passes": k.passes, "launch": None} for i, k in enumerate(run.kernels)] if run else []),
+            "warnings": list(warnings) or (run.warnings if run else []),
+            "timeline": timeline,
+            "files": self.files(),
+        })
+
+    def refresh_files(self) -> None:
+        """Bring profile.json's list of files up to date, after documents were written beside it."""
+        doc = json.loads(self.profile.read_text(encoding="utf-8"))
+        doc["files"] = self.files()
+        self.write_json(self.profile, doc)
+
 
 write_atomic = fileio.write_atomic
 
@@ -103,29 +137,9 @@ def default_run_dir(label: str, now: _dt.datetime | None = None) -> Path:
     return Path("ncuwrap-runs") / f"{safe}-{now:%Y%m%d-%H%M%S}"
 
 
-def nvidia_smi_argv(smi: str = "nvidia-smi") -> list[str]:
-    return [smi, f"--query-gpu={NVIDIA_SMI_QUERY}", "--format=csv,noheader"]
-
-
 def nvidia_smi(*, run=None, which=None) -> dict:
-    """The GPUs as nvidia-smi reports them (or why that failed)."""
-    smi = (which or shutil.which)("nvidia-smi")
-    if not smi:
-        return {"error": "nvidia-smi not found on PATH"}
-    argv = nvidia_smi_argv(smi)
-    try:
-        done = (run or subprocess.run)(argv, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return {"argv": argv, "error": str(exc)}
-    if done.returncode != 0:
-        return {"argv": argv, "error": (done.stdout + done.stderr).strip()[:500]}
-    keys = NVIDIA_SMI_QUERY.split(",")
-    gpus = []
-    for line in done.stdout.splitlines():
-        if line.strip():
-            values = [v.strip() for v in line.split(",")]
-            gpus.append(dict(zip(keys, values)))
-    return {"argv": argv, "gpus": gpus}
+    """The GPUs as nvidia-smi reports them (or why that failed), for environment.json."""
+    return smi.query(NVIDIA_SMI_FIELDS, run=run, which=which).to_json()
 
 
 def environment(tool=None, *, smi: dict | None = None) -> dict:

@@ -10,6 +10,7 @@ on the variant's first timed launch. Anything else is a program command line, gi
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -44,6 +45,18 @@ class Target:
         return {"argv": list(self.argv), "label": self.label, "benchmark": self.benchmark, "variant": self.variant,
                 "default_kernel": self.kernel, "default_launch_skip": self.launch_skip, "default_launch_count": self.launch_count,
                 "build": self.build}
+
+    def build_command(self) -> list[str] | None:
+        """The nvcc command a bundled binary was built with (from the build cache's record)."""
+        binary = self.build.get("binary") if self.build else None
+        if not binary:
+            return None
+        record = Path(binary).parent / "build.json"
+        try:
+            argv = json.loads(record.read_text()).get("argv")
+        except (OSError, ValueError):
+            return None
+        return [str(a) for a in argv] if argv else None
 
 
 @dataclass(frozen=True)

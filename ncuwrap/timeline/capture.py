@@ -3,9 +3,12 @@
     RUN_DIR/
       timeline.nsys-rep   the capture (nsys profile --trace=cuda,nvtx,osrt)
       timeline.sqlite     its SQLite export (nsys export --type sqlite)
-      timeline.json       the diagnosis (ncuwrap.timeline/v1)
-      timeline.html       the diagnosis as a self-contained page
+      timeline.json       the diagnosis (ncuwrap.timeline/v1), written by the command line
+      timeline.html       the diagnosis as a self-contained page, written by the command line
       timeline.log        the commands run and everything nsys and the program printed
+
+:func:`capture` writes the capture, its export and the log, and returns the diagnosis as a typed
+:class:`Capture`; rendering it is the command line's job (:mod:`ncuwrap.cli.timeline`).
 
 An existing, non-empty run folder is never reused without ``force``; with it, only the files above
 are replaced.
@@ -26,16 +29,20 @@ from ncuwrap.errors import InputError, OutputExistsError, ProfilerError
 from ncuwrap.timeline import nsysrep
 
 STEM = "timeline"
-FILES = ("timeline.nsys-rep", "timeline.qdstrm", "timeline.sqlite", "timeline.json", "timeline.html", "timeline.log")
+VERDICT = "timeline.json"
+HTML = "timeline.html"
+FILES = ("timeline.nsys-rep", "timeline.qdstrm", "timeline.sqlite", VERDICT, HTML, "timeline.log")
 
 
 @dataclass(frozen=True)
 class Capture:
+    """One capture's files and its diagnosis."""
+
     run_dir: Path
     report: Path
     sqlite: Path
+    log: Path
     diagnosis: object  # TimelineDiagnosis
-    written: tuple[Path, ...]
 
 
 def default_run_dir(now: _dt.datetime | None = None) -> Path:
@@ -86,10 +93,10 @@ def _qdstrm(run_dir: Path, output: str) -> Path | None:
 
 def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None, force: bool = False,
             rules_path: str | Path | None = None, extend: bool = False, started=None) -> Capture:
-    """Run ``program`` under nsys into ``run_dir``, export it, diagnose it and write the results.
-    ``started(argv)``, if given, is called just before nsys starts (for a progress line)."""
+    """Run ``program`` under nsys into ``run_dir``, export it and diagnose it.
+    ``started(argv)``, if given, is called just before nsys starts (for a progress line).
+    Raises KeyboardInterrupt after a Ctrl-C (nsys and the program are stopped; the log is kept)."""
     from ncuwrap import ruleset
-    from ncuwrap.render import Format, render
     from ncuwrap.timeline import diagnose_data, sqlite
 
     rules = ruleset.load(rules_path, kind="timeline", extend=extend)  # a bad rules file fails before the run
@@ -100,11 +107,13 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     argv = nsysrep.profile_argv(exe, run_dir / STEM, list(program))
     if started is not None:
         started(argv)
-    done = nsysrep.run_profile(argv)
-    output = (done.stdout or "") + (done.stderr or "")
-    _write(log, f"$ {shlex.join(argv)}\n{output}")
+    _write(log, f"$ {shlex.join(argv)}\n")
+    done = nsysrep.run_profile(argv, log)
+    if done.interrupted:
+        raise KeyboardInterrupt
     report = run_dir / f"{STEM}.nsys-rep"
     if not report.exists():
+        output = "\n".join(done.text())
         qdstrm = _qdstrm(run_dir, output)
         if qdstrm is not None:
             raise ProfilerError(nsysrep.qdstrm_error(qdstrm, output) + f"; nsys output in {log}")
@@ -118,9 +127,4 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"$ {shlex.join(nsysrep.export_argv(exe, report, run_dir / f'{STEM}.sqlite'))}\n")
     diagnosis = diagnose_data(sqlite.read(exported), rules, source_path=str(report), kind="nsys-rep")
-    written = [report, exported]
-    for name, fmt in (("timeline.json", Format.json), ("timeline.html", Format.html)):
-        _write(run_dir / name, render(diagnosis, fmt))
-        written.append(run_dir / name)
-    written.append(log)
-    return Capture(run_dir=run_dir, report=report, sqlite=exported, diagnosis=diagnosis, written=tuple(written))
+    return Capture(run_dir=run_dir, report=report, sqlite=exported, log=log, diagnosis=diagnosis)

@@ -1,5 +1,5 @@
-"""Nsight Systems on the command line: find ``nsys``, export a ``.nsys-rep`` to SQLite, and explain
-a capture that stopped at ``.qdstrm``.
+"""Nsight Systems on the command line: find ``nsys``, run ``nsys profile``, export a ``.nsys-rep`` to
+SQLite, and explain a capture that stopped at ``.qdstrm``.
 
 ``nsys`` is looked up only when a command needs it (never at import time). The command lines are
 built by plain functions (:func:`export_argv`, :func:`profile_argv`) so tests can check them
@@ -13,7 +13,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ncuwrap import process
 from ncuwrap.errors import InputError, ProfilerError, ToolNotFoundError
+from ncuwrap.process import ProcessRun
 
 PROFILE_TRACE = "cuda,nvtx,osrt"
 
@@ -94,15 +96,16 @@ def check_not_qdstrm(path: Path) -> None:
         raise InputError(qdstrm_error(path))
 
 
-def run_profile(argv: list[str]) -> subprocess.CompletedProcess:
-    """Run ``nsys profile``; the output is captured (for the run folder's log and error messages)."""
+def run_profile(argv: list[str], log_path: Path | None = None) -> ProcessRun:
+    """Run ``nsys profile`` through ncuwrap's process runner (as ncu is run): its output is kept and
+    appended to ``log_path`` as it comes; Ctrl-C stops nsys and the program (``interrupted``)."""
     try:
-        return subprocess.run(argv, capture_output=True, text=True, check=False)
-    except OSError as exc:
-        raise ToolNotFoundError(f"{argv[0]}: cannot run nsys ({exc}); {_INSTALL_HINT}") from None
+        return process.run(argv, log_path)
+    except process.StartError as exc:
+        raise ToolNotFoundError(f"{argv[0]}: cannot run nsys ({exc.cause}); {_INSTALL_HINT}") from None
 
 
-def profile_failure(program: list[str], done: subprocess.CompletedProcess, log: Path) -> ProfilerError:
+def profile_failure(program: list[str], done: ProcessRun, log: Path) -> ProfilerError:
     detail = _tail(done.stderr) or _tail(done.stdout) or "no output"
     return ProfilerError(f"{program[0]}: the program failed under nsys with exit code {done.returncode} ({detail}); "
                          f"full output in {log}")

@@ -1,0 +1,144 @@
+"""One profiling run, start to end: check the options, run ncu into the run folder, diagnose what it
+measured (and with --nsys capture the timeline too). Returns a :class:`ProfileResult`; it renders
+nothing (verdict.json and report.html are written by :mod:`ncuwrap.cli.profile`).
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+from ncuwrap.errors import NcuwrapError, ProfilerError, ToolNotFoundError
+from ncuwrap.profile import rundir as RD
+from ncuwrap.profile.console import Progress
+from ncuwrap.profile.failure import failure
+from ncuwrap.profile.launches import launch_filter, profiled_launches
+from ncuwrap.profile.ncu import NcuTool, import_csv_argv, ncu_argv, ncu_tool, plan_collection, run_ncu
+from ncuwrap.profile.result import ProfileOptions, ProfileResult
+from ncuwrap.profile.targets import Target
+
+# What profile.json says of the --nsys files (timeline.json and timeline.html are the CLI's to write).
+TIMELINE_RECORD = {"report": "timeline.nsys-rep", "verdict": "timeline.json", "html": "timeline.html"}
+
+
+def profile(target: Target, run_dir: str | Path, options: ProfileOptions = ProfileOptions(), progress: Progress | None = None,
+            *, find_tool=ncu_tool) -> ProfileResult:
+    """Run ``target`` under ncu into ``run_dir`` and diagnose it. Raises NcuwrapError (one line, with
+    the fix) on failure and KeyboardInterrupt after a Ctrl-C; either way the run folder keeps the log,
+    the commands and profile.json."""
+    from ncuwrap import ruleset
+
+    rules = ruleset.load(options.rules, extend=options.extend)
+    rd = RD.RunDir(run_dir)
+    record = _plan(target, rd, options, rules, find_tool)  # every check before the folder is touched
+    rd.prepare(force=options.force)
+    rd.write_json(rd.environment, RD.environment(record["tool"]))
+    build = target.build_command()
+    if build:
+        rd.add_command("build (cached by ncuwrap.benchmarks)", build)
+    rd.add_command("profile", record["argv"])
+    rd.record(status="running", **record)
+
+    run = run_ncu(record["argv"], rd.log, progress)
+    if run.interrupted:
+        rd.record(status="interrupted", run=run, error="interrupted (Ctrl-C): ncu and the program were stopped", **record)
+        raise KeyboardInterrupt
+    error = failure(run, log=str(rd.log), known_kernels=target.kernels, kernel_filter=record["filt"].kernel,
+                    report_exists=rd.report.exists())
+    if error is None and not rd.report.exists():
+        error = ProfilerError(f"ncu finished without writing {rd.report}; full log: {rd.log}")
+    if error is not None:
+        rd.record(status="failed", run=run, error=str(error), **record)
+        raise error
+
+    from ncuwrap.engine import diagnose_profile
+
+    loaded, warnings = _load(rd, record["tool"], record["argv"], options.export_csv)
+    launches = profiled_launches(loaded.frame, run.kernels, record["filt"])
+    result = ProfileResult(run_dir=rd.path, target=target, collection=record["collection"], filter=record["filt"],
+                           argv=record["argv"], ncu=record["tool"], wall_s=run.wall_s, launches=launches,
+                           diagnosis=diagnose_profile(loaded, rules), warnings=[*run.warnings, *warnings])
+    rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, **record)
+    if options.nsys:
+        result.timeline = timeline(rd, target, options.nsys_path, progress)
+        rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, timeline=TIMELINE_RECORD, **record)
+    return result
+
+
+def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_tool) -> dict:
+    """What to collect, which launches, which ncu, the exact argv: the checks that need no run folder."""
+    try:
+        collection = plan_collection(options.collect, rules, options.metrics)
+        filt = launch_filter(target, kernel=options.kernel, launch_skip=options.launch_skip,
+                             launch_count=options.launch_count, nth_launch=options.nth_launch)
+    except ValueError as exc:
+        raise NcuwrapError(str(exc)) from None
+    tool = find_tool(options.ncu)
+    if options.nsys:  # a missing nsys fails now, not after the ncu run
+        try:
+            from ncuwrap.timeline.nsysrep import find_nsys
+        except ModuleNotFoundError:
+            pass  # timeline() says what is missing
+        else:
+            find_nsys(options.nsys_path)
+    try:
+        argv = ncu_argv(target.argv, collect=collection, output=rd.export_stem, ncu=tool.path, kernel=filt.kernel,
+                        launch_skip=filt.launch_skip, launch_count=filt.launch_count, nth_launch=filt.nth_launch,
+                        force=options.force, extra=options.extra_ncu_args)
+    except ValueError as exc:
+        raise NcuwrapError(str(exc)) from None
+    return dict(target=target, collection=collection, filt=filt, tool=tool, argv=argv)
+
+
+def _load(rd: RD.RunDir, tool: NcuTool, argv: list[str], want_csv: bool):
+    """The report to diagnose, and the warnings on the way.
+
+    ncu's own CSV export of the report is diagnosed when it can be had: ncu is at hand here, and its
+    export does not depend on the ncu_report Python module matching this Python (on the lent H200
+    that module crashed the interpreter). The .ncu-rep stays the artifact; the CSV gives identical verdicts.
+    """
+    from ncuwrap.ingest import load
+
+    csv_warning = export_csv(rd, tool) if want_csv else "CSV export not requested"
+    if csv_warning is None:
+        loaded = load(rd.raw_csv)
+        loaded.source = replace(loaded.source, path=str(rd.report), kind="ncu-rep", ncu_version=tool.version_string,
+                                command_line=shlex.join(argv))
+        return loaded, []
+    return load(rd.report, ncu=tool.path), [csv_warning] if want_csv else []
+
+
+def export_csv(rd: RD.RunDir, tool: NcuTool) -> str | None:
+    """Write report.raw.csv; a failure is a warning (the report itself is what matters)."""
+    argv = import_csv_argv(rd.report, tool.path)
+    rd.add_command("raw CSV export", argv, stdout_to=str(rd.raw_csv))
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"raw CSV export failed ({exc}); the report is complete: re-export it with: {' '.join(argv)}"
+    if done.returncode != 0 or not done.stdout.strip():
+        detail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+        return f"raw CSV export failed ({detail[0]}); the report is complete"
+    rd.write_text(rd.raw_csv, done.stdout)
+    return None
+
+
+def timeline(rd: RD.RunDir, target: Target, nsys_path: str | None, progress: Progress | None = None):
+    """--nsys: capture the same command with Nsight Systems into the run folder and diagnose its
+    timeline (:mod:`ncuwrap.timeline.capture` writes the capture, its export and log)."""
+    try:
+        from ncuwrap.timeline.capture import capture
+    except ModuleNotFoundError as exc:
+        raise ToolNotFoundError(f"--nsys needs ncuwrap's timeline support, which this installation lacks ({exc.name}); "
+                                "reinstall ncuwrap or profile without --nsys") from None
+
+    def started(argv):
+        rd.add_command("timeline (nsys)", argv)
+        if progress is not None:
+            progress.stage("nsys: capturing the program's timeline ...")
+
+    # The run folder is this run's (checked, or cleared with --force, before ncu ran): capture may
+    # replace its timeline files.
+    return capture(list(target.argv), rd.path, nsys=nsys_path, force=True, started=started).diagnosis

@@ -1,0 +1,59 @@
+"""The typed values of one profiling run: the options it was given and what it returns.
+
+Rendering them (verdict.json, report.html, the screen) is the command line's job (:mod:`ncuwrap.cli.profile`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ncuwrap.profile import rundir as RD
+from ncuwrap.profile.launches import LaunchFilter, ProfiledLaunch, total_passes
+from ncuwrap.profile.ncu import Collection, NcuTool
+from ncuwrap.profile.targets import Target
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    """The options of one profiling run (the CLI's, as a value)."""
+
+    collect: str = "targeted"
+    kernel: str | None = None
+    launch_skip: int | None = None
+    launch_count: int | None = None
+    nth_launch: int | None = None
+    metrics: tuple[str, ...] = ()
+    force: bool = False
+    ncu: str | None = None
+    rules: Path | None = None
+    extend: bool = False
+    nsys: bool = False
+    nsys_path: str | None = None
+    export_csv: bool = True
+    extra_ncu_args: tuple[str, ...] = ()
+
+
+@dataclass
+class ProfileResult:
+    """What a profiling run measured and concluded; its files are in ``run_dir``."""
+
+    run_dir: Path
+    target: Target
+    collection: Collection
+    filter: LaunchFilter
+    argv: list[str]
+    ncu: NcuTool
+    wall_s: float
+    launches: list[ProfiledLaunch]
+    diagnosis: object = None  # Diagnosis of every profiled kernel
+    warnings: list[str] = field(default_factory=list)
+    timeline: object = None  # TimelineDiagnosis, with --nsys
+
+    @property
+    def report(self) -> Path:
+        return Path(self.run_dir) / RD.REPORT
+
+    @property
+    def passes_total(self) -> int | None:
+        return total_passes([launch.passes for launch in self.launches])
