@@ -259,6 +259,78 @@ def test_a_missing_column_is_named(capsys, tmp_path):
     _one_line_error(code, out, err, path, r"table CUPTI_ACTIVITY_KIND_KERNEL has no column 'end' \(nsys export schema 3.20.3\)")
 
 
+# ------------------------------------------------- ncuwrap timeline FILE: a capture made before, read as it is
+
+
+def test_timeline_reads_a_sqlite_export_without_nsys(capsys, monkeypatch, tmp_path):
+    """No nsys anywhere: the .sqlite is read, the verdict printed in full, and nothing is written."""
+    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: None)
+    monkeypatch.chdir(tmp_path)  # where a run folder would go
+    path = ROOT / NSYS_DIR / "bench.sqlite"
+    code, out, err = run_cli(capsys, "timeline", path, "-f", "json")
+    assert (code, err) == (0, "")
+    doc = json.loads(out)
+    assert doc.pop("source") == {"path": str(path), "kind": "nsys-sqlite", "nsys_version": "2025.3.2.0",
+                                 "export_schema": "3.20.3", "device": "NVIDIA H200"}
+    expected = json.loads((ROOT / "tests" / "golden" / "timeline_bench.json").read_text())
+    expected.pop("source")
+    assert doc == expected
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt, golden", [("markdown", "timeline_bench.md"), ("table", None)])
+def test_timeline_of_a_file_prints_what_diagnose_prints(capsys, fmt, golden):
+    path = NSYS_DIR / "bench.sqlite"
+    code, out, err = run_cli(capsys, "timeline", path, "-f", fmt)
+    assert (code, err) == (0, "")
+    assert out == run_cli(capsys, "diagnose", path, "-f", fmt)[1]
+    if golden:
+        assert out == (ROOT / "tests" / "golden" / golden).read_text()
+    else:
+        assert "Bound: transfer (H2D)" in out
+
+
+def test_timeline_of_a_nsys_rep_exports_it_first(capsys, fake_nsys):
+    rep = NSYS_DIR / "bench.nsys-rep"
+    code, out, err = run_cli(capsys, "timeline", rep, "-f", "json")
+    assert (code, err) == (0, "")
+    ((argv),) = fake_nsys.calls
+    assert argv[:5] == [FAKE_NSYS, "export", "--type", "sqlite", "--output"] and argv[6:] == ["--force-overwrite", "true", str(rep)]
+    assert json.loads(out)["source"]["kind"] == "nsys-rep" and json.loads(out)["bound"] == "transfer"
+
+
+@pytest.mark.parametrize("path, pattern", [
+    (BAD / "missing.sqlite", r"no such file; check the path$"),
+    (BAD / "truncated.sqlite", r"corrupt or truncated SQLite database"),
+    (BAD / "capture.qdstrm", r"an unfinished Nsight Systems capture \(.qdstrm\)"),
+    (NSYS_DIR / "bench.nsys-rep", r"needs nsys to export it to SQLite, and nsys is not on PATH"),
+])
+def test_timeline_of_a_bad_file_is_one_line(capsys, monkeypatch, path, pattern):
+    monkeypatch.setattr(nsysrep.shutil, "which", lambda name: None)
+    code, out, err = run_cli(capsys, "timeline", path)
+    _one_line_error(code, out, err, path, pattern)
+
+
+@pytest.mark.parametrize("name", ["transpose_h200.ncu-rep", "report.raw.csv"])
+def test_an_nsight_compute_report_points_to_diagnose(capsys, name):
+    path = Path("ncuwrap/samples") / name
+    code, out, err = run_cli(capsys, "timeline", path)
+    assert (code, out) == (2, "")
+    assert err == (f"ncuwrap: error: {path}: an Nsight Compute report, not a timeline; diagnose it with "
+                   f"'ncuwrap diagnose {path}'\n")
+
+
+def test_a_file_takes_no_arguments_and_no_run_folder(capsys, tmp_path):
+    path = NSYS_DIR / "bench.sqlite"
+    code, out, err = run_cli(capsys, "timeline", path, "-n", "5")
+    _one_line_error(code, out, err, path, r"a capture is read as it is, with no arguments after it \(-n 5\); "
+                                          r"to capture a program, give it after '--'$")
+    code, out, err = run_cli(capsys, "timeline", "-o", tmp_path / "run", path)
+    _one_line_error(code, out, err, path, r"-o/--force name the run folder of a new capture; to write this capture's verdict "
+                                          rf"to a file, run 'ncuwrap diagnose {re.escape(str(path))} -f FORMAT -o FILE'$")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to check processes")
 def test_ctrl_c_stops_nsys_and_the_program(capsys, monkeypatch, tmp_path):
     """The stand-in nsys (a real process, tests/data/profile/fake_nsys) runs a program that sleeps;

@@ -1,5 +1,6 @@
 """``ncuwrap timeline -- ./program args``: capture a program with Nsight Systems and diagnose its
-timeline (thin wrapper over :mod:`ncuwrap.timeline.capture`).
+timeline (thin wrapper over :mod:`ncuwrap.timeline.capture`); ``ncuwrap timeline FILE.sqlite`` (or
+.nsys-rep) diagnoses a capture made before.
 
 The verdict goes to stdout in --format; where the files went goes to stderr.
 """
@@ -14,7 +15,12 @@ import typer
 
 from ncuwrap.cli import app
 from ncuwrap.cli.output import emit, write_document
+from ncuwrap.errors import InputError
 from ncuwrap.render import Format
+
+# Nsight Compute reports, given by mistake instead of a program or a capture.
+_NCU_SUFFIXES = (".ncu-rep", ".csv", ".csv.gz")
+
 
 def write_timeline_documents(diagnosis, run_dir: Path) -> list[Path]:
     """timeline.json and timeline.html of ``diagnosis`` into ``run_dir`` (also for ``profile --nsys``)."""
@@ -23,9 +29,30 @@ def write_timeline_documents(diagnosis, run_dir: Path) -> list[Path]:
     return [write_document(diagnosis, Format.json, run_dir / VERDICT), write_document(diagnosis, Format.html, run_dir / HTML)]
 
 
+def capture_file(program: list[str], output: Path | None, force: bool) -> Path | None:
+    """The capture file given instead of a program (``ncuwrap timeline run.sqlite``), else None.
+    An Nsight Compute report, or options that only a new capture takes, end in one line with the fix."""
+    from ncuwrap.ingest import TIMELINE_SUFFIXES
+
+    path = Path(program[0])
+    name = path.name.lower()
+    if name.endswith(_NCU_SUFFIXES):
+        raise InputError(f"{path}: an Nsight Compute report, not a timeline; diagnose it with 'ncuwrap diagnose {path}'")
+    if not name.endswith(TIMELINE_SUFFIXES):
+        return None
+    if len(program) > 1:
+        raise InputError(f"{path}: a capture is read as it is, with no arguments after it ({shlex.join(program[1:])}); "
+                         "to capture a program, give it after '--'")
+    if output is not None or force:
+        raise InputError(f"{path}: -o/--force name the run folder of a new capture; to write this capture's verdict "
+                         f"to a file, run 'ncuwrap diagnose {path} -f FORMAT -o FILE'")
+    return path
+
+
 @app.command(context_settings={"ignore_unknown_options": True})
 def timeline(
-    program: List[str] = typer.Argument(..., help="The program and its arguments, after '--': ncuwrap timeline -- ./prog args", show_default=False),
+    program: List[str] = typer.Argument(..., help="The program and its arguments, after '--': ncuwrap timeline -- ./prog args. "
+                                                  "Or a capture made before: a .sqlite export or .nsys-rep.", show_default=False),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder (default: ncuwrap-runs/timeline-<time>). Never overwritten without --force."),
     force: bool = typer.Option(False, "--force", help="Replace the timeline files of an existing run folder."),
     nsys_path: Optional[str] = typer.Option(None, "--nsys-path", help="The nsys to run (default: nsys on PATH)."),
@@ -37,9 +64,16 @@ def timeline(
     kernels, host<->device transfers, or launch and synchronization overhead.
 
     Writes timeline.nsys-rep, timeline.sqlite, timeline.json, timeline.html and timeline.log into the run folder.
+    Given a .sqlite (or .nsys-rep) instead of a program, diagnoses that capture and writes nothing.
     """
     from ncuwrap.timeline.capture import capture, default_run_dir
 
+    path = capture_file(list(program), output, force)
+    if path is not None:
+        from ncuwrap.timeline import diagnose_timeline
+
+        emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path), fmt, None)
+        return
     run_dir = output or default_run_dir()
     result = capture(list(program), run_dir, nsys=nsys_path, force=force, rules_path=rules, extend=extend,
                      started=lambda argv: typer.echo(f"nsys: capturing {shlex.join(program)} ...", err=True))
