@@ -138,7 +138,7 @@ def measure(target, run_dir: Path, collect: str, tool, artifacts: bool, extra=()
         "total_s": round(time.perf_counter() - start, 3),
         "verdicts": verdicts(result.diagnosis),
         "not_evaluated": sorted({n.rule for k in kernels for n in k.not_evaluated}),
-        "metrics": [{name: k.metrics.get(name, k.chart.get(name) if hasattr(k, "chart") else None) for name in KEY_METRICS} for k in kernels],
+        "metrics": [{name: k.display_metrics.get(name, k.chart_metrics.get(name)) for name in KEY_METRICS} for k in kernels],
         "_diagnosis": result.diagnosis,
     }
 

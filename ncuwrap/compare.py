@@ -22,12 +22,25 @@ from ncuwrap import metrics as M
 from ncuwrap.engine import KEY_METRICS  # the metrics compared for every pair, in this order
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import clean
-from ncuwrap.verdict import Diagnosis, KernelVerdict
+from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict
 
 SCHEMA = "ncuwrap.compare/v1"
 BENCH_SCHEMA = "ncuwrap.bench/v1"
 NCU_DURATION_LABEL = "ncu duration, instrumented"
 DEFAULT_THRESHOLD_PCT = 5.0
+# A finding introduced at this severity or worse is a regression (None: findings never are). HIGH by
+# default: a change that fixes one waste often exposes the next (an expected medium finding), and a
+# 2.6x faster kernel must not fail a gate for that.
+DEFAULT_FAIL_ON_FINDING = "high"
+FAIL_ON_FINDING_CHOICES = ("high", "medium", "low", "none")
+
+
+def gates_on(severity: str, fail_on_finding: str | None) -> bool:
+    """Whether a finding of ``severity`` introduced by a change fails the gate. at_roofline (info)
+    appearing is good news, and minor findings cost little time: never."""
+    if fail_on_finding in (None, "none") or severity in ("info", "minor"):
+        return False
+    return SEVERITY_ORDER.get(severity, 9) <= SEVERITY_ORDER[fail_on_finding]
 
 PAIRED_BY_NAME = "name"
 PAIRED_BY_ORDER = "name, then launch order"
@@ -174,6 +187,12 @@ class Pair:
         return None if p is None or p >= 100 else 1.0 / (1.0 - p / 100.0)
 
     @property
+    def good_news(self) -> tuple[str, ...]:
+        """Findings introduced that are good news: the kernel reached its roofline (info)."""
+        severities = {f.id: f.severity for f in self.after.findings}
+        return tuple(i for i in self.introduced if severities.get(i) == "info")
+
+    @property
     def verdict_changed(self) -> bool:
         return (self.before.bound, self.before.limiter) != (self.after.bound, self.after.limiter)
 
@@ -228,6 +247,15 @@ class CompareResult:
     before_timing: str | None = None  # bench JSON paths
     after_timing: str | None = None
     notes: tuple[str, ...] = field(default=())
+    fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING
+
+    @property
+    def gate(self) -> str:
+        """What counts as a regression, in words."""
+        findings = "a finding introduced" if self.fail_on_finding in (None, "none") else None
+        severity = "" if findings else ("a HIGH finding introduced" if self.fail_on_finding == "high"
+                                         else f"a finding of severity {self.fail_on_finding} or worse introduced")
+        return f"more than {self.threshold_pct:g}% slower" + (f", or {severity}" if severity else " (findings introduced do not count)")
 
     @property
     def regressions(self) -> list[str]:
@@ -237,7 +265,7 @@ class CompareResult:
         if not self.pairs:
             lines.append("no kernel of BEFORE could be paired with one of AFTER, so nothing was compared (use --pair OLD=NEW)")
         for kernel in self.unpaired_after:
-            found = [f.id for f in kernel.findings if f.severity != "info"]
+            found = [f.id for f in kernel.findings if gates_on(f.severity, self.fail_on_finding)]
             if found:
                 lines.append(f"{kernel.name}: a kernel only AFTER has, with {', '.join(found)}")
         return lines
@@ -251,6 +279,7 @@ class CompareResult:
             "after": side(self.after, self.after_timing),
             "rules": {"path": self.after.rules_path, "version": self.after.rules_version, "name": self.after.rules_name},
             "threshold_pct": self.threshold_pct,
+            "fail_on_finding": self.fail_on_finding,
             "pairs": [p.to_json() for p in self.pairs],
             "unpaired": {"before": [k.to_json() for k in self.unpaired_before], "after": [k.to_json() for k in self.unpaired_after]},
             "regressions": self.regressions,
@@ -299,7 +328,7 @@ def pair_kernels(before: Diagnosis, after: Diagnosis, explicit=()) -> tuple[list
 
 
 def _value(kernel: KernelVerdict, name: str):
-    for source in (kernel.values, kernel.metrics, kernel.chart):
+    for source in (kernel.compared_metrics, kernel.display_metrics, kernel.chart_metrics):
         if source and name in source:
             return source[name]
     if name == "duration_ns":
@@ -315,7 +344,8 @@ def _evaluated(kernel: KernelVerdict, finding_id: str) -> bool:
 
 
 def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str, *, before_bench: BenchTimings | None = None,
-                    after_bench: BenchTimings | None = None, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> Pair:
+                    after_bench: BenchTimings | None = None, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+                    fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING) -> Pair:
     # A minor finding costs little time: one that drops to minor is resolved, one that rises from
     # minor is introduced.
     ids_b = before.finding_ids()
@@ -348,7 +378,7 @@ def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str,
     regressions = []
     severities = {f.id: f.severity for f in after.findings}
     for fid in introduced:
-        if severities[fid] != "info":  # at_roofline appearing is good news
+        if gates_on(severities[fid], fail_on_finding):
             regressions.append(Regression(name, f"finding {fid} introduced ({severities[fid]})", fid, severities[fid]))
     limit = 1.0 + threshold_pct / 100.0
     if before_t and after_t:
@@ -365,14 +395,18 @@ def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str,
 
 
 def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str | Path | None = None,
-            after_timing: str | Path | None = None, threshold_pct: float = DEFAULT_THRESHOLD_PCT) -> CompareResult:
+            after_timing: str | Path | None = None, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+            fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING) -> CompareResult:
     """Compare two diagnoses (made with the same rules)."""
     if threshold_pct < 0:
         raise InputError(f"--threshold {threshold_pct:g}: a slowdown threshold is a percentage >= 0")
+    if fail_on_finding not in (None, *FAIL_ON_FINDING_CHOICES):
+        raise InputError(f"--fail-on-finding {fail_on_finding}: give one of {', '.join(FAIL_ON_FINDING_CHOICES)}")
     before_bench = load_bench(before_timing) if before_timing else None
     after_bench = load_bench(after_timing) if after_timing else None
     matched, left_b, left_a = pair_kernels(before, after, pairs)
-    result_pairs = [compare_kernels(b, a, how, before_bench=before_bench, after_bench=after_bench, threshold_pct=threshold_pct)
+    result_pairs = [compare_kernels(b, a, how, before_bench=before_bench, after_bench=after_bench, threshold_pct=threshold_pct,
+                                    fail_on_finding=fail_on_finding)
                     for b, a, how in matched]
     # Most time first: what matters most to a reviewer (either side's ncu duration).
     result_pairs.sort(key=lambda p: -max(_number(p.before.duration_ns) or 0.0, _number(p.after.duration_ns) or 0.0))
@@ -386,7 +420,8 @@ def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str
     if left_b and left_a:
         notes.append("some kernels could not be paired by name: pair renamed kernels with --pair BEFORE_NAME=AFTER_NAME")
     return CompareResult(before, after, tuple(result_pairs), tuple(left_b), tuple(left_a), threshold_pct,
-                         str(before_timing) if before_timing else None, str(after_timing) if after_timing else None, tuple(notes))
+                         str(before_timing) if before_timing else None, str(after_timing) if after_timing else None, tuple(notes),
+                         fail_on_finding)
 
 
 def compare_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,

@@ -22,11 +22,11 @@ from ncuwrap.ingest import Profile, load, rule_results
 from ncuwrap.ingest.names import dims
 from ncuwrap.evaluate import Evaluation
 from ncuwrap.numbers import clean, clean_all
-from ncuwrap.verdict import Diagnosis, KernelVerdict, NcuRule, SourceInfo, Stall
+from ncuwrap.verdict import Diagnosis, KernelVerdict, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
 
 
-# What the HTML charts draw: Speed-of-Light bars, the roofline (the compute roof that applies and the
-# memory levels), occupancy.
+# What the HTML charts draw: Speed-of-Light bars, memory bandwidth, occupancy (the roofline is
+# KernelVerdict.roofline).
 CHART_METRICS = (
     "sm_pct", "memory_pct", "dram_pct", "l2_pct", "l1tex_pct",
     "roof_kind", "roof_flops_per_s", "roof_peak_flops_per_s", "arithmetic_intensity",
@@ -41,13 +41,19 @@ ROOFLINE_NEEDS = ("roof_flops_per_s", "roof_peak_flops_per_s", "dram_bytes_per_s
 KEY_METRICS = ("duration_ns", "sm_pct", "memory_pct", "dram_pct", "l2_pct", "l1tex_pct", "achieved_occupancy_pct")
 
 
-def _hint(missing: list[str], kind: str = "ncu-rep") -> str:
+def _how(missing, kind: str) -> str:
+    """How to get ``missing`` into a report of ``kind``: one clause, the same wherever it is shown."""
     if kind == "ncu-csv-details":
         # The report may well have them: the details page just does not export raw counters.
-        return f"{', '.join(missing)} not on the details page; export the report with 'ncu --import REPORT --csv --page raw'"
+        return "export the report with 'ncu --import REPORT --csv --page raw'"
     sections = sorted({s for s in (M.section_of(m) for m in missing) if s})
     collect = f"--section {' --section '.join(sections)}" if sections else f"--metrics {','.join(missing)}"
-    return f"{', '.join(missing)} not collected; re-profile with {collect} (or 'ncuwrap profile --collect targeted')"
+    return f"re-profile with {collect} (or 'ncuwrap profile --collect targeted')"
+
+
+def _hint(missing: list[str], kind: str = "ncu-rep") -> str:
+    where = "not on the details page" if kind == "ncu-csv-details" else "not collected"
+    return f"{', '.join(missing)} {where}; {_how(missing, kind)}"
 
 
 class _Launches:
@@ -101,7 +107,8 @@ class _Launches:
 def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = None) -> Diagnosis:
     source = _Launches(profile)
     frame = profile.frame
-    meta = {c: frame[c].tolist() if c in frame else [None] * len(frame) for c in ("launch_id", "name", "display_name", "grid", "block")}
+    meta = {c: frame[c].tolist() if c in frame else [None] * len(frame)
+            for c in ("launch_id", "name", "display_name", "grid", "block", "process_id", "process_name")}
     rows = np.arange(len(frame))
     if kernel:
         try:
@@ -123,7 +130,18 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
         rules_name=rules.name,
         kernels=tuple(kernels),
         environment=_environment(profile, source),
+        reprofile=_reprofile(kernels, source.kind),
     )
+
+
+def _reprofile(kernels, kind: str) -> Reprofile | None:
+    """Every rule not evaluated on some launch, once for the report, with one way to get its metrics."""
+    lacking = [k for k in kernels if k.not_evaluated]
+    if not lacking:
+        return None
+    rules = tuple(dict.fromkeys(n.rule for k in lacking for n in k.not_evaluated))
+    missing = tuple(dict.fromkeys(m for k in lacking for n in k.not_evaluated for m in n.missing))
+    return Reprofile(rules=rules, missing=missing, launches=len(lacking), how=_how(missing, kind))
 
 
 def _kernel(evaluation: Evaluation, profile: Profile, row: int, meta: dict, display, evidence_names) -> KernelVerdict:
@@ -149,10 +167,10 @@ def _kernel(evaluation: Evaluation, profile: Profile, row: int, meta: dict, disp
         why=decision.why,
         findings=decision.findings,
         not_evaluated=decision.not_evaluated,
-        metrics=shown,
+        display_metrics=shown,
         path=decision.path,
-        chart=_chart(source, row),
-        values=evaluation.values(evidence_names, row),
+        chart_metrics=_chart(source, row),
+        compared_metrics=evaluation.values(evidence_names, row),
         borderline=decision.borderline,
         pipe=source.value("compute_pipe", row),
         pipe_pct=source.value("compute_pipe_pct", row),
@@ -161,7 +179,34 @@ def _kernel(evaluation: Evaluation, profile: Profile, row: int, meta: dict, disp
         stalls=_stalls(source, row),
         ncu_rules=_ncu_rules(profile.rules.get(launch_id, ()), decision.findings, evaluation.rules),
         effects=evaluation.effects(decision.findings, row, duration),
+        roofline=_roofline(source, row),
+        process_id=_text(meta["process_id"]),
+        process_name=_text(meta["process_name"]),
     )
+
+
+def _text(value) -> str | None:
+    return None if value is None or _isnan(value) or value == "" else str(value)
+
+
+def _roofline(source: "_Launches", row: int) -> Roofline:
+    missing = tuple(source.missing(ROOFLINE_NEEDS))
+    kind = str(source.value("roof_kind", row) or "fp32")
+    if missing:
+        return Roofline(kind, None, (), None, (), missing=missing, how=_how(missing, source.kind))
+    peak, flops = _positive(source.value("roof_peak_flops_per_s", row)), source.value("roof_flops_per_s", row)
+    roofs, points = [], []
+    for level, achieved_key, peak_key in M.MEMORY_LEVELS:
+        bw, achieved = _positive(source.value(peak_key, row)), _positive(source.value(achieved_key, row))
+        if bw:
+            roofs.append((level, float(bw)))
+        if achieved and flops and flops > 0:
+            points.append(RooflinePoint(level, flops / achieved, float(flops), float(achieved)))
+    return Roofline(kind, peak, tuple(roofs), flops, tuple(points))
+
+
+def _positive(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
 def _tensor(source: "_Launches", row: int) -> dict | None:
@@ -233,7 +278,6 @@ NCU_COUNTERPARTS = {
 
 def _chart(source: _Launches, row: int) -> dict:
     chart = {name: source.value(name, row) for name in CHART_METRICS}
-    chart["roofline_missing"] = source.missing(ROOFLINE_NEEDS)
     return chart
 
 

@@ -497,6 +497,12 @@ def raw_inputs(name: str) -> list[str]:
     return [name]  # a raw metric name used directly
 
 
+# The memory levels of the hierarchical roofline and the bandwidth chart: (label, achieved bytes/s, peak bytes/s).
+MEMORY_LEVELS = (("DRAM", "dram_bytes_per_s", "dram_peak_bytes_per_s"),
+                 ("L2", "l2_bytes_per_s", "l2_peak_bytes_per_s"),
+                 ("L1", "l1_bytes_per_s", "l1_peak_bytes_per_s"))
+
+
 def section_of(raw: str) -> str | None:
     for c in CANONICAL.values():
         if raw in c.aliases:

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 SCHEMA = "ncuwrap.diagnosis/v2"
 
 
+# Theoretical occupancy this close to 100% is full (ncu rounds).
+FULL_OCCUPANCY_PCT = 99.5
+# The finding that says the kernel is at its roofline: stop tuning it.
+STOP_FINDING = "at_roofline"
 # Minor findings come last: listed, never the headline.
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3, "minor": 4}
 
@@ -104,6 +108,66 @@ class Step:
 
 
 @dataclass(frozen=True)
+class RooflinePoint:
+    level: str  # DRAM | L2 | L1
+    intensity: float  # FLOP per byte moved at this level
+    flops_per_s: float
+    bytes_per_s: float
+
+    def to_json(self) -> dict:
+        return {"level": self.level, "intensity": clean(self.intensity), "flops_per_s": clean(self.flops_per_s),
+                "bytes_per_s": clean(self.bytes_per_s)}
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """The roofline of the arithmetic a kernel does (FP32, FP64, or tensor cores at its input type's
+    dense peak): the device's roofs and the kernel's point per memory level."""
+
+    kind: str  # fp32 | fp64 | a tensor input type ("bf16 tensor")
+    peak_flops_per_s: float | None
+    roofs: tuple[tuple[str, float], ...]  # (level, peak bytes/s) for the levels with a peak
+    flops_per_s: float | None  # 0: the kernel does no arithmetic of this kind
+    points: tuple[RooflinePoint, ...]
+    # The counters it lacks (then nothing is drawn) and how to collect them.
+    missing: tuple[str, ...] = ()
+    how: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.kind.upper() if self.kind in ("fp32", "fp64") else self.kind
+
+    @property
+    def drawable(self) -> bool:
+        """The roofs can be drawn: the counters were collected, with a compute peak and a memory peak."""
+        return not self.missing and bool(self.peak_flops_per_s and self.peak_flops_per_s > 0 and self.roofs)
+
+    @property
+    def says_something(self) -> bool:
+        """Worth a chart: the roofs can be drawn and the kernel has a point (it does arithmetic)."""
+        return self.drawable and bool(self.points)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "peak_flops_per_s": clean(self.peak_flops_per_s),
+                "roofs": {level: clean(bw) for level, bw in self.roofs}, "flops_per_s": clean(self.flops_per_s),
+                "points": [p.to_json() for p in self.points], "missing": list(self.missing)}
+
+
+@dataclass(frozen=True)
+class Reprofile:
+    """What a report lacks, said once for the whole report: the rules that could not be evaluated on
+    some launch, the metrics they read, and how to get them."""
+
+    rules: tuple[str, ...]
+    missing: tuple[str, ...]
+    launches: int  # how many launches had a rule not evaluated
+    how: str  # "re-profile with --section ..." or how to export what the report has
+
+    def to_json(self) -> dict:
+        return {"rules": list(self.rules), "missing": list(self.missing), "launches": self.launches, "how": self.how}
+
+
+@dataclass(frozen=True)
 class KernelVerdict:
     id: int
     name: str
@@ -116,13 +180,14 @@ class KernelVerdict:
     why: str
     findings: tuple[FindingResult, ...]
     not_evaluated: tuple[NotEvaluated, ...]
-    metrics: dict
+    # The metrics the rules file lists under 'display' that the report has (JSON "metrics").
+    display_metrics: dict
     path: tuple[Step, ...] = ()
-    # What the charts draw (Speed of Light, roofline, occupancy); see engine.CHART_METRICS.
-    chart: dict = field(default_factory=dict)
+    # What the charts draw (Speed of Light, bandwidth, occupancy); see engine.CHART_METRICS (JSON "chart").
+    chart_metrics: dict = field(default_factory=dict)
     # Every metric a finding's evidence or a comparison reads, known or not (None): lets 'compare'
     # show how a resolved finding's evidence moved. Not part of the JSON document.
-    values: dict = field(default_factory=dict, repr=False, compare=False)
+    compared_metrics: dict = field(default_factory=dict, repr=False, compare=False)
     # The bound decision was too close to call: another run may decide otherwise.
     borderline: bool = False
     # The busiest SM pipe and its utilization (%), and for tensor-core work the input type and the
@@ -136,10 +201,43 @@ class KernelVerdict:
     ncu_rules: tuple[NcuRule, ...] = ()
     # The per-unit effect of each estimated finding, for combining them (compare). Not in the JSON.
     effects: "KernelEffects | None" = field(default=None, repr=False, compare=False)
+    # The roofline of the arithmetic the kernel does; None when its counters were not collected.
+    roofline: "Roofline | None" = None
+    process_id: str | None = None
+    process_name: str | None = None
 
     @property
     def headline(self) -> FindingResult | None:
         return next((f for f in self.findings if not f.minor), None)
+
+    @property
+    def verdict_label(self) -> str:
+        """'memory (l1tex)'; a compute-bound kernel names its busiest pipe: 'compute (tensor)'."""
+        unit = self.pipe if self.bound == "compute" and self.pipe else self.limiter
+        return f"{self.bound} ({unit})" if unit else self.bound
+
+    @property
+    def stop(self) -> FindingResult | None:
+        """The finding that says to stop tuning (the kernel is at its roofline), when it fired."""
+        return next((f for f in self.findings if f.id == STOP_FINDING), None)
+
+    @property
+    def issues(self) -> tuple[FindingResult, ...]:
+        """The findings worth acting on: neither the stop finding nor minor ones."""
+        return tuple(f for f in self.findings if f.id != STOP_FINDING and not f.minor)
+
+    @property
+    def occupancy_capped_by(self) -> str | None:
+        """What caps the resident blocks per SM below the full warp slots; None at full theoretical
+        occupancy (the warp limit is then the hardware's, not a cap) or when unknown."""
+        theoretical = self.chart_metrics.get("theoretical_occupancy_pct")
+        if not isinstance(theoretical, (int, float)) or theoretical >= FULL_OCCUPANCY_PCT:
+            return None
+        return self.chart_metrics.get("occupancy_limiter")
+
+    @property
+    def minor_findings(self) -> tuple[FindingResult, ...]:
+        return tuple(f for f in self.findings if f.minor)
 
     @property
     def at_roofline(self) -> bool:
@@ -168,8 +266,10 @@ class KernelVerdict:
             "findings": [f.to_json() for f in self.findings],
             "not_evaluated": [n.to_json() for n in self.not_evaluated],
             "decision_path": [s.to_json() for s in self.path],
-            "metrics": self.metrics,
-            "chart": self.chart,
+            "metrics": self.display_metrics,
+            "chart": self.chart_metrics,
+            "roofline": self.roofline.to_json() if self.roofline else None,
+            "process": {"id": self.process_id, "name": self.process_name},
         }
 
 
@@ -196,6 +296,13 @@ class Diagnosis:
     rules_name: str
     kernels: tuple[KernelVerdict, ...]
     environment: dict = field(default_factory=dict)
+    # Every rule not evaluated on some launch, and one way to collect what they read; None: all evaluated.
+    reprofile: Reprofile | None = None
+
+    @property
+    def processes(self) -> tuple[str, ...]:
+        """The distinct processes whose launches the report holds (a process column when more than one)."""
+        return tuple(dict.fromkeys(k.process_id for k in self.kernels if k.process_id is not None))
 
     def to_json(self) -> dict:
         return {
@@ -205,10 +312,33 @@ class Diagnosis:
             "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
             "kernels": [k.to_json() for k in self.kernels],
             "ranking": [r.to_json() for r in self.ranking()],
+            "reprofile": self.reprofile.to_json() if self.reprofile else None,
         }
 
     def by_time(self) -> list[KernelVerdict]:
         return sorted(self.kernels, key=lambda k: -(k.duration_ns or 0.0))
+
+    @property
+    def total_ns(self) -> float:
+        return sum(k.duration_ns or 0.0 for k in self.kernels)
+
+    def groups(self) -> list["KernelGroup"]:
+        """The launches grouped by kernel name, most total time first: 200 launches of one kernel are
+        one group, and no other kernel is pushed out of a short summary."""
+        by_name: dict[str, list[KernelVerdict]] = {}
+        for k in self.by_time():
+            by_name.setdefault(k.name, []).append(k)
+        total = self.total_ns
+        groups = []
+        for name, launches in by_name.items():
+            ns = sum(k.duration_ns or 0.0 for k in launches)
+            verdicts: dict[str, int] = {}
+            for k in launches:
+                verdicts[k.verdict_label] = verdicts.get(k.verdict_label, 0) + 1
+            groups.append(KernelGroup(name=name, launches=tuple(launches), total_ns=ns,
+                                      share_pct=clean(100.0 * ns / total) if total else None,
+                                      verdicts=tuple(sorted(verdicts.items(), key=lambda kv: -kv[1]))))
+        return sorted(groups, key=lambda g: -g.total_ns)
 
     def ranking(self) -> list["Priority"]:
         """Kernels by what fixing them buys the whole profile: estimated gain x share of the time."""
@@ -221,6 +351,21 @@ class Diagnosis:
             out.append(Priority(id=k.id, name=k.name, share_pct=clean(share), gain_pct=gain, saves_pct=clean(saves),
                                 headline=k.headline.id if k.headline else None))
         return sorted(out, key=lambda p: -(p.saves_pct or 0.0))
+
+
+@dataclass(frozen=True)
+class KernelGroup:
+    """Every launch of one kernel: the longest first."""
+
+    name: str
+    launches: tuple[KernelVerdict, ...]
+    total_ns: float
+    share_pct: float | None
+    verdicts: tuple[tuple[str, int], ...]  # (verdict label, launches), most launches first
+
+    @property
+    def longest(self) -> KernelVerdict:
+        return self.launches[0]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ REGEN = os.environ.get("NCUWRAP_REGEN") == "1"
 @pytest.fixture(autouse=True)
 def _repo_root(monkeypatch):
     monkeypatch.chdir(ROOT)
+    # Terminal output takes the terminal's width: the same 100 columns for every test run.
+    monkeypatch.setenv("COLUMNS", "100")
 
 
 def has_gpu() -> bool:

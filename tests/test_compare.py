@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -98,10 +99,11 @@ def test_html_has_both_points_and_stays_self_contained(capsys, tmp_path):
     assert_self_contained(text)
     page = Page(text)
     content = " ".join(page.content.split())
-    assert len(page.with_class("svg", "chart")) == 4
-    assert text.count('fill="#0f172a">before</text>') == 4 and text.count('fill="#0f172a">after</text>') == 4  # legends
+    # Neither side does arithmetic: no roofline chart (a point at 0 FLOP/s says nothing), one line instead.
+    assert len(page.with_class("svg", "chart")) == 3 and not page.with_class("figure", "roofline")
+    assert text.count('fill="#0f172a">before</text>') == 3 and text.count('fill="#0f172a">after</text>') == 3  # legends
     assert "1.06 TB/s of 4.81 TB/s (22%)" in content and "3.11 TB/s of 4.81 TB/s (65%)" in content
-    assert "No FP32 arithmetic (before, after)" in content
+    assert "No roofline: the kernel does no FP32 arithmetic (0 FLOP/s); the bandwidth chart shows where it stands." in content
     assert "resolved high Shared-memory bank conflicts: 94% of shared wavefronts are replays" in content
     assert "Payoff: estimated 3.98x (75% of the time), measured 2.29x faster." in content
     assert ('<td><strong>bench median (uninstrumented)</strong></td><td class="num">0.087 ms</td><td class="num">0.038 ms</td>'
@@ -162,7 +164,7 @@ def test_mixed_kinds_rep_and_csv():
 def test_fail_on_regression_exit_codes(capsys, args, code, message):
     got, out, err = run_cli(capsys, "compare", PADDED, SHARED, *args)
     assert got == code
-    assert "regressions:" in out
+    assert "Regressions (more than 5% slower, or a HIGH finding introduced):" in out
     if message:
         assert message in err.splitlines()
     else:
@@ -247,7 +249,7 @@ def test_compare_html_in_headless_chromium(tmp_path):
     assert run.returncode == 0 and _console(run.stderr) == [] and shot.stat().st_size > 50_000
     run = _chromium(tmp_path, page.as_uri(), "--dump-dom")
     dom = Page(run.stdout)
-    assert _console(run.stderr) == [] and len(dom.with_class("svg", "chart")) == 4
+    assert _console(run.stderr) == [] and len(dom.with_class("svg", "chart")) == 3
     assert len(dom.with_class("rect", "bar")) >= 2 * (4 + 2) + 6
 
 
@@ -261,3 +263,29 @@ def test_gate_fails_when_nothing_was_paired(capsys):
         "ncuwrap: regression: no kernel of BEFORE could be paired with one of AFTER, so nothing was compared (use --pair OLD=NEW)",
         "ncuwrap: regression: transposeNaive: a kernel only AFTER has, with uncoalesced_global_stores",
     ]
+
+
+OCC = Path("tests/data/h200_ncuwrap/pairs_full")
+OCC_T = Path("tests/data/h200_ncuwrap/bench_pairs/occupancy.json")
+
+
+@pytest.mark.parametrize("gate, code", [((), 0), (("--fail-on-finding", "medium"), 1), (("--fail-on-finding", "none"), 0)])
+def test_a_faster_change_with_an_expected_medium_finding_passes_the_default_gate(capsys, gate, code):
+    # Real H200 pair: __launch_bounds__ caps the registers of occupancy-regs_heavy; it runs 1.13x faster
+    # (bench medians 0.183 -> 0.162 ms) and spills a little (local_memory_spill, medium). Only a gate asking for medium fails it.
+    args = ("compare", OCC / "occupancy-regs_heavy.raw.csv.gz", OCC / "occupancy-launch_bounds.raw.csv.gz",
+            "--before-timing", OCC_T, "--after-timing", OCC_T, "--fail-on-regression", *gate)
+    got, out, err = run_cli(capsys, *args)
+    assert got == code
+    assert "introduced     local_memory_spill (medium)" in out and "real speedup: 1.13x faster" in out
+    if code:
+        assert err.splitlines() == ["ncuwrap: regression: occupancy_regs_heavy -> occupancy_launch_bounds: finding local_memory_spill introduced (medium)"]
+    else:
+        assert err == ""
+
+
+def test_fail_on_finding_choices_match_the_library():
+    from ncuwrap.cli.compare import FailOn
+    from ncuwrap.compare import FAIL_ON_FINDING_CHOICES
+
+    assert tuple(FailOn.__members__) == FAIL_ON_FINDING_CHOICES

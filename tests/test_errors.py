@@ -30,7 +30,8 @@ BAD = DATA / "bad"
 def test_bad_report(capsys, tmp_path, report, message):
     out_file = tmp_path / "keep.json"
     out_file.write_text("previous content")
-    code, out, err = run_cli(capsys, "diagnose", report, "-f", "json", "-o", out_file)
+    # --force: the output may be replaced, but only by a complete result, never by a failed run.
+    code, out, err = run_cli(capsys, "diagnose", report, "-f", "json", "-o", out_file, "--force")
     assert code == 2
     assert out == ""
     lines = err.strip().splitlines()

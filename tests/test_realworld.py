@@ -70,7 +70,7 @@ def test_cublas_bf16_gemm_is_compute_bound_on_the_tensor_pipe_at_its_roof():
     assert (k.bound, k.pipe) == ("compute", "tensor")
     assert k.tensor["dtype"] == "bf16" and k.tensor["pct_of_peak"] == pytest.approx(93.3, abs=0.1)
     assert k.tensor["flops_per_s"] == pytest.approx(7.98e14, rel=0.01)  # 798 TFLOP/s
-    assert k.values["memory_pct"] == pytest.approx(47.9, abs=0.1)  # wgmma's shared-memory operand reads are the tensor pipe's
+    assert k.compared_metrics["memory_pct"] == pytest.approx(47.9, abs=0.1)  # wgmma's shared-memory operand reads are the tensor pipe's
     assert [f.id for f in k.findings] == ["at_roofline"]
     assert "The busiest pipe (tensor)" in k.findings[0].advice and "bandwidth" not in k.findings[0].advice
 
@@ -85,7 +85,7 @@ def test_cp_async_gemms_are_not_uncoalesced_for_want_of_an_ideal():
     for key in ("blas/5", "blas/7"):  # cuBLAS SGEMM and DGEMM load through LDGSTS: no access width for them
         k = kernel(key)
         assert "uncoalesced_global_loads" not in k.finding_ids()
-        assert k.values.get("gld_excess_sectors_pct") in (None, 0)
+        assert k.compared_metrics.get("gld_excess_sectors_pct") in (None, 0)
     assert kernel("blas/5").pipe == "fma"
 
 

@@ -96,13 +96,17 @@ def test_single_report_page_has_every_part_the_issue_asks_for():
     assert "Why memory-bound:" in content and "dram is the busiest unit (65% of peak), ahead of the SMs (35%)." in content
     assert "max(sm_pct, memory_pct) < busy" in content and "busy = 60" in content and "holds: memory" in content
     assert len(page.with_class("div", "stop")) == 0
-    # Charts: roofline (roofs drawn, no point: the kernel does no FP32 work), bandwidth, SOL, occupancy.
-    assert len(page.with_class("svg", "chart")) == 4
-    assert len(page.with_class("polyline", "roof")) == 3 and len(page.with_class("line", "roof")) == 1
-    assert "No FP32 arithmetic" in content
+    # Charts: bandwidth, SOL, occupancy; no roofline (the kernel does no FP32 work: a point at 0 says nothing).
+    assert len(page.with_class("svg", "chart")) == 3 and not page.with_class("figure", "roofline")
+    flat = " ".join(content.split())
+    assert "No roofline: the kernel does no FP32 arithmetic (0 FLOP/s); the bandwidth chart shows where it stands." in flat
     assert "3.11 TB/s of 4.81 TB/s (65%)" in content
-    assert "Occupancy: limited by warps." in " ".join(content.split())
-    assert "Every rule was evaluated" in content
+    assert "The Speed-of-Light % of a unit is its busiest sub-unit" in flat
+    # 100% theoretical occupancy: nothing caps it, whatever ncu names as the block limit.
+    assert "Occupancy: every warp slot can be filled (100% theoretical)." in flat and "limited by" not in flat
+    # One kernel: no table of contents; every rule evaluated: no "Not evaluated" section.
+    assert not page.all("nav") and not page.all("section", id="not-evaluated")
+    assert "open" in page.with_class("details", "kernel")[0]
     # Environment block.
     for label, value in [("GPU", "NVIDIA H200"), ("compute capability", "9.0"), ("Nsight Compute", "2025.3.1.0"),
                          ("clock control", "base (ncu default)"), ("cache control", "all (ncu default)"),
@@ -117,12 +121,18 @@ def test_single_report_page_has_every_part_the_issue_asks_for():
 def test_report_without_roofline_counters_says_what_was_not_collected():
     text = render(diagnose(H200 / "vecadd" / "bench_add.ncu-rep"), Format.html)
     assert_self_contained(text)
-    content = " ".join(Page(text).content.split())
-    assert content.count("roofline not available: smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed,") == 2
-    assert "dram__bytes.sum.peak_sustained not collected; re-profile with --section" in content
+    page = Page(text)
+    content = " ".join(page.content.split())
+    assert not page.with_class("figure", "roofline")
+    assert content.count("No roofline: 7 of its counters not collected; re-profile with --section SpeedOfLight --section "
+                         "SpeedOfLight_RooflineChart (or 'ncuwrap profile --collect targeted').") == 2  # both kernels
     assert "2.96 TB/s (peak not collected)" in content
     assert "no issue found (4 rules not evaluated)" in content
-    assert "shared_bank_conflicts: not evaluated:" in content
+    # What could not be evaluated is said once, for the report, with one command.
+    (section,) = page.all("section", id="not-evaluated")
+    assert ("4 rules could not be evaluated on 2 launches: the report lacks 8 metrics. To evaluate them, re-profile with "
+            "--section MemoryWorkloadAnalysis_Tables (or 'ncuwrap profile --collect targeted').") in content
+    assert "Rules: shared_bank_conflicts, local_memory_spill, atomic_contention, at_roofline" in content
 
 
 def test_multi_kernel_page_ranks_by_time_and_details_each_kernel():
@@ -131,8 +141,11 @@ def test_multi_kernel_page_ranks_by_time_and_details_each_kernel():
     page = Page(text)
     names = [m.group(1) for m in re.finditer(r'<td class="kname"><a href="#k\d">([^<]+)</a>', text)]
     assert names == ["transposeNaive", "transposeShared", "copyKernel", "transposePadded"]
-    assert len(page.with_class("section", "kernel")) == 4
-    assert len(page.with_class("svg", "chart")) == 16
+    assert len(page.with_class("details", "kernel")) == 4
+    assert ["open" in d for d in page.with_class("details", "kernel")] == [True, True, True, False]
+    assert len(page.with_class("svg", "chart")) == 12  # none does FP32 work: no roofline
+    toc = text[text.index("<nav"):text.index("</nav>")]
+    assert re.findall(r'href="#(k\d|summary|environment)"', toc) == ["summary", "k1", "k2", "k3", "k4", "environment"]
     assert len(page.with_class("div", "stop")) == 0  # none of the four is at its roof under ncu (padded: DRAM 65%)
     assert "four real single-kernel reports shown together" in page.content
 
@@ -152,7 +165,7 @@ def test_many_kernels_stay_small_and_readable():
     text = render(scaled(1000), Format.html)
     assert len(text.encode("utf-8")) < 3_000_000
     page = Page(text)
-    assert len(page.with_class("section", "kernel")) == html.DETAIL
+    assert len(page.with_class("details", "kernel")) == html.DETAIL
     rest = text[text.index('<section id="rest">'):]
     assert rest.count("<tr>") == 1 + 1000 - html.SUMMARY
     assert "975 more launches" in page.content
@@ -198,14 +211,21 @@ def test_svg_charts_escape_every_text_they_hold():
     assert "not collected" in chart
 
 
-def _synthetic_flops(chart: dict, flops: float) -> dict:
-    """The real padded kernel's chart with a made-up FP32 rate (synthetic, labelled): the roofline path of
-    kernels that compute."""
-    return dict(chart, roof_flops_per_s=flops)
+def _synthetic_flops(kernel, flops: float):
+    """The real padded kernel's roofline with a made-up FP32 rate (synthetic, labelled): the roofline
+    path of kernels that compute. Its points use the kernel's real bytes/s at each level."""
+    from ncuwrap.metrics import MEMORY_LEVELS
+    from ncuwrap.verdict import RooflinePoint
+
+    chart = kernel.chart_metrics
+    points = tuple(RooflinePoint(level, flops / chart[key], flops, chart[key]) for level, key, _ in MEMORY_LEVELS if chart.get(key))
+    return dataclasses.replace(kernel.roofline, flops_per_s=flops, points=points)
 
 
 def test_roofline_draws_one_point_per_memory_level_and_both_sides_of_a_comparison():
-    real = single("transposePadded").kernels[0].chart
+    real = single("transposePadded").kernels[0]
+    assert real.roofline.flops_per_s == 0 and real.roofline.drawable and not real.roofline.says_something
+    assert svg.roofline([real.roofline]) is None
     one = svg.roofline([_synthetic_flops(real, 2e12)])
     assert one.count('class="point"') == 3 + 3  # DRAM, L2, L1 points and their key
     assert "No FP32 arithmetic" not in one
@@ -213,14 +233,16 @@ def test_roofline_draws_one_point_per_memory_level_and_both_sides_of_a_compariso
     two = svg.roofline([_synthetic_flops(real, 2e12), _synthetic_flops(real, 8e12)], ["before", "after"])
     assert two.count('class="point"') == 6 + 3 and two.count('stroke-dasharray="4 3"') == 3
     assert "before: DRAM" in two and "after: DRAM" in two
-    none = svg.roofline([dict(real, roofline_missing=["dram__bytes.sum.peak_sustained"])])
-    assert "roofline not available: 1 metric(s) not collected" in none
-    zero = svg.roofline([dict(real, roof_peak_flops_per_s=0)])
-    assert "roofline not available: the report&#39;s peak FP32 or DRAM rate is zero" in zero
+    zero_peak = dataclasses.replace(_synthetic_flops(real, 2e12), peak_flops_per_s=0)
+    assert svg.roofline([zero_peak]) is None
+    assert html.roofline_note([zero_peak]) == "No roofline: the report's peak FP32 rate or memory peaks are zero."
     # One side without roofline counters (vecadd's report), the other with: roofs drawn, both sides explained.
-    vecadd = diagnose(H200 / "vecadd" / "bench_add.ncu-rep").kernels[0].chart
-    mixed = svg.roofline([vecadd, real], ["before", "after"])
-    assert "No point for before: its report lacks" in mixed and "No FP32 arithmetic (after): 0 FLOP/s," in mixed
+    vecadd = diagnose(H200 / "vecadd" / "bench_add.ncu-rep").kernels[0].roofline
+    assert vecadd.missing and svg.roofline([vecadd]) is None
+    mixed = svg.roofline([vecadd, _synthetic_flops(real, 2e12)], ["before", "after"])
+    assert "No point for before: its report lacks" in mixed
+    no_work = svg.roofline([real.roofline, _synthetic_flops(real, 2e12)], ["before", "after"])
+    assert "No FP32 arithmetic (before): 0 FLOP/s," in no_work
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,11 +312,11 @@ def test_real_multi_kernel_report_in_headless_chromium(tmp_path):
     assert _console(run.stderr) == []
     dom = Page(run.stdout)
     # The browser built the charts: 4 per kernel, bars with a width, roofs drawn.
-    assert len(dom.with_class("svg", "chart")) == 16
+    assert len(dom.with_class("svg", "chart")) == 12
     bars = dom.with_class("rect", "bar")
     assert len(bars) >= 4 * (4 + 2 + 3) and all(float(b["width"]) >= 0 for b in bars)
     assert sum(float(b["width"]) > 0 for b in bars) >= 30
-    assert len(dom.with_class("polyline", "roof")) == 12
+    assert len(dom.with_class("polyline", "roof")) == 0  # no kernel here does FP32 work
     # The hostile name is text in the DOM, and no script element exists.
     assert not dom.all("script")
     assert HOSTILE in dom.content
@@ -304,6 +326,6 @@ def test_real_multi_kernel_report_in_headless_chromium(tmp_path):
 
 def test_the_roofline_of_a_tensor_core_kernel_is_its_type_s_roof():
     (k,) = diagnose(DATA / "realworld" / "blas.raw.csv.gz", kernel="nvjet_sm90_tst_320x128").kernels
-    chart = svg.roofline([k.chart])
+    chart = svg.roofline([k.roofline])
     assert "Roofline (bf16 tensor)" in chart and "bf16 tensor peak 856 TFLOP/s" in chart
     assert "No bf16 tensor arithmetic" not in chart and chart.count('class="point"') >= 3

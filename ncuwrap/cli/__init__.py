@@ -19,6 +19,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: the rich help panel shows every flag with a '<bool>' placeholder, as if it took a value.
+    rich_markup_mode=None,
 )
 
 

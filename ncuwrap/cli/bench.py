@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.errors import InputError, OutputExistsError
+from ncuwrap.errors import InputError
 
 
 class ListFormat(str, Enum):
@@ -126,11 +126,11 @@ def bench_cmd(
 ) -> None:
     """Uninstrumented baseline: verified results, median of N launches over R process runs, GB/s, TFLOP/s, % of peak and ceiling."""
     from ncuwrap.benchmarks.bench import WrongResultError, render_table, run_bench
-    from ncuwrap.cli.output import write_atomic
+    from ncuwrap.cli.output import check_output
+    from ncuwrap.fileio import write_checked
 
     names = _names(name, all_)
-    if output is not None and output.exists() and not force:
-        raise OutputExistsError(f"{output}: already exists; pass --force to overwrite it")
+    check_output(output, force=force)
     sizes = {}
     for kv in size or []:
         key, _, value = kv.partition("=")
@@ -151,7 +151,7 @@ def bench_cmd(
     )
     text = json.dumps(report, indent=2)
     if output is not None:
-        write_atomic(output, text + "\n")
+        write_checked(output, text + "\n", force=force)
         typer.echo(f"wrote {output}", err=True)
     typer.echo(text if fmt is ListFormat.json else render_table(report))
     wrong = [f"{b['name']}/{b['variant']}" for b in report["benchmarks"] if not b["verified"]]

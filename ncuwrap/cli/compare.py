@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.cli.output import emit
+from ncuwrap.cli.output import check_output, emit
 from ncuwrap.render import Format
+
+# The choices of --fail-on-finding (ncuwrap.compare.FAIL_ON_FINDING_CHOICES).
+FailOn = Enum("FailOn", {name: name for name in ("high", "medium", "low", "none")}, type=str)
 
 
 @app.command()
@@ -18,25 +22,29 @@ def compare(
     after: Path = typer.Argument(..., help="The report after the change (any supported kind)."),
     before_timing: Optional[Path] = typer.Option(None, "--before-timing", help="Uninstrumented timings of BEFORE: the JSON of 'ncuwrap bench' (ncuwrap.bench/v1)."),
     after_timing: Optional[Path] = typer.Option(None, "--after-timing", help="Uninstrumented timings of AFTER (ncuwrap.bench/v1). With both, the real speedup is shown and gated on."),
-    pair: Optional[List[str]] = typer.Option(None, "--pair", help="Pair a renamed kernel: BEFORE_NAME=AFTER_NAME (repeatable)."),
-    fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when a finding is introduced, a kernel got slower than --threshold, or nothing could be paired. Slower means the bench medians with both timings given, else ncu's instrumented durations (a weaker signal: replayed, and under ncu's clock control)."),
+    pair: Optional[List[str]] = typer.Option(None, "--pair", metavar="BEFORE_NAME=AFTER_NAME", help="Pair a renamed kernel (repeatable)."),
+    fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 on a regression: a kernel slower than --threshold, a finding introduced at --fail-on-finding severity or worse, or nothing paired. Slower means the bench medians with both timings given, else ncu's instrumented durations (a weaker signal: replayed, and under ncu's clock control)."),
     threshold: float = typer.Option(5.0, "--threshold", help="Slowdown, in percent, that counts as a regression."),
+    fail_on_finding: FailOn = typer.Option("high", "--fail-on-finding", help="Severity from which an introduced finding is a regression; 'none': only slowdowns count."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML replacing the bundled ones (used for both sides)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regular expression (both sides)."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout (never an input; an existing file only with --force)."),
+    force: bool = typer.Option(False, "--force", help="Replace the --output file if it exists."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
 ) -> None:
     """Pair kernels of two reports; show verdict changes, findings resolved and introduced, metric deltas, speedup."""
     from ncuwrap.compare import compare_files, parse_pair_option
 
+    inputs = (before, after, before_timing, after_timing, rules)
+    check_output(output, *inputs, force=force)
     result = compare_files(
         before, after, rules, extend=extend, kernel=kernel, ncu=ncu,
         pairs=[parse_pair_option(p) for p in pair or []],
-        before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold,
+        before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold, fail_on_finding=fail_on_finding.value,
     )
-    emit(result, fmt, output)
+    emit(result, fmt, output, force=force, inputs=inputs)
     if fail_on_regression and result.regressions:
         for line in result.regressions:
             typer.echo(f"ncuwrap: regression: {line}", err=True)

@@ -20,7 +20,8 @@ def diagnose(
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regular expression."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout (never an input; an existing file only with --force)."),
+    force: bool = typer.Option(False, "--force", help="Replace the --output file if it exists."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
     nsys: Optional[str] = typer.Option(None, "--nsys-path", help="Path to nsys, used to export a .nsys-rep to SQLite (default: nsys on PATH)."),
     ncu_rules: Optional[Path] = typer.Option(None, "--ncu-rules", help="Show Nsight Compute's own rule results from this .ncu-rep or '--page details' CSV of the same report beside the findings (a .ncu-rep or details CSV given as REPORT carries them already)."),
@@ -30,7 +31,8 @@ def diagnose(
     from ncuwrap.resources import sample_report
 
     path = report or sample_report()
-    check_output(output, path, rules, ncu_rules)
+    inputs = (path, rules, ncu_rules)
+    check_output(output, *inputs, force=force)
     if extend and rules is None:
         raise InputError("--extend adds the rules of --rules FILE to the bundled ones; give --rules too")
     if path.exists() and path.is_file() and kind_of(path) == "timeline":
@@ -44,4 +46,4 @@ def diagnose(
 
         label = None if report else f"ncuwrap:samples/{path.name}"
         result = run(path, rules, extend=extend, kernel=kernel, ncu=ncu, label=label, ncu_rules=ncu_rules)
-    emit(result, fmt, output)
+    emit(result, fmt, output, force=force, inputs=inputs)

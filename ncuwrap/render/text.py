@@ -31,14 +31,39 @@ def number(value) -> str:
     return f"{value:.3g}"
 
 
+def short_name(name: str, limit: int = 60) -> str:
+    """A kernel name short enough for a table cell: template arguments and parameters elided
+    ('at::vectorized_elementwise_kernel<…>'), then cut; the full name is in the kernel's section."""
+    if len(name) <= limit:
+        return name
+    name = name.replace("<unnamed>::", "").replace("(anonymous namespace)::", "")
+    cut = min((i for i in (name.find("<"), name.find("(")) if i > 0), default=-1)
+    if 0 < cut <= limit - 3:
+        return name[:cut] + ("<…>" if name[cut] == "<" else "(…)")
+    return name[: limit - 1] + "…"
+
+
+def display_path(path) -> str:
+    """A report path as a shared document shows it: relative to the current folder when inside it;
+    otherwise the file name (an absolute path names someone's machine, not the report)."""
+    from pathlib import Path
+
+    text = str(path)
+    p = Path(text)
+    if not p.is_absolute():
+        return text
+    try:
+        return str(p.relative_to(Path.cwd()))
+    except ValueError:
+        return p.name
+
+
 def launch(dims) -> str:
     return "x".join(str(d) for d in dims) if dims else "n/a"
 
 
 def verdict(kernel) -> str:
-    """'memory (l1tex)' style label; a compute-bound kernel names its busiest pipe: 'compute (tensor)'."""
-    unit = kernel.pipe if kernel.bound == "compute" and getattr(kernel, "pipe", None) else kernel.limiter
-    return f"{kernel.bound} ({unit})" if unit else kernel.bound
+    return kernel.verdict_label
 
 
 def gain(value) -> str:
@@ -201,9 +226,28 @@ def headline_text(kernel) -> str:
     head = kernel.headline
     text = head.title if head else "no issue found"
     if kernel.not_evaluated:
-        n = len(kernel.not_evaluated)
-        text += f" ({n} rule{'s' if n != 1 else ''} not evaluated)"
+        text += f" ({not_evaluated_count(kernel)})"
     return text
+
+
+def not_evaluated_count(kernel) -> str:
+    n = len(kernel.not_evaluated)
+    return f"{n} rule{'s' if n != 1 else ''} not evaluated"
+
+
+def reprofile_line(reprofile) -> str:
+    """The report's one 'not evaluated' sentence: which rules, on how many launches, what to do."""
+    n = reprofile.launches
+    missing = len(reprofile.missing)
+    return (f"{', '.join(reprofile.rules)} on {n} launch{'es' if n != 1 else ''}: {missing} metric{'s' if missing != 1 else ''} "
+            f"missing (listed in --format json); {reprofile.how}.")
+
+
+def process(kernel) -> str:
+    """'pid 2709' or 'pid 2709 (templated)'."""
+    if kernel.process_id is None:
+        return "n/a"
+    return f"pid {kernel.process_id}" + (f" ({kernel.process_name})" if kernel.process_name else "")
 
 
 # --- timelines ---

@@ -45,5 +45,7 @@ def environment():
         describe=M.description,
         gbps=T.gbps,
         size=T.size,
+        ncu_rules_shown=T.ncu_rules_shown,
+        not_evaluated_count=T.not_evaluated_count,
     )
     return env

@@ -31,27 +31,23 @@ class PairView:
     detailed: bool
     groups: list = field(default_factory=list)
     charts: dict = field(default_factory=dict)
-    stop: object = None
-    good_news: frozenset = frozenset()  # introduced findings of severity info (at_roofline)
 
 
 def pair_view(pair, index: int, detailed: bool) -> PairView:
     anchor = f"p{index}"
-    good = frozenset(f.id for f in pair.after.findings if f.id in pair.introduced and f.severity == "info")
     if not detailed:
-        return PairView(pair, anchor, False, good_news=good)
+        return PairView(pair, anchor, False)
     before = {f.id: f for f in pair.before.findings}
     after = {f.id: f for f in pair.after.findings}
     groups = [
         Group("resolved", "down", [before[i] for i in pair.resolved]),
-        Group("introduced", "up", [after[i] for i in pair.introduced if after[i].severity != "info"]),
-        Group("introduced (good news)", "down", [after[i] for i in pair.introduced if after[i].severity == "info"]),
+        Group("introduced", "up", [after[i] for i in pair.introduced if i not in pair.good_news]),
+        Group("introduced (good news)", "down", [after[i] for i in pair.good_news]),
         Group("still there", "", [after[i] for i in pair.persisting]),
         Group("not comparable", "note", [after.get(i) or before[i] for i in pair.not_comparable]),
     ]
-    charts = H.kernel_charts([pair.before.chart or {}, pair.after.chart or {}], SERIES)
-    stop = after.get("at_roofline")
-    return PairView(pair, anchor, True, [g for g in groups if g.findings], charts, stop, good)
+    charts = H.kernel_charts([pair.before.chart_metrics or {}, pair.after.chart_metrics or {}], [pair.before.roofline, pair.after.roofline], SERIES)
+    return PairView(pair, anchor, True, [g for g in groups if g.findings], charts)
 
 
 def environment_rows(result) -> list[tuple[str, object, object]]:
@@ -71,7 +67,7 @@ def render(result, detail: int = DETAIL, **_options) -> str:
         "pairs": views,
         "detailed": [v for v in views if v.detailed],
         "regressions": result.regressions,
-        "threshold": f"{result.threshold_pct:g}",
+        "gate": result.gate,
         "notes": list(result.notes),
         "unpaired_before": [("before", k) for k in result.unpaired_before],
         "unpaired_after": [("after", k) for k in result.unpaired_after],

@@ -1,8 +1,5 @@
-"""HTML output: one self-contained page (inline CSS and SVG, no script, no external reference).
-
-The page is drawn by the jinja2 templates in ``templates/`` with autoescaping on: kernel names are
-C++ signatures full of ``<``, ``>`` and ``&`` and must show as text, never as markup. Charts are built
-in Python (:mod:`ncuwrap.render.svg`), which escapes every text it puts in them.
+"""HTML output of a kernel diagnosis (templates/diagnosis.html): a table of contents, the summary, a
+collapsible section per kernel, what could not be evaluated (once), the environment.
 
 A report with many launches stays small: the top ``detail`` launches by ncu duration get the full
 section (decision path, findings, charts), the summary lists the top ``summary`` launches, and every
@@ -14,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ncuwrap import __version__
-from ncuwrap import metrics as M
 from ncuwrap.render.html import environment, svg
 from ncuwrap.render import text as T
 
@@ -36,33 +32,40 @@ class KernelView:
     share: str
     detailed: bool
     findings: list = field(default_factory=list)
-    stop: object = None  # the at_roofline finding, when it fired
     charts: dict = field(default_factory=dict)
-    occupancy_limiter: str | None = None
     occupancy_limits: list = field(default_factory=list)
-    minor: list = field(default_factory=list)
-    ncu_rules: list = field(default_factory=list)
+    open: bool = False  # the section starts unfolded
 
 
 _LIMITS = (("registers", "occ_limit_registers"), ("shared memory", "occ_limit_shared_mem"),
            ("warps", "occ_limit_warps"), ("block limit", "occ_limit_blocks"))
+# Kernel sections shown unfolded; the others are one click away (<details>).
+OPEN = 3
 
 
-def roofline_note(charts: list[dict]) -> str | None:
-    """'roofline not available: <metrics> not collected; re-profile with ...', or None when it is drawn."""
-    missing = svg.roofline_missing(charts)
-    if not missing:
+def roofline_note(rooflines: list) -> str | None:
+    """Why there is no roofline chart, in one line (None when there is one): its counters were not
+    collected, or the kernel does no arithmetic of the kind (a point at 0 FLOP/s says nothing)."""
+    shown = [r for r in rooflines if r is not None]
+    if any(r.says_something for r in shown):
         return None
-    sections = sorted({s for s in (M.section_of(m) for m in missing) if s})
-    how = f"--section {' --section '.join(sections)}" if sections else f"--metrics {','.join(missing)}"
-    return f"roofline not available: {', '.join(missing)} not collected; re-profile with {how} (or --set full)"
+    lacking = next((r for r in shown if r.missing), None)
+    if lacking is not None or not shown:
+        if lacking is None:
+            return "No roofline: the report has none of its counters."
+        n = len(lacking.missing)
+        return f"No roofline: {n} of its counter{'s' if n != 1 else ''} not collected; {lacking.how}."
+    last = shown[-1]
+    if any(r.points for r in shown):
+        return f"No roofline: the report's peak {last.label} rate or memory peaks are zero."
+    return f"No roofline: the kernel does no {last.label} arithmetic (0 FLOP/s); the bandwidth chart shows where it stands."
 
 
-def kernel_charts(charts: list[dict], series: list[str] | None = None) -> dict:
-    """The four charts of one kernel (or of a before/after pair), as Markup, and the roofline's note."""
+def kernel_charts(charts: list[dict], rooflines: list, series: list[str] | None = None) -> dict:
+    """The charts of one kernel (or of a before/after pair), as Markup, and the roofline's note."""
     return {
-        "roofline_note": roofline_note(charts),
-        "roofline": svg.roofline(charts, series),
+        "roofline_note": roofline_note(rooflines),
+        "roofline": svg.roofline(rooflines, series),
         "bandwidth": svg.bandwidth(charts, series),
         "sol": svg.sol(charts, series),
         "occupancy": svg.occupancy(charts, series),
@@ -75,11 +78,9 @@ def kernel_view(kernel, rank: int, total_ns: float, detailed: bool) -> KernelVie
     if not detailed:
         return KernelView(rank, anchor, kernel, share, False)
     findings = [FindingView(f, f"{anchor}-{f.id}") for f in kernel.findings if not f.minor]
-    stop = next((f for f in kernel.findings if f.id == "at_roofline"), None)
-    chart = kernel.chart or {}
+    chart = kernel.chart_metrics or {}
     limits = [(label, chart.get(key)) for label, key in _LIMITS if chart.get(key) is not None]
-    return KernelView(rank, anchor, kernel, share, True, findings, stop, kernel_charts([chart]),
-                      chart.get("occupancy_limiter"), limits, [f for f in kernel.findings if f.minor], T.ncu_rules_shown(kernel))
+    return KernelView(rank, anchor, kernel, share, True, findings, kernel_charts([chart], [kernel.roofline]), limits, rank <= OPEN)
 
 
 def environment_rows(diagnosis) -> list[tuple[str, object]]:
@@ -129,6 +130,9 @@ def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
         "environment": environment_rows(diagnosis),
         "clock_note": clock_note(diagnosis),
         "fix_first": [T.priority_line(p) for p in T.fix_first(diagnosis)] if len(kernels) > 1 else [],
+        "processes": len(diagnosis.processes) > 1,
+        "reprofile": diagnosis.reprofile,
+        "toc": len(kernels) > 1,
     }
 
 

@@ -6,7 +6,8 @@ escaped here, and only then is the whole returned as :class:`markupsafe.Markup`,
 can insert it without escaping it a second time and without letting a kernel name inject markup.
 
 A series is one set of numbers to draw (one kernel, or the "before" and "after" of a comparison);
-each is a ``KernelVerdict.chart`` dict (see ``ncuwrap.engine.CHART_METRICS``).
+each is a ``KernelVerdict.chart_metrics`` dict (see ``ncuwrap.engine.CHART_METRICS``), or for the
+roofline a ``KernelVerdict.roofline``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from ncuwrap.metrics import MEMORY_LEVELS
 from ncuwrap.render import text as T
 
 # One colour per series (1 series: blue; 2 series: before grey, after blue); roofs and grid in greys.
@@ -27,10 +29,6 @@ INK = "#0f172a"
 MUTED = "#64748b"
 FONT = "font-family=\"system-ui,-apple-system,'Segoe UI',Roboto,sans-serif\""
 
-# Memory levels of the hierarchical roofline: (label, achieved bytes/s, peak bytes/s).
-LEVELS = (("DRAM", "dram_bytes_per_s", "dram_peak_bytes_per_s"),
-          ("L2", "l2_bytes_per_s", "l2_peak_bytes_per_s"),
-          ("L1", "l1_bytes_per_s", "l1_peak_bytes_per_s"))
 # Speed-of-Light units: (label, chart key).
 SOL_UNITS = (("SM (compute)", "sm_pct"), ("DRAM", "dram_pct"), ("L2", "l2_pct"), ("L1/TEX", "l1tex_pct"))
 
@@ -131,7 +129,7 @@ def bandwidth(charts: list[dict], series: list[str] | None = None, width: int = 
     """Bytes/s at DRAM, L2 and L1 against each level's peak; None when no level was measured."""
     series = series or [""]
     levels = [(label, [_num(c.get(achieved)) for c in charts], [_num(c.get(peak)) for c in charts])
-              for label, achieved, peak in LEVELS]
+              for label, achieved, peak in MEMORY_LEVELS]
     levels = [lv for lv in levels if any(v is not None for v in lv[1])]
     if not levels:
         return None
@@ -180,57 +178,26 @@ class _Point:
     flops: float
 
 
-def roofline_missing(charts: list[dict]) -> list[str]:
-    """Raw metrics missing for a roofline on every series (empty when one series can be drawn)."""
-    missing: list[str] = []
-    for chart in charts:
-        lacking = chart.get("roofline_missing") or []
-        if not lacking:
-            return []
-        missing += [m for m in lacking if m not in missing]
-    return missing
-
-
 def _decades(lo: float, hi: float) -> tuple[int, int]:
     return math.floor(math.log10(lo)), math.ceil(math.log10(hi))
 
 
-def roofline(charts: list[dict], series: list[str] | None = None, width: int = 520, height: int = 330) -> Markup:
-    """The roofline of the arithmetic the kernel does (the model's ``roof_kind``: FP32, FP64, or tensor
-    cores at its input type's dense peak): the device's memory roofs (DRAM, L2, L1) and that compute
-    roof, and the kernel's point at each memory level it has counters for. A kernel that does no
-    arithmetic has no point on this chart (0 FLOP/s); the chart says so and the bandwidth chart shows
-    where it stands."""
+def roofline(rooflines: list, series: list[str] | None = None, width: int = 520, height: int = 330) -> Markup | None:
+    """The model's rooflines (KernelVerdict.roofline, one per series) drawn: the device's memory roofs
+    (DRAM, L2, L1) and the compute roof of the arithmetic the kernel does, and the kernel's point at
+    each memory level. None when no series has a point to draw (no arithmetic, or no counters): the
+    page says so in a line instead of an empty chart."""
     series = series or [""]
     palette = colors(len(series))
-    roof_chart = next((c for c in reversed(charts) if not c.get("roofline_missing")), None)
-    kind = str((roof_chart or {}).get("roof_kind") or "fp32")
-    name = kind.upper() if kind in ("fp32", "fp64") else kind
+    roof = next((r for r in reversed(rooflines) if r is not None and r.says_something), None)
+    if roof is None:
+        return None
+    name = roof.label
     title = f"Roofline ({name}): FLOP/s against arithmetic intensity, log-log"
-    if roof_chart is None:
-        return _unavailable(title, width, f"{len(roofline_missing(charts))} metric(s) not collected",
-                            "re-profile with --section SpeedOfLight_RooflineChart (or --set full)")
-    peak = _num(roof_chart.get("roof_peak_flops_per_s"))
-    roofs = [(label, _num(roof_chart.get(peak_key))) for label, _, peak_key in LEVELS]
-    roofs = [(label, bw) for label, bw in roofs if bw and bw > 0]
-    if not peak or peak <= 0 or not roofs:
-        return _unavailable(title, width, f"the report's peak {name} or DRAM rate is zero", "the roofs cannot be drawn from it")
-    points: list[_Point] = []
-    no_flops: list[int] = []
-    no_counters: list[int] = []
-    for i, chart in enumerate(charts):
-        flops = _num(chart.get("roof_flops_per_s"))
-        if flops is None:
-            no_counters.append(i)
-            continue
-        if flops <= 0:
-            no_flops.append(i)
-            continue
-        for label, achieved_key, _ in LEVELS:
-            achieved = _num(chart.get(achieved_key))
-            if achieved:
-                points.append(_Point(i, label, flops / achieved, flops))
-
+    peak, roofs = roof.peak_flops_per_s, list(roof.roofs)
+    points = [_Point(i, p.level, p.intensity, p.flops_per_s) for i, r in enumerate(rooflines) if r is not None for p in r.points]
+    no_flops = [i for i, r in enumerate(rooflines) if r is not None and not r.missing and not r.points]
+    no_counters = [i for i, r in enumerate(rooflines) if r is None or r.missing]
     ridges = [peak / bw for _, bw in roofs]
     x_lo, x_hi = _decades(min([min(ridges) / 100] + [p.intensity for p in points]), max([max(ridges) * 10] + [p.intensity for p in points]))
     y_lo, y_hi = _decades(min([peak / 1e3] + [p.flops for p in points]), peak * 1.5)
@@ -310,14 +277,6 @@ def roofline(charts: list[dict], series: list[str] | None = None, width: int = 5
         for j, line in enumerate(lines):
             body.append(f'<text class="note" x="{bx}" y="{by + 15 * j}" fill="{INK}" font-size="11">{_t(line)}</text>')
     return _svg(width, height, title, body)
-
-
-def _unavailable(title: str, width: int, why: str, what_to_do: str) -> Markup:
-    return _svg(width, 60, title, [
-        f'<rect x="0.5" y="0.5" width="{width - 1}" height="59" fill="#f8fafc" stroke="{GRID}"/>',
-        f'<text x="12" y="26" fill="{INK}">roofline not available: {_t(why)}</text>',
-        f'<text x="12" y="44" fill="{MUTED}" font-size="11">{_t(what_to_do)}</text>',
-    ])
 
 
 def _decade(d: int) -> str:

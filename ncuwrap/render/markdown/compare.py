@@ -11,8 +11,8 @@ DETAIL = 5
 
 def _kernel_name(pair) -> str:
     if pair.before.name == pair.after.name:
-        return code(pair.name)
-    return f"{code(pair.before.name)} → {code(pair.after.name)}"
+        return code(T.short_name(pair.name))
+    return f"{code(T.short_name(pair.before.name))} → {code(T.short_name(pair.after.name))}"
 
 
 def _ids(ids) -> str:
@@ -61,22 +61,23 @@ def pair_section(pair) -> list[str]:
 
 def render(result, detail: int = DETAIL, **_options) -> str:
     b, a = result.before, result.after
-    out = ["## ncuwrap compare", "", f"**before** {code(b.source.path)} → **after** {code(a.source.path)}", ""]
-    rows = [[_kernel_name(p), _verdict(p), _ncu_time(p), T.gain_factor(p.estimated_gain_pct), _real(p), _ids(p.resolved), _ids(p.introduced)]
+    out = ["## ncuwrap compare", "", f"**before** {code(T.display_path(b.source.path))} → **after** {code(T.display_path(a.source.path))}", ""]
+    # Few, narrow columns: a pull-request comment is ~100 characters wide.
+    rows = [[_kernel_name(p), _verdict(p), _ncu_time(p), f"{T.gain_factor(p.estimated_gain_pct)} / {_real(p)}", _ids(p.resolved), _ids(p.introduced)]
             for p in result.pairs]
     if rows:
-        out += [table(["kernel", "verdict", "ncu time (instrumented)", "estimated", "real speedup", "resolved", "introduced"], rows), ""]
+        out += [table(["kernel", "verdict", "ncu time (instrumented)", "speedup est. / real", "resolved", "introduced"], rows), ""]
     else:
         out += ["No kernel could be paired.", ""]
     if result.regressions:
-        out.append(f"**Regressions** (threshold {result.threshold_pct:g}% slower, or a finding introduced):")
+        out.append(f"**Regressions** ({escape(result.gate)}):")
         out.append("")
         for p in result.pairs:
             for r in p.regressions:
                 what = f"finding {code(r.finding)} introduced ({r.severity})" if r.finding else escape(r.text)
                 out.append(f"- {_kernel_name(p)}: {what}")
     else:
-        out.append(f"**No regression** (no finding introduced, no kernel more than {result.threshold_pct:g}% slower).")
+        out.append(f"**No regression** (what counts: {escape(result.gate)}).")
     out.append("")
     for p in result.pairs[:detail]:
         out += pair_section(p)

@@ -4,12 +4,14 @@ with ncuwrap.render.escape)."""
 from __future__ import annotations
 
 from ncuwrap import __version__
-from ncuwrap import metrics as M
+import html
+
 from ncuwrap.render import text as T
 from ncuwrap.render.escape import code, escape, table
 
 DETAIL = 5
 SUMMARY = 15
+OPEN = 2  # kernel sections shown unfolded
 
 def verdict(kernel) -> str:
     return escape(T.verdict(kernel))
@@ -26,22 +28,21 @@ def ncu_rules(kernel) -> list[str]:
         return []
     rows = [[code(r.rule), T.gain(r.estimated_speedup) + (f" ({r.speedup_type})" if r.speedup_type and r.estimated_speedup is not None else ""),
              code(r.counterpart) if r.counterpart else "", escape(r.agreement or "")] for r in rules]
-    return ["Nsight Compute's own rules on this launch:", "", table(["ncu rule", "ncu est.", "ncuwrap finding", "comparison"], rows), ""]
+    return [table(["ncu rule", "ncu est.", "ncuwrap finding", "comparison"], rows), ""]
 
 
 def evidence(finding) -> str:
     return ", ".join(f"{code(name)} {escape(T.metric(name, value))}" for name, value in finding.evidence.items())
 
 
-def not_evaluated(kernel) -> str | None:
-    """One line: which rules were not evaluated and what to re-profile with."""
-    if not kernel.not_evaluated:
-        return None
-    missing = [m for n in kernel.not_evaluated for m in n.missing]
-    sections = sorted({s for s in (M.section_of(m) for m in missing) if s})
-    how = " ".join(f"--section {s}" for s in sections) if sections else "--metrics " + ",".join(dict.fromkeys(missing))
-    rules = ", ".join(code(n.rule) for n in kernel.not_evaluated)
-    return f"*Not evaluated:* {rules}: {len(set(missing))} metric(s) not collected; re-profile with {code(how)}."
+def reprofile(diagnosis) -> list[str]:
+    """Once for the report: which rules were not evaluated, on how many launches, and what to do."""
+    r = diagnosis.reprofile
+    if r is None:
+        return []
+    n, m = r.launches, len(r.missing)
+    return ["**Not evaluated** " + f"on {n} launch{'es' if n != 1 else ''}: " + ", ".join(code(rule) for rule in r.rules)
+            + f". {m} metric{'s' if m != 1 else ''} missing; {escape(r.how)}.", ""]
 
 
 def environment_line(diagnosis) -> str:
@@ -57,61 +58,104 @@ def environment_line(diagnosis) -> str:
     if env.get("sm_clock_mhz") is not None:
         parts.append(f"SM clock {T.number(env['sm_clock_mhz'])} MHz")
     sha = env.get("sha256") or src.sha256
-    report = code(src.path) + (f" (sha256 {code(sha[:16])}…)" if sha else "")
+    report = code(T.display_path(src.path)) + (f" (sha256 {code(sha[:16])}…)" if sha else "")
     rules = f"rules {code(diagnosis.rules_name)} v{diagnosis.rules_version}"
     return f"{' · '.join(parts)} · report {report} · ncuwrap {__version__} · {rules}"
 
 
-def kernel_section(rank: int, kernel, share: str) -> list[str]:
-    out = [f"### {rank}. {code(kernel.name)}: {verdict(kernel)}", ""]
-    out.append(f"{T.duration(kernel.duration_ns)} ncu (instrumented), {share} of the profiled time · grid {T.launch(kernel.grid)}, block {T.launch(kernel.block)}")
+class _Seen:
+    """Advice already printed in this comment: a second kernel with the same finding points back to
+    the first instead of repeating the paragraph."""
+
+    def __init__(self):
+        self.first: dict[str, int] = {}
+
+    def advice(self, text: str, rank: int) -> str:
+        first = self.first.setdefault(text, rank)
+        return escape(text) if first == rank else f"(Advice as for kernel {first}.)"
+
+
+def kernel_section(rank: int, group, total_ns: float, seen: _Seen) -> list[str]:
+    """The body of a kernel's section (under its heading or a folded block's summary)."""
+    kernel = group.longest
+    out = []
+    launches = len(group.launches)
+    where = (f"{launches} launches, {T.duration(group.total_ns)} in all ({T.percent(group.share_pct)} of the profiled time); the longest: "
+             if launches > 1 else "")
+    out.append(f"{where}{T.duration(kernel.duration_ns)} ncu (instrumented)"
+               + ("" if launches > 1 else f", {T.share(kernel, total_ns)} of the profiled time")
+               + f" · grid {T.launch(kernel.grid)}, block {T.launch(kernel.block)}")
+    if len(group.verdicts) > 1:
+        out.append("")
+        out.append("Verdicts over the launches: " + ", ".join(f"{escape(label)} ×{count}" for label, count in group.verdicts) + ".")
+    if kernel.name != T.short_name(kernel.name):
+        out += ["", f"Full name: {code(kernel.name)}"]
     out.append("")
     out.append(f"**Why:** {escape(kernel.why) if kernel.why else 'undecided: the metrics the rules need were not collected.'}")
     out.append("")
-    stop = next((f for f in kernel.findings if f.id == "at_roofline"), None)
-    if stop:
-        out += [f"**Stop here:** {escape(stop.title)}. {escape(stop.advice)}", ""]
-    issues = [f for f in kernel.findings if f.id != "at_roofline" and not f.minor]
+    if kernel.stop:
+        out += [f"**Stop here:** {escape(kernel.stop.title)}. {seen.advice(kernel.stop.advice, rank)}", ""]
+    issues = kernel.issues
     if issues:
         out.append(table(["severity", "est. gain", "finding", "evidence"],
                          [[f.severity, T.gain(f.estimated_speedup), escape(f.title), evidence(f)] for f in issues], "lrll"))
         out.append("")
-        out += [f"- {code(f.id)}: {escape(f.advice)}" for f in issues]
+        out += [f"- {code(f.id)}: {seen.advice(f.advice, rank)}" for f in issues]
         out.append("")
-    minor = [f for f in kernel.findings if f.minor]
+    minor = kernel.minor_findings
     if minor:
         out += ["*Minor (estimated to cost little time):* " + ", ".join(f"{code(f.id)} est. {T.gain(f.estimated_speedup)}" for f in minor), ""]
-    out += ncu_rules(kernel)
-    note = not_evaluated(kernel)
-    if note:
-        out += [note, ""]
+    rules = ncu_rules(kernel)
+    if rules:
+        out += details("Nsight Compute's own rules on this launch", rules)
+    if kernel.not_evaluated:
+        out += [f"*{T.not_evaluated_count(kernel)}* (see the end).", ""]
     return out
+
+
+def details(summary: str, lines: list[str]) -> list[str]:
+    """A folded block (GitHub renders Markdown inside it). The summary is HTML, so it is escaped as HTML."""
+    return [f"<details><summary>{html.escape(summary, quote=False)}</summary>", "", *lines, "</details>", ""]
 
 
 def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) -> str:
     kernels = diagnosis.by_time()
-    total = sum(k.duration_ns or 0 for k in kernels)
+    total = diagnosis.total_ns
+    groups = diagnosis.groups()
     n = len(kernels)
-    out = [f"## ncuwrap: {code(diagnosis.source.path)}", ""]
-    out.append(f"{n} kernel launch{'es' if n != 1 else ''}, {T.duration(total) if total else 'n/a'} ncu time in all. "
+    out = [f"## ncuwrap: {code(T.display_path(diagnosis.source.path))}", ""]
+    what = f"{n} kernel launch{'es' if n != 1 else ''}" + (f" of {len(groups)} kernel{'s' if len(groups) != 1 else ''}" if len(groups) != n else "")
+    out.append(f"{what}, {T.duration(total) if total else 'n/a'} ncu time in all. "
                f"ncu durations are instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): compare them with each other only.")
     out.append("")
-    shown = kernels[: max(summary, detail)]
-    rows = [[str(i), code(k.name), verdict(k), headline(k), T.gain(k.estimated_gain_pct), T.duration(k.duration_ns), T.share(k, total)]
-            for i, k in enumerate(shown, start=1)]
-    out.append(table(["#", "kernel", "verdict", "headline", "est. gain", "ncu time", "share"], rows, "rllllrr"))
-    if n > len(shown):
-        rest = kernels[len(shown):]
-        rest_ns = sum(k.duration_ns or 0 for k in rest)
+    shown = groups[: max(summary, detail)]
+    grouped = len(groups) != n
+    rows = [[str(i), code(T.short_name(g.name)), *([str(len(g.launches))] if grouped else []), verdict(g.longest), headline(g.longest),
+             T.gain(g.longest.estimated_gain_pct), T.duration(g.total_ns), T.percent(g.share_pct)]
+            for i, g in enumerate(shown, start=1)]
+    header = ["#", "kernel", *(["launches"] if grouped else []), "verdict", "headline", "est. gain", "ncu time", "share"]
+    out.append(table(header, rows, "rl" + ("r" if grouped else "") + "lllrr"))
+    if grouped:
+        out += ["", "One row per kernel (its launches together); verdict, headline and gain are its longest launch's."]
+    if len(groups) > len(shown):
+        rest = groups[len(shown):]
+        rest_ns = sum(g.total_ns for g in rest)
         share = f"{100.0 * rest_ns / total:.1f}%" if total else "n/a"
-        out += ["", f"… and {len(rest)} more launch{'es' if len(rest) != 1 else ''} ({share} of the ncu time): see the HTML report (`--format html`)."]
+        out += ["", f"… and {len(rest)} more kernel{'s' if len(rest) != 1 else ''} ({share} of the ncu time): see the HTML report (`--format html`)."]
     first = T.fix_first(diagnosis)
     if n > 1 and first:
         out += ["", "**Fix first** (share of the time × estimated gain):", ""]
         out += [f"{i}. {escape(T.priority_line(p))}" for i, p in enumerate(first, 1)]
     out.append("")
-    for i, k in enumerate(kernels[:detail], start=1):
-        out += kernel_section(i, k, T.share(k, total))
+    seen = _Seen()
+    for i, g in enumerate(groups[:detail], start=1):
+        section = kernel_section(i, g, total, seen)
+        # The first kernels open; the rest fold, so a long report stays a short comment.
+        if i <= OPEN:
+            out += [f"### {i}. {code(T.short_name(g.name))}: {verdict(g.longest)}", "", *section]
+        else:
+            out += details(f"{i}. {T.short_name(g.name)}: {g.longest.verdict_label}", section)
+    out += reprofile(diagnosis)
     out.append("---")
     out.append("")
     out.append(environment_line(diagnosis))

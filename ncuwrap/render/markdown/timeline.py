@@ -5,52 +5,45 @@ from __future__ import annotations
 
 from ncuwrap.render import text as T
 from ncuwrap.render import breakdown as B
+from ncuwrap.render.escape import code, escape, table
 from ncuwrap.timeline.model import CATEGORY_LABELS
 
 
-def _cell(value) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
 def _table(header: list[str], rows: list[list], left: tuple[int, ...] = (0,)) -> list[str]:
-    """A Markdown table; the columns but those in ``left`` (numbers) are right-aligned."""
-    align = ["---" if i in left else "---:" for i in range(len(header))]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
-    return lines
+    """A GFM table; the columns but those in ``left`` (numbers) are right-aligned."""
+    return table(header, [[str(v) for v in row] for row in rows], "".join("l" if i in left else "r" for i in range(len(header)))).split("\n")
 
 
 def render(diagnosis, **_options) -> str:
     t = diagnosis.timeline
     s = diagnosis.source
-    out = [f"# Timeline: `{s.path}`", ""]
-    out.append(f"{s.device or 'unknown GPU'}, nsys {s.nsys_version or '?'} ({s.kind}); rules {diagnosis.rules_path} "
-               f"(version {diagnosis.rules_version}).")
-    out += ["", f"**Bound: {T.timeline_verdict(diagnosis)}.** {diagnosis.why}", ""]
+    out = ["## ncuwrap timeline", "", f"{code(T.display_path(s.path))}: {escape(s.device or 'unknown GPU')}, nsys {escape(s.nsys_version or '?')} "
+           f"({s.kind}); rules {code(diagnosis.rules_name)} version {diagnosis.rules_version}.", ""]
+    out += [f"**Bound: {escape(T.timeline_verdict(diagnosis))}.** {escape(diagnosis.why)}", ""]
 
-    out += [f"## Where the {T.duration(t.window_ns)} went", "", "```text", f"[{B.text_bar(t)}]", B.legend(t), "```", ""]
+    out += [f"### Where the {T.duration(t.window_ns)} went", "", "```text", f"[{B.text_bar(t)}]", B.legend(t), "```", ""]
     out += _table(["", "time", "share of window"], [[f"`{B.GLYPHS[seg.category]}` {seg.label}", T.duration(seg.ns), T.percent(seg.pct)]
                                                      for seg in t.segments()])
     out += ["", f"Start-up (first CUDA call to first GPU work): {T.duration(t.startup.duration_ns)}"
-                f"{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}. Each instant counts once: a copy running "
+                f"{' (host in: ' + code(t.startup.cause) + ')' if t.startup.duration_ns else ''}. Each instant counts once: a copy running "
                 "under a kernel is kernel time.", ""]
 
-    out += ["## If the kernels were faster (Amdahl)", ""]
+    out += ["### If the kernels were faster (Amdahl)", ""]
     out += _table(["kernels", "end to end", "speed-up"],
                   [[row.label, T.duration(row.end_to_end_ns), f"{row.end_to_end_speedup:.2f}x"] for row in t.amdahl])
     out += ["", T.amdahl_lesson(t), ""]
 
-    out += ["## Findings", ""]
+    out += ["### Findings", ""]
     if not diagnosis.findings:
         out += ["None.", ""]
     for f in diagnosis.findings:
-        out += [f"### {f.severity.upper()}: {f.title}", "", f"- **Evidence:** {T.evidence(f)}", f"- **Advice:** {f.advice}", ""]
+        out += [f"#### {f.severity.upper()}: {escape(f.title)}", "", f"- **Evidence:** {code(T.evidence(f))}", f"- **Advice:** {escape(f.advice)}", ""]
     if diagnosis.not_evaluated:
-        out += ["Not evaluated:", ""] + [f"- `{n.rule}`: {n.message}" for n in diagnosis.not_evaluated] + [""]
+        out += ["Not evaluated:", ""] + [f"- {code(n.rule)}: {escape(n.message)}" for n in diagnosis.not_evaluated] + [""]
 
-    out += ["## Top kernels", ""]
+    out += ["### Top kernels", ""]
     out += _table(["kernel", "launches", "total", "median", "share"],
-                  [[f"`{k.name}`", T.number(k.count), T.duration(k.total_ns), T.duration(k.median_ns), T.percent(k.share_pct)]
+                  [[code(T.short_name(k.name)), T.number(k.count), T.duration(k.total_ns), T.duration(k.median_ns), T.percent(k.share_pct)]
                    for k in t.top_kernels()])
     gaps = t.kernel_gaps
     if gaps["count"]:
@@ -59,28 +52,28 @@ def render(diagnosis, **_options) -> str:
     out.append("")
 
     if t.copies:
-        out += ["## Copies", ""]
+        out += ["### Copies", ""]
         out += _table(["kind", "count", "size", "time", "rate", "pageable"],
                       [[CATEGORY_LABELS[c.category], T.number(c.count), T.size(c.bytes), T.duration(c.total_ns), T.gbps(c.gbps),
                         "unknown" if c.pageable_count is None else f"{c.pageable_count} of {c.count}"] for c in t.copies])
         out.append("")
 
-    out += ["## CUDA API (host)", ""]
+    out += ["### CUDA API (host)", ""]
     if t.api_traced:
         out += _table(["category", "calls", "time", "share of window"],
                       [[r.category, T.number(r.calls), T.duration(r.total_ns), T.percent(r.pct)] for r in t.api_rows()])
         out += ["", "Slowest calls:", ""]
         out += _table(["call", "calls", "time", "median"],
-                      [[f"`{a.name}`", T.number(a.calls), T.duration(a.total_ns), T.duration(a.median_ns)] for a in t.api[:10]])
+                      [[code(a.name), T.number(a.calls), T.duration(a.total_ns), T.duration(a.median_ns)] for a in t.api[:10]])
     else:
         out.append("Not traced (capture with `nsys profile --trace=cuda`).")
     out.append("")
 
     if t.gaps:
-        out += ["## Longest GPU idle gaps after start-up", ""]
-        out += _table(["at", "length", "host was in"], [[T.duration(g.at_ns), T.duration(g.duration_ns), g.cause or "unknown"] for g in t.gaps],
+        out += ["### Longest GPU idle gaps after start-up", ""]
+        out += _table(["at", "length", "host was in"], [[T.duration(g.at_ns), T.duration(g.duration_ns), escape(g.cause or "unknown")] for g in t.gaps],
                       left=(2,))
         out.append("")
     if diagnosis.notes:
-        out += ["Notes:", ""] + [f"- {n}" for n in diagnosis.notes] + [""]
+        out += ["Notes:", ""] + [f"- {escape(n)}" for n in diagnosis.notes] + [""]
     return "\n".join(out).rstrip() + "\n"

@@ -1,54 +1,59 @@
-"""Terminal output: a summary table ranked by time, then each kernel's findings (rich)."""
+"""Terminal output of a kernel diagnosis: a summary ranked by time, then each kernel's verdict and
+findings, and once for the report what could not be evaluated."""
 
 from __future__ import annotations
 
-import io
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from ncuwrap.render import text as T
+from ncuwrap.render.table import STYLE, Page, cell
 
-_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green", "minor": "dim"}
+# From this many columns the summary table has room for each kernel's headline.
+WIDE = 110
 
 
-def render(diagnosis, width: int = 120, color: bool = False, **_options) -> str:
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=color, color_system="standard" if color else None, highlight=False)
+def render(diagnosis, width: int | None = None, color: bool = False, **_options) -> str:
+    page = Page(width, color)
     source = diagnosis.source
-    console.print(Text(f"{source.path}  ({source.kind}; {source.device or 'unknown GPU'}, CC {source.compute_capability or '?'}, "
-                       f"ncu {source.ncu_version or 'version unknown'})"))
+    page.line(f"{source.path}  ({source.kind}; {source.device or 'unknown GPU'}, CC {source.compute_capability or '?'}, "
+              f"ncu {source.ncu_version or 'version unknown'})")
     kernels = diagnosis.by_time()
     total = sum(k.duration_ns or 0 for k in kernels)
-    summary = Table(show_lines=False, header_style="bold")
-    for column in ("#", "launch", "kernel", "time (ncu)", "share", "verdict", "gain", "headline"):
-        summary.add_column(column, overflow="fold")
+    processes = len(diagnosis.processes) > 1
+    # On a narrow terminal the headline (first line of each kernel's section below) leaves the table.
+    wide = page.width >= WIDE
+    columns = ("#", "launch", "kernel", *(("process",) if processes else ()), "time (ncu)", "share", "verdict", "gain",
+               *(("headline",) if wide else ()))
+    summary = page.table(*columns, right=("#", "launch", "time (ncu)", "share", "gain"), names=("kernel",), prose=("headline",))
     for rank, k in enumerate(kernels, 1):
         head = k.headline
-        summary.add_row(str(rank), str(k.id), Text(k.name), T.duration(k.duration_ns), T.share(k, total), T.verdict(k),
-                        T.gain(k.estimated_gain_pct), Text(T.headline_text(k), style=_STYLE.get(head.severity, "") if head else ""))
-    console.print(summary)
+        headline = (cell(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
+        summary.add_row(str(rank), str(k.id), cell(k.name), *((cell(T.process(k)),) if processes else ()), T.duration(k.duration_ns),
+                        T.share(k, total), T.verdict(k), T.gain(k.estimated_gain_pct), *headline)
+    page.print(summary)
     first = T.fix_first(diagnosis)
     if len(kernels) > 1 and first:
-        console.print(Text("Fix first (share of the time x estimated gain):", style="bold"))
+        page.line("Fix first (share of the time x estimated gain):", "bold")
         for i, p in enumerate(first, 1):
-            console.print(Text(f"  {i}. {T.priority_line(p)}"))
+            page.line(T.priority_line(p), indent=2, label=f"{i}.")
     for rank, k in enumerate(kernels, 1):
-        console.print(Text(f"\n{rank}. {k.display_name}  (launch {k.id})", style="bold"))
-        console.print(Text(f"  {T.verdict(k)}: {k.why}"))
+        page.heading(f"{rank}. {k.display_name}  (launch {k.id}{', ' + T.process(k) if processes else ''})")
+        page.line(k.why, indent=2, label=f"{T.verdict(k)}:", label_style="bold")
+        if k.headline is None:
+            page.line("no issue found", indent=2)
         for f in k.findings:
             gain = T.finding_gain(f)
-            console.print(Text(f"  {f.severity.upper():6} {f.title}" + (f"  [{gain}]" if gain else ""), style=_STYLE.get(f.severity, "")))
+            page.line(f.title + (f"  [{gain}]" if gain else ""), STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
             if f.minor:
                 continue
             evidence = ", ".join(f"{name}={T.number(value)}" for name, value in f.evidence.items())
-            console.print(Text(f"         evidence: {evidence}"))
-            console.print(Text(f"         advice: {f.advice}"))
+            page.line(evidence, indent=9, label="evidence:")
+            page.line(f.advice, indent=9, label="advice:")
         for r in T.ncu_rules_shown(k):
-            console.print(Text(f"  ncu    {T.ncu_rule_line(r)}", style="dim"))
-        for n in k.not_evaluated:
-            console.print(Text(f"  {n.rule}: {n.message}", style="dim"))
-    console.print(Text(f"\nDurations are ncu's, instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): "
-                       "use 'ncuwrap bench' for real timings."))
-    return buffer.getvalue()
+            page.line(T.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
+        if k.not_evaluated:
+            page.line(T.not_evaluated_count(k) + " (see the end)", "dim", indent=2)
+    if diagnosis.reprofile:
+        page.heading("Not evaluated")
+        page.line(T.reprofile_line(diagnosis.reprofile), indent=2)
+    page.console.print()
+    page.line(f"Durations are ncu's, instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
+    return page.text()
