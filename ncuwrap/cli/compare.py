@@ -10,6 +10,7 @@ import typer
 from ncuwrap.cli import app
 from ncuwrap.cli.output import emit
 from ncuwrap.render import Format
+from ncuwrap.terminal import one_line
 
 
 @app.command()
@@ -39,5 +40,5 @@ def compare(
     emit(result, fmt, output)
     if fail_on_regression and result.regressions:
         for line in result.regressions:
-            typer.echo(f"ncuwrap: regression: {line}", err=True)
+            typer.echo(f"ncuwrap: regression: {one_line(line)}", err=True)
         raise typer.Exit(1)
