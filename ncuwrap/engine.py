@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from ncuwrap import estimate as E
+from ncuwrap import kernel_filter
 from ncuwrap import metrics as M
-from ncuwrap.errors import InputError
 from ncuwrap import ruleset as R
 from ncuwrap.ingest import Profile, load, rule_results
 from ncuwrap.ingest.names import dims
@@ -115,14 +115,7 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
     ev.meta = {c: frame[c].tolist() if c in frame else [None] * len(frame) for c in ("launch_id", "name", "display_name", "grid", "block")}
     rows = np.arange(len(frame))
     if kernel:
-        try:
-            pattern = re.compile(kernel)
-        except re.error as exc:
-            raise InputError(f"--kernel {kernel!r}: not a valid regular expression ({exc}); quote it or escape special characters") from None
-        rows = np.array([i for i in rows if pattern.search(str(frame["name"].iat[i])) or pattern.search(str(frame["display_name"].iat[i]))], dtype=int)
-        if not len(rows):
-            names = ", ".join(dict.fromkeys(str(n) for n in frame["name"]))
-            raise InputError(f"--kernel {kernel!r} matched no kernel of {profile.source.path}; its kernels: {names}")
+        rows = kernel_filter.select(kernel, frame["name"], frame["display_name"], profile.source.path)
 
     # The bound decision: first branch that holds wins (per launch).
     branch_holds = [ev.condition(b.when) for b in rules.bound]
