@@ -9,6 +9,7 @@ for the traceback.
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 
@@ -54,7 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     global _debug
     _debug = False
     try:
-        app(args=argv, prog_name="ncuwrap")  # standalone: click reports usage errors itself (exit 2)
+        with warnings.catch_warnings():
+            # numpy's overflow/invalid-value warnings on odd counters (1e300 * 1e300): the code
+            # handles inf and nan, and stderr is for one-line errors.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            app(args=argv, prog_name="ncuwrap")  # standalone: click reports usage errors itself (exit 2)
     except NcuwrapError as exc:
         _error(str(exc))
         return exc.exit_code
