@@ -142,13 +142,22 @@ def _convert(path: Path, frame: pd.DataFrame, columns: list[str], units: dict[st
     textual = np.isnan(numbers).all(axis=0) & (lengths > 0).any(axis=0)
     for i in np.flatnonzero(textual):
         column = columns[i]
-        out[column] = frame[column].where(frame[column] != "", None)
+        # As Python objects: metrics.MetricTable reads object columns as text (pandas' own "str" dtype it would not).
+        text = frame[column].astype(object)
+        out[column] = text.where(text != "", None)
     return out
+
+
+def _check_aligned(path: Path, frame: pd.DataFrame) -> None:
+    # pandas reads the extra leading fields of rows longer than the header as an index: every column shifts.
+    if not isinstance(frame.index, pd.RangeIndex):
+        raise InputError(f"{path}: the rows have more fields than the header; export it again from the .ncu-rep")
 
 
 def _check_complete(path: Path, frame: pd.DataFrame, min_fields: int) -> None:
     if frame.empty:
         raise InputError(f"{path}: the CSV holds no profiled kernel; export a report that has launches in it")
+
     # A file cut short at a field boundary parses (pandas fills the missing fields), so the fields
     # of the last row are counted on the file itself.
     fields = _last_row_fields(path)
@@ -266,6 +275,7 @@ def _read(path: Path, usecols=None) -> Profile:
                             usecols=wanted, engine="c", low_memory=False)
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]}); export it again with 'ncu --import REPORT --csv --page raw'") from None
+    _check_aligned(path, frame)
     units: dict[str, str] = {}
     if len(frame) and frame.iloc[0].get("ID", "x") == "":
         unit_row = frame.iloc[0]
@@ -311,6 +321,7 @@ def _read_details(path: Path, offset: int) -> Profile:
         long = pd.read_csv(path, dtype=str, keep_default_na=False, skiprows=_skip(offset, path), engine="c")
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]}); export it again with 'ncu --import REPORT --csv --page details'") from None
+    _check_aligned(path, long)
     # Metric rows stop after "Metric Value" (rule columns are left out), so that is the minimum.
     _check_complete(path, long, list(long.columns).index("Metric Value") + 1)
     metrics = long[long["Metric Name"] != ""]
