@@ -81,7 +81,7 @@ def workdir(tmp_path):
 REP_BYTES = NCU_REP.read_bytes()
 
 
-@fuzz(10)
+@fuzz(30)
 @given(edits=st.lists(st.tuples(st.integers(0, len(REP_BYTES) - 1), st.integers(0, 255)), max_size=8),
        cut=st.one_of(st.none(), st.integers(0, len(REP_BYTES))))
 def test_fuzz_ncu_rep(capsys, workdir, edits, cut):
@@ -102,7 +102,7 @@ CELL_VALUES = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr), st.integers(-(2**70), 2**70).map(str))
 
 
-@fuzz(15)
+@fuzz(40)
 @given(data=st.data())
 def test_fuzz_raw_csv(capsys, workdir, data):
     lines = CSV_TEXT.split("\n")
@@ -138,7 +138,7 @@ TABLES = {"CUPTI_ACTIVITY_KIND_KERNEL": ["start", "end", "deviceId", "streamId",
           "ENUM_CUDA_MEM_KIND": ["id", "name"]}
 
 
-@fuzz(12)
+@fuzz(30)
 @given(changes=st.lists(st.tuples(st.sampled_from(sorted(TABLES)), st.integers(0, 3), st.integers(1, 60), st.data()), min_size=1, max_size=4))
 def test_fuzz_sqlite(capsys, workdir, changes):
     folder = workdir()
@@ -170,7 +170,7 @@ TOKENS = st.sampled_from(["sm_pct", "memory_pct", "dram_pct", "busy", "1", "0.5"
 EXPRESSIONS = st.one_of(st.lists(TOKENS, max_size=25).map(" ".join), st.text(max_size=40))
 
 
-@fuzz(300)
+@fuzz(1000)
 @given(text=EXPRESSIONS)
 def test_fuzz_expressions(text):
     """Library level (fast): parse refuses with ExpressionError or gives an expression whose
@@ -187,7 +187,7 @@ def test_fuzz_expressions(text):
     assert np.asarray(result).dtype.kind in "bfiO"
 
 
-@fuzz(12)
+@fuzz(30)
 @given(data=st.data())
 def test_fuzz_rules_yaml(capsys, workdir, data):
     text = RULES_TEXT
@@ -218,7 +218,7 @@ JSON_VALUES = st.one_of(st.sampled_from(["1e999", "-1e999", "NaN", "Infinity", "
                         st.floats(allow_nan=False, allow_infinity=False).map(repr), st.integers(-(2**80), 2**80).map(str))
 
 
-@fuzz(8)
+@fuzz(20)
 @given(data=st.data())
 def test_fuzz_bench_json(capsys, workdir, data):
     text = BENCH_TEXT
