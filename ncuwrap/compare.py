@@ -17,10 +17,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuwrap import __version__
+from ncuwrap import __version__, safejson
 from ncuwrap import metrics as M
 from ncuwrap.engine import KEY_METRICS  # the metrics compared for every pair, in this order
 from ncuwrap.errors import InputError
+from ncuwrap.ingest import check_file
 from ncuwrap.numbers import clean
 from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict
 
@@ -120,13 +121,21 @@ class BenchTimings:
         return Timing(float(e["median_ms"]), self.path, label or str(e["kernel"])), None
 
 
+# 'ncuwrap bench' writes a few kilobytes; medians outside 1 ns .. one day are no kernel's time (and
+# their ratios overflow what the outputs can hold).
+BENCH_MAX_BYTES = 16 << 20
+MEDIAN_RANGE_MS = (1e-6, 86_400_000.0)
+
+
 def load_bench(path: str | Path) -> BenchTimings:
     """Read an ``ncuwrap.bench/v1`` JSON (``{"schema", "env", "ceiling", "benchmarks": [...]}``)."""
     path = Path(path)
+    check_file(path, folder_fix="give the JSON written by 'ncuwrap bench'", missing="no such file; give the JSON written by 'ncuwrap bench'",
+               empty_fix="give the JSON written by 'ncuwrap bench'", max_bytes=BENCH_MAX_BYTES)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file; give the JSON written by 'ncuwrap bench'") from None
+        doc = safejson.loads(path.read_text(encoding="utf-8"))
+    except safejson.Refused as exc:
+        raise InputError(f"{path}: {exc}; give the JSON written by 'ncuwrap bench'") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not a readable JSON file ({str(exc).splitlines()[0]}); give the JSON written by 'ncuwrap bench'") from None
     schema = doc.get("schema") if isinstance(doc, dict) else None
@@ -142,6 +151,9 @@ def load_bench(path: str | Path) -> BenchTimings:
         median = entry.get("median_ms")
         if not isinstance(median, (int, float)) or isinstance(median, bool) or not median > 0:
             raise InputError(f"{path}: benchmarks[{i}] ({entry['kernel']}) has no positive 'median_ms'")
+        if not MEDIAN_RANGE_MS[0] <= median <= MEDIAN_RANGE_MS[1]:
+            raise InputError(f"{path}: benchmarks[{i}] ({entry['kernel']}): 'median_ms' {median:g} is not a kernel's time "
+                             "(1 ns to one day); give the JSON written by 'ncuwrap bench'")
         entries.append(entry)
     return BenchTimings(str(path), tuple(entries))
 

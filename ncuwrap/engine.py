@@ -8,15 +8,14 @@ or metric to re-profile with; it never passes silently and never crashes.
 from __future__ import annotations
 
 import math
-import re
 import shlex
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from ncuwrap import kernel_filter
 from ncuwrap import metrics as M
-from ncuwrap.errors import InputError
 from ncuwrap import ruleset as R
 from ncuwrap.ingest import Profile, load, rule_results
 from ncuwrap.ingest.names import dims
@@ -111,14 +110,7 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
             for c in ("launch_id", "name", "display_name", "grid", "block", "process_id", "process_name")}
     rows = np.arange(len(frame))
     if kernel:
-        try:
-            pattern = re.compile(kernel)
-        except re.error as exc:
-            raise InputError(f"--kernel {kernel!r}: not a valid regular expression ({exc}); quote it or escape special characters") from None
-        rows = np.array([i for i in rows if pattern.search(str(frame["name"].iat[i])) or pattern.search(str(frame["display_name"].iat[i]))], dtype=int)
-        if not len(rows):
-            names = ", ".join(dict.fromkeys(str(n) for n in frame["name"]))
-            raise InputError(f"--kernel {kernel!r} matched no kernel of {profile.source.path}; its kernels: {names}")
+        rows = kernel_filter.select(kernel, frame["name"], frame["display_name"], profile.source.path)
     evaluation = Evaluation(source, rules)
     display = list(dict.fromkeys(rules.display))
     evidence_names = list(dict.fromkeys([*KEY_METRICS, *(n for f in rules.findings for n in f.evidence)]))

@@ -8,6 +8,11 @@ arrays, one element per kernel launch.
 
 Names are canonical or derived metric names (see ncuwrap.metrics), constants from the rules file,
 or ``metric("raw.ncu.name")`` for a raw metric.
+
+Bounds, checked when the rules are loaded: the text's length, the nesting of the tree (parser and
+evaluator recurse), the size of integer literals, and constant exponents of ``**``. Numbers are
+evaluated as floats, never as Python or numpy integers (which overflow, wrap around or grow without
+end: ``10**10**10``), so an evaluation is a fixed number of float operations per node.
 """
 
 from __future__ import annotations
@@ -37,6 +42,14 @@ _COMPARE: dict[type, Callable] = {
 }
 _FUNCTIONS = {"max": np.fmax, "min": np.fmin, "abs": np.abs, "fallback": None}
 
+# The bundled rules' longest condition is 195 characters and nests 7 deep; these leave room.
+MAX_TEXT = 2000
+MAX_DEPTH = 50
+# Integers up to 2**53 are exact as floats, which is how they are evaluated.
+MAX_INT = 2**53
+# A constant exponent past this gives inf or 0 for any metric value worth comparing.
+MAX_EXPONENT = 64
+
 
 class ExpressionError(ValueError):
     """An expression that is not valid in the rule language."""
@@ -62,10 +75,16 @@ def parse(text: str, constants: dict[str, float] | None = None) -> Expression:
     """Parse and validate ``text``; raise ExpressionError naming the offending part."""
     if not isinstance(text, str) or not text.strip():
         raise ExpressionError("empty expression")
+    if len(text.strip()) > MAX_TEXT:
+        raise ExpressionError(f"the condition is {len(text.strip()):,} characters long (at most {MAX_TEXT:,}); split it or use constants")
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
         raise ExpressionError(f"syntax error in {text!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError):  # the parser's own limits on nesting ("not not not ...")
+        raise ExpressionError(f"{text[:40]!r}... nests deeper than {MAX_DEPTH} levels; simplify it") from None
+    if _depth(tree) > MAX_DEPTH:
+        raise ExpressionError(f"{text[:40]!r}... nests deeper than {MAX_DEPTH} levels (a + b + ... counts one level per term); simplify it")
     names: list[str] = []
     optional: list[str] = []
     constants = constants or {}
@@ -79,12 +98,20 @@ def parse(text: str, constants: dict[str, float] | None = None) -> Expression:
         elif isinstance(node, ast.BinOp):
             if type(node.op) not in _BINOPS:
                 raise ExpressionError(f"operator {type(node.op).__name__} is not allowed in {text!r}")
+            if isinstance(node.op, ast.Pow):
+                exponent = _constant(node.right, constants)
+                if exponent is not None and not abs(exponent) <= MAX_EXPONENT:
+                    raise ExpressionError(f"exponent {ast.unparse(node.right)} is too large in {text!r} (at most {MAX_EXPONENT})")
         elif isinstance(node, ast.UnaryOp):
             if not isinstance(node.op, (ast.Not, ast.USub, ast.UAdd)):
                 raise ExpressionError(f"operator {type(node.op).__name__} is not allowed in {text!r}")
         elif isinstance(node, ast.Constant):
             if not isinstance(node.value, (bool, int, float, str)):
                 raise ExpressionError(f"constant {node.value!r} is not allowed in {text!r}")
+            if isinstance(node.value, int) and not isinstance(node.value, bool) and abs(node.value) > MAX_INT:
+                raise ExpressionError(f"integer {_short(node.value)} is too large in {text!r} (at most 2**53); write it as a float, e.g. 1e20")
+            if isinstance(node.value, float) and not np.isfinite(node.value):
+                raise ExpressionError(f"number {ast.get_source_segment(text.strip(), node) or node.value} is out of range in {text!r}")
         elif isinstance(node, ast.Name):
             if node.id in ("true", "false"):
                 pass
@@ -122,6 +149,42 @@ def parse(text: str, constants: dict[str, float] | None = None) -> Expression:
     return Expression(text=text.strip(), tree=tree, names=tuple(names), optional=tuple(n for n in optional if n not in names))
 
 
+def _depth(tree: ast.AST) -> int:
+    """Nesting of expression nodes (operators and their operands), walked without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
+    return deepest
+
+
+def _constant(node: ast.AST, constants: dict) -> float | None:
+    """The value of a sub-expression made only of numbers and the file's constants (as a float);
+    None when it reads a metric. The tree's depth is already bounded."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return float(node.value) if abs(node.value) <= MAX_INT or isinstance(node.value, float) else float("inf")
+    if isinstance(node, ast.Name) and node.id in constants:
+        return float(constants[node.id])
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _constant(node.operand, constants)
+        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        left, right = _constant(node.left, constants), _constant(node.right, constants)
+        if left is None or right is None:
+            return None
+        with np.errstate(all="ignore"):
+            return float(_BINOPS[type(node.op)](np.float64(left), np.float64(right)))
+    return None
+
+
+def _short(value: int) -> str:
+    digits = len(str(abs(value))) if abs(value) < 10**4000 else 4000
+    return f"{str(value)[:12]}... ({digits} digits)" if digits > 20 else str(value)
+
+
 class _Evaluator:
     def __init__(self, lookup, constants):
         self.lookup = lookup
@@ -132,7 +195,8 @@ class _Evaluator:
         return method(node)
 
     def _Constant(self, node):
-        return node.value
+        # Numbers as floats: integer arithmetic in numpy wraps around (2**64 == 0).
+        return float(node.value) if isinstance(node.value, int) and not isinstance(node.value, bool) else node.value
 
     def _Name(self, node):
         if node.id == "true":
@@ -140,7 +204,7 @@ class _Evaluator:
         if node.id == "false":
             return False
         if node.id in self.constants:
-            return self.constants[node.id]
+            return float(self.constants[node.id])
         return self.lookup(node.id)
 
     def _BinOp(self, node):

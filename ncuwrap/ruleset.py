@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import ast
 import functools
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
-from ncuwrap import metrics
+from ncuwrap import metrics, safeyaml
 from ncuwrap.errors import RulesError
-from ncuwrap.expr import Expression, ExpressionError, parse
+from ncuwrap.ingest import check_file
+from ncuwrap.expr import MAX_INT, Expression, ExpressionError, parse
 from ncuwrap.resources import data_dir
 
 SUPPORTED_VERSIONS = (1,)
@@ -28,6 +30,9 @@ VERDICT_FIELDS = ("bound",)
 SEVERITIES = ("high", "medium", "low", "minor", "info")
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?::([<>^]?\d*(?:\.\d+)?[fgde%]?))?\}")
+# Bounds of a placeholder's format spec ({dram_pct:8.2f}): {x:200000000f} is 800 MB per text.
+MAX_WIDTH = 64
+MAX_PRECISION = 12
 
 
 @dataclass(frozen=True)
@@ -188,13 +193,17 @@ def _load_file(path: Path, kind: str) -> RuleSet:
     return _parse(_read_yaml(path), path, kind)
 
 
+# A rules file is tens of kilobytes (the bundled one: 15 KB); more is not a rules file.
+MAX_RULES_BYTES = 4 << 20
+
+
 def _read_yaml(path: Path):
-    if path.is_dir():
-        raise RulesError(f"{path}: is a folder; pass a YAML rules file")
-    if not path.is_file():
-        raise RulesError(f"{path}: rules file not found; pass an existing YAML file to --rules")
+    check_file(path, folder_fix="pass a YAML rules file", missing="rules file not found; pass an existing YAML file to --rules",
+               empty_fix=None, max_bytes=MAX_RULES_BYTES, error=RulesError)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return safeyaml.load(path.read_text(encoding="utf-8"))
+    except safeyaml.TooLarge as exc:
+        raise RulesError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
@@ -253,6 +262,10 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
     constants = doc.get("constants") or {}
     if not isinstance(constants, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in constants.values()):
         raise RulesError(f"{path}: 'constants' must map names to numbers")
+    for name, value in constants.items():
+        # Evaluated as floats: an integer past 2**53 is not exact, .inf/.nan compare with nothing.
+        if not (abs(value) <= MAX_INT if isinstance(value, int) else math.isfinite(value)):
+            raise RulesError(f"{path}: constants: {name}: {str(value)[:24]} is out of range (a finite number, integers up to 2**53)")
     known, raw_allowed, listing = known_names(kind)
 
     def expr(text, where: str) -> Expression:
@@ -295,6 +308,7 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         for name in (name for text in [item.get("why", ""), *cause] for name in placeholders(text)):
             if name not in known and not (raw_allowed and "__" in name):
                 raise _fail(path, where, f"placeholder {{{name}}} names no metric ({listing})")
+        _check_formats([item.get("why", ""), *cause], path, where)
         bound.append(Branch(verdict=str(item["verdict"]), when=expr(item["when"], f"{where} ({item['verdict']})"), why=str(item.get("why", "")),
                             limiter=limiter, cause=tuple(" ".join(c.split()) for c in cause)))
     verdicts = {b.verdict for b in bound}
@@ -346,6 +360,7 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         for name in (name for text in texts for name in placeholders(text)):
             if name not in known and name not in VERDICT_FIELDS and not (raw_allowed and "__" in name):
                 raise _fail(path, where, f"placeholder {{{name}}} names no metric ({listing})")
+        _check_formats(texts, path, where)
         removes, fills = _estimate(item.get("estimate"), units, lambda t, w=where: expr(t, f"{w} estimate"), path, where)
         findings.append(Finding(id=fid, under=under, when=expr(item["when"], where), severity=severity, title=str(item["title"]).strip(),
                                 evidence=evidence, advice=advice, advice_by=item.get("advice_by"), unless=unless, removes=removes, fills=fills))
@@ -356,6 +371,7 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         if not isinstance(spec, dict) or set(spec) - {"when", "note"} or "when" not in spec or not isinstance(spec.get("note", ""), str):
             raise RulesError(f"{path}: 'borderline' takes 'when' (a condition) and 'note' (text); see rules/reference.yaml")
         borderline, note = expr(spec["when"], "borderline"), " ".join(str(spec.get("note", "")).split())
+        _check_formats([note], path, "borderline")
     return RuleSet(path=display_path(path), version=version, name=str(doc.get("name", path.stem)), kind=kind, constants=dict(constants),
                    bound=tuple(bound), findings=tuple(findings), display=display, units=dict(units), borderline=borderline, borderline_note=note)
 
@@ -392,6 +408,18 @@ def _severity(spec, expr, path: Path, where: str) -> tuple[SeverityLevel, ...]:
             raise _fail(path, where, f"severity level {level!r} is not one of {SEVERITIES}")
         levels.append(SeverityLevel(level, expr(entry["when"]) if entry.get("when") is not None else None))
     return tuple(levels)
+
+
+def _check_formats(texts, path: Path, where: str) -> None:
+    """Refuse a placeholder whose width or precision would make a text huge ({x:200000000f})."""
+    for text in texts:
+        for match in _PLACEHOLDER.finditer(text):
+            spec = re.fullmatch(r"[<>^]?(\d*)(?:\.(\d+))?[fgde%]?", match.group(2) or "")
+            width, precision = spec.group(1), spec.group(2)
+            # Lengths first: int() refuses more than 4,300 digits.
+            if (width and (len(width) > 3 or int(width) > MAX_WIDTH)) or (precision and (len(precision) > 3 or int(precision) > MAX_PRECISION)):
+                raise _fail(path, where, f"placeholder {match.group(0)[:40]} is too wide (width at most {MAX_WIDTH}, "
+                                         f"precision at most {MAX_PRECISION}), e.g. {{{match.group(1)}:.1f}}")
 
 
 def placeholders(text: str) -> list[str]:

@@ -106,4 +106,5 @@ def test_missing_ncu_report_module_names_the_fix(monkeypatch, capsys):
 def test_invalid_kernel_regex(capsys):
     code, out, err = run_cli(capsys, "diagnose", H200 / "vecadd" / "bench_add.raw.csv", "--kernel", "[")
     assert code == 2 and out == ""
-    assert err.strip() == "ncuwrap: error: --kernel '[': not a valid regular expression (unterminated character set at position 0); quote it or escape special characters"
+    assert err.strip() == ("ncuwrap: error: --kernel '[': not a valid regular expression (missing ]: [); quote it or escape special characters "
+                           "(RE2 syntax: no lookarounds or backreferences)")

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from ncuwrap import safeyaml
 from ncuwrap.benchmarks.formula import Formula, FormulaError, parse_formula
 from ncuwrap.errors import InputError
 from ncuwrap.resources import data_dir
@@ -207,7 +208,9 @@ def load_manifest(path: Path | None = None) -> Manifest:
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read the benchmark manifest ({exc.strerror}); reinstall ncuwrap") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = safeyaml.load(text)
+    except safeyaml.TooLarge as exc:
+        raise ManifestError(f"{path.name}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

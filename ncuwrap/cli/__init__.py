@@ -2,16 +2,20 @@
 
 Each command group lives in its own module and registers itself on ``app``. Library code raises
 :class:`ncuwrap.errors.NcuwrapError`; only :func:`main` turns it into one line on stderr and an exit code.
+Anything else that escapes is a bug: it too ends in one line (and exit code 2) unless ``--debug`` asks
+for the traceback.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 
 from ncuwrap import __version__
 from ncuwrap.errors import NcuwrapError
+from ncuwrap.terminal import one_line
 
 app = typer.Typer(
     name="ncuwrap",
@@ -24,6 +28,10 @@ app = typer.Typer(
 )
 
 
+# Set by the --debug option for the run in progress (main() resets it: tests run many in one process).
+_debug = False
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"ncuwrap {__version__}")
@@ -33,8 +41,11 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error instead of one line."),
 ) -> None:
     """Turn Nsight Compute / Nsight Systems data into verdicts a kernel author can act on."""
+    global _debug
+    _debug = debug
 
 
 # Command modules register themselves on import (they import heavy libraries lazily).
@@ -43,10 +54,16 @@ from ncuwrap.cli import diagnose, compare, bench, profile, timeline, rules  # no
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script: run the app, map library errors to one line + exit code."""
+    global _debug
+    _debug = False
     try:
-        app(args=argv, prog_name="ncuwrap")  # standalone: click reports usage errors itself (exit 2)
+        with warnings.catch_warnings():
+            # numpy's overflow/invalid-value warnings on odd counters (1e300 * 1e300): the code
+            # handles inf and nan, and stderr is for one-line errors.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            app(args=argv, prog_name="ncuwrap")  # standalone: click reports usage errors itself (exit 2)
     except NcuwrapError as exc:
-        typer.echo(f"ncuwrap: error: {exc}", err=True)
+        _error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
         typer.echo("ncuwrap: interrupted", err=True)
@@ -55,7 +72,19 @@ def main(argv: list[str] | None = None) -> int:
         if exc.code is None:
             return 0
         return exc.code if isinstance(exc.code, int) else 1
+    except Exception as exc:  # a bug, or a broken input that no check caught: still one line
+        if _debug:
+            raise
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        _error(f"internal error: {detail} (run with --debug for the traceback)")
+        return 2
     return 0
+
+
+def _error(message: str) -> None:
+    """The one place error lines are printed: messages quote kernel names, paths and rule texts,
+    so control characters (terminal escapes) are taken out and the line stays one line."""
+    typer.echo(f"ncuwrap: error: {one_line(message)}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

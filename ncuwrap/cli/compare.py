@@ -11,6 +11,7 @@ import typer
 from ncuwrap.cli import app
 from ncuwrap.cli.output import check_output, emit
 from ncuwrap.render import Format
+from ncuwrap.terminal import one_line
 
 # The choices of --fail-on-finding (ncuwrap.compare.FAIL_ON_FINDING_CHOICES).
 FailOn = Enum("FailOn", {name: name for name in ("high", "medium", "low", "none")}, type=str)
@@ -47,5 +48,5 @@ def compare(
     emit(result, fmt, output, force=force, inputs=inputs)
     if fail_on_regression and result.regressions:
         for line in result.regressions:
-            typer.echo(f"ncuwrap: regression: {line}", err=True)
+            typer.echo(f"ncuwrap: regression: {one_line(line)}", err=True)
         raise typer.Exit(1)

@@ -14,6 +14,7 @@ import gzip
 import io
 import tempfile
 import zlib
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -71,20 +72,48 @@ DETAILS_LABELS = {
 
 
 def _header_offset(path: Path) -> int:
-    """Byte offset of the header line: ncu's own "==PROF==" lines or program output may precede it."""
+    """Byte offset of the header line: ncu's own "==PROF==" lines or program output may precede it,
+    and an editor may have put a UTF-8 byte order mark before it (pandas skips one)."""
     offset = 0
     with path.open("rb") as fh:
         for _ in range(10_000):
-            line = fh.readline()
+            line = fh.readline(MAX_ROW_BYTES)
             if not line:
                 break
             if line.startswith(b'"ID",'):
                 return offset
+            if offset == 0 and line.startswith(_BOM + b'"ID",'):
+                return len(_BOM)
             offset += len(line)
     raise InputError(
         f"{path}: not an Nsight Compute CSV export (no '\"ID\",' header line); "
         "export one with 'ncu --import REPORT --csv --page raw > FILE.csv'"
     )
+
+
+_BOM = b"\xef\xbb\xbf"
+# ncu writes no field near this (the longest templated kernel names are tens of kilobytes); a file
+# with one is damaged or made up, and its text would be carried through every output.
+MAX_FIELD = 1 << 20
+# The last row is looked for in this much of the end of the file (a full-set raw row is ~30 KB).
+MAX_ROW_BYTES = 64 << 20
+
+
+def _check_field_sizes(path: Path, lengths: np.ndarray, columns: list[str]) -> None:
+    """Refuse a cell over MAX_FIELD characters; ``lengths`` is rows x columns (NaN: no value)."""
+    if not lengths.size or not np.nanmax(lengths, initial=0) > MAX_FIELD:
+        return
+    row, col = np.argwhere(lengths > MAX_FIELD)[0]
+    raise InputError(f"{path}: a field of {int(lengths[row, col]):,} characters in column {columns[col][:60]!r}; ncu writes none "
+                     f"over {MAX_FIELD >> 20} MiB, so the file is damaged: export it again from the .ncu-rep")
+
+
+def _lengths(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The cells of ``columns`` as one object array (no fixed-width copy: one 5 MB cell in a
+    fixed-width array made every cell 20 MB) and their lengths (NaN where a row has no value)."""
+    block = frame[columns].to_numpy(dtype=object)
+    lengths = pd.Series(block.ravel(), dtype=object).str.len().to_numpy(dtype=float).reshape(block.shape)
+    return block, lengths
 
 
 def _numeric(column: pd.Series) -> pd.Series:
@@ -93,7 +122,7 @@ def _numeric(column: pd.Series) -> pd.Series:
     return pd.to_numeric(text, errors="coerce")
 
 
-def _convert(frame: pd.DataFrame, columns: list[str], units: dict[str, str]) -> pd.DataFrame:
+def _convert(path: Path, frame: pd.DataFrame, columns: list[str], units: dict[str, str]) -> pd.DataFrame:
     """Metric columns to floats in base units; a column with no numbers at all stays text.
 
     Done on the whole block at once: per-column pandas calls cost ~1 ms each and a full-set export
@@ -101,37 +130,82 @@ def _convert(frame: pd.DataFrame, columns: list[str], units: dict[str, str]) -> 
     """
     if not columns:
         return pd.DataFrame(index=frame.index)
-    text = frame[columns].to_numpy(dtype=str)
-    flat = pd.Series(np.char.replace(text, ",", "").ravel())
-    numbers = pd.to_numeric(flat, errors="coerce").to_numpy(dtype=float, copy=True).reshape(text.shape)
+    block, lengths = _lengths(frame, columns)
+    _check_field_sizes(path, lengths, columns)
+    flat = pd.Series(block.ravel(), dtype=object).str.replace(",", "", regex=False)
+    numbers = pd.to_numeric(flat, errors="coerce").to_numpy(dtype=float, copy=True).reshape(block.shape)
     factors = np.array([scale_to_base(units.get(c, "")) for c in columns])
     numbers *= factors
+    numbers[np.isinf(numbers)] = np.nan  # "1e999" is no measurement
     out = pd.DataFrame(numbers, columns=columns, index=frame.index)
     # Text metrics (device names, cache configs): keep the strings where no cell parsed as a number.
-    textual = np.isnan(numbers).all(axis=0) & (np.char.str_len(text) > 0).any(axis=0)
+    textual = np.isnan(numbers).all(axis=0) & (lengths > 0).any(axis=0)
     for i in np.flatnonzero(textual):
         column = columns[i]
-        out[column] = frame[column].where(frame[column] != "", None)
+        # As Python objects: metrics.MetricTable reads object columns as text (pandas' own "str" dtype it would not).
+        text = frame[column].astype(object)
+        out[column] = text.where(text != "", None)
     return out
+
+
+def _check_aligned(path: Path, frame: pd.DataFrame) -> None:
+    # pandas reads the extra leading fields of rows longer than the header as an index: every column shifts.
+    if not isinstance(frame.index, pd.RangeIndex):
+        raise InputError(f"{path}: the rows have more fields than the header; export it again from the .ncu-rep")
 
 
 def _check_complete(path: Path, frame: pd.DataFrame, min_fields: int) -> None:
     if frame.empty:
         raise InputError(f"{path}: the CSV holds no profiled kernel; export a report that has launches in it")
-    # A file cut short at a field boundary parses, with the last row short of fields: check it.
-    with path.open("rb") as fh:
-        fh.seek(max(0, path.stat().st_size - (8 << 20)))
-        tail = fh.read().decode("utf-8", "replace").rstrip("\r\n")
-    last = tail.rsplit("\n", 1)[-1]
-    if len(next(csv.reader(io.StringIO(last)), [])) < min_fields:
+
+    # A file cut short at a field boundary parses (pandas fills the missing fields), so the fields
+    # of the last row are counted on the file itself.
+    fields = _last_row_fields(path)
+    if fields is None:
+        raise InputError(f"{path}: the last row is longer than {MAX_ROW_BYTES >> 20} MiB; ncu writes no such row, so the file is damaged: "
+                         "export it again from the .ncu-rep")
+    if fields < min_fields:
         raise InputError(f"{path}: the CSV is truncated (last row incomplete); export it again from the .ncu-rep")
 
 
-def _launch_meta(frame: pd.DataFrame) -> pd.DataFrame:
+def _last_row_fields(path: Path) -> int | None:
+    """Fields of the file's last row, counted on the raw bytes (None: the row does not fit in
+    MAX_ROW_BYTES). ncu quotes every field and doubles a quote inside one, so a byte is inside a
+    field when an odd number of quotes precede it; only commas and newlines outside separate. A
+    newline inside a quoted name then does not start a row, and no field-size limit applies."""
+    size = path.stat().st_size
+    start = max(0, size - MAX_ROW_BYTES)
+    quotes = 0
+    with path.open("rb") as fh:
+        while fh.tell() < start:
+            quotes += fh.read(min(start - fh.tell(), 1 << 24)).count(b'"')
+        tail = np.frombuffer(fh.read().rstrip(b"\r\n"), dtype=np.uint8)
+    outside = (quotes + np.cumsum(tail == ord('"'))) % 2 == 0
+    breaks = np.flatnonzero((tail == ord("\n")) & outside)
+    if not len(breaks) and start > 0:
+        return None
+    row = slice(breaks[-1] + 1 if len(breaks) else 0, None)
+    return int(np.count_nonzero((tail[row] == ord(",")) & outside[row])) + 1
+
+
+# Launch IDs count launches from 0; past 2**53 they are not exact as floats (nor a real report).
+MAX_LAUNCH_ID = 2**53
+
+
+def _launch_meta(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
     meta = pd.DataFrame(index=frame.index)
     for column, name in _LAUNCH_COLUMNS.items():
         meta[name] = frame[column] if column in frame else None
-    meta["launch_id"] = pd.to_numeric(meta["launch_id"], errors="coerce").astype("Int64")
+    present = [c for c in _LAUNCH_COLUMNS if c in frame]
+    _check_field_sizes(path, _lengths(frame, present)[1], present)
+    ids = pd.to_numeric(meta["launch_id"], errors="coerce").to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        bad = ~((ids >= 0) & (ids < MAX_LAUNCH_ID) & (ids == np.floor(ids)))
+    if bad.any():
+        raw = str(frame["ID"].iat[int(np.argmax(bad))]) if "ID" in frame else ""
+        raise InputError(f"{path}: launch ID {raw[:30]!r} is not a launch number (a whole number from 0 to 2**53); "
+                         "export the report again from the .ncu-rep")
+    meta["launch_id"] = pd.array(ids.astype(np.int64), dtype="Int64")
     meta["name"] = [function_name(s) for s in meta["display_name"]]
     meta["mangled_name"] = None
     return meta
@@ -174,8 +248,16 @@ def _read(path: Path, usecols=None) -> Profile:
     offset = _header_offset(path)
     with path.open("rb") as fh:
         fh.seek(offset)
-        header_line = fh.readline().decode("utf-8", "replace")
-    header = next(csv.reader(io.StringIO(header_line)))
+        header_line = fh.readline(MAX_ROW_BYTES).decode("utf-8", "replace")
+    try:
+        header = next(csv.reader(io.StringIO(header_line)))
+    except csv.Error as exc:  # e.g. a header field over the csv module's 128 KiB limit
+        raise InputError(f"{path}: unreadable CSV header ({exc}); export it again with 'ncu --import REPORT --csv --page raw'") from None
+    counts = Counter(header)
+    twice = next((c for c in header if counts[c] > 1), None)
+    if twice is not None:
+        # pandas would rename the second one, and which of the two holds the value is anyone's guess.
+        raise InputError(f"{path}: column {twice[:60]!r} appears {counts[twice]} times in the header; export the report again from the .ncu-rep")
     if "Kernel Name" not in header:
         raise InputError(f"{path}: not an Nsight Compute CSV export (no 'Kernel Name' column); export with 'ncu --import REPORT --csv --page raw'")
     if all(c in header for c in _DETAILS_COLUMNS):
@@ -193,14 +275,15 @@ def _read(path: Path, usecols=None) -> Profile:
                             usecols=wanted, engine="c", low_memory=False)
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]}); export it again with 'ncu --import REPORT --csv --page raw'") from None
+    _check_aligned(path, frame)
     units: dict[str, str] = {}
     if len(frame) and frame.iloc[0].get("ID", "x") == "":
         unit_row = frame.iloc[0]
         units = {c: unit_row[c] for c in metric_columns}
         frame = frame.iloc[1:].reset_index(drop=True)
     _check_complete(path, frame, len(header))
-    metrics = _convert(frame, metric_columns, units)
-    out = pd.concat([_launch_meta(frame), metrics], axis=1)
+    metrics = _convert(path, frame, metric_columns, units)
+    out = pd.concat([_launch_meta(path, frame), metrics], axis=1)
     return Profile(source=_source(path, "ncu-csv-raw", out), frame=out, units=units)
 
 
@@ -228,25 +311,44 @@ def _details_key(section: str, label: str) -> str:
     return DETAILS_LABELS.get((section, label), f"details::{section}::{label}")
 
 
+# Launches x distinct metrics of a details page (a real one: ~200 metrics per launch); past this
+# the dense table would not fit in memory (10,000 launches each with a label of its own: 100 million).
+MAX_DETAILS_CELLS = 50_000_000
+
+
 def _read_details(path: Path, offset: int) -> Profile:
     try:
         long = pd.read_csv(path, dtype=str, keep_default_na=False, skiprows=_skip(offset, path), engine="c")
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]}); export it again with 'ncu --import REPORT --csv --page details'") from None
+    _check_aligned(path, long)
     # Metric rows stop after "Metric Value" (rule columns are left out), so that is the minimum.
     _check_complete(path, long, list(long.columns).index("Metric Value") + 1)
     metrics = long[long["Metric Name"] != ""]
+    _check_field_sizes(path, _lengths(metrics, list(_DETAILS_COLUMNS))[1], list(_DETAILS_COLUMNS))
     keys = [_details_key(section, label) for section, label in zip(metrics["Section Name"], metrics["Metric Name"])]
-    values = _numeric(metrics["Metric Value"]) * [scale_to_base(u) for u in metrics["Metric Unit"]]
-    values = values.where(values.notna(), metrics["Metric Value"].where(metrics["Metric Value"] != "", np.nan))
-    tidy = pd.DataFrame({"ID": metrics["ID"].values, "key": keys, "value": values.values})
-    wide = tidy.drop_duplicates(["ID", "key"]).pivot(index="ID", columns="key", values="value")
+    numbers = (_numeric(metrics["Metric Value"]) * [scale_to_base(u) for u in metrics["Metric Unit"]]).to_numpy(dtype=float)
+    text = metrics["Metric Value"].to_numpy(dtype=object)
     first = long.drop_duplicates("ID").set_index("ID")
-    wide = wide.reindex(first.index)
-    for col in wide.columns:
-        wide[col] = _maybe_float(wide[col])
+    tidy = pd.DataFrame({"ID": metrics["ID"].to_numpy(dtype=object), "key": keys, "number": numbers, "text": text})
+    tidy = tidy.drop_duplicates(["ID", "key"])
+    distinct = tidy["key"].nunique()
+    if len(first) * distinct > MAX_DETAILS_CELLS:
+        raise InputError(f"{path}: {len(first):,} launches x {distinct:,} distinct metrics is more than a details page holds; "
+                         "export the report with 'ncu --import REPORT --csv --page raw'")
+    # One pivot for every metric; a metric with a value that is not a number (a device name, a cache
+    # configuration) keeps its values as they are, numbers among them as numbers.
+    wide = tidy.pivot(index="ID", columns="key", values="number").reindex(first.index)
+    textual = tidy.loc[tidy["number"].isna() & (tidy["text"] != ""), "key"].unique()
+    if len(textual):
+        mixed = tidy[tidy["key"].isin(textual)]
+        mixed = mixed.assign(value=mixed["number"].astype(object).where(mixed["number"].notna(), mixed["text"].where(mixed["text"] != "")))
+        # Numbers and texts as two blocks (text columns last): pandas works column by column on
+        # interleaved types, ~0.1 ms per column, and a page can have 100,000 of them.
+        texts = mixed.pivot(index="ID", columns="key", values="value").reindex(index=first.index, columns=textual)
+        wide = pd.concat([wide.drop(columns=textual), texts], axis=1)
     launches = first.reset_index()
-    out = pd.concat([_launch_meta(launches), wide.reset_index(drop=True)], axis=1)
+    out = pd.concat([_launch_meta(path, launches), wide.reset_index(drop=True)], axis=1)
     out = out.sort_values("launch_id", kind="stable").reset_index(drop=True)
     units = {_details_key(s, l): u for s, l, u in zip(metrics["Section Name"], metrics["Metric Name"], metrics["Metric Unit"])}
     return Profile(source=_source(path, "ncu-csv-details", out), frame=out, units=units, rules=details_rules(long))
@@ -271,8 +373,3 @@ def details_rules(long: pd.DataFrame) -> dict[int, tuple[RuleResult, ...]]:
             rule=rule, section=section, kind=kind or "NONE", speedup_type=stype or None,
             estimated_speedup=None if pd.isna(speedup) else float(speedup), message=" ".join(text.split())))
     return {k: tuple(v) for k, v in out.items()}
-
-
-def _maybe_float(column: pd.Series) -> pd.Series:
-    numbers = pd.to_numeric(column, errors="coerce")
-    return numbers if numbers.notna().sum() == column.notna().sum() else column

@@ -22,16 +22,15 @@ __all__ = ["diagnose_timeline", "diagnose_data", "read_timeline"]
 
 def read_timeline(path: str | Path, nsys: str | Path | None = None):
     """The raw events of ``path`` (.sqlite, or .nsys-rep exported to a temporary .sqlite with nsys)."""
+    from ncuwrap import ingest
     from ncuwrap.timeline import nsysrep, sqlite
 
     path = Path(path)
     nsysrep.check_not_qdstrm(path)
     name = path.name.lower()
     if name.endswith(".nsys-rep"):
-        if not path.is_file():
-            sqlite.check_file(path)  # the same "no such file / is a folder" messages
-        if path.stat().st_size == 0:
-            raise InputError(f"{path}: the file is empty; capture the program again with nsys profile")
+        ingest.check_file(path, folder_fix="give an nsys .sqlite export or .nsys-rep report",
+                          empty_fix="capture the program again with nsys profile")
         try:
             exe = nsysrep.find_nsys(nsys)
         except ToolNotFoundError:

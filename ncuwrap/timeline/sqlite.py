@@ -54,6 +54,20 @@ _CUPTI_COPY_KINDS = {0: "UNKNOWN", 1: "HTOD", 2: "DTOH", 3: "HTOA", 4: "ATOH", 5
                      8: "DTOD", 9: "HTOH", 10: "PTOP", 11: "UVM_HTOD", 12: "UVM_DTOH", 13: "UVM_DTOD"}
 COPY_LABELS = {"memcpy_htod": "H2D", "memcpy_dtoh": "D2H", "memcpy_dtod": "D2D", "memcpy_other": "other copies"}
 
+# Every table this module reads: nsys writes each as a table, and a view in its place could run any
+# query (a recursive one never ends).
+READ_TABLES = (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, GRAPH_TABLE, STRINGS_TABLE,
+               "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND", "META_DATA_EXPORT", "TARGET_INFO_GPU")
+# Columns nsys writes as integers (times, ids, sizes, enum values); anything else in them is refused.
+INTEGER_COLUMNS = frozenset({"start", "end", "deviceId", "streamId", "correlationId", "graphId", "gridX", "gridY", "gridZ",
+                             "blockX", "blockY", "blockZ", "shortName", "demangledName", "mangledName", "bytes", "copyKind",
+                             "srcKind", "dstKind", "nameId", "globalTid", "id"})
+# SQLite virtual-machine steps a read may take: reading the bundled captures takes 0.03 per byte of
+# the file, so 100 per byte (plus a floor for small files) stops only a query that should not be there.
+STEPS_PER_BYTE = 100
+STEPS_FLOOR = 100_000_000
+_STEPS_PER_CALL = 10_000
+
 
 @dataclass
 class TimelineData:
@@ -90,27 +104,70 @@ def read(path: str | Path) -> TimelineData:
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise InputError(f"{path}: cannot open the SQLite database ({exc}); check the file's permissions") from None
+    budget = _Budget(STEPS_FLOOR + STEPS_PER_BYTE * path.stat().st_size)
+    connection.set_progress_handler(budget, _STEPS_PER_CALL)
     try:
         return _Reader(path, connection).read()
-    except sqlite3.DatabaseError as exc:
-        raise InputError(f"{path}: corrupt or truncated SQLite database ({exc}); export the report again "
+    except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:  # pandas wraps the errors of its queries
+        if budget.spent:
+            raise InputError(f"{path}: reading it took more than {budget.steps:,} SQLite steps, far more than an nsys export "
+                             "needs; export the report again with 'nsys export --type sqlite'") from None
+        detail = str(exc.__cause__ or exc).splitlines()[0]
+        raise InputError(f"{path}: corrupt or truncated SQLite database ({detail}); export the report again "
                          "with 'nsys export --type sqlite --force-overwrite true'") from None
     finally:
         connection.close()
+
+
+class _Budget:
+    """sqlite3 progress handler: stops the running query (it fails with "interrupted") past ``steps``."""
+
+    def __init__(self, steps: int):
+        self.steps = steps
+        self.left = steps
+        self.spent = False
+
+    def __call__(self) -> int:
+        self.left -= _STEPS_PER_CALL
+        self.spent = self.left < 0
+        return int(self.spent)
 
 
 class _Reader:
     def __init__(self, path: Path, connection: sqlite3.Connection):
         self.path = path
         self.db = connection
-        self.tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        kinds = dict(self.db.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')").fetchall())
+        self.tables = set(kinds)
         self.notes: list[str] = []
         self.unknown: dict[str, str] = {}
+        self._checked: set[str] = set()
+        for name in READ_TABLES:
+            if kinds.get(name) == "view":
+                raise InputError(f"{path}: {name} is a view, not a table as nsys writes it; export the report again "
+                                 "with 'nsys export --type sqlite'")
 
     # -- schema helpers -------------------------------------------------------------------------
 
     def columns(self, table: str) -> list[str]:
-        return [row[1] for row in self.db.execute(f'PRAGMA table_info("{table}")')]
+        columns = [row[1] for row in self.db.execute(f'PRAGMA table_info("{table}")')]
+        self.check_integers(table, [c for c in columns if c in INTEGER_COLUMNS])
+        return columns
+
+    def check_integers(self, table: str, columns: list[str]) -> None:
+        """Refuse text, real or blob values where nsys writes integers (one scan of the table)."""
+        if not columns or table in self._checked:
+            return
+        self._checked.add(table)
+        bad = " OR ".join(f'typeof("{c}") NOT IN (\'integer\', \'null\')' for c in columns)
+        selected = ", ".join(f'"{c}"' for c in columns)
+        row = self.db.execute(f'SELECT {selected} FROM "{table}" WHERE {bad} LIMIT 1').fetchone()
+        if row is None:
+            return
+        column, value = next((c, v) for c, v in zip(columns, row) if v is not None and not isinstance(v, int))
+        shown = f"a {len(value)}-byte blob" if isinstance(value, bytes) else repr(value[:30] if isinstance(value, str) else value)
+        raise InputError(f"{self.path}: table {table}: column {column} holds {shown} where nsys writes an integer; "
+                         "export the report again with 'nsys export --type sqlite'")
 
     def require(self, table: str, needed: tuple[str, ...], why: str) -> list[str]:
         if table not in self.tables:
@@ -178,7 +235,11 @@ class _Reader:
         frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         if frame.empty:
             raise InputError(f"{self.path}: table {KERNEL_TABLE} is empty; {self.schema_hint()}")
-        return _times(frame)
+        kept = _times(frame)
+        if kept.empty:
+            raise InputError(f"{self.path}: none of the {len(frame):,} kernels has a usable start and end (each ends before it "
+                             "starts, or is missing a time); export the report again with 'nsys export --type sqlite'")
+        return kept
 
     def launched_kernels(self) -> pd.DataFrame:
         columns = self.require(KERNEL_TABLE, ("start", "end"), "CUDA kernel activity")
@@ -304,10 +365,15 @@ def _fill(frame: pd.DataFrame, names) -> pd.DataFrame:
     return frame
 
 
+# Times are ns on the capture's clock (session-relative, or since the epoch: 1.7e18); past 2**62
+# they are no time, and end - start could overflow.
+MAX_TIME = 2**62
+
+
 def _times(frame: pd.DataFrame) -> pd.DataFrame:
-    """Sort by start; drop events without a start/end or that end before they start."""
+    """Sort by start; drop events without a start/end, that end before they start, or off the clock."""
     frame = frame.dropna(subset=["start", "end"])
-    frame = frame[frame["end"] >= frame["start"]].astype({"start": "int64", "end": "int64"})
+    frame = frame[(frame["end"] >= frame["start"]) & (frame["start"] >= 0) & (frame["end"] <= MAX_TIME)].astype({"start": "int64", "end": "int64"})
     return frame.sort_values(["start", "end"], kind="stable").reset_index(drop=True)
 
 

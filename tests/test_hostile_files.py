@@ -1,0 +1,121 @@
+"""Inputs that are not regular files (issue 10, A8) and hostile bench JSON (A7): one line naming the
+file and the fix, exit code 2, never a hang."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+
+import pytest
+
+from tests.conftest import DATA, H200, run_cli
+
+TRANSPOSE = H200 / "transpose"
+BEFORE_JSON = DATA / "bench_timings" / "transpose_before.json"
+AFTER_JSON = DATA / "bench_timings" / "transpose_after.json"
+
+
+@pytest.fixture(autouse=True)
+def _no_hang():
+    """Opening a FIFO blocks until a writer comes: a regression must fail the test, not stall CI."""
+    def stuck(signum, frame):
+        raise TimeoutError("ncuwrap blocked on an input for 60 s")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+# Where a file is given: REPORT (a report and a timeline), --rules, --ncu-rules, --before-timing.
+SLOTS = {
+    "report": ("x.ncu-rep", lambda p: ["diagnose", p]),
+    "timeline": ("x.sqlite", lambda p: ["diagnose", p]),
+    "rules": ("x.yaml", lambda p: ["diagnose", TRANSPOSE / "copyKernel.raw.csv", "--rules", p]),
+    "ncu-rules": ("x.details.csv", lambda p: ["diagnose", TRANSPOSE / "copyKernel.raw.csv", "--ncu-rules", p]),
+    "before-timing": ("x.json", lambda p: ["compare", TRANSPOSE / "transposeNaive.raw.csv", TRANSPOSE / "transposePadded.raw.csv",
+                                          "--before-timing", p, "--after-timing", AFTER_JSON]),
+}
+
+
+def _fifo(path):
+    os.mkfifo(path)
+
+
+def _dev_zero(path):
+    path.symlink_to("/dev/zero")  # only ever opened for reading, and not even that once refused
+
+
+def _loop(path):
+    path.symlink_to(path.name)
+
+
+KINDS = {
+    "fifo": (_fifo, "is a named pipe (FIFO), not a file; save the data to a file and give its path"),
+    "dev-zero": (_dev_zero, "is a character device, not a file; save the data to a file and give its path"),
+    "symlink-loop": (_loop, "a loop of symbolic links; point the link at the file itself"),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("slot", SLOTS)
+def test_not_a_regular_file(capsys, tmp_path, slot, kind):
+    name, argv = SLOTS[slot]
+    make, message = KINDS[kind]
+    path = tmp_path / name
+    make(path)
+    code, out, err = run_cli(capsys, *argv(path))
+    assert code == 2 and out == ""
+    assert err == f"ncuwrap: error: {path}: {message}\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
+@pytest.mark.parametrize("slot, source", [("report", TRANSPOSE / "copyKernel.ncu-rep"), ("timeline", H200 / "nsys" / "bench.sqlite"),
+                                          ("rules", DATA / "../../rules/default.yaml"), ("ncu-rules", TRANSPOSE / "copyKernel.details.csv"),
+                                          ("before-timing", BEFORE_JSON)])
+def test_unreadable_file(capsys, tmp_path, slot, source):
+    name, argv = SLOTS[slot]
+    path = tmp_path / name
+    path.write_bytes(source.read_bytes())
+    path.chmod(0)
+    try:
+        code, out, err = run_cli(capsys, *argv(path))
+    finally:
+        path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert code == 2 and out == ""
+    assert err == f"ncuwrap: error: {path}: cannot be read (Permission denied); check the file's permissions\n"
+
+
+def test_oversized_rules_file(capsys, tmp_path):
+    # The bundled rules padded with comment lines past the 4 MiB a rules file may be.
+    path = tmp_path / "big.yaml"
+    text = (DATA / "../../rules/default.yaml").read_text(encoding="utf-8")
+    path.write_text(text + "# padding\n" * 450_000, encoding="utf-8")
+    code, _, err = run_cli(capsys, "rules", "check", path)
+    assert code == 2
+    assert err == f"ncuwrap: error: {path}: {path.stat().st_size:,} bytes, more than the 4 MiB such a file can be; give the right file\n"
+
+
+# Bench JSON: the real transpose_before.json with one value or one bracket run replaced.
+@pytest.mark.parametrize("old, new, message", [
+    ('"env": {', '"env": {"x": ' + "[" * 200_000 + "]" * 200_000 + ",", "lists and objects nest more than 32 levels deep"),
+    ('"median_ms": 0.28,', '"median_ms": 1e999,', "the number 1e999 is out of range"),
+    ('"median_ms": 0.28,', '"median_ms": NaN,', "NaN is not a number JSON allows"),
+    ('"bytes_per_s": 2886200000000.0', '"bytes_per_s": 1' + "0" * 5000, "the integer 100000000000000000000000... is out of range (at most 2**53)"),
+    ('"median_ms": 0.28,', '"median_ms": 1e-320,', "benchmarks[0] (transposeNaive): 'median_ms' 9.99989e-321 is not a kernel's time (1 ns to one day)"),
+    ('"median_ms": 0.28,', '"median_ms": 1e300,', "benchmarks[0] (transposeNaive): 'median_ms' 1e+300 is not a kernel's time (1 ns to one day)"),
+    ('"name": "copy (upper bound)"', '"name": "copy [ { \\" ] upper"', None),  # brackets and escaped quotes inside a string: fine
+], ids=["200k-brackets", "1e999", "NaN", "5000-digit-int", "denormal-median", "1e300-median", "brackets-in-string"])
+def test_hostile_bench_json(capsys, tmp_path, old, new, message):
+    text = BEFORE_JSON.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path = tmp_path / "before.json"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    code, out, err = run_cli(capsys, *SLOTS["before-timing"][1](path), "-f", "json")
+    if message is None:
+        assert code == 0 and '"speedup": 4.502' in out
+        return
+    assert code == 2 and out == ""
+    assert err == f"ncuwrap: error: {path}: {message}; give the JSON written by 'ncuwrap bench'\n"

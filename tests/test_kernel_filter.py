@@ -1,0 +1,75 @@
+"""--kernel REGEX (issue 10, A4): linear-time matching, every bad pattern one line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import signal
+
+import pytest
+
+from tests.conftest import H200, run_cli
+
+VECADD = H200 / "vecadd" / "bench_add.raw.csv"
+PREFIX = "ncuwrap: error: --kernel "
+
+
+def _renamed(tmp_path, name: str, copies: int = 1):
+    """The real vecadd export with its kernel renamed; ``copies`` > 1 repeats the last launch under
+    NAME0, NAME1, ... (new launch IDs) for a report with many distinct kernels."""
+    header, units, *rows = list(csv.reader(io.StringIO(VECADD.read_text(encoding="utf-8"))))
+    column = header.index("Kernel Name")
+    out = []
+    for i in range(copies):
+        for row in rows:
+            row = list(row)
+            row[0] = str(len(out))
+            row[column] = f"{name}{i if copies > 1 else ''}(const float *, const float *, float *, int)"
+            out.append(row)
+    path = tmp_path / "renamed.raw.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows([header, units, *out])
+    return path
+
+
+def test_backtracking_pattern_runs_in_linear_time(capsys, tmp_path):
+    # Python's re took 45 s for this pattern on a 26-character name, doubling per character.
+    report = _renamed(tmp_path, "a" * 1500 + "!")
+    signal.alarm(60)
+    try:
+        code, _, err = run_cli(capsys, "diagnose", report, "--kernel", "(a+)+$")
+    finally:
+        signal.alarm(0)
+    assert code == 2
+    assert err == f"{PREFIX}'(a+)+$' matched no kernel of {report}; its kernels: {'a' * 1500}!\n"
+
+
+@pytest.mark.parametrize("pattern, message", [
+    ("(?=x)", "'(?=x)': not a valid regular expression (invalid perl operator: (?=); quote it or escape special characters (RE2 syntax: no lookarounds or backreferences)"),
+    (r"(a)\1", r"'(a)\\1': not a valid regular expression (invalid escape sequence: \1); quote it or escape special characters (RE2 syntax: no lookarounds or backreferences)"),
+    ("a{1001}", "'a{1001}': not a valid regular expression (invalid repetition size: {1001}); quote it or escape special characters (RE2 syntax: no lookarounds or backreferences)"),
+    ("x" * 600, f"'{'x' * 60}'...: the regular expression is 600 characters long (at most 512); match a shorter part of the kernel name"),
+    # Python's re raised OverflowError (a traceback); RE2 reads the count as literal text.
+    ("a{9999999999}", f"'a{{9999999999}}' matched no kernel of {VECADD}; its kernels: coalesced_add"),
+])
+def test_bad_patterns_are_one_line(capsys, pattern, message):
+    code, out, err = run_cli(capsys, "diagnose", VECADD, "--kernel", pattern)
+    assert code == 2 and out == ""
+    assert err == f"{PREFIX}{message}\n"
+
+
+def test_many_kernels_listed_in_part(capsys, tmp_path):
+    report = _renamed(tmp_path, "kernel_", copies=25)
+    code, _, err = run_cli(capsys, "diagnose", report, "--kernel", "nomatch")
+    assert code == 2
+    listed = ", ".join(f"kernel_{i}" for i in range(20))
+    assert err == f"{PREFIX}'nomatch' matched no kernel of {report}; its kernels: {listed} and 5 more\n"
+
+
+def test_a_pattern_still_selects(capsys, tmp_path):
+    report = _renamed(tmp_path, "kernel_", copies=3)
+    code, out, err = run_cli(capsys, "diagnose", report, "--kernel", r"^kernel_[02]$", "-f", "json")
+    assert code == 0, err
+    import json
+
+    assert [k["name"] for k in json.loads(out)["kernels"]] == ["kernel_0", "kernel_0", "kernel_2", "kernel_2"]
