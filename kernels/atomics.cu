@@ -30,21 +30,17 @@ namespace {
 using namespace bench;
 
 Result run(const Context& ctx, bool hotspot) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const long long n = ctx.sizes.at("n");
   const int nbins = static_cast<int>(ctx.sizes.at("bins"));
   if (nbins > kMaxBins) fail("atomics: bins must be <= %d (got %d)", kMaxBins, nbins);
-  for (long long count : {1000003LL, n}) {
+  return verify_then_time(ctx, {1000003LL, n}, [&](long long count, Trial& trial) {
     std::vector<unsigned int> h(count), want(nbins, 0);
     std::mt19937 gen(81);
     for (auto& x : h) {
       x = gen();
       ++want[x % nbins];
     }
-    DeviceBuffer<unsigned int> v(count), bins(nbins);
-    v.upload(h);
+    DeviceBuffer<unsigned int> v(h), bins(nbins);
     const int full = ctx.prop.multiProcessorCount * (2048 / kThreads);
     auto launch = [&] {
       CUDA_CHECK(cudaMemsetAsync(bins.ptr, 0, bins.bytes(), 0));
@@ -55,13 +51,8 @@ Result run(const Context& ctx, bool hotspot) {
             v.ptr, bins.ptr, count, nbins);
       CUDA_CHECK_LAUNCH();
     };
-    launch();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    r.verified = compare(bins.download(), want, nbins, 0.0, 0.0, &r.max_error) && r.verified;
-    r.checked_sizes.push_back(std::to_string(count));
-    if (count == n) r.times_ms = time_runs(launch, ctx.args.warmup, ctx.args.iters);
-  }
-  return r;
+    trial.run(std::to_string(count), launch, matches(bins, want));
+  });
 }
 
 }  // namespace

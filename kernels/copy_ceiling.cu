@@ -39,33 +39,23 @@ int copy_blocks(const Context& ctx, long long n) {
 }
 
 Result run_copy(const Context& ctx, bool use_memcpy) {
-  Result r;
   const long long n = ctx.sizes.at("n");
   const long long check_n = 1000003;  // odd: exercises the scalar tail and partial blocks
-  r.sizes = ctx.sizes;
-  r.verified = true;
-  auto launch = [&](const float* in, float* out, long long count) {
-    if (use_memcpy) {
-      CUDA_CHECK(cudaMemcpyAsync(out, in, count * sizeof(float), cudaMemcpyDeviceToDevice, 0));
-    } else {
-      copy_float4_kernel<<<copy_blocks(ctx, count), kCopyThreads>>>(in, out, count);
-      CUDA_CHECK_LAUNCH();
-    }
-  };
-  for (long long count : {check_n, n}) {
+  return verify_then_time(ctx, {check_n, n}, [&](long long count, Trial& trial) {
     std::vector<float> h(count);
     fill_uniform(h, 7);
-    DeviceBuffer<float> in(count), out(count);
-    in.upload(h);
+    DeviceBuffer<float> in(h), out(count);
     out.zero();
-    launch(in.ptr, out.ptr, count);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    auto got = out.download();
-    r.verified = compare(got, h, count, 0.0, 0.0, &r.max_error) && r.verified;
-    r.checked_sizes.push_back(std::to_string(count));
-    if (count == n) r.times_ms = time_runs([&] { launch(in.ptr, out.ptr, n); }, ctx.args.warmup, ctx.args.iters);
-  }
-  return r;
+    auto launch = [&] {
+      if (use_memcpy) {
+        CUDA_CHECK(cudaMemcpyAsync(out.ptr, in.ptr, count * sizeof(float), cudaMemcpyDeviceToDevice, 0));
+      } else {
+        copy_float4_kernel<<<copy_blocks(ctx, count), kCopyThreads>>>(in.ptr, out.ptr, count);
+        CUDA_CHECK_LAUNCH();
+      }
+    };
+    trial.run(std::to_string(count), launch, matches(out, h));
+  });
 }
 
 }  // namespace

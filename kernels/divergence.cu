@@ -58,13 +58,10 @@ using Kernel = void (*)(const unsigned int*, unsigned int*, long long, int);
 constexpr int kThreads = 256;
 
 Result run(const Context& ctx, Kernel k, bool per_lane) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const long long n = ctx.sizes.at("n"), iters = ctx.sizes.at("iters");
   const long long shapes[2][2] = {{1003, 5}, {n, iters}};
-  for (int s = 0; s < 2; ++s) {
-    const long long N = shapes[s][0], I = shapes[s][1];
+  return verify_then_time(ctx, shapes, [&](const auto& shape, Trial& trial) {
+    const long long N = shape[0], I = shape[1];
     std::vector<unsigned int> h(N), want(N);
     std::mt19937 gen(9);
     for (auto& x : h) x = gen();
@@ -72,20 +69,14 @@ Result run(const Context& ctx, Kernel k, bool per_lane) {
       const int t = static_cast<int>(i % kThreads);
       want[i] = mix(per_lane ? (t & 7) : ((t >> 5) & 7), h[i], static_cast<int>(I));
     }
-    DeviceBuffer<unsigned int> in(N), out(N);
-    in.upload(h);
+    DeviceBuffer<unsigned int> in(h), out(N);
     out.zero();
     auto launch = [&] {
       k<<<ceil_div(N, kThreads), kThreads>>>(in.ptr, out.ptr, N, static_cast<int>(I));
       CUDA_CHECK_LAUNCH();
     };
-    launch();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    r.verified = compare(out.download(), want, N, 0.0, 0.0, &r.max_error) && r.verified;
-    r.checked_sizes.push_back("n=" + std::to_string(N) + ",iters=" + std::to_string(I));
-    if (s == 1) r.times_ms = time_runs(launch, ctx.args.warmup, ctx.args.iters);
-  }
-  return r;
+    trial.run("n=" + std::to_string(N) + ",iters=" + std::to_string(I), launch, matches(out, want));
+  });
 }
 
 }  // namespace

@@ -29,12 +29,9 @@ enum class Kind { sequential, strided, random };
 constexpr int kThreads = 256;
 
 Result run(const Context& ctx, Kind kind) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const long long n = ctx.sizes.at("n");
   if (n > (1LL << 31) - 1) fail("gather: n must fit in int32 indices (got %lld)", n);
-  for (long long count : {1000003LL, n}) {
+  return verify_then_time(ctx, {1000003LL, n}, [&](long long count, Trial& trial) {
     std::vector<float> h(count);
     fill_uniform(h, 71);
     std::vector<int> idx(count);
@@ -50,10 +47,8 @@ Result run(const Context& ctx, Kind kind) {
     }
     std::vector<float> want(count);
     for (long long i = 0; i < count; ++i) want[i] = h[idx[i]];
-    DeviceBuffer<float> in(count), out(count);
-    DeviceBuffer<int> didx(count);
-    in.upload(h);
-    didx.upload(idx);
+    DeviceBuffer<float> in(h), out(count);
+    DeviceBuffer<int> didx(idx);
     out.zero();
     auto launch = [&] {
       switch (kind) {
@@ -63,13 +58,8 @@ Result run(const Context& ctx, Kind kind) {
       }
       CUDA_CHECK_LAUNCH();
     };
-    launch();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    r.verified = compare(out.download(), want, count, 0.0, 0.0, &r.max_error) && r.verified;
-    r.checked_sizes.push_back(std::to_string(count));
-    if (count == n) r.times_ms = time_runs(launch, ctx.args.warmup, ctx.args.iters);
-  }
-  return r;
+    trial.run(std::to_string(count), launch, matches(out, want));
+  });
 }
 
 }  // namespace

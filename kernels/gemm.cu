@@ -377,16 +377,13 @@ void launch(Kind kind, const void* A, const void* B, void* C, int M, int N, int 
 }
 
 Result run(const Context& ctx, Kind kind) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const bool half = kind == Kind::tensor;
   if (half) CUDA_CHECK(cudaFuncSetAttribute(gemm_tensor_core, cudaFuncAttributeMaxDynamicSharedMemorySize, tc::SMEM_BYTES));
   const int M = static_cast<int>(ctx.sizes.at("m")), N = static_cast<int>(ctx.sizes.at("n")), K = static_cast<int>(ctx.sizes.at("k"));
   if (half && (N % 8 != 0 || K % 8 != 0)) fail("gemm tensor_core needs n and k to be multiples of 8 (got n=%d k=%d)", N, K);
   const int shapes[2][3] = {{333, 264, 200}, {M, N, K}};
-  for (int s = 0; s < 2; ++s) {
-    const int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+  return verify_then_time(ctx, shapes, [&](const auto& shape, Trial& trial) {
+    const int m = shape[0], n = shape[1], k = shape[2];
     std::vector<float> ha(static_cast<size_t>(m) * k), hb(static_cast<size_t>(k) * n);
     fill_uniform(ha, 21);
     fill_uniform(hb, 22);
@@ -406,41 +403,39 @@ Result run(const Context& ctx, Kind kind) {
       CUDA_CHECK(cudaMemcpy(dA, ha.data(), ha.size() * esz, cudaMemcpyHostToDevice));
       CUDA_CHECK(cudaMemcpy(dB, hb.data(), hb.size() * esz, cudaMemcpyHostToDevice));
     }
-    launch(kind, dA, dB, dC, m, n, k);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<float> got(static_cast<size_t>(m) * n);
-    if (half) {
-      std::vector<__half> c16(got.size());
-      CUDA_CHECK(cudaMemcpy(c16.data(), dC, c16.size() * esz, cudaMemcpyDeviceToHost));
-      for (size_t i = 0; i < got.size(); ++i) got[i] = __half2float(c16[i]);
-    } else {
-      CUDA_CHECK(cudaMemcpy(got.data(), dC, got.size() * esz, cudaMemcpyDeviceToHost));
-    }
-    // Entries to check: all of them at the small size, 512 pseudo-random ones (plus the corners) at full size.
-    std::vector<std::pair<int, int>> at;
-    if (s == 0) {
-      for (int i = 0; i < m; ++i)
-        for (int j = 0; j < n; ++j) at.emplace_back(i, j);
-    } else {
-      std::mt19937 gen(23);
-      at = {{0, 0}, {m - 1, n - 1}, {0, n - 1}, {m - 1, 0}};
-      for (int q = 0; q < 512; ++q) at.emplace_back(static_cast<int>(gen() % m), static_cast<int>(gen() % n));
-    }
-    const double atol = half ? 5e-2 : 1e-2, rtol = half ? 1e-2 : 1e-3;
-    for (auto [i, j] : at) {
-      double want = 0;
-      for (int q = 0; q < k; ++q) want += static_cast<double>(ha[static_cast<size_t>(i) * k + q]) * hb[static_cast<size_t>(q) * n + j];
-      const double g = got[static_cast<size_t>(i) * n + j], e = std::fabs(g - want);
-      if (!(e <= atol + rtol * std::fabs(want))) r.verified = false;
-      r.max_error = std::max(r.max_error, std::isnan(e) ? INFINITY : e);
-    }
-    r.checked_sizes.push_back(fmt_size({m, n, k}) + (s == 0 ? "" : " (sampled)"));
-    if (s == 1) r.times_ms = time_runs([&] { launch(kind, dA, dB, dC, m, n, k); }, ctx.args.warmup, ctx.args.iters);
+    auto verify = [&](double* err) {
+      std::vector<float> got(static_cast<size_t>(m) * n);
+      if (half) {
+        std::vector<__half> c16(got.size());
+        CUDA_CHECK(cudaMemcpy(c16.data(), dC, c16.size() * esz, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < got.size(); ++i) got[i] = __half2float(c16[i]);
+      } else {
+        CUDA_CHECK(cudaMemcpy(got.data(), dC, got.size() * esz, cudaMemcpyDeviceToHost));
+      }
+      // Entries to check: all of them at the small size, 512 pseudo-random ones (plus the corners) at full size.
+      std::vector<std::pair<int, int>> at;
+      if (!trial.full()) {
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < n; ++j) at.emplace_back(i, j);
+      } else {
+        std::mt19937 gen(23);
+        at = {{0, 0}, {m - 1, n - 1}, {0, n - 1}, {m - 1, 0}};
+        for (int q = 0; q < 512; ++q) at.emplace_back(static_cast<int>(gen() % m), static_cast<int>(gen() % n));
+      }
+      const double atol = half ? 5e-2 : 1e-2, rtol = half ? 1e-2 : 1e-3;
+      bool ok = true;
+      for (auto [i, j] : at) {
+        double want = 0;
+        for (int q = 0; q < k; ++q) want += static_cast<double>(ha[static_cast<size_t>(i) * k + q]) * hb[static_cast<size_t>(q) * n + j];
+        ok = close_enough(got[static_cast<size_t>(i) * n + j], want, atol, rtol, err) && ok;
+      }
+      return ok;
+    };
+    trial.run(fmt_size({m, n, k}) + (trial.full() ? " (sampled)" : ""), [&] { launch(kind, dA, dB, dC, m, n, k); }, verify);
     CUDA_CHECK(cudaFree(dA));
     CUDA_CHECK(cudaFree(dB));
     CUDA_CHECK(cudaFree(dC));
-  }
-  return r;
+  });
 }
 
 }  // namespace

@@ -24,9 +24,6 @@ namespace {
 using namespace bench;
 
 Result run(const Context& ctx, bool few) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const long long n = ctx.sizes.at("n");
   int grid = static_cast<int>(ctx.sizes.at("blocks"));
   if (!few) {
@@ -34,14 +31,12 @@ Result run(const Context& ctx, bool few) {
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_full, kThreads, 0));
     grid = std::max(1, per_sm) * ctx.prop.multiProcessorCount;
   }
-  r.extra["grid_blocks"] = grid;
   const float a = 3.f, b = -1.f;
-  for (long long count : {1000003LL, n}) {
+  Result r = verify_then_time(ctx, {1000003LL, n}, [&](long long count, Trial& trial) {
     std::vector<float> h(count), want(count);
     fill_uniform(h, 51);
     for (long long i = 0; i < count; ++i) want[i] = std::fmaf(a, h[i], b);
-    DeviceBuffer<float> x(count), y(count);
-    x.upload(h);
+    DeviceBuffer<float> x(h), y(count);
     y.zero();
     auto launch = [&] {
       if (few)
@@ -50,12 +45,9 @@ Result run(const Context& ctx, bool few) {
         grid_full<<<grid, kThreads>>>(x.ptr, y.ptr, count, a, b);
       CUDA_CHECK_LAUNCH();
     };
-    launch();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    r.verified = compare(y.download(), want, count, 0.0, 0.0, &r.max_error) && r.verified;
-    r.checked_sizes.push_back(std::to_string(count));
-    if (count == n) r.times_ms = time_runs(launch, ctx.args.warmup, ctx.args.iters);
-  }
+    trial.run(std::to_string(count), launch, matches(y, want));
+  });
+  r.extra["grid_blocks"] = grid;
   return r;
 }
 

@@ -22,13 +22,10 @@ enum class Kind { sync_each, no_sync, graph };
 constexpr int kThreads = 256;
 
 Result run(const Context& ctx, Kind kind) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const int n = static_cast<int>(ctx.sizes.at("n")), launches = static_cast<int>(ctx.sizes.at("launches"));
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  for (int count : {n + 1, n}) {  // n + 1: a partial second block
+  Result r = verify_then_time(ctx, {n + 1, n}, [&](int count, Trial& trial) {  // n + 1: a partial second block
     DeviceBuffer<int> x(count);
     x.zero();
     const int blocks = static_cast<int>(ceil_div(count, kThreads));
@@ -63,19 +60,16 @@ Result run(const Context& ctx, Kind kind) {
           break;
       }
     };
-    run_once();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const auto got = x.download();
-    for (int i = 0; i < count; ++i) {
-      const double e = std::fabs(static_cast<double>(got[i]) - launches);
-      r.max_error = std::max(r.max_error, e);
-      if (e != 0.0) r.verified = false;
-    }
-    r.checked_sizes.push_back("n=" + std::to_string(count) + ",launches=" + std::to_string(launches));
-    if (count == n) r.times_ms = time_runs(run_once, ctx.args.warmup, ctx.args.iters, stream);
+    auto verify = [&](double* err) {  // every element was incremented once per launch
+      const auto got = x.download();
+      bool ok = true;
+      for (int i = 0; i < count; ++i) ok = close_enough(got[i], launches, 0.0, 0.0, err) && ok;
+      return ok;
+    };
+    trial.run("n=" + std::to_string(count) + ",launches=" + std::to_string(launches), run_once, verify, stream);
     if (exec) CUDA_CHECK(cudaGraphExecDestroy(exec));
     if (graph) CUDA_CHECK(cudaGraphDestroy(graph));
-  }
+  });
   CUDA_CHECK(cudaStreamDestroy(stream));
   r.extra["launches_per_run"] = launches;
   return r;

@@ -77,30 +77,23 @@ int one_wave(const Context& ctx, K kernel, int threads) {
 }
 
 Result run(const Context& ctx, Kind kind, int threads) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const long long n4 = ctx.sizes.at("n") / 4;  // the kernel works on whole float4s
   const float a = 1.5f, b = 0.25f;
   std::vector<float> hcoef(256);
   fill_uniform(hcoef, 4);
-  DeviceBuffer<float> coef(256);
-  coef.upload(hcoef);
+  DeviceBuffer<float> coef(hcoef);
   int grid = 0;
   switch (kind) {
     case Kind::lean: grid = one_wave(ctx, lean_for(threads), threads); break;
     case Kind::heavy: grid = one_wave(ctx, occupancy_regs_heavy, threads); break;
     case Kind::bounded: grid = one_wave(ctx, occupancy_launch_bounds, threads); break;
   }
-  r.extra["grid_blocks"] = grid;
-  r.extra["blocks_per_sm"] = grid / ctx.prop.multiProcessorCount;
   DeviceBuffer<float> sink(static_cast<size_t>(grid) * threads);
-  for (long long count4 : {250001LL, n4}) {
+  Result r = verify_then_time(ctx, {250001LL, n4}, [&](long long count4, Trial& trial) {
     std::vector<float> h(count4 * 4), want(count4 * 4);
     fill_uniform(h, 8);
     for (size_t i = 0; i < h.size(); ++i) want[i] = std::fmaf(a, h[i], b);
-    DeviceBuffer<float> in(h.size()), out(h.size());
-    in.upload(h);
+    DeviceBuffer<float> in(h), out(h.size());
     out.zero();
     auto launch = [&] {
       auto* i4 = reinterpret_cast<const float4*>(in.ptr);
@@ -112,12 +105,10 @@ Result run(const Context& ctx, Kind kind, int threads) {
       }
       CUDA_CHECK_LAUNCH();
     };
-    launch();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    r.verified = compare(out.download(), want, want.size(), 0.0, 0.0, &r.max_error) && r.verified;
-    r.checked_sizes.push_back(std::to_string(count4 * 4));
-    if (count4 == n4) r.times_ms = time_runs(launch, ctx.args.warmup, ctx.args.iters);
-  }
+    trial.run(std::to_string(count4 * 4), launch, matches(out, want));
+  });
+  r.extra["grid_blocks"] = grid;
+  r.extra["blocks_per_sm"] = grid / ctx.prop.multiProcessorCount;
   return r;
 }
 

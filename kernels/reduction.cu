@@ -87,11 +87,8 @@ void launch(const Context& ctx, Kind kind, const int* in, unsigned long long* ou
 }
 
 Result run(const Context& ctx, Kind kind) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const long long n = ctx.sizes.at("n");
-  for (long long count : {1000003LL, n}) {
+  return verify_then_time(ctx, {1000003LL, n}, [&](long long count, Trial& trial) {
     std::vector<int> h(count);
     std::mt19937 gen(5);
     unsigned long long want = 0;
@@ -99,19 +96,14 @@ Result run(const Context& ctx, Kind kind) {
       x = static_cast<int>(gen() & 15u);
       want += static_cast<unsigned long long>(x);
     }
-    DeviceBuffer<int> in(count);
+    DeviceBuffer<int> in(h);
     DeviceBuffer<unsigned long long> out(1);
-    in.upload(h);
-    launch(ctx, kind, in.ptr, out.ptr, count);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const unsigned long long got = out.download()[0];
-    const double err = std::fabs(static_cast<double>(got) - static_cast<double>(want));
-    r.max_error = std::max(r.max_error, err);
-    r.verified = r.verified && got == want;
-    r.checked_sizes.push_back(std::to_string(count));
-    if (count == n) r.times_ms = time_runs([&] { launch(ctx, kind, in.ptr, out.ptr, n); }, ctx.args.warmup, ctx.args.iters);
-  }
-  return r;
+    auto verify = [&](double* err) {  // the sum is an integer: exact, whatever its size
+      const unsigned long long got = out.download()[0];
+      return close_enough(static_cast<double>(got), static_cast<double>(want), 0.0, 0.0, err) && got == want;
+    };
+    trial.run(std::to_string(count), [&] { launch(ctx, kind, in.ptr, out.ptr, count); }, verify);
+  });
 }
 
 }  // namespace

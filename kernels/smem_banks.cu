@@ -44,13 +44,10 @@ using namespace bench;
 using Kernel = void (*)(const float*, float*, int);
 
 Result run(const Context& ctx, Kernel k) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const long long blocks = ctx.sizes.at("blocks"), reps = ctx.sizes.at("reps");
   const long long shapes[2][2] = {{13, 3}, {blocks, reps}};
-  for (int s = 0; s < 2; ++s) {
-    const long long B = shapes[s][0], R = shapes[s][1];
+  return verify_then_time(ctx, shapes, [&](const auto& shape, Trial& trial) {
+    const long long B = shape[0], R = shape[1];
     const long long warps = B * kWarps;
     std::vector<float> h(warps * 1024);
     std::mt19937 gen(3);
@@ -62,20 +59,14 @@ Result run(const Context& ctx, Kernel k) {
         for (int c = 0; c < 32; ++c) row += h[w * 1024 + lane * 32 + c];
         want[w * 32 + lane] = static_cast<float>(row * R);
       }
-    DeviceBuffer<float> in(h.size()), out(want.size());
-    in.upload(h);
+    DeviceBuffer<float> in(h), out(want.size());
     out.zero();
     auto launch = [&] {
       k<<<static_cast<int>(B), kWarps * 32>>>(in.ptr, out.ptr, static_cast<int>(R));
       CUDA_CHECK_LAUNCH();
     };
-    launch();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    r.verified = compare(out.download(), want, want.size(), 0.0, 0.0, &r.max_error) && r.verified;
-    r.checked_sizes.push_back("blocks=" + std::to_string(B) + ",reps=" + std::to_string(R));
-    if (s == 1) r.times_ms = time_runs(launch, ctx.args.warmup, ctx.args.iters);
-  }
-  return r;
+    trial.run("blocks=" + std::to_string(B) + ",reps=" + std::to_string(R), launch, matches(out, want));
+  });
 }
 
 }  // namespace

@@ -43,18 +43,14 @@ namespace {
 using namespace bench;
 
 Result run(const Context& ctx, bool spill) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const long long n = ctx.sizes.at("threads"), iters = ctx.sizes.at("iters");
   const long long shapes[2][2] = {{10007, 9}, {n, iters}};
-  for (int s = 0; s < 2; ++s) {
-    const long long N = shapes[s][0];
-    const int I = static_cast<int>(shapes[s][1]);
+  return verify_then_time(ctx, shapes, [&](const auto& shape, Trial& trial) {
+    const long long N = shape[0];
+    const int I = static_cast<int>(shape[1]);
     std::vector<float> h(N * kState);
     fill_uniform(h, 61);
-    DeviceBuffer<float> in(h.size()), out(N);
-    in.upload(h);
+    DeviceBuffer<float> in(h), out(N);
     out.zero();
     auto launch = [&] {
       if (spill)
@@ -63,23 +59,18 @@ Result run(const Context& ctx, bool spill) {
         spill_none<<<ceil_div(N, 128), 128>>>(in.ptr, out.ptr, N, I);
       CUDA_CHECK_LAUNCH();
     };
-    launch();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const auto got = out.download();
-    std::mt19937 gen(62);
-    const long long checks = s == 0 ? N : 1024;
-    for (long long q = 0; q < checks; ++q) {
-      const long long i = s == 0 ? q : static_cast<long long>(gen() % N);
-      float st[kState];
-      for (int k = 0; k < kState; ++k) st[k] = h[k * N + i];
-      const double want = mix_state(st, I), e = std::fabs(got[i] - want);
-      if (!(e <= 1e-4 * std::fabs(want) + 1e-5)) r.verified = false;
-      r.max_error = std::max(r.max_error, std::isnan(e) ? INFINITY : e);
-    }
-    r.checked_sizes.push_back("threads=" + std::to_string(N) + ",iters=" + std::to_string(I) + (s ? " (sampled)" : ""));
-    if (s == 1) r.times_ms = time_runs(launch, ctx.args.warmup, ctx.args.iters);
-  }
-  return r;
+    auto verify = [&](double* err) {
+      const auto got = out.download();
+      bool ok = true;
+      for (long long i : check_indices(N, trial.full(), 62)) {
+        float st[kState];
+        for (int k = 0; k < kState; ++k) st[k] = h[k * N + i];
+        ok = close_enough(got[i], mix_state(st, I), 1e-5, 1e-4, err) && ok;
+      }
+      return ok;
+    };
+    trial.run("threads=" + std::to_string(N) + ",iters=" + std::to_string(I) + (trial.full() ? " (sampled)" : ""), launch, verify);
+  });
 }
 
 }  // namespace

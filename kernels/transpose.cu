@@ -219,14 +219,11 @@ void launch(Kernel k, bool big, const float* in, float* out, int rows, int cols)
 }
 
 Result run(const Context& ctx, Kernel k, bool big, bool is_copy) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const int rows = static_cast<int>(ctx.sizes.at("rows")), cols = static_cast<int>(ctx.sizes.at("cols"));
   // 1000 x 1004: not a multiple of 32 or 64, but 16-byte aligned rows, so the swizzled kernel runs
   // both its vector (interior) and scalar (edge) paths.
   const int shapes[2][2] = {{1000, 1004}, {rows, cols}};
-  for (const auto& shape : shapes) {
+  return verify_then_time(ctx, shapes, [&](const auto& shape, Trial& trial) {
     const int R = shape[0], C = shape[1];
     const size_t n = static_cast<size_t>(R) * C;
     std::vector<float> h(n);
@@ -234,19 +231,10 @@ Result run(const Context& ctx, Kernel k, bool big, bool is_copy) {
     std::vector<float> want(n);
     for (int i = 0; i < R; ++i)
       for (int j = 0; j < C; ++j) want[is_copy ? static_cast<size_t>(i) * C + j : static_cast<size_t>(j) * R + i] = h[static_cast<size_t>(i) * C + j];
-    DeviceBuffer<float> din(n), dout(n);
-    din.upload(h);
+    DeviceBuffer<float> din(h), dout(n);
     dout.zero();
-    launch(k, big, din.ptr, dout.ptr, R, C);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    auto got = dout.download();
-    r.verified = compare(got, want, n, 0.0, 0.0, &r.max_error) && r.verified;
-    r.checked_sizes.push_back(fmt_size({R, C}));
-    if (&shape == &shapes[1]) {
-      r.times_ms = time_runs([&] { launch(k, big, din.ptr, dout.ptr, R, C); }, ctx.args.warmup, ctx.args.iters);
-    }
-  }
-  return r;
+    trial.run(fmt_size({R, C}), [&] { launch(k, big, din.ptr, dout.ptr, R, C); }, matches(dout, want));
+  });
 }
 
 }  // namespace

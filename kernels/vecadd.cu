@@ -106,28 +106,16 @@ void launch(Kind kind, const float* a, const float* b, float* c, long long n, lo
 }
 
 Result run(const Context& ctx, Kind kind) {
-  Result r;
-  r.sizes = ctx.sizes;
-  r.verified = true;
   const long long n = ctx.sizes.at("n"), stride = ctx.sizes.at("stride");
-  for (long long count : {1000003LL, n}) {
+  return verify_then_time(ctx, {1000003LL, n}, [&](long long count, Trial& trial) {
     std::vector<float> ha(count), hb(count), want(count);
     fill_uniform(ha, 1);
     fill_uniform(hb, 2);
     for (long long i = 0; i < count; ++i) want[i] = ha[i] + hb[i];
-    DeviceBuffer<float> a(count), b(count), c(count);
-    a.upload(ha);
-    b.upload(hb);
+    DeviceBuffer<float> a(ha), b(hb), c(count);
     c.zero();
-    launch(kind, a.ptr, b.ptr, c.ptr, count, stride);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    r.verified = compare(c.download(), want, count, 0.0, 0.0, &r.max_error) && r.verified;
-    r.checked_sizes.push_back(std::to_string(count));
-    if (count == n) {
-      r.times_ms = time_runs([&] { launch(kind, a.ptr, b.ptr, c.ptr, n, stride); }, ctx.args.warmup, ctx.args.iters);
-    }
-  }
-  return r;
+    trial.run(std::to_string(count), [&] { launch(kind, a.ptr, b.ptr, c.ptr, count, stride); }, matches(c, want));
+  });
 }
 
 }  // namespace

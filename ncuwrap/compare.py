@@ -13,20 +13,18 @@ the real speedup is shown as well, and that is what the regression gate uses.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuwrap import __version__, safejson
+from ncuwrap import __version__
 from ncuwrap import metrics as M
+from ncuwrap.benchmarks.report import SCHEMA as BENCH_SCHEMA, BenchTimings, Timing, load_bench  # noqa: F401 (public names)
 from ncuwrap.engine import KEY_METRICS  # the metrics compared for every pair, in this order
 from ncuwrap.errors import InputError
-from ncuwrap.ingest import check_file
 from ncuwrap.numbers import clean
 from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict
 
 SCHEMA = "ncuwrap.compare/v1"
-BENCH_SCHEMA = "ncuwrap.bench/v1"
 NCU_DURATION_LABEL = "ncu duration, instrumented"
 DEFAULT_THRESHOLD_PCT = 5.0
 # A finding introduced at this severity or worse is a regression (None: findings never are). HIGH by
@@ -85,77 +83,6 @@ class Delta:
         if self.label:
             out["label"] = self.label
         return out
-
-
-@dataclass(frozen=True)
-class Timing:
-    """An uninstrumented timing of one kernel, from a bench JSON."""
-
-    median_ms: float
-    source: str  # the bench file
-    benchmark: str  # the entry's name (and variant)
-
-    def to_json(self) -> dict:
-        return {"median_ms": self.median_ms, "source": self.source, "benchmark": self.benchmark}
-
-
-@dataclass(frozen=True)
-class BenchTimings:
-    """The kernel timings of one ``ncuwrap.bench/v1`` file, looked up by kernel name."""
-
-    path: str
-    entries: tuple[dict, ...]
-
-    def find(self, kernel: KernelVerdict) -> tuple[Timing | None, str | None]:
-        """The timing of ``kernel``, or None and why (no entry, several entries)."""
-        from ncuwrap.ingest.names import function_name
-
-        names = {kernel.name, kernel.display_name}
-        hits = [e for e in self.entries if e["kernel"] in names or function_name(e["kernel"]) == kernel.name]
-        if not hits:
-            return None, f"{self.path}: no benchmark of kernel {kernel.name}"
-        if len({e["median_ms"] for e in hits}) > 1:
-            return None, f"{self.path}: {len(hits)} benchmarks of kernel {kernel.name} (ambiguous)"
-        e = hits[0]
-        label = " / ".join(str(e[k]) for k in ("name", "variant") if e.get(k))
-        return Timing(float(e["median_ms"]), self.path, label or str(e["kernel"])), None
-
-
-# 'ncuwrap bench' writes a few kilobytes; medians outside 1 ns .. one day are no kernel's time (and
-# their ratios overflow what the outputs can hold).
-BENCH_MAX_BYTES = 16 << 20
-MEDIAN_RANGE_MS = (1e-6, 86_400_000.0)
-
-
-def load_bench(path: str | Path) -> BenchTimings:
-    """Read an ``ncuwrap.bench/v1`` JSON (``{"schema", "env", "ceiling", "benchmarks": [...]}``)."""
-    path = Path(path)
-    check_file(path, folder_fix="give the JSON written by 'ncuwrap bench'", missing="no such file; give the JSON written by 'ncuwrap bench'",
-               empty_fix="give the JSON written by 'ncuwrap bench'", max_bytes=BENCH_MAX_BYTES)
-    try:
-        doc = safejson.loads(path.read_text(encoding="utf-8"))
-    except safejson.Refused as exc:
-        raise InputError(f"{path}: {exc}; give the JSON written by 'ncuwrap bench'") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not a readable JSON file ({str(exc).splitlines()[0]}); give the JSON written by 'ncuwrap bench'") from None
-    schema = doc.get("schema") if isinstance(doc, dict) else None
-    if schema != BENCH_SCHEMA:
-        raise InputError(f"{path}: not an ncuwrap bench result (schema {schema!r}, expected {BENCH_SCHEMA!r}); write one with 'ncuwrap bench'")
-    benchmarks = doc.get("benchmarks")
-    if not isinstance(benchmarks, list):
-        raise InputError(f"{path}: 'benchmarks' must be a list of results")
-    entries = []
-    for i, entry in enumerate(benchmarks):
-        if not isinstance(entry, dict) or not isinstance(entry.get("kernel"), str) or not entry["kernel"]:
-            raise InputError(f"{path}: benchmarks[{i}] has no 'kernel' name")
-        median = entry.get("median_ms")
-        if not isinstance(median, (int, float)) or isinstance(median, bool) or not median > 0:
-            raise InputError(f"{path}: benchmarks[{i}] ({entry['kernel']}) has no positive 'median_ms'")
-        if not MEDIAN_RANGE_MS[0] <= median <= MEDIAN_RANGE_MS[1]:
-            raise InputError(f"{path}: benchmarks[{i}] ({entry['kernel']}): 'median_ms' {median:g} is not a kernel's time "
-                             "(1 ns to one day); give the JSON written by 'ncuwrap bench'")
-        entries.append(entry)
-    return BenchTimings(str(path), tuple(entries))
 
 
 @dataclass(frozen=True)
@@ -396,7 +323,7 @@ def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str,
     if before_t and after_t:
         if after_t.median_ms > before_t.median_ms * limit:
             slower = 100.0 * (after_t.median_ms / before_t.median_ms - 1.0)
-            regressions.append(Regression(name, f"{slower:.1f}% slower (bench median {before_t.median_ms:g} -> {after_t.median_ms:g} ms; threshold {threshold_pct:g}%)"))
+            regressions.append(Regression(name, f"{slower:.1f}% slower (bench median {before_t.median_ms:.4g} -> {after_t.median_ms:.4g} ms; threshold {threshold_pct:g}%)"))
     else:
         b, a = _number(before.duration_ns), _number(after.duration_ns)
         if b and a and a > b * limit:

@@ -1,4 +1,4 @@
-"""A small, safe expression language for rule conditions.
+"""A small, safe expression language for rule conditions and the benchmark manifest's size formulas.
 
 Conditions are written like Python comparisons (``gst_sectors_per_request > 1.5 * gst_ideal_sectors_per_request
 and memory_pct >= 60``) but are never handed to ``eval``: the text is parsed with :mod:`ast` and only
@@ -13,11 +13,17 @@ Bounds, checked when the rules are loaded: the text's length, the nesting of the
 evaluator recurse), the size of integer literals, and constant exponents of ``**``. Numbers are
 evaluated as floats, never as Python or numpy integers (which overflow, wrap around or grow without
 end: ``10**10**10``), so an evaluation is a fixed number of float operations per node.
+
+``mode="formula"`` is the restricted language of the manifest's size formulas (``2 * rows * cols * 4``):
+numbers, names, ``+ - * / **``, unary minus and parentheses only, evaluated by :meth:`Expression.calculate`
+in Python arithmetic (ints stay ints unless ``/`` is used, as a byte count must).
 """
 
 from __future__ import annotations
 
 import ast
+import operator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable
 
@@ -25,12 +31,23 @@ import numpy as np
 
 from ncuwrap.errors import RulesError
 
+RULE = "rule"
+FORMULA = "formula"
+
 _BINOPS: dict[type, Callable] = {
     ast.Add: np.add,
     ast.Sub: np.subtract,
     ast.Mult: np.multiply,
     ast.Div: lambda a, b: np.divide(a, np.where(b == 0, np.nan, b)),
     ast.Pow: np.power,
+}
+# Formulas compute byte and FLOP counts: Python's exact integers, never numpy's wrapping int64.
+_SCALAR_BINOPS: dict[type, Callable] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
 }
 _COMPARE: dict[type, Callable] = {
     ast.Lt: np.less,
@@ -41,6 +58,7 @@ _COMPARE: dict[type, Callable] = {
     ast.NotEq: lambda a, b: np.asarray(a != b),
 }
 _FUNCTIONS = {"max": np.fmax, "min": np.fmin, "abs": np.abs, "fallback": None}
+_FORMULA_ONLY = "only numbers, size names, + - * / ** and parentheses"
 
 # The bundled rules' longest condition is 195 characters and nests 7 deep; these leave room.
 MAX_TEXT = 2000
@@ -52,7 +70,10 @@ MAX_EXPONENT = 64
 
 
 class ExpressionError(ValueError):
-    """An expression that is not valid in the rule language."""
+    """An expression that is not valid in the rule language (or, in formula mode, not arithmetic)."""
+
+
+Number = int | float
 
 
 @dataclass(frozen=True)
@@ -70,17 +91,45 @@ class Expression:
             # e.g. arithmetic on a text metric (memory_unit + 1): a fault of the rule, not of the report.
             raise RulesError(f"{self.origin or 'rule'}: cannot evaluate {self.text!r} ({exc}); fix the condition") from None
 
+    def calculate(self, values: Mapping[str, Number]) -> Number:
+        """A formula's value for these named numbers, in Python arithmetic; ExpressionError when it has none."""
+        missing = sorted(set(self.names) - set(values))
+        if missing:
+            raise ExpressionError(f"formula {self.text!r}: unknown size {', '.join(missing)}")
+        return _Evaluator(values.__getitem__, {}, scalar_of=self.text).visit(self.tree)
 
-def parse(text: str, constants: dict[str, float] | None = None) -> Expression:
-    """Parse and validate ``text``; raise ExpressionError naming the offending part."""
+
+def _arithmetic(node: ast.AST) -> bool:
+    """Whether a node may appear in a formula."""
+    if isinstance(node, ast.BinOp):
+        return type(node.op) in _BINOPS
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.USub, ast.UAdd))
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    return isinstance(node, (ast.Name, ast.Load, ast.operator, ast.unaryop))
+
+
+def parse(text: str | int | float, constants: dict[str, float] | None = None, *, mode: str = RULE) -> Expression:
+    """Parse and validate ``text``; raise ExpressionError naming the offending part.
+
+    ``mode="formula"``: a size formula (a number is accepted as its own formula)."""
+    formula = mode == FORMULA
+    if formula and isinstance(text, (int, float)) and not isinstance(text, bool):
+        text = str(text)
+
+    def refused(message: str) -> ExpressionError:
+        return ExpressionError(f"formula {text!r}: {message}" if formula else f"{message} in {text!r}")
+
     if not isinstance(text, str) or not text.strip():
-        raise ExpressionError("empty expression")
+        raise refused("expected a non-empty arithmetic expression") if formula else ExpressionError("empty expression")
     if len(text.strip()) > MAX_TEXT:
-        raise ExpressionError(f"the condition is {len(text.strip()):,} characters long (at most {MAX_TEXT:,}); split it or use constants")
+        raise ExpressionError(f"the {'formula' if formula else 'condition'} is {len(text.strip()):,} characters long (at most {MAX_TEXT:,}); "
+                              "split it or use constants")
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
-        raise ExpressionError(f"syntax error in {text!r}: {exc.msg}") from None
+        raise refused(f"not valid arithmetic ({exc.msg})" if formula else f"syntax error ({exc.msg})") from None
     except (RecursionError, MemoryError):  # the parser's own limits on nesting ("not not not ...")
         raise ExpressionError(f"{text[:40]!r}... nests deeper than {MAX_DEPTH} levels; simplify it") from None
     if _depth(tree) > MAX_DEPTH:
@@ -90,48 +139,51 @@ def parse(text: str, constants: dict[str, float] | None = None) -> Expression:
     constants = constants or {}
 
     def check(node: ast.AST, into: list[str] = names) -> None:
+        if formula and not _arithmetic(node):
+            what = type(node.op).__name__ if isinstance(node, (ast.BinOp, ast.UnaryOp)) else type(node).__name__
+            raise refused(f"{what} is not allowed ({_FORMULA_ONLY})")
         if isinstance(node, ast.BoolOp):
             pass
         elif isinstance(node, ast.Compare):
             if any(type(op) not in _COMPARE for op in node.ops):
-                raise ExpressionError(f"only <, <=, >, >=, ==, != comparisons are allowed in {text!r}")
+                raise refused("only <, <=, >, >=, ==, != comparisons are allowed")
         elif isinstance(node, ast.BinOp):
             if type(node.op) not in _BINOPS:
-                raise ExpressionError(f"operator {type(node.op).__name__} is not allowed in {text!r}")
+                raise refused(f"operator {type(node.op).__name__} is not allowed")
             if isinstance(node.op, ast.Pow):
                 exponent = _constant(node.right, constants)
                 if exponent is not None and not abs(exponent) <= MAX_EXPONENT:
                     raise ExpressionError(f"exponent {ast.unparse(node.right)} is too large in {text!r} (at most {MAX_EXPONENT})")
         elif isinstance(node, ast.UnaryOp):
             if not isinstance(node.op, (ast.Not, ast.USub, ast.UAdd)):
-                raise ExpressionError(f"operator {type(node.op).__name__} is not allowed in {text!r}")
+                raise refused(f"operator {type(node.op).__name__} is not allowed")
         elif isinstance(node, ast.Constant):
             if not isinstance(node.value, (bool, int, float, str)):
-                raise ExpressionError(f"constant {node.value!r} is not allowed in {text!r}")
+                raise refused(f"constant {node.value!r} is not allowed")
             if isinstance(node.value, int) and not isinstance(node.value, bool) and abs(node.value) > MAX_INT:
                 raise ExpressionError(f"integer {_short(node.value)} is too large in {text!r} (at most 2**53); write it as a float, e.g. 1e20")
             if isinstance(node.value, float) and not np.isfinite(node.value):
                 raise ExpressionError(f"number {ast.get_source_segment(text.strip(), node) or node.value} is out of range in {text!r}")
         elif isinstance(node, ast.Name):
-            if node.id in ("true", "false"):
+            if node.id in ("true", "false") and not formula:
                 pass
             elif node.id not in constants and node.id not in into:
                 into.append(node.id)
         elif isinstance(node, ast.Call):
             func = node.func
             if not isinstance(func, ast.Name) or (func.id not in _FUNCTIONS and func.id != "metric") or node.keywords:
-                raise ExpressionError(f"only max(), min(), abs(), fallback() and metric(\"name\") may be called in {text!r}")
+                raise refused('only max(), min(), abs(), fallback() and metric("name") may be called')
             if func.id == "metric":
                 if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or not isinstance(node.args[0].value, str):
-                    raise ExpressionError(f'metric() takes one quoted metric name in {text!r}')
+                    raise refused("metric() takes one quoted metric name")
                 if node.args[0].value not in into:
                     into.append(node.args[0].value)
                 return
             if func.id in ("max", "min", "abs") and not node.args:
-                raise ExpressionError(f"{func.id}() needs at least one argument in {text!r}")
+                raise refused(f"{func.id}() needs at least one argument")
             if func.id == "fallback":
                 if len(node.args) != 2:
-                    raise ExpressionError(f"fallback() takes a value and a default in {text!r}")
+                    raise refused("fallback() takes a value and a default")
                 check(node.args[0], optional)
                 check(node.args[1], into)
                 return
@@ -141,7 +193,7 @@ def parse(text: str, constants: dict[str, float] | None = None) -> Expression:
         elif isinstance(node, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Load)):
             pass  # operators were checked on their parent node
         else:
-            raise ExpressionError(f"{type(node).__name__} is not allowed in {text!r}")
+            raise refused(f"{type(node).__name__} is not allowed")
         for child in ast.iter_child_nodes(node):
             check(child, into)
 
@@ -186,30 +238,41 @@ def _short(value: int) -> str:
 
 
 class _Evaluator:
-    def __init__(self, lookup, constants):
+    """Walks a checked tree: numpy arrays for rules, or (``scalar_of``: the formula's text) Python numbers."""
+
+    def __init__(self, lookup, constants, scalar_of: str | None = None):
         self.lookup = lookup
         self.constants = constants
+        self.scalar_of = scalar_of
 
     def visit(self, node):
         method = getattr(self, "_" + type(node).__name__)
         return method(node)
 
     def _Constant(self, node):
-        # Numbers as floats: integer arithmetic in numpy wraps around (2**64 == 0).
-        return float(node.value) if isinstance(node.value, int) and not isinstance(node.value, bool) else node.value
+        # Rules: numbers as floats (integer arithmetic in numpy wraps around: 2**64 == 0). Formulas:
+        # Python ints, exact for byte counts, and bounded by the exponent check.
+        if self.scalar_of is None and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return float(node.value)
+        return node.value
 
     def _Name(self, node):
-        if node.id == "true":
-            return True
-        if node.id == "false":
-            return False
         if node.id in self.constants:
             return float(self.constants[node.id])
+        if node.id in ("true", "false") and self.scalar_of is None:
+            return node.id == "true"
         return self.lookup(node.id)
 
     def _BinOp(self, node):
+        left, right = self._num(self.visit(node.left)), self._num(self.visit(node.right))
+        if self.scalar_of is not None:
+            if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
+                raise ExpressionError(f"formula {self.scalar_of!r}: exponent {right} is larger than {MAX_EXPONENT}")
+            if isinstance(node.op, ast.Div) and right == 0:
+                raise ExpressionError(f"formula {self.scalar_of!r}: division by zero")
+            return _SCALAR_BINOPS[type(node.op)](left, right)
         with np.errstate(all="ignore"):
-            return _BINOPS[type(node.op)](self._num(self.visit(node.left)), self._num(self.visit(node.right)))
+            return _BINOPS[type(node.op)](left, right)
 
     def _UnaryOp(self, node):
         value = self.visit(node.operand)

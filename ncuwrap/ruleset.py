@@ -16,11 +16,12 @@ from pathlib import Path
 
 import yaml
 
-from ncuwrap import metrics, safeyaml
+from ncuwrap import metrics, safeyaml, schema
 from ncuwrap.errors import RulesError
 from ncuwrap.ingest import check_file
 from ncuwrap.expr import MAX_INT, Expression, ExpressionError, parse
 from ncuwrap.resources import data_dir
+from ncuwrap.schema import Node
 
 SUPPORTED_VERSIONS = (1,)
 # Estimate settings a rules file may set among its constants (documented in rules/reference.yaml).
@@ -243,170 +244,148 @@ def _computes_with(tree, names: set[str]) -> bool:
     return False
 
 
-def _fail(path: Path, where: str, message: str) -> RulesError:
-    return RulesError(f"{path}: {where}: {message}")
+_TOP = ("version", "name", "kind", "description", "constants", "bound", "findings", "display", "units", "borderline")
+_BRANCH = ({"verdict", "when"}, {"why", "limiter", "cause"})
+_FINDING = ({"id", "when", "title", "advice"}, {"under", "severity", "evidence", "advice_by", "unless", "estimate"})
+
+
+def _labelled(item: Node, key: str, label: str) -> Node:
+    """``item`` named by its ``key`` (``finding 'x'``) when it has one, so errors say which rule is wrong."""
+    value = item.value.get(key) if isinstance(item.value, dict) else None
+    return item.at(label.format(value)) if isinstance(value, str) and value else item
 
 
 def _parse(doc, path: Path, kind: str) -> RuleSet:
+    root = schema.document(doc, str(path), RulesError, hint="see rules/reference.yaml")
     if not isinstance(doc, dict):
-        raise RulesError(f"{path}: expected a mapping with 'version', 'bound' and 'findings'; see rules/reference.yaml")
-    version = doc.get("version")
+        raise root.fail("expected a mapping with 'version', 'bound' and 'findings'; see rules/reference.yaml")
+    # Version and kind first: they say what is wrong with a file that is not these rules at all.
+    version = root["version"].value
     if version not in SUPPORTED_VERSIONS:
-        raise RulesError(f"{path}: unsupported rules version {version!r}; this ncuwrap reads version 1 (add 'version: 1')")
-    file_kind = doc.get("kind", "kernel")
+        raise root.fail(f"unsupported rules version {version!r}; this ncuwrap reads version 1 (add 'version: 1')")
+    file_kind = root.get("kind", "kernel").value
     if file_kind != kind:
-        raise RulesError(f"{path}: a '{file_kind}' rules file where '{kind}' rules are needed; pass the matching file")
-    unknown = set(doc) - {"version", "name", "kind", "description", "constants", "bound", "findings", "display", "units", "borderline"}
-    if unknown:
-        raise RulesError(f"{path}: unknown top-level key(s) {sorted(unknown)}; see rules/reference.yaml")
-    constants = doc.get("constants") or {}
-    if not isinstance(constants, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in constants.values()):
-        raise RulesError(f"{path}: 'constants' must map names to numbers")
+        raise root.fail(f"a '{file_kind}' rules file where '{kind}' rules are needed; pass the matching file")
+    root.mapping(optional=_TOP)
+    constants = {name: node.number() for name, node in root["constants"].pairs(what="a mapping of names to numbers")}
     for name, value in constants.items():
         # Evaluated as floats: an integer past 2**53 is not exact, .inf/.nan compare with nothing.
         if not (abs(value) <= MAX_INT if isinstance(value, int) else math.isfinite(value)):
-            raise RulesError(f"{path}: constants: {name}: {str(value)[:24]} is out of range (a finite number, integers up to 2**53)")
+            raise root.fail(f"constants: {name}: {str(value)[:24]} is out of range (a finite number, integers up to 2**53)")
     known, raw_allowed, listing = known_names(kind)
 
-    def expr(text, where: str) -> Expression:
+    def is_metric(name: str) -> bool:
+        # A raw ncu name (with "__") may be used through metric("..."); anything else must be known.
+        return name in known or (raw_allowed and "__" in name)
+
+    def expr(text, at: Node) -> Expression:
         try:
             parsed = parse(str(text) if text is not None else "", constants)
         except ExpressionError as exc:
-            raise _fail(path, where, str(exc)) from None
+            raise at.fail(str(exc)) from None
         for name in parsed.names + parsed.optional:
-            # A raw ncu name (with "__") may be used through metric("..."); anything else must be known.
-            if name not in known and not (raw_allowed and "__" in name):
-                raise _fail(path, where, f"unknown metric {name!r} ({listing})")
+            if not is_metric(name):
+                raise at.fail(f"unknown metric {name!r} ({listing})")
         text_names = [n for n in parsed.names + parsed.optional if n in metrics.STRING_METRICS]
         if text_names and _computes_with(parsed.tree, set(text_names)):
-            raise _fail(path, where, f"{text_names[0]!r} is text: compare it with == or != to a quoted value, e.g. {text_names[0]} == 'l2'")
-        return replace(parsed, origin=f"{path}: {where}")
+            raise at.fail(f"{text_names[0]!r} is text: compare it with == or != to a quoted value, e.g. {text_names[0]} == 'l2'")
+        return replace(parsed, origin=f"{path}: {at.where}")
 
-    units = doc.get("units") or {}
-    if not isinstance(units, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in units.items()):
-        raise RulesError(f"{path}: 'units' must map unit names to the metric giving each one's utilization, e.g. {{dram: dram_pct}}")
-    for unit_name, metric_name in units.items():
+    units = {}
+    for unit_name, node in root["units"].pairs(what="a mapping of unit names to the metric giving each one's utilization, e.g. {dram: dram_pct}"):
         if not _ID.match(unit_name):
-            raise RulesError(f"{path}: units: {unit_name!r} is not a name (lower-case letters, digits, '_')")
-        if metric_name not in known and not (raw_allowed and "__" in metric_name):
-            raise RulesError(f"{path}: units: {unit_name}: unknown metric {metric_name!r} ({listing})")
-    for key in ("bound", "findings", "display"):
-        if doc.get(key) is not None and not isinstance(doc[key], list):
-            raise RulesError(f"{path}: '{key}' must be a list (of {'branches' if key == 'bound' else 'findings' if key == 'findings' else 'metric names'}); see rules/reference.yaml")
+            raise node.fail(f"{unit_name!r} is not a name (lower-case letters, digits, '_')")
+        units[unit_name] = node.text()
+        if not is_metric(units[unit_name]):
+            raise node.fail(f"unknown metric {units[unit_name]!r} ({listing})")
     bound = []
-    for i, item in enumerate(doc.get("bound") or []):
-        where = f"bound[{i}]"
-        if not isinstance(item, dict) or "verdict" not in item or "when" not in item:
-            raise _fail(path, where, "each branch needs 'verdict' and 'when'")
-        if not isinstance(item["verdict"], str) or not isinstance(item.get("why", ""), str):
-            raise _fail(path, where, "'verdict' and 'why' must be text")
-        limiter = str(item.get("limiter", ""))
-        cause = item.get("cause") or []
-        cause = [cause] if isinstance(cause, str) else cause
-        if not isinstance(cause, list) or not all(isinstance(c, str) for c in cause):
-            raise _fail(path, where, "'cause' must be a sentence or a list of sentences")
-        for name in (name for text in [item.get("why", ""), *cause] for name in placeholders(text)):
-            if name not in known and not (raw_allowed and "__" in name):
-                raise _fail(path, where, f"placeholder {{{name}}} names no metric ({listing})")
-        _check_formats([item.get("why", ""), *cause], path, where)
-        bound.append(Branch(verdict=str(item["verdict"]), when=expr(item["when"], f"{where} ({item['verdict']})"), why=str(item.get("why", "")),
-                            limiter=limiter, cause=tuple(" ".join(c.split()) for c in cause)))
-    verdicts = {b.verdict for b in bound}
+    for item in root["bound"].items(what="a list of branches"):
+        item = _labelled(item, "verdict", f"{item.where} ({{}})").mapping(*_BRANCH)
+        cause = item["cause"].texts(what="a sentence or a list of sentences", single=True)
+        why = item.get("why", "").text(nonempty=False)
+        for name in (name for text in [why, *cause] for name in placeholders(text)):
+            if not is_metric(name):
+                raise item.fail(f"placeholder {{{name}}} names no metric ({listing})")
+        _check_formats([why, *cause], path, item.where)
+        bound.append(Branch(verdict=item["verdict"].text(), when=expr(item["when"].value, item), why=why,
+                            limiter=str(item.get("limiter", "").value), cause=tuple(" ".join(c.split()) for c in cause)))
+    verdicts = tuple(dict.fromkeys(b.verdict for b in bound))  # in the order of 'bound', whatever the hash seed
 
     findings = []
     seen: set[str] = set()
-    for i, item in enumerate(doc.get("findings") or []):
-        if not isinstance(item, dict):
-            raise _fail(path, f"findings[{i}]", "each finding must be a mapping")
-        fid = item.get("id")
-        where = f"finding {fid!r}" if fid else f"findings[{i}]"
+    for item in root["findings"].items(what="a list of findings"):
+        item = _labelled(item, "id", "finding {!r}").mapping(*_FINDING)
+        fid = item["id"].value
         if not isinstance(fid, str) or not _ID.match(fid):
-            raise _fail(path, where, "needs an 'id' of lower-case letters, digits and '_'")
+            raise item.fail("needs an 'id' of lower-case letters, digits and '_'")
         if fid in seen:
-            raise _fail(path, where, "duplicate id")
+            raise item.fail("duplicate id")
         seen.add(fid)
-        missing = [k for k in ("when", "title", "advice") if k not in item]
-        if missing:
-            raise _fail(path, where, f"missing {', '.join(missing)}")
-        extra = set(item) - {"id", "under", "when", "severity", "title", "evidence", "advice", "advice_by", "unless", "estimate"}
-        if extra:
-            raise _fail(path, where, f"unknown key(s) {sorted(extra)}")
-        under = item.get("under", "any")
-        under = tuple(verdicts) if under == "any" else tuple([under] if isinstance(under, str) else under)
+        under = item.get("under", "any").texts(what="a verdict, a list of verdicts, or any", single=True)
+        under = verdicts if under == ("any",) else under
         if bound and any(u not in verdicts for u in under):
-            raise _fail(path, where, f"'under' names a verdict not in 'bound' ({sorted(verdicts)})")
-        severity = _severity(item.get("severity", "medium"), lambda t, w=where: expr(t, f"{w} severity"), path, where)
-        if not isinstance(item["title"], str) or not isinstance(item["advice"], (str, dict)):
-            raise _fail(path, where, "'title' must be text and 'advice' text or a mapping of cases")
-        evidence = item.get("evidence") or []
-        if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
-            raise _fail(path, where, "'evidence' must be a list of metric names, e.g. [dram_pct, l2_pct]")
-        evidence = tuple(evidence)
+            raise item.fail(f"'under' names a verdict not in 'bound' ({sorted(verdicts)})")
+        severity = _severity(item.get("severity", "medium"), lambda t, at=item.at(f"{item.where} severity"): expr(t, at))
+        evidence = item["evidence"].texts(what="a list of metric names, e.g. [dram_pct, l2_pct]")
         for name in evidence:
-            if name not in known and not (raw_allowed and "__" in name):
-                raise _fail(path, where, f"unknown evidence metric {name!r}")
-        advice = item["advice"]
-        if isinstance(advice, dict):
-            advice = {str(k): str(v).strip() for k, v in advice.items()}
-            if not item.get("advice_by"):
-                raise _fail(path, where, "advice given per case needs 'advice_by' naming the metric that picks the case")
+            if not is_metric(name):
+                raise item.fail(f"unknown evidence metric {name!r}")
+        advice_node = item["advice"]
+        if isinstance(advice_node.value, dict):
+            advice = {name: str(node.value).strip() for name, node in advice_node.pairs()}
+            if item["advice_by"].absent:
+                raise item.fail("advice given per case needs 'advice_by' naming the metric that picks the case")
         else:
-            advice = str(advice).strip()
-        unless = tuple(item.get("unless") or ())
+            advice = advice_node.text(nonempty=False).strip()
+        unless = item["unless"].texts(what="a list of finding ids", single=True)
         for other in unless:
             if other not in seen:
-                raise _fail(path, where, f"'unless' names {other!r}, which is not a finding defined above it")
-        texts = [item["title"]] + (list(advice.values()) if isinstance(advice, dict) else [advice])
+                raise item.fail(f"'unless' names {other!r}, which is not a finding defined above it")
+        title = item["title"].text()
+        texts = [title] + (list(advice.values()) if isinstance(advice, dict) else [advice])
         for name in (name for text in texts for name in placeholders(text)):
-            if name not in known and name not in VERDICT_FIELDS and not (raw_allowed and "__" in name):
-                raise _fail(path, where, f"placeholder {{{name}}} names no metric ({listing})")
-        _check_formats(texts, path, where)
-        removes, fills = _estimate(item.get("estimate"), units, lambda t, w=where: expr(t, f"{w} estimate"), path, where)
-        findings.append(Finding(id=fid, under=under, when=expr(item["when"], where), severity=severity, title=str(item["title"]).strip(),
-                                evidence=evidence, advice=advice, advice_by=item.get("advice_by"), unless=unless, removes=removes, fills=fills))
-    display = tuple(doc.get("display") or ())
+            if not is_metric(name) and name not in VERDICT_FIELDS:
+                raise item.fail(f"placeholder {{{name}}} names no metric ({listing})")
+        _check_formats(texts, path, item.where)
+        removes, fills = _estimate(item["estimate"], units, lambda t, at=item.at(f"{item.where} estimate"): expr(t, at))
+        findings.append(Finding(id=fid, under=under, when=expr(item["when"].value, item), severity=severity, title=title.strip(),
+                                evidence=evidence, advice=advice, advice_by=item["advice_by"].value, unless=unless, removes=removes, fills=fills))
+    display = root["display"].texts(what="a list of metric names")
     borderline, note = None, ""
-    if doc.get("borderline") is not None:
-        spec = doc["borderline"]
-        if not isinstance(spec, dict) or set(spec) - {"when", "note"} or "when" not in spec or not isinstance(spec.get("note", ""), str):
-            raise RulesError(f"{path}: 'borderline' takes 'when' (a condition) and 'note' (text); see rules/reference.yaml")
-        borderline, note = expr(spec["when"], "borderline"), " ".join(str(spec.get("note", "")).split())
+    spec = root["borderline"]
+    if not spec.absent:
+        spec.mapping({"when"}, {"note"}, what="a mapping with 'when' (a condition) and 'note' (text)")
+        borderline, note = expr(spec["when"].value, spec), " ".join(spec.get("note", "").text(nonempty=False).split())
         _check_formats([note], path, "borderline")
-    return RuleSet(path=display_path(path), version=version, name=str(doc.get("name", path.stem)), kind=kind, constants=dict(constants),
-                   bound=tuple(bound), findings=tuple(findings), display=display, units=dict(units), borderline=borderline, borderline_note=note)
+    return RuleSet(path=display_path(path), version=version, name=str(root.get("name", path.stem).value), kind=kind, constants=constants,
+                   bound=tuple(bound), findings=tuple(findings), display=display, units=units, borderline=borderline, borderline_note=note)
 
 
-def _estimate(spec, units: dict, expr, path: Path, where: str) -> tuple[dict[str, Expression], Expression | None]:
+def _estimate(spec: Node, units: dict, expr) -> tuple[dict[str, Expression], Expression | None]:
     """A finding's ``estimate: {removes: {unit: share}, fills: share}``, checked against ``units``."""
-    if spec is None:
+    if spec.absent:
         return {}, None
-    if not isinstance(spec, dict) or not spec or set(spec) - {"removes", "fills"}:
-        raise _fail(path, where, "'estimate' takes 'removes' (a share of each unit's work) and/or 'fills' (the share of the GPU in use); see rules/reference.yaml")
-    removes = spec.get("removes") or {}
-    if not isinstance(removes, dict):
-        raise _fail(path, where, "estimate: 'removes' must map unit names to shares, e.g. {dram: gld_waste_share}")
+    spec.mapping(optional={"removes", "fills"}, what="a mapping with 'removes' and/or 'fills'")
+    if not spec.value:
+        raise spec.fail("takes 'removes' (a share of each unit's work) and/or 'fills' (the share of the GPU in use); see rules/reference.yaml")
+    removes = spec["removes"].pairs(what="a mapping of unit names to shares, e.g. {dram: gld_waste_share}")
     if not units:
-        raise _fail(path, where, "an estimate needs the top-level 'units' (unit -> utilization metric)")
-    for unit_name in removes:
+        raise spec.fail("needs the top-level 'units' (each unit and the metric of its utilization), e.g. units: {dram: dram_pct}")
+    for unit_name, node in removes:
         if unit_name not in units:
-            raise _fail(path, where, f"estimate: unit {unit_name!r} is not in 'units' ({sorted(units)})")
-    fills = spec.get("fills")
-    return {str(u): expr(str(v)) for u, v in removes.items()}, (expr(str(fills)) if fills is not None else None)
+            raise node.fail(f"unit {unit_name!r} is not in 'units' ({sorted(units)})")
+    fills = spec["fills"]
+    return {u: expr(str(node.value)) for u, node in removes}, (None if fills.absent else expr(str(fills.value)))
 
 
-def _severity(spec, expr, path: Path, where: str) -> tuple[SeverityLevel, ...]:
-    if isinstance(spec, str):
-        if spec not in SEVERITIES:
-            raise _fail(path, where, f"severity {spec!r} is not one of {SEVERITIES}")
-        return (SeverityLevel(spec, None),)
-    if not isinstance(spec, list) or not spec:
-        raise _fail(path, where, "severity must be a level or a list of {level, when}")
+def _severity(spec: Node, expr) -> tuple[SeverityLevel, ...]:
+    if isinstance(spec.value, str):
+        return (SeverityLevel(spec.choice(SEVERITIES), None),)
     levels = []
-    for entry in spec:
-        level = entry.get("level") if isinstance(entry, dict) else None
-        if level not in SEVERITIES:
-            raise _fail(path, where, f"severity level {level!r} is not one of {SEVERITIES}")
-        levels.append(SeverityLevel(level, expr(entry["when"]) if entry.get("when") is not None else None))
+    for entry in spec.items(what="a level or a list of {level, when}", nonempty=True):
+        entry.mapping({"level"}, {"when"})
+        when = entry["when"]
+        levels.append(SeverityLevel(entry["level"].choice(SEVERITIES), None if when.absent else expr(when.value)))
     return tuple(levels)
 
 
@@ -418,8 +397,8 @@ def _check_formats(texts, path: Path, where: str) -> None:
             width, precision = spec.group(1), spec.group(2)
             # Lengths first: int() refuses more than 4,300 digits.
             if (width and (len(width) > 3 or int(width) > MAX_WIDTH)) or (precision and (len(precision) > 3 or int(precision) > MAX_PRECISION)):
-                raise _fail(path, where, f"placeholder {match.group(0)[:40]} is too wide (width at most {MAX_WIDTH}, "
-                                         f"precision at most {MAX_PRECISION}), e.g. {{{match.group(1)}:.1f}}")
+                raise RulesError(f"{path}: {where}: placeholder {match.group(0)[:40]} is too wide (width at most {MAX_WIDTH}, "
+                                 f"precision at most {MAX_PRECISION}), e.g. {{{match.group(1)}:.1f}}")
 
 
 def placeholders(text: str) -> list[str]:

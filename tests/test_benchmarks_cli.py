@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
 
+import pytest
+
 from ncuwrap.benchmarks import bench as bench_mod
 from ncuwrap.benchmarks import build as build_mod
+from ncuwrap.benchmarks import report as report_mod
+from ncuwrap.benchmarks import runner as runner_mod
 from ncuwrap.benchmarks.build import BuildResult, KernelResources
 from ncuwrap.benchmarks.manifest import load_manifest
-from tests.conftest import run_cli
+from ncuwrap.benchmarks.runner import gpu_problem
+from tests.conftest import ROOT, has_gpu, run_cli
 
 GOLDEN_LIST = Path(__file__).resolve().parent / "data" / "benchmarks" / "list.golden.json"
 
@@ -77,26 +83,16 @@ def test_missing_nvcc_exit_code(capsys, monkeypatch):
     assert code == 2 and err.startswith("ncuwrap: error: nvcc: not found on PATH")
 
 
-def fake_report(verified=True):
-    return {
-        "schema": "ncuwrap.bench/v1",
-        "tool": {"name": "ncuwrap", "version": "x"},
-        "env": {"gpu": "G", "cc": "9.0", "sm_count": 132, "driver_version": "13.0", "runtime_version": "13.0"},
-        "ceiling": {"gbps": 4000.0, "source": "copy_ceiling/copy_float4"},
-        "benchmarks": [
-            {"name": "vecadd", "variant": "float4", "kernel": "vecadd_float4", "verified": verified, "median_ms": 0.2,
-             "spread_pct": 1.0, "gbps": 4026.5, "tflops": 0.33, "pct_of_peak": 82.0, "pct_of_ceiling": 100.7,
-             "library": {"advice": "on par with the library"}, "runs": []},
-        ],
-    }
+VECADD_REPORT = ROOT / "tests" / "data" / "h200_ncuwrap" / "bench_pairs" / "vecadd.json"  # `ncuwrap bench vecadd` on the H200
 
 
 def test_bench_writes_json_and_table(capsys, monkeypatch, tmp_path):
     seen = {}
+    recorded = report_mod.read(VECADD_REPORT)
 
     def fake_run_bench(names, **kw):
         seen.update(names=names, **{k: kw[k] for k in ("variants", "sizes", "runs", "with_library", "with_ceiling")})
-        return fake_report()
+        return recorded
 
     monkeypatch.setattr(bench_mod, "run_bench", fake_run_bench)
     out_file = tmp_path / "bench.json"
@@ -107,10 +103,16 @@ def test_bench_writes_json_and_table(capsys, monkeypatch, tmp_path):
     assert seen == {
         "names": ["vecadd"], "variants": ["float4"], "sizes": {"n": 1024}, "runs": 2, "with_library": False, "with_ceiling": True,
     }
-    assert json.loads(out_file.read_text()) == fake_report()
+    assert out_file.read_text() == VECADD_REPORT.read_text()  # the same bytes `ncuwrap bench -o` wrote on the H200
     assert err == f"wrote {out_file}\n"
-    assert out.splitlines()[1] == "copy ceiling: 4000 GB/s (copy_ceiling/copy_float4)"
-    assert "vecadd           float4               yes     0.2000" in out and "on par with the library" in out
+    assert out == (
+        "NVIDIA H200 (cc 9.0, 132 SMs), driver 13.0, runtime 13.0\n"
+        "benchmark        variant              ok   median ms  spread%     GB/s  TFLOP/s  %peak  %ceil  library\n"
+        "------------------------------------------------------------------------------------------------------\n"
+        "vecadd           coalesced            yes     0.1865      0.1     4319     0.36     90      -  \n"
+        "vecadd           float4               yes     0.1867      0.1     4313     0.36     90      -  \n"
+        "vecadd           strided              yes     1.7598      0.2      458     0.04     10      -  \n"
+    )
     code, _, err = run_cli(capsys, "bench", "vecadd", "-o", str(out_file))
     assert code == 2 and "already exists; pass --force" in err
     code, _, err = run_cli(capsys, "bench", "vecadd", "--size", "n=big")
@@ -118,7 +120,46 @@ def test_bench_writes_json_and_table(capsys, monkeypatch, tmp_path):
 
 
 def test_bench_wrong_result_exits_1_after_printing(capsys, monkeypatch):
-    monkeypatch.setattr(bench_mod, "run_bench", lambda names, **kw: fake_report(verified=False))
+    recorded = report_mod.read(VECADD_REPORT)
+    wrong = dataclasses.replace(recorded, benchmarks=tuple(
+        dataclasses.replace(b, verified=False) if b.variant == "float4" else b for b in recorded.benchmarks))
+    monkeypatch.setattr(bench_mod, "run_bench", lambda names, **kw: wrong)
     code, out, err = run_cli(capsys, "bench", "vecadd", "--format", "json")
-    assert json.loads(out)["benchmarks"][0]["verified"] is False
-    assert code == 1 and "wrong results (not verified against the CPU reference): vecadd/float4" in err
+    assert [b["verified"] for b in json.loads(out)["benchmarks"]] == [True, False, True]
+    assert code == 1 and err == "ncuwrap: error: wrong results (not verified against the CPU reference): vecadd/float4\n"
+
+
+@pytest.mark.skipif(has_gpu(), reason="checks the answer on a machine without a GPU")
+def test_bench_without_a_gpu_says_so_before_building(capsys, monkeypatch, tmp_path):
+    """Real: this machine has no NVIDIA driver. Nothing is built (the cache stays empty) and nothing runs."""
+    monkeypatch.setenv("NCUWRAP_CACHE", str(tmp_path / "cache"))
+    code, out, err = run_cli(capsys, "bench", "vecadd")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"ncuwrap: error: no GPU: {gpu_problem()}; run `ncuwrap bench` on a machine with an NVIDIA GPU "
+        "(`ncuwrap build vecadd` still compiles here)\n"
+    )
+    assert "no NVIDIA driver found (libcuda.so.1 cannot be loaded" in err or "sees no GPU" in err
+    code, _, err = run_cli(capsys, "bench", "--all")
+    assert code == 2 and err.endswith("(`ncuwrap build --all` still compiles here)\n")
+    assert not (tmp_path / "cache").exists()
+
+
+class _FakeDriver:
+    """The driver library's three entry points gpu_problem calls, answering as a driver that sees no GPU."""
+
+    def cuInit(self, flags):
+        return 100  # CUDA_ERROR_NO_DEVICE
+
+    def cuDeviceGetCount(self, count):
+        raise AssertionError("not asked after cuInit failed")
+
+    def cuGetErrorName(self, status, name):
+        name._obj.value = b"CUDA_ERROR_NO_DEVICE"
+        return 0
+
+
+def test_a_driver_without_a_device_is_named(monkeypatch):
+    monkeypatch.setattr(runner_mod.ctypes, "CDLL", lambda name: _FakeDriver())
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert gpu_problem() == "the NVIDIA driver (libcuda.so.1) sees no GPU (CUDA_ERROR_NO_DEVICE, CUDA_VISIBLE_DEVICES='')"

@@ -1,4 +1,4 @@
-"""The size-formula evaluator of the benchmark manifest: arithmetic only, never eval."""
+"""The size formulas of the benchmark manifest: ncuwrap.expr's formula mode, arithmetic only, never eval."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import pytest
 
 from ncuwrap.benchmarks.formula import FormulaError, parse_formula
 from ncuwrap.errors import NcuwrapError
+from ncuwrap.expr import FORMULA, ExpressionError, parse
 
 
 @pytest.mark.parametrize(
@@ -45,6 +46,10 @@ def test_names_are_collected():
         ("True + 1", "Constant is not allowed"),
         ("[n]", "List is not allowed"),
         ("n < 3", "Compare is not allowed"),
+        ("n > 1 and n < 3", "BoolOp is not allowed"),
+        ("not n", "Not is not allowed"),
+        ("max(n, 2)", "Call is not allowed"),
+        ('metric("dram__bytes.sum")', "Call is not allowed"),
         ("2 *", "not valid arithmetic"),
         ("", "non-empty"),
     ],
@@ -69,3 +74,20 @@ def test_huge_exponent_and_division_by_zero_are_refused():
         parse_formula("10 ** 10 ** 10").evaluate({})
     with pytest.raises(FormulaError, match="division by zero"):
         parse_formula("n / (n - n)").evaluate({"n": 3})
+
+
+def test_byte_counts_stay_exact_integers():
+    """Python integers (numpy's int64 would wrap past 2**63), and a float only where / is used."""
+    value = parse_formula("2 ** 40 * n * k").evaluate({"n": 2**20, "k": 2**10})
+    assert value == 2**70 and type(value) is int
+    assert type(parse_formula("n / 2").evaluate({"n": 4})) is float
+
+
+def test_formulas_are_the_rule_language_in_formula_mode():
+    expression = parse("2 * rows * cols * 4", mode=FORMULA)
+    assert expression.names == ("rows", "cols")
+    assert expression.calculate({"rows": 3, "cols": 5}) == 120
+    assert parse_formula("2 * rows * cols * 4").expression.names == expression.names
+    with pytest.raises(ExpressionError, match=r"^formula 'true \+ 1': unknown size true$"):
+        parse("true + 1", mode=FORMULA).calculate({})  # in a formula every name is a size
+    assert parse("max(a, 1) > 0").names == ("a",)  # the rule language keeps its functions

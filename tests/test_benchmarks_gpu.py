@@ -10,7 +10,7 @@ import pytest
 
 from ncuwrap.benchmarks.build import build_many
 from ncuwrap.benchmarks.manifest import load_manifest
-from ncuwrap.benchmarks.runner import run_binary
+from ncuwrap.benchmarks.runner import gpu_problem, run_binary
 
 pytestmark = pytest.mark.gpu
 
@@ -23,6 +23,11 @@ def binaries(tmp_path_factory):
 
     os.environ.setdefault("NCUWRAP_CACHE", str(tmp_path_factory.mktemp("nvcc-cache")))
     return {r.name: r.binary for r in build_many(MANIFEST.names())}
+
+
+def test_the_driver_sees_the_gpu():
+    """The check `ncuwrap bench` makes before building (cuInit and cuDeviceGetCount through libcuda)."""
+    assert gpu_problem() is None
 
 
 @pytest.mark.parametrize("bench", MANIFEST.benchmarks, ids=lambda b: b.name)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
 
-from ncuwrap.benchmarks.manifest import FINDINGS, ManifestError, Peak, load_manifest
+from ncuwrap import ruleset
+from ncuwrap.benchmarks.manifest import ManifestError, Peak, finding_ids, load_manifest
 from ncuwrap.resources import data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +79,7 @@ def test_formulas_evaluate_to_sane_numbers(bench):
     for v in bench.variants:
         assert v.bytes.evaluate(bench.sizes) >= 0
         assert v.flops.evaluate(bench.sizes) >= 0
-        assert set(v.expected.findings) <= FINDINGS
+        assert set(v.expected.findings) <= finding_ids()
         if v.peak is Peak.dram:
             assert v.bytes.evaluate(bench.sizes) > 0, f"{bench.name}/{v.name}: dram peak needs bytes"
         if v.peak in (Peak.fp32, Peak.fp16_tensor):
@@ -125,3 +127,19 @@ def test_invalid_manifests_name_the_file_and_the_fix(fixture, match):
 def test_missing_manifest_file():
     with pytest.raises(ManifestError, match="cannot read the benchmark manifest"):
         load_manifest(FIXTURES / "does_not_exist.yaml")
+
+
+def test_finding_ids_come_from_the_rules(monkeypatch):
+    """The ids a variant may expect are the bundled rules' findings: drop one from the rules and the
+    manifest naming it no longer loads."""
+    rules = ruleset.load()
+    assert finding_ids() == {f.id for f in rules.findings} and "at_roofline" in finding_ids()
+    without = dataclasses.replace(rules, findings=tuple(f for f in rules.findings if f.id != "at_roofline"))
+    monkeypatch.setattr(ruleset, "load", lambda *a, **k: without)
+    finding_ids.cache_clear()
+    try:
+        with pytest.raises(ManifestError, match=r"^manifest\.yaml: benchmark copy_ceiling variant memcpy_d2d\.expected\.findings: "
+                                                r"unknown finding at_roofline \(known, from rules/default\.yaml: atomic_contention, "):
+            load_manifest()
+    finally:
+        finding_ids.cache_clear()

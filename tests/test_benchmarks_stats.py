@@ -1,43 +1,54 @@
-"""Statistics and the ``ncuwrap.bench/v1`` report, computed from recorded binary output.
+"""Statistics and the ``ncuwrap.bench/v1`` report, from what the benchmarks printed on the H200.
 
-The inputs here are HAND-MADE (tests/data/benchmarks/handmade_*.json: round numbers typed by hand so
-the arithmetic can be checked by eye, not measurements); real H200 recordings are added beside them.
+Inputs are real recordings (tests/data/h200_ncuwrap, see its README): ``bench_raw/<name>.json`` is one
+process run of each binary (its stdout), ``bench/bench_all_runs3.json`` and ``bench_pairs/*.json`` are
+reports written by ``ncuwrap bench``. Replaying the binaries' output through run_bench checks the report
+without a GPU; the recorded reports check the arithmetic that made them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import os
+import statistics
 from pathlib import Path
 
 import pytest
 
 from ncuwrap.benchmarks import bench as bench_mod
 from ncuwrap.benchmarks import library as libmod
+from ncuwrap.benchmarks import report as report_mod
 from ncuwrap.benchmarks.build import BuildResult
 from ncuwrap.benchmarks.manifest import Library, load_manifest
 from ncuwrap.benchmarks.peaks import spec_peaks
-from ncuwrap.benchmarks.runner import RunStats, binary_argv, parse_binary_output, run_stats, summarize
+from ncuwrap.benchmarks.runner import binary_argv, parse_binary_output, run_stats, summarize
 from ncuwrap.errors import BenchError, InputError
+from tests.conftest import golden_json
 
-DATA = Path(__file__).resolve().parent / "data" / "benchmarks"
+OURS = Path(__file__).resolve().parent / "data" / "h200_ncuwrap"
+RAW = OURS / "bench_raw"
+ALL_RUNS3 = OURS / "bench" / "bench_all_runs3.json"
 MANIFEST = load_manifest()
 
 
 def recorded(name: str):
-    """The process runs of one hand-made recording, parsed as ncuwrap parses a binary's stdout."""
-    docs = json.loads((DATA / name).read_text())
-    return [parse_binary_output(json.dumps(d), source=name) for d in docs]
+    """One process run of benchmark ``name`` on the H200, parsed as ncuwrap parses a binary's stdout."""
+    return parse_binary_output((RAW / f"{name}.json").read_text(), source=f"{name}.json")
 
 
 def test_parse_binary_output_types_everything():
-    runs = recorded("handmade_transpose_runs.json")
-    assert len(runs) == 3
-    r = runs[0].result("naive")
-    assert r.kernel == "transpose_naive" and r.verified and r.sizes == {"rows": 4096, "cols": 4096}
-    assert r.times_ms == (0.20, 0.21, 0.19, 0.20, 0.25)
-    assert runs[0].env["cc"] == "9.0" and runs[0].iters == 5
-    assert not runs[2].result("swizzled64_float4").verified
+    run = recorded("transpose")
+    doc = json.loads((RAW / "transpose.json").read_text())
+    assert (run.benchmark, run.warmup, run.iters) == ("transpose", 5, 20)
+    assert run.env == doc["env"] and run.env["cc"] == "9.0"
+    assert [r.variant for r in run.results] == ["copy", "naive", "shared_tile", "padded_tile", "swizzled64_float4"]
+    r = run.result("naive")
+    assert r.kernel == "transpose_naive" and r.verified and r.max_error == 0.0
+    assert r.sizes == {"rows": 4096, "cols": 4096} and r.checked_sizes == ("1000x1004", "4096x4096")
+    assert r.times_ms == tuple(doc["results"][1]["times_ms"]) and len(r.times_ms) == 20
+    assert [dict(r.extra) for r in recorded("e2e").results] == [{"launches_per_run": 1.0}, {"launches_per_run": 1.0}, {"launches_per_run": 8.0}]
+    with pytest.raises(BenchError, match="the binary printed no result for variant 'nope'"):
+        run.result("nope")
 
 
 @pytest.mark.parametrize(
@@ -54,9 +65,8 @@ def test_parse_binary_output_rejects_garbage(text, match):
 
 
 def test_run_stats_and_summary():
-    assert run_stats([0.20, 0.21, 0.19, 0.20, 0.25]) == RunStats(0.20, 0.19, 0.25)
-    runs = recorded("handmade_transpose_runs.json")
-    s = summarize([r.result("naive").times_ms for r in runs])
+    assert run_stats([0.20, 0.21, 0.19, 0.20, 0.25]) == report_mod.RunTiming(0.20, 0.19, 0.25)
+    s = summarize([[0.20, 0.21, 0.19], [0.22, 0.17, 0.25], [0.18, 0.18, 0.19]])
     assert [x.median_ms for x in s.runs] == [0.20, 0.22, 0.18]
     assert s.median_ms == 0.20 and s.min_ms == 0.17 and s.max_ms == 0.25
     assert s.spread_pct == pytest.approx(20.0)
@@ -64,34 +74,49 @@ def test_run_stats_and_summary():
         run_stats([])
 
 
-def test_spec_peaks_of_an_h200_record():
-    env = recorded("handmade_transpose_runs.json")[0].env
+def test_recorded_report_summaries_are_the_statistics_of_its_runs():
+    """What `ncuwrap bench --all --runs 3` wrote on the H200: each entry's numbers from its per-run ones."""
+    report = report_mod.read(ALL_RUNS3)
+    assert len(report.benchmarks) == 43 and report.env["runs"] == 3
+    for e in report.benchmarks:
+        assert len(e.runs) == 3, e.label
+        medians = [r.median_ms for r in e.runs]
+        assert e.median_ms == statistics.median(medians), e.label
+        assert (e.min_ms, e.max_ms) == (min(r.min_ms for r in e.runs), max(r.max_ms for r in e.runs)), e.label
+        assert e.spread_pct == pytest.approx((max(medians) - min(medians)) / e.median_ms * 100.0, rel=1e-12), e.label
+
+
+def test_spec_peaks_of_the_h200():
+    env = recorded("transpose").env
     peaks = spec_peaks(env)
-    assert peaks.dram_gbps == pytest.approx(4917.636)
+    assert peaks.dram_gbps == 4814.304  # what the binary computed from the memory clock and bus width
     assert peaks.fp32_tflops == pytest.approx(256 * 132 * 1.98e9 / 1e12)  # 66.9
     assert peaks.fp16_tensor_tflops == pytest.approx(4096 * 132 * 1.98e9 / 1e12)  # 1070
+    assert peaks.to_json() == report_mod.read(ALL_RUNS3).env["spec_peaks"]
     assert spec_peaks({"cc": "5.2", "sm_count": 2, "sm_clock_khz": 1}).fp32_tflops is None
 
 
 def test_ceiling_is_the_faster_copy():
-    ceiling = bench_mod.ceiling_from_runs(MANIFEST.get("copy_ceiling"), recorded("handmade_copy_ceiling_runs.json"))
-    assert ceiling.source == "copy_ceiling/copy_float4"
-    assert ceiling.gbps == pytest.approx(2 * 134217728 * 4 / 0.28e-3 / 1e9)
+    ceiling = bench_mod.ceiling_from_runs(MANIFEST.get("copy_ceiling"), [recorded("copy_ceiling")])
+    # memcpy_d2d's median 0.2559 ms beat copy_float4's 0.2822 ms: 2 x 2^27 floats in 0.2559 ms.
+    assert ceiling.source == "copy_ceiling/memcpy_d2d"
+    assert ceiling.gbps == pytest.approx(2 * 2**27 * 4 / 0.25587199650000003e-3 / 1e9)
 
 
-def test_metrics_from_formulas():
-    v = MANIFEST.get("transpose").variant("swizzled64_float4")
-    env = recorded("handmade_transpose_runs.json")[0].env
-    ceiling = bench_mod.Ceiling(gbps=4000.0, source="copy_ceiling/copy_float4")
-    m = bench_mod.compute_metrics(v, {"rows": 4096, "cols": 4096}, 0.04, spec_peaks(env), ceiling)
-    assert m.gbps == pytest.approx(134217728 / 0.04e-3 / 1e9)
-    assert m.tflops is None  # flops formula is 0
-    assert m.pct_of_peak == pytest.approx(m.gbps / 4917.636 * 100)
-    assert m.pct_of_ceiling == pytest.approx(m.gbps / 40)
-    g = MANIFEST.get("gemm").variant("tensor_core")
-    m = bench_mod.compute_metrics(g, {"m": 4096, "n": 4096, "k": 4096}, 0.25, spec_peaks(env), ceiling)
-    assert m.tflops == pytest.approx(2 * 4096**3 / 0.25e-3 / 1e12)
-    assert m.pct_of_ceiling is None  # compute peaks are not compared with the copy ceiling
+def test_metrics_reproduce_the_recorded_report():
+    """GB/s, TFLOP/s, % of peak and % of the ceiling of all 43 variants, from the manifest's formulas."""
+    report = report_mod.read(ALL_RUNS3)
+    peaks = spec_peaks(report.env)
+    for e in report.benchmarks:
+        variant = MANIFEST.get(e.name).variant(e.variant)
+        assert (e.bytes, e.flops) == (variant.bytes.evaluate(e.sizes), variant.flops.evaluate(e.sizes)), e.label
+        m = bench_mod.compute_metrics(variant, e.sizes, e.median_ms, peaks, report.ceiling)
+        for name in ("gbps", "tflops", "pct_of_peak", "pct_of_ceiling"):
+            want = getattr(e, name)
+            assert getattr(m, name) == (None if want is None else pytest.approx(want, rel=1e-12)), f"{e.label} {name}"
+    by = {b.label: b for b in report.benchmarks}
+    assert by["gemm/tensor_core"].pct_of_ceiling is None and by["gemm/tensor_core"].tflops > 100  # compute: no ceiling
+    assert by["transpose/copy"].pct_of_ceiling == pytest.approx(by["transpose/copy"].gbps / report.ceiling.gbps * 100)
 
 
 def test_binary_argv():
@@ -103,11 +128,8 @@ def test_binary_argv():
 
 @pytest.fixture
 def replayed(monkeypatch):
-    """run_bench with the build and the binaries replaced by the hand-made recordings."""
-    recordings = {
-        "copy_ceiling": iter(recorded("handmade_copy_ceiling_runs.json")),
-        "transpose": iter(recorded("handmade_transpose_runs.json")),
-    }
+    """run_bench with the GPU check, the build and the binaries replaced by the H200 recordings:
+    every process run of a benchmark replays its one recorded run."""
     calls = []
 
     def fake_build_many(names, arch, manifest=None, **kw):
@@ -115,8 +137,9 @@ def replayed(monkeypatch):
 
     def fake_run_binary(binary, variants, warmup, iters, sizes=None, timeout_s=0):
         calls.append((binary.name, variants, warmup, iters, sizes))
-        return next(recordings[binary.name])
+        return recorded(binary.name)
 
+    monkeypatch.setattr(bench_mod, "require_gpu", lambda names: None)
     monkeypatch.setattr(bench_mod, "build_many", fake_build_many)
     monkeypatch.setattr(bench_mod, "run_binary", fake_run_binary)
     monkeypatch.setattr(bench_mod, "query_clocks", lambda: None)
@@ -125,32 +148,43 @@ def replayed(monkeypatch):
     return calls
 
 
-def test_report_from_recorded_runs_matches_golden(replayed):
-    report = bench_mod.run_bench(["transpose"], variants=["naive", "swizzled64_float4"], runs=3, with_library=False)
-    assert replayed == [("copy_ceiling", None, 5, 20, None)] * 3 + [("transpose", ["naive", "swizzled64_float4"], 5, 20, None)] * 3
-    text = json.dumps(report, indent=2) + "\n"
-    path = DATA / "bench_report_handmade.golden.json"
-    if os.environ.get("NCUWRAP_REGEN") == "1":
-        path.write_text(text)
-    assert text == path.read_text(), f"report differs from {path}; if intended, regenerate with NCUWRAP_REGEN=1"
-    by = {(b["name"], b["variant"]): b for b in report["benchmarks"]}
-    naive, best = by[("transpose", "naive")], by[("transpose", "swizzled64_float4")]
-    assert report["schema"] == "ncuwrap.bench/v1"
-    assert [r["median_ms"] for r in naive["runs"]] == [0.20, 0.22, 0.18]
-    assert naive["median_ms"] == 0.20 and naive["spread_pct"] == pytest.approx(20.0)
-    assert best["pct_of_ceiling"] == pytest.approx(3355.4432 / (1073741824 / 0.28e-3 / 1e9) * 100)
-    assert not best["verified"]  # one of the three runs was wrong
-    assert ("copy_ceiling", "memcpy_d2d") not in by  # the ceiling is measured, but listed only when asked for
+def test_report_from_recorded_runs_matches_golden(replayed, tmp_path):
+    report = bench_mod.run_bench(["transpose"], variants=["naive", "swizzled64_float4"], runs=1, with_library=False)
+    assert replayed == [("copy_ceiling", None, 5, 20, None), ("transpose", ["naive", "swizzled64_float4"], 5, 20, None)]
+    golden_json("bench_report_h200_replayed.json", report.to_json())
+    by = {b.label: b for b in report.benchmarks}
+    naive, best = by["transpose/naive"], by["transpose/swizzled64_float4"]
+    raw = recorded("transpose")
+    assert naive.median_ms == statistics.median(raw.result("naive").times_ms) and naive.spread_pct == 0.0
+    assert best.gbps == pytest.approx(2 * 4096 * 4096 * 4 / (best.median_ms * 1e-3) / 1e9)
+    assert best.pct_of_ceiling == pytest.approx(best.gbps / report.ceiling.gbps * 100)
+    assert report.ceiling.source == "copy_ceiling/memcpy_d2d" and report.wrong() == []
+    assert "transpose/copy" not in by  # only the variants asked for
     assert "\n" not in bench_mod.render_table(report).splitlines()[0]
+    # The file written is the file read back.
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(report.to_json(), indent=2))
+    assert report_mod.read(path) == report
+
+
+def test_a_variant_wrong_in_one_run_is_not_verified(replayed, monkeypatch):
+    good = recorded("transpose")
+    results = tuple(dataclasses.replace(r, verified=False, max_error=0.5) if r.variant == "naive" else r for r in good.results)
+    runs = iter([recorded("copy_ceiling")] * 3 + [good, good, dataclasses.replace(good, results=results)])
+    monkeypatch.setattr(bench_mod, "run_binary", lambda *a, **k: next(runs))
+    report = bench_mod.run_bench(["transpose"], variants=["naive", "copy"], runs=3, with_library=False)
+    assert report.wrong() == ["transpose/naive"]
+    assert {b.label: b.max_error for b in report.benchmarks} == {"transpose/naive": 0.5, "transpose/copy": 0.0}
 
 
 def test_ceiling_benchmark_is_run_once_and_reported(replayed):
     report = bench_mod.run_bench(["copy_ceiling"], runs=3, with_library=False)
     assert [c[0] for c in replayed] == ["copy_ceiling"] * 3
-    by = {b["variant"]: b for b in report["benchmarks"]}
-    assert by["memcpy_d2d"]["kernel"] == "[no kernel: copy_ceiling/memcpy_d2d]"  # compare needs a name
-    assert by["copy_float4"]["pct_of_ceiling"] == pytest.approx(100.0)
-    assert report["ceiling"]["source"] == "copy_ceiling/copy_float4"
+    by = {b.variant: b for b in report.benchmarks}
+    assert by["memcpy_d2d"].kernel == "[no kernel: copy_ceiling/memcpy_d2d]"  # compare needs a name
+    assert by["memcpy_d2d"].pct_of_ceiling == pytest.approx(100.0)
+    assert by["copy_float4"].pct_of_ceiling == pytest.approx(0.25587199650000003 / 0.282159999 * 100)
+    assert report.ceiling.source == "copy_ceiling/memcpy_d2d"
 
 
 def test_library_comparison_advice(replayed, monkeypatch):
@@ -160,17 +194,17 @@ def test_library_comparison_advice(replayed, monkeypatch):
 
     monkeypatch.setattr(libmod, "measure", fake_measure)
     report = bench_mod.run_bench(["transpose"], variants=["naive", "swizzled64_float4"], runs=3, with_ceiling=False)
-    by = {b["variant"]: b for b in report["benchmarks"]}
-    assert report["ceiling"] is None and by["naive"]["pct_of_ceiling"] is None
-    assert by["naive"]["library"]["library_speedup"] == pytest.approx(4.0)
-    assert by["naive"]["library"]["advice"] == "the library is 4.0x faster: use it"
-    assert by["swizzled64_float4"]["library"]["advice"] == "this kernel is 1.2x faster than the library"
+    by = {b.variant: b for b in report.benchmarks}
+    assert report.ceiling is None and by["naive"].pct_of_ceiling is None
+    assert by["naive"].library.library_speedup == pytest.approx(0.255856007 / 0.05)
+    assert by["naive"].library.advice == "the library is 5.1x faster: use it"
+    assert by["swizzled64_float4"].library.advice == "this kernel is 1.3x faster than the library"
 
 
 def test_library_without_cupy_is_reported_not_fatal(replayed, monkeypatch):
     monkeypatch.setattr(libmod, "measure", lambda *a, **k: None)
     report = bench_mod.run_bench(["transpose"], variants=["naive"], runs=3, with_ceiling=False)
-    assert report["benchmarks"][0]["library"] == {
+    assert report.benchmarks[0].library.to_json() == {
         "name": "transpose_copy", "available": False, "note": "CuPy is not installed: pip install ncuwrap[gpu]",
     }
 

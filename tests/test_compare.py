@@ -2,8 +2,9 @@
 
 Full outputs (JSON, Markdown, terminal table) are compared with golden files under tests/golden/;
 regenerate them after an intended change with `NCUWRAP_REGEN=1 python -m pytest tests/test_compare.py`
-and review the diff. Uninstrumented timings come from tests/data/bench_timings/ (real medians in
-the ncuwrap.bench/v1 shape, see its README).
+and review the diff. Real speedups pair the bundled transpose kernels' reports (tests/data/h200_ncuwrap/
+pairs_full) with `ncuwrap bench transpose --runs 3` of the same build (bench_pairs/transpose.json), both
+recorded on the H200.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ from tests.test_render_markdown import assert_clean_gfm
 T = H200 / "transpose"
 NAIVE, SHARED, PADDED = T / "transposeNaive.ncu-rep", T / "transposeShared.ncu-rep", T / "transposePadded.ncu-rep"
 VECADD = H200 / "vecadd" / "bench_add.ncu-rep"
-TIMINGS = DATA / "bench_timings"
-BEFORE_T, AFTER_T = TIMINGS / "transpose_before.json", TIMINGS / "transpose_after.json"
+TIMINGS = DATA / "bench_timings"  # broken bench files, one per error
+OURS = DATA / "h200_ncuwrap"
+B_NAIVE, B_SHARED, B_PADDED = (OURS / "pairs_full" / f"transpose-{v}.raw.csv.gz" for v in ("naive", "shared_tile", "padded_tile"))
+BENCH = OURS / "bench_pairs" / "transpose.json"
 
 
 def test_shared_to_padded_resolves_the_bank_conflicts_and_moves_the_limiter():
@@ -71,29 +74,29 @@ def test_golden_json_shared_to_padded(capsys):
 
 
 def test_golden_markdown_naive_to_shared_with_real_timings(capsys):
-    code, out, _ = run_cli(capsys, "compare", NAIVE, SHARED, "-f", "markdown", "--before-timing", BEFORE_T, "--after-timing", BEFORE_T)
+    code, out, _ = run_cli(capsys, "compare", B_NAIVE, B_SHARED, "-f", "markdown", "--before-timing", BENCH, "--after-timing", BENCH)
     assert code == 0  # regressions are reported, but only --fail-on-regression fails
-    golden("compare_naive_shared.md", out)
-    assert "**3.22x faster** (0.28 → 0.087 ms)" in out
-    assert "- `transposeNaive` → `transposeShared`: finding `shared_bank_conflicts` introduced (high)" in out
+    golden("compare_transpose_naive_shared.md", out)
+    assert "**3.15x faster** (0.2581 ms → 0.08186 ms)" in out
+    assert "- `transpose_naive` → `transpose_shared`: finding `shared_bank_conflicts` introduced (high)" in out
     assert_clean_gfm(out)
 
 
 def test_golden_markdown_and_table_shared_to_padded_with_real_timings(capsys):
-    args = ("compare", SHARED, PADDED, "--before-timing", BEFORE_T, "--after-timing", AFTER_T)
+    args = ("compare", B_SHARED, B_PADDED, "--before-timing", BENCH, "--after-timing", BENCH)
     code, out, _ = run_cli(capsys, *args, "-f", "markdown")
     assert code == 0
-    golden("compare_shared_padded.md", out)
-    assert "**2.29x faster** (0.087 → 0.038 ms)" in out and "108.13 us → 36.19 us (2.99x faster)" in out
+    golden("compare_transpose_shared_padded.md", out)
+    assert "**2.03x faster** (0.08186 ms → 0.04024 ms)" in out and "78.24 us → 34.94 us (2.24x faster)" in out
     assert_clean_gfm(out)
     code, out, _ = run_cli(capsys, *args)
     assert code == 0
-    golden("compare_shared_padded_table.txt", out)
+    golden("compare_transpose_shared_padded_table.txt", out)
 
 
 def test_html_has_both_points_and_stays_self_contained(capsys, tmp_path):
     out = tmp_path / "compare.html"
-    code, _, _ = run_cli(capsys, "compare", SHARED, PADDED, "--before-timing", BEFORE_T, "--after-timing", AFTER_T, "-f", "html", "-o", out)
+    code, _, _ = run_cli(capsys, "compare", B_SHARED, B_PADDED, "--before-timing", BENCH, "--after-timing", BENCH, "-f", "html", "-o", out)
     assert code == 0
     text = out.read_text(encoding="utf-8")
     assert_self_contained(text)
@@ -102,12 +105,12 @@ def test_html_has_both_points_and_stays_self_contained(capsys, tmp_path):
     # Neither side does arithmetic: no roofline chart (a point at 0 FLOP/s says nothing), one line instead.
     assert len(page.with_class("svg", "chart")) == 3 and not page.with_class("figure", "roofline")
     assert text.count('fill="#0f172a">before</text>') == 3 and text.count('fill="#0f172a">after</text>') == 3  # legends
-    assert "1.06 TB/s of 4.81 TB/s (22%)" in content and "3.11 TB/s of 4.81 TB/s (65%)" in content
+    assert "1.46 TB/s of 4.81 TB/s (30%)" in content and "3.23 TB/s of 4.81 TB/s (67%)" in content
     assert "No roofline: the kernel does no FP32 arithmetic (0 FLOP/s); the bandwidth chart shows where it stands." in content
     assert "resolved high Shared-memory bank conflicts: 94% of shared wavefronts are replays" in content
-    assert "Payoff: estimated 3.98x (75% of the time), measured 2.29x faster." in content
-    assert ('<td><strong>bench median (uninstrumented)</strong></td><td class="num">0.087 ms</td><td class="num">0.038 ms</td>'
-            '<td class="num"><strong>2.29x faster</strong></td>') in text
+    assert "Payoff: estimated 2.96x (66% of the time), measured 2.03x faster." in content
+    assert ('<td><strong>bench median (uninstrumented)</strong></td><td class="num">0.08186 ms</td>'
+            '<td class="num">0.04024 ms</td><td class="num"><strong>2.03x faster</strong></td>') in text
     assert "No regression" in content
 
 
@@ -153,16 +156,17 @@ def test_mixed_kinds_rep_and_csv():
 
 
 @pytest.mark.parametrize(
-    "args, code, message",
+    "before, after, args, code, message",
     [
-        (("--fail-on-regression",), 1, "ncuwrap: regression: transposePadded -> transposeShared: finding shared_bank_conflicts introduced (high)"),
-        (("--fail-on-regression", "--before-timing", AFTER_T, "--after-timing", BEFORE_T), 1,
-         "ncuwrap: regression: transposePadded -> transposeShared: 128.9% slower (bench median 0.038 -> 0.087 ms; threshold 5%)"),
-        ((), 0, None),
+        (PADDED, SHARED, ("--fail-on-regression",), 1,
+         "ncuwrap: regression: transposePadded -> transposeShared: finding shared_bank_conflicts introduced (high)"),
+        (B_PADDED, B_SHARED, ("--fail-on-regression", "--before-timing", BENCH, "--after-timing", BENCH), 1,
+         "ncuwrap: regression: transpose_padded -> transpose_shared: 103.4% slower (bench median 0.04024 -> 0.08186 ms; threshold 5%)"),
+        (PADDED, SHARED, (), 0, None),
     ],
 )
-def test_fail_on_regression_exit_codes(capsys, args, code, message):
-    got, out, err = run_cli(capsys, "compare", PADDED, SHARED, *args)
+def test_fail_on_regression_exit_codes(capsys, before, after, args, code, message):
+    got, out, err = run_cli(capsys, "compare", before, after, *args)
     assert got == code
     assert "Regressions (more than 5% slower, or a HIGH finding introduced):" in out
     if message:
@@ -187,28 +191,44 @@ def test_a_timeline_is_refused(capsys):
 
 
 @pytest.mark.parametrize(
-    "name, match",
+    "name, message",
     [
-        ("bad_truncated.json", r"bad_truncated\.json: not a readable JSON file"),
-        ("bad_schema.json", r"bad_schema\.json: not an ncuwrap bench result \(schema 'ncuwrap\.timeline/v1'"),
-        ("bad_no_median.json", r"bad_no_median\.json: benchmarks\[0\] \(transposeShared\) has no positive 'median_ms'"),
-        ("bad_no_kernel.json", r"bad_no_kernel\.json: benchmarks\[0\] has no 'kernel' name"),
-        ("missing.json", r"missing\.json: no such file"),
+        ("bad_truncated.json", "bad_truncated.json: not a readable JSON file (Expecting value: line 1 column 47 (char 46)); "
+                               "give the JSON written by 'ncuwrap bench'"),
+        ("bad_schema.json", "bad_schema.json: not an ncuwrap bench result (schema 'ncuwrap.timeline/v1', expected 'ncuwrap.bench/v1'); "
+                            "write one with 'ncuwrap bench'"),
+        ("bad_no_median.json", "bad_no_median.json: benchmarks[2] (transpose_shared): missing key median_ms; give the JSON written by 'ncuwrap bench'"),
+        ("bad_no_kernel.json", "bad_no_kernel.json: benchmarks[0]: missing key kernel; give the JSON written by 'ncuwrap bench'"),
+        ("bad_zero_median.json", "bad_zero_median.json: benchmarks[2] (transpose_shared).median_ms: expected a positive time in ms, got 0; "
+                                 "give the JSON written by 'ncuwrap bench'"),
+        ("bad_verified_text.json", "bad_verified_text.json: benchmarks[1] (transpose_naive).verified: expected true or false, "
+                                   "got the text 'yes'; give the JSON written by 'ncuwrap bench'"),
+        ("missing.json", "missing.json: no such file; give the JSON written by 'ncuwrap bench'"),
     ],
 )
-def test_bad_timing_files_name_the_file(name, match):
-    with pytest.raises(InputError, match=match):
+def test_bad_timing_files_name_the_file(capsys, name, message):
+    with pytest.raises(InputError) as info:
         load_bench(TIMINGS / name)
+    assert str(info.value) == f"{TIMINGS}/{message}"
+    code, out, err = run_cli(capsys, "compare", B_SHARED, B_PADDED, "--before-timing", TIMINGS / name, "--after-timing", BENCH)
+    assert (code, out, err) == (2, "", f"ncuwrap: error: {TIMINGS}/{message}\n")
 
 
-def test_ambiguous_and_missing_timings_are_notes_not_guesses():
-    result = compare_files(SHARED, PADDED, before_timing=TIMINGS / "transpose_ambiguous.json", after_timing=AFTER_T)
+def test_ambiguous_and_missing_timings_are_notes_not_guesses(tmp_path):
+    """Two entries for one kernel (the real shared-tile result, and again at another size) must not be guessed between."""
+    doc = json.loads(BENCH.read_text())
+    shared = next(b for b in doc["benchmarks"] if b["kernel"] == "transpose_shared")
+    doc["benchmarks"].append({**shared, "sizes": {"cols": 2048, "rows": 2048}, "median_ms": shared["median_ms"] / 4})
+    ambiguous = tmp_path / "two_sizes.json"
+    ambiguous.write_text(json.dumps(doc))
+    result = compare_files(B_SHARED, B_PADDED, before_timing=ambiguous, after_timing=BENCH)
     pair = result.pairs[0]
-    assert pair.speedup is None
-    assert pair.timing_notes == (f"{TIMINGS / 'transpose_ambiguous.json'}: 2 benchmarks of kernel transposeShared (ambiguous)",)
-    result = compare_files(SHARED, PADDED, before_timing=AFTER_T, after_timing=AFTER_T)
-    assert result.pairs[0].timing_notes == (f"{AFTER_T}: no benchmark of kernel transposeShared",)
-    result = compare_files(SHARED, PADDED, before_timing=BEFORE_T)
+    assert pair.speedup is None and pair.after_timing.median_ms == 0.04024000095
+    assert pair.timing_notes == (f"{ambiguous}: 2 benchmarks of kernel transpose_shared (ambiguous)",)
+    other = OURS / "bench_pairs" / "vecadd.json"
+    result = compare_files(B_SHARED, B_PADDED, before_timing=other, after_timing=BENCH)
+    assert result.pairs[0].timing_notes == (f"{other}: no benchmark of kernel transpose_shared",)
+    result = compare_files(B_SHARED, B_PADDED, before_timing=BENCH)
     assert result.notes == ("real speedup needs uninstrumented timings of both sides (--before-timing and --after-timing)",)
 
 
@@ -243,7 +263,7 @@ def test_compare_html_in_headless_chromium(tmp_path):
     from tests.test_render_html import _chromium, _console
 
     page = tmp_path / "compare.html"
-    page.write_text(render(compare_files(SHARED, PADDED, before_timing=BEFORE_T, after_timing=AFTER_T), Format.html), encoding="utf-8")
+    page.write_text(render(compare_files(B_SHARED, B_PADDED, before_timing=BENCH, after_timing=BENCH), Format.html), encoding="utf-8")
     shot = tmp_path / "compare.png"
     run = _chromium(tmp_path, page.as_uri(), f"--screenshot={shot}", "--window-size=1400,2400")
     assert run.returncode == 0 and _console(run.stderr) == [] and shot.stat().st_size > 50_000

@@ -37,7 +37,7 @@ NCU_REP = H200 / "transpose" / "copyKernel.ncu-rep"
 RAW_CSV = H200 / "vecadd" / "bench_add.raw.csv"
 SQLITE = H200 / "nsys" / "bench.sqlite"
 RULES = ROOT / "rules" / "default.yaml"
-BENCH = DATA / "bench_timings" / "transpose_before.json"
+BENCH = DATA / "h200_ncuwrap" / "bench_pairs" / "transpose.json"  # real, recorded on the H200
 TRANSPOSE = H200 / "transpose"
 
 

@@ -11,7 +11,8 @@
 //   1. one run at the family's odd "check" size (not a multiple of any block/tile),
 //   2. one run at the full size, verified against a CPU reference,
 //   3. W warm-up runs, then N timed runs (one CUDA event pair around each run).
-// A "run" is one launch of the variant's kernel unless the manifest says otherwise.
+// A "run" is one launch of the variant's kernel unless the manifest says otherwise. Every variant
+// measures itself with verify_then_time() below, which keeps this order.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -119,6 +120,7 @@ struct DeviceBuffer {
   size_t count = 0;
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t n) : count(n) { CUDA_CHECK(cudaMalloc(&ptr, std::max<size_t>(n, 1) * sizeof(T))); }
+  explicit DeviceBuffer(const std::vector<T>& h) : DeviceBuffer(h.size()) { upload(h); }  // a copy of h
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() {
@@ -159,18 +161,84 @@ inline std::vector<float> time_runs(const std::function<void()>& launch, int war
   return ms;
 }
 
-// Compare with a relative+absolute tolerance; returns the largest |got-want| and whether all passed.
+// One value against its reference with a relative+absolute tolerance; keeps the largest |got-want| in
+// *max_err (NaN counts as infinitely wrong).
+inline bool close_enough(double got, double want, double atol, double rtol, double* max_err) {
+  const double e = std::fabs(got - want);
+  if (e > *max_err || std::isnan(e)) *max_err = std::isnan(e) ? INFINITY : e;
+  return e <= atol + rtol * std::fabs(want);  // NaN fails too
+}
+
+// Compare n values with close_enough(); returns whether all passed.
 template <class A, class B>
 inline bool compare(const A& got, const B& want, size_t n, double atol, double rtol, double* max_err) {
   bool ok = true;
-  for (size_t i = 0; i < n; ++i) {
-    double g = static_cast<double>(got[i]);
-    double w = static_cast<double>(want[i]);
-    double e = std::fabs(g - w);
-    if (!(e <= atol + rtol * std::fabs(w))) ok = false;  // NaN fails too
-    if (e > *max_err || std::isnan(e)) *max_err = std::isnan(e) ? INFINITY : e;
-  }
+  for (size_t i = 0; i < n; ++i) ok = close_enough(static_cast<double>(got[i]), static_cast<double>(want[i]), atol, rtol, max_err) && ok;
   return ok;
+}
+
+// The elements a check looks at: all n, or (sampled: a full size too slow to check on the CPU)
+// `count` pseudo-random ones, the same on every machine.
+inline std::vector<long long> check_indices(long long n, bool sampled, unsigned seed, int count = 1024) {
+  std::vector<long long> at;
+  std::mt19937 gen(seed);
+  for (long long q = 0; q < (sampled ? count : n); ++q) at.push_back(sampled ? static_cast<long long>(gen() % n) : q);
+  return at;
+}
+
+// A check for Trial::run: every element of `out` (downloaded after the run) equals `want`.
+template <class T, class W>
+inline auto matches(const DeviceBuffer<T>& out, const std::vector<W>& want) {
+  return [&out, &want](double* max_err) { return compare(out.download(), want, want.size(), 0.0, 0.0, max_err); };
+}
+
+// ---------------------------------------------------------------- verify, then time
+
+// One shape of a variant (the launch order above): Trial::run launches it once, checks that run
+// against the CPU reference and, at the full size (the last shape), times W warm-ups + N runs.
+class Trial {
+ public:
+  Trial(const Context& ctx, Result& result, bool full) : ctx_(ctx), result_(result), full_(full) {}
+
+  // The full size: the shape that is timed (checks there may sample, as the whole grid is slow on a CPU).
+  bool full() const { return full_; }
+
+  // `launch()` runs the variant once; `verify(&max_error)` checks the run and says whether it is right;
+  // `label` names the shape in "checked_sizes". `stream` is the one the timing events go on.
+  template <class Launch, class Verify>
+  void run(const std::string& label, Launch&& launch, Verify&& verify, cudaStream_t stream = 0) {
+    launch();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    result_.verified = verify(&result_.max_error) && result_.verified;
+    result_.checked_sizes.push_back(label);
+    if (full_) result_.times_ms = time_runs(launch, ctx_.args.warmup, ctx_.args.iters, stream);
+    ++runs_;
+  }
+
+  int runs() const { return runs_; }
+
+ private:
+  const Context& ctx_;
+  Result& result_;
+  bool full_;
+  int runs_ = 0;
+};
+
+// A variant's whole measurement: for each shape (the odd check sizes first, the full size last),
+// `body(shape, trial)` prepares that shape's inputs and reference and calls trial.run() once.
+// Shapes are a braced list ({1000003LL, n}) or an array of tuples (const long long shapes[2][2]).
+template <class Shape, size_t N, class Body>
+Result verify_then_time(const Context& ctx, const Shape (&shapes)[N], Body&& body) {
+  Result r;
+  r.sizes = ctx.sizes;
+  r.verified = true;
+  for (size_t i = 0; i < N; ++i) {
+    Trial trial(ctx, r, i + 1 == N);
+    body(shapes[i], trial);
+    // A body that forgets trial.run() would print a result nobody measured.
+    if (trial.runs() != 1) fail("internal: a variant ran %d times at one shape instead of once", trial.runs());
+  }
+  return r;
 }
 
 // ---------------------------------------------------------------- JSON output

@@ -1,4 +1,5 @@
-"""``ncuwrap bench``: the uninstrumented baseline of the bundled benchmarks, as an ``ncuwrap.bench/v1`` report.
+"""``ncuwrap bench``: the uninstrumented baseline of the bundled benchmarks, as an ``ncuwrap.bench/v1`` report
+(:class:`~ncuwrap.benchmarks.report.BenchReport`).
 
 For every variant: R separate process runs of its binary (each verifying, warming up and timing N
 launches with CUDA events), median/min/max per run and across runs, effective GB/s and TFLOP/s from the
@@ -9,6 +10,7 @@ copy kernel and device-to-device cudaMemcpy), and, where a library does the same
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +19,9 @@ from ncuwrap.benchmarks import library as libmod
 from ncuwrap.benchmarks.build import NVCC_FLAGS, NVCC_TAIL_FLAGS, BuildResult, build_many
 from ncuwrap.benchmarks.manifest import Benchmark, Manifest, Peak, Variant, load_manifest
 from ncuwrap.benchmarks.peaks import SpecPeaks, spec_peaks
-from ncuwrap.benchmarks.runner import BinaryRun, Summary, run_binary, summarize
+from ncuwrap.benchmarks.report import BenchEntry, BenchReport, Ceiling, ExpectedVerdict, LibraryResult
+from ncuwrap.benchmarks.runner import BinaryRun, Summary, require_gpu, run_binary, summarize
 from ncuwrap.errors import BenchError
-
-SCHEMA = "ncuwrap.bench/v1"
 
 
 class WrongResultError(BenchError):
@@ -31,15 +32,6 @@ class WrongResultError(BenchError):
 CEILING_BENCHMARK = "copy_ceiling"
 
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class Ceiling:
-    gbps: float
-    source: str  # "copy_ceiling/<variant>"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"gbps": self.gbps, "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -87,13 +79,13 @@ def ceiling_from_runs(bench: Benchmark, runs: Sequence[BinaryRun]) -> Ceiling:
 
 def library_report(
     variant: Variant, sizes: Mapping[str, int], median_ms: float, warmup: int, iters: int, runs: int
-) -> dict[str, Any] | None:
+) -> LibraryResult | None:
     """The library's time for the same job, and what it means for this variant."""
     if variant.library is None:
         return None
     timing = libmod.measure(variant.library, sizes, warmup, iters, runs)
     if timing is None:
-        return {"name": variant.library.value, "available": False, "note": "CuPy is not installed: pip install ncuwrap[gpu]"}
+        return LibraryResult(name=variant.library.value, available=False, note="CuPy is not installed: pip install ncuwrap[gpu]")
     lib_ms = timing.median_ms
     speedup = median_ms / lib_ms if lib_ms > 0 else None
     if speedup is None:
@@ -104,17 +96,17 @@ def library_report(
         advice = f"this kernel is {1 / speedup:.1f}x faster than the library"
     else:
         advice = "on par with the library"
-    return {
-        "name": variant.library.value,
-        "available": True,
-        "description": timing.description,
-        "cupy_version": timing.version,
-        "median_ms": lib_ms,
-        "min_ms": min(timing.times_ms),
-        "max_ms": max(timing.times_ms),
-        "library_speedup": speedup,
-        "advice": advice,
-    }
+    return LibraryResult(
+        name=variant.library.value,
+        available=True,
+        description=timing.description,
+        cupy_version=timing.version,
+        median_ms=lib_ms,
+        min_ms=min(timing.times_ms),
+        max_ms=max(timing.times_ms),
+        library_speedup=speedup,
+        advice=advice,
+    )
 
 
 def variant_entry(
@@ -123,43 +115,37 @@ def variant_entry(
     runs: Sequence[BinaryRun],
     peaks: SpecPeaks,
     ceiling: Ceiling | None,
-    library: dict[str, Any] | None,
-) -> dict[str, Any]:
+    library: LibraryResult | None,
+) -> BenchEntry:
     """One element of the report's ``benchmarks`` list."""
     results = [run.result(variant.name) for run in runs]
     summary: Summary = summarize([r.times_ms for r in results])
     sizes = dict(results[0].sizes) or dict(bench.sizes)
     m = compute_metrics(variant, sizes, summary.median_ms, peaks, ceiling)
-    return {
-        "name": bench.name,
-        "variant": variant.name,
+    return BenchEntry(
+        name=bench.name,
+        variant=variant.name,
         # compare matches on this name; a variant without a kernel (cudaMemcpy) gets a label no kernel has
-        "kernel": results[0].kernel or f"[no kernel: {bench.name}/{variant.name}]",
-        "verified": all(r.verified for r in results),
-        "max_error": max((r.max_error for r in results if r.max_error is not None), default=None),
-        "checked_sizes": list(results[0].checked_sizes),
-        "sizes": sizes,
-        "bytes": variant.bytes.evaluate(sizes),
-        "flops": variant.flops.evaluate(sizes),
-        "peak": variant.peak.value,
-        "runs": [{"median_ms": s.median_ms, "min_ms": s.min_ms, "max_ms": s.max_ms} for s in summary.runs],
-        "median_ms": summary.median_ms,
-        "min_ms": summary.min_ms,
-        "max_ms": summary.max_ms,
-        "spread_pct": summary.spread_pct,
-        "gbps": m.gbps,
-        "tflops": m.tflops,
-        "pct_of_peak": m.pct_of_peak,
-        "pct_of_ceiling": m.pct_of_ceiling,
-        "library": library,
-        "extra": dict(results[0].extra),
-        "expected": {
-            "bound": variant.expected.bound.value,
-            "limiter": variant.expected.limiter.value if variant.expected.limiter else None,
-            "findings": list(variant.expected.findings),
-            "timeline": variant.expected.timeline.value if variant.expected.timeline else None,
-        },
-    }
+        kernel=results[0].kernel or f"[no kernel: {bench.name}/{variant.name}]",
+        verified=all(r.verified for r in results),
+        max_error=max((r.max_error for r in results if r.max_error is not None), default=None),
+        checked_sizes=tuple(results[0].checked_sizes),
+        sizes=sizes,
+        bytes=variant.bytes.evaluate(sizes),
+        flops=variant.flops.evaluate(sizes),
+        peak=variant.peak.value,
+        runs=summary.runs,
+        median_ms=summary.median_ms, min_ms=summary.min_ms, max_ms=summary.max_ms, spread_pct=summary.spread_pct,
+        **dataclasses.asdict(m),  # gbps, tflops, pct_of_peak, pct_of_ceiling
+        library=library,
+        extra=dict(results[0].extra),
+        expected=ExpectedVerdict(
+            bound=variant.expected.bound.value,
+            limiter=variant.expected.limiter.value if variant.expected.limiter else None,
+            findings=tuple(variant.expected.findings),
+            timeline=variant.expected.timeline.value if variant.expected.timeline else None,
+        ),
+    )
 
 
 CLOCK_FIELDS = ("clocks.sm", "clocks.mem", "clocks.max.sm", "clocks.max.mem", "persistence_mode", "power.limit", "temperature.gpu")
@@ -184,7 +170,7 @@ def run_bench(
     with_ceiling: bool = True,
     manifest: Manifest | None = None,
     progress: Progress | None = None,
-) -> dict[str, Any]:
+) -> BenchReport:
     """Build (cached) and run the named benchmarks; return the ``ncuwrap.bench/v1`` report."""
     manifest = manifest or load_manifest()
     say = progress or (lambda _msg: None)
@@ -197,6 +183,7 @@ def run_bench(
         for v in variants or ():
             benches[0].variant(v)
         benches[0].sizes_with(sizes)  # unknown size names fail here
+    require_gpu(names)  # before building: without a GPU the binaries could only fail
     need = [b.name for b in benches]
     if with_ceiling and CEILING_BENCHMARK not in need:
         need.insert(0, CEILING_BENCHMARK)
@@ -250,13 +237,7 @@ def run_bench(
             "runs": runs,
         }
     )
-    return {
-        "schema": SCHEMA,
-        "tool": {"name": "ncuwrap", "version": __version__},
-        "env": env,
-        "ceiling": ceiling.to_json() if ceiling else None,
-        "benchmarks": entries,
-    }
+    return BenchReport(tool_version=__version__, env=env, ceiling=ceiling, benchmarks=tuple(entries))
 
 
 def _has(run: BinaryRun, variant: str) -> bool:
@@ -267,24 +248,22 @@ def _fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def render_table(report: Mapping[str, Any]) -> str:
+def render_table(report: BenchReport) -> str:
     """A fixed-width text table of a report, for people."""
-    env = report.get("env", {})
+    env = report.env
     lines = [
         f"{env.get('gpu', '?')} (cc {env.get('cc', '?')}, {env.get('sm_count', '?')} SMs), "
         f"driver {env.get('driver_version', '?')}, runtime {env.get('runtime_version', '?')}"
     ]
-    ceiling = report.get("ceiling")
-    if ceiling:
-        lines.append(f"copy ceiling: {ceiling['gbps']:.0f} GB/s ({ceiling['source']})")
+    if report.ceiling:
+        lines.append(f"copy ceiling: {report.ceiling.gbps:.0f} GB/s ({report.ceiling.source})")
     header = f"{'benchmark':<16} {'variant':<20} {'ok':<3} {'median ms':>10} {'spread%':>8} {'GB/s':>8} {'TFLOP/s':>8} {'%peak':>6} {'%ceil':>6}  library"
     lines += [header, "-" * len(header)]
-    for b in report.get("benchmarks", []):
-        lib = b.get("library") or {}
-        lib_text = lib.get("advice") or lib.get("note") or ""
+    for b in report.benchmarks:
+        lib_text = (b.library.advice or b.library.note or "") if b.library else ""
         lines.append(
-            f"{b['name']:<16} {b['variant']:<20} {'yes' if b['verified'] else 'NO':<3} {b['median_ms']:>10.4f} "
-            f"{_fmt(b['spread_pct'], '.1f'):>8} {_fmt(b['gbps'], '.0f'):>8} {_fmt(b['tflops'], '.2f'):>8} "
-            f"{_fmt(b['pct_of_peak'], '.0f'):>6} {_fmt(b['pct_of_ceiling'], '.0f'):>6}  {lib_text}"
+            f"{b.name:<16} {b.variant:<20} {'yes' if b.verified else 'NO':<3} {b.median_ms:>10.4f} "
+            f"{_fmt(b.spread_pct, '.1f'):>8} {_fmt(b.gbps, '.0f'):>8} {_fmt(b.tflops, '.2f'):>8} "
+            f"{_fmt(b.pct_of_peak, '.0f'):>6} {_fmt(b.pct_of_ceiling, '.0f'):>6}  {lib_text}"
         )
     return "\n".join(lines)

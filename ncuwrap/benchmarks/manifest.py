@@ -6,6 +6,7 @@ The YAML file documents its own format at the top. Every problem is reported as 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,25 +18,18 @@ from typing import Any
 import yaml
 
 from ncuwrap import safeyaml
+from ncuwrap import ruleset, schema
 from ncuwrap.benchmarks.formula import Formula, FormulaError, parse_formula
 from ncuwrap.errors import InputError
 from ncuwrap.resources import data_dir
 
 MANIFEST_VERSION = 1
 
-FINDINGS = frozenset(
-    {
-        "uncoalesced_global_loads",
-        "uncoalesced_global_stores",
-        "shared_bank_conflicts",
-        "low_achieved_occupancy",
-        "grid_too_small",
-        "warp_divergence",
-        "local_memory_spill",
-        "atomic_contention",
-        "at_roofline",
-    }
-)
+
+@functools.lru_cache(maxsize=1)
+def finding_ids() -> frozenset[str]:
+    """The finding ids ``expected.findings`` may name: those of the bundled kernel rules (rules/default.yaml)."""
+    return frozenset(f.id for f in ruleset.load().findings)
 
 
 class ManifestError(InputError):
@@ -225,171 +219,119 @@ def _flag_values(args: tuple[str, ...], flag: str) -> list[str]:
     return [args[i + 1] for i, a in enumerate(args[:-1]) if a == flag]
 
 
+_TOP = ({"version", "benchmarks"}, {"defaults"})
+_BENCHMARK = ({"name", "source", "lesson", "sizes", "variants"}, {"warmup", "iters", "peak", "library"})
+_VARIANT = ({"name", "kernel", "lesson", "bytes", "flops", "profile", "expected"}, {"launches_per_run", "peak", "library"})
+_EXPECTED = ({"bound", "limiter", "findings"}, {"timeline"})
+
+
 class _Loader:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def fail(self, where: str, what: str) -> ManifestError:
-        return ManifestError(f"{self.path.name}: {where}: {what}")
-
-    def mapping(self, value: Any, where: str, required: set[str], optional: set[str]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(where, f"expected a mapping, got {type(value).__name__}")
-        missing = sorted(required - set(value))
-        if missing:
-            raise self.fail(where, f"missing key {', '.join(missing)}")
-        unknown = sorted(set(value) - required - optional)
-        if unknown:
-            raise self.fail(where, f"unknown key {', '.join(map(str, unknown))} (allowed: {', '.join(sorted(required | optional))})")
-        return value
-
-    def text(self, value: Any, where: str) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(where, "expected non-empty text")
-        return value
-
-    def positive_int(self, value: Any, where: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self.fail(where, f"expected a non-negative integer, got {value!r}")
-        return value
-
-    def enum(self, cls: type[Enum], value: Any, where: str, nullable: bool = False) -> Any:
-        if value is None and nullable:
-            return None
-        try:
-            return cls(value)
-        except ValueError:
-            allowed = ", ".join(m.value for m in cls) + (", null" if nullable else "")
-            raise self.fail(where, f"{value!r} is not one of {allowed}") from None
-
-    def formula(self, value: Any, where: str, sizes: Mapping[str, int]) -> Formula:
-        try:
-            f = parse_formula(value)
-        except FormulaError as exc:
-            raise self.fail(where, str(exc)) from None
-        unknown = sorted(f.names - set(sizes))
-        if unknown:
-            raise self.fail(where, f"formula {f.text!r} uses unknown size {', '.join(unknown)} (sizes: {', '.join(sizes)})")
-        return f
-
     def manifest(self, doc: Any) -> Manifest:
-        doc = self.mapping(doc, "top level", {"version", "benchmarks"}, {"defaults"})
-        if doc["version"] != MANIFEST_VERSION:
-            raise self.fail("version", f"version {doc['version']!r} is not supported; this ncuwrap reads version {MANIFEST_VERSION}")
-        defaults = self.mapping(doc.get("defaults") or {}, "defaults", set(), {"warmup", "iters"})
-        warmup = self.positive_int(defaults.get("warmup", 5), "defaults.warmup")
-        iters = self.positive_int(defaults.get("iters", 20), "defaults.iters")
-        items = doc["benchmarks"]
-        if not isinstance(items, list) or not items:
-            raise self.fail("benchmarks", "expected a non-empty list")
-        benchmarks = tuple(self.benchmark(item, i, warmup, iters) for i, item in enumerate(items))
-        seen: set[str] = set()
-        for b in benchmarks:
-            if b.name in seen:
-                raise self.fail(f"benchmark {b.name}", "duplicate benchmark name")
-            seen.add(b.name)
-        return Manifest(path=self.path, version=MANIFEST_VERSION, benchmarks=benchmarks)
+        top = schema.document(doc, self.path.name, ManifestError).mapping(*_TOP)
+        version = top["version"]
+        if version.value != MANIFEST_VERSION:
+            raise version.fail(f"version {version.value!r} is not supported; this ncuwrap reads version {MANIFEST_VERSION}")
+        defaults = top.get("defaults", {}).mapping(optional={"warmup", "iters"})
+        warmup = defaults.get("warmup", 5).integer(minimum=0)
+        iters = defaults.get("iters", 20).integer(minimum=0)
+        items = top["benchmarks"].items(what="a non-empty list of benchmarks", nonempty=True)
+        benchmarks = [self.benchmark(item, warmup, iters) for item in items]
+        schema.unique(((b.name, top.at(f"benchmark {b.name}")) for b in benchmarks), "benchmark name")
+        return Manifest(path=self.path, version=MANIFEST_VERSION, benchmarks=tuple(benchmarks))
 
-    def benchmark(self, item: Any, index: int, warmup: int, iters: int) -> Benchmark:
-        where = f"benchmarks[{index}]"
-        item = self.mapping(
-            item, where, {"name", "source", "lesson", "sizes", "variants"}, {"warmup", "iters", "peak", "library"}
-        )
-        name = self.text(item["name"], f"{where}.name")
+    def benchmark(self, item: schema.Node, warmup: int, iters: int) -> Benchmark:
+        item.mapping(*_BENCHMARK)
+        name = item["name"].text()
         if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-            raise self.fail(f"benchmark {name}", "name must be lower_snake_case (it is also the binary name)")
-        where = f"benchmark {name}"
-        source = self.path.parent / self.text(item["source"], f"{where}.source")
+            raise item.at(f"benchmark {name}").fail("name must be lower_snake_case (it is also the binary name)")
+        item = item.at(f"benchmark {name}")
+        source = self.path.parent / item["source"].text()
         if not source.is_file():
-            raise self.fail(where, f"source {item['source']} does not exist next to the manifest")
-        sizes_doc = item["sizes"]
-        if not isinstance(sizes_doc, dict) or not sizes_doc:
-            raise self.fail(f"{where}.sizes", "expected a mapping of size names to positive integers")
+            raise item.fail(f"source {item['source'].value} does not exist next to the manifest")
         sizes = {}
-        for key, value in sizes_doc.items():
-            if not isinstance(key, str) or not key.isidentifier():
-                raise self.fail(f"{where}.sizes", f"size name {key!r} is not an identifier")
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise self.fail(f"{where}.sizes.{key}", f"expected a positive integer, got {value!r}")
-            sizes[key] = value
-        peak = self.enum(Peak, item.get("peak", "none"), f"{where}.peak")
-        library = self.enum(Library, item.get("library"), f"{where}.library", nullable=True)
-        variants_doc = item["variants"]
-        if not isinstance(variants_doc, list) or not variants_doc:
-            raise self.fail(f"{where}.variants", "expected a non-empty list")
-        variants = tuple(self.variant(v, f"{where} variants[{i}]", sizes, peak, library) for i, v in enumerate(variants_doc))
-        names = [v.name for v in variants]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise self.fail(where, f"duplicate variant name {', '.join(dupes)}")
+        for key, value in item["sizes"].pairs(what="a mapping of size names to positive integers", nonempty=True):
+            if not key.isidentifier():
+                raise item["sizes"].fail(f"size name {key!r} is not an identifier")
+            sizes[key] = value.integer(minimum=1)
+        peak = item.get("peak", Peak.none.value).choice(Peak)
+        library = item["library"].choice(Library, nullable=True)
+        variants = [self.variant(v, name, sizes, peak, library) for v in item["variants"].items(what="a non-empty list", nonempty=True)]
+        schema.unique(((v.name, item) for v in variants), "variant name")
         return Benchmark(
             name=name,
             source=source,
-            lesson=self.text(item["lesson"], f"{where}.lesson"),
+            lesson=item["lesson"].text(),
             sizes=MappingProxyType(sizes),
-            warmup=self.positive_int(item.get("warmup", warmup), f"{where}.warmup"),
-            iters=max(1, self.positive_int(item.get("iters", iters), f"{where}.iters")),
-            variants=variants,
+            warmup=item.get("warmup", warmup).integer(minimum=0),
+            iters=max(1, item.get("iters", iters).integer(minimum=0)),
+            variants=tuple(variants),
         )
 
-    def variant(self, item: Any, where: str, sizes: Mapping[str, int], peak: Peak, library: Library | None) -> Variant:
-        item = self.mapping(
-            item,
-            where,
-            {"name", "kernel", "lesson", "bytes", "flops", "profile", "expected"},
-            {"launches_per_run", "peak", "library"},
-        )
-        name = self.text(item["name"], f"{where}.name")
-        where = f"{where.split(' variants')[0]} variant {name}"
-        kernel = item["kernel"]
+    def variant(self, item: schema.Node, bench: str, sizes: Mapping[str, int], peak: Peak, library: Library | None) -> Variant:
+        item.mapping(*_VARIANT)
+        name = item["name"].text()
+        item = item.at(f"benchmark {bench} variant {name}")
+        kernel = None if item["kernel"].absent else item["kernel"].text()
         if kernel is not None:
-            kernel = self.text(kernel, f"{where}.kernel")
             try:
                 re.compile(kernel)
             except re.error as exc:
-                raise self.fail(f"{where}.kernel", f"not a valid regex ({exc})") from None
+                raise item["kernel"].fail(f"not a valid regex ({exc})") from None
             if not (kernel.startswith("^") and kernel.endswith("$")):
-                raise self.fail(f"{where}.kernel", "anchor the regex with ^...$ so it cannot match a longer kernel name")
-        profile = item["profile"]
-        if profile is not None:
-            if kernel is None:
-                raise self.fail(f"{where}.profile", "a variant without a kernel cannot be profiled; set profile: null")
-            p = self.mapping(profile, f"{where}.profile", {"args", "launch_skip"}, set())
-            args = p["args"]
-            if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-                raise self.fail(f"{where}.profile.args", "expected a list of strings (quote numbers)")
-            if "--variant" in args:
-                raise self.fail(f"{where}.profile.args", "leave --variant out: the caller adds it")
-            profile = Profile(args=tuple(args), launch_skip=self.positive_int(p["launch_skip"], f"{where}.profile.launch_skip"))
-            try:
-                overrides = profile.size_overrides()
-            except ValueError:
-                raise self.fail(f"{where}.profile.args", "--size values must be KEY=INTEGER") from None
-            unknown = sorted(set(overrides) - set(sizes))
-            if unknown:
-                raise self.fail(f"{where}.profile.args", f"unknown size {', '.join(unknown)}")
-        exp = self.mapping(item["expected"], f"{where}.expected", {"bound", "limiter", "findings"}, {"timeline"})
-        findings = exp["findings"]
-        if not isinstance(findings, list):
-            raise self.fail(f"{where}.expected.findings", "expected a list of finding ids")
-        bad = sorted(str(f) for f in findings if f not in FINDINGS)
+                raise item["kernel"].fail("anchor the regex with ^...$ so it cannot match a longer kernel name")
+        exp = item["expected"].mapping(*_EXPECTED)
+        findings = exp["findings"].texts(what="a list of finding ids")
+        known = finding_ids()
+        bad = sorted(f for f in findings if f not in known)
         if bad:
-            raise self.fail(f"{where}.expected.findings", f"unknown finding {', '.join(bad)} (known: {', '.join(sorted(FINDINGS))})")
-        expected = Expected(
-            bound=self.enum(Bound, exp["bound"], f"{where}.expected.bound"),
-            limiter=self.enum(Limiter, exp["limiter"], f"{where}.expected.limiter", nullable=True),
-            findings=tuple(findings),
-            timeline=self.enum(Timeline, exp.get("timeline"), f"{where}.expected.timeline", nullable=True),
-        )
+            raise exp["findings"].fail(f"unknown finding {', '.join(bad)} (known, from rules/default.yaml: {', '.join(sorted(known))})")
         return Variant(
             name=name,
             kernel=kernel,
-            lesson=self.text(item["lesson"], f"{where}.lesson"),
-            bytes=self.formula(item["bytes"], f"{where}.bytes", sizes),
-            flops=self.formula(item["flops"], f"{where}.flops", sizes),
-            launches_per_run=self.formula(item.get("launches_per_run", "1"), f"{where}.launches_per_run", sizes),
-            peak=self.enum(Peak, item.get("peak", peak.value), f"{where}.peak"),
-            library=self.enum(Library, item["library"], f"{where}.library", nullable=True) if "library" in item else library,
-            profile=profile,
-            expected=expected,
+            lesson=item["lesson"].text(),
+            bytes=self.formula(item["bytes"], sizes),
+            flops=self.formula(item["flops"], sizes),
+            launches_per_run=self.formula(item.get("launches_per_run", "1"), sizes),
+            peak=item.get("peak", peak.value).choice(Peak),
+            library=item["library"].choice(Library, nullable=True) if item.has("library") else library,
+            profile=self.profile(item["profile"], kernel, sizes),
+            expected=Expected(
+                bound=exp["bound"].choice(Bound),
+                limiter=exp["limiter"].choice(Limiter, nullable=True),
+                findings=findings,
+                timeline=exp["timeline"].choice(Timeline, nullable=True),
+            ),
         )
+
+    def profile(self, node: schema.Node, kernel: str | None, sizes: Mapping[str, int]) -> Profile | None:
+        if node.absent:
+            return None
+        if kernel is None:
+            raise node.fail("a variant without a kernel cannot be profiled; set profile: null")
+        node.mapping({"args", "launch_skip"})
+        args = node["args"].texts(what="a list of strings (quote numbers)")
+        if "--variant" in args:
+            raise node["args"].fail("leave --variant out: the caller adds it")
+        profile = Profile(args=args, launch_skip=node["launch_skip"].integer(minimum=0))
+        try:
+            overrides = profile.size_overrides()
+        except ValueError:
+            raise node["args"].fail("--size values must be KEY=INTEGER") from None
+        unknown = sorted(set(overrides) - set(sizes))
+        if unknown:
+            raise node["args"].fail(f"unknown size {', '.join(unknown)}")
+        return profile
+
+    @staticmethod
+    def formula(node: schema.Node, sizes: Mapping[str, int]) -> Formula:
+        try:
+            f = parse_formula(node.value)
+        except FormulaError as exc:
+            raise node.fail(str(exc)) from None
+        unknown = sorted(f.names - set(sizes))
+        if unknown:
+            raise node.fail(f"formula {f.text!r} uses unknown size {', '.join(unknown)} (sizes: {', '.join(sizes)})")
+        return f

@@ -2,11 +2,15 @@
 
 The binary's output format is documented in ``kernels/common/bench.cuh``; :func:`parse_binary_output`
 checks it and turns it into typed records, so the rest of ncuwrap never reads raw dictionaries.
+:func:`require_gpu` says, before anything is built or run, when there is no GPU to run them on.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
+import shutil
 import statistics
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -14,9 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ncuwrap.benchmarks.report import RunTiming
 from ncuwrap.errors import BenchError, InputError
 
 _RUN_TIMEOUT_S = 1800
+_DRIVER_LIBRARY = "nvcuda.dll" if os.name == "nt" else "libcuda.so.1"
+
+
+class NoGpuError(BenchError):
+    """No NVIDIA driver, or a driver that sees no GPU: the benchmarks can be built here but not run."""
 
 
 @dataclass(frozen=True)
@@ -51,27 +61,20 @@ class BinaryRun:
 
 
 @dataclass(frozen=True)
-class RunStats:
-    median_ms: float
-    min_ms: float
-    max_ms: float
-
-
-@dataclass(frozen=True)
 class Summary:
     """Statistics over several process runs: each run's own, the median of their medians and the spread."""
 
-    runs: tuple[RunStats, ...]
+    runs: tuple[RunTiming, ...]
     median_ms: float
     min_ms: float
     max_ms: float
     spread_pct: float  # (largest run median - smallest) / median, in percent
 
 
-def run_stats(times_ms: Sequence[float]) -> RunStats:
+def run_stats(times_ms: Sequence[float]) -> RunTiming:
     if not times_ms:
         raise BenchError("no timing samples: run with --iters >= 1")
-    return RunStats(median_ms=statistics.median(times_ms), min_ms=min(times_ms), max_ms=max(times_ms))
+    return RunTiming(median_ms=statistics.median(times_ms), min_ms=min(times_ms), max_ms=max(times_ms))
 
 
 def summarize(runs: Sequence[Sequence[float]]) -> Summary:
@@ -158,3 +161,38 @@ def run_binary(
         why = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[0]
         raise BenchError(f"{binary.name}: {why.removeprefix('error: ')}")
     return parse_binary_output(proc.stdout, source=binary.name)
+
+
+def gpu_problem() -> str | None:
+    """Why no benchmark binary can run here (no NVIDIA driver, or one that sees no GPU); None when one can.
+
+    Asks the driver itself (cuInit, cuDeviceGetCount through its library), which is what the binaries
+    need; nvidia-smi is only named in the answer, as the usual sign of an installed driver."""
+    try:
+        driver = ctypes.CDLL(_DRIVER_LIBRARY)
+    except OSError:
+        smi = shutil.which("nvidia-smi")
+        also = "and nvidia-smi is not on PATH" if smi is None else f"although {smi} exists"
+        return f"no NVIDIA driver found ({_DRIVER_LIBRARY} cannot be loaded, {also})"
+    count = ctypes.c_int(0)
+    status = driver.cuInit(0)
+    if status == 0:
+        status = driver.cuDeviceGetCount(ctypes.byref(count))
+    if status == 0 and count.value > 0:
+        return None
+    name = ctypes.c_char_p()
+    if status == 0 or driver.cuGetErrorName(status, ctypes.byref(name)) != 0 or not name.value:
+        what = f"{count.value} devices" if status == 0 else f"error {status}"
+    else:
+        what = name.value.decode(errors="replace")
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    hint = f", CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else ""
+    return f"the NVIDIA driver ({_DRIVER_LIBRARY}) sees no GPU ({what}{hint})"
+
+
+def require_gpu(names: Sequence[str]) -> None:
+    """Raise NoGpuError, naming what was looked for and what still works here, when no GPU can run ``names``."""
+    why = gpu_problem()
+    if why is not None:
+        build = f"ncuwrap build {names[0]}" if len(names) == 1 else "ncuwrap build --all"
+        raise NoGpuError(f"no GPU: {why}; run `ncuwrap bench` on a machine with an NVIDIA GPU (`{build}` still compiles here)")

@@ -149,11 +149,10 @@ def bench_cmd(
         with_ceiling=not no_ceiling,
         progress=lambda msg: typer.echo(msg, err=True),
     )
-    text = json.dumps(report, indent=2)
+    text = json.dumps(report.to_json(), indent=2)
     if output is not None:
         write_checked(output, text + "\n", force=force)
         typer.echo(f"wrote {output}", err=True)
     typer.echo(text if fmt is ListFormat.json else render_table(report))
-    wrong = [f"{b['name']}/{b['variant']}" for b in report["benchmarks"] if not b["verified"]]
-    if wrong:
-        raise WrongResultError(f"wrong results (not verified against the CPU reference): {', '.join(wrong)}")
+    if report.wrong():
+        raise WrongResultError(f"wrong results (not verified against the CPU reference): {', '.join(report.wrong())}")

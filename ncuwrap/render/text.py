@@ -14,6 +14,11 @@ def duration(ns) -> str:
     return f"{ns:.0f} ns"
 
 
+def ms(value) -> str:
+    """A bench median: '0.08186 ms' (4 significant digits: the runs' spread is larger)."""
+    return "n/a" if value is None else f"{float(value):.4g} ms"
+
+
 def percent(value) -> str:
     return "n/a" if value is None else f"{float(value):.1f}%"
 

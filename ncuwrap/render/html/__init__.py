@@ -46,6 +46,7 @@ def environment():
         gbps=T.gbps,
         size=T.size,
         ncu_rules_shown=T.ncu_rules_shown,
+        ms=T.ms,
         not_evaluated_count=T.not_evaluated_count,
     )
     return env

@@ -32,7 +32,7 @@ def _ncu_time(pair) -> str:
 def _real(pair) -> str:
     if pair.speedup is None:
         return "n/a"
-    return f"**{T.speedup(pair.speedup)}** ({pair.before_timing.median_ms:g} → {pair.after_timing.median_ms:g} ms)"
+    return f"**{T.speedup(pair.speedup)}** ({T.ms(pair.before_timing.median_ms)} → {T.ms(pair.after_timing.median_ms)})"
 
 
 def pair_section(pair) -> list[str]:
@@ -51,7 +51,7 @@ def pair_section(pair) -> list[str]:
     rows = [[escape(T.METRIC_LABELS.get(name, name)), T.metric(name, d.before), T.metric(name, d.after), T.change_only(d)]
             for name, d in pair.deltas.items()]
     if pair.speedup is not None:
-        rows.append(["bench median (uninstrumented)", f"{pair.before_timing.median_ms:g} ms", f"{pair.after_timing.median_ms:g} ms",
+        rows.append(["bench median (uninstrumented)", T.ms(pair.before_timing.median_ms), T.ms(pair.after_timing.median_ms),
                      T.speedup(pair.speedup)])
     out += [table(["metric", "before", "after", "change"], rows, "lrrr"), ""]
     for note in pair.timing_notes:

@@ -39,7 +39,7 @@ def render(result, width: int | None = None, color: bool = False, **_options) ->
         for name, delta in p.deltas.items():
             page.line(T.change(delta) + (f" [{delta.label}]" if delta.label else ""), indent=2, label=f"{name:24}")
         if p.speedup is not None:
-            page.line(f"{T.speedup(p.speedup)} (bench median {p.before_timing.median_ms:g} → {p.after_timing.median_ms:g} ms, uninstrumented)",
+            page.line(f"{T.speedup(p.speedup)} (bench median {T.ms(p.before_timing.median_ms)} → {T.ms(p.after_timing.median_ms)}, uninstrumented)",
                       indent=2, label="real speedup:")
         if p.estimated_gain_pct is not None:
             page.line(T.estimate_vs_measured(p), indent=2, label="payoff:")
