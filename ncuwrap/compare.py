@@ -125,6 +125,13 @@ class Pair:
         p = self.estimated_gain_pct
         return None if p is None or p >= 100 else 1.0 / (1.0 - p / 100.0)
 
+    def finding(self, fid: str):
+        """The finding ``fid`` as the comparison speaks of it: BEFORE's for one the change resolved
+        (what was fixed), AFTER's otherwise."""
+        before = {f.id: f for f in self.before.findings}
+        after = {f.id: f for f in self.after.findings}
+        return before[fid] if fid in self.resolved or fid not in after else after[fid]
+
     @property
     def good_news(self) -> tuple[str, ...]:
         """Findings introduced that are good news: the kernel reached its roofline (info)."""

@@ -37,11 +37,10 @@ def _real(pair) -> str:
 
 def pair_section(pair) -> list[str]:
     out = [f"### {_kernel_name(pair)}", "", f"Paired by {escape(pair.paired_by)} · verdict {_verdict(pair)}", ""]
-    findings = {f.id: f for f in (*pair.before.findings, *pair.after.findings)}
     for label, ids in (("Resolved", pair.resolved), ("Introduced", pair.introduced), ("Still there", pair.persisting),
                        ("Not comparable (not evaluated on the other side)", pair.not_comparable)):
         for fid in ids:
-            f = findings[fid]
+            f = pair.finding(fid)
             evidence = ", ".join(f"{code(name)} {escape(T.change(delta))}" for name, delta in pair.evidence.get(fid, {}).items())
             out.append(f"- **{label}** {code(fid)} ({f.severity}): {escape(f.title)}" + (f". Evidence: {evidence}" if evidence else ""))
     if out[-1] != "":

@@ -58,7 +58,8 @@ class Page:
         for column in columns:
             justify = "right" if column in right else "left"
             if column in names:
-                table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=48, min_width=12)
+                # Wraps at spaces ("a -> b"); a single overlong word ends in an ellipsis, never split.
+                table.add_column(column, overflow="ellipsis", max_width=48, min_width=12)
             elif column in prose:
                 table.add_column(column, justify=justify, overflow="fold", ratio=1, min_width=20)
             else:

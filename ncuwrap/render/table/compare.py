@@ -17,7 +17,7 @@ def render(result, width: int | None = None, color: bool = False, **_options) ->
     # On a narrow terminal the findings (listed in each pair's section below) leave the table.
     wide = page.width >= WIDE
     summary = page.table("kernel", "verdict", "ncu speedup", "estimated", "real speedup", *(("resolved", "introduced") if wide else ()),
-                         names=("kernel",), prose=("verdict", "resolved", "introduced"))
+                         names=("kernel",), prose=("verdict", "ncu speedup", "real speedup", "resolved", "introduced"))
     for p in result.pairs:
         findings = (cell(", ".join(p.resolved) or "-", "green" if p.resolved else ""),
                     cell(", ".join(p.introduced) or "-", "red" if p.introduced else "")) if wide else ()
@@ -27,11 +27,10 @@ def render(result, width: int | None = None, color: bool = False, **_options) ->
     for p in result.pairs:
         page.heading(f"[{p.name}]  paired by {p.paired_by}")
         page.line(T.verdict_change(p), indent=2, label="verdict:")
-        titles = {f.id: f for f in (*p.before.findings, *p.after.findings)}
         for label, ids, style in (("resolved", p.resolved, "green"), ("introduced", p.introduced, "red"),
                                   ("still there", p.persisting, ""), ("not comparable", p.not_comparable, "dim")):
             for fid in ids:
-                f = titles[fid]
+                f = p.finding(fid)
                 page.line(f"{fid} ({f.severity}): {f.title}", style, indent=2, label=f"{label:14}")
                 evidence = ", ".join(f"{name} {T.change(delta)}" for name, delta in p.evidence.get(fid, {}).items())
                 if evidence:
