@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -16,17 +15,12 @@ from ncuwrap.benchmarks import runner as runner_mod
 from ncuwrap.benchmarks.build import BuildResult, KernelResources
 from ncuwrap.benchmarks.manifest import load_manifest
 from ncuwrap.benchmarks.runner import gpu_problem
-from tests.conftest import ROOT, has_gpu, run_cli
-
-GOLDEN_LIST = Path(__file__).resolve().parent / "data" / "benchmarks" / "list.golden.json"
-
+from tests.conftest import ROOT, golden, has_gpu, run_cli
 
 def test_list_json_matches_golden(capsys):
     code, out, err = run_cli(capsys, "list", "--format", "json")
     assert code == 0 and err == ""
-    if os.environ.get("NCUWRAP_REGEN") == "1":
-        GOLDEN_LIST.write_text(out)
-    assert out == GOLDEN_LIST.read_text(), f"differs from {GOLDEN_LIST}; if intended, regenerate with NCUWRAP_REGEN=1"
+    golden("benchmarks_list.json", out)
     doc = json.loads(out)
     assert [b["name"] for b in doc] == load_manifest().names()
     for b in doc:
@@ -109,9 +103,9 @@ def test_bench_writes_json_and_table(capsys, monkeypatch, tmp_path):
         "NVIDIA H200 (cc 9.0, 132 SMs), driver 13.0, runtime 13.0\n"
         "benchmark        variant              ok   median ms  spread%     GB/s  TFLOP/s  %peak  %ceil  library\n"
         "------------------------------------------------------------------------------------------------------\n"
-        "vecadd           coalesced            yes     0.1865      0.1     4319     0.36     90      -  \n"
-        "vecadd           float4               yes     0.1867      0.1     4313     0.36     90      -  \n"
-        "vecadd           strided              yes     1.7598      0.2      458     0.04     10      -  \n"
+        "vecadd           coalesced            yes     0.1865      0.1     4319     0.36     90      -\n"
+        "vecadd           float4               yes     0.1867      0.1     4313     0.36     90      -\n"
+        "vecadd           strided              yes     1.7598      0.2      458     0.04     10      -\n"
     )
     code, _, err = run_cli(capsys, "bench", "vecadd", "-o", str(out_file))
     assert code == 2 and "already exists; pass --force" in err

@@ -23,7 +23,8 @@ from ncuwrap.benchmarks.manifest import Library, load_manifest
 from ncuwrap.benchmarks.peaks import spec_peaks
 from ncuwrap.benchmarks.runner import binary_argv, parse_binary_output, run_stats, summarize
 from ncuwrap.errors import BenchError, InputError
-from tests.conftest import golden_json
+from ncuwrap.render import Format, render
+from tests.conftest import golden, golden_json
 
 OURS = Path(__file__).resolve().parent / "data" / "h200_ncuwrap"
 RAW = OURS / "bench_raw"
@@ -160,10 +161,10 @@ def test_report_from_recorded_runs_matches_golden(replayed, tmp_path):
     assert best.pct_of_ceiling == pytest.approx(best.gbps / report.ceiling.gbps * 100)
     assert report.ceiling.source == "copy_ceiling/memcpy_d2d" and report.wrong() == []
     assert "transpose/copy" not in by  # only the variants asked for
-    assert "\n" not in bench_mod.render_table(report).splitlines()[0]
-    # The file written is the file read back.
+    golden("bench_table_h200_replayed.txt", render(report, Format.table))
+    # The file written (through the one JSON renderer) is the file read back.
     path = tmp_path / "bench.json"
-    path.write_text(json.dumps(report.to_json(), indent=2))
+    path.write_text(render(report, Format.json))
     assert report_mod.read(path) == report
 
 

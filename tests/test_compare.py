@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.compare import (PAIRED_BY_ELIMINATION, PAIRED_BY_NAME, PAIRED_BY_OPTION, PAIRED_BY_ORDER, SCHEMA, CompareResult,
+from ncuwrap.compare import (PAIRED_BY_ELIMINATION, PAIRED_BY_NAME, PAIRED_BY_OPTION, PAIRED_BY_ORDER, SCHEMA,
                              compare, compare_files, load_bench)
 from ncuwrap.errors import InputError
 from ncuwrap.render import Format, render

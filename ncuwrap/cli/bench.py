@@ -11,6 +11,7 @@ import typer
 
 from ncuwrap.cli import app
 from ncuwrap.errors import InputError
+from ncuwrap.render import Format
 
 
 class ListFormat(str, Enum):
@@ -125,9 +126,8 @@ def bench_cmd(
     no_ceiling: bool = typer.Option(False, "--no-ceiling", help="Skip measuring the copy ceiling."),
 ) -> None:
     """Uninstrumented baseline: verified results, median of N launches over R process runs, GB/s, TFLOP/s, % of peak and ceiling."""
-    from ncuwrap.benchmarks.bench import WrongResultError, render_table, run_bench
-    from ncuwrap.cli.output import check_output
-    from ncuwrap.fileio import write_checked
+    from ncuwrap.benchmarks.bench import WrongResultError, run_bench
+    from ncuwrap.cli.output import check_output, emit
 
     names = _names(name, all_)
     check_output(output, force=force)
@@ -149,10 +149,8 @@ def bench_cmd(
         with_ceiling=not no_ceiling,
         progress=lambda msg: typer.echo(msg, err=True),
     )
-    text = json.dumps(report.to_json(), indent=2)
     if output is not None:
-        write_checked(output, text + "\n", force=force)
-        typer.echo(f"wrote {output}", err=True)
-    typer.echo(text if fmt is ListFormat.json else render_table(report))
+        emit(report, Format.json, output, force=force)
+    emit(report, Format.json if fmt is ListFormat.json else Format.table, None)
     if report.wrong():
         raise WrongResultError(f"wrong results (not verified against the CPU reference): {', '.join(report.wrong())}")

@@ -36,7 +36,7 @@ def diagnose(
     if extend and rules is None:
         raise InputError("--extend adds the rules of --rules FILE to the bundled ones; give --rules too")
     if path.exists() and path.is_file() and kind_of(path) == "timeline":
-        from ncuwrap.timeline import diagnose_timeline
+        from ncuwrap.timeline.diagnosis import diagnose_timeline
 
         if kernel or ncu_rules:
             raise InputError(f"{path}: --kernel and --ncu-rules apply to Nsight Compute reports; a timeline is diagnosed as a whole")

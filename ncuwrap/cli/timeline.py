@@ -70,7 +70,7 @@ def timeline(
 
     path = capture_file(list(program), output, force)
     if path is not None:
-        from ncuwrap.timeline import diagnose_timeline
+        from ncuwrap.timeline.diagnosis import diagnose_timeline
 
         emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path), fmt, None)
         return

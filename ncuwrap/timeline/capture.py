@@ -97,7 +97,8 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     ``started(argv)``, if given, is called just before nsys starts (for a progress line).
     Raises KeyboardInterrupt after a Ctrl-C (nsys and the program are stopped; the log is kept)."""
     from ncuwrap import ruleset
-    from ncuwrap.timeline import diagnose_data, sqlite
+    from ncuwrap.timeline import sqlite
+    from ncuwrap.timeline.diagnosis import diagnose_data
 
     rules = ruleset.load(rules_path, kind="timeline", extend=extend)  # a bad rules file fails before the run
     exe = nsysrep.find_nsys(nsys)

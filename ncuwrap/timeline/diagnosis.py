@@ -79,3 +79,32 @@ class TimelineDiagnosis:
             "metrics": {name: clean(value) for name, value in t.metrics.items()},
             "notes": list(self.notes),
         }
+
+
+def diagnose_data(data, rules, *, source_path: str, kind: str):
+    """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet)."""
+    from ncuwrap.timeline.analysis import analyze
+    from ncuwrap.evaluate import Evaluation
+    from ncuwrap.timeline.values import CaptureValues
+
+    timeline = analyze(data)
+    decision = Evaluation(CaptureValues(timeline.metrics, timeline.unknown), rules).decide(0)
+    return TimelineDiagnosis(
+        source=TimelineSource(path=source_path, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema,
+                              device=data.device),
+        rules_path=rules.path, rules_version=rules.version, rules_name=rules.name, timeline=timeline,
+        bound=decision.bound, limiter=decision.limiter, why=decision.why, findings=decision.findings,
+        not_evaluated=decision.not_evaluated, path=decision.path,
+        notes=tuple(data.notes),
+    )
+
+
+def diagnose_timeline(path: str | Path, rules_path: str | Path | None = None, extend: bool = False, nsys: str | Path | None = None):
+    """Diagnose an nsys capture (.sqlite or .nsys-rep) with the bundled timeline rules or ``rules_path``."""
+    from ncuwrap import ruleset
+
+    rules = ruleset.load(rules_path, kind="timeline", extend=extend)
+    from ncuwrap.timeline.files import read_timeline
+
+    data, kind = read_timeline(path, nsys=nsys)
+    return diagnose_data(data, rules, source_path=str(path), kind=kind)

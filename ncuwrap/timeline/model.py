@@ -7,7 +7,7 @@ the rules is added by :mod:`ncuwrap.timeline.diagnosis`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 from ncuwrap.numbers import clean

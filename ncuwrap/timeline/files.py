@@ -1,0 +1,34 @@
+"""A capture file of any kind (.sqlite, .nsys-rep exported with nsys) read into its raw events."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from ncuwrap.errors import InputError, ToolNotFoundError
+
+
+def read_timeline(path: str | Path, nsys: str | Path | None = None):
+    """The raw events of ``path`` (.sqlite, or .nsys-rep exported to a temporary .sqlite with nsys)."""
+    from ncuwrap import ingest
+    from ncuwrap.timeline import nsysrep, sqlite
+
+    path = Path(path)
+    nsysrep.check_not_qdstrm(path)
+    name = path.name.lower()
+    if name.endswith(".nsys-rep"):
+        ingest.check_file(path, folder_fix="give an nsys .sqlite export or .nsys-rep report",
+                          empty_fix="capture the program again with nsys profile")
+        try:
+            exe = nsysrep.find_nsys(nsys)
+        except ToolNotFoundError:
+            where = f"{nsys} is not an nsys executable" if nsys else "nsys is not on PATH"
+            raise ToolNotFoundError(f"{path}: reading a .nsys-rep needs nsys to export it to SQLite, and {where}; install Nsight "
+                                    f"Systems and put nsys on PATH, or run 'nsys export --type sqlite {path}' where nsys is "
+                                    "installed and diagnose the .sqlite") from None
+        with tempfile.TemporaryDirectory(prefix="ncuwrap-nsys-") as tmp:
+            exported = nsysrep.export_sqlite(path, Path(tmp) / (path.name[: -len(".nsys-rep")] + ".sqlite"), nsys=exe)
+            return sqlite.read(exported), "nsys-rep"
+    if name.endswith(".sqlite"):
+        return sqlite.read(path), "nsys-sqlite"
+    raise InputError(f"{path}: not an Nsight Systems timeline; give a .nsys-rep or its 'nsys export --type sqlite' .sqlite")

@@ -1,0 +1,116 @@
+"""Data flows one way: ingest -> metrics -> rules -> verdict -> render -> cli. No module imports a layer
+above its own (at the top of the file or inside a function), and nothing imports itself in a circle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent / "ncuwrap"
+LAYERS = ("base", "ingest", "metrics", "rules", "verdict", "render", "cli")
+
+# Modules by layer; a package listed covers its modules unless one of them is listed itself.
+LAYER_OF = {
+    # Used everywhere: no knowledge of reports, rules or verdicts.
+    "ncuwrap": "base", "ncuwrap.errors": "base", "ncuwrap.units": "base", "ncuwrap.resources": "base",
+    "ncuwrap.fileio": "base", "ncuwrap.numbers": "base", "ncuwrap.expr": "base", "ncuwrap.schema": "base",
+    "ncuwrap.safeyaml": "base", "ncuwrap.safejson": "base", "ncuwrap.terminal": "base", "ncuwrap.process": "base",
+    "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base",
+    # Reading files and running the profilers' exporters.
+    "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
+    "ncuwrap.timeline.files": "ingest",
+    "ncuwrap.benchmarks.report": "ingest",
+    # Quantities computed from what was read.
+    "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.timeline.metrics": "metrics",
+    "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.model": "metrics",
+    "ncuwrap.ruleset": "rules",
+    # Verdicts, and the workflows that produce them (profile, bench, capture).
+    "ncuwrap.verdict": "verdict", "ncuwrap.evaluate": "verdict", "ncuwrap.engine": "verdict", "ncuwrap.compare": "verdict",
+    "ncuwrap.timeline": "verdict", "ncuwrap.profile": "verdict", "ncuwrap.benchmarks": "verdict",
+    "ncuwrap.render": "render",
+    "ncuwrap.cli": "cli", "ncuwrap.__main__": "cli",
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer(module: str) -> str:
+    while module not in LAYER_OF:
+        module = module.rpartition(".")[0]
+        assert module, f"{module!r} has no layer: add it to LAYER_OF"
+    return LAYER_OF[module]
+
+
+def imports(path: Path, module: str) -> set[str]:
+    out = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("ncuwrap")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            if base.startswith("ncuwrap"):
+                # "from ncuwrap import metrics" imports the module ncuwrap.metrics.
+                out |= {f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names}
+    return out
+
+
+MODULES = {module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        assert layer(module) in LAYERS
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    wrong = []
+    for module, path in sorted(MODULES.items()):
+        for target in sorted(imports(path, module)):
+            if target in MODULES and LAYERS.index(layer(target)) > LAYERS.index(layer(module)):
+                wrong.append(f"{module} ({layer(module)}) imports {target} ({layer(target)})")
+    assert wrong == []
+
+
+def test_no_import_cycle():
+    graph = {m: {t for t in imports(p, m) if t in MODULES and t != m} for m, p in MODULES.items()}
+    # A module's package __init__ runs first when it is imported: count that edge too.
+    for m in MODULES:
+        parent = m.rpartition(".")[0]
+        if parent in MODULES:
+            graph[m].add(parent)
+    seen, cycles = {}, []
+
+    def visit(node, stack):
+        seen[node] = "open"
+        for nxt in sorted(graph[node]):
+            if seen.get(nxt) == "open":
+                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+            elif nxt not in seen:
+                visit(nxt, stack + [nxt])
+        seen[node] = "done"
+
+    for m in sorted(graph):
+        if m not in seen:
+            visit(m, [m])
+    # Packages import their own modules to re-export them (ncuwrap.ingest, ncuwrap.profile): not a cycle of layers.
+    cycles = [c for c in cycles if not _package_reexport(c)]
+    assert cycles == []
+
+
+def _package_reexport(cycle: str) -> bool:
+    nodes = cycle.split(" -> ")
+    return any(b.startswith(a + ".") for a, b in zip(nodes, nodes[1:])) and len({n.split(".")[1] if "." in n else n for n in nodes}) == 1
+
+
+def test_the_checker_sees_an_upward_import(tmp_path):
+    # The layer test must be able to fail: an engine that imported the renderers is caught.
+    fake = tmp_path / "engine.py"
+    fake.write_text("def f():\n    from ncuwrap.render import Format\n", encoding="utf-8")
+    (target,) = imports(fake, "ncuwrap.engine")
+    assert target == "ncuwrap.render" and LAYERS.index(layer(target)) > LAYERS.index(layer("ncuwrap.engine"))
