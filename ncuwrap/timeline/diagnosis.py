@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ncuwrap import __version__
 from ncuwrap.numbers import clean
