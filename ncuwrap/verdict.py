@@ -298,6 +298,8 @@ class Diagnosis:
     environment: dict = field(default_factory=dict)
     # Every rule not evaluated on some launch, and one way to collect what they read; None: all evaluated.
     reprofile: Reprofile | None = None
+    # profile --top: the whole program's GPU time (nsys) and the part the profiled kernels cover.
+    coverage: "Coverage | None" = None
 
     @property
     def processes(self) -> tuple[str, ...]:
@@ -313,6 +315,7 @@ class Diagnosis:
             "kernels": [k.to_json() for k in self.kernels],
             "ranking": [r.to_json() for r in self.ranking()],
             "reprofile": self.reprofile.to_json() if self.reprofile else None,
+            **({"coverage": self.coverage.to_json()} if self.coverage else {}),
         }
 
     def by_time(self) -> list[KernelVerdict]:
@@ -341,11 +344,15 @@ class Diagnosis:
         return sorted(groups, key=lambda g: -g.total_ns)
 
     def ranking(self) -> list["Priority"]:
-        """Kernels by what fixing them buys the whole profile: estimated gain x share of the time."""
+        """Kernels by what fixing them buys the whole profile: estimated gain x share of the time (of the
+        program's GPU time measured by nsys when there is a coverage, else of the profiled time)."""
         total = sum(k.duration_ns or 0.0 for k in self.kernels)
         out = []
         for k in self.kernels:
-            share = 100.0 * (k.duration_ns or 0.0) / total if total else None
+            if self.coverage is not None:
+                share = self.coverage.share_of(k.id)
+            else:
+                share = 100.0 * (k.duration_ns or 0.0) / total if total else None
             gain = k.estimated_gain_pct
             saves = share * gain / 100.0 if share is not None and gain is not None else None
             out.append(Priority(id=k.id, name=k.name, share_pct=clean(share), gain_pct=gain, saves_pct=clean(saves),
@@ -383,3 +390,51 @@ class Priority:
     def to_json(self) -> dict:
         return {"id": self.id, "name": self.name, "share_pct": self.share_pct, "gain_pct": self.gain_pct,
                 "saves_pct": self.saves_pct, "headline": self.headline}
+
+
+@dataclass(frozen=True)
+class CoveredKernel:
+    """One profiled kernel's place in the whole program: its nsys group (every launch with its launch
+    configuration, uninstrumented) and the profiled launch(es) of it in the diagnosis."""
+
+    time: "KernelTime"  # ncuwrap.timeline.ranking
+    rank: int  # 1 = the most GPU time in the program
+    launch_ids: tuple[int, ...]
+
+    def to_json(self) -> dict:
+        return {"rank": self.rank, "launch_ids": list(self.launch_ids), **self.time.to_json()}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """profile --top N: what the nsys run measured of the whole program, and the share of its GPU time
+    the profiled kernels cover."""
+
+    capture: str  # the nsys capture (its SQLite export)
+    top: int  # N asked for
+    nth_launch: int  # which launch of each kernel ncu profiled
+    gpu_ns: float  # the program's summed kernel time
+    launches: int
+    distinct: int  # kernel groups (name and launch configuration)
+    kernels: tuple[CoveredKernel, ...]  # the profiled groups, by GPU time
+    missed: tuple["KernelTime", ...] = ()  # top groups ncu did not profile (e.g. fewer launches under ncu)
+
+    @property
+    def covered_pct(self) -> float:
+        return sum(k.time.share_pct for k in self.kernels)
+
+    def share_of(self, launch_id: int) -> float | None:
+        """The program GPU-time share of the group a profiled launch belongs to (split evenly when
+        several launches of one group were profiled)."""
+        for k in self.kernels:
+            if launch_id in k.launch_ids:
+                return k.time.share_pct / len(k.launch_ids)
+        return None
+
+    def of(self, launch_id: int) -> CoveredKernel | None:
+        return next((k for k in self.kernels if launch_id in k.launch_ids), None)
+
+    def to_json(self) -> dict:
+        return {"capture": self.capture, "top": self.top, "nth_launch": self.nth_launch, "gpu_ns": clean(self.gpu_ns),
+                "launches": self.launches, "distinct_kernels": self.distinct, "covered_pct": clean(self.covered_pct),
+                "kernels": [k.to_json() for k in self.kernels], "missed": [m.to_json() for m in self.missed]}

@@ -51,12 +51,45 @@ def run(target, tool, folder: Path, sections, metrics) -> dict:
     return {"passes": done.passes[0] if done.passes else None, "wall_s": round(done.wall_s, 2), "errors": done.errors[:2]}
 
 
+THROUGHPUTS = ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+               "l1tex__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
+
+
+def breakdown(target, tool, folder: Path) -> dict:
+    """The metrics each SOL throughput is the max of (ncu's breakdown: prefix), their values and passes."""
+    import csv
+    import subprocess
+
+    out = {}
+    for metric in THROUGHPUTS:
+        sub = folder / metric.split("__")[0]
+        argv = [tool.path, "--clock-control", "none", "--metrics", f"breakdown:{metric}", "--launch-count", "1", "--csv", "--page", "raw"]
+        if target.kernel:
+            argv += ["--kernel-name", f"regex:{target.kernel}"]
+        if target.launch_skip:
+            argv += ["--launch-skip", str(target.launch_skip)]
+        done = subprocess.run(argv + list(target.argv), capture_output=True, text=True, timeout=120)
+        passes = [int(w.split()[-2]) for w in done.stdout.splitlines() + done.stderr.splitlines() if w.strip().endswith("passes") and "==PROF==" in w]
+        lines = [ln for ln in done.stdout.splitlines() if ln.startswith('"')]
+        values = {}
+        if len(lines) >= 3:
+            rows = list(csv.reader(lines))
+            values = {h: v for h, v in zip(rows[0], rows[2]) if "__" in h}
+        out[metric] = {"passes": passes[:1], "components": values}
+        sub.mkdir(parents=True, exist_ok=True)
+        print(f"breakdown {metric}: {passes[:1]} passes, {len(values)} components", flush=True)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("pass_cost"))
     parser.add_argument("--variant", default="transpose/naive")
     parser.add_argument("--deadline", type=float, default=400)
     parser.add_argument("--ncu", default=None)
+    parser.add_argument("--last", default="", help="comma list of words: groups whose label holds one go last (another order)")
+    parser.add_argument("--no-split", action="store_true", help="do not split costly groups metric by metric")
+    parser.add_argument("--breakdown", action="store_true", help="also list what the SOL throughputs are a max over, and their passes")
     args = parser.parse_args(argv)
     t0 = time.monotonic()
     from ncuwrap.benchmarks.manifest import load_manifest
@@ -69,6 +102,8 @@ def main(argv=None) -> int:
     grouped = {label: [m for m in metrics if pick(m)] for label, pick in GROUPS}
     claimed = {m for ms in grouped.values() for m in ms}
     grouped["other"] = [m for m in metrics if m not in claimed]
+    last = [w for w in args.last.split(",") if w]
+    grouped = dict(sorted(grouped.items(), key=lambda kv: any(w in kv[0] for w in last)))
     doc = {"schema": "ncuwrap.pass_cost/v1", "variant": args.variant, "ncu": tool.version_string, "sections": list(targeted.sections),
            "rows": []}
     out = args.out
@@ -99,8 +134,11 @@ def main(argv=None) -> int:
         marginal[label] = (before, after, list(so_far))
         so_far += ms
         before = after
+    if args.breakdown:
+        doc["breakdown"] = breakdown(target, tool, out / "runs" / "breakdown")
+        (out / "pass_cost.json").write_text(json.dumps(doc, indent=1) + "\n")
     for label, (before, after, prior) in marginal.items():
-        if after <= before:
+        if args.no_split or after <= before:
             continue
         for m in grouped[label]:
             record(m, "metric", targeted.sections, prior + [m], label)

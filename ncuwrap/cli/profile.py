@@ -26,6 +26,9 @@ _COUNT_HELP = ("Profile at most N launches (matching -k). Default: 1 for a bundl
 _NTH_HELP = ("Profile the Nth launch (1 = first) of EVERY distinct kernel matching -k, instead of --launch-skip: "
              "ncu's --kernel-id ::regex:K:N, counted per kernel and launch configuration (grid, block, shared memory), "
              "so one kernel's warm-up never hides another kernel.")
+_TOP_HELP = ("Run the program under Nsight Systems first, rank its kernels (name and launch configuration) by total GPU "
+             "time, then profile launch 2 of each of the top N with ncu (launch 1 if one ran once); the report gives the share "
+             "of GPU time they cover and ranks them by share x estimated gain. Without nsys: the first launches, and a warning.")
 _COLLECT_HELP = ("What ncu measures: targeted (default: the metrics the rules and the report need, ~10 replay passes), "
                  "basic (--set basic), full (--set full, ~40 passes), or a comma list of ncu sections.")
 
@@ -133,11 +136,12 @@ def profile(
     nth_launch: Optional[int] = typer.Option(None, "--nth-launch", help=_NTH_HELP, show_default=False),
     collect: str = typer.Option("targeted", "--collect", help=_COLLECT_HELP),
     metrics: Optional[str] = typer.Option(None, "--metrics", help="More ncu metrics to collect, comma separated (added to --collect)."),
+    top: Optional[int] = typer.Option(None, "--top", help=_TOP_HELP, show_default=False, min=1),
     nsys: bool = typer.Option(False, "--nsys", help="Also capture the program with Nsight Systems and diagnose its timeline."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder (default: ncuwrap-runs/<target>-<time>). Never overwritten without --force."),
     force: bool = typer.Option(False, "--force", help="Overwrite the run folder's files if it exists."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="The ncu to run (default: ncu on PATH)."),
-    nsys_path: Optional[str] = typer.Option(None, "--nsys-path", help="The nsys to run with --nsys (default: nsys on PATH)."),
+    nsys_path: Optional[str] = typer.Option(None, "--nsys-path", help="The nsys to run with --nsys or --top (default: nsys on PATH)."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML (targeted collection measures what these rules read)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format of the verdict printed at the end."),
@@ -178,7 +182,7 @@ def profile(
     run_dir = output or default_run_dir(resolved.label)
     options = ProfileOptions(collect=collect, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
                              nth_launch=nth_launch, metrics=_parse_metrics(metrics), force=force, ncu=ncu, rules=rules,
-                             extend=extend, nsys=nsys, nsys_path=nsys_path)
+                             extend=extend, nsys=nsys, nsys_path=nsys_path, top=top)
     try:
         result = run_profile(resolved, run_dir, options, progress=_ScreenProgress(show_output))
     except KeyboardInterrupt:

@@ -364,6 +364,7 @@ def ncu_argv(
     force: bool = False,
     clock_control: str = "none",
     extra: Sequence[str] = (),
+    kernel_name_base: str | None = None,
 ) -> list[str]:
     """The exact ncu command line for one profiling run.
 
@@ -381,6 +382,8 @@ def ncu_argv(
         argv.append("--force-overwrite")
     argv += ["--clock-control", clock_control]
     regex = kernel_regex(kernel)
+    if kernel_name_base:  # what -k / --kernel-id match: function (ncu's default), demangled or mangled
+        argv += ["--kernel-name-base", kernel_name_base]
     if nth_launch is not None:
         argv += ["--kernel-id", kernel_id(regex, nth_launch)]
     else:

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ncuwrap.errors import NcuwrapError, ProfilerError, ToolNotFoundError
 from ncuwrap.profile import rundir as RD
 from ncuwrap.profile.console import Progress
 from ncuwrap.profile.failure import failure
-from ncuwrap.profile.launches import launch_filter, profiled_launches
+from ncuwrap.profile.launches import LaunchFilter, launch_filter, profiled_launches
 from ncuwrap.profile.ncu import NcuTool, import_csv_argv, ncu_argv, ncu_tool, plan_collection, run_ncu
 from ncuwrap.profile.result import ProfileOptions, ProfileResult
 from ncuwrap.profile.targets import Target
@@ -33,7 +33,11 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
     rules = ruleset.load(options.rules, extend=options.extend)
     rd = RD.RunDir(run_dir)
     record = _plan(target, rd, options, rules, find_tool)  # every check before the folder is touched
+    nsys_for_top, fallback = _top_nsys(options) if options.top else (None, None)
     rd.prepare(force=options.force)
+    top_run = None
+    if nsys_for_top:
+        top_run = _top(target, rd, options, record, nsys_for_top, progress)
     rd.write_json(rd.environment, RD.environment(record["tool"]))
     build = target.build_command()
     if build:
@@ -57,14 +61,96 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
 
     loaded, warnings = _load(rd, record["tool"], record["argv"], options.export_csv)
     launches = profiled_launches(loaded.frame, run.kernels, record["filt"])
+    diagnosis = diagnose_profile(loaded, rules)
+    if top_run is not None:
+        diagnosis, more = _cover(rd, record["tool"], diagnosis, top_run)
+        warnings += more
+    elif fallback:
+        warnings.insert(0, fallback)
     result = ProfileResult(run_dir=rd.path, target=target, collection=record["collection"], filter=record["filt"],
                            argv=record["argv"], ncu=record["tool"], wall_s=run.wall_s, launches=launches,
-                           diagnosis=diagnose_profile(loaded, rules), warnings=[*run.warnings, *warnings])
+                           diagnosis=diagnosis, warnings=[*run.warnings, *warnings])
+    if top_run is not None:
+        result.timeline = top_run.capture.diagnosis
     rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, **record)
-    if options.nsys:
+    if options.nsys and top_run is None:
         result.timeline = timeline(rd, target, options.nsys_path, progress)
         rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, timeline=TIMELINE_RECORD, **record)
     return result
+
+
+@dataclass(frozen=True)
+class _TopRun:
+    capture: object  # ncuwrap.timeline.capture.Capture
+    times: object  # ncuwrap.timeline.ranking.KernelTimes
+    plan: object  # ncuwrap.profile.top.TopPlan
+
+
+def _top_nsys(options: ProfileOptions) -> tuple[str | None, str | None]:
+    """--top: the nsys to rank kernels with, or (None, why the first launches are profiled instead)."""
+    if options.kernel or options.launch_skip or options.launch_count is not None or options.nth_launch is not None:
+        raise NcuwrapError("--top N picks the kernels itself: drop -k, --launch-skip, --launch-count and --nth-launch, "
+                           "or drop --top to choose the launches yourself")
+    try:
+        from ncuwrap.timeline.nsysrep import find_nsys
+
+        return str(find_nsys(options.nsys_path)), None
+    except (ModuleNotFoundError, ToolNotFoundError) as exc:
+        return None, (f"--top {options.top}: {exc}; profiled the program's first launches instead, without the "
+                      f"ranking by GPU time (install Nsight Systems or pass --nsys-path)")
+
+
+def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, nsys: str, progress: Progress | None) -> _TopRun:
+    """Run the program under nsys, rank its kernels, and point ncu's argv at the first ``options.top``."""
+    from ncuwrap.profile import top
+    from ncuwrap.timeline import sqlite
+    from ncuwrap.timeline.capture import capture
+    from ncuwrap.timeline.ranking import kernel_times
+
+    def started(argv):
+        rd.add_command("rank kernels by GPU time (nsys)", argv)
+        if progress is not None:
+            progress.stage(f"nsys: timing every kernel to pick the top {options.top} ...")
+
+    captured = capture(list(target.argv), rd.path, nsys=nsys, force=True, started=started)
+    times = kernel_times(sqlite.read(captured.sqlite).kernels)
+    if not times.groups:
+        raise ProfilerError(f"{captured.sqlite}: nsys saw no kernel launch; check that the program runs work on the GPU "
+                            f"(log: {captured.log})")
+    chosen = top.plan(times, options.top)
+    filt = LaunchFilter(kernel=chosen.regex, nth_launch=chosen.nth_launch, origin="top", why=chosen.why())
+    tool = record["tool"]
+    try:
+        argv = ncu_argv(target.argv, collect=record["collection"], output=rd.export_stem, ncu=tool.path, kernel=filt.kernel,
+                        nth_launch=filt.nth_launch, force=options.force, extra=options.extra_ncu_args, kernel_name_base="mangled")
+    except ValueError as exc:
+        raise NcuwrapError(str(exc)) from None
+    record.update(filt=filt, argv=argv)
+    return _TopRun(capture=captured, times=times, plan=chosen)
+
+
+def _cover(rd: RD.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
+    """The diagnosis with its coverage of the program, and the warnings on the way."""
+    from ncuwrap.profile import top
+
+    argv = top.mangled_export_argv(rd.report, tool.path)
+    rd.add_command("result IDs and mangled names (to match the nsys ranking)", argv, stdout_to=top.MANGLED_IDS)
+    warnings = []
+    mangled = {}
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        if done.returncode == 0:
+            rd.write_text(rd.path / top.MANGLED_IDS, done.stdout)
+            mangled = top.read_mangled(done.stdout)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    if not mangled:
+        warnings.append("could not export the results' mangled names: kernels matched to the nsys ranking by name, grid and block")
+    cov = top.coverage(diagnosis.kernels, top_run.plan, top_run.times, mangled, str(top_run.capture.sqlite))
+    if cov.missed:
+        names = ", ".join(g.name for g in cov.missed)
+        warnings.append(f"ncu profiled no launch {top_run.plan.nth_launch} of {names} (fewer launches under ncu?)")
+    return replace(diagnosis, coverage=cov), warnings
 
 
 def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_tool) -> dict:

@@ -32,6 +32,7 @@ class ProfileOptions:
     nsys_path: str | None = None
     export_csv: bool = True
     extra_ncu_args: tuple[str, ...] = ()
+    top: int | None = None  # nsys first, then ncu on the N kernels with the most GPU time
 
 
 @dataclass

@@ -221,9 +221,35 @@ def fix_first(diagnosis, limit: int = 5) -> list:
     return [p for p in diagnosis.ranking() if (p.saves_pct or 0) >= 0.5][:limit]
 
 
-def priority_line(p) -> str:
-    return (f"{p.name}: fixing it saves ~{p.saves_pct:.1f}% of the profiled time ({p.share_pct:.1f}% of the time x est. "
+def priority_line(p, program: bool = False) -> str:
+    """``program``: the shares are of the whole program's GPU time (profile --top), not of the profiled time."""
+    scope = "the program's GPU time" if program else "the profiled time"
+    return (f"{p.name}: fixing it saves ~{p.saves_pct:.1f}% of {scope} ({p.share_pct:.1f}% of the time x est. "
             f"{gain(p.gain_pct)} gain){f'; first: {p.headline}' if p.headline else ''}")
+
+
+def fix_first_title(diagnosis) -> str:
+    scope = "share of the program's GPU time" if diagnosis.coverage else "share of the time"
+    return f"Fix first ({scope} x estimated gain):"
+
+
+def coverage_line(c) -> str:
+    """profile --top: the whole program as nsys measured it, and what the profiled kernels cover of it."""
+    n = len(c.kernels)
+    return (f"Whole program (nsys, not instrumented): {duration(c.gpu_ns)} of GPU time in {c.launches:,} launches of "
+            f"{c.distinct:,} kernels (by name and launch configuration); the {n} profiled kernel{'s' if n != 1 else ''} "
+            f"(top {c.top} by GPU time, launch {c.nth_launch} of each) cover {c.covered_pct:.1f}% of it.")
+
+
+def program_line(kernel, coverage) -> str | None:
+    """A profiled kernel's launches and GPU time in the whole program (profile --top)."""
+    covered = coverage.of(kernel.id) if coverage else None
+    if covered is None:
+        return None
+    t = covered.time
+    return (f"#{covered.rank} by GPU time: {t.launches:,} launch{'es' if t.launches != 1 else ''}, {duration(t.total_ns)} in total "
+            f"({t.share_pct:.1f}% of the program's GPU time); per launch median {duration(t.median_ns)}, "
+            f"min {duration(t.min_ns)}, max {duration(t.max_ns)}")
 
 
 def headline_text(kernel) -> str:

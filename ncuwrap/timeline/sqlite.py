@@ -251,13 +251,16 @@ class _Reader:
         optional = {"deviceId": "device", "streamId": "stream", "correlationId": "correlation",
                     "gridX": "gridX", "gridY": "gridY", "gridZ": "gridZ", "blockX": "blockX", "blockY": "blockY", "blockZ": "blockZ"}
         select = ", ".join(f'k."{c}" AS {a}' for c, a in optional.items() if c in columns)
+        # The mangled name is what ncu's --kernel-name-base mangled matches: `profile --top` picks kernels by it.
+        mangled = ("s3.value", f' LEFT JOIN {STRINGS_TABLE} s3 ON s3.id = k."mangledName"') if "mangledName" in columns else ("NULL", "")
         frame = self.query(
-            f'SELECT k.start AS start, k."end" AS "end", s1.value AS name, s2.value AS demangled'
+            f'SELECT k.start AS start, k."end" AS "end", s1.value AS name, s2.value AS demangled, {mangled[0]} AS mangled'
             f'{", " + select if select else ""} FROM {KERNEL_TABLE} k '
-            f'LEFT JOIN {STRINGS_TABLE} s1 ON s1.id = k."{short}" LEFT JOIN {STRINGS_TABLE} s2 ON s2.id = k."{full}"'
+            f'LEFT JOIN {STRINGS_TABLE} s1 ON s1.id = k."{short}" LEFT JOIN {STRINGS_TABLE} s2 ON s2.id = k."{full}"{mangled[1]}'
         )
         frame["name"] = frame["name"].fillna(frame["demangled"]).fillna("(unnamed kernel)")
         frame["demangled"] = frame["demangled"].fillna(frame["name"])
+        frame["mangled"] = frame["mangled"].fillna(frame["demangled"])
         frame["grid"] = _dims(frame, "grid")
         frame["block"] = _dims(frame, "block")
         frame = frame.drop(columns=[c for c in frame.columns if c[:-1] in ("grid", "block") and c[-1] in "XYZ"])
@@ -270,7 +273,7 @@ class _Reader:
         frame = _fill(self.query(f'SELECT start, "end"{", " + select if select else ""} FROM {GRAPH_TABLE}'),
                       ("device", "stream", "correlation", "graph"))
         frame["name"] = [f"CUDA graph {int(g)}" if pd.notna(g) else "CUDA graph" for g in frame["graph"]]
-        frame["demangled"] = frame["name"]
+        frame["demangled"] = frame["mangled"] = frame["name"]
         frame["grid"] = frame["block"] = None
         return frame.drop(columns=["graph"])
 

@@ -35,6 +35,7 @@ class KernelView:
     charts: dict = field(default_factory=dict)
     occupancy_limits: list = field(default_factory=list)
     open: bool = False  # the section starts unfolded
+    program: str | None = None  # profile --top: its launches and GPU time in the whole program
 
 
 _LIMITS = (("registers", "occ_limit_registers"), ("shared memory", "occ_limit_shared_mem"),
@@ -72,7 +73,7 @@ def kernel_charts(charts: list[dict], rooflines: list, series: list[str] | None 
     }
 
 
-def kernel_view(kernel, rank: int, total_ns: float, detailed: bool) -> KernelView:
+def kernel_view(kernel, rank: int, total_ns: float, detailed: bool, coverage=None) -> KernelView:
     share = T.share(kernel, total_ns)
     anchor = f"k{rank}"
     if not detailed:
@@ -80,7 +81,8 @@ def kernel_view(kernel, rank: int, total_ns: float, detailed: bool) -> KernelVie
     findings = [FindingView(f, f"{anchor}-{f.id}") for f in kernel.findings if not f.minor]
     chart = kernel.chart_metrics or {}
     limits = [(label, chart.get(key)) for label, key in _LIMITS if chart.get(key) is not None]
-    return KernelView(rank, anchor, kernel, share, True, findings, kernel_charts([chart], [kernel.roofline]), limits, rank <= OPEN)
+    return KernelView(rank, anchor, kernel, share, True, findings, kernel_charts([chart], [kernel.roofline]), limits, rank <= OPEN,
+                      T.program_line(kernel, coverage))
 
 
 def environment_rows(diagnosis) -> list[tuple[str, object]]:
@@ -115,7 +117,7 @@ def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
     kernels = diagnosis.by_time()
     total = sum(k.duration_ns or 0 for k in kernels)
     summary = max(summary, detail)
-    views = [kernel_view(k, rank, total, rank <= detail) for rank, k in enumerate(kernels, start=1)]
+    views = [kernel_view(k, rank, total, rank <= detail, diagnosis.coverage) for rank, k in enumerate(kernels, start=1)]
     rest = views[summary:]
     rest_ns = sum(v.kernel.duration_ns or 0 for v in rest)
     return {
@@ -129,7 +131,10 @@ def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
         "rest_share": f"{100.0 * rest_ns / total:.1f}%" if total else "n/a",
         "environment": environment_rows(diagnosis),
         "clock_note": clock_note(diagnosis),
-        "fix_first": [T.priority_line(p) for p in T.fix_first(diagnosis)] if len(kernels) > 1 else [],
+        "fix_first": ([T.priority_line(p, bool(diagnosis.coverage)) for p in T.fix_first(diagnosis)]
+                      if len(kernels) > 1 or diagnosis.coverage else []),
+        "fix_first_note": ("Share of the program's GPU time (nsys)" if diagnosis.coverage else "Share of the profiled time"),
+        "coverage": T.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
         "processes": len(diagnosis.processes) > 1,
         "reprofile": diagnosis.reprofile,
         "toc": len(kernels) > 1,

@@ -75,10 +75,13 @@ class _Seen:
         return escape(text) if first == rank else f"(Advice as for kernel {first}.)"
 
 
-def kernel_section(rank: int, group, total_ns: float, seen: _Seen) -> list[str]:
+def kernel_section(rank: int, group, total_ns: float, seen: _Seen, coverage=None) -> list[str]:
     """The body of a kernel's section (under its heading or a folded block's summary)."""
     kernel = group.longest
     out = []
+    program = T.program_line(kernel, coverage)
+    if program:
+        out += [f"In the program: {escape(program)}.", ""]
     launches = len(group.launches)
     where = (f"{launches} launches, {T.duration(group.total_ns)} in all ({T.percent(group.share_pct)} of the profiled time); the longest: "
              if launches > 1 else "")
@@ -128,6 +131,8 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
     out.append(f"{what}, {T.duration(total) if total else 'n/a'} ncu time in all. "
                f"ncu durations are instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): compare them with each other only.")
     out.append("")
+    if diagnosis.coverage:
+        out += [escape(T.coverage_line(diagnosis.coverage)), ""]
     shown = groups[: max(summary, detail)]
     grouped = len(groups) != n
     rows = [[str(i), code(T.short_name(g.name)), *([str(len(g.launches))] if grouped else []), verdict(g.longest), headline(g.longest),
@@ -143,13 +148,14 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
         share = f"{100.0 * rest_ns / total:.1f}%" if total else "n/a"
         out += ["", f"… and {len(rest)} more kernel{'s' if len(rest) != 1 else ''} ({share} of the ncu time): see the HTML report (`--format html`)."]
     first = T.fix_first(diagnosis)
-    if n > 1 and first:
-        out += ["", "**Fix first** (share of the time × estimated gain):", ""]
-        out += [f"{i}. {escape(T.priority_line(p))}" for i, p in enumerate(first, 1)]
+    if (n > 1 or diagnosis.coverage) and first:
+        scope = "share of the program's GPU time" if diagnosis.coverage else "share of the time"
+        out += ["", f"**Fix first** ({scope} × estimated gain):", ""]
+        out += [f"{i}. {escape(T.priority_line(p, bool(diagnosis.coverage)))}" for i, p in enumerate(first, 1)]
     out.append("")
     seen = _Seen()
     for i, g in enumerate(groups[:detail], start=1):
-        section = kernel_section(i, g, total, seen)
+        section = kernel_section(i, g, total, seen, diagnosis.coverage)
         # The first kernels open; the rest fold, so a long report stays a short comment.
         if i <= OPEN:
             out += [f"### {i}. {code(T.short_name(g.name))}: {verdict(g.longest)}", "", *section]

@@ -15,6 +15,8 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     source = diagnosis.source
     page.line(f"{source.path}  ({source.kind}; {source.device or 'unknown GPU'}, CC {source.compute_capability or '?'}, "
               f"ncu {source.ncu_version or 'version unknown'})")
+    if diagnosis.coverage:
+        page.line(T.coverage_line(diagnosis.coverage))
     kernels = diagnosis.by_time()
     total = sum(k.duration_ns or 0 for k in kernels)
     processes = len(diagnosis.processes) > 1
@@ -30,12 +32,15 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
                         T.share(k, total), T.verdict(k), T.gain(k.estimated_gain_pct), *headline)
     page.print(summary)
     first = T.fix_first(diagnosis)
-    if len(kernels) > 1 and first:
-        page.line("Fix first (share of the time x estimated gain):", "bold")
+    if (len(kernels) > 1 or diagnosis.coverage) and first:
+        page.line(T.fix_first_title(diagnosis), "bold")
         for i, p in enumerate(first, 1):
-            page.line(T.priority_line(p), indent=2, label=f"{i}.")
+            page.line(T.priority_line(p, bool(diagnosis.coverage)), indent=2, label=f"{i}.")
     for rank, k in enumerate(kernels, 1):
         page.heading(f"{rank}. {k.display_name}  (launch {k.id}{', ' + T.process(k) if processes else ''})")
+        program = T.program_line(k, diagnosis.coverage)
+        if program:
+            page.line(program, indent=2, label="program:")
         page.line(k.why, indent=2, label=f"{T.verdict(k)}:", label_style="bold")
         if k.headline is None:
             page.line("no issue found", indent=2)

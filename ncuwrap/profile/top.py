@@ -1,0 +1,100 @@
+"""``ncuwrap profile --top N``: nsys first (where the GPU time goes), then ncu on the N kernels that take most.
+
+1. The program runs once under nsys; its kernels are grouped by function (mangled name) and launch
+   configuration and ranked by total GPU time (:mod:`ncuwrap.timeline.ranking`).
+2. ncu runs the program again and profiles one launch of each of the first N groups: ``--kernel-name-base
+   mangled --kernel-id ::regex:^(m1|m2|...)$:K``, K = 2 (the first launch is often a warm-up: autotuning,
+   cold caches, lazy loading) unless one of them was launched only once, then K = 1 for all.
+3. Each profiled result is matched back to its group by mangled name (a second, small CSV export of the
+   report with ``--print-kernel-base mangled``), grid and block, which gives the diagnosis a
+   :class:`~ncuwrap.verdict.Coverage`: launches and total time per kernel, and the share of the program's
+   GPU time the profiled kernels cover; the "fix first" ranking then weighs each kernel's estimated gain
+   by its share of the whole program.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncuwrap.timeline.ranking import KernelTime, KernelTimes
+from ncuwrap.verdict import Coverage, CoveredKernel
+
+# ncu's first launch of a kernel is often not the steady state (autotuning, cold caches, module loading).
+PREFERRED_LAUNCH = 2
+MANGLED_IDS = "report.mangled.csv"
+
+
+@dataclass(frozen=True)
+class TopPlan:
+    """Which kernels ncu profiles for --top N, and how to ask ncu for them."""
+
+    top: int
+    groups: tuple[KernelTime, ...]
+    nth_launch: int
+
+    @property
+    def regex(self) -> str:
+        """One regular expression for ncu's --kernel-id over the groups' mangled names (no ':' in them)."""
+        names = list(dict.fromkeys(g.mangled for g in self.groups))
+        return "^(" + "|".join(re.escape(n).replace(":", ".") for n in names) + ")$"
+
+    def why(self) -> str:
+        if self.nth_launch == 1:
+            return "launch 1 of each: one of them ran only once under nsys"
+        return f"launch {self.nth_launch} of each: the first is often a warm-up"
+
+
+def plan(times: KernelTimes, top: int) -> TopPlan:
+    """The first ``top`` groups of ``times`` and the launch of each to profile."""
+    if top < 1:
+        raise ValueError(f"--top must be 1 or more (got {top})")
+    groups = times.groups[:top]
+    nth = PREFERRED_LAUNCH if groups and all(g.launches >= PREFERRED_LAUNCH for g in groups) else 1
+    return TopPlan(top=top, groups=groups, nth_launch=nth)
+
+
+def mangled_export_argv(report: str | Path, ncu: str = "ncu") -> list[str]:
+    """The raw-page CSV export that names each result by its mangled name (stdout is the CSV)."""
+    return [str(ncu), "--import", str(report), "--csv", "--page", "raw", "--print-kernel-base", "mangled",
+            "--metrics", "launch__grid_size"]
+
+
+def read_mangled(text: str) -> dict[int, str]:
+    """Result ID -> mangled kernel name, from :func:`mangled_export_argv`'s CSV."""
+    rows = csv.DictReader(io.StringIO(text))
+    out = {}
+    for row in rows:
+        try:
+            out[int(str(row.get("ID", "")).replace(",", ""))] = str(row.get("Kernel Name", ""))
+        except ValueError:
+            continue  # the units row
+    return out
+
+
+def _key(grid, block) -> tuple:
+    return (tuple(grid) if grid else None, tuple(block) if block else None)
+
+
+def coverage(kernels, plan: TopPlan, times: KernelTimes, mangled: dict[int, str], capture: str) -> Coverage:
+    """Match each profiled launch (``kernels``: KernelVerdicts) to its nsys group: by mangled name, grid
+    and block; without the mangled names, by short name, grid and block when that is unambiguous."""
+    rank = {id(g): i for i, g in enumerate(times.groups, 1)}
+    found: dict[int, list[int]] = {}
+    for k in kernels:
+        config = _key(k.grid, k.block)
+        candidates = [g for g in times.groups if _key(g.grid, g.block) == config]
+        name = mangled.get(k.id)
+        match = [g for g in candidates if g.mangled == name] if name else []
+        if not match:
+            match = [g for g in candidates if g.name == k.name or g.demangled == k.name or g.name == k.display_name]
+        if len(match) == 1:
+            found.setdefault(rank[id(match[0])], []).append(k.id)
+    covered = tuple(CoveredKernel(time=times.groups[r - 1], rank=r, launch_ids=tuple(ids)) for r, ids in sorted(found.items()))
+    hit = {c.rank for c in covered}
+    missed = tuple(g for g in plan.groups if rank[id(g)] not in hit)
+    return Coverage(capture=capture, top=plan.top, nth_launch=plan.nth_launch, gpu_ns=times.total_ns, launches=times.launches,
+                    distinct=len(times.groups), kernels=covered, missed=missed)
