@@ -11,6 +11,7 @@ from ncuwrap.numbers import clean
 
 if TYPE_CHECKING:
     from ncuwrap.estimate import KernelEffects
+    from ncuwrap.timeline.ranking import KernelTime
 
 # v2 (from v1): findings carry estimated_speedup and limited_after, severity may be "minor";
 # kernels carry borderline, pipe, tensor, estimated_gain_pct, stalls and ncu_rules; the document has a ranking.
