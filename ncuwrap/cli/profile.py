@@ -114,17 +114,31 @@ def _summary(result) -> list[str]:
     total = result.passes_total
     lines.append(f"ncu {result.ncu.version_string}: {total if total is not None else '?'} replay passes, "
                  f"{result.wall_s:.2f} s wall time (--collect {what}; clocks left alone: --clock-control none)")
-    if collection.skipped:
-        by_section: dict = {}
-        for skipped in collection.skipped:
+    by_section: dict = {}
+    by_cost: dict = {}
+    for skipped in collection.skipped:
+        if skipped.why:
+            by_cost.setdefault(skipped.why, []).append(skipped.name)
+        else:
             by_section.setdefault(skipped.section or "an unknown section", []).append(skipped.name)
+    if by_section:
         parts = "; ".join(f"{', '.join(names)} (section {section})" for section, names in by_section.items())
         lines.append(f"not collected by targeted (only shown, not worth a section's extra passes; --collect full has them): {parts}")
+    for why, names in by_cost.items():
+        lines.append(f"not collected by targeted: {_names(names)}: {why}")
     for warning in result.warnings:
         lines.append(f"warning: {warning}")
     lines.append(f"run folder: {result.run_dir} (report.ncu-rep, report.raw.csv, verdict.json, report.html, "
                  f"commands.txt, environment.json, ncu.log, profile.json)")
     return lines
+
+
+def _names(names: list[str]) -> str:
+    """stall_long_scoreboard, stall_barrier, ... -> 'stall_* (19)'."""
+    prefix = names[0].split("_")[0] + "_" if len(names) > 3 else ""
+    if prefix and all(n.startswith(prefix) for n in names):
+        return f"{prefix}* ({len(names)})"
+    return ", ".join(names)
 
 
 @app.command()

@@ -168,15 +168,18 @@ class Skipped:
     """A quantity --collect targeted does not measure, and why."""
 
     name: str  # canonical / derived name (or a raw metric a rule names)
-    missing: tuple[str, ...]  # the raw metrics that only a section gives
+    missing: tuple[str, ...]  # the raw metrics that only a section gives (or that cost passes)
     section: str | None  # the section that would give them (None: unknown)
+    why: str = ""  # a costly metric group: what it would cost
 
     def reason(self) -> str:
+        if self.why:
+            return f"{self.name}: {self.why}"
         where = f"section {self.section}" if self.section else "a section ncuwrap cannot name"
         return f"{self.name}: needs {', '.join(self.missing)} from {where}; only shown (evidence or chart), not worth its passes"
 
     def to_json(self) -> dict:
-        return {"name": self.name, "missing": list(self.missing), "section": self.section}
+        return {"name": self.name, "missing": list(self.missing), "section": self.section, **({"why": self.why} if self.why else {})}
 
 
 @dataclass(frozen=True)
@@ -225,6 +228,21 @@ def section_for(metric: str) -> str | None:
     if metric.startswith("launch__"):
         return "LaunchStats"
     return None
+
+
+# Metrics that cost replay passes of their own and that no default rule decides on: collected by
+# targeted only when a rule's condition reads them. Measured on the H200 with ncu 2025.3.1
+# (benchmarks/device/pass_cost.py, docs/profile.md): the 19 warp stall ratios add 6 passes to the
+# 17 of everything else targeted collects, and only fill the 'cause' line of a verdict.
+STALL_RATIOS = frozenset(raw for r in M.STALL_REASONS for raw in M.raw_inputs(f"stall_{r}"))
+COSTLY_WHY = ("the warp stall reasons add 6 replay passes (17 -> 23 on an H200) and only explain a verdict (its cause "
+              "line); --metrics smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio or --collect full has them")
+
+
+def costly(name: str) -> str | None:
+    """Why ``name`` is not worth its passes unless a decision reads it (None: cheap enough)."""
+    raws = M.raw_inputs(name)
+    return COSTLY_WHY if raws and all(r in STALL_RATIOS for r in raws) else None
 
 
 def report_names() -> tuple[str, ...]:
@@ -289,6 +307,10 @@ def targeted(rules, extra_metrics: Sequence[str] = ()) -> Collection:
     metrics: list[str] = []
     skipped: list[Skipped] = []
     for name in names:
+        why = costly(name)
+        if why and name not in decisive:
+            skipped.append(Skipped(name, tuple(M.raw_inputs(name)), None, why))
+            continue
         raws = M.raw_inputs(name)
         missing = [r for r in raws if not by_name(r) and not r.startswith(ALWAYS_RECORDED_PREFIX) and section_for(r) not in ordered]
         if missing:
