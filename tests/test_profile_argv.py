@@ -471,3 +471,37 @@ def test_program_targets(tmp_path):
         program([str(script)])
     with pytest.raises(InputError, match="not found on PATH"):
         program(["surely-not-a-command-ncuwrap"])
+
+
+# ------------------------------------------------------------------------ ncu options passed on
+
+
+def test_ncu_options_argv_order_and_nvtx():
+    options = N.NcuOptions(nvtx_include=("A@step/",), nvtx_exclude=("warmup/",), replay_mode="application", target_processes="application-only",
+                           cache_control="none", clock_control="base", graph_profiling="graph", extra=("--import-source", "yes"))
+    argv = N.ncu_argv(["./a.out", "-x"], collect=N.plan_collection("basic"), output="o", kernel="gemm", launch_skip=1, launch_count=2,
+                      options=options)
+    assert argv == ["ncu", "--export", "o", "--clock-control", "base", "--cache-control", "none", "--replay-mode", "application",
+                    "--target-processes", "application-only", "--graph-profiling", "graph", "--nvtx", "--nvtx-include", "A@step/",
+                    "--nvtx-exclude", "warmup/", "--kernel-name", "regex:gemm", "--launch-skip", "1", "--launch-count", "2",
+                    "--set", "basic", "--import-source", "yes", "./a.out", "-x"]
+
+
+def test_default_ncu_options_change_nothing():
+    collect = N.plan_collection("basic")
+    assert N.ncu_argv(["./a.out"], collect=collect, output="o", options=N.NcuOptions()) == N.ncu_argv(["./a.out"], collect=collect, output="o")
+    assert "--nvtx" not in N.NcuOptions(extra=("--nvtx",), nvtx_include=("r/",)).argv()
+
+
+@pytest.mark.parametrize("field, flag, allowed", [
+    ("replay_mode", "--replay-mode", N.REPLAY_MODES), ("target_processes", "--target-processes", N.TARGET_PROCESSES),
+    ("cache_control", "--cache-control", N.CACHE_CONTROL), ("clock_control", "--clock-control", N.CLOCK_CONTROL),
+    ("graph_profiling", "--graph-profiling", N.GRAPH_PROFILING)])
+def test_every_allowed_value_passes_and_others_are_refused(field, flag, allowed):
+    for value in allowed:
+        argv = N.NcuOptions(**{field: value}).check().argv()
+        assert argv == ([] if field == "clock_control" else [flag, value])
+    with pytest.raises(ValueError, match=f"^{flag} 'bogus': expected "):
+        N.NcuOptions(**{field: "bogus"}).check()
+    with pytest.raises(ValueError, match=f"^{flag} 'bogus'"):  # ncu_argv checks too (library use)
+        N.ncu_argv(["./a.out"], collect=N.plan_collection("basic"), output="o", options=N.NcuOptions(**{field: "bogus"}))

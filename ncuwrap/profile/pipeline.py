@@ -86,7 +86,7 @@ def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_to
     try:
         argv = ncu_argv(target.argv, collect=collection, output=rd.export_stem, ncu=tool.path, kernel=filt.kernel,
                         launch_skip=filt.launch_skip, launch_count=filt.launch_count, nth_launch=filt.nth_launch,
-                        force=options.force, extra=options.extra_ncu_args)
+                        force=options.force, extra=options.extra_ncu_args, options=options.ncu_options)
     except ValueError as exc:
         raise NcuwrapError(str(exc)) from None
     return dict(target=target, collection=collection, filt=filt, tool=tool, argv=argv)
