@@ -3,7 +3,8 @@ collapsible section per kernel, what could not be evaluated (once), the environm
 
 A report with many launches stays small: the top ``detail`` launches by ncu duration get the full
 section (decision path, findings, charts), the summary lists the top ``summary`` launches, and every
-other launch is one row of a table.
+other launch is one row of a table. Where some kernel ran more than once, a "By kernel" table comes
+first: one row per kernel (Diagnosis.groups(): count, total, median, min, max) with its launches inside.
 """
 
 from __future__ import annotations
@@ -131,6 +132,10 @@ def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
         "clock_note": clock_note(diagnosis),
         "fix_first": [T.priority_line(p) for p in T.fix_first(diagnosis)] if len(kernels) > 1 else [],
         "processes": len(diagnosis.processes) > 1,
+        "streams": len(diagnosis.streams) > 1,
+        # One row per kernel (with its launches inside) where some kernel ran more than once.
+        "groups": diagnosis.groups() if diagnosis.grouped else [],
+        "anchors": {v.kernel.id: v.anchor for v in views if v.detailed},
         "reprofile": diagnosis.reprofile,
         "toc": len(kernels) > 1,
     }
