@@ -103,14 +103,19 @@ class _Launches:
         return self._stall_shares
 
 
-def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = None) -> Diagnosis:
+def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = None,
+                     select: kernel_filter.LaunchSelection | None = None) -> Diagnosis:
+    """Every launch of ``profile`` (or those ``select`` keeps; ``kernel`` alone is ``-k``) judged by ``rules``."""
     source = _Launches(profile)
     frame = profile.frame
     meta = {c: frame[c].tolist() if c in frame else [None] * len(frame)
-            for c in ("launch_id", "name", "display_name", "grid", "block", "process_id", "process_name")}
+            for c in ("launch_id", "name", "display_name", "grid", "block", "process_id", "process_name", "stream")}
     rows = np.arange(len(frame))
-    if kernel:
-        rows = kernel_filter.select(kernel, frame["name"], frame["display_name"], profile.source.path)
+    if select is None and kernel:
+        select = kernel_filter.LaunchSelection(kernel=kernel)
+    if select is not None and select.active:
+        rows = kernel_filter.select_launches(select, meta["name"], meta["display_name"], meta["process_id"], meta["process_name"],
+                                             profile.source.path)
     evaluation = Evaluation(source, rules)
     display = list(dict.fromkeys(rules.display))
     evidence_names = list(dict.fromkeys([*KEY_METRICS, *(n for f in rules.findings for n in f.evidence)]))
@@ -172,13 +177,21 @@ def _kernel(evaluation: Evaluation, profile: Profile, row: int, meta: dict, disp
         ncu_rules=_ncu_rules(profile.rules.get(launch_id, ()), decision.findings, evaluation.rules),
         effects=evaluation.effects(decision.findings, row, duration),
         roofline=_roofline(source, row),
-        process_id=_text(meta["process_id"]),
+        process_id=_ident(meta["process_id"]),
         process_name=_text(meta["process_name"]),
+        stream=_ident(meta["stream"]),
     )
 
 
 def _text(value) -> str | None:
     return None if value is None or _isnan(value) or value == "" else str(value)
+
+
+def _ident(value) -> str | None:
+    """A process or stream ID as text: "7" whether the report gave "7" (CSV) or 7.0 (.ncu-rep)."""
+    if isinstance(value, float) and not _isnan(value) and value.is_integer():
+        return str(int(value))
+    return _text(value)
 
 
 def _roofline(source: "_Launches", row: int) -> Roofline:
@@ -329,7 +342,7 @@ def needed_metrics(rules: R.RuleSet) -> list[str]:
 
 def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
              kernel: str | None = None, ncu: str | None = None, label: str | None = None,
-             ncu_rules: str | Path | None = None) -> Diagnosis:
+             ncu_rules: str | Path | None = None, select: kernel_filter.LaunchSelection | None = None) -> Diagnosis:
     """Load ``report`` and diagnose it with the bundled rules or ``rules_path``.
 
     ``label`` replaces the report's path in outputs (used for the bundled sample); ``ncu_rules``, a
@@ -340,4 +353,4 @@ def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend
         profile.rules = rule_results(ncu_rules, ncu=ncu)
     if label:
         profile.source = replace(profile.source, path=label)
-    return diagnose_profile(profile, rules, kernel=kernel)
+    return diagnose_profile(profile, rules, kernel=kernel, select=select)

@@ -1,4 +1,5 @@
-"""``--kernel REGEX``: which launches of a report a diagnosis keeps.
+"""``--kernel REGEX`` (and ``--process``, ``--launch-skip``, ``--launch-count``): which launches of a
+report a diagnosis keeps (:class:`LaunchSelection`).
 
 Matching runs on RE2 (google-re2), whose time is linear in the name: Python's ``re`` backtracks,
 and ``(a+)+$`` against a 26-character kernel name took 45 s (each character more doubles it). A
@@ -10,6 +11,7 @@ pattern (8 MiB); its time grows with the pattern's length too, hence MAX_PATTERN
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import numpy as np
@@ -70,4 +72,80 @@ def select(text: str, names: Iterable, display_names: Iterable, source: str) -> 
         distinct = list(dict.fromkeys(short))
         listed = ", ".join(distinct[:MAX_LISTED]) + (f" and {len(distinct) - MAX_LISTED:,} more" if len(distinct) > MAX_LISTED else "")
         raise InputError(f"--kernel {_quoted(text)} matched no kernel of {source}; its kernels: {listed}")
+    return rows
+
+
+def pattern(text: str) -> str:
+    """ncuwrap's -k is always a regular expression; ncu's explicit ``regex:`` prefix is accepted too."""
+    text = text.strip()
+    return text[len("regex:"):] if text.startswith("regex:") else text
+
+
+@dataclass(frozen=True)
+class LaunchSelection:
+    """Which launches of a report a diagnosis keeps, as ncu would have profiled them: the processes
+    (``process``: a process ID or name), then the kernels (``kernel``, a regular expression), then
+    ``launch_skip`` and ``launch_count``, which count only the launches that matched (launch order)."""
+
+    kernel: str | None = None
+    launch_skip: int = 0
+    launch_count: int | None = None  # None (or 0): no limit
+    process: str | None = None
+
+    def __post_init__(self):
+        if self.launch_skip is None or self.launch_skip < 0:
+            raise InputError(f"--launch-skip must be 0 or more (got {self.launch_skip})")
+        if self.launch_count is not None and self.launch_count < 0:
+            raise InputError(f"--launch-count must be 0 (no limit) or more (got {self.launch_count})")
+
+    @property
+    def active(self) -> bool:
+        return bool(self.kernel or self.launch_skip or self.launch_count or self.process)
+
+    def describe(self) -> str:
+        """The options, as given on the command line."""
+        parts = []
+        if self.process:
+            parts.append(f"--process {self.process}")
+        if self.kernel:
+            parts.append(f"-k {_quoted(self.kernel)}")
+        if self.launch_skip:
+            parts.append(f"--launch-skip {self.launch_skip}")
+        if self.launch_count:
+            parts.append(f"--launch-count {self.launch_count}")
+        return " ".join(parts)
+
+
+def _process_label(pid, name) -> str:
+    return f"{pid} ({name})" if name else str(pid)
+
+
+def select_launches(selection: LaunchSelection, names, display_names, process_ids, process_names, source: str) -> np.ndarray:
+    """Indices (launch order) of the launches ``selection`` keeps; InputError, one line naming ``source``
+    and the fix, when it keeps none."""
+    rows = np.arange(len(names))
+    if selection.process:
+        pids = [None if p is None or p != p or p == "" else str(p) for p in process_ids]
+        pnames = [None if n is None or n != n or n == "" else str(n) for n in process_names]
+        if all(p is None for p in pids):
+            raise InputError(f"{source}: the report records no process for its launches, so --process cannot select; "
+                             "diagnose ncu's CSV export of it instead (ncu --import REPORT --csv --page raw > REPORT.raw.csv)")
+        wanted = str(selection.process).strip()
+        rows = np.array([i for i in rows if wanted in (pids[i], pnames[i])], dtype=int)
+        if not len(rows):
+            known = list(dict.fromkeys(_process_label(p, n) for p, n in zip(pids, pnames) if p is not None))
+            raise InputError(f"--process {_quoted(wanted)} matched no process of {source}; its processes: {', '.join(known[:MAX_LISTED])}")
+    if selection.kernel:
+        names, display_names = list(names), list(display_names)
+        hits = select(pattern(selection.kernel), [names[i] for i in rows], [display_names[i] for i in rows], source)
+        rows = rows[hits]
+    matched = len(rows)
+    rows = rows[selection.launch_skip:]
+    if selection.launch_count:
+        rows = rows[: selection.launch_count]
+    if not len(rows):
+        which = f"launches matching {selection.describe().replace(f' --launch-skip {selection.launch_skip}', '')}" \
+            if (selection.kernel or selection.process) else "launches"
+        raise InputError(f"--launch-skip {selection.launch_skip} skips all {matched} {which} of {source}; "
+                         f"give a --launch-skip below {matched}")
     return rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 
 from typing import TYPE_CHECKING
@@ -206,6 +207,7 @@ class KernelVerdict:
     roofline: "Roofline | None" = None
     process_id: str | None = None
     process_name: str | None = None
+    stream: str | None = None  # the CUDA stream ID ncu recorded
 
     @property
     def headline(self) -> FindingResult | None:
@@ -271,6 +273,7 @@ class KernelVerdict:
             "chart": self.chart_metrics,
             "roofline": self.roofline.to_json() if self.roofline else None,
             "process": {"id": self.process_id, "name": self.process_name},
+            "stream": self.stream,
         }
 
 
@@ -307,6 +310,16 @@ class Diagnosis:
         """The distinct processes whose launches the report holds (a process column when more than one)."""
         return tuple(dict.fromkeys(k.process_id for k in self.kernels if k.process_id is not None))
 
+    @property
+    def streams(self) -> tuple[str, ...]:
+        """The distinct CUDA streams of its launches (a stream column when more than one)."""
+        return tuple(dict.fromkeys(k.stream for k in self.kernels if k.stream is not None))
+
+    @property
+    def grouped(self) -> bool:
+        """Some kernel was launched more than once: outputs show one row per kernel."""
+        return len({k.name for k in self.kernels}) != len(self.kernels)
+
     def to_json(self) -> dict:
         return {
             "schema": SCHEMA,
@@ -315,6 +328,7 @@ class Diagnosis:
             "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
             "kernels": [k.to_json() for k in self.kernels],
             "ranking": [r.to_json() for r in self.ranking()],
+            "groups": [g.to_json() for g in self.groups()],
             "reprofile": self.reprofile.to_json() if self.reprofile else None,
             **({"coverage": self.coverage.to_json()} if self.coverage else {}),
         }
@@ -328,7 +342,8 @@ class Diagnosis:
 
     def groups(self) -> list["KernelGroup"]:
         """The launches grouped by kernel name, most total time first: 200 launches of one kernel are
-        one group, and no other kernel is pushed out of a short summary."""
+        one group, and no other kernel is pushed out of a short summary. Each group's statistics
+        (total, median, min, max of ncu's durations) are computed here, once; outputs only format them."""
         by_name: dict[str, list[KernelVerdict]] = {}
         for k in self.by_time():
             by_name.setdefault(k.name, []).append(k)
@@ -336,12 +351,15 @@ class Diagnosis:
         groups = []
         for name, launches in by_name.items():
             ns = sum(k.duration_ns or 0.0 for k in launches)
+            known = [k.duration_ns for k in launches if k.duration_ns is not None]
             verdicts: dict[str, int] = {}
             for k in launches:
                 verdicts[k.verdict_label] = verdicts.get(k.verdict_label, 0) + 1
             groups.append(KernelGroup(name=name, launches=tuple(launches), total_ns=ns,
                                       share_pct=clean(100.0 * ns / total) if total else None,
-                                      verdicts=tuple(sorted(verdicts.items(), key=lambda kv: -kv[1]))))
+                                      verdicts=tuple(sorted(verdicts.items(), key=lambda kv: -kv[1])),
+                                      median_ns=clean(statistics.median(known)) if known else None,
+                                      min_ns=min(known) if known else None, max_ns=max(known) if known else None))
         return sorted(groups, key=lambda g: -g.total_ns)
 
     def ranking(self) -> list["Priority"]:
@@ -370,10 +388,36 @@ class KernelGroup:
     total_ns: float
     share_pct: float | None
     verdicts: tuple[tuple[str, int], ...]  # (verdict label, launches), most launches first
+    # ncu's (instrumented) durations of the launches; None when none of them has one.
+    median_ns: float | None = None
+    min_ns: float | None = None
+    max_ns: float | None = None
 
     @property
     def longest(self) -> KernelVerdict:
         return self.launches[0]
+
+    @property
+    def count(self) -> int:
+        return len(self.launches)
+
+    @property
+    def processes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(k.process_id for k in self.in_order() if k.process_id is not None))
+
+    @property
+    def streams(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(k.stream for k in self.in_order() if k.stream is not None))
+
+    def in_order(self) -> tuple[KernelVerdict, ...]:
+        """Its launches in the order they ran (launch ID)."""
+        return tuple(sorted(self.launches, key=lambda k: k.id))
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "launches": self.count, "launch_ids": [k.id for k in self.in_order()],
+                "total_ns": self.total_ns, "median_ns": self.median_ns, "min_ns": self.min_ns, "max_ns": self.max_ns,
+                "share_pct": self.share_pct, "verdicts": [{"verdict": label, "launches": n} for label, n in self.verdicts],
+                "processes": list(self.processes), "streams": list(self.streams)}
 
 
 @dataclass(frozen=True)

@@ -296,3 +296,88 @@ def test_nsys_missing_fails_before_ncu_runs(capsys, tmp_path, fake):
                                        "-o", tmp_path / "run", "--", _prog(tmp_path)))
     assert "nsys not found" in message
     assert _profile_calls(fake) == [] and not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------------ ncu options passed on
+
+def _head(run):
+    return ["--export", str(run / "report"), "--clock-control"]
+
+
+@pytest.mark.parametrize("args, passed", [
+    (["--nvtx-include", "train_step/"], ["--nvtx", "--nvtx-include", "train_step/"]),
+    (["--nvtx-include", "A@outer/", "--nvtx-include", "B@", "--nvtx-exclude", "warmup/"],
+     ["--nvtx", "--nvtx-include", "A@outer/", "--nvtx-include", "B@", "--nvtx-exclude", "warmup/"]),
+    (["--nvtx-exclude", "warmup/"], ["--nvtx", "--nvtx-exclude", "warmup/"]),
+    (["--replay-mode", "application"], ["--replay-mode", "application"]),
+    (["--replay-mode", "range", "--nvtx-include", "step/"], ["--replay-mode", "range", "--nvtx", "--nvtx-include", "step/"]),
+    (["--target-processes", "application-only"], ["--target-processes", "application-only"]),
+    (["--cache-control", "none"], ["--cache-control", "none"]),
+    (["--graph-profiling", "graph"], ["--graph-profiling", "graph"]),
+    (["--cache-control", "all", "--replay-mode", "kernel", "--target-processes", "all", "--graph-profiling", "node"],
+     ["--cache-control", "all", "--replay-mode", "kernel", "--target-processes", "all", "--graph-profiling", "node"]),
+])
+def test_ncu_options_are_passed_on(capsys, tmp_path, fake, args, passed):
+    prog, run = _prog(tmp_path), tmp_path / "run"
+    code, _, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", run, *args, "--", prog, "-n", "3")
+    assert code == 0, err
+    assert _profile_calls(fake) == [[*_head(run), "none", *passed, "--launch-count", "10", *TARGETED.argv(), str(prog), "-n", "3"]]
+
+
+def test_clock_control_base_is_passed_and_said(capsys, tmp_path, fake):
+    prog, run = _prog(tmp_path), tmp_path / "run"
+    code, _, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", run, "--clock-control", "base", "--", prog)
+    assert code == 0, err
+    assert _profile_calls(fake) == [[*_head(run), "base", "--launch-count", "10", *TARGETED.argv(), str(prog)]]
+    assert "clocks locked by ncu: --clock-control base" in err and "clocks left alone" not in err
+    # The diagnosis reads the clock setting from the report's command line.
+    assert "--clock-control base" in (run / "report.html").read_text()
+
+
+def test_ncu_args_go_verbatim_just_before_the_program(capsys, tmp_path, fake):
+    prog, run = _prog(tmp_path), tmp_path / "run"
+    code, _, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", run, "--collect", "basic", "--nvtx-include", "s/",
+                           "--ncu-arg", "--section", "--ncu-arg", "MemoryWorkloadAnalysis", "--ncu-arg=--import-source=yes", "--", prog)
+    assert code == 0, err
+    assert _profile_calls(fake) == [[*_head(run), "none", "--nvtx", "--nvtx-include", "s/", "--launch-count", "10", "--set", "basic",
+                                     "--section", "MemoryWorkloadAnalysis", "--import-source=yes", str(prog)]]
+    # --nvtx given through --ncu-arg is not added a second time.
+    code, _, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", run, "--force", "--collect", "basic", "--nvtx-include", "s/",
+                           "--ncu-arg=--nvtx", "--", prog)
+    assert code == 0, err
+    assert _profile_calls(fake)[-1] == [*_head(run)[:2], "--force-overwrite", "--clock-control", "none", "--nvtx-include", "s/",
+                                        "--launch-count", "10", "--set", "basic", "--nvtx", str(prog)]
+
+
+@pytest.mark.parametrize("kernel_flag", ["-k", "--kernel", "--kernel-name"])
+@pytest.mark.parametrize("value", ["scale_.*", "regex:scale_.*"])
+def test_kernel_name_spellings(capsys, tmp_path, fake, kernel_flag, value):
+    prog, run = _prog(tmp_path), tmp_path / "run"
+    code, _, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", run, kernel_flag, value, "-s", "2", "--", prog)
+    assert code == 0, err
+    assert _profile_calls(fake) == [[*_head(run), "none", "--kernel-name", "regex:scale_.*", "--launch-skip", "2", "--launch-count", "10",
+                                     *TARGETED.argv(), str(prog)]]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--replay-mode", "kernels"], "--replay-mode 'kernels': expected kernel, application, range or app-range"),
+    (["--target-processes", "children"], "--target-processes 'children': expected all or application-only"),
+    (["--cache-control", "flush"], "--cache-control 'flush': expected all or none"),
+    (["--clock-control", "boost"], "--clock-control 'boost': expected none or base"),
+    (["--graph-profiling", "nodes"], "--graph-profiling 'nodes': expected node or graph"),
+    (["--nvtx-include", " "], "--nvtx-include: an empty NVTX expression; give a range name, e.g. --nvtx-include 'train_step/'"),
+    (["--ncu-arg=--replay-mode=application"], "--ncu-arg '--replay-mode=application': ncuwrap sets --replay-mode itself; use ncuwrap's --replay-mode instead"),
+    (["--ncu-arg", "-o"], "--ncu-arg '-o': ncuwrap sets -o itself; use ncuwrap's -o instead"),
+    (["--ncu-arg=--kernel-name"], "--ncu-arg '--kernel-name': ncuwrap sets --kernel-name itself; use ncuwrap's -k instead"),
+    (["--ncu-arg=--clock-control"], "--ncu-arg '--clock-control': ncuwrap sets --clock-control itself; use ncuwrap's --clock-control instead"),
+])
+def test_bad_ncu_option_values_are_one_line(capsys, tmp_path, fake, args, message):
+    run = tmp_path / "run"
+    assert _one_line_error(*run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", run, *args, "--", _prog(tmp_path))) == message
+    assert _profile_calls(fake) == [] and not run.exists()  # refused before ncu ran or the folder was made
+
+
+def test_bad_ncu_option_is_refused_before_a_bundled_build(capsys, tmp_path, fake, monkeypatch):
+    monkeypatch.setattr("ncuwrap.profile.targets.resolve", lambda *a, **k: pytest.fail("built before the options were checked"))
+    message = _one_line_error(*run_cli(capsys, "profile", "--ncu", FAKE_NCU, "--replay-mode", "x", "transpose/naive"))
+    assert message == "--replay-mode 'x': expected kernel, application, range or app-range"

@@ -145,3 +145,33 @@ def test_the_report_ranks_what_to_fix_first():
     assert ranking[0].saves_pct == max(p.saves_pct or 0 for p in ranking)
     first = ranking[0]
     assert first.saves_pct == pytest.approx(first.share_pct * first.gain_pct / 100, abs=0.01)
+
+
+def test_targeted_columns_give_the_full_sets_verdicts_on_every_corpus_kernel(tmp_path):
+    """--collect targeted on library kernels: the corpus's --set full exports cut to the columns a real
+    targeted export has (the --top run on the H200, tests/data/h200_ncuwrap/top, minus the warp stall
+    ratios targeted no longer collects) give every one of the 99 kernels the same bound, limiter,
+    findings and severities."""
+    import csv
+    import gzip
+    import io
+
+    from ncuwrap.profile import verdicts
+    from ncuwrap.profile.ncu import STALL_RATIOS
+
+    header = next(csv.reader(open(DATA / "h200_ncuwrap" / "top" / "report.raw.csv")))
+    keep = set(header) - STALL_RATIOS
+    assert len(header) - len(keep) == 19
+    total = 0
+    for name in ("blas", "dnn", "ops", "triton"):
+        full_path = DATA / "realworld" / f"{name}.raw.csv.gz"
+        rows = list(csv.reader(io.StringIO(gzip.decompress(full_path.read_bytes()).decode())))
+        columns = [i for i, h in enumerate(rows[0]) if h in keep]
+        cut = tmp_path / f"{name}.raw.csv"
+        with cut.open("w", newline="") as fh:
+            csv.writer(fh, quoting=csv.QUOTE_ALL).writerows([r[i] for i in columns] for r in rows)
+        full, targeted = verdicts(diagnose(full_path)), verdicts(diagnose(cut))
+        assert targeted == full, name
+        assert len(columns) < len(rows[0]) / 4  # a real cut: 520 of 2,238 columns
+        total += len(full)
+    assert total == 99

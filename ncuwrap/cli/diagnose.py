@@ -18,7 +18,11 @@ def diagnose(
     report: Optional[Path] = typer.Argument(None, help="A .ncu-rep, an ncu CSV export (--page raw or details), or an nsys .nsys-rep/.sqlite. Default: a sample H200 report shipped with ncuwrap."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML replacing the bundled ones (see rules/reference.yaml)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regular expression."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", "--kernel-name",
+                                         help="Only kernels whose name matches this regular expression ('regex:' prefix accepted, as ncu's)."),
+    launch_skip: int = typer.Option(0, "--launch-skip", "-s", help="Skip the first N launches that match -k and --process (counted as ncu counts them)."),
+    launch_count: int = typer.Option(0, "--launch-count", "-c", help="Keep at most N launches that match -k and --process, after --launch-skip; 0 = all."),
+    process: Optional[str] = typer.Option(None, "--process", help="Only launches of this process (its ID or name), where the report holds several."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout (never an input; an existing file only with --force)."),
     force: bool = typer.Option(False, "--force", help="Replace the --output file if it exists."),
@@ -38,12 +42,15 @@ def diagnose(
     if path.exists() and path.is_file() and kind_of(path) == "timeline":
         from ncuwrap.timeline.diagnosis import diagnose_timeline
 
-        if kernel or ncu_rules:
-            raise InputError(f"{path}: --kernel and --ncu-rules apply to Nsight Compute reports; a timeline is diagnosed as a whole")
+        if kernel or ncu_rules or launch_skip or launch_count or process:
+            raise InputError(f"{path}: --kernel, --launch-skip, --launch-count, --process and --ncu-rules apply to Nsight Compute reports; "
+                             "a timeline is diagnosed as a whole")
         result = diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys)
     else:
         from ncuwrap.engine import diagnose as run
+        from ncuwrap.kernel_filter import LaunchSelection
 
+        select = LaunchSelection(kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None, process=process)
         label = None if report else f"ncuwrap:samples/{path.name}"
-        result = run(path, rules, extend=extend, kernel=kernel, ncu=ncu, label=label, ncu_rules=ncu_rules)
+        result = run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select)
     emit(result, fmt, output, force=force, inputs=inputs)

@@ -29,8 +29,12 @@ _NTH_HELP = ("Profile the Nth launch (1 = first) of EVERY distinct kernel matchi
 _TOP_HELP = ("Run the program under Nsight Systems first, rank its kernels (name and launch configuration) by total GPU "
              "time, then profile launch 2 of each of the top N with ncu (launch 1 if one ran once); the report gives the share "
              "of GPU time they cover and ranks them by share x estimated gain. Without nsys: the first launches, and a warning.")
-_COLLECT_HELP = ("What ncu measures: targeted (default: the metrics the rules and the report need, ~10 replay passes), "
-                 "basic (--set basic), full (--set full, ~40 passes), or a comma list of ncu sections.")
+_NVTX_HELP = ("Profile only launches inside (--nvtx-include) or outside (--nvtx-exclude) these NVTX ranges, ncu's syntax "
+              "(e.g. 'train_step/', 'Domain@Range'); repeatable. ncu applies them only with NVTX support on: ncuwrap adds --nvtx.")
+_NCU_ARG_HELP = ("Any other ncu argument, passed as it is just before the program; repeat it for each word "
+                 "(--ncu-arg=--section --ncu-arg=MemoryWorkloadAnalysis). Options ncuwrap sets itself are refused.")
+_COLLECT_HELP = ("What ncu measures: targeted (default: the metrics the rules decide on and the report draws, 17 replay passes "
+                 "per kernel on an H200), basic (--set basic), full (--set full, 37-38 passes), or a comma list of ncu sections.")
 
 
 def write_documents(result, html: bool = True) -> list[Path]:
@@ -103,6 +107,11 @@ class _ScreenProgress:
             self.status = None
 
 
+def _clocks(argv) -> str:
+    control = argv[argv.index("--clock-control") + 1] if "--clock-control" in argv[:-1] else "base"
+    return "clocks left alone: --clock-control none" if control == "none" else f"clocks locked by ncu: --clock-control {control}"
+
+
 def _summary(result) -> list[str]:
     lines = []
     for launch in result.launches:
@@ -113,7 +122,7 @@ def _summary(result) -> list[str]:
             "sections": f"sections {','.join(collection.sections)}"}.get(collection.mode, f"{collection.mode} (--set {collection.set_name})")
     total = result.passes_total
     lines.append(f"ncu {result.ncu.version_string}: {total if total is not None else '?'} replay passes, "
-                 f"{result.wall_s:.2f} s wall time (--collect {what}; clocks left alone: --clock-control none)")
+                 f"{result.wall_s:.2f} s wall time (--collect {what}; {_clocks(result.argv)})")
     by_section: dict = {}
     by_cost: dict = {}
     for skipped in collection.skipped:
@@ -144,13 +153,22 @@ def _names(names: list[str]) -> str:
 @app.command()
 def profile(
     target: Optional[List[str]] = typer.Argument(None, help=_TARGET_HELP, show_default=False),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Profile only kernels whose (function) name matches this regular expression."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", "--kernel-name",
+                                         help="Profile only kernels whose (function) name matches this regular expression ('regex:' prefix accepted, as ncu's)."),
     launch_skip: Optional[int] = typer.Option(None, "--launch-skip", "-s", help=_SKIP_HELP, show_default=False),
     launch_count: Optional[int] = typer.Option(None, "--launch-count", "-c", help=_COUNT_HELP, show_default=False),
     nth_launch: Optional[int] = typer.Option(None, "--nth-launch", help=_NTH_HELP, show_default=False),
     collect: str = typer.Option("targeted", "--collect", help=_COLLECT_HELP),
     metrics: Optional[str] = typer.Option(None, "--metrics", help="More ncu metrics to collect, comma separated (added to --collect)."),
     top: Optional[int] = typer.Option(None, "--top", help=_TOP_HELP, show_default=False, min=1),
+    nvtx_include: Optional[List[str]] = typer.Option(None, "--nvtx-include", help=_NVTX_HELP, show_default=False),
+    nvtx_exclude: Optional[List[str]] = typer.Option(None, "--nvtx-exclude", help="See --nvtx-include.", show_default=False),
+    replay_mode: Optional[str] = typer.Option(None, "--replay-mode", help="ncu's replay mode: kernel (ncu's default), application, range or app-range.", show_default=False),
+    target_processes: Optional[str] = typer.Option(None, "--target-processes", help="all (ncu's default: child processes too) or application-only.", show_default=False),
+    cache_control: Optional[str] = typer.Option(None, "--cache-control", help="all (ncu's default: caches flushed before each replay pass) or none.", show_default=False),
+    clock_control: str = typer.Option("none", "--clock-control", help="none (ncuwrap's default: clocks left alone) or base (ncu's default: locked to base)."),
+    graph_profiling: Optional[str] = typer.Option(None, "--graph-profiling", help="CUDA graphs: node (ncu's default: each kernel node alone) or graph (the whole graph as one result).", show_default=False),
+    ncu_args: Optional[List[str]] = typer.Option(None, "--ncu-arg", help=_NCU_ARG_HELP, show_default=False),
     nsys: bool = typer.Option(False, "--nsys", help="Also capture the program with Nsight Systems and diagnose its timeline."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder (default: ncuwrap-runs/<target>-<time>). Never overwritten without --force."),
     force: bool = typer.Option(False, "--force", help="Overwrite the run folder's files if it exists."),
@@ -181,10 +199,13 @@ def profile(
     # Cheap checks first: a bad --collect or a missing ncu must not wait for an nvcc build.
     from ncuwrap import ruleset
     from ncuwrap.errors import NcuwrapError
-    from ncuwrap.profile.ncu import ncu_tool, plan_collection
+    from ncuwrap.profile.ncu import NcuOptions, ncu_tool, plan_collection
 
     try:
         plan_collection(collect, ruleset.load(rules, extend=extend), _parse_metrics(metrics))
+        ncu_options = NcuOptions(nvtx_include=tuple(nvtx_include or ()), nvtx_exclude=tuple(nvtx_exclude or ()), replay_mode=replay_mode,
+                                 target_processes=target_processes, cache_control=cache_control, clock_control=clock_control,
+                                 graph_profiling=graph_profiling, extra=tuple(ncu_args or ())).check()
     except ValueError as exc:
         raise NcuwrapError(str(exc)) from None
 
@@ -196,7 +217,7 @@ def profile(
     run_dir = output or default_run_dir(resolved.label)
     options = ProfileOptions(collect=collect, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
                              nth_launch=nth_launch, metrics=_parse_metrics(metrics), force=force, ncu=ncu, rules=rules,
-                             extend=extend, nsys=nsys, nsys_path=nsys_path, top=top)
+                             extend=extend, nsys=nsys, nsys_path=nsys_path, ncu_options=ncu_options, top=top)
     try:
         result = run_profile(resolved, run_dir, options, progress=_ScreenProgress(show_output))
     except KeyboardInterrupt:

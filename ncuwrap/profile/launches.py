@@ -16,7 +16,7 @@ from ncuwrap.profile.ncu import kernel_regex
 from ncuwrap.profile.targets import Target
 
 # A program (not a bundled benchmark) given no filter is profiled for its first launches only: a real
-# application launches thousands of kernels and each profiled launch costs ~10 replay passes.
+# application launches thousands of kernels and each profiled launch costs 17 replay passes (targeted, H200).
 DEFAULT_PROGRAM_LAUNCH_COUNT = 10
 
 
@@ -28,7 +28,7 @@ class LaunchFilter:
     launch_skip: int | None = None
     launch_count: int | None = None  # None: no limit
     nth_launch: int | None = None
-    origin: str = "user"  # user | bundled | program-default
+    origin: str = "user"  # user | bundled | program-default | top
     why: str = ""  # what a bundled benchmark's default skip lands on
 
     def describe(self, index: int, name: str) -> str:
@@ -43,6 +43,8 @@ class LaunchFilter:
         return f"launch {number} of the program (no kernel filter: every launch counts)"
 
     def summary(self) -> str:
+        if self.origin == "top":
+            return f"the kernels with the most GPU time under nsys (--top): {self.why}"
         if self.nth_launch is not None:
             scope = f"kernels matching -k {self.kernel}" if self.kernel else "every distinct kernel"
             return f"the launch {self.nth_launch} of {scope} (per kernel and launch configuration)"

@@ -122,7 +122,8 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
     tool = record["tool"]
     try:
         argv = ncu_argv(target.argv, collect=record["collection"], output=rd.export_stem, ncu=tool.path, kernel=filt.kernel,
-                        nth_launch=filt.nth_launch, force=options.force, extra=options.extra_ncu_args, kernel_name_base="mangled")
+                        nth_launch=filt.nth_launch, force=options.force, extra=options.extra_ncu_args, kernel_name_base="mangled",
+                        options=options.ncu_options)
     except ValueError as exc:
         raise NcuwrapError(str(exc)) from None
     record.update(filt=filt, argv=argv)
@@ -172,7 +173,7 @@ def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_to
     try:
         argv = ncu_argv(target.argv, collect=collection, output=rd.export_stem, ncu=tool.path, kernel=filt.kernel,
                         launch_skip=filt.launch_skip, launch_count=filt.launch_count, nth_launch=filt.nth_launch,
-                        force=options.force, extra=options.extra_ncu_args)
+                        force=options.force, extra=options.extra_ncu_args, options=options.ncu_options)
     except ValueError as exc:
         raise NcuwrapError(str(exc)) from None
     return dict(target=target, collection=collection, filt=filt, tool=tool, argv=argv)

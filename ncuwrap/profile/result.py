@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ncuwrap.profile import rundir as RD
 from ncuwrap.profile.launches import LaunchFilter, ProfiledLaunch, total_passes
-from ncuwrap.profile.ncu import Collection, NcuTool
+from ncuwrap.profile.ncu import Collection, NcuOptions, NcuTool
 from ncuwrap.profile.targets import Target
 
 
@@ -31,7 +31,9 @@ class ProfileOptions:
     nsys: bool = False
     nsys_path: str | None = None
     export_csv: bool = True
-    extra_ncu_args: tuple[str, ...] = ()
+    extra_ncu_args: tuple[str, ...] = ()  # library use: appended as they are, unchecked
+    # Passed on to ncu: NVTX filter, replay mode, child processes, cache and clock control, graphs, --ncu-arg.
+    ncu_options: NcuOptions = NcuOptions()
     top: int | None = None  # nsys first, then ncu on the N kernels with the most GPU time
 
 

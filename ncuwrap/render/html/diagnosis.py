@@ -3,7 +3,8 @@ collapsible section per kernel, what could not be evaluated (once), the environm
 
 A report with many launches stays small: the top ``detail`` launches by ncu duration get the full
 section (decision path, findings, charts), the summary lists the top ``summary`` launches, and every
-other launch is one row of a table.
+other launch is one row of a table. Where some kernel ran more than once, a "By kernel" table comes
+first: one row per kernel (Diagnosis.groups(): count, total, median, min, max) with its launches inside.
 """
 
 from __future__ import annotations
@@ -136,6 +137,10 @@ def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
         "fix_first_note": ("Share of the program's GPU time (nsys)" if diagnosis.coverage else "Share of the profiled time"),
         "coverage": T.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
         "processes": len(diagnosis.processes) > 1,
+        "streams": len(diagnosis.streams) > 1,
+        # One row per kernel (with its launches inside) where some kernel ran more than once.
+        "groups": diagnosis.groups() if diagnosis.grouped else [],
+        "anchors": {v.kernel.id: v.anchor for v in views if v.detailed},
         "reprofile": diagnosis.reprofile,
         "toc": len(kernels) > 1,
     }

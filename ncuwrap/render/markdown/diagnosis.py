@@ -12,6 +12,7 @@ from ncuwrap.render.escape import code, escape, table
 DETAIL = 5
 SUMMARY = 15
 OPEN = 2  # kernel sections shown unfolded
+LAUNCHES_LISTED = 20  # the launches of a kernel listed in its section
 
 def verdict(kernel) -> str:
     return escape(T.verdict(kernel))
@@ -75,7 +76,18 @@ class _Seen:
         return escape(text) if first == rank else f"(Advice as for kernel {first}.)"
 
 
-def kernel_section(rank: int, group, total_ns: float, seen: _Seen, coverage=None) -> list[str]:
+def launches_table(group, processes: bool, streams: bool) -> list[str]:
+    """A kernel's launches in the order they ran, folded: the process and stream where the report has several."""
+    rows = [[str(k.id), *([escape(T.process(k))] if processes else []), *([escape(k.stream or "n/a")] if streams else []),
+             T.duration(k.duration_ns), verdict(k)] for k in group.in_order()[:LAUNCHES_LISTED]]
+    header = ["launch", *(["process"] if processes else []), *(["stream"] if streams else []), "ncu time", "verdict"]
+    align = "r" + "l" * (processes + streams) + "rl"
+    more = [f"… and {group.count - LAUNCHES_LISTED} more (`--format json` lists them all).", ""] if group.count > LAUNCHES_LISTED else []
+    return details(f"The {group.count} launches", [table(header, rows, align), "", *more])
+
+
+def kernel_section(rank: int, group, total_ns: float, seen: _Seen, processes: bool = False, streams: bool = False,
+                   coverage=None) -> list[str]:
     """The body of a kernel's section (under its heading or a folded block's summary)."""
     kernel = group.longest
     out = []
@@ -83,7 +95,8 @@ def kernel_section(rank: int, group, total_ns: float, seen: _Seen, coverage=None
     if program:
         out += [f"In the program: {escape(program)}.", ""]
     launches = len(group.launches)
-    where = (f"{launches} launches, {T.duration(group.total_ns)} in all ({T.percent(group.share_pct)} of the profiled time); the longest: "
+    where = (f"{launches} launches, {T.duration(group.total_ns)} in all ({T.percent(group.share_pct)} of the profiled time), "
+             f"median {T.duration(group.median_ns)}, min {T.duration(group.min_ns)}, max {T.duration(group.max_ns)}; the longest: "
              if launches > 1 else "")
     out.append(f"{where}{T.duration(kernel.duration_ns)} ncu (instrumented)"
                + ("" if launches > 1 else f", {T.share(kernel, total_ns)} of the profiled time")
@@ -113,6 +126,8 @@ def kernel_section(rank: int, group, total_ns: float, seen: _Seen, coverage=None
         out += details("Nsight Compute's own rules on this launch", rules)
     if kernel.not_evaluated:
         out += [f"*{T.not_evaluated_count(kernel)}* (see the end).", ""]
+    if launches > 1:
+        out += launches_table(group, processes, streams)
     return out
 
 
@@ -135,13 +150,16 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
         out += [escape(T.coverage_line(diagnosis.coverage)), ""]
     shown = groups[: max(summary, detail)]
     grouped = len(groups) != n
+    spread = (lambda g: [T.duration(g.median_ns), T.duration(g.min_ns), T.duration(g.max_ns)]) if grouped else (lambda g: [])
     rows = [[str(i), code(T.short_name(g.name)), *([str(len(g.launches))] if grouped else []), verdict(g.longest), headline(g.longest),
-             T.gain(g.longest.estimated_gain_pct), T.duration(g.total_ns), T.percent(g.share_pct)]
+             T.gain(g.longest.estimated_gain_pct), T.duration(g.total_ns), *spread(g), T.percent(g.share_pct)]
             for i, g in enumerate(shown, start=1)]
-    header = ["#", "kernel", *(["launches"] if grouped else []), "verdict", "headline", "est. gain", "ncu time", "share"]
-    out.append(table(header, rows, "rl" + ("r" if grouped else "") + "lllrr"))
+    header = ["#", "kernel", *(["launches"] if grouped else []), "verdict", "headline", "est. gain", "ncu time",
+              *(["median", "min", "max"] if grouped else []), "share"]
+    out.append(table(header, rows, "rl" + ("r" if grouped else "") + "lllr" + ("rrr" if grouped else "") + "r"))
     if grouped:
-        out += ["", "One row per kernel (its launches together); verdict, headline and gain are its longest launch's."]
+        out += ["", "One row per kernel (its launches together): ncu time is their total, median, min and max are per launch; "
+                "verdict, headline and gain are its longest launch's."]
     if len(groups) > len(shown):
         rest = groups[len(shown):]
         rest_ns = sum(g.total_ns for g in rest)
@@ -155,7 +173,8 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
     out.append("")
     seen = _Seen()
     for i, g in enumerate(groups[:detail], start=1):
-        section = kernel_section(i, g, total, seen, diagnosis.coverage)
+        section = kernel_section(i, g, total, seen, len(diagnosis.processes) > 1, len(diagnosis.streams) > 1,
+                                 diagnosis.coverage)
         # The first kernels open; the rest fold, so a long report stays a short comment.
         if i <= OPEN:
             out += [f"### {i}. {code(T.short_name(g.name))}: {verdict(g.longest)}", "", *section]

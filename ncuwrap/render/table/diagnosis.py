@@ -8,6 +8,40 @@ from ncuwrap.render.table import STYLE, Page, cell
 
 # From this many columns the summary table has room for each kernel's headline.
 WIDE = 110
+# The launches of a kernel listed under its section (in launch order).
+LAUNCHES_LISTED = 20
+
+
+def _group_summary(page: Page, groups, wide: bool):
+    """One row per kernel: its launches, ncu's total and median time (min and max too on a wide terminal;
+    each kernel's section has them all), and its longest launch's verdict."""
+    spread = ("min", "max") if wide else ()
+    columns = ("#", "kernel", "launches", "total (ncu)", "median", *spread, "share", "verdict", "gain", *(("headline",) if wide else ()))
+    summary = page.table(*columns, right=("#", "launches", "total (ncu)", "median", "min", "max", "share", "gain"), names=("kernel",),
+                         prose=("headline",))
+    for rank, g in enumerate(groups, 1):
+        k, head = g.longest, g.longest.headline
+        headline = (cell(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
+        summary.add_row(str(rank), cell(g.name), str(g.count), T.duration(g.total_ns), T.duration(g.median_ns),
+                        *((T.duration(g.min_ns), T.duration(g.max_ns)) if wide else ()), T.percent(g.share_pct), T.verdict(k),
+                        T.gain(k.estimated_gain_pct), *headline)
+    return summary
+
+
+def group_line(group) -> str:
+    """'2 launches, 50.56 us in all (45.6% of the ncu time); per launch median 25.28 us, min 24.93 us, max 25.63 us'."""
+    return (f"{group.count} launches, {T.duration(group.total_ns)} in all ({T.percent(group.share_pct)} of the ncu time); "
+            f"per launch median {T.duration(group.median_ns)}, min {T.duration(group.min_ns)}, max {T.duration(group.max_ns)}")
+
+
+def _launches(page: Page, group, processes: bool, streams: bool):
+    """A kernel's launches, in the order they ran: the process and stream where the report has several."""
+    table = page.table("launch", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "verdict", "gain",
+                       right=("launch", "time (ncu)", "gain"))
+    for k in group.in_order()[:LAUNCHES_LISTED]:
+        table.add_row(str(k.id), *((cell(T.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
+                      T.duration(k.duration_ns), T.verdict(k), T.gain(k.estimated_gain_pct))
+    return table
 
 
 def render(diagnosis, width: int | None = None, color: bool = False, **_options) -> str:
@@ -20,27 +54,41 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     kernels = diagnosis.by_time()
     total = sum(k.duration_ns or 0 for k in kernels)
     processes = len(diagnosis.processes) > 1
+    streams = len(diagnosis.streams) > 1
+    groups = diagnosis.groups()
     # On a narrow terminal the headline (first line of each kernel's section below) leaves the table.
     wide = page.width >= WIDE
-    columns = ("#", "launch", "kernel", *(("process",) if processes else ()), "time (ncu)", "share", "verdict", "gain",
-               *(("headline",) if wide else ()))
-    summary = page.table(*columns, right=("#", "launch", "time (ncu)", "share", "gain"), names=("kernel",), prose=("headline",))
-    for rank, k in enumerate(kernels, 1):
-        head = k.headline
-        headline = (cell(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
-        summary.add_row(str(rank), str(k.id), cell(k.name), *((cell(T.process(k)),) if processes else ()), T.duration(k.duration_ns),
-                        T.share(k, total), T.verdict(k), T.gain(k.estimated_gain_pct), *headline)
-    page.print(summary)
+    if diagnosis.grouped:
+        page.print(_group_summary(page, groups, wide))
+    else:
+        columns = ("#", "launch", "kernel", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "share",
+                   "verdict", "gain", *(("headline",) if wide else ()))
+        summary = page.table(*columns, right=("#", "launch", "time (ncu)", "share", "gain"), names=("kernel",), prose=("headline",))
+        for rank, k in enumerate(kernels, 1):
+            head = k.headline
+            headline = (cell(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
+            summary.add_row(str(rank), str(k.id), cell(k.name), *((cell(T.process(k)),) if processes else ()),
+                            *((k.stream or "n/a",) if streams else ()), T.duration(k.duration_ns),
+                            T.share(k, total), T.verdict(k), T.gain(k.estimated_gain_pct), *headline)
+        page.print(summary)
     first = T.fix_first(diagnosis)
     if (len(kernels) > 1 or diagnosis.coverage) and first:
         page.line(T.fix_first_title(diagnosis), "bold")
         for i, p in enumerate(first, 1):
             page.line(T.priority_line(p, bool(diagnosis.coverage)), indent=2, label=f"{i}.")
-    for rank, k in enumerate(kernels, 1):
-        page.heading(f"{rank}. {k.display_name}  (launch {k.id}{', ' + T.process(k) if processes else ''})")
+    for rank, group in enumerate(groups, 1):
+        k = group.longest
+        where = ", ".join([f"launch {k.id}", *([T.process(k)] if processes else []), *([f"stream {k.stream or 'n/a'}"] if streams else [])])
+        if group.count > 1:
+            where = f"the longest of {group.count} launches: {where}"
+        page.heading(f"{rank}. {k.display_name}  ({where})")
         program = T.program_line(k, diagnosis.coverage)
         if program:
             page.line(program, indent=2, label="program:")
+        if group.count > 1:
+            page.line(group_line(group), indent=2)
+        if len(group.verdicts) > 1:
+            page.line(", ".join(f"{label} x{count}" for label, count in group.verdicts), indent=2, label="verdicts over the launches:")
         page.line(k.why, indent=2, label=f"{T.verdict(k)}:", label_style="bold")
         if k.headline is None:
             page.line("no issue found", indent=2)
@@ -56,6 +104,10 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
             page.line(T.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
         if k.not_evaluated:
             page.line(T.not_evaluated_count(k) + " (see the end)", "dim", indent=2)
+        if group.count > 1:
+            page.print(_launches(page, group, processes, streams))
+            if group.count > LAUNCHES_LISTED:
+                page.line(f"... and {group.count - LAUNCHES_LISTED} more launches (--format json lists them all)", "dim", indent=2)
     if diagnosis.reprofile:
         page.heading("Not evaluated")
         page.line(T.reprofile_line(diagnosis.reprofile), indent=2)
