@@ -209,6 +209,9 @@ def test_svg_charts_escape_every_text_they_hold():
     assert "<script" not in chart and "&lt;script&gt;" in chart and "&amp;amp;" in chart
     assert 'aria-label="title &lt;b&gt;&#34;"' in chart
     assert "not collected" in chart
+    # Control and bidi characters shown as escapes, as in every format.
+    chart = svg.percent_bars("t", [("\x1b[31mk\u202e", [50.0])], ["s"])
+    assert "\\x1b[31mk\\u202e" in chart and "\x1b" not in chart and "\u202e" not in chart
 
 
 def _synthetic_flops(kernel, flops: float):

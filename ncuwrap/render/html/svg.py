@@ -19,6 +19,7 @@ from markupsafe import Markup, escape
 
 from ncuwrap.metrics import MEMORY_LEVELS
 from ncuwrap.render import text as T
+from ncuwrap.render.escape import terminal
 
 # One colour per series (1 series: blue; 2 series: before grey, after blue); roofs and grid in greys.
 SERIES_COLORS = ("#2563eb",)
@@ -34,8 +35,8 @@ SOL_UNITS = (("SM (compute)", "sm_pct"), ("DRAM", "dram_pct"), ("L2", "l2_pct"),
 
 
 def _t(text) -> str:
-    """Escape a text for an SVG text node or attribute."""
-    return str(escape(str(text)))
+    """Escape a text for an SVG text node or attribute (control characters made visible)."""
+    return str(escape(terminal(text)))
 
 
 def _num(value) -> float | None:
