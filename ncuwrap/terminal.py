@@ -1,8 +1,8 @@
 """Text for the terminal that came, in part, from files ncuwrap reads (kernel names, rule texts, paths).
 
 A report or rules file can carry control characters: ESC sequences (OSC 52 writes the clipboard,
-OSC 8 hides a link behind text, CSI moves the cursor or clears the screen) or a carriage return
-that overwrites what was printed. What goes to stderr passes through :func:`one_line`.
+OSC 8 hides a link behind text, CSI moves the cursor or clears the screen), a carriage return
+that overwrites what was printed, or a right-to-left override that shows text reversed. What goes to stderr passes through :func:`one_line`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ import re
 
 # C0 controls (tab and newline included: a line must stay one line), DEL, and the C1 controls,
 # which some terminals also read as escapes (U+009B is CSI, U+009D is OSC).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+# BIDI: the bidi formatting characters (marks, embeddings, overrides, isolates), which make a terminal
+# or browser show text in another order than it is (CVE-2021-42574, "Trojan Source").
+BIDI = r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(rf"[\x00-\x1f\x7f-\x9f{BIDI}]+")
 # Long enough for any message ncuwrap writes; past it the middle goes, keeping the fix at the end.
 MAX_LINE = 2000
 

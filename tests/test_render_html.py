@@ -139,7 +139,7 @@ def test_multi_kernel_page_ranks_by_time_and_details_each_kernel():
     text = render(four_transposes(), Format.html)
     assert_self_contained(text)
     page = Page(text)
-    names = [m.group(1) for m in re.finditer(r'<td class="kname"><a href="#k\d">([^<]+)</a>', text)]
+    names = [m.group(1) for m in re.finditer(r'<td class="kname" title="\w+"><a href="#k\d">([^<]+)</a>', text)]
     assert names == ["transposeNaive", "transposeShared", "copyKernel", "transposePadded"]
     assert len(page.with_class("details", "kernel")) == 4
     assert ["open" in d for d in page.with_class("details", "kernel")] == [True, True, True, False]
@@ -209,6 +209,9 @@ def test_svg_charts_escape_every_text_they_hold():
     assert "<script" not in chart and "&lt;script&gt;" in chart and "&amp;amp;" in chart
     assert 'aria-label="title &lt;b&gt;&#34;"' in chart
     assert "not collected" in chart
+    # Control and bidi characters shown as escapes, as in every format.
+    chart = svg.percent_bars("t", [("\x1b[31mk\u202e", [50.0])], ["s"])
+    assert "\\x1b[31mk\\u202e" in chart and "\x1b" not in chart and "\u202e" not in chart
 
 
 def _synthetic_flops(kernel, flops: float):
@@ -329,3 +332,17 @@ def test_the_roofline_of_a_tensor_core_kernel_is_its_type_s_roof():
     chart = svg.roofline([k.roofline])
     assert "Roofline (bf16 tensor)" in chart and "bf16 tensor peak 856 TFLOP/s" in chart
     assert "No bf16 tensor arithmetic" not in chart and chart.count('class="point"') >= 3
+
+
+def test_a_long_name_is_shortened_in_tables_and_whole_in_its_section():
+    """A 900-character template name (like torch's distribution kernels) must not widen the summary or
+    the contents: they show it shortened, with the whole name as the cell's title and in the section."""
+    from ncuwrap.render.text import short_name
+
+    long = "at::native::kernel<" + ", ".join(f"T{i}" for i in range(150)) + ">"
+    text = render(hostile(long), Format.html)
+    page = Page(text)
+    (cell,) = page.with_class("td", "kname")
+    assert cell["title"] == long and short_name(long) == "at::native::kernel<…>"
+    assert re.search(r'<td class="kname" title="[^"]+">(<a href="#k\d+">)?at::native::kernel&lt;…&gt;(</a>)?</td>', text)
+    assert f"void {long}(float *, const float *)" in page.content  # the section's signature, whole

@@ -38,6 +38,18 @@ def test_markdown_matches_golden(bench):
     golden("timeline_bench.md", render(bench, Format.markdown))
 
 
+def test_table_matches_golden(bench):
+    """The terminal table at the test run's 100 columns (conftest sets COLUMNS)."""
+    text = render(bench, Format.table)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    golden("timeline_bench_table.txt", text)
+
+
+def test_html_matches_golden(bench):
+    """The whole page: no time stamp or absolute path in it, so the same capture gives the same bytes."""
+    golden("timeline_bench.html", render(bench, Format.html))
+
+
 def test_vecadd_copies_are_the_dominant_cost(bench):
     """The acceptance case: the 64 MiB pageable copies (~8 ms each) dwarf the 64 us kernel."""
     t = bench.timeline

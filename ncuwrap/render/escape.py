@@ -4,20 +4,30 @@ Names come from the profiled program: a C++ signature is full of ``<``, ``>``, `
 backticks, and a hostile one can carry terminal escape sequences. Markdown: names go in code spans,
 prose gets its punctuation backslash-escaped, ``|`` is escaped in tables, so nothing opens an HTML tag
 or a link. Terminal: control characters are shown as visible escapes, never sent to the terminal.
-HTML: jinja2's autoescape (ncuwrap.render.html) and :func:`markupsafe.escape` in the charts.
+HTML: jinja2's autoescape (ncuwrap.render.html) and :func:`markupsafe.escape` in the charts, after
+:func:`terminal` (every format shows a name's control characters the same way).
 """
 
 from __future__ import annotations
 
 import re
 
-# C0 and C1 control characters (ESC starts terminal sequences; CR and BS overwrite what was printed).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from ncuwrap.terminal import BIDI
+
+# C0 and C1 control characters (ESC starts terminal sequences; CR and BS overwrite what was printed),
+# and the bidi formatting characters (they reorder what is shown), tab and newline aside.
+_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}]")
+
+
+def _visible(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def terminal(text) -> str:
-    """``text`` safe to print on a terminal: control characters as visible ``\\xNN`` escapes."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    """``text`` safe to print on a terminal: control and bidi characters as visible ``\\xNN`` /
+    ``\\uNNNN`` escapes (tab and newline kept)."""
+    return _CONTROL.sub(_visible, str(text))
 
 
 # CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that can start

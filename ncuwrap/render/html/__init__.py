@@ -3,8 +3,10 @@ reference), drawn by the jinja2 templates in ``templates/`` over one environment
 template (``_base.html``).
 
 Autoescaping is on for every template and string: kernel names are C++ signatures full of ``<``,
-``>`` and ``&`` and must show as text, never as markup. Charts are built in Python
-(:mod:`ncuwrap.render.html.svg`), which escapes every text it puts in them.
+``>`` and ``&`` and must show as text, never as markup. Control and bidi characters in a text are
+shown as visible escapes, as on the terminal (:func:`ncuwrap.render.escape.terminal`, the environment's
+``finalize``). Charts are built in Python (:mod:`ncuwrap.render.html.svg`), which does the same for
+every text it puts in them.
 """
 
 from __future__ import annotations
@@ -13,6 +15,14 @@ from functools import lru_cache
 
 from ncuwrap import metrics as M
 from ncuwrap.render import text as T
+from ncuwrap.render.escape import terminal
+
+
+def _finalize(value):
+    """Every ``{{ value }}``: a text with its control characters made visible (markup is left as is)."""
+    from markupsafe import Markup
+
+    return terminal(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
 @lru_cache(maxsize=1)
@@ -29,6 +39,7 @@ def environment():
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_finalize,
     )
     env.filters.update(
         duration=T.duration,
@@ -47,6 +58,7 @@ def environment():
         size=T.size,
         ncu_rules_shown=T.ncu_rules_shown,
         ms=T.ms,
+        short_name=T.short_name,
         not_evaluated_count=T.not_evaluated_count,
     )
     return env

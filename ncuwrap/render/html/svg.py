@@ -19,6 +19,7 @@ from markupsafe import Markup, escape
 
 from ncuwrap.metrics import MEMORY_LEVELS
 from ncuwrap.render import text as T
+from ncuwrap.render.escape import terminal
 
 # One colour per series (1 series: blue; 2 series: before grey, after blue); roofs and grid in greys.
 SERIES_COLORS = ("#2563eb",)
@@ -34,8 +35,8 @@ SOL_UNITS = (("SM (compute)", "sm_pct"), ("DRAM", "dram_pct"), ("L2", "l2_pct"),
 
 
 def _t(text) -> str:
-    """Escape a text for an SVG text node or attribute."""
-    return str(escape(str(text)))
+    """Escape a text for an SVG text node or attribute (control characters made visible)."""
+    return str(escape(terminal(text)))
 
 
 def _num(value) -> float | None:
@@ -74,19 +75,50 @@ def _legend(series: list[str], x: float, y: float) -> list[str]:
 # Bars: percentages of a peak (Speed of Light, occupancy)
 
 
+@dataclass(frozen=True)
+class _Groups:
+    """The layout of horizontal bars in groups (one group per row, one bar per series) that both bar
+    charts share: the label column, the plot, the value column, and the legend above when there are
+    several series."""
+
+    series: list[str]
+    width: int
+    label_w: int
+    value_w: int
+    bar_h: int = 14
+
+    @property
+    def plot_w(self) -> float:
+        return self.width - self.label_w - self.value_w - 10
+
+    @property
+    def top(self) -> int:
+        return 30 if len(self.series) > 1 else 10
+
+    @property
+    def group_h(self) -> int:
+        return self.bar_h * len(self.series) + 4 * (len(self.series) - 1)
+
+    def head(self) -> list[str]:
+        """The legend (several series) or nothing."""
+        return _legend(self.series, self.label_w, 16) if len(self.series) > 1 else []
+
+    def label(self, y: float, text: str) -> str:
+        return f'<text x="{self.label_w - 8}" y="{y + self.group_h / 2 + 4:.1f}" fill="{INK}" text-anchor="end">{_t(text)}</text>'
+
+    def bar(self, y: float, pct: float, color: str, tip: str) -> str:
+        w = self.plot_w * max(0.0, min(pct, 100.0)) / 100
+        return f'<rect class="bar" x="{self.label_w}" y="{y}" width="{w:.1f}" height="{self.bar_h}" fill="{color}" rx="2"><title>{_t(tip)}</title></rect>'
+
+
 def percent_bars(title: str, rows: list[tuple[str, list]], series: list[str] | None = None, width: int = 520) -> Markup:
     """Horizontal bars on a 0-100% scale: one group per row, one bar per series (None: not collected)."""
     series = series or [""]
     palette = colors(len(series))
-    label_w, value_w, bar_h, gap = 110, 64, 14, 10
-    plot_w = width - label_w - value_w - 10
-    legend = len(series) > 1
-    top = 30 if legend else 10
-    group_h = bar_h * len(series) + 4 * (len(series) - 1)
+    g = _Groups(series, width, label_w=110, value_w=64)
+    label_w, plot_w, top, group_h, bar_h, gap = g.label_w, g.plot_w, g.top, g.group_h, g.bar_h, 10
     height = top + len(rows) * (group_h + gap) + 22
-    body = []
-    if legend:
-        body += _legend(series, label_w, 16)
+    body = g.head()
     bottom = top + len(rows) * (group_h + gap)
     for pct in range(0, 101, 20):
         x = label_w + plot_w * pct / 100
@@ -94,15 +126,14 @@ def percent_bars(title: str, rows: list[tuple[str, list]], series: list[str] | N
                     f'<text x="{x:.1f}" y="{bottom + 10}" fill="{MUTED}" font-size="10" text-anchor="middle">{pct}%</text>')
     y = top
     for label, values in rows:
-        body.append(f'<text x="{label_w - 8}" y="{y + group_h / 2 + 4:.1f}" fill="{INK}" text-anchor="end">{_t(label)}</text>')
+        body.append(g.label(y, label))
         for value, color, name in zip(values, palette, series):
             value = _num(value)
             if value is None:
                 body.append(f'<text x="{label_w + 4}" y="{y + bar_h - 3}" fill="{MUTED}" font-size="11">not collected</text>')
             else:
-                w = plot_w * max(0.0, min(value, 100.0)) / 100
                 tip = f"{name}: {value:.1f}%" if name else f"{label}: {value:.1f}%"
-                body.append(f'<rect class="bar" x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{color}" rx="2"><title>{_t(tip)}</title></rect>'
+                body.append(g.bar(y, value, color, tip) +
                             f'<text x="{label_w + plot_w + 6}" y="{y + bar_h - 3}" fill="{INK}">{value:.1f}%</text>')
             y += bar_h + 4
         y += gap - 4
@@ -138,16 +169,13 @@ def bandwidth(charts: list[dict], series: list[str] | None = None, width: int = 
         pcts = [100.0 * a / p if a is not None and p else None for a, p in zip(achieved, peaks)]
         rows.append((label, achieved, peaks, pcts))
     palette = colors(len(series))
-    label_w, value_w, bar_h = 50, 190, 14
-    plot_w = width - label_w - value_w - 10
-    legend = len(series) > 1
-    top = 30 if legend else 10
-    group_h = bar_h * len(series) + 4 * (len(series) - 1)
+    g = _Groups(series, width, label_w=50, value_w=190)
+    label_w, plot_w, top, group_h, bar_h = g.label_w, g.plot_w, g.top, g.group_h, g.bar_h
     height = top + len(rows) * (group_h + 10) + 8
-    body = _legend(series, label_w, 16) if legend else []
+    body = g.head()
     y = top
     for label, achieved, peaks, pcts in rows:
-        body.append(f'<text x="{label_w - 8}" y="{y + group_h / 2 + 4:.1f}" fill="{INK}" text-anchor="end">{_t(label)}</text>'
+        body.append(g.label(y, label) +
                     f'<rect x="{label_w}" y="{y - 2}" width="{plot_w}" height="{group_h + 4}" fill="none" stroke="{ROOF_COLORS[label]}" stroke-dasharray="3 2"/>')
         for a, p, pct, color, name in zip(achieved, peaks, pcts, palette, series):
             if a is None:
@@ -157,9 +185,7 @@ def bandwidth(charts: list[dict], series: list[str] | None = None, width: int = 
             else:
                 text = f"{si(a, 'B/s')} of {si(p, 'B/s')} ({pct:.0f}%)"
             if pct is not None:
-                w = plot_w * max(0.0, min(pct, 100.0)) / 100
-                tip = f"{name + ': ' if name else ''}{label} {text}"
-                body.append(f'<rect class="bar" x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{color}" rx="2"><title>{_t(tip)}</title></rect>')
+                body.append(g.bar(y, pct, color, f"{name + ': ' if name else ''}{label} {text}"))
             body.append(f'<text x="{label_w + plot_w + 6}" y="{y + bar_h - 3}" fill="{INK}" font-size="11">{_t(text)}</text>')
             y += bar_h + 4
         y += 6

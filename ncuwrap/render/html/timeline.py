@@ -38,13 +38,13 @@ def bar(diagnosis) -> list[Rect]:
 
 
 def amdahl_bars(diagnosis) -> list[dict]:
-    """One bar per Amdahl row, its length the end-to-end time against today's window."""
+    """One bar per Amdahl row, its length (% of the track) the end-to-end time against today's window."""
     t = diagnosis.timeline
     rows = [{"label": "today", "ns": t.window_ns, "speedup": 1.0, "kernel_ns": t.breakdown_ns["kernel"]}]
     rows += [{"label": row.label, "ns": row.end_to_end_ns, "speedup": row.end_to_end_speedup, "kernel_ns": row.kernel_ns} for row in t.amdahl]
     for r in rows:
-        r["width"] = round(BAR_WIDTH * 0.6 * r["ns"] / t.window_ns, 2) if t.window_ns else 0
-        r["kernel_width"] = round(BAR_WIDTH * 0.6 * r["kernel_ns"] / t.window_ns, 2) if t.window_ns else 0
+        r["width"] = round(100 * r["ns"] / t.window_ns, 2) if t.window_ns else 0
+        r["kernel_width"] = round(100 * r["kernel_ns"] / t.window_ns, 2) if t.window_ns else 0
     return rows
 
 
