@@ -120,3 +120,34 @@ def test_hostile_bench_json(capsys, tmp_path, old, new, message):
         return
     assert code == 2 and out == ""
     assert err == f"ncuwrap: error: {path}: {message}; give the JSON written by 'ncuwrap bench'\n"
+
+
+@pytest.mark.parametrize("how", ["abort", "segfault"])
+def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how):
+    """NVIDIA's .ncu-rep reader is native code that can abort() on a corrupt report (seen under fuzzing):
+    it runs in a child process, and its death is one line naming the file, exit 2."""
+    from ncuwrap.ingest import ncu_rep
+
+    report = tmp_path / "report.ncu-rep"
+    report.write_bytes((H200 / "transpose" / "copyKernel.ncu-rep").read_bytes())
+
+    def crash(path, module):
+        os.kill(os.getpid(), signal.SIGABRT if how == "abort" else signal.SIGSEGV)
+
+    monkeypatch.setattr(ncu_rep, "_read", crash)
+    code, out, err = run_cli(capsys, "diagnose", str(report))
+    name = "SIGABRT" if how == "abort" else "SIGSEGV"
+    assert (code, out) == (2, "")
+    assert err == (f"ncuwrap: error: {report}: Nsight Compute's report reader crashed on it (signal {name}): the report is corrupt, "
+                   "truncated, or from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
+                   "('ncu --import REPORT --csv --page raw')\n")
+    assert report.read_bytes() == (H200 / "transpose" / "copyKernel.ncu-rep").read_bytes()
+
+
+def test_a_report_read_in_the_child_is_the_report_read_in_process():
+    from ncuwrap.ingest import ncu_rep
+
+    path = H200 / "transpose" / "copyKernel.ncu-rep"
+    module = ncu_rep.load_module()
+    child, here = ncu_rep.read(path), ncu_rep._read(path, module)
+    assert child.frame.equals(here.frame) and child.rules == here.rules and child.source == here.source

@@ -6,8 +6,12 @@ installed Nsight Compute is used (found via ``ncu`` on PATH or an explicit path)
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
+import multiprocessing
+import os
 import re
+import signal
 import shutil
 import sys
 from pathlib import Path
@@ -70,12 +74,62 @@ def _value(metric, string_kind: int):
 
 
 def read(path: Path, ncu: str | None = None) -> Profile:
-    """Read every profiled launch of an ``.ncu-rep`` into a Profile."""
+    """Read every profiled launch of an ``.ncu-rep`` into a Profile.
+
+    NVIDIA's reader is native code: on a corrupt report it can abort() or crash the process instead of
+    raising (seen under fuzzing, and on the lent H200 with ncu 2025.3.1's own extras/python). So it runs
+    in a forked child where the platform has fork; a child killed by a signal becomes one InputError."""
     with path.open("rb") as fh:
         magic = fh.read(len(MAGIC))
     if magic != MAGIC:
         raise InputError(f"{path}: not an Nsight Compute report (bad file header); pass a .ncu-rep written by 'ncu -o'")
-    module = load_module(ncu)
+    module = load_module(ncu)  # a missing module is the parent's error to report, before any fork
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return _read(path, module)
+    return _in_child(path, module)
+
+
+def _in_child(path: Path, module: ModuleType) -> Profile:
+    parent, child = multiprocessing.get_context("fork").Pipe(duplex=False)
+
+    def work() -> None:
+        # What a dying native library prints (abort messages, a fault handler's dump) is not for the
+        # user: the parent says what happened in one line.
+        faulthandler.disable()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        try:
+            result = ("ok", _read(path, module))
+        except InputError as exc:
+            result = ("input", str(exc))
+        except BaseException as exc:  # anything else is reported by the parent, as it would be in-process
+            result = ("error", f"{type(exc).__name__}: {exc}")
+        child.send(result)
+        child.close()
+
+    worker = multiprocessing.get_context("fork").Process(target=work, daemon=True)
+    worker.start()
+    child.close()
+    try:
+        kind, value = parent.recv()
+    except EOFError:  # the child died before it could answer
+        worker.join()
+        code = worker.exitcode
+        how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 and -code in signal.valid_signals() else f"exit code {code}"
+        raise InputError(f"{path}: Nsight Compute's report reader crashed on it ({how}): the report is corrupt, truncated, or "
+                         "from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
+                         "('ncu --import REPORT --csv --page raw')") from None
+    finally:
+        parent.close()
+    worker.join()
+    if kind == "ok":
+        return value
+    if kind == "input":
+        raise InputError(value)
+    raise InputError(f"{path}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
+
+
+def _read(path: Path, module: ModuleType) -> Profile:
     try:
         context = module.load_report(str(path))
     except Exception as exc:  # the module raises its own types; all mean an unreadable report
