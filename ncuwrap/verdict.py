@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from typing import TYPE_CHECKING
@@ -90,6 +91,11 @@ class NotEvaluated:
     message: str
 
     def to_json(self) -> dict:
+        # One object is shared by every launch it applies to: its document is built once (read-only).
+        return self._json
+
+    @functools.cached_property
+    def _json(self) -> dict:
         return {"rule": self.rule, "missing": list(self.missing), "message": self.message}
 
 
