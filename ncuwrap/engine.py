@@ -140,8 +140,10 @@ def _reprofile(kernels, kind: str) -> Reprofile | None:
     lacking = [k for k in kernels if k.not_evaluated]
     if not lacking:
         return None
-    rules = tuple(dict.fromkeys(n.rule for k in lacking for n in k.not_evaluated))
-    missing = tuple(dict.fromkeys(m for k in lacking for n in k.not_evaluated for m in n.missing))
+    # Launches with the same bound share one tuple: each distinct one is read once, in launch order.
+    distinct = list({id(k.not_evaluated): k.not_evaluated for k in lacking}.values())
+    rules = tuple(dict.fromkeys(n.rule for t in distinct for n in t))
+    missing = tuple(dict.fromkeys(m for t in distinct for n in t for m in n.missing))
     return Reprofile(rules=rules, missing=missing, launches=len(lacking), how=_how(missing, kind))
 
 

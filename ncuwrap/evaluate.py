@@ -114,11 +114,13 @@ class Evaluation:
 
     def records(self, names, rows) -> list[dict]:
         """:meth:`values` of ``rows``: one dict per row, built from whole columns."""
-        names = list(dict.fromkeys(names))
+        names, rows = list(dict.fromkeys(names)), list(rows)
         if not names:
             return [{} for _ in rows]
         columns = [self.source.column(name) for name in names]
-        return [dict(zip(names, values)) for values in zip(*([c[r] for r in rows] for c in columns))]
+        if not (len(rows) == self.n and rows == list(range(self.n))):
+            columns = [[c[r] for r in rows] for c in columns]
+        return [dict(zip(names, values)) for values in zip(*columns)]
 
     def _findings(self) -> None:
         rules, n = self.rules, self.n
