@@ -112,7 +112,8 @@ def _lengths(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, np.nd
     """The cells of ``columns`` as one object array (no fixed-width copy: one 5 MB cell in a
     fixed-width array made every cell 20 MB) and their lengths (NaN where a row has no value)."""
     block = frame[columns].to_numpy(dtype=object)
-    lengths = pd.Series(block.ravel(), dtype=object).str.len().to_numpy(dtype=float).reshape(block.shape)
+    # The cells are texts or NaN (no value): a plain loop is several times faster than pandas' .str here.
+    lengths = np.array([len(x) if isinstance(x, str) else np.nan for x in block.ravel().tolist()], dtype=float).reshape(block.shape)
     return block, lengths
 
 
@@ -166,7 +167,7 @@ def _convert_text(path: Path, frame: pd.DataFrame, columns: list[str]) -> tuple[
         return np.empty((len(frame), 0)), {}
     block, lengths = _lengths(frame, columns)
     _check_field_sizes(path, lengths, columns)
-    flat = pd.Series(block.ravel(), dtype=object).str.replace(",", "", regex=False)
+    flat = pd.Series([x.replace(",", "") if isinstance(x, str) else x for x in block.ravel().tolist()], dtype=object)
     numbers = pd.to_numeric(flat, errors="coerce").to_numpy(dtype=float, copy=True).reshape(block.shape)
     textual = np.isnan(numbers).all(axis=0) & (lengths > 0).any(axis=0)
     out = {}
