@@ -14,6 +14,8 @@ reports (tests/data/h200/transpose/*.raw.csv, full set) repeated until there are
 IDs renumbered; the basic CSV keeps only the basic columns of the same rows. Nothing in them was
 measured as such; they only exercise size.
 
+Figures, the machine they were taken on and where the time goes: docs/scale.md.
+
 Each measurement runs in a fresh Python process (imports not timed, on both sides); wall time and
 peak RSS (ru_maxrss) are reported, with the ratio ncuwrap / pandas. ``--cli`` also times the whole
 ``python -m ncuwrap diagnose FILE --format json -o OUT`` process against a process that imports
