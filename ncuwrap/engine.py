@@ -7,6 +7,7 @@ or metric to re-profile with; it never passes silently and never crashes.
 
 from __future__ import annotations
 
+import functools
 import math
 import shlex
 from dataclasses import replace
@@ -15,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ncuwrap import kernel_filter
+from ncuwrap.bulk import no_collection_pauses
 from ncuwrap import metrics as M
 from ncuwrap import ruleset as R
 from ncuwrap.ingest import Profile, load, rule_results
@@ -42,6 +44,11 @@ KEY_METRICS = ("duration_ns", "sm_pct", "memory_pct", "dram_pct", "l2_pct", "l1t
 
 def _how(missing, kind: str) -> str:
     """How to get ``missing`` into a report of ``kind``: one clause, the same wherever it is shown."""
+    return _how_to_get(tuple(missing), kind)
+
+
+@functools.lru_cache(maxsize=256)
+def _how_to_get(missing: tuple, kind: str) -> str:
     if kind == "ncu-csv-details":
         # The report may well have them: the details page just does not export raw counters.
         return "export the report with 'ncu --import REPORT --csv --page raw'"
@@ -81,11 +88,14 @@ class _Launches:
         return _hint(missing, self.kind)
 
     def value(self, name: str, row: int):
+        return self.column(name)[row]
+
+    def column(self, name: str) -> list:
         # Cleaned once per metric for all launches: per-element numpy access dominates large reports.
         cleaned = self._cleaned.get(name)
         if cleaned is None:
             cleaned = self._cleaned[name] = clean_all(self.table.get(name))
-        return cleaned[row]
+        return cleaned
 
     def stall_shares(self):
         """The three leading stall reasons of every launch (indices into _STALLED) and their share of
@@ -117,9 +127,8 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
         rows = kernel_filter.select_launches(select, meta["name"], meta["display_name"], meta["process_id"], meta["process_name"],
                                              profile.source.path)
     evaluation = Evaluation(source, rules)
-    display = list(dict.fromkeys(rules.display))
-    evidence_names = list(dict.fromkeys([*KEY_METRICS, *(n for f in rules.findings for n in f.evidence)]))
-    kernels = [_kernel(evaluation, profile, int(row), meta, display, evidence_names) for row in rows]
+    with no_collection_pauses():
+        kernels = _kernels(evaluation, profile, [int(r) for r in rows], meta, rules)
     return Diagnosis(
         source=_source_info(profile),
         rules_path=rules.path,
@@ -136,51 +145,81 @@ def _reprofile(kernels, kind: str) -> Reprofile | None:
     lacking = [k for k in kernels if k.not_evaluated]
     if not lacking:
         return None
-    rules = tuple(dict.fromkeys(n.rule for k in lacking for n in k.not_evaluated))
-    missing = tuple(dict.fromkeys(m for k in lacking for n in k.not_evaluated for m in n.missing))
+    # Launches with the same bound share one tuple: each distinct one is read once, in launch order.
+    distinct = list({id(k.not_evaluated): k.not_evaluated for k in lacking}.values())
+    rules = tuple(dict.fromkeys(n.rule for t in distinct for n in t))
+    missing = tuple(dict.fromkeys(m for t in distinct for n in t for m in n.missing))
     return Reprofile(rules=rules, missing=missing, launches=len(lacking), how=_how(missing, kind))
 
 
-def _kernel(evaluation: Evaluation, profile: Profile, row: int, meta: dict, display, evidence_names) -> KernelVerdict:
+def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: dict, rules: R.RuleSet) -> list[KernelVerdict]:
+    """The verdict of each launch of ``rows``. Everything that can be is read or computed by whole
+    columns (the decisions, the metrics shown, the charts) and only put together per launch: a
+    report of 10,000 launches costs about as much as reading it."""
     source: _Launches = evaluation.source
-    decision = evaluation.decide(row)
-    shown = {}
-    for name in display:
-        value = source.value(name, row)
-        if value is not None:
-            shown[name] = value
-    meta = {column: values[row] for column, values in meta.items()}
-    duration = source.value("duration_ns", row)
-    launch_id = int(meta["launch_id"]) if meta["launch_id"] is not None and not _isnan(meta["launch_id"]) else row
-    return KernelVerdict(
-        id=launch_id,
-        name=str(meta["name"]),
-        display_name=str(meta["display_name"]),
-        grid=dims(meta["grid"]),
-        block=dims(meta["block"]),
-        duration_ns=duration,
-        bound=decision.bound,
-        limiter=decision.limiter,
-        why=decision.why,
-        findings=decision.findings,
-        not_evaluated=decision.not_evaluated,
-        display_metrics=shown,
-        path=decision.path,
-        chart_metrics=_chart(source, row),
-        compared_metrics=evaluation.values(evidence_names, row),
-        borderline=decision.borderline,
-        pipe=source.value("compute_pipe", row),
-        pipe_pct=source.value("compute_pipe_pct", row),
-        tensor=_tensor(source, row),
-        estimated_gain_pct=decision.estimated_gain_pct,
-        stalls=_stalls(source, row),
-        ncu_rules=_ncu_rules(profile.rules.get(launch_id, ()), decision.findings, evaluation.rules),
-        effects=evaluation.effects(decision.findings, row, duration),
-        roofline=_roofline(source, row),
-        process_id=_ident(meta["process_id"]),
-        process_name=_text(meta["process_name"]),
-        stream=_ident(meta["stream"]),
-    )
+    display = list(dict.fromkeys(rules.display))
+    evidence_names = list(dict.fromkeys([*KEY_METRICS, *(n for f in rules.findings for n in f.evidence)]))
+    decisions = evaluation.decide_rows(rows)
+    shown = [{name: value for name, value in record.items() if value is not None} for record in evaluation.records(display, rows)]
+    charts = evaluation.records(CHART_METRICS, rows)
+    compared = evaluation.records(evidence_names, rows)
+    duration, pipe, pipe_pct = source.column("duration_ns"), source.column("compute_pipe"), source.column("compute_pipe_pct")
+    grids, blocks = _dims_of(meta["grid"]), _dims_of(meta["block"])
+    roofline = _rooflines(source)
+    out = []
+    for i, row in enumerate(rows):
+        decision = decisions[i]
+        launch = meta["launch_id"][row]
+        launch_id = int(launch) if launch is not None and not _isnan(launch) else row
+        results = profile.rules.get(launch_id, ())
+        out.append(KernelVerdict(
+            id=launch_id,
+            name=str(meta["name"][row]),
+            display_name=str(meta["display_name"][row]),
+            grid=grids(row),
+            block=blocks(row),
+            duration_ns=duration[row],
+            bound=decision.bound,
+            limiter=decision.limiter,
+            why=decision.why,
+            findings=decision.findings,
+            not_evaluated=decision.not_evaluated,
+            display_metrics=shown[i],
+            path=decision.path,
+            chart_metrics=charts[i],
+            compared_metrics=compared[i],
+            borderline=decision.borderline,
+            pipe=pipe[row],
+            pipe_pct=pipe_pct[row],
+            tensor=_tensor(source, row),
+            estimated_gain_pct=decision.estimated_gain_pct,
+            stalls=_stalls(source, row),
+            ncu_rules=_ncu_rules(results, decision.findings, evaluation.rules) if results else (),
+            effects=evaluation.effects(decision.findings, row, duration[row]),
+            roofline=roofline(row),
+            process_id=_ident(meta["process_id"][row]),
+            process_name=_text(meta["process_name"][row]),
+            stream=_ident(meta["stream"][row]),
+        ))
+    return out
+
+
+def _dims_of(texts: list):
+    """Row -> the launch dimensions of ``texts[row]`` ("(32, 8, 1)" -> [32, 8, 1]), each distinct
+    text read once; every launch gets a list of its own."""
+    parsed: dict = {}
+
+    def at(row: int):
+        text = texts[row]
+        try:
+            value = parsed[text]
+        except KeyError:
+            value = parsed[text] = dims(text)
+        except TypeError:  # not hashable: not a text ncu writes
+            value = dims(text)
+        return list(value) if value is not None else None
+
+    return at
 
 
 def _text(value) -> str | None:
@@ -194,20 +233,35 @@ def _ident(value) -> str | None:
     return _text(value)
 
 
-def _roofline(source: "_Launches", row: int) -> Roofline:
+def _rooflines(source: "_Launches"):
+    """Row -> the launch's roofline. Without its counters, one Roofline (per kind) serves every launch."""
     missing = tuple(source.missing(ROOFLINE_NEEDS))
-    kind = str(source.value("roof_kind", row) or "fp32")
+    kinds = source.column("roof_kind")
     if missing:
-        return Roofline(kind, None, (), None, (), missing=missing, how=_how(missing, source.kind))
-    peak, flops = _positive(source.value("roof_peak_flops_per_s", row)), source.value("roof_flops_per_s", row)
-    roofs, points = [], []
-    for level, achieved_key, peak_key in M.MEMORY_LEVELS:
-        bw, achieved = _positive(source.value(peak_key, row)), _positive(source.value(achieved_key, row))
-        if bw:
-            roofs.append((level, float(bw)))
-        if achieved and flops and flops > 0:
-            points.append(RooflinePoint(level, flops / achieved, float(flops), float(achieved)))
-    return Roofline(kind, peak, tuple(roofs), flops, tuple(points))
+        unmeasured: dict[str, Roofline] = {}
+
+        def empty(row: int) -> Roofline:
+            kind = str(kinds[row] or "fp32")
+            if kind not in unmeasured:
+                unmeasured[kind] = Roofline(kind, None, (), None, (), missing=missing, how=_how(missing, source.kind))
+            return unmeasured[kind]
+
+        return empty
+    peaks, flops_per_s = source.column("roof_peak_flops_per_s"), source.column("roof_flops_per_s")
+    levels = [(level, source.column(achieved_key), source.column(peak_key)) for level, achieved_key, peak_key in M.MEMORY_LEVELS]
+
+    def roofline(row: int) -> Roofline:
+        peak, flops = _positive(peaks[row]), flops_per_s[row]
+        roofs, points = [], []
+        for level, achieved_column, peak_column in levels:
+            bw, achieved = _positive(peak_column[row]), _positive(achieved_column[row])
+            if bw:
+                roofs.append((level, float(bw)))
+            if achieved and flops and flops > 0:
+                points.append(RooflinePoint(level, flops / achieved, float(flops), float(achieved)))
+        return Roofline(str(kinds[row] or "fp32"), peak, tuple(roofs), flops, tuple(points))
+
+    return roofline
 
 
 def _positive(value) -> float | None:

@@ -99,22 +99,28 @@ def estimate(util: dict[str, np.ndarray], fx: Effect, duration_ns: np.ndarray, *
 @dataclass(frozen=True)
 class KernelEffects:
     """One launch's unit utilizations and the effect of each of its estimated findings: enough to
-    estimate any subset of them fixed together (what 'compare' checks against a measured speedup)."""
+    estimate any subset of them fixed together (what 'compare' checks against a measured speedup).
+    The arrays are the whole report's (shared by its launches, not copied for each); ``row`` is
+    this launch's place in them."""
 
     util: dict[str, np.ndarray]
-    duration_ns: np.ndarray
+    duration_ns: float | None  # this launch's, as reported
     findings: dict[str, Effect]
     roof: float
     floor_ns: float
     busy: float
+    row: int = 0
 
     def gain_pct(self, ids) -> float | None:
         """Estimated % of the launch's time saved by fixing the findings ``ids`` together."""
         chosen = [self.findings[i] for i in ids if i in self.findings]
         if not chosen:
             return None
+        at = slice(self.row, self.row + 1)
         together = no_effect(1)
         for fx in chosen:
-            together = together.combine(fx)
-        value = estimate(self.util, together, self.duration_ns, roof=self.roof, floor_ns=self.floor_ns, busy=self.busy).gain_pct[0]
+            together = together.combine(Effect(keep={u: k[at] for u, k in fx.keep.items()}, fill=fx.fill[at]))
+        util = {u: v[at] for u, v in self.util.items()}
+        duration = np.array([float(self.duration_ns) if self.duration_ns is not None else np.nan])
+        value = estimate(util, together, duration, roof=self.roof, floor_ns=self.floor_ns, busy=self.busy).gain_pct[0]
         return None if np.isnan(value) else float(value)

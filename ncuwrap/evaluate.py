@@ -39,6 +39,9 @@ class MetricSource(Protocol):
     def value(self, name: str, row: int):
         """One row's value, JSON-ready (None when unknown)."""
 
+    def column(self, name: str) -> list:
+        """Every row's value, JSON-ready (what :meth:`value` gives, for all rows at once)."""
+
     def hint(self, missing: list[str]) -> str:
         """Why ``missing`` are unknown and how to get them: one clause."""
 
@@ -67,9 +70,9 @@ def finding_result(finding: R.Finding, level: str, values: dict, estimated_speed
     return FindingResult(
         id=finding.id,
         severity=level,
-        title=R.render_text(" ".join(finding.title.split()), values),
+        title=R.render_text(_squeezed(finding.title), values),
         evidence={name: values.get(name) for name in finding.evidence},
-        advice=R.render_text(" ".join(advice.split()), values),
+        advice=R.render_text(_squeezed(advice), values),
         estimated_speedup=estimated_speedup,
         limited_after=limited_after,
     )
@@ -92,6 +95,7 @@ class Evaluation:
         self.effect: dict[str, E.Effect] = {}
         self.util: dict[str, np.ndarray] = {}
         self.combined: E.Estimate | None = None
+        self._estimate_settings = (rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy"))
         self._findings()
 
     def condition(self, expression) -> np.ndarray:
@@ -107,6 +111,16 @@ class Evaluation:
 
     def values(self, names, row: int) -> dict:
         return {name: self.source.value(name, row) for name in names}
+
+    def records(self, names, rows) -> list[dict]:
+        """:meth:`values` of ``rows``: one dict per row, built from whole columns."""
+        names, rows = list(dict.fromkeys(names)), list(rows)
+        if not names:
+            return [{} for _ in rows]
+        columns = [self.source.column(name) for name in names]
+        if not (len(rows) == self.n and rows == list(range(self.n))):
+            columns = [[c[r] for r in rows] for c in columns]
+        return [dict(zip(names, values)) for values in zip(*columns)]
 
     def _findings(self) -> None:
         rules, n = self.rules, self.n
@@ -160,31 +174,106 @@ class Evaluation:
         return level
 
     def decide(self, row: int) -> Decision:
+        return self.decide_rows([row])[0]
+
+    def decide_rows(self, rows) -> list[Decision]:
+        """The decision for each of ``rows``. What is the same for every row with the same bound (the
+        rules not evaluated, which findings can fire) is worked out once per bound; values are read
+        by whole columns."""
+        rules = self.rules
+        rows = [int(r) for r in rows]
+        branches = len(rules.bound)
+        if branches:
+            holds = np.vstack(self.branch_holds)[:, rows]
+            chosen = np.where(holds.any(axis=0), holds.argmax(axis=0), branches).tolist()
+        else:
+            chosen = [0] * len(rows)
+        borderline = self.borderline[rows].tolist()
+        steps: list[list[Step]] = [[] for _ in rows]
+        limiter = [None] * len(rows)
+        why = [""] * len(rows)
+        for j, branch in enumerate(rules.bound):
+            reach = [i for i, c in enumerate(chosen) if c >= j]
+            constants = constants_in(rules, branch.when.text)
+            for i, values in zip(reach, self.records(branch.when.names, [rows[i] for i in reach])):
+                steps[i].append(Step(branch.verdict, branch.when.text, chosen[i] == j, values, dict(constants)))
+            mine = [i for i in reach if chosen[i] == j]
+            at = [rows[i] for i in mine]
+            for i, text, unit in zip(mine, self._whys(branch, at, [borderline[i] for i in mine]), self._limiters(branch, at)):
+                why[i], limiter[i] = text, unit
+        plans: dict[str, _BoundPlan] = {}
+        out = []
+        for i, row in enumerate(rows):
+            bound = rules.bound[chosen[i]].verdict if chosen[i] < branches else "unknown"
+            plan = plans.get(bound) or plans.setdefault(bound, self._plan(bound))
+            if plan.may_fire is not None and plan.may_fire[row]:
+                findings, not_evaluated = self._fired(plan, bound, row)
+                gain = self._combined(findings, bound, row)
+            else:
+                findings, not_evaluated = (), plan.not_evaluated
+                gain = None if self.combined is None or bound == "unknown" else 0  # _combined with no finding
+            out.append(Decision(bound=bound, limiter=limiter[i], why=why[i], path=tuple(steps[i]), findings=findings,
+                                not_evaluated=not_evaluated, borderline=borderline[i] and bound != "unknown", estimated_gain_pct=gain))
+        return out
+
+    def _limiters(self, branch, rows: list[int]) -> list:
+        """A branch's limiter for each of ``rows``: a measurement's value, or the name the rules give."""
+        if self.source.known(branch.limiter):
+            column = self.source.column(branch.limiter)
+            return [column[r] for r in rows]
+        return [branch.limiter or None] * len(rows)
+
+    def _whys(self, branch, rows: list[int], borderline: list[bool]) -> list[str]:
+        """The branch's explanation for each of ``rows`` (all of which took it): its text, each
+        cause sentence whose values are all known, and the borderline note where it applies."""
+        rules = self.rules
+        template = _squeezed(branch.why)
+        out = [R.render_text(template, values) for values in self.records(R.placeholders(branch.why), rows)]
+        for sentence in branch.cause:
+            for i, known in enumerate(self.records(R.placeholders(sentence), rows)):
+                if all(v is not None for v in known.values()):
+                    out[i] += " " + R.render_text(sentence, known)
+        if rules.borderline_note:
+            close = [i for i, b in enumerate(borderline) if b]
+            note = rules.borderline_note
+            for i, values in zip(close, self.records(R.placeholders(note), [rows[i] for i in close])):
+                out[i] += " " + R.render_text(note, values)
+        return out
+
+    def _plan(self, bound: str) -> "_BoundPlan":
+        """For rows with ``bound``: the findings that apply, the rules not evaluated (the same for
+        each such row, until a finding fires), and which rows have a finding that fired."""
         rules, source = self.rules, self.source
-        steps = []
-        bound, limiter, why = "unknown", None, ""
-        for branch, holds in zip(rules.bound, self.branch_holds):
-            ok = bool(holds[row])
-            steps.append(Step(branch.verdict, branch.when.text, ok, self.values(branch.when.names, row), constants_in(rules, branch.when.text)))
-            if ok:
-                bound = branch.verdict
-                limiter = source.value(branch.limiter, row) if source.known(branch.limiter) else (branch.limiter or None)
-                why = self._why(branch, row)
-                break
         not_evaluated = []
         if self.bound_missing:
             status = "partially evaluated" if bound != "unknown" else "not evaluated"
             not_evaluated.append(NotEvaluated("bound", tuple(self.bound_missing), f"{status}: {source.hint(self.bound_missing)}"))
-
-        findings = []
-        for finding in rules.findings:
-            if bound not in finding.under and bound != "unknown":
-                continue
+        applies = [f for f in rules.findings if bound in f.under or bound == "unknown"]
+        hints = {}
+        for finding in applies:
             missing = self.finding_missing[finding.id]
             if missing:
-                not_evaluated.append(NotEvaluated(finding.id, tuple(missing), f"not evaluated: {source.hint(missing)}"))
+                hints[finding.id] = NotEvaluated(finding.id, tuple(missing), f"not evaluated: {source.hint(missing)}")
+                not_evaluated.append(hints[finding.id])
+        may_fire = None
+        if bound != "unknown":
+            for finding in applies:
+                if finding.id not in hints:
+                    fired = self.fired[finding.id]
+                    may_fire = fired if may_fire is None else (may_fire | fired)
+        return _BoundPlan(applies=applies, hints=hints, not_evaluated=tuple(not_evaluated),
+                          may_fire=may_fire.tolist() if may_fire is not None else None)
+
+    def _fired(self, plan: "_BoundPlan", bound: str, row: int) -> tuple[tuple[FindingResult, ...], tuple[NotEvaluated, ...]]:
+        """The findings of a row where one fired, and the rules not evaluated, in the rules' order."""
+        source = self.source
+        not_evaluated = list(plan.not_evaluated[:1]) if self.bound_missing else []
+        findings = []
+        for finding in plan.applies:
+            if finding.id in plan.hints:
+                not_evaluated.append(plan.hints[finding.id])
                 continue
-            if bound == "unknown" or not self.fired[finding.id][row]:
+            if not self.fired[finding.id][row]:
                 continue
             values = self.values(finding.value_names(), row)
             values["bound"] = bound
@@ -197,20 +286,7 @@ class Evaluation:
             findings.append(finding_result(finding, str(self.level[finding.id][row]), values, estimated_speedup=estimate, limited_after=limited))
         # Worst first; within a level, what fixing it buys; file order otherwise.
         findings.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), -(f.estimated_speedup or 0.0)))
-        return Decision(bound=bound, limiter=limiter, why=why, path=tuple(steps), findings=tuple(findings),
-                        not_evaluated=tuple(not_evaluated), borderline=bool(self.borderline[row]) and bound != "unknown",
-                        estimated_gain_pct=self._combined(findings, bound, row))
-
-    def _why(self, branch, row: int) -> str:
-        rules = self.rules
-        why = R.render_text(" ".join(branch.why.split()), self.values(R.placeholders(branch.why), row))
-        for sentence in branch.cause:
-            known = self.values(R.placeholders(sentence), row)
-            if all(v is not None for v in known.values()):
-                why += " " + R.render_text(sentence, known)
-        if self.borderline[row] and rules.borderline_note:
-            why += " " + R.render_text(rules.borderline_note, self.values(R.placeholders(rules.borderline_note), row))
-        return why
+        return tuple(findings), tuple(not_evaluated)
 
     def _combined(self, findings, bound: str, row: int) -> float | None:
         """Every estimated finding of the row fixed together; unknown while one of them is."""
@@ -223,19 +299,29 @@ class Evaluation:
 
     def effects(self, findings, row: int, duration) -> E.KernelEffects:
         """What compare needs to estimate a subset of this row's findings fixed together."""
-        per = {}
-        for f in findings:
-            fx = self.effect.get(f.id)
-            if fx is not None:
-                per[f.id] = E.Effect(keep={u: k[row:row + 1] for u, k in fx.keep.items()}, fill=fx.fill[row:row + 1])
-        util = {u: v[row:row + 1] for u, v in self.util.items()}
-        rules = self.rules
-        return E.KernelEffects(util=util, duration_ns=np.array([float(duration) if duration is not None else np.nan]), findings=per,
-                               roof=rules.setting("roof"), floor_ns=rules.setting("launch_floor_ns"), busy=rules.setting("busy"))
+        per = {f.id: self.effect[f.id] for f in findings if f.id in self.effect}
+        roof, floor, busy = self._estimate_settings
+        return E.KernelEffects(util=self.util, duration_ns=duration, findings=per, roof=roof, floor_ns=floor, busy=busy, row=row)
+
+
+@dataclass(frozen=True)
+class _BoundPlan:
+    """What every row with one bound shares (Evaluation._plan)."""
+
+    applies: list  # the findings listed under the bound, in the rules' order
+    hints: dict  # finding id -> NotEvaluated, for those whose metrics are missing
+    not_evaluated: tuple  # the bound's own (when partly missing) and those, in order
+    may_fire: list | None  # by row: whether some evaluated finding fired (None: none can)
 
 
 def _number(value):
     return None if value is None or (isinstance(value, float) and value != value) else clean(float(value))
+
+
+@functools.lru_cache(maxsize=1024)
+def _squeezed(text: str) -> str:
+    """``text`` on one line, runs of white space as one space (a rules file's folded texts)."""
+    return " ".join(text.split())
 
 
 def constants_in(rules: R.RuleSet, text: str) -> dict:

@@ -504,10 +504,14 @@ MEMORY_LEVELS = (("DRAM", "dram_bytes_per_s", "dram_peak_bytes_per_s"),
 
 
 def section_of(raw: str) -> str | None:
-    for c in CANONICAL.values():
-        if raw in c.aliases:
-            return c.section
-    return None
+    """The section that collects the raw metric ``raw`` (the first canonical name listing it)."""
+    return _SECTION_OF.get(raw)
+
+
+_SECTION_OF: dict[str, str] = {}
+for _canonical in CANONICAL.values():
+    for _alias in _canonical.aliases:
+        _SECTION_OF.setdefault(_alias, _canonical.section)
 
 
 class MetricTable:

@@ -17,8 +17,9 @@ def clean(value):
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return None
-        if value.is_integer() and abs(value) < 2**53:
-            return int(value)
+        if value.is_integer():
+            # Past 2**53 a float is whole and round() would give it back unchanged, only slower.
+            return int(value) if abs(value) < 2**53 else value
         return round(value, 4)
     return value
 
@@ -28,5 +29,16 @@ def clean_all(values: np.ndarray) -> list:
     if values.dtype.kind != "f":
         return [clean(v) for v in values.tolist()]
     finite = np.isfinite(values)
-    whole = finite & (values == np.round(values)) & (np.abs(values) < 2**53)
-    return [int(v) if w else (round(v, 4) if f else None) for v, f, w in zip(values.tolist(), finite.tolist(), whole.tolist())]
+    whole = finite & (values == np.round(values))
+    # 0: no number, 1: a whole number under 2**53 (an int), 2: one past it (as it is: round() would
+    # give it back unchanged), 3: rounded to 4 decimals.
+    kind = np.where(whole, np.where(np.abs(values) < 2**53, 1, 2), np.where(finite, 3, 0))
+    # Columns of one kind (counters: whole numbers; percentages: fractions) in one pass.
+    if (kind == 1).all():
+        return values.astype(np.int64).tolist()
+    if (kind == 3).all():
+        return [round(v, 4) for v in values.tolist()]
+    if (kind == 0).all():
+        return [None] * len(values)
+    kind = kind.tolist()
+    return [(round(v, 4) if k == 3 else int(v) if k == 1 else v if k == 2 else None) for v, k in zip(values.tolist(), kind)]

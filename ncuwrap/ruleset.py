@@ -414,19 +414,33 @@ def _placeholders(text: str) -> tuple[str, ...]:
 
 def render_text(template: str, values: dict) -> str:
     """Fill ``{name}`` / ``{name:.1f}`` placeholders from ``values`` (no attribute access, no eval)."""
+    parts, tail = _segments(template)
+    out = []
+    for literal, name, spec in parts:
+        out.append(literal)
+        out.append(_fill(values.get(name), spec))
+    out.append(tail)
+    return "".join(out)
 
-    def fill(match: re.Match) -> str:
-        name, spec = match.group(1), match.group(2)
-        value = values.get(name)
-        if value is None or (isinstance(value, float) and value != value):
-            return "n/a"
-        if spec and isinstance(value, (int, float)):
-            try:
-                return format(value, spec)
-            except ValueError:
-                return str(value)
-        if isinstance(value, float):
-            return f"{value:.4g}"
-        return str(value)
 
-    return _PLACEHOLDER.sub(fill, template)
+@functools.lru_cache(maxsize=1024)
+def _segments(template: str) -> tuple[tuple[tuple[str, str, str | None], ...], str]:
+    # Parsed once: the same few texts are filled for every launch of a large report.
+    parts, pos = [], 0
+    for match in _PLACEHOLDER.finditer(template):
+        parts.append((template[pos:match.start()], match.group(1), match.group(2)))
+        pos = match.end()
+    return tuple(parts), template[pos:]
+
+
+def _fill(value, spec: str | None) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "n/a"
+    if spec and isinstance(value, (int, float)):
+        try:
+            return format(value, spec)
+        except ValueError:
+            return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass, field
 
@@ -92,6 +93,11 @@ class NotEvaluated:
     message: str
 
     def to_json(self) -> dict:
+        # One object is shared by every launch it applies to: its document is built once (read-only).
+        return self._json
+
+    @functools.cached_property
+    def _json(self) -> dict:
         return {"rule": self.rule, "missing": list(self.missing), "message": self.message}
 
 

@@ -13,7 +13,7 @@ LAYERS = ("base", "ingest", "metrics", "rules", "verdict", "render", "cli")
 LAYER_OF = {
     # Used everywhere: no knowledge of reports, rules or verdicts.
     "ncuwrap": "base", "ncuwrap.errors": "base", "ncuwrap.units": "base", "ncuwrap.resources": "base",
-    "ncuwrap.fileio": "base", "ncuwrap.numbers": "base", "ncuwrap.expr": "base", "ncuwrap.schema": "base",
+    "ncuwrap.fileio": "base", "ncuwrap.numbers": "base", "ncuwrap.bulk": "base", "ncuwrap.expr": "base", "ncuwrap.schema": "base",
     "ncuwrap.safeyaml": "base", "ncuwrap.safejson": "base", "ncuwrap.terminal": "base", "ncuwrap.process": "base",
     "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base",
     # Reading files and running the profilers' exporters.

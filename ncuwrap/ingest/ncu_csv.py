@@ -112,7 +112,8 @@ def _lengths(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, np.nd
     """The cells of ``columns`` as one object array (no fixed-width copy: one 5 MB cell in a
     fixed-width array made every cell 20 MB) and their lengths (NaN where a row has no value)."""
     block = frame[columns].to_numpy(dtype=object)
-    lengths = pd.Series(block.ravel(), dtype=object).str.len().to_numpy(dtype=float).reshape(block.shape)
+    # The cells are texts or NaN (no value): a plain loop is several times faster than pandas' .str here.
+    lengths = np.array([len(x) if isinstance(x, str) else np.nan for x in block.ravel().tolist()], dtype=float).reshape(block.shape)
     return block, lengths
 
 
@@ -122,30 +123,59 @@ def _numeric(column: pd.Series) -> pd.Series:
     return pd.to_numeric(text, errors="coerce")
 
 
-def _convert(path: Path, frame: pd.DataFrame, columns: list[str], units: dict[str, str]) -> pd.DataFrame:
+def _convert(path: Path, frame: pd.DataFrame, columns: list[str], units: dict[str, str], as_text) -> pd.DataFrame:
     """Metric columns to floats in base units; a column with no numbers at all stays text.
 
-    Done on the whole block at once: per-column pandas calls cost ~1 ms each and a full-set export
-    has over 2,000 columns.
+    pandas' parser has turned the columns whose every cell is a number into numbers; the others
+    (text, "n/a", numbers mixed with words) are converted here, all in one block: per-column pandas
+    calls cost ~1 ms each and a full-set export has over 2,000 columns. ``as_text(columns)`` reads
+    columns again as text: the parser makes booleans of "True"/"false" columns and their spelling
+    would be lost.
     """
     if not columns:
         return pd.DataFrame(index=frame.index)
-    block, lengths = _lengths(frame, columns)
-    _check_field_sizes(path, lengths, columns)
-    flat = pd.Series(block.ravel(), dtype=object).str.replace(",", "", regex=False)
-    numbers = pd.to_numeric(flat, errors="coerce").to_numpy(dtype=float, copy=True).reshape(block.shape)
-    factors = np.array([scale_to_base(units.get(c, "")) for c in columns])
-    numbers *= factors
+    numbers = np.empty((len(frame), len(columns)))
+    text: list[int] = []
+    for i, column in enumerate(columns):
+        values = frame[column]
+        if values.dtype.kind in "fiu":
+            numbers[:, i] = values.to_numpy(dtype=float)
+        else:
+            text.append(i)
+    names = [columns[i] for i in text]
+    booleans = [c for c in names if frame[c].dtype.kind == "b"]
+    cells = frame[names]
+    if booleans:
+        cells = cells.assign(**as_text(booleans).set_axis(frame.index)[booleans])
+    parsed, textual = _convert_text(path, cells, names)
+    if text:
+        numbers[:, text] = parsed
+    numbers *= np.array([scale_to_base(units.get(c, "")) for c in columns])
     numbers[np.isinf(numbers)] = np.nan  # "1e999" is no measurement
     out = pd.DataFrame(numbers, columns=columns, index=frame.index)
     # Text metrics (device names, cache configs): keep the strings where no cell parsed as a number.
-    textual = np.isnan(numbers).all(axis=0) & (lengths > 0).any(axis=0)
-    for i in np.flatnonzero(textual):
-        column = columns[i]
+    for column, values in textual.items():
         # As Python objects: metrics.MetricTable reads object columns as text (pandas' own "str" dtype it would not).
-        text = frame[column].astype(object)
-        out[column] = text.where(text != "", None)
+        out[column] = pd.Series(values, index=frame.index, dtype=object)
     return out
+
+
+def _convert_text(path: Path, frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The numbers in text cells (ncu's "424,019"; NaN where a cell is no number), and the columns
+    with no number at all but some text, as object arrays (None for an empty cell)."""
+    if not columns:
+        return np.empty((len(frame), 0)), {}
+    block, lengths = _lengths(frame, columns)
+    _check_field_sizes(path, lengths, columns)
+    flat = pd.Series([x.replace(",", "") if isinstance(x, str) else x for x in block.ravel().tolist()], dtype=object)
+    numbers = pd.to_numeric(flat, errors="coerce").to_numpy(dtype=float, copy=True).reshape(block.shape)
+    textual = np.isnan(numbers).all(axis=0) & (lengths > 0).any(axis=0)
+    out = {}
+    for i in np.flatnonzero(textual):
+        values = block[:, i].copy()
+        values[~(lengths[:, i] > 0)] = None
+        out[columns[i]] = values
+    return numbers, out
 
 
 def _check_aligned(path: Path, frame: pd.DataFrame) -> None:
@@ -172,18 +202,25 @@ def _last_row_fields(path: Path) -> int | None:
     """Fields of the file's last row, counted on the raw bytes (None: the row does not fit in
     MAX_ROW_BYTES). ncu quotes every field and doubles a quote inside one, so a byte is inside a
     field when an odd number of quotes precede it; only commas and newlines outside separate. A
-    newline inside a quoted name then does not start a row, and no field-size limit applies."""
+    newline inside a quoted name then does not start a row, and no field-size limit applies.
+    The end of the file is searched in a growing window (1 MiB, then 8 times more up to
+    MAX_ROW_BYTES): the quotes before it are only counted, the window is looked at byte by byte."""
     size = path.stat().st_size
-    start = max(0, size - MAX_ROW_BYTES)
-    quotes = 0
-    with path.open("rb") as fh:
-        while fh.tell() < start:
-            quotes += fh.read(min(start - fh.tell(), 1 << 24)).count(b'"')
-        tail = np.frombuffer(fh.read().rstrip(b"\r\n"), dtype=np.uint8)
-    outside = (quotes + np.cumsum(tail == ord('"'))) % 2 == 0
-    breaks = np.flatnonzero((tail == ord("\n")) & outside)
-    if not len(breaks) and start > 0:
-        return None
+    window = min(1 << 20, MAX_ROW_BYTES)
+    while True:
+        start = max(0, size - window)
+        quotes = 0
+        with path.open("rb") as fh:
+            while fh.tell() < start:
+                quotes += fh.read(min(start - fh.tell(), 1 << 24)).count(b'"')
+            tail = np.frombuffer(fh.read().rstrip(b"\r\n"), dtype=np.uint8)
+        outside = (quotes + np.cumsum(tail == ord('"'))) % 2 == 0
+        breaks = np.flatnonzero((tail == ord("\n")) & outside)
+        if len(breaks) or start == 0:
+            break
+        if window >= MAX_ROW_BYTES:
+            return None
+        window = min(window * 8, MAX_ROW_BYTES)
     row = slice(breaks[-1] + 1 if len(breaks) else 0, None)
     return int(np.count_nonzero((tail[row] == ord(",")) & outside[row])) + 1
 
@@ -270,21 +307,58 @@ def _read(path: Path, usecols=None) -> Profile:
         keep = set(usecols)
         wanted = [c for c in header if c in _LAUNCH_COLUMNS or c in keep]
         metric_columns = [c for c in metric_columns if c in keep]
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[], skiprows=_skip(offset, path),
-                            usecols=wanted, engine="c", low_memory=False)
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]}); export it again with 'ncu --import REPORT --csv --page raw'") from None
+    units_row, line = _units_row(path, offset, header)
+    skip = _skip(offset, path)
+    # The units row is left out of the parse, so pandas' C parser turns the metric columns into
+    # numbers itself; a column it cannot read as numbers comes back as text and is converted cell by
+    # cell (_convert). ncu's thousands separators ("1,234.5") are among those: the parser's own
+    # thousands option rounds some of them differently from reading the number without its commas.
+    rows = list(range(skip)) + ([skip + line] if units_row is not None else [])
+    frame = _read_csv(path, rows, header, wanted, metric_columns)
     _check_aligned(path, frame)
-    units: dict[str, str] = {}
-    if len(frame) and frame.iloc[0].get("ID", "x") == "":
-        unit_row = frame.iloc[0]
-        units = {c: unit_row[c] for c in metric_columns}
-        frame = frame.iloc[1:].reset_index(drop=True)
+    units = {c: units_row[c] for c in metric_columns} if units_row is not None else {}
     _check_complete(path, frame, len(header))
-    metrics = _convert(path, frame, metric_columns, units)
+    metrics = _convert(path, frame, metric_columns, units, lambda columns: _read_csv(path, rows, header, columns, (), text=True))
     out = pd.concat([_launch_meta(path, frame), metrics], axis=1)
     return Profile(source=_source(path, "ncu-csv-raw", out), frame=out, units=units)
+
+
+def _read_csv(path: Path, skiprows: list[int], header: list[str], usecols, metric_columns, *, text: bool = False) -> pd.DataFrame:
+    """The raw page's cells: launch columns as text; metric columns as numbers where every cell is
+    one (an empty cell: NaN), else as text (``text``: every column as text, empty cells "")."""
+    if text:
+        options = dict(dtype=str, na_values=[])
+    else:
+        metrics = set(metric_columns)
+        names = usecols if usecols is not None else header
+        options = dict(dtype={c: str for c in names if c not in metrics}, na_values={c: [""] for c in metric_columns})
+    try:
+        return pd.read_csv(path, keep_default_na=False, skiprows=skiprows, usecols=usecols, engine="c", low_memory=False, **options)
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]}); export it again with 'ncu --import REPORT --csv --page raw'") from None
+
+
+def _units_row(path: Path, offset: int, header: list[str]) -> tuple[dict[str, str] | None, int]:
+    """The units row (the first line after the header that is not blank, with an empty ID) by
+    column, or None when the export has none; and its line number counted from the header. A units
+    row is one line: unit names hold no quotes or newlines."""
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        fh.readline(MAX_ROW_BYTES)
+        line, number = "", 1
+        for number in range(1, 1000):
+            line = fh.readline(MAX_ROW_BYTES).decode("utf-8", "replace")
+            if line.strip("\r\n") or not line:
+                break
+    if line.count('"') % 2 or not line.startswith(('"",', ',')):
+        return None, number
+    try:
+        fields = next(csv.reader([line]))
+    except (csv.Error, StopIteration):
+        return None, number
+    if len(fields) > len(header):
+        raise InputError(f"{path}: the rows have more fields than the header; export it again from the .ncu-rep")
+    return dict(zip(header, fields + [""] * (len(header) - len(fields)))), number
 
 
 def _skip(offset: int, path: Path) -> int:

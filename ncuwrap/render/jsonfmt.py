@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import orjson
 
+from ncuwrap.bulk import no_collection_pauses
+
 
 def dumps(doc) -> str:
     """``doc`` as indented JSON text with a final newline."""
@@ -17,4 +19,6 @@ def dumps(doc) -> str:
 
 
 def render(result, **_options) -> str:
-    return dumps(result.to_json())
+    # The document of a large report is hundreds of thousands of small dicts and lists.
+    with no_collection_pauses():
+        return dumps(result.to_json())

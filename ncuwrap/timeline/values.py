@@ -35,6 +35,9 @@ class CaptureValues:
     def value(self, name: str, row: int = 0):
         return clean(self._raw(name))
 
+    def column(self, name: str) -> list:
+        return [self.value(name)]
+
     def known(self, name: str) -> bool:
         return name in TM.NAMES
 
