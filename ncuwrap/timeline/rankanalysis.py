@@ -102,7 +102,7 @@ def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
     straggler = ranks[int(np.argmax(compute))].rank  # the first of equals
     least = int(nccl.min())
     waits = [int(n - least) if any_nccl else None for n in nccl]
-    rows = tuple(RankRow(r.rank, r.compute_ns, r.nccl_ns, w, r.rank == straggler and len(ranks) > 1) for r, w in zip(ranks, waits))
+    rows = tuple(RankRow(r.rank, r.compute_ns, r.nccl_ns, w) for r, w in zip(ranks, waits))
     m: dict[str, object] = {}
     unknown: dict[str, str] = {}
     median_compute = float(np.median(compute))

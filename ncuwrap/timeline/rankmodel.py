@@ -89,7 +89,6 @@ class RankRow:
     compute_ns: int
     nccl_ns: int
     wait_ns: int | None  # NCCL time beyond the least of any rank: waiting for the others (None: no NCCL kernel anywhere)
-    straggler: bool
 
 
 @dataclass(frozen=True)

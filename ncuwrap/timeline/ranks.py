@@ -55,6 +55,11 @@ class RanksDiagnosis:
     def ranks(self):
         return self.set.ranks
 
+    @property
+    def straggler(self) -> int | None:
+        """The rank the rules name as the straggler (their 'straggler' finding), else None."""
+        return self.set.metrics["straggler_rank"] if any(f.id == "straggler" for f in self.findings) else None
+
     def to_json(self) -> dict:
         s = self.set
         return {
@@ -65,7 +70,7 @@ class RanksDiagnosis:
             "bound": self.bound,
             "limiter": self.limiter,
             "why": self.why,
-            "straggler": s.metrics["straggler_rank"] if len(s.ranks) > 1 else None,
+            "straggler": self.straggler,
             "imbalance": clean(s.metrics["imbalance"]),
             "decision_path": [step.to_json() for step in self.path],
             "findings": [f.to_json(estimates=False) for f in self.findings],
@@ -83,7 +88,7 @@ class RanksDiagnosis:
             "breakdown_ns": {c: r.breakdown_ns[c] for c in RANK_CATEGORIES},
             "breakdown_pct": {c: clean(r.share(c)) for c in RANK_CATEGORIES},
             "compute_ns": r.compute_ns, "nccl_ns": r.nccl_ns, "nccl_hidden_ns": r.nccl_hidden_ns, "nccl_hidden_pct": clean(r.hidden_pct),
-            "nccl_kernels": r.nccl_kernels, "nccl_wait_ns": row.wait_ns, "straggler": row.straggler,
+            "nccl_kernels": r.nccl_kernels, "nccl_wait_ns": row.wait_ns, "straggler": r.rank == self.straggler,
             "top_compute_kernel": r.top_compute_kernel, "kernel_count": r.timeline.metrics["kernel_count"],
             "steps": r.steps.to_json() if r.steps else None, "nvtx_ranges": r.nvtx_ranges,
         }
