@@ -38,3 +38,7 @@ class BenchError(NcuwrapError):
 
 class OutputExistsError(NcuwrapError):
     """Refusing to overwrite an existing output without --force."""
+
+
+class ClusterError(NcuwrapError):
+    """The Dask cluster that analyses rank captures cannot be reached or started."""

@@ -88,7 +88,7 @@ class RuleSet:
     path: str
     version: int
     name: str
-    kind: str  # kernel | timeline
+    kind: str  # kernel | timeline | ranks
     constants: dict[str, float]
     bound: tuple[Branch, ...]
     findings: tuple[Finding, ...]
@@ -145,7 +145,7 @@ def kind_of_file(path: str | Path) -> str:
 
 
 def default_path(kind: str = "kernel") -> Path:
-    return data_dir("rules") / ("default.yaml" if kind == "kernel" else "timeline.yaml")
+    return data_dir("rules") / {"kernel": "default.yaml", "timeline": "timeline.yaml", "ranks": "ranks.yaml"}[kind]
 
 
 def load(path: str | Path | None = None, *, kind: str = "kernel", extend: bool = False) -> RuleSet:
@@ -221,6 +221,10 @@ def known_names(kind: str) -> tuple[frozenset[str], bool, str]:
         from ncuwrap.timeline.metrics import NAMES
 
         return NAMES, False, "timeline rules read the names listed at the end of rules/timeline.yaml"
+    if kind == "ranks":
+        from ncuwrap.timeline.rankmetrics import NAMES as RANK_NAMES
+
+        return RANK_NAMES, False, "rank rules read the names listed at the end of rules/ranks.yaml"
     return frozenset(metrics.CANONICAL) | frozenset(metrics.DERIVED), True, "see 'ncuwrap rules metrics --all' for the names"
 
 

@@ -1,6 +1,8 @@
 """``ncuwrap timeline -- ./program args``: capture a program with Nsight Systems and diagnose its
 timeline (thin wrapper over :mod:`ncuwrap.timeline.capture`); ``ncuwrap timeline FILE.sqlite`` (or
-.nsys-rep) diagnoses a capture made before.
+.nsys-rep) diagnoses a capture made before; ``ncuwrap timeline --ranks DIR`` diagnoses a multi-GPU run
+from one capture per rank (:mod:`ncuwrap.timeline.ranks`), and ``--per-rank -- torchrun ...`` captures
+one (:mod:`ncuwrap.timeline.rankcapture`).
 
 The verdict goes to stdout in --format; where the files went goes to stderr.
 """
@@ -51,7 +53,7 @@ def capture_file(program: list[str], output: Path | None, force: bool) -> Path |
 
 @app.command(context_settings={"ignore_unknown_options": True})
 def timeline(
-    program: List[str] = typer.Argument(..., help="The program and its arguments, after '--': ncuwrap timeline -- ./prog args. "
+    program: Optional[List[str]] = typer.Argument(None, help="The program and its arguments, after '--': ncuwrap timeline -- ./prog args. "
                                                   "Or a capture made before: a .sqlite export or .nsys-rep.", show_default=False),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder (default: ncuwrap-runs/timeline-<time>). Never overwritten without --force."),
     force: bool = typer.Option(False, "--force", help="Replace the timeline files of an existing run folder."),
@@ -59,16 +61,56 @@ def timeline(
     rules: Optional[Path] = typer.Option(None, "--rules", help="Timeline rules YAML replacing the bundled ones (see rules/timeline.yaml)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled timeline rules instead of replacing them."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format of the verdict printed at the end."),
+    ranks: Optional[Path] = typer.Option(None, "--ranks", help="Diagnose a multi-GPU run: the folder holding one nsys capture per rank "
+                                         "(rank0.sqlite, rank1.sqlite... see docs/ranks.md for the naming rule)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="With --ranks: analyse on the Dask cluster at this address "
+                                            "(its workers must see the files) instead of a local cluster."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=0, help="With --ranks: worker processes of the local Dask cluster "
+                                          "(default: one per CPU, at most one per capture; 0: no Dask, one capture after the other)."),
+    step_range: Optional[str] = typer.Option(None, "--step-range", help="With --ranks: the NVTX range name (a regular expression) "
+                                             "marking a training step (default: a name with the word 'step', or ProfilerStep#N)."),
+    allow_mixed: bool = typer.Option(False, "--allow-mixed", help="With --ranks: accept captures of different programs or started "
+                                     "far apart (different runs)."),
+    per_rank: bool = typer.Option(False, "--per-rank", help="Capture one report per rank of a torchrun launch (-- torchrun ...), "
+                                  "then diagnose them as --ranks does. Unverified on a GPU so far."),
 ) -> None:
     """Capture a program with Nsight Systems (CUDA, NVTX, OS runtime) and say what limits it end to end:
     kernels, host<->device transfers, or launch and synchronization overhead.
 
     Writes timeline.nsys-rep, timeline.sqlite, timeline.json, timeline.html and timeline.log into the run folder.
     Given a .sqlite (or .nsys-rep) instead of a program, diagnoses that capture and writes nothing.
+    With --ranks DIR, diagnoses one capture per rank of a multi-GPU run: which rank is slow, and whether
+    the run is compute-, communication-, input- or launch-bound.
     """
     from ncuwrap.timeline.capture import capture, default_run_dir
 
-    path = capture_file(list(program), output, force)
+    program = list(program or [])
+    if ranks is not None:
+        if program:
+            raise InputError(f"--ranks DIR analyses captures made before: give no program ({shlex.join(program)}) with it; "
+                             "to capture one report per rank, run 'ncuwrap timeline --per-rank -- torchrun ...'")
+        from ncuwrap.timeline.ranks import diagnose_ranks
+
+        emit(diagnose_ranks(ranks, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
+                            nsys=nsys_path, allow_mixed=allow_mixed), fmt, None)
+        return
+    if per_rank:
+        from ncuwrap.timeline.rankcapture import capture_ranks
+        from ncuwrap.timeline.ranks import diagnose_ranks
+
+        run_dir = output or default_run_dir()
+        folder = capture_ranks(program, run_dir, nsys=nsys_path, force=force,
+                               started=lambda argv: typer.echo(f"nsys: capturing each rank: {shlex.join(argv)} ...", err=True))
+        typer.echo(f"run folder: {folder}", err=True)
+        emit(diagnose_ranks(folder, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
+                            nsys=nsys_path, allow_mixed=allow_mixed), fmt, None)
+        return
+    if scheduler is not None or workers is not None or step_range is not None or allow_mixed:
+        raise InputError("--scheduler, --workers, --step-range and --allow-mixed apply to --ranks DIR only; "
+                         "give the folder of rank captures with --ranks")
+    if not program:
+        raise InputError("no program given; run 'ncuwrap timeline -- ./program args' or 'ncuwrap timeline --ranks DIR'")
+    path = capture_file(program, output, force)
     if path is not None:
         from ncuwrap.timeline.diagnosis import diagnose_timeline
 

@@ -19,7 +19,8 @@ class Format(str, Enum):
 
 
 # Result type (class name) -> the module, per format, whose ``render(result, **options) -> str`` draws it.
-_KINDS = {"Diagnosis": "diagnosis", "CompareResult": "compare", "TimelineDiagnosis": "timeline", "BenchReport": "bench"}
+_KINDS = {"Diagnosis": "diagnosis", "CompareResult": "compare", "TimelineDiagnosis": "timeline", "BenchReport": "bench",
+          "RanksDiagnosis": "ranks"}
 
 
 def render(result, fmt: Format, **options) -> str:

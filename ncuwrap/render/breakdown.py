@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-COLORS = {"kernel": "#4e79a7", "memcpy_htod": "#f28e2b", "memcpy_dtoh": "#e15759", "memcpy_dtod": "#76b7b2",
-          "memcpy_other": "#b07aa1", "memset": "#59a14f", "idle": "#d4d0cc"}
-GLYPHS = {"kernel": "#", "memcpy_htod": ">", "memcpy_dtoh": "<", "memcpy_dtod": "=", "memcpy_other": "~", "memset": "-", "idle": "."}
+# A rank's breakdown (ncuwrap.timeline.rankmodel) splits kernels into compute (drawn as kernels are)
+# and exposed NCCL communication.
+COLORS = {"kernel": "#4e79a7", "compute": "#4e79a7", "nccl": "#edc948", "memcpy_htod": "#f28e2b", "memcpy_dtoh": "#e15759",
+          "memcpy_dtod": "#76b7b2", "memcpy_other": "#b07aa1", "memset": "#59a14f", "idle": "#d4d0cc"}
+GLYPHS = {"kernel": "#", "compute": "#", "nccl": "%", "memcpy_htod": ">", "memcpy_dtoh": "<", "memcpy_dtod": "=", "memcpy_other": "~",
+          "memset": "-", "idle": "."}
 
 
-def text_bar(timeline, width: int = 60) -> str:
+def text_bar(timeline, width: int = 60) -> str:  # a Timeline or a RankTimeline (both have segments())
     """The breakdown as ``width`` characters, one glyph per category (largest remainders; any
     category present gets at least one character)."""
     parts = [s for s in timeline.segments() if s.ns > 0]

@@ -319,3 +319,34 @@ def timeline_header(diagnosis) -> str:
 def evidence(finding) -> str:
     """'name=value, ...' of a finding's evidence."""
     return ", ".join(f"{name}={number(value)}" for name, value in finding.evidence.items())
+
+
+def ranks_verdict(diagnosis) -> str:
+    """'communication (waiting for rank 1)'."""
+    return timeline_verdict(diagnosis)
+
+
+def rank_cells(diagnosis) -> list[dict]:
+    """One row per rank of ``timeline --ranks``, its cells as text (shared by the table, Markdown and HTML)."""
+    out = []
+    for r in diagnosis.set.ranks:
+        row = diagnosis.set.row(r.rank)
+        steps = r.steps
+        out.append({
+            "rank": str(r.rank) + (" *" if r.rank == diagnosis.straggler else ""),
+            "host": r.hostname or "?",
+            "window": duration(r.window_ns),
+            "compute": f"{duration(r.compute_ns)} ({r.share('compute'):.1f}%)",
+            "nccl": f"{duration(r.nccl_ns)}" if r.nccl_kernels else "none",
+            "exposed": f"{duration(r.breakdown_ns['nccl'])} ({r.share('nccl'):.1f}%)" if r.nccl_kernels else "-",
+            "hidden": percent(None if r.nccl_ns == 0 else r.hidden_pct),
+            "wait": duration(row.wait_ns),
+            "idle": f"{r.share('idle'):.1f}%",
+            "steps": f"{steps.count} x {duration(steps.median_ns)}" if steps else "-",
+            "file": r.path,
+        })
+    return out
+
+
+RANK_COLUMNS = (("rank", "rank"), ("host", "host"), ("window", "window"), ("compute", "compute"), ("nccl", "NCCL"),
+                ("exposed", "exposed"), ("hidden", "hidden"), ("wait", "wait"), ("idle", "idle"), ("steps", "steps"))

@@ -8,8 +8,9 @@ from pathlib import Path
 from ncuwrap.errors import InputError, ToolNotFoundError
 
 
-def read_timeline(path: str | Path, nsys: str | Path | None = None):
-    """The raw events of ``path`` (.sqlite, or .nsys-rep exported to a temporary .sqlite with nsys)."""
+def read_timeline(path: str | Path, nsys: str | Path | None = None, *, ranks: bool = False):
+    """The raw events of ``path`` (.sqlite, or .nsys-rep exported to a temporary .sqlite with nsys);
+    with ``ranks``, also its NVTX ranges and run identity (ncuwrap.timeline.sqlite.read)."""
     from ncuwrap import ingest
     from ncuwrap.timeline import nsysrep, sqlite
 
@@ -28,7 +29,7 @@ def read_timeline(path: str | Path, nsys: str | Path | None = None):
                                     "installed and diagnose the .sqlite") from None
         with tempfile.TemporaryDirectory(prefix="ncuwrap-nsys-") as tmp:
             exported = nsysrep.export_sqlite(path, Path(tmp) / (path.name[: -len(".nsys-rep")] + ".sqlite"), nsys=exe)
-            return sqlite.read(exported), "nsys-rep"
+            return sqlite.read(exported, ranks=ranks), "nsys-rep"
     if name.endswith(".sqlite"):
-        return sqlite.read(path), "nsys-sqlite"
+        return sqlite.read(path, ranks=ranks), "nsys-sqlite"
     raise InputError(f"{path}: not an Nsight Systems timeline; give a .nsys-rep or its 'nsys export --type sqlite' .sqlite")

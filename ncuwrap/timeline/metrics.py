@@ -115,10 +115,10 @@ CATALOGUE: dict[str, TimelineMetric] = {
 }
 
 
-def _variants() -> dict[str, tuple[str, float]]:
-    """Unit variants: name -> (base name, divisor)."""
+def variants(catalogue) -> dict[str, tuple[str, float]]:
+    """Unit variants of ``catalogue``'s names: name -> (base name, divisor)."""
     out: dict[str, tuple[str, float]] = {}
-    for name in CATALOGUE:
+    for name in catalogue:
         if name.endswith("_ns"):
             out[name[:-3] + "_us"] = (name, 1e3)
             out[name[:-3] + "_ms"] = (name, 1e6)
@@ -127,7 +127,7 @@ def _variants() -> dict[str, tuple[str, float]]:
     return out
 
 
-VARIANTS = _variants()
+VARIANTS = variants(CATALOGUE)
 NAMES: frozenset[str] = frozenset(CATALOGUE) | frozenset(VARIANTS)
 
 

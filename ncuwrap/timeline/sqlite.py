@@ -38,6 +38,9 @@ MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 GRAPH_TABLE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 STRINGS_TABLE = "StringIds"
+NVTX_TABLE = "NVTX_EVENTS"
+# NVTX range event types (nsys's ENUM_NSYS_EVENT_TYPE), for exports without that table.
+_NVTX_RANGE_TYPES = {59: "NvtxPushPopRange", 60: "NvtxStartEndRange"}
 
 # Copy categories of the breakdown, by CUDA memcpy kind (CUPTI's CUpti_ActivityMemcpyKind, which
 # nsys keeps in ENUM_CUDA_MEMCPY_OPER): the direction decides the category; arrays count as device
@@ -57,11 +60,13 @@ COPY_LABELS = {"memcpy_htod": "H2D", "memcpy_dtoh": "D2H", "memcpy_dtod": "D2D",
 # Every table this module reads: nsys writes each as a table, and a view in its place could run any
 # query (a recursive one never ends).
 READ_TABLES = (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, GRAPH_TABLE, STRINGS_TABLE,
-               "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND", "META_DATA_EXPORT", "TARGET_INFO_GPU")
+               "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND", "META_DATA_EXPORT", "TARGET_INFO_GPU",
+               NVTX_TABLE, "ENUM_NSYS_EVENT_TYPE", "META_DATA_CAPTURE", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME")
 # Columns nsys writes as integers (times, ids, sizes, enum values); anything else in them is refused.
 INTEGER_COLUMNS = frozenset({"start", "end", "deviceId", "streamId", "correlationId", "graphId", "gridX", "gridY", "gridZ",
                              "blockX", "blockY", "blockZ", "shortName", "demangledName", "mangledName", "bytes", "copyKind",
-                             "srcKind", "dstKind", "nameId", "globalTid", "id"})
+                             "srcKind", "dstKind", "nameId", "globalTid", "id", "eventType", "textId",
+                             "utcEpochNs"})
 # SQLite virtual-machine steps a read may take: reading the bundled captures takes 0.03 per byte of
 # the file, so 100 per byte (plus a floor for small files) stops only a query that should not be there.
 STEPS_PER_BYTE = 100
@@ -83,6 +88,19 @@ class TimelineData:
     device: str | None = None
     notes: list[str] = field(default_factory=list)  # what was missing and how it was read
     unknown: dict[str, str] = field(default_factory=dict)  # quantity group -> why it is unknown
+    # Read only for a multi-rank analysis (``read(path, ranks=True)``):
+    nvtx: pd.DataFrame | None = None  # NVTX ranges: start, end, name (None: no NVTX_EVENTS table)
+    run: RunInfo | None = None  # what identifies the run the capture belongs to
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the export says about the captured run: a set of rank reports must agree on the program and
+    start at about the same time (None: the export does not say)."""
+
+    hostname: str | None
+    command: str | None  # the launched program (META_DATA_CAPTURE PROCESS_0:COMMAND)
+    start_utc_ns: int | None  # the session's start, ns since the epoch (TARGET_INFO_SESSION_START_TIME)
 
 
 def check_file(path: Path) -> None:
@@ -96,8 +114,9 @@ def check_file(path: Path) -> None:
                          "give the output of 'nsys export --type sqlite' or the .nsys-rep itself")
 
 
-def read(path: str | Path) -> TimelineData:
-    """Read the events of an nsys SQLite export; raise InputError naming the file on any problem."""
+def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
+    """Read the events of an nsys SQLite export; raise InputError naming the file on any problem.
+    With ``ranks``, also the NVTX ranges and what identifies the run (for ``timeline --ranks``)."""
     path = Path(path)
     check_file(path)
     try:
@@ -107,7 +126,7 @@ def read(path: str | Path) -> TimelineData:
     budget = _Budget(STEPS_FLOOR + STEPS_PER_BYTE * path.stat().st_size)
     connection.set_progress_handler(budget, _STEPS_PER_CALL)
     try:
-        return _Reader(path, connection).read()
+        return _Reader(path, connection).read(ranks=ranks)
     except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:  # pandas wraps the errors of its queries
         if budget.spent:
             raise InputError(f"{path}: reading it took more than {budget.steps:,} SQLite steps, far more than an nsys export "
@@ -202,7 +221,7 @@ class _Reader:
 
     # -- tables ---------------------------------------------------------------------------------
 
-    def read(self) -> TimelineData:
+    def read(self, ranks: bool = False) -> TimelineData:
         self.require(STRINGS_TABLE, ("id", "value"), "the string table every name refers to")
         kernels = self.kernels()
         data = TimelineData(
@@ -215,6 +234,9 @@ class _Reader:
             export_schema=self.export_schema(),
             device=self.device(),
         )
+        if ranks:
+            data.nvtx = self.nvtx()
+            data.run = self.run()
         data.notes, data.unknown = self.notes, self.unknown
         return data
 
@@ -345,6 +367,41 @@ class _Reader:
         raw = frame["raw_name"].fillna("(unnamed call)")
         frame["name"] = raw.map({n: api_name(n) for n in raw.unique()})
         return _times(frame.drop(columns=["raw_name"]))
+
+    def nvtx(self) -> pd.DataFrame | None:
+        """NVTX push/pop and start/end ranges (start, end, name); None without an NVTX_EVENTS table
+        (nsys writes none when the program marked no range or NVTX was not traced)."""
+        if NVTX_TABLE not in self.tables:
+            return None
+        columns = self.require(NVTX_TABLE, ("start", "end", "eventType"), "NVTX ranges")
+        types = self.enum("ENUM_NSYS_EVENT_TYPE") or _NVTX_RANGE_TYPES
+        wanted = sorted(k for k, v in types.items() if v in ("NvtxPushPopRange", "NvtxStartEndRange"))
+        if not wanted:
+            return None
+        text = "n.text" if "text" in columns else "NULL"
+        if "textId" in columns:
+            name, join = f"COALESCE({text}, s.value)", f' LEFT JOIN {STRINGS_TABLE} s ON s.id = n."textId"'
+        else:
+            name, join = text, ""
+        frame = self.query(f'SELECT n.start AS start, n."end" AS "end", {name} AS name FROM {NVTX_TABLE} n{join} '
+                           f'WHERE n.eventType IN ({", ".join(str(int(w)) for w in wanted)})')
+        frame["name"] = frame["name"].fillna("(unnamed range)").astype(str)
+        return _times(frame)
+
+    def run(self) -> RunInfo:
+        host = None
+        if "TARGET_INFO_SYSTEM_ENV" in self.tables and {"name", "value"} <= set(self.columns("TARGET_INFO_SYSTEM_ENV")):
+            row = self.db.execute("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'").fetchone()
+            host = str(row[0]) if row and row[0] not in (None, "") else None
+        command = None
+        if "META_DATA_CAPTURE" in self.tables and {"name", "value"} <= set(self.columns("META_DATA_CAPTURE")):
+            row = self.db.execute("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:COMMAND'").fetchone()
+            command = str(row[0]) if row and row[0] not in (None, "") else None
+        start = None
+        if "TARGET_INFO_SESSION_START_TIME" in self.tables and "utcEpochNs" in self.columns("TARGET_INFO_SESSION_START_TIME"):
+            row = self.db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
+            start = int(row[0]) if row and isinstance(row[0], int) else None
+        return RunInfo(hostname=host, command=command, start_utc_ns=start)
 
     def device(self) -> str | None:
         if "TARGET_INFO_GPU" not in self.tables or "name" not in self.columns("TARGET_INFO_GPU"):

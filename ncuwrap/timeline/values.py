@@ -16,14 +16,15 @@ from ncuwrap.verdict import clean
 class CaptureValues:
     n = 1
 
-    def __init__(self, metrics: dict, unknown: dict):
+    def __init__(self, metrics: dict, unknown: dict, names=TM):
         self.values = metrics
         self.unknown = unknown  # name -> why the capture does not have it
+        self.names = names  # the catalogue module: ncuwrap.timeline.metrics, or .rankmetrics for a set of ranks
 
     def _raw(self, name: str):
-        value = self.values.get(TM.base_of(name))
-        if name in TM.VARIANTS and value is not None:
-            value = float(value) / TM.VARIANTS[name][1]
+        value = self.values.get(self.names.base_of(name))
+        if name in self.names.VARIANTS and value is not None:
+            value = float(value) / self.names.VARIANTS[name][1]
         return value
 
     def lookup(self, name: str) -> np.ndarray:
@@ -39,13 +40,13 @@ class CaptureValues:
         return [self.value(name)]
 
     def known(self, name: str) -> bool:
-        return name in TM.NAMES
+        return name in self.names.NAMES
 
     def missing(self, names) -> list[str]:
-        return [n for n in dict.fromkeys(names) if TM.base_of(n) in self.unknown]
+        return [n for n in dict.fromkeys(names) if self.names.base_of(n) in self.unknown]
 
     def hint(self, missing: list[str]) -> str:
         by_reason: dict[str, list[str]] = {}
         for name in missing:
-            by_reason.setdefault(self.unknown[TM.base_of(name)], []).append(name)
+            by_reason.setdefault(self.unknown[self.names.base_of(name)], []).append(name)
         return "; ".join(f"{', '.join(names)} unknown: {why}" for why, names in by_reason.items())

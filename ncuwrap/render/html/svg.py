@@ -72,6 +72,38 @@ def _legend(series: list[str], x: float, y: float) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Stacked bars: one row per rank, its window split into categories
+
+
+def stacked_bars(title: str, rows: list[tuple[str, list[tuple[str, float, str, str]]]], legend: list[tuple[str, str]],
+                 width: int = 720) -> Markup:
+    """One horizontal bar per row on a 0-100% scale, made of segments ``(name, pct, color, tip)``;
+    ``legend`` is ``(name, color)`` pairs, drawn above."""
+    label_w, value_w, bar_h, gap, top = 90, 10, 16, 8, 30
+    plot_w = width - label_w - value_w
+    body, x = [], float(label_w)
+    for name, color in legend:
+        body.append(f'<rect x="{x:.0f}" y="7" width="10" height="10" fill="{color}"/><text x="{x + 14:.0f}" y="16" fill="{INK}">{_t(name)}</text>')
+        x += 14 + 7.0 * len(name) + 14
+    bottom = top + len(rows) * (bar_h + gap)
+    for pct in range(0, 101, 25):
+        gx = label_w + plot_w * pct / 100
+        body.append(f'<line x1="{gx:.1f}" y1="{top - 4}" x2="{gx:.1f}" y2="{bottom - gap + 4}" stroke="{GRID}"/>'
+                    f'<text x="{gx:.1f}" y="{bottom + 10}" fill="{MUTED}" font-size="10" text-anchor="middle">{pct}%</text>')
+    y = top
+    for label, segments in rows:
+        body.append(f'<text x="{label_w - 8}" y="{y + bar_h - 3}" fill="{INK}" text-anchor="end">{_t(label)}</text>')
+        sx = float(label_w)
+        for name, pct, color, tip in segments:
+            w = plot_w * max(0.0, min(_num(pct) or 0.0, 100.0)) / 100
+            if w > 0:
+                body.append(f'<rect x="{sx:.1f}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{color}"><title>{_t(tip)}</title></rect>')
+            sx += w
+        y += bar_h + gap
+    return _svg(width, bottom + 16, title, body)
+
+
+# ---------------------------------------------------------------------------------------------
 # Bars: percentages of a peak (Speed of Light, occupancy)
 
 

@@ -1,0 +1,46 @@
+"""Markdown output of a multi-rank diagnosis (``ncuwrap timeline --ranks DIR``), escaped like every
+Markdown renderer (ncuwrap.render.escape): names and paths in code spans, prose escaped."""
+
+from __future__ import annotations
+
+from ncuwrap.render import breakdown as B
+from ncuwrap.render import text as T
+from ncuwrap.render.escape import code, escape, table
+
+
+def render(diagnosis, **_options) -> str:
+    s = diagnosis.set
+    out = ["## ncuwrap timeline --ranks", "",
+           f"{code(diagnosis.folder)}: {len(s.ranks)} ranks ({escape(diagnosis.naming)}); analysed on {escape(diagnosis.workers)}; "
+           f"rules {code(diagnosis.rules_name)} version {diagnosis.rules_version}.", ""]
+    out += [f"**Bound: {escape(T.ranks_verdict(diagnosis))}.** {escape(diagnosis.why)}", ""]
+
+    out += ["### Ranks", ""]
+    rows = [[code(c["rank"]) if key == "rank" else escape(c[key]) for key, _ in T.RANK_COLUMNS] for c in T.rank_cells(diagnosis)]
+    out += table([label for _, label in T.RANK_COLUMNS], rows, "ll" + "r" * (len(T.RANK_COLUMNS) - 2)).split("\n")
+    out += ["", "\\* the straggler (the most compute). Compute: time a non-NCCL kernel ran. NCCL: time any NCCL kernel ran; exposed: time only NCCL kernels ran; hidden: NCCL time under "
+                "a compute kernel. Wait: a rank's NCCL time beyond the least of any rank.", ""]
+
+    out += ["### Where each rank's window went", "", "```text"]
+    out += [f"rank {r.rank:<4} [{B.text_bar(r)}]" for r in s.ranks]
+    legend = {}
+    for r in s.ranks:
+        for seg in r.segments():
+            legend.setdefault(seg.category, seg.label)
+    out += ["  ".join(f"{B.GLYPHS[c]} {label}" for c, label in legend.items()), "```", ""]
+
+    out += ["### Findings", ""]
+    if not diagnosis.findings:
+        out += ["None.", ""]
+    for f in diagnosis.findings:
+        out += [f"#### {f.severity.upper()}: {escape(f.title)}", "", f"- **Evidence:** {code(T.evidence(f))}", f"- **Advice:** {escape(f.advice)}", ""]
+    if diagnosis.not_evaluated:
+        out += ["Not evaluated:", ""] + [f"- {code(n.rule)}: {escape(n.message)}" for n in diagnosis.not_evaluated] + [""]
+
+    out += ["### Files", ""]
+    out += table(["rank", "file", "command", "device"],
+                 [[str(r.rank), code(r.path), code(r.command or "?"), escape(r.device or "?")] for r in s.ranks], "rlll").split("\n")
+    out.append("")
+    if diagnosis.notes:
+        out += ["Notes:", ""] + [f"- {escape(n)}" for n in diagnosis.notes] + [""]
+    return "\n".join(out).rstrip() + "\n"

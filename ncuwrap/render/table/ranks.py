@@ -1,0 +1,72 @@
+"""Terminal output of a multi-rank diagnosis (``ncuwrap timeline --ranks DIR``): verdict, one row and
+one breakdown bar per rank, findings."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ncuwrap.render import breakdown as B
+from ncuwrap.render import text as T
+from ncuwrap.render.table import STYLE, Page
+
+_BAR_STYLE = {"compute": "blue", "nccl": "yellow", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red", "memcpy_dtod": "cyan",
+              "memcpy_other": "magenta", "memset": "green", "idle": "bright_black"}
+
+
+def render(diagnosis, width: int | None = None, color: bool = False, **_options) -> str:
+    page = Page(width, color)
+    console = page.console
+    s = diagnosis.set
+    page.line(f"{diagnosis.folder}  ({len(s.ranks)} ranks; {diagnosis.naming}; analysed on {diagnosis.workers})")
+    page.line(diagnosis.why, label=f"Bound: {T.ranks_verdict(diagnosis)} -", label_style="bold")
+
+    console.print(Text("\nRanks", style="bold"))
+    names = [label for _, label in T.RANK_COLUMNS]
+    table = page.table(*names, right=tuple(names[2:]), boxed=False)
+    for cells in T.rank_cells(diagnosis):
+        table.add_row(*(cells[key] for key, _ in T.RANK_COLUMNS))
+    console.print(table)
+    page.line("* the straggler; compute: a non-NCCL kernel ran; exposed: only NCCL kernels ran; hidden: NCCL time under compute; "
+              "wait: NCCL time beyond the least of any rank", "dim", indent=2)
+
+    console.print(Text("\nWhere each rank's window went", style="bold"))
+    for r in s.ranks:
+        bar = Text(f"  rank {r.rank:<4} [")
+        for category, glyphs in _runs(r):
+            bar.append(glyphs, style=_BAR_STYLE[category])
+        bar.append("]")
+        console.print(bar)
+    console.print(Text("   " + "  ".join(f"{B.GLYPHS[c]} {label}" for c, label in _legend(s)), style="dim"))
+
+    console.print(Text("\nFindings", style="bold"))
+    if not diagnosis.findings:
+        console.print(Text("  none"))
+    for f in diagnosis.findings:
+        page.line(f.title, STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
+        page.line(T.evidence(f), indent=9, label="evidence:")
+        page.line(f.advice, indent=9, label="advice:")
+    for n in diagnosis.not_evaluated:
+        page.line(n.message, "dim", indent=2, label=f"{n.rule}:")
+    for note in diagnosis.notes:
+        page.line(note, "dim", indent=2, label="note:")
+    return page.text()
+
+
+def _legend(rank_set) -> list[tuple[str, str]]:
+    seen = {}
+    for r in rank_set.ranks:
+        for seg in r.segments():
+            seen.setdefault(seg.category, seg.label)
+    return list(seen.items())
+
+
+def _runs(rank):
+    glyph_to_category = {B.GLYPHS[seg.category]: seg.category for seg in rank.segments()}
+    runs: list[tuple[str, str]] = []
+    for ch in B.text_bar(rank):
+        category = glyph_to_category[ch]
+        if runs and runs[-1][0] == category:
+            runs[-1] = (category, runs[-1][1] + ch)
+        else:
+            runs.append((category, ch))
+    return runs

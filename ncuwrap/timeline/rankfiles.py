@@ -1,0 +1,103 @@
+"""The rank captures in a folder (``ncuwrap timeline --ranks DIR``): which files, and which rank each is.
+
+Naming rule:
+
+1. The captures are the folder's ``.sqlite`` and ``.nsys-rep`` files (not its subfolders). Where both
+   ``X.nsys-rep`` and ``X.sqlite`` exist, the ``.sqlite`` (its export) is read.
+2. A file named with ``rank`` and a number (``rank0.sqlite``, ``rank_3.nsys-rep``, ``run.rank12.sqlite``,
+   as ``nsys profile -o rank%q{RANK}`` or ``%q{SLURM_PROCID}`` write them) is that rank. Then every
+   file must be named so, each rank once, and the ranks must run 0..N-1 without a gap.
+3. Otherwise (``report.<pid>.sqlite``, ``node1.sqlite``) the files are ranks 0..N-1 in the natural
+   order of their names (numbers compared as numbers). A pid is not a rank: the result says which
+   file got which rank.
+
+Every refusal is one line naming the folder or file and the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncuwrap.errors import InputError
+from ncuwrap.timeline.sqlite import check_file
+
+SUFFIXES = (".sqlite", ".nsys-rep")
+_RANK = re.compile(r"rank[_.-]?(\d+)", re.IGNORECASE)
+_NUMBERS = re.compile(r"(\d+)")
+
+
+@dataclass(frozen=True)
+class RankFile:
+    rank: int
+    path: Path
+
+
+@dataclass(frozen=True)
+class RankFiles:
+    files: tuple[RankFile, ...]  # by rank
+    naming: str  # how the ranks were numbered, one sentence
+    by_name: bool  # True: from rankN in the file names; False: the order of the names
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in SUFFIXES:
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _natural(name: str):
+    return [int(part) if part.isdigit() else part.lower() for part in _NUMBERS.split(name)]
+
+
+def find(folder: str | Path) -> RankFiles:
+    """The rank captures of ``folder``, numbered by the naming rule above."""
+    folder = Path(folder)
+    if not folder.exists():
+        raise InputError(f"{folder}: no such folder; give the folder holding one nsys capture per rank (rank0.sqlite, rank1.sqlite...)")
+    if not folder.is_dir():
+        raise InputError(f"{folder}: not a folder; --ranks takes the folder holding one nsys capture per rank "
+                         f"(to diagnose one capture, run 'ncuwrap timeline {folder}')")
+    found: dict[str, Path] = {}
+    for path in sorted(folder.iterdir()):
+        lower = path.name.lower()
+        if not path.is_file() or not lower.endswith(SUFFIXES):
+            continue
+        stem = _stem(path)
+        if stem in found and lower.endswith(".nsys-rep"):
+            continue  # the .sqlite export of the same report is read instead
+        found[stem] = path
+    if not found:
+        others = sorted(p.name for p in folder.iterdir() if p.is_file())
+        seen = f" (it holds {', '.join(others[:3])}{'...' if len(others) > 3 else ''})" if others else " (it is empty)"
+        raise InputError(f"{folder}: no nsys capture (.sqlite or .nsys-rep){seen}; capture one report per rank with "
+                         "'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
+    for path in found.values():
+        if path.name.lower().endswith(".sqlite"):
+            check_file(path)
+    numbered = {stem: _RANK.findall(stem) for stem in found}
+    with_rank = [s for s, n in numbered.items() if n]
+    if not with_rank:
+        order = sorted(found, key=_natural)
+        files = tuple(RankFile(i, found[s]) for i, s in enumerate(order))
+        return RankFiles(files, "no file is named rankN: ranks numbered 0..N-1 in the order of the file names", False)
+    if len(with_rank) < len(found):
+        odd = sorted(set(found) - set(with_rank), key=_natural)[0]
+        raise InputError(f"{found[odd]}: not named rankN while {found[with_rank[0]].name} is; name every capture "
+                         "rank<N> (nsys profile -o rank%q{RANK}) or move the others out of the folder")
+    by_rank: dict[int, Path] = {}
+    for stem in sorted(found, key=_natural):
+        rank = int(numbered[stem][-1])
+        if rank in by_rank:
+            raise InputError(f"{found[stem]}: rank {rank} again (also {by_rank[rank].name}); keep one capture per rank "
+                             "in the folder")
+        by_rank[rank] = found[stem]
+    missing = sorted(set(range(max(by_rank) + 1)) - set(by_rank))
+    if missing:
+        listed = ", ".join(str(r) for r in missing[:5]) + ("..." if len(missing) > 5 else "")
+        raise InputError(f"{folder}: rank{'s' if len(missing) > 1 else ''} {listed} missing (found {len(by_rank)} captures, "
+                         f"ranks up to {max(by_rank)}); add the missing rank's capture, or analyse a complete set")
+    return RankFiles(tuple(RankFile(r, by_rank[r]) for r in sorted(by_rank)), "ranks from the file names (rankN)", True)

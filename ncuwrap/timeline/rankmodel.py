@@ -1,0 +1,105 @@
+"""What the analysis of a set of rank captures measured, typed: one :class:`RankTimeline` per rank and
+the :class:`RankSet` comparing them. The verdict of the rank rules is added by
+:mod:`ncuwrap.timeline.ranks`; renderers only format these.
+
+A rank's window is split like a single timeline's (ncuwrap.timeline.analysis), with kernels split in
+two: each instant goes to the first of ``compute`` (a non-NCCL kernel ran), ``nccl`` (only NCCL
+kernels ran: exposed communication), the copy categories, ``memset``, else ``idle``. compute + nccl
+is therefore exactly the single timeline's ``kernel`` time, and the rest is identical to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ncuwrap.numbers import clean
+from ncuwrap.timeline.model import CATEGORY_LABELS, Segment, Timeline, pct
+
+RANK_CATEGORIES = ("compute", "nccl", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other", "memset", "idle")
+RANK_LABELS = {"compute": "compute kernels", "nccl": "NCCL (exposed)",
+               **{c: CATEGORY_LABELS[c] for c in RANK_CATEGORIES[2:]}}
+
+
+@dataclass(frozen=True)
+class StepStats:
+    """A rank's steps: the outermost NVTX ranges whose name matched the step pattern."""
+
+    name: str  # the most common matching range name
+    count: int
+    median_ns: float
+    min_ns: int
+    max_ns: int
+    total_ns: int
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "count": self.count, "median_ns": clean(self.median_ns), "min_ns": self.min_ns,
+                "max_ns": self.max_ns, "total_ns": self.total_ns}
+
+
+@dataclass(frozen=True)
+class RankTimeline:
+    """One rank's capture, analysed."""
+
+    rank: int
+    path: str
+    kind: str  # nsys-sqlite | nsys-rep
+    hostname: str | None
+    command: str | None
+    start_utc_ns: int | None
+    device: str | None
+    nsys_version: str | None
+    timeline: Timeline  # the single-timeline analysis of the same capture
+    breakdown_ns: dict[str, int]  # RANK_CATEGORIES, summing to the window
+    compute_ns: int  # time any non-NCCL kernel ran (union)
+    nccl_ns: int  # time any NCCL kernel ran (union), hidden or not
+    nccl_hidden_ns: int  # NCCL time during which a compute kernel ran
+    nccl_kernels: int
+    top_compute_kernel: str | None
+    top_compute_kernel_ns: int
+    steps: StepStats | None  # None: no NVTX range matched the step pattern
+    nvtx_ranges: int | None  # NVTX ranges in the capture (None: no NVTX_EVENTS table)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def window_ns(self) -> int:
+        return self.timeline.window_ns
+
+    @property
+    def nccl_exposed_ns(self) -> int:
+        return self.breakdown_ns["nccl"]
+
+    @property
+    def hidden_pct(self) -> float:
+        return pct(self.nccl_hidden_ns, self.nccl_ns)
+
+    def share(self, category: str) -> float:
+        return pct(self.breakdown_ns[category], self.window_ns)
+
+    def segments(self) -> list[Segment]:
+        """The breakdown in attribution order; empty copy / memset categories left out."""
+        return [Segment(c, RANK_LABELS[c], self.breakdown_ns[c], self.share(c)) for c in RANK_CATEGORIES
+                if self.breakdown_ns[c] or c in ("compute", "nccl", "idle")]
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """A rank as the set compares it."""
+
+    rank: int
+    compute_ns: int
+    nccl_ns: int
+    wait_ns: int | None  # NCCL time beyond the least of any rank: waiting for the others (None: no NCCL kernel anywhere)
+
+
+@dataclass(frozen=True)
+class RankSet:
+    """The ranks compared: imbalance, the straggler, the waits, the values the rank rules read."""
+
+    ranks: tuple[RankTimeline, ...]  # by rank
+    rows: tuple[RankRow, ...]
+    metrics: dict  # ncuwrap.timeline.rankmetrics names -> value
+    unknown: dict[str, str]  # metric -> why it is unknown
+    naming: str  # how ranks were numbered (file names or sorted order)
+
+    def row(self, rank: int) -> RankRow:
+        return next(r for r in self.rows if r.rank == rank)

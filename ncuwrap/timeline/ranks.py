@@ -1,0 +1,195 @@
+"""A multi-GPU run from one nsys capture per rank: read and analyse the captures in parallel on Dask,
+compare the ranks, apply the rank rules (rules/ranks.yaml), and give the verdict (schema
+``ncuwrap.ranks/v1``).
+
+>>> from ncuwrap.timeline.ranks import diagnose_ranks
+>>> result = diagnose_ranks("captures/")              # rank0.sqlite, rank1.sqlite, ...
+>>> result.bound, result.set.metrics["straggler_rank"]
+
+Parallelism: each capture is read and analysed by one task (:func:`ncuwrap.timeline.rankanalysis.analyze_file`)
+on a dask.distributed cluster: a LocalCluster of worker processes by default (one thread each: the
+analysis holds the GIL), or the cluster at ``scheduler`` (its workers must see the files at the same
+paths). ``workers=0`` analyses the captures one after the other in this process, without Dask.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ncuwrap import __version__
+from ncuwrap.errors import ClusterError, InputError
+from ncuwrap.numbers import clean
+from ncuwrap.timeline.rankanalysis import STEP_PATTERN, analyze_file, compare
+from ncuwrap.timeline.rankfiles import find
+from ncuwrap.timeline.rankmodel import RANK_CATEGORIES, RankSet
+from ncuwrap.verdict import FindingResult, NotEvaluated, Step
+
+SCHEMA = "ncuwrap.ranks/v1"
+# Captures of one run start within seconds of each other (the launcher starts every rank); more than
+# this apart, they are from different runs.
+MAX_START_SPREAD_NS = 10 * 60 * 1_000_000_000
+
+
+@dataclass(frozen=True)
+class RanksDiagnosis:
+    folder: str
+    naming: str
+    rules_path: str
+    rules_version: int
+    rules_name: str
+    set: RankSet
+    bound: str
+    limiter: str | None
+    why: str
+    findings: tuple[FindingResult, ...]
+    not_evaluated: tuple[NotEvaluated, ...]
+    path: tuple[Step, ...] = ()
+    workers: str = ""  # how the captures were analysed (serial, local cluster of N, the scheduler's address)
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ranks(self):
+        return self.set.ranks
+
+    @property
+    def straggler(self) -> int | None:
+        """The rank the rules name as the straggler (their 'straggler' finding), else None."""
+        return self.set.metrics["straggler_rank"] if any(f.id == "straggler" for f in self.findings) else None
+
+    def to_json(self) -> dict:
+        s = self.set
+        return {
+            "schema": SCHEMA,
+            "tool": {"name": "ncuwrap", "version": __version__},
+            "source": {"folder": self.folder, "naming": self.naming, "ranks": len(s.ranks), "analysed_on": self.workers},
+            "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
+            "bound": self.bound,
+            "limiter": self.limiter,
+            "why": self.why,
+            "straggler": self.straggler,
+            "imbalance": clean(s.metrics["imbalance"]),
+            "decision_path": [step.to_json() for step in self.path],
+            "findings": [f.to_json(estimates=False) for f in self.findings],
+            "not_evaluated": [n.to_json() for n in self.not_evaluated],
+            "ranks": [self._rank_json(r) for r in s.ranks],
+            "metrics": {name: clean(value) for name, value in s.metrics.items()},
+            "notes": list(self.notes),
+        }
+
+    def _rank_json(self, r) -> dict:
+        row = self.set.row(r.rank)
+        return {
+            "rank": r.rank, "path": r.path, "kind": r.kind, "hostname": r.hostname, "command": r.command,
+            "start_utc_ns": r.start_utc_ns, "device": r.device, "nsys_version": r.nsys_version, "window_ns": r.window_ns,
+            "breakdown_ns": {c: r.breakdown_ns[c] for c in RANK_CATEGORIES},
+            "breakdown_pct": {c: clean(r.share(c)) for c in RANK_CATEGORIES},
+            "compute_ns": r.compute_ns, "nccl_ns": r.nccl_ns, "nccl_hidden_ns": r.nccl_hidden_ns, "nccl_hidden_pct": clean(r.hidden_pct),
+            "nccl_kernels": r.nccl_kernels, "nccl_wait_ns": row.wait_ns, "straggler": r.rank == self.straggler,
+            "top_compute_kernel": r.top_compute_kernel, "kernel_count": r.timeline.metrics["kernel_count"],
+            "steps": r.steps.to_json() if r.steps else None, "nvtx_ranges": r.nvtx_ranges,
+        }
+
+
+def check_same_run(ranks) -> None:
+    """Refuse a set of captures from different runs: different programs, or started far apart."""
+    first = ranks[0]
+    for r in ranks[1:]:
+        if first.command and r.command and r.command != first.command:
+            raise InputError(f"{r.path}: a capture of '{r.command}' while {first.path} (rank {first.rank}) captured "
+                             f"'{first.command}': the folder mixes runs; keep only the captures of one run")
+    starts = [(r.start_utc_ns, r) for r in ranks if r.start_utc_ns is not None]
+    if len(starts) > 1:
+        median = statistics.median_low([s for s, _ in starts])
+        far, r = max(starts, key=lambda item: abs(item[0] - median))
+        if abs(far - median) > MAX_START_SPREAD_NS:
+            minutes = abs(far - median) / 60e9
+            raise InputError(f"{r.path}: captured {minutes:,.0f} minutes {'after' if far > median else 'before'} the other ranks "
+                             f"(more than {MAX_START_SPREAD_NS // 60_000_000_000} minutes apart): the folder mixes runs; "
+                             "keep only the captures of one run")
+
+
+def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | None = None) -> tuple[list, str]:
+    """Run :func:`analyze_file` over ``tasks`` (argument tuples); return the results in order and how
+    they were run. Errors raised by a task (InputError naming its file) come back as they were raised."""
+    if workers == 0 and scheduler is None:
+        return [analyze_file(*t) for t in tasks], "this process (no Dask)"
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover - a dependency of ncuwrap
+        raise ClusterError("dask.distributed: not installed; pip install 'dask[distributed]' (or pass --workers 0)") from None
+    cluster = None
+    try:
+        if scheduler is not None:
+            try:
+                client = Client(scheduler, timeout="10s")
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise ClusterError(f"{scheduler}: cannot reach a Dask scheduler ({type(exc).__name__}: {exc}); start one "
+                                   "('dask scheduler' and 'dask worker ADDRESS'), or leave --scheduler out for a local cluster") from None
+            how = f"Dask scheduler {scheduler}"
+        else:
+            n = workers or max(1, min(len(tasks), os.cpu_count() or 1))
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
+            client = Client(cluster)
+            how = f"Dask LocalCluster, {n} worker process{'es' if n > 1 else ''}"
+        try:
+            futures = client.map(analyze_file, *zip(*tasks), pure=False)
+            return client.gather(futures), how
+        finally:
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, extend: bool = False, scheduler: str | None = None,
+                   workers: int | None = None, step_pattern: str | None = None, nsys: str | None = None,
+                   allow_mixed: bool = False) -> RanksDiagnosis:
+    """Diagnose the rank captures in ``folder`` (naming rule: ncuwrap.timeline.rankfiles). Captures of
+    different programs or started far apart are refused unless ``allow_mixed``."""
+    from ncuwrap import ruleset
+    from ncuwrap.evaluate import Evaluation
+    from ncuwrap.timeline import rankmetrics
+    from ncuwrap.timeline.values import CaptureValues
+
+    rules = ruleset.load(rules_path, kind="ranks", extend=extend)
+    pattern = _pattern(step_pattern)
+    files = find(folder)
+    tasks = [(f.rank, str(f.path), pattern, nsys) for f in files.files]
+    results, how = analyse(tasks, scheduler=scheduler, workers=workers)
+    if not allow_mixed:
+        check_same_run(results)
+    rank_set = compare(results, files.naming)
+    decision = Evaluation(CaptureValues(rank_set.metrics, rank_set.unknown, names=rankmetrics), rules).decide(0)
+    notes = []
+    if not files.by_name:
+        notes.append(f"{files.naming}: " + ", ".join(f"rank {f.rank} = {f.path.name}" for f in files.files))
+    hosts = sorted({r.hostname for r in results if r.hostname})
+    if len(hosts) > 1:
+        notes.append(f"{len(hosts)} hosts: {', '.join(hosts)}")
+    if allow_mixed:
+        notes.append("mixed runs allowed (--allow-mixed): the captures were not checked to be of one run")
+    if not rank_set.metrics["nccl_kernel_count"]:
+        notes.append("no NCCL kernel in any capture: communication cannot be measured (single-GPU captures, or NCCL not traced)")
+    return RanksDiagnosis(
+        folder=str(folder), naming=files.naming, rules_path=rules.path, rules_version=rules.version, rules_name=rules.name,
+        set=rank_set, bound=decision.bound, limiter=decision.limiter, why=decision.why, findings=decision.findings,
+        not_evaluated=decision.not_evaluated, path=decision.path, workers=how, notes=tuple(notes),
+    )
+
+
+def _pattern(step_pattern: str | None) -> str:
+    import re
+
+    if step_pattern is None:
+        return STEP_PATTERN
+    try:
+        re.compile(step_pattern)
+    except re.error as exc:
+        raise InputError(f"--step-range {step_pattern!r}: not a valid regular expression ({exc}); give the NVTX range name "
+                         "of a step, e.g. --step-range train_step") from None
+    return step_pattern
