@@ -171,6 +171,7 @@ def test_build_of_the_wgmma_family_passes_sm90a(monkeypatch, tmp_path):
         return completed()
 
     monkeypatch.setattr(b.subprocess, "run", fake_run)
+    monkeypatch.setattr(b, "find_nvcc", fake_nvcc)
     results = {r.name: r for r in b.build_many(["gemm", "gemm_hopper"], "sm_90", manifest=MANIFEST, jobs=1)}
     assert {name: r.arch for name, r in results.items()} == {"gemm": "sm_90", "gemm_hopper": "sm_90a"}
     argv = {Path(a[-1]).name: a for a in calls}
