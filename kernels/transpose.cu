@@ -4,7 +4,8 @@
 // bank conflicts on the column read), a padded tile (conflicts gone), and the best variant: a
 // 64x64 tile moved with 128-bit loads and stores through an XOR-swizzled shared tile (no padding,
 // no conflicts) by 512 threads, 2 independent float4 per thread each way (tuned on an H200 with
-// benchmarks/device/tune_sweep.sh: knobs TP_* below).
+// benchmarks/device/tune_sweep.sh: knobs TP_* below), and (new, unverified on a GPU) the same tile
+// two at a time per block: swizzled128x64.
 #include "common/bench.cuh"
 
 constexpr int kTile = 32;  // 32 x 32 tile, 32 x 8 threads, 4 elements per thread
@@ -112,15 +113,19 @@ struct Tiling {
   }
 };
 
-// Issue the tile's global loads: kVec independent float4 per thread.
-__device__ __forceinline__ void tile_load(const float* __restrict__ in, const Tiling& g, int tile, float4 (&v)[kVec]) {
+// Issue the global loads of the 64 x 64 tile at (row0, col0): kVec independent float4 per thread.
+__device__ __forceinline__ void load_at(const float* __restrict__ in, int cols, int row0, int col0, float4 (&v)[kVec]) {
   const int t = threadIdx.x, lane = t & 31, w = t >> 5;
-  const int row0 = g.row0(tile), c = g.col0(tile) + 32 * (w & 1) + 4 * (lane & 7);
+  const int c = col0 + 32 * (w & 1) + 4 * (lane & 7);
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     const int r = 4 * (w >> 1) + kPass * j + (lane >> 3);
-    v[j] = ld4(in + static_cast<size_t>(row0 + r) * g.cols + c);
+    v[j] = ld4(in + static_cast<size_t>(row0 + r) * cols + c);
   }
+}
+
+__device__ __forceinline__ void tile_load(const float* __restrict__ in, const Tiling& g, int tile, float4 (&v)[kVec]) {
+  load_at(in, g.cols, g.row0(tile), g.col0(tile), v);
 }
 
 __device__ __forceinline__ void tile_stash(float (*s)[kBig], const float4 (&v)[kVec]) {
@@ -137,9 +142,9 @@ __device__ __forceinline__ void tile_stash(float (*s)[kBig], const float4 (&v)[k
   }
 }
 
-__device__ __forceinline__ void tile_emit(float (*s)[kBig], float* __restrict__ out, const Tiling& g, int tile) {
+// Write the stashed 64 x 64 tile of input (row0, col0) to the output (rows x ... transposed).
+__device__ __forceinline__ void emit_at(float (*s)[kBig], float* __restrict__ out, int rows, int row0, int col0) {
   const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-  const int row0 = g.row0(tile), col0 = g.col0(tile);
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     const int c2 = ty + kPass * j;  // input column = output row
@@ -148,7 +153,25 @@ __device__ __forceinline__ void tile_emit(float (*s)[kBig], float* __restrict__ 
     o.y = s[4 * tx + 1][c2 ^ swz(4 * tx + 1)];
     o.z = s[4 * tx + 2][c2 ^ swz(4 * tx + 2)];
     o.w = s[4 * tx + 3][c2 ^ swz(4 * tx + 3)];
-    st4(out + static_cast<size_t>(col0 + c2) * g.rows + row0 + 4 * tx, o);
+    st4(out + static_cast<size_t>(col0 + c2) * rows + row0 + 4 * tx, o);
+  }
+}
+
+__device__ __forceinline__ void tile_emit(float (*s)[kBig], float* __restrict__ out, const Tiling& g, int tile) {
+  emit_at(s, out, g.rows, g.row0(tile), g.col0(tile));
+}
+
+// An edge tile: scalar, bounds-checked, same swizzle (ends with the tile read out of `s`).
+__device__ __forceinline__ void scalar_tile(float (*s)[kBig], const float* __restrict__ in, float* __restrict__ out, int rows,
+                                            int cols, int row0, int col0) {
+  for (int idx = threadIdx.x; idx < kBig * kBig; idx += kBigThreads) {
+    const int r = idx / kBig, c = idx % kBig;
+    if (row0 + r < rows && col0 + c < cols) s[r][c ^ swz(r)] = in[static_cast<size_t>(row0 + r) * cols + col0 + c];
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < kBig * kBig; idx += kBigThreads) {
+    const int c = idx / kBig, r = idx % kBig;
+    if (row0 + r < rows && col0 + c < cols) out[static_cast<size_t>(col0 + c) * rows + row0 + r] = s[r][c ^ swz(r)];
   }
 }
 
@@ -185,10 +208,39 @@ __global__ void __launch_bounds__(kBigThreads) transpose_swizzled64(const float*
   }
 }
 
+// ---- NEW (issue 12), UNVERIFIED ON A GPU: two tiles per block, all their loads in flight at once.
+// Each block moves a 128 x 64 region of the input (two vertically adjacent 64 x 64 tiles, 64 KiB of
+// traffic, 32 KiB of shared memory) with the same 512 threads: every thread issues its 4 float4 loads
+// (2 per tile) before the first shared store, twice the bytes in flight per thread of
+// swizzled64_float4, and half as many blocks (2048 at 4096^2) pay the block launch and the barrier.
+// In the output the two tiles are neighbours along a row, so each output row gets 512 contiguous
+// bytes from one block instead of 256.
+__global__ void __launch_bounds__(kBigThreads) transpose_swizzled128x64(const float* __restrict__ in, float* __restrict__ out,
+                                                                         int rows, int cols) {
+  __shared__ float s[2][kBig][kBig];
+  const int tiles_x = (cols + kBig - 1) / kBig;
+  const int row0 = (blockIdx.x / tiles_x) * 2 * kBig, col0 = (blockIdx.x % tiles_x) * kBig;
+  const bool vec = row0 + 2 * kBig <= rows && col0 + kBig <= cols && rows % 4 == 0 && cols % 4 == 0;  // block-uniform
+  if (vec) {
+    float4 v0[kVec], v1[kVec];
+    load_at(in, cols, row0, col0, v0);
+    load_at(in, cols, row0 + kBig, col0, v1);
+    tile_stash(s[0], v0);
+    tile_stash(s[1], v1);
+    __syncthreads();
+    emit_at(s[0], out, rows, row0, col0);
+    emit_at(s[1], out, rows, row0 + kBig, col0);
+  } else {  // edge region: each of its (up to two) tiles on the scalar path
+    scalar_tile(s[0], in, out, rows, cols, row0, col0);
+    if (row0 + kBig < rows) scalar_tile(s[1], in, out, rows, cols, row0 + kBig, col0);
+  }
+}
+
 namespace {
 
 using namespace bench;
 using Kernel = void (*)(const float*, float*, int, int);
+enum class Grid { tile32, tile64, tile128x64 };
 
 // One block per tile, or (TP_PERSIST) only as many blocks as fit on the GPU at once.
 long long big_grid_limit() {
@@ -207,10 +259,12 @@ long long big_grid_limit() {
   return limit;
 }
 
-void launch(Kernel k, bool big, const float* in, float* out, int rows, int cols) {
-  if (big) {
+void launch(Kernel k, Grid grid_kind, const float* in, float* out, int rows, int cols) {
+  if (grid_kind == Grid::tile64) {
     const long long tiles = ceil_div(cols, kBig) * ceil_div(rows, kBig);
     k<<<static_cast<unsigned>(std::min(tiles, big_grid_limit())), kBigThreads>>>(in, out, rows, cols);
+  } else if (grid_kind == Grid::tile128x64) {
+    k<<<static_cast<unsigned>(ceil_div(cols, kBig) * ceil_div(rows, 2 * kBig)), kBigThreads>>>(in, out, rows, cols);
   } else {
     dim3 grid(ceil_div(cols, kTile), ceil_div(rows, kTile));
     k<<<grid, dim3(kTile, kRows)>>>(in, out, rows, cols);
@@ -218,7 +272,7 @@ void launch(Kernel k, bool big, const float* in, float* out, int rows, int cols)
   CUDA_CHECK_LAUNCH();
 }
 
-Result run(const Context& ctx, Kernel k, bool big, bool is_copy) {
+Result run(const Context& ctx, Kernel k, Grid grid_kind, bool is_copy) {
   const int rows = static_cast<int>(ctx.sizes.at("rows")), cols = static_cast<int>(ctx.sizes.at("cols"));
   // 1000 x 1004: not a multiple of 32 or 64, but 16-byte aligned rows, so the swizzled kernel runs
   // both its vector (interior) and scalar (edge) paths.
@@ -233,7 +287,7 @@ Result run(const Context& ctx, Kernel k, bool big, bool is_copy) {
       for (int j = 0; j < C; ++j) want[is_copy ? static_cast<size_t>(i) * C + j : static_cast<size_t>(j) * R + i] = h[static_cast<size_t>(i) * C + j];
     DeviceBuffer<float> din(h), dout(n);
     dout.zero();
-    trial.run(fmt_size({R, C}), [&] { launch(k, big, din.ptr, dout.ptr, R, C); }, matches(dout, want));
+    trial.run(fmt_size({R, C}), [&] { launch(k, grid_kind, din.ptr, dout.ptr, R, C); }, matches(dout, want));
   });
 }
 
@@ -244,11 +298,13 @@ int main(int argc, char** argv) {
   return bench::run_main(
       argc, argv, "transpose", {{"rows", 4096}, {"cols", 4096}},
       {
-          {"copy", "transpose_copy", [](const Context& c) { return run(c, transpose_copy, false, true); }},
-          {"naive", "transpose_naive", [](const Context& c) { return run(c, transpose_naive, false, false); }},
-          {"shared_tile", "transpose_shared", [](const Context& c) { return run(c, transpose_shared, false, false); }},
-          {"padded_tile", "transpose_padded", [](const Context& c) { return run(c, transpose_padded, false, false); }},
+          {"copy", "transpose_copy", [](const Context& c) { return run(c, transpose_copy, Grid::tile32, true); }},
+          {"naive", "transpose_naive", [](const Context& c) { return run(c, transpose_naive, Grid::tile32, false); }},
+          {"shared_tile", "transpose_shared", [](const Context& c) { return run(c, transpose_shared, Grid::tile32, false); }},
+          {"padded_tile", "transpose_padded", [](const Context& c) { return run(c, transpose_padded, Grid::tile32, false); }},
           {"swizzled64_float4", "transpose_swizzled64",
-           [](const Context& c) { return run(c, transpose_swizzled64, true, false); }},
+           [](const Context& c) { return run(c, transpose_swizzled64, Grid::tile64, false); }},
+          {"swizzled128x64", "transpose_swizzled128x64",
+           [](const Context& c) { return run(c, transpose_swizzled128x64, Grid::tile128x64, false); }},
       });
 }

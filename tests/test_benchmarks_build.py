@@ -154,6 +154,31 @@ def test_build_runs_nvcc_once_then_uses_the_cache(monkeypatch, tmp_path):
     assert record["argv"][-3:] == ["-o", str(first.binary), str(source)]
 
 
+def test_wgmma_family_builds_for_sm90a_the_others_for_sm90():
+    hopper, gemm = MANIFEST.get("gemm_hopper"), MANIFEST.get("gemm")
+    assert b.target_arch(hopper, "sm_90") == "sm_90a" and b.target_arch(hopper, "sm_90a") == "sm_90a"
+    assert b.target_arch(hopper, "sm_80") == "sm_80" and b.target_arch(hopper, "sm_100") == "sm_100"  # stubs there
+    assert b.target_arch(gemm, "sm_90") == "sm_90"
+
+
+def test_build_of_the_wgmma_family_passes_sm90a(monkeypatch, tmp_path):
+    monkeypatch.setenv("NCUWRAP_CACHE", str(tmp_path))
+    calls = []
+
+    def fake_run(argv, **kw):
+        calls.append(argv)
+        Path(argv[argv.index("-o") + 1]).write_text("binary")
+        return completed()
+
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    monkeypatch.setattr(b, "find_nvcc", fake_nvcc)
+    results = {r.name: r for r in b.build_many(["gemm", "gemm_hopper"], "sm_90", manifest=MANIFEST, jobs=1)}
+    assert {name: r.arch for name, r in results.items()} == {"gemm": "sm_90", "gemm_hopper": "sm_90a"}
+    argv = {Path(a[-1]).name: a for a in calls}
+    assert "-arch=sm_90a" in argv["gemm_hopper.cu"] and "-arch=sm_90" in argv["gemm.cu"]
+    assert results["gemm_hopper"].binary.parent.name.startswith("gemm_hopper-sm_90a-")
+
+
 def test_build_failure_names_the_source_and_the_log(monkeypatch, tmp_path):
     monkeypatch.setenv("NCUWRAP_CACHE", str(tmp_path))
     monkeypatch.setattr(
@@ -213,6 +238,19 @@ def test_every_benchmark_compiles_for_sm90(built_all):
     assert sorted(built_all) == sorted(MANIFEST.names())
     for r in built_all.values():
         assert r.binary.is_file() and os.access(r.binary, os.X_OK) and not r.cached
+        assert r.arch == ("sm_90a" if MANIFEST.get(r.name).arch_specific else "sm_90")
+
+
+def test_wgmma_family_also_compiles_portably(tmp_path, monkeypatch):
+    """Built for plain sm_90 (no wgmma), gemm_hopper compiles its stubs, and its binary still lists."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed")
+    source = MANIFEST.get("gemm_hopper").source
+    out = tmp_path / "gemm_hopper"
+    proc = subprocess.run(b.nvcc_argv("nvcc", source, out, "sm_90"), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    listed = subprocess.run([str(out), "--list"], capture_output=True, text=True, timeout=60)
+    assert json.loads(listed.stdout)["benchmark"] == "gemm_hopper"
 
 
 def test_binaries_list_what_the_manifest_says(built_all):

@@ -26,7 +26,7 @@ def test_list_json_matches_golden(capsys):
     for b in doc:
         assert {"name", "lesson", "kernels"} <= set(b) and b["lesson"]
     assert json.loads(out)[1]["kernels"] == [
-        "transpose_copy", "transpose_naive", "transpose_shared", "transpose_padded", "transpose_swizzled64",
+        "transpose_copy", "transpose_naive", "transpose_shared", "transpose_padded", "transpose_swizzled64", "transpose_swizzled128x64",
     ]
 
 
@@ -34,7 +34,7 @@ def test_list_table(capsys):
     code, out, _ = run_cli(capsys, "list")
     lines = out.splitlines()
     assert code == 0 and lines[0].startswith("copy_ceiling ")
-    assert any(line.strip() == "variants: copy, naive, shared_tile, padded_tile, swizzled64_float4" for line in lines)
+    assert any(line.strip() == "variants: copy, naive, shared_tile, padded_tile, swizzled64_float4, swizzled128x64" for line in lines)
 
 
 def test_commands_have_help_text():

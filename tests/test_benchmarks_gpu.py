@@ -52,3 +52,27 @@ def test_profile_args_run(binaries, bench):
         sizes = v.profile.size_overrides()
         run = run_binary(binaries[bench.name], [v.name], v.profile.warmup(default=bench.warmup), 1, sizes)
         assert run.results[0].verified, f"{bench.name}/{v.name} with {args}"
+
+
+# ---------------------------------------------------------------- new in issue 12 (first run on a GPU pending)
+
+
+def test_gemm_hopper_verifies_at_large_odd_sizes(binaries):
+    """TMA zero-fills the tails: m and n not multiples of the 128 x 256 tile, k not of the 64-wide k-tile."""
+    run = run_binary(binaries["gemm_hopper"], None, warmup=0, iters=1, sizes={"m": 4100, "n": 4360, "k": 4104})
+    for r in run.results:
+        assert r.verified, f"gemm_hopper/{r.variant}: max error {r.max_error} on {r.checked_sizes}"
+        assert r.checked_sizes == ("333x1000x1000", "4100x4360x4104 (sampled)")
+
+
+def test_gemm_hopper_states_its_k_constraint(binaries):
+    import subprocess
+
+    proc = subprocess.run([str(binaries["gemm_hopper"]), "--size", "k=4100"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "gemm_hopper needs k to be a multiple of 8" in proc.stderr and "k=4100" in proc.stderr
+
+
+def test_transpose_swizzled128x64_verifies_at_8192(binaries):
+    run = run_binary(binaries["transpose"], ["swizzled128x64", "swizzled64_float4"], warmup=1, iters=3, sizes={"rows": 8192, "cols": 8192})
+    assert all(r.verified for r in run.results), [(r.variant, r.max_error) for r in run.results]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ncuwrap import ruleset
-from ncuwrap.benchmarks.manifest import ManifestError, Peak, finding_ids, load_manifest
+from ncuwrap.benchmarks.manifest import CeilingBasis, ManifestError, Peak, finding_ids, load_manifest
 from ncuwrap.resources import data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +43,7 @@ def test_covers_the_issue():
         "fma", "grid_size", "spill", "gather", "atomics", "launch_overhead",
     } <= names
     assert [v.name for v in MANIFEST.get("transpose").variants] == [
-        "copy", "naive", "shared_tile", "padded_tile", "swizzled64_float4",
+        "copy", "naive", "shared_tile", "padded_tile", "swizzled64_float4", "swizzled128x64",
     ]
     assert MANIFEST.get("transpose").sizes == {"rows": 4096, "cols": 4096}
     assert MANIFEST.get("gemm").variant("tensor_core").peak is Peak.fp16_tensor
@@ -94,6 +94,16 @@ def test_records_are_frozen():
         bench.sizes["n"] = 1  # type: ignore[index]
 
 
+def test_which_ceiling_judges_and_which_arch_is_needed():
+    """defaults.ceiling (same_bytes) holds unless a family or variant says otherwise; copy_ceiling is the large one."""
+    assert {v.ceiling for v in MANIFEST.get("transpose").variants} == {CeilingBasis.same_bytes}
+    assert {v.ceiling for v in MANIFEST.get("copy_ceiling").variants} == {CeilingBasis.large}
+    assert MANIFEST.get("gemm_hopper").arch_specific == "sm_90a"
+    assert all(b.arch_specific is None for b in MANIFEST.benchmarks if b.name != "gemm_hopper")
+    minimal = load_manifest(FIXTURES / "valid_minimal.yaml").get("demo")
+    assert minimal.arch_specific is None and minimal.variant("v").ceiling is CeilingBasis.large  # the default without defaults.ceiling
+
+
 def test_minimal_valid_manifest():
     m = load_manifest(FIXTURES / "valid_minimal.yaml")
     assert m.get("demo").variant("v").function == "k_ok"
@@ -116,6 +126,8 @@ def test_minimal_valid_manifest():
         ("duplicate_variant.yaml", r"^duplicate_variant\.yaml: benchmark demo: duplicate variant name v"),
         ("not_yaml.yaml", r"^not_yaml\.yaml: not valid YAML"),
         ("profile_with_variant.yaml", r"^profile_with_variant\.yaml: .*leave --variant out"),
+        ("bad_ceiling.yaml", r"^bad_ceiling\.yaml: .*ceiling: 'tiny' is not one of same_bytes, large"),
+        ("bad_arch_specific.yaml", r"^bad_arch_specific\.yaml: .*'sm_90' is not an architecture-specific target such as sm_90a"),
     ],
 )
 def test_invalid_manifests_name_the_file_and_the_fix(fixture, match):

@@ -127,6 +127,22 @@ def test_binary_argv():
     assert binary_argv(Path("/c/gemm"), None, 5, 20)[1:3] == ["--variant", "all"]
 
 
+# A fixed cost per copy launch (the H200 showed ~3.7 us on the transpose; docs/benchmarks.md).
+LAUNCH_COST_MS = 0.0037
+
+
+def smaller_copy(n: int):
+    """copy_ceiling at n floats, made from the recorded 2**27 run: the recorded time scaled by size plus a
+    fixed launch cost. Synthetic (no same-size copy was recorded on the H200 yet): it exercises the
+    arithmetic of the same-bytes ceiling, not the hardware."""
+    run = recorded("copy_ceiling")
+    scale = n / run.results[0].sizes["n"]
+    results = tuple(
+        dataclasses.replace(r, sizes={"n": n}, times_ms=tuple(t * scale + LAUNCH_COST_MS for t in r.times_ms)) for r in run.results
+    )
+    return dataclasses.replace(run, results=results)
+
+
 @pytest.fixture
 def replayed(monkeypatch):
     """run_bench with the GPU check, the build and the binaries replaced by the H200 recordings:
@@ -138,6 +154,8 @@ def replayed(monkeypatch):
 
     def fake_run_binary(binary, variants, warmup, iters, sizes=None, timeout_s=0):
         calls.append((binary.name, variants, warmup, iters, sizes))
+        if binary.name == "copy_ceiling" and sizes:
+            return smaller_copy(sizes["n"])
         return recorded(binary.name)
 
     monkeypatch.setattr(bench_mod, "require_gpu", lambda names: None)
@@ -151,14 +169,23 @@ def replayed(monkeypatch):
 
 def test_report_from_recorded_runs_matches_golden(replayed, tmp_path):
     report = bench_mod.run_bench(["transpose"], variants=["naive", "swizzled64_float4"], runs=1, with_library=False)
-    assert replayed == [("copy_ceiling", None, 5, 20, None), ("transpose", ["naive", "swizzled64_float4"], 5, 20, None)]
+    assert replayed == [
+        ("copy_ceiling", None, 5, 20, None),
+        ("copy_ceiling", None, 5, 20, {"n": 4096 * 4096 * 2 // 2}),  # the transpose's 128 MiB, as 2 x n floats
+        ("transpose", ["naive", "swizzled64_float4"], 5, 20, None),
+    ]
     golden_json("bench_report_h200_replayed.json", report.to_json())
     by = {b.label: b for b in report.benchmarks}
     naive, best = by["transpose/naive"], by["transpose/swizzled64_float4"]
     raw = recorded("transpose")
     assert naive.median_ms == statistics.median(raw.result("naive").times_ms) and naive.spread_pct == 0.0
     assert best.gbps == pytest.approx(2 * 4096 * 4096 * 4 / (best.median_ms * 1e-3) / 1e9)
-    assert best.pct_of_ceiling == pytest.approx(best.gbps / report.ceiling.gbps * 100)
+    # Judged by the ceiling at the same 128 MiB (the manifest's default), the large one reported beside it.
+    (same,) = report.ceilings
+    assert same.bytes == 2 * 4096 * 4096 * 4 and same.source == "copy_ceiling/memcpy_d2d" and same.gbps < report.ceiling.gbps
+    assert best.ceiling_basis == "same_bytes"
+    assert best.pct_of_ceiling == best.pct_of_ceiling_same_bytes == pytest.approx(best.gbps / same.gbps * 100)
+    assert best.pct_of_ceiling_large == pytest.approx(best.gbps / report.ceiling.gbps * 100)
     assert report.ceiling.source == "copy_ceiling/memcpy_d2d" and report.wrong() == []
     assert "transpose/copy" not in by  # only the variants asked for
     golden("bench_table_h200_replayed.txt", render(report, Format.table))
@@ -171,7 +198,8 @@ def test_report_from_recorded_runs_matches_golden(replayed, tmp_path):
 def test_a_variant_wrong_in_one_run_is_not_verified(replayed, monkeypatch):
     good = recorded("transpose")
     results = tuple(dataclasses.replace(r, verified=False, max_error=0.5) if r.variant == "naive" else r for r in good.results)
-    runs = iter([recorded("copy_ceiling")] * 3 + [good, good, dataclasses.replace(good, results=results)])
+    copies = [recorded("copy_ceiling")] * 3 + [smaller_copy(4096 * 4096)] * 3  # the large ceiling, then at 128 MiB
+    runs = iter(copies + [good, good, dataclasses.replace(good, results=results)])
     monkeypatch.setattr(bench_mod, "run_binary", lambda *a, **k: next(runs))
     report = bench_mod.run_bench(["transpose"], variants=["naive", "copy"], runs=3, with_library=False)
     assert report.wrong() == ["transpose/naive"]
@@ -217,3 +245,53 @@ def test_variant_needs_one_benchmark():
         bench_mod.run_bench(["transpose"], variants=["nope"])
     with pytest.raises(InputError, match="has no size 'q'"):
         bench_mod.run_bench(["transpose"], sizes={"q": 1})
+
+
+def test_same_bytes_ceiling_sizes_and_the_bytes_judged():
+    copy = MANIFEST.get("copy_ceiling")
+    assert bench_mod.ceiling_sizes(copy, 2 * 4096 * 4096 * 4) == {"n": 4096 * 4096}  # 2 x 64 MiB
+    assert bench_mod.ceiling_sizes(copy, 2 * 8192 * 8192 * 4) == {"n": 8192 * 8192}
+    assert bench_mod.ceiling_sizes(copy, 3) == {"n": 1}
+    transpose = MANIFEST.get("transpose")
+    assert bench_mod.judged_bytes(transpose, transpose.variants, None) == [2 * 4096 * 4096 * 4]
+    assert bench_mod.judged_bytes(transpose, transpose.variants, {"rows": 8192, "cols": 8192}) == [2 * 8192 * 8192 * 4]
+    gemm = MANIFEST.get("gemm_hopper")
+    assert bench_mod.judged_bytes(gemm, gemm.variants, None) == []  # compute variants: no ceiling
+
+
+def test_every_distinct_size_gets_its_own_ceiling_run(replayed):
+    report = bench_mod.run_bench(["reduction", "vecadd", "occupancy"], runs=1, with_library=False)
+    sized = [c[4] for c in replayed if c[0] == "copy_ceiling"]
+    # the large one, then reduction's 256 MiB (n x 4), occupancy's 512 MiB (8 n), vecadd's 768 MiB (12 n)
+    assert sized == [None, {"n": 1 << 25}, {"n": 1 << 26}, {"n": 3 * (1 << 26) // 2}]
+    assert [c.bytes for c in report.ceilings] == [1 << 28, 1 << 29, 3 << 28]
+    by = {b.label: b for b in report.benchmarks}
+    best = by["reduction/warp_shuffle"]
+    assert best.ceiling_basis == "same_bytes" and best.pct_of_ceiling == best.pct_of_ceiling_same_bytes
+    assert best.pct_of_ceiling_same_bytes > best.pct_of_ceiling_large  # the smaller copy pays the launch cost too
+    # At copy_ceiling's own size (1 GiB moved) the large runs are reused, not run again.
+    replayed.clear()
+    bench_mod.run_bench(["occupancy"], sizes={"n": 1 << 27}, runs=1, with_library=False)
+    assert [c[4] for c in replayed if c[0] == "copy_ceiling"] == [None]
+
+
+def test_the_report_with_fair_ceilings_is_read_back(replayed, tmp_path):
+    report = bench_mod.run_bench(["vecadd"], runs=1, with_library=False)
+    assert report.ceilings and all(b.ceiling_basis == "same_bytes" for b in report.benchmarks)
+    path = tmp_path / "bench.json"
+    path.write_text(render(report, Format.json))
+    assert report_mod.read(path) == report
+
+
+def test_an_arch_specific_family_is_skipped_on_another_gpu(replayed, monkeypatch):
+    def sm80_build(names, arch, manifest=None, **kw):
+        return [BuildResult(n, Path(f"/cache/{n}"), "sm_80", True, "0" * 64, ()) for n in names]
+
+    monkeypatch.setattr(bench_mod, "build_many", sm80_build)
+    said = []
+    report = bench_mod.run_bench(["gemm_hopper", "vecadd"], runs=1, with_library=False, arch="sm_80", progress=said.append)
+    assert {b.name for b in report.benchmarks} == {"vecadd"}
+    assert report.env["skipped"] == {"gemm_hopper": "needs sm_90a (built for sm_80 here); it runs only on a GPU of that architecture"}
+    assert "gemm_hopper: skipped: needs sm_90a" in " ".join(said)
+    with pytest.raises(BenchError, match=r"^gemm_hopper: needs sm_90a \(built for sm_80 here\)"):
+        bench_mod.run_bench(["gemm_hopper"], runs=1, with_library=False, arch="sm_80")

@@ -5,6 +5,10 @@ For every variant: R separate process runs of its binary (each verifying, warmin
 launches with CUDA events), median/min/max per run and across runs, effective GB/s and TFLOP/s from the
 manifest's formulas, % of the device's spec peak, % of the measured copy ceiling (the faster of a tuned
 copy kernel and device-to-device cudaMemcpy), and, where a library does the same job, the library's time.
+
+Fair ceilings: the copy ceiling is measured at copy_ceiling's manifest size (the "large" ceiling, 2 x 512
+MiB) and again at the bytes each bandwidth variant moves (the "same bytes" ceiling, where the same fixed
+launch cost weighs); both percentages are reported and the manifest's ``ceiling`` says which judges.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ from typing import Any
 
 from ncuwrap import __version__, nvidia_smi
 from ncuwrap.benchmarks import library as libmod
-from ncuwrap.benchmarks.build import NVCC_FLAGS, NVCC_TAIL_FLAGS, BuildResult, build_many
-from ncuwrap.benchmarks.manifest import Benchmark, Manifest, Peak, Variant, load_manifest
+from ncuwrap.benchmarks.build import NVCC_FLAGS, NVCC_TAIL_FLAGS, BuildResult, build_many, detect_arch, normalize_arch
+from ncuwrap.benchmarks.manifest import Benchmark, CeilingBasis, Manifest, Peak, Variant, load_manifest
 from ncuwrap.benchmarks.peaks import SpecPeaks, spec_peaks
 from ncuwrap.benchmarks.report import BenchEntry, BenchReport, Ceiling, ExpectedVerdict, LibraryResult
 from ncuwrap.benchmarks.runner import BinaryRun, Summary, require_gpu, run_binary, summarize
@@ -39,13 +43,24 @@ class Metrics:
     gbps: float | None
     tflops: float | None
     pct_of_peak: float | None
-    pct_of_ceiling: float | None
+    pct_of_ceiling: float | None  # against the ceiling the manifest judges the variant by
+    ceiling_basis: str | None = None  # set when the same-bytes ceiling was measured for the variant
+    pct_of_ceiling_same_bytes: float | None = None
+    pct_of_ceiling_large: float | None = None
 
 
 def compute_metrics(
-    variant: Variant, sizes: Mapping[str, int], median_ms: float, peaks: SpecPeaks, ceiling: Ceiling | None
+    variant: Variant,
+    sizes: Mapping[str, int],
+    median_ms: float,
+    peaks: SpecPeaks,
+    ceiling: Ceiling | None,
+    same_bytes: Ceiling | None = None,
 ) -> Metrics:
-    """Effective bandwidth and throughput of one run time, and how they compare with the peaks."""
+    """Effective bandwidth and throughput of one run time, and how they compare with the peaks.
+
+    ``ceiling`` is the large copy ceiling, ``same_bytes`` the one measured at this variant's bytes
+    (None: not measured; then only the large one is used, as in reports before fair ceilings)."""
     seconds = median_ms * 1e-3
     nbytes = float(variant.bytes.evaluate(sizes))
     flops = float(variant.flops.evaluate(sizes))
@@ -54,10 +69,32 @@ def compute_metrics(
     peak = peaks.for_kind(variant.peak)
     achieved = gbps if variant.peak is Peak.dram else tflops
     pct_peak = achieved / peak * 100.0 if achieved is not None and peak else None
-    pct_ceiling = None
-    if variant.peak is Peak.dram and gbps is not None and ceiling is not None and ceiling.gbps > 0:
-        pct_ceiling = gbps / ceiling.gbps * 100.0
-    return Metrics(gbps=gbps, tflops=tflops, pct_of_peak=pct_peak, pct_of_ceiling=pct_ceiling)
+    def pct(c: Ceiling | None) -> float | None:
+        return gbps / c.gbps * 100.0 if variant.peak is Peak.dram and gbps is not None and c is not None and c.gbps > 0 else None
+
+    large, same = pct(ceiling), pct(same_bytes)
+    if same_bytes is None or variant.peak is not Peak.dram:
+        return Metrics(gbps=gbps, tflops=tflops, pct_of_peak=pct_peak, pct_of_ceiling=large)
+    judged = same if variant.ceiling is CeilingBasis.same_bytes else large
+    return Metrics(
+        gbps=gbps, tflops=tflops, pct_of_peak=pct_peak, pct_of_ceiling=judged,
+        ceiling_basis=variant.ceiling.value, pct_of_ceiling_same_bytes=same, pct_of_ceiling_large=large,
+    )
+
+
+def ceiling_sizes(cbench: Benchmark, nbytes: float) -> dict[str, int]:
+    """The copy_ceiling sizes whose copies move ``nbytes`` (its bytes formula is linear in its one size)."""
+    if len(cbench.sizes) != 1:
+        raise BenchError(f"{cbench.name}: the copy ceiling needs exactly one size to scale, has {', '.join(cbench.sizes)}")
+    (name,) = cbench.sizes
+    per_unit = float(cbench.variants[0].bytes.evaluate({name: 1}))
+    return {name: max(1, round(nbytes / per_unit))}
+
+
+def judged_bytes(bench: Benchmark, variants: Sequence[Variant], sizes: Mapping[str, int] | None) -> list[int]:
+    """The distinct bytes moved by the bandwidth (``dram``) variants of ``bench`` that a ceiling judges."""
+    at = bench.sizes_with(sizes)
+    return sorted({int(v.bytes.evaluate(at)) for v in variants if v.peak is Peak.dram and float(v.bytes.evaluate(at)) > 0})
 
 
 def ceiling_from_runs(bench: Benchmark, runs: Sequence[BinaryRun]) -> Ceiling:
@@ -71,7 +108,7 @@ def ceiling_from_runs(bench: Benchmark, runs: Sequence[BinaryRun]) -> Ceiling:
         summary = summarize(times)
         gbps = float(variant.bytes.evaluate(sizes)) / (summary.median_ms * 1e-3) / 1e9
         if best is None or gbps > best.gbps:
-            best = Ceiling(gbps=gbps, source=f"{bench.name}/{variant.name}")
+            best = Ceiling(gbps=gbps, source=f"{bench.name}/{variant.name}", bytes=int(variant.bytes.evaluate(sizes)))
     if best is None:
         raise BenchError(f"{bench.name}: no copy variant produced timings, so there is no ceiling")
     return best
@@ -116,12 +153,14 @@ def variant_entry(
     peaks: SpecPeaks,
     ceiling: Ceiling | None,
     library: LibraryResult | None,
+    same_bytes: Mapping[int, Ceiling] | None = None,
 ) -> BenchEntry:
-    """One element of the report's ``benchmarks`` list."""
+    """One element of the report's ``benchmarks`` list (``same_bytes``: ceilings by bytes moved)."""
     results = [run.result(variant.name) for run in runs]
     summary: Summary = summarize([r.times_ms for r in results])
     sizes = dict(results[0].sizes) or dict(bench.sizes)
-    m = compute_metrics(variant, sizes, summary.median_ms, peaks, ceiling)
+    same = (same_bytes or {}).get(int(variant.bytes.evaluate(sizes)))
+    m = compute_metrics(variant, sizes, summary.median_ms, peaks, ceiling, same)
     return BenchEntry(
         name=bench.name,
         variant=variant.name,
@@ -136,7 +175,7 @@ def variant_entry(
         peak=variant.peak.value,
         runs=summary.runs,
         median_ms=summary.median_ms, min_ms=summary.min_ms, max_ms=summary.max_ms, spread_pct=summary.spread_pct,
-        **dataclasses.asdict(m),  # gbps, tflops, pct_of_peak, pct_of_ceiling
+        **dataclasses.asdict(m),  # gbps, tflops, pct_of_peak, pct_of_ceiling and the two ceilings
         library=library,
         extra=dict(results[0].extra),
         expected=ExpectedVerdict(
@@ -187,9 +226,19 @@ def run_bench(
     need = [b.name for b in benches]
     if with_ceiling and CEILING_BENCHMARK not in need:
         need.insert(0, CEILING_BENCHMARK)
+    base_arch = normalize_arch(arch) if arch else detect_arch().arch
     say(f"building {', '.join(need)}")
-    built: dict[str, BuildResult] = {b.name: b for b in build_many(need, arch, manifest=manifest)}
-    first_arch = next(iter(built.values())).arch
+    built: dict[str, BuildResult] = {b.name: b for b in build_many(need, base_arch, manifest=manifest)}
+    skipped: dict[str, str] = {}
+    for bench in benches:  # a family that needs sm_90a cannot run on another GPU
+        got = built[bench.name].arch
+        if bench.arch_specific and got != bench.arch_specific:
+            why = f"needs {bench.arch_specific} (built for {got} here); it runs only on a GPU of that architecture"
+            if len(benches) == 1:
+                raise BenchError(f"{bench.name}: {why}")
+            say(f"{bench.name}: skipped: {why}")
+            skipped[bench.name] = why
+    benches = [b for b in benches if b.name not in skipped]
 
     def process_runs(bench: Benchmark, chosen: Sequence[str] | None, overrides: Mapping[str, int] | None = None) -> list[BinaryRun]:
         w = bench.warmup if warmup is None else warmup
@@ -202,10 +251,26 @@ def run_bench(
 
     all_runs: dict[str, list[BinaryRun]] = {}
     ceiling = None
+    same_bytes: dict[int, Ceiling] = {}
     if with_ceiling:
         cbench = manifest.get(CEILING_BENCHMARK)
         all_runs[CEILING_BENCHMARK] = process_runs(cbench, None)
         ceiling = ceiling_from_runs(cbench, all_runs[CEILING_BENCHMARK])
+        wanted = sorted(
+            {
+                nbytes
+                for bench in benches
+                if bench.name != CEILING_BENCHMARK
+                for nbytes in judged_bytes(bench, [bench.variant(v) for v in variants] if variants else bench.variants, sizes)
+            }
+        )
+        for nbytes in wanted:  # the same measurement at each size a variant moves
+            at = ceiling_sizes(cbench, nbytes)
+            if at == dict(cbench.sizes):
+                same_bytes[nbytes] = ceiling
+                continue
+            say(f"{CEILING_BENCHMARK}: ceiling at {nbytes} bytes moved")
+            same_bytes[nbytes] = ceiling_from_runs(cbench, process_runs(cbench, None, at))
     for bench in benches:
         if bench.name not in all_runs or sizes:  # the ceiling ran at default sizes
             all_runs[bench.name] = process_runs(bench, variants if variants else None, sizes)
@@ -225,19 +290,25 @@ def run_bench(
                 w = bench.warmup if warmup is None else warmup
                 n = bench.iters if iters is None else iters
                 lib = library_report(variant, sizes, median, w, n, runs)
-            entries.append(variant_entry(bench, variant, runs_v, peaks, ceiling, lib))
+            entries.append(variant_entry(bench, variant, runs_v, peaks, ceiling, lib, same_bytes))
     env = dict(env_src)
     env.update(
         {
-            "arch": first_arch,
-            "nvcc_flags": [*NVCC_FLAGS, f"-arch={first_arch}", *NVCC_TAIL_FLAGS],
+            "arch": base_arch,
+            "nvcc_flags": [*NVCC_FLAGS, f"-arch={base_arch}", *NVCC_TAIL_FLAGS],
             "clocks": query_clocks(),
             "spec_peaks": peaks.to_json(),
             "cupy_version": libmod.cupy_version(),
             "runs": runs,
         }
     )
-    return BenchReport(tool_version=__version__, env=env, ceiling=ceiling, benchmarks=tuple(entries))
+    special = {name: r.arch for name, r in built.items() if r.arch != base_arch}
+    if special:  # families built for an architecture-specific target (sm_90a)
+        env["arch_specific"] = special
+    if skipped:
+        env["skipped"] = skipped
+    ceilings = tuple(sorted({c.bytes: c for c in same_bytes.values()}.values(), key=lambda c: c.bytes or 0))
+    return BenchReport(tool_version=__version__, env=env, ceiling=ceiling, benchmarks=tuple(entries), ceilings=ceilings)
 
 
 def _has(run: BinaryRun, variant: str) -> bool:

@@ -130,6 +130,19 @@ def detect_arch(*, run=None, which=None) -> ArchChoice:
     return ArchChoice(arch, note)
 
 
+def target_arch(bench, arch: str) -> str:
+    """The architecture one benchmark is compiled for: ``arch``, or the family's architecture-specific
+    target (``arch_specific: sm_90a`` in the manifest) when ``arch`` is that target's base (``sm_90``).
+
+    Instructions such as wgmma and setmaxnreg exist only in ``sm_90a`` code, which runs only on cc 9.0;
+    every other family stays portable ``sm_XX``. For another architecture the family is built as asked
+    (its source compiles stubs there and its binary says what it needs)."""
+    special = getattr(bench, "arch_specific", None)
+    if special and arch.rstrip("af") == special.rstrip("af"):
+        return special
+    return arch
+
+
 def nvcc_argv(nvcc: Path | str, source: Path | str, output: Path | str, arch: str) -> list[str]:
     """The exact nvcc command line for one benchmark (sources include ``common/bench.cuh`` relative to themselves)."""
     return [
@@ -220,7 +233,7 @@ def build_one(
     manifest = manifest or load_manifest()
     bench = manifest.get(name)
     nvcc = nvcc or find_nvcc()
-    arch = normalize_arch(arch) if arch else detect_arch().arch
+    arch = target_arch(bench, normalize_arch(arch) if arch else detect_arch().arch)
     flags = [*NVCC_FLAGS, f"-arch={arch}", *NVCC_TAIL_FLAGS]
     key = cache_key([bench.source, *manifest.headers], flags, nvcc.version_text)
     folder = cache_dir() / f"{name}-{arch}-{key[:16]}"

@@ -19,6 +19,7 @@ DESCRIPTIONS = {
     Library.sum: "cupy.sum (CUB)",
     Library.matmul_fp32: "cupy.matmul fp32 (cuBLAS SGEMM)",
     Library.matmul_fp16: "cupy.matmul fp16 (cuBLAS, fp32 accumulate)",
+    Library.matmul_fp16_nt: "cupy.matmul(a, bt.T) fp16, bt stored n x k (cuBLAS, fp32 accumulate)",
 }
 
 
@@ -85,4 +86,8 @@ def _workload(cp, library: Library, sizes: Mapping[str, int]):  # noqa: ANN001, 
         a = rng.random((sizes["m"], sizes["k"]), dtype=cp.float32).astype(dtype)
         b = rng.random((sizes["k"], sizes["n"]), dtype=cp.float32).astype(dtype)
         return lambda: cp.matmul(a, b)
+    if library is Library.matmul_fp16_nt:  # B given as its transpose (n x k), like gemm_hopper's operands
+        a = rng.random((sizes["m"], sizes["k"]), dtype=cp.float32).astype(cp.float16)
+        bt = rng.random((sizes["n"], sizes["k"]), dtype=cp.float32).astype(cp.float16)
+        return lambda: cp.matmul(a, bt.T)
     raise BenchError(f"{library.value}: no CuPy workload defined")

@@ -58,6 +58,17 @@ class Peak(str, Enum):
     none = "none"
 
 
+class CeilingBasis(str, Enum):
+    """Which measured copy ceiling a ``dram`` variant's ``pct_of_ceiling`` is judged by.
+
+    ``same_bytes``: copy_ceiling run with as many bytes moved as the variant moves (the same fixed
+    launch cost weighs on both); ``large``: copy_ceiling at its manifest size (2 x 512 MiB), where
+    that cost is negligible. Both are measured and reported; this says which one judges."""
+
+    same_bytes = "same_bytes"
+    large = "large"
+
+
 class Timeline(str, Enum):
     """The ``bound`` the timeline rules (rules/timeline.yaml) are expected to give."""
 
@@ -74,6 +85,7 @@ class Library(str, Enum):
     sum = "sum"
     matmul_fp32 = "matmul_fp32"
     matmul_fp16 = "matmul_fp16"
+    matmul_fp16_nt = "matmul_fp16_nt"
 
 
 @dataclass(frozen=True)
@@ -119,6 +131,7 @@ class Variant:
     library: Library | None
     profile: Profile | None
     expected: Expected
+    ceiling: CeilingBasis = CeilingBasis.large
 
     @property
     def function(self) -> str | None:
@@ -138,6 +151,9 @@ class Benchmark:
     warmup: int
     iters: int
     variants: tuple[Variant, ...]
+    # The architecture-specific target (``sm_90a``) the family needs for instructions that exist only
+    # there (wgmma, setmaxnreg); None for portable code. See :func:`ncuwrap.benchmarks.build.target_arch`.
+    arch_specific: str | None = None
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:
@@ -220,8 +236,8 @@ def _flag_values(args: tuple[str, ...], flag: str) -> list[str]:
 
 
 _TOP = ({"version", "benchmarks"}, {"defaults"})
-_BENCHMARK = ({"name", "source", "lesson", "sizes", "variants"}, {"warmup", "iters", "peak", "library"})
-_VARIANT = ({"name", "kernel", "lesson", "bytes", "flops", "profile", "expected"}, {"launches_per_run", "peak", "library"})
+_BENCHMARK = ({"name", "source", "lesson", "sizes", "variants"}, {"warmup", "iters", "peak", "library", "arch_specific", "ceiling"})
+_VARIANT = ({"name", "kernel", "lesson", "bytes", "flops", "profile", "expected"}, {"launches_per_run", "peak", "library", "ceiling"})
 _EXPECTED = ({"bound", "limiter", "findings"}, {"timeline"})
 
 
@@ -234,15 +250,16 @@ class _Loader:
         version = top["version"]
         if version.value != MANIFEST_VERSION:
             raise version.fail(f"version {version.value!r} is not supported; this ncuwrap reads version {MANIFEST_VERSION}")
-        defaults = top.get("defaults", {}).mapping(optional={"warmup", "iters"})
+        defaults = top.get("defaults", {}).mapping(optional={"warmup", "iters", "ceiling"})
         warmup = defaults.get("warmup", 5).integer(minimum=0)
         iters = defaults.get("iters", 20).integer(minimum=0)
+        ceiling = defaults.get("ceiling", CeilingBasis.large.value).choice(CeilingBasis)
         items = top["benchmarks"].items(what="a non-empty list of benchmarks", nonempty=True)
-        benchmarks = [self.benchmark(item, warmup, iters) for item in items]
+        benchmarks = [self.benchmark(item, warmup, iters, ceiling) for item in items]
         schema.unique(((b.name, top.at(f"benchmark {b.name}")) for b in benchmarks), "benchmark name")
         return Manifest(path=self.path, version=MANIFEST_VERSION, benchmarks=tuple(benchmarks))
 
-    def benchmark(self, item: schema.Node, warmup: int, iters: int) -> Benchmark:
+    def benchmark(self, item: schema.Node, warmup: int, iters: int, ceiling: CeilingBasis = CeilingBasis.large) -> Benchmark:
         item.mapping(*_BENCHMARK)
         name = item["name"].text()
         if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
@@ -258,7 +275,15 @@ class _Loader:
             sizes[key] = value.integer(minimum=1)
         peak = item.get("peak", Peak.none.value).choice(Peak)
         library = item["library"].choice(Library, nullable=True)
-        variants = [self.variant(v, name, sizes, peak, library) for v in item["variants"].items(what="a non-empty list", nonempty=True)]
+        arch_specific = None
+        if item.has("arch_specific"):
+            arch_specific = item["arch_specific"].text()
+            if not re.fullmatch(r"sm_\d{2,3}a", arch_specific):
+                raise item["arch_specific"].fail(f"{arch_specific!r} is not an architecture-specific target such as sm_90a")
+        ceiling = item.get("ceiling", ceiling.value).choice(CeilingBasis)
+        variants = [
+            self.variant(v, name, sizes, peak, library, ceiling) for v in item["variants"].items(what="a non-empty list", nonempty=True)
+        ]
         schema.unique(((v.name, item) for v in variants), "variant name")
         return Benchmark(
             name=name,
@@ -268,9 +293,18 @@ class _Loader:
             warmup=item.get("warmup", warmup).integer(minimum=0),
             iters=max(1, item.get("iters", iters).integer(minimum=0)),
             variants=tuple(variants),
+            arch_specific=arch_specific,
         )
 
-    def variant(self, item: schema.Node, bench: str, sizes: Mapping[str, int], peak: Peak, library: Library | None) -> Variant:
+    def variant(
+        self,
+        item: schema.Node,
+        bench: str,
+        sizes: Mapping[str, int],
+        peak: Peak,
+        library: Library | None,
+        ceiling: CeilingBasis = CeilingBasis.large,
+    ) -> Variant:
         item.mapping(*_VARIANT)
         name = item["name"].text()
         item = item.at(f"benchmark {bench} variant {name}")
@@ -304,6 +338,7 @@ class _Loader:
                 findings=findings,
                 timeline=exp["timeline"].choice(Timeline, nullable=True),
             ),
+            ceiling=item.get("ceiling", ceiling.value).choice(CeilingBasis),
         )
 
     def profile(self, node: schema.Node, kernel: str | None, sizes: Mapping[str, int]) -> Profile | None:

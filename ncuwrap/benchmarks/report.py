@@ -45,13 +45,20 @@ class RunTiming:
 
 @dataclass(frozen=True)
 class Ceiling:
-    """The measured copy ceiling: the faster copy variant's bandwidth."""
+    """A measured copy ceiling: the faster copy variant's bandwidth, at ``bytes`` moved per copy run.
+
+    ``bytes`` is None in reports written before the ceiling was measured at several sizes (always the
+    large size then)."""
 
     gbps: float
     source: str  # "copy_ceiling/<variant>"
+    bytes: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"gbps": self.gbps, "source": self.source}
+        out: dict[str, Any] = {"gbps": self.gbps, "source": self.source}
+        if self.bytes is not None:
+            out["bytes"] = self.bytes
+        return out
 
 
 @dataclass(frozen=True)
@@ -124,6 +131,11 @@ class BenchEntry:
     library: LibraryResult | None
     extra: Mapping[str, float]
     expected: ExpectedVerdict
+    # Fair ceilings (absent in older reports): which ceiling pct_of_ceiling uses ("same_bytes" or
+    # "large"), and the percentage of each. Written only for variants compared with a ceiling.
+    ceiling_basis: str | None = None
+    pct_of_ceiling_same_bytes: float | None = None
+    pct_of_ceiling_large: float | None = None
 
     @property
     def label(self) -> str:
@@ -150,6 +162,15 @@ class BenchEntry:
             "tflops": self.tflops,
             "pct_of_peak": self.pct_of_peak,
             "pct_of_ceiling": self.pct_of_ceiling,
+            **(
+                {
+                    "ceiling_basis": self.ceiling_basis,
+                    "pct_of_ceiling_same_bytes": self.pct_of_ceiling_same_bytes,
+                    "pct_of_ceiling_large": self.pct_of_ceiling_large,
+                }
+                if self.ceiling_basis is not None
+                else {}
+            ),
             "library": self.library.to_json() if self.library else None,
             "extra": dict(self.extra),
             "expected": self.expected.to_json(),
@@ -158,12 +179,21 @@ class BenchEntry:
 
 @dataclass(frozen=True)
 class BenchReport:
-    """An ``ncuwrap bench`` run: the machine, the copy ceiling and every variant's result."""
+    """An ``ncuwrap bench`` run: the machine, the copy ceiling and every variant's result.
+
+    ``ceiling`` is the copy ceiling at copy_ceiling's manifest size (the large one); ``ceilings`` are
+    the same measurement at the bytes moved by the variants judged (one per distinct size; empty in
+    older reports and when no variant needs one)."""
 
     tool_version: str
     env: Mapping[str, Any]  # what the binaries printed about the GPU, plus arch, flags, clocks, peaks, runs
     ceiling: Ceiling | None
     benchmarks: tuple[BenchEntry, ...]
+    ceilings: tuple[Ceiling, ...] = ()
+
+    def ceiling_at(self, nbytes: float) -> Ceiling | None:
+        """The same-bytes ceiling measured for ``nbytes`` moved (None when there is none)."""
+        return next((c for c in self.ceilings if c.bytes == nbytes), None)
 
     def wrong(self) -> list[str]:
         """``bench/variant`` of every result that did not match its CPU reference."""
@@ -175,6 +205,7 @@ class BenchReport:
             "tool": {"name": TOOL, "version": self.tool_version},
             "env": dict(self.env),
             "ceiling": self.ceiling.to_json() if self.ceiling else None,
+            **({"ceilings": [c.to_json() for c in self.ceilings]} if self.ceilings else {}),
             "benchmarks": [b.to_json() for b in self.benchmarks],
         }
 
@@ -193,15 +224,29 @@ def read(path: str | Path) -> BenchReport:
     found = doc.get("schema") if isinstance(doc, dict) else None
     if found != SCHEMA:
         raise InputError(f"{path}: not an ncuwrap bench result (schema {found!r}, expected {SCHEMA!r}); write one with 'ncuwrap bench'")
-    top = schema.document(doc, str(path), InputError, hint=_FIX).mapping({"schema", "tool", "env", "ceiling", "benchmarks"})
+    top = schema.document(doc, str(path), InputError, hint=_FIX).mapping({"schema", "tool", "env", "ceiling", "benchmarks"}, {"ceilings"})
     ceiling = top["ceiling"]
-    if not ceiling.absent:
-        ceiling.mapping({"gbps", "source"})
+    ceilings = () if not top.has("ceilings") else tuple(
+        _ceiling(node, need_bytes=True) for node in top["ceilings"].items(what="a list of copy ceilings")
+    )
     return BenchReport(
         tool_version=top["tool"].mapping({"name", "version"})["version"].text(),
         env={key: node.value for key, node in top["env"].pairs()},
-        ceiling=None if ceiling.absent else Ceiling(gbps=ceiling["gbps"].number(), source=ceiling["source"].text()),
+        ceiling=None if ceiling.absent else _ceiling(ceiling),
         benchmarks=tuple(_entry(node) for node in top["benchmarks"].items(what="a list of results")),
+        ceilings=ceilings,
+    )
+
+
+def _ceiling(node: schema.Node, need_bytes: bool = False) -> Ceiling:
+    node.mapping({"gbps", "source", "bytes"} if need_bytes else {"gbps", "source"}, set() if need_bytes else {"bytes"})
+    gbps = node["gbps"].number()
+    if not gbps > 0:
+        raise node["gbps"].fail(f"expected a positive bandwidth in GB/s, got {gbps!r}; {_FIX}")
+    return Ceiling(
+        gbps=gbps,
+        source=node["source"].text(),
+        bytes=None if node["bytes"].absent else node["bytes"].integer(minimum=1),
     )
 
 
@@ -210,6 +255,8 @@ _ENTRY_KEYS = {
     "median_ms", "min_ms", "max_ms", "spread_pct", "gbps", "tflops", "pct_of_peak", "pct_of_ceiling", "library", "extra",
     "expected",
 }
+_ENTRY_OPTIONAL = {"ceiling_basis", "pct_of_ceiling_same_bytes", "pct_of_ceiling_large"}
+_BASES = ("same_bytes", "large")
 _LIBRARY_KEYS = {"description", "cupy_version", "median_ms", "min_ms", "max_ms", "library_speedup", "advice", "note"}
 
 
@@ -217,7 +264,10 @@ def _entry(node: schema.Node) -> BenchEntry:
     kernel = node.value.get("kernel") if isinstance(node.value, dict) else None
     if isinstance(kernel, str) and kernel:
         node = node.at(f"{node.where} ({kernel})")
-    node.mapping(_ENTRY_KEYS)
+    node.mapping(_ENTRY_KEYS, _ENTRY_OPTIONAL)
+    basis = None if node["ceiling_basis"].absent else node["ceiling_basis"].text()
+    if basis is not None and basis not in _BASES:
+        raise node["ceiling_basis"].fail(f"expected one of {', '.join(_BASES)}, got {basis!r}; {_FIX}")
     median = node["median_ms"].number()
     if not median > 0:
         raise node["median_ms"].fail(f"expected a positive time in ms, got {median!r}; {_FIX}")
@@ -248,6 +298,9 @@ def _entry(node: schema.Node) -> BenchEntry:
             findings=expected["findings"].texts(),
             timeline=None if expected["timeline"].absent else expected["timeline"].text(),
         ),
+        ceiling_basis=basis,
+        pct_of_ceiling_same_bytes=node["pct_of_ceiling_same_bytes"].number(nullable=True),
+        pct_of_ceiling_large=node["pct_of_ceiling_large"].number(nullable=True),
         **nullable,
     )
 
