@@ -6,6 +6,7 @@ from __future__ import annotations
 from ncuwrap.render import breakdown as B
 from ncuwrap.render import text as T
 from ncuwrap.render.escape import code, escape, table
+from ncuwrap.render.markdown.timeline import findings
 
 
 def render(diagnosis, **_options) -> str:
@@ -29,13 +30,7 @@ def render(diagnosis, **_options) -> str:
             legend.setdefault(seg.category, seg.label)
     out += ["  ".join(f"{B.GLYPHS[c]} {label}" for c, label in legend.items()), "```", ""]
 
-    out += ["### Findings", ""]
-    if not diagnosis.findings:
-        out += ["None.", ""]
-    for f in diagnosis.findings:
-        out += [f"#### {f.severity.upper()}: {escape(f.title)}", "", f"- **Evidence:** {code(T.evidence(f))}", f"- **Advice:** {escape(f.advice)}", ""]
-    if diagnosis.not_evaluated:
-        out += ["Not evaluated:", ""] + [f"- {code(n.rule)}: {escape(n.message)}" for n in diagnosis.not_evaluated] + [""]
+    out += findings(diagnosis)
 
     out += ["### Files", ""]
     out += table(["rank", "file", "command", "device"],

@@ -33,13 +33,7 @@ def render(diagnosis, **_options) -> str:
                   [[row.label, T.duration(row.end_to_end_ns), f"{row.end_to_end_speedup:.2f}x"] for row in t.amdahl])
     out += ["", T.amdahl_lesson(t), ""]
 
-    out += ["### Findings", ""]
-    if not diagnosis.findings:
-        out += ["None.", ""]
-    for f in diagnosis.findings:
-        out += [f"#### {f.severity.upper()}: {escape(f.title)}", "", f"- **Evidence:** {code(T.evidence(f))}", f"- **Advice:** {escape(f.advice)}", ""]
-    if diagnosis.not_evaluated:
-        out += ["Not evaluated:", ""] + [f"- {code(n.rule)}: {escape(n.message)}" for n in diagnosis.not_evaluated] + [""]
+    out += findings(diagnosis)
 
     out += ["### Top kernels", ""]
     out += _table(["kernel", "launches", "total", "median", "share"],
@@ -77,3 +71,15 @@ def render(diagnosis, **_options) -> str:
     if diagnosis.notes:
         out += ["Notes:", ""] + [f"- {escape(n)}" for n in diagnosis.notes] + [""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def findings(diagnosis) -> list[str]:
+    """The findings and the rules not evaluated of a timeline (or rank set) diagnosis."""
+    out = ["### Findings", ""]
+    if not diagnosis.findings:
+        out += ["None.", ""]
+    for f in diagnosis.findings:
+        out += [f"#### {f.severity.upper()}: {escape(f.title)}", "", f"- **Evidence:** {code(T.evidence(f))}", f"- **Advice:** {escape(f.advice)}", ""]
+    if diagnosis.not_evaluated:
+        out += ["Not evaluated:", ""] + [f"- {code(n.rule)}: {escape(n.message)}" for n in diagnosis.not_evaluated] + [""]
+    return out

@@ -7,7 +7,8 @@ from rich.text import Text
 
 from ncuwrap.render import breakdown as B
 from ncuwrap.render import text as T
-from ncuwrap.render.table import STYLE, Page
+from ncuwrap.render.table import Page
+from ncuwrap.render.table.timeline import findings
 
 _BAR_STYLE = {"compute": "blue", "nccl": "yellow", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red", "memcpy_dtod": "cyan",
               "memcpy_other": "magenta", "memset": "green", "idle": "bright_black"}
@@ -38,17 +39,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
         console.print(bar)
     console.print(Text("   " + "  ".join(f"{B.GLYPHS[c]} {label}" for c, label in _legend(s)), style="dim"))
 
-    console.print(Text("\nFindings", style="bold"))
-    if not diagnosis.findings:
-        console.print(Text("  none"))
-    for f in diagnosis.findings:
-        page.line(f.title, STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
-        page.line(T.evidence(f), indent=9, label="evidence:")
-        page.line(f.advice, indent=9, label="advice:")
-    for n in diagnosis.not_evaluated:
-        page.line(n.message, "dim", indent=2, label=f"{n.rule}:")
-    for note in diagnosis.notes:
-        page.line(note, "dim", indent=2, label="note:")
+    findings(page, diagnosis)
     return page.text()
 
 

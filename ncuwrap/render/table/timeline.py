@@ -74,9 +74,15 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     console.print(amdahl)
     page.line(T.amdahl_lesson(t), indent=2)
 
-    console.print(Text("\nFindings", style="bold"))
+    findings(page, diagnosis)
+    return page.text()
+
+
+def findings(page: Page, diagnosis) -> None:
+    """The findings, the rules not evaluated and the notes of a timeline (or rank set) diagnosis."""
+    page.console.print(Text("\nFindings", style="bold"))
     if not diagnosis.findings:
-        console.print(Text("  none"))
+        page.console.print(Text("  none"))
     for f in diagnosis.findings:
         page.line(f.title, STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
         page.line(T.evidence(f), indent=9, label="evidence:")
@@ -85,7 +91,6 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
         page.line(n.message, "dim", indent=2, label=f"{n.rule}:")
     for note in diagnosis.notes:
         page.line(note, "dim", indent=2, label="note:")
-    return page.text()
 
 
 def _bar_runs(diagnosis):
