@@ -160,7 +160,7 @@ def profile(
     nth_launch: Optional[int] = typer.Option(None, "--nth-launch", help=_NTH_HELP, show_default=False),
     collect: str = typer.Option("targeted", "--collect", help=_COLLECT_HELP),
     metrics: Optional[str] = typer.Option(None, "--metrics", help="More ncu metrics to collect, comma separated (added to --collect)."),
-    top: Optional[int] = typer.Option(None, "--top", help=_TOP_HELP, show_default=False, min=1),
+    top: Optional[int] = typer.Option(None, "--top", help=_TOP_HELP, show_default=False, min=1, metavar="N"),
     nvtx_include: Optional[List[str]] = typer.Option(None, "--nvtx-include", help=_NVTX_HELP, show_default=False),
     nvtx_exclude: Optional[List[str]] = typer.Option(None, "--nvtx-exclude", help="See --nvtx-include.", show_default=False),
     replay_mode: Optional[str] = typer.Option(None, "--replay-mode", help="ncu's replay mode: kernel (ncu's default), application, range or app-range.", show_default=False),
