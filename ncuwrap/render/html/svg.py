@@ -62,12 +62,23 @@ def _svg(width: int, height: int, label: str, body: list[str]) -> Markup:
     return Markup(head + "".join(body) + "</svg>")
 
 
-def _legend(series: list[str], x: float, y: float) -> list[str]:
+def _legend(items, x: float, y: float) -> list[str]:
+    """``(name, color)`` pairs in a row, from ``x`` on the baseline ``y``."""
     out = []
-    for name, color in zip(series, colors(len(series))):
+    for name, color in items:
         out.append(f'<rect x="{x:.0f}" y="{y - 9:.0f}" width="10" height="10" fill="{color}"/>'
                    f'<text x="{x + 14:.0f}" y="{y:.0f}" fill="{INK}">{_t(name)}</text>')
         x += 14 + 7.5 * len(name) + 16
+    return out
+
+
+def _percent_grid(x0: float, width: float, top: float, end: float, label_y: float, step: int) -> list[str]:
+    """Vertical lines at 0, step, ..., 100% of ``width`` from ``x0``, from ``top`` to ``end``, labelled at ``label_y``."""
+    out = []
+    for pct in range(0, 101, step):
+        x = x0 + width * pct / 100
+        out.append(f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{end + 4}" stroke="{GRID}"/>'
+                   f'<text x="{x:.1f}" y="{label_y}" fill="{MUTED}" font-size="10" text-anchor="middle">{pct}%</text>')
     return out
 
 
@@ -81,15 +92,9 @@ def stacked_bars(title: str, rows: list[tuple[str, list[tuple[str, float, str, s
     ``legend`` is ``(name, color)`` pairs, drawn above."""
     label_w, value_w, bar_h, gap, top = 90, 10, 16, 8, 30
     plot_w = width - label_w - value_w
-    body, x = [], float(label_w)
-    for name, color in legend:
-        body.append(f'<rect x="{x:.0f}" y="7" width="10" height="10" fill="{color}"/><text x="{x + 14:.0f}" y="16" fill="{INK}">{_t(name)}</text>')
-        x += 14 + 7.0 * len(name) + 14
+    body = _legend(legend, label_w, 16)
     bottom = top + len(rows) * (bar_h + gap)
-    for pct in range(0, 101, 25):
-        gx = label_w + plot_w * pct / 100
-        body.append(f'<line x1="{gx:.1f}" y1="{top - 4}" x2="{gx:.1f}" y2="{bottom - gap + 4}" stroke="{GRID}"/>'
-                    f'<text x="{gx:.1f}" y="{bottom + 10}" fill="{MUTED}" font-size="10" text-anchor="middle">{pct}%</text>')
+    body += _percent_grid(label_w, plot_w, top, bottom - gap, bottom + 10, 25)
     y = top
     for label, segments in rows:
         body.append(f'<text x="{label_w - 8}" y="{y + bar_h - 3}" fill="{INK}" text-anchor="end">{_t(label)}</text>')
@@ -133,7 +138,7 @@ class _Groups:
 
     def head(self) -> list[str]:
         """The legend (several series) or nothing."""
-        return _legend(self.series, self.label_w, 16) if len(self.series) > 1 else []
+        return _legend(zip(self.series, colors(len(self.series))), self.label_w, 16) if len(self.series) > 1 else []
 
     def label(self, y: float, text: str) -> str:
         return f'<text x="{self.label_w - 8}" y="{y + self.group_h / 2 + 4:.1f}" fill="{INK}" text-anchor="end">{_t(text)}</text>'
@@ -152,10 +157,7 @@ def percent_bars(title: str, rows: list[tuple[str, list]], series: list[str] | N
     height = top + len(rows) * (group_h + gap) + 22
     body = g.head()
     bottom = top + len(rows) * (group_h + gap)
-    for pct in range(0, 101, 20):
-        x = label_w + plot_w * pct / 100
-        body.append(f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{bottom - gap + 4}" stroke="{GRID}"/>'
-                    f'<text x="{x:.1f}" y="{bottom + 10}" fill="{MUTED}" font-size="10" text-anchor="middle">{pct}%</text>')
+    body += _percent_grid(label_w, plot_w, top, bottom - gap, bottom + 10, 20)
     y = top
     for label, values in rows:
         body.append(g.label(y, label))
@@ -270,7 +272,7 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
 
     body = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#ffffff" stroke="{GRID}"/>']
     if len(series) > 1:
-        body += _legend(series, left, 14)
+        body += _legend(zip(series, colors(len(series))), left, 14)
     for d in range(x_lo, x_hi + 1):
         x = px(10.0**d)
         body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="{GRID}"/>'
