@@ -103,7 +103,6 @@ def _top_nsys(options: ProfileOptions) -> tuple[str | None, str | None]:
 def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, nsys: str, progress: Progress | None) -> _TopRun:
     """Run the program under nsys, rank its kernels, and point ncu's argv at the first ``options.top``."""
     from ncuwrap.profile import top
-    from ncuwrap.timeline import sqlite
     from ncuwrap.timeline.capture import capture
     from ncuwrap.timeline.ranking import kernel_times
 
@@ -113,7 +112,7 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
             progress.stage(f"nsys: timing every kernel to pick the top {options.top} ...")
 
     captured = capture(list(target.argv), rd.path, nsys=nsys, force=True, started=started)
-    times = kernel_times(sqlite.read(captured.sqlite).kernels)
+    times = kernel_times(captured.data.kernels)
     if not times.groups:
         raise ProfilerError(f"{captured.sqlite}: nsys saw no kernel launch; check that the program runs work on the GPU "
                             f"(log: {captured.log})")

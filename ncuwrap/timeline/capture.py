@@ -21,7 +21,7 @@ import os
 import re
 import shlex
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import fileio
@@ -43,6 +43,7 @@ class Capture:
     sqlite: Path
     log: Path
     diagnosis: object  # TimelineDiagnosis
+    data: object = field(default=None, repr=False)  # the raw events read from the export (TimelineData)
 
 
 def default_run_dir(now: _dt.datetime | None = None) -> Path:
@@ -127,5 +128,6 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     exported = nsysrep.export_sqlite(report, run_dir / f"{STEM}.sqlite", nsys=exe)
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"$ {shlex.join(nsysrep.export_argv(exe, report, run_dir / f'{STEM}.sqlite'))}\n")
-    diagnosis = diagnose_data(sqlite.read(exported), rules, source_path=str(report), kind="nsys-rep")
-    return Capture(run_dir=run_dir, report=report, sqlite=exported, log=log, diagnosis=diagnosis)
+    data = sqlite.read(exported)
+    diagnosis = diagnose_data(data, rules, source_path=str(report), kind="nsys-rep")
+    return Capture(run_dir=run_dir, report=report, sqlite=exported, log=log, diagnosis=diagnosis, data=data)
