@@ -118,7 +118,7 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     imports = [c for c in fakes("ncu") if c[0] == "--import"]
     assert imports[1] == ["--import", "top/report.ncu-rep", "--csv", "--page", "raw", "--print-kernel-base", "mangled", "--metrics", "launch__grid_size"]
     commands = (tmp_path / "top" / "commands.txt").read_text()
-    assert "# rank kernels by GPU time (nsys)" in commands and "> report.mangled.csv" in commands
+    assert "# rank kernels by GPU time (nsys)" in commands and "> top/report.mangled.csv\n" in commands
     # The report: coverage, programme shares and 'fix first' are the H200's, to the byte.
     device_out = (RUN_ABS / "stdout.txt").read_text().replace("/tmp/top/", "top/")
     assert out == device_out

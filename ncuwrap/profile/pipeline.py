@@ -134,16 +134,9 @@ def _cover(rd: RD.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
     from ncuwrap.profile import top
 
     argv = top.mangled_export_argv(rd.report, tool.path)
-    rd.add_command("result IDs and mangled names (to match the nsys ranking)", argv, stdout_to=top.MANGLED_IDS)
+    text, _, _ = _export(rd, argv, rd.path / top.MANGLED_IDS, "result IDs and mangled names (to match the nsys ranking)")
     warnings = []
-    mangled = {}
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-        if done.returncode == 0:
-            rd.write_text(rd.path / top.MANGLED_IDS, done.stdout)
-            mangled = top.read_mangled(done.stdout)
-    except (OSError, subprocess.TimeoutExpired):
-        pass
+    mangled = top.read_mangled(text) if text else {}
     if not mangled:
         warnings.append("could not export the results' mangled names: kernels matched to the nsys ranking by name, grid and block")
     cov = top.coverage(diagnosis.kernels, top_run.plan, top_run.times, mangled, str(top_run.capture.sqlite))
@@ -199,16 +192,27 @@ def _load(rd: RD.RunDir, tool: NcuTool, argv: list[str], want_csv: bool):
 def export_csv(rd: RD.RunDir, tool: NcuTool) -> str | None:
     """Write report.raw.csv; a failure is a warning (the report itself is what matters)."""
     argv = import_csv_argv(rd.report, tool.path)
-    rd.add_command("raw CSV export", argv, stdout_to=str(rd.raw_csv))
+    _, failed, raised = _export(rd, argv, rd.raw_csv, "raw CSV export")
+    if raised:
+        return f"raw CSV export failed ({failed}); the report is complete: re-export it with: {' '.join(argv)}"
+    if failed:
+        return f"raw CSV export failed ({failed}); the report is complete"
+    return None
+
+
+def _export(rd: RD.RunDir, argv: list[str], path: Path, what: str) -> tuple[str | None, str | None, bool]:
+    """Run an ncu export whose standard output goes to ``path`` in the run folder (recorded in
+    commands.txt): (its text, None, False), or (None, why it failed, whether ncu could not even run)."""
+    rd.add_command(what, argv, stdout_to=str(path))
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"raw CSV export failed ({exc}); the report is complete: re-export it with: {' '.join(argv)}"
+        return None, str(exc), True
     if done.returncode != 0 or not done.stdout.strip():
         detail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        return f"raw CSV export failed ({detail[0]}); the report is complete"
-    rd.write_text(rd.raw_csv, done.stdout)
-    return None
+        return None, detail[0], False
+    rd.write_text(path, done.stdout)
+    return done.stdout, None, False
 
 
 def timeline(rd: RD.RunDir, target: Target, nsys_path: str | None, progress: Progress | None = None):
