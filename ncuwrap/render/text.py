@@ -228,9 +228,13 @@ def priority_line(p, program: bool = False) -> str:
             f"{gain(p.gain_pct)} gain){f'; first: {p.headline}' if p.headline else ''}")
 
 
+def fix_first_scope(diagnosis) -> str:
+    """What the 'fix first' shares are of: the program's GPU time (profile --top) or the profiled time."""
+    return "share of the program's GPU time" if diagnosis.coverage else "share of the time"
+
+
 def fix_first_title(diagnosis) -> str:
-    scope = "share of the program's GPU time" if diagnosis.coverage else "share of the time"
-    return f"Fix first ({scope} x estimated gain):"
+    return f"Fix first ({fix_first_scope(diagnosis)} x estimated gain):"
 
 
 def coverage_line(c) -> str:

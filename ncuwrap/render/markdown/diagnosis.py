@@ -167,8 +167,7 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
         out += ["", f"… and {len(rest)} more kernel{'s' if len(rest) != 1 else ''} ({share} of the ncu time): see the HTML report (`--format html`)."]
     first = T.fix_first(diagnosis)
     if (n > 1 or diagnosis.coverage) and first:
-        scope = "share of the program's GPU time" if diagnosis.coverage else "share of the time"
-        out += ["", f"**Fix first** ({scope} × estimated gain):", ""]
+        out += ["", f"**Fix first** ({T.fix_first_scope(diagnosis)} × estimated gain):", ""]
         out += [f"{i}. {escape(T.priority_line(p, bool(diagnosis.coverage)))}" for i, p in enumerate(first, 1)]
     out.append("")
     seen = _Seen()
