@@ -23,7 +23,7 @@ from ncuwrap.ingest import Profile, load, rule_results
 from ncuwrap.ingest.names import dims
 from ncuwrap.evaluate import Evaluation
 from ncuwrap.numbers import clean, clean_all
-from ncuwrap.verdict import Diagnosis, KernelVerdict, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
+from ncuwrap.verdict import Diagnosis, KernelVerdict, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
 
 
 # What the HTML charts draw: Speed-of-Light bars, memory bandwidth, occupancy (the roofline is
@@ -162,7 +162,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
     decisions = evaluation.decide_rows(rows)
     shown = [{name: value for name, value in record.items() if value is not None} for record in evaluation.records(display, rows)]
     charts = evaluation.records(CHART_METRICS, rows)
-    compared = evaluation.records(evidence_names, rows)
+    compared = {name: source.column(name) for name in evidence_names}
     duration, pipe, pipe_pct = source.column("duration_ns"), source.column("compute_pipe"), source.column("compute_pipe_pct")
     grids, blocks = _dims_of(meta["grid"]), _dims_of(meta["block"])
     roofline = _rooflines(source)
@@ -187,7 +187,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
             display_metrics=shown[i],
             path=decision.path,
             chart_metrics=charts[i],
-            compared_metrics=compared[i],
+            compared_metrics=MetricRow(compared, row),
             borderline=decision.borderline,
             pipe=pipe[row],
             pipe_pct=pipe_pct[row],

@@ -37,8 +37,26 @@ def clean_all(values: np.ndarray) -> list:
     if (kind == 1).all():
         return values.astype(np.int64).tolist()
     if (kind == 3).all():
-        return [round(v, 4) for v in values.tolist()]
+        return round4(values)
     if (kind == 0).all():
         return [None] * len(values)
+    rounded = round4(np.where(kind == 3, values, 0.0))
     kind = kind.tolist()
-    return [(round(v, 4) if k == 3 else int(v) if k == 1 else v if k == 2 else None) for v, k in zip(values.tolist(), kind)]
+    return [(r if k == 3 else int(v) if k == 1 else v if k == 2 else None) for v, r, k in zip(values.tolist(), rounded, kind)]
+
+
+def round4(values: np.ndarray) -> list[float]:
+    """``[round(v, 4) for v in values]`` (finite values), the same floats by whole arrays.
+
+    round() picks the integer nearest to v * 10**4 computed exactly and divides it by 10**4 correctly
+    rounded; numpy's product v * 1e4 is itself rounded, which can move it across a half only when it
+    lies within its own rounding error of one (or past 2**52, where every float is whole): those
+    values go through round() itself. The division is IEEE's, correctly rounded as round()'s is."""
+    with np.errstate(over="ignore", invalid="ignore"):  # past 1.8e304 the product is inf: round() takes those
+        scaled = values * 1e4
+        magnitude = np.abs(scaled)
+        risky = (np.abs(np.abs(scaled - np.trunc(scaled)) - 0.5) <= magnitude * 1e-15) | ~(magnitude < 2.0**52)
+        out = (np.rint(scaled) / 1e4).tolist()
+    for i in np.flatnonzero(risky).tolist():
+        out[i] = round(float(values[i]), 4)
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from typing import TYPE_CHECKING
@@ -175,6 +176,28 @@ class Reprofile:
         return {"rules": list(self.rules), "missing": list(self.missing), "launches": self.launches, "how": self.how}
 
 
+class MetricRow(Mapping):
+    """One launch's values of some metrics, read from columns shared by every launch (None: not
+    known). Built for each of 10,000 launches and rarely read: no per-launch dict is made."""
+
+    __slots__ = ("_columns", "_row")
+
+    def __init__(self, columns: dict[str, list], row: int):
+        self._columns, self._row = columns, row
+
+    def __getitem__(self, name: str):
+        return self._columns[name][self._row]
+
+    def __iter__(self):
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    def __repr__(self) -> str:
+        return f"MetricRow({dict(self)!r})"
+
+
 @dataclass(frozen=True)
 class KernelVerdict:
     id: int
@@ -195,7 +218,7 @@ class KernelVerdict:
     chart_metrics: dict = field(default_factory=dict)
     # Every metric a finding's evidence or a comparison reads, known or not (None): lets 'compare'
     # show how a resolved finding's evidence moved. Not part of the JSON document.
-    compared_metrics: dict = field(default_factory=dict, repr=False, compare=False)
+    compared_metrics: Mapping = field(default_factory=dict, repr=False, compare=False)
     # The bound decision was too close to call: another run may decide otherwise.
     borderline: bool = False
     # The busiest SM pipe and its utilization (%), and for tensor-core work the input type and the

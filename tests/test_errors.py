@@ -19,7 +19,7 @@ BAD = DATA / "bad"
         (BAD / "garbage.ncu-rep", r"garbage.ncu-rep: not an Nsight Compute report \(bad file header\)"),
         (BAD / "fake_header.ncu-rep", r"fake_header.ncu-rep: the report holds no profiled kernel"),
         (BAD / "truncated.ncu-rep", r"truncated.ncu-rep: the report is truncated or corrupt"),
-        (BAD / "truncated_quote.raw.csv", r"truncated_quote.raw.csv: unreadable CSV .*export it again"),
+        (BAD / "truncated_quote.raw.csv", r"truncated_quote.raw.csv: the CSV is truncated \(it ends inside a quoted field\); export it again"),
         (BAD / "truncated_row.raw.csv", r"truncated_row.raw.csv: the CSV is truncated \(last row incomplete\)"),
         (BAD / "not_ncu.csv", r"not_ncu.csv: not an Nsight Compute CSV export"),
         (H200 / "nsys" / "bench_st_cuda_api_sum.csv", r"bench_st_cuda_api_sum.csv: not an Nsight Compute CSV export"),

@@ -17,6 +17,7 @@ from tests.conftest import H200, run_cli
 VECADD = H200 / "vecadd" / "bench_add.raw.csv"
 DETAILS = H200 / "transpose" / "copyKernel.details.csv"
 AGAIN = "export the report again from the .ncu-rep"
+AGAIN_IT = "export it again from the .ncu-rep"
 
 
 def _rows(path=VECADD) -> list[list[str]]:
@@ -116,3 +117,51 @@ def test_details_page_with_many_distinct_labels(tmp_path):
     assert frame["details::Made Up::Label 19999"].tolist() == [19999.0]
     assert frame["gpu__time_duration.sum"].dtype == float
     assert frame["name"].tolist() == ncu_csv.read(DETAILS).frame["name"].tolist() == ["copyKernel"]
+
+
+def test_a_short_row_inside_the_file(capsys, tmp_path):
+    # pandas filled the missing fields of a short row with nothing; Arrow refuses it, as it should.
+    rows = _rows()
+    rows[2] = rows[2][:40]
+    _refused(capsys, _write(tmp_path / "short.raw.csv", rows), f"a row has 40 fields where the header has {len(rows[0])}; {AGAIN_IT}")
+
+
+def test_a_row_with_more_fields_than_the_header(capsys, tmp_path):
+    rows = _rows()
+    rows[2] = rows[2] + ["1"]
+    _refused(capsys, _write(tmp_path / "long_row.raw.csv", rows), f"the rows have more fields than the header; {AGAIN_IT}")
+
+
+def test_a_short_last_row_is_a_truncated_file(capsys, tmp_path):
+    rows = _rows()
+    rows[-1] = rows[-1][:100]
+    _refused(capsys, _write(tmp_path / "cut.raw.csv", rows), f"the CSV is truncated (last row incomplete); {AGAIN_IT}")
+
+
+def test_blank_lines_between_the_header_and_the_units(capsys, tmp_path):
+    path = tmp_path / "blank.raw.csv"
+    text = VECADD.read_text(encoding="utf-8")
+    header, rest = text.split("\n", 1)
+    path.write_text(header + "\n\n\n" + rest, encoding="utf-8")
+    assert _kernels(capsys, path) == _kernels(capsys, VECADD)
+
+
+def test_numbers_read_as_python_reads_them(tmp_path):
+    # Thousands separators, six decimals on a 4-decimal tie, exponents: each cell is the float
+    # Python's float() makes of it without its commas, whichever way (whole column or cell by cell)
+    # its column was converted.
+    rows = _rows()
+    header = rows[0]
+    cells = {"gpu__time_duration.sum": ["1,234,567.891011", "12.34565"],
+             "dram__bytes.sum.per_second": ["1e3", "98,765"],
+             "launch__registers_per_thread": ["n/a", "32"]}
+    for name, values in cells.items():
+        for row, value in zip(rows[2:], values):
+            row[header.index(name)] = value
+    frame = ncu_csv.read(_write(tmp_path / "numbers.raw.csv", rows)).frame
+    units = dict(zip(header, rows[1]))
+    from ncuwrap.units import scale_to_base
+    for name, values in cells.items():
+        want = [float(v.replace(",", "")) * scale_to_base(units[name]) if v != "n/a" else None for v in values]
+        got = [None if v != v else v for v in frame[name].tolist()]
+        assert got == want, name

@@ -12,6 +12,7 @@ import contextlib
 import csv
 import gzip
 import io
+import re
 import tempfile
 import zlib
 from collections import Counter
@@ -20,6 +21,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from ncuwrap.errors import InputError
 from ncuwrap.ingest.model import Profile, RuleResult, Source
@@ -112,9 +116,12 @@ def _lengths(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, np.nd
     """The cells of ``columns`` as one object array (no fixed-width copy: one 5 MB cell in a
     fixed-width array made every cell 20 MB) and their lengths (NaN where a row has no value)."""
     block = frame[columns].to_numpy(dtype=object)
-    # The cells are texts or NaN (no value): a plain loop is several times faster than pandas' .str here.
-    lengths = np.array([len(x) if isinstance(x, str) else np.nan for x in block.ravel().tolist()], dtype=float).reshape(block.shape)
-    return block, lengths
+    return block, _cell_lengths(block)
+
+
+def _cell_lengths(block: np.ndarray) -> np.ndarray:
+    # The cells are texts or no value: a plain loop is several times faster than pandas' .str here.
+    return np.array([len(x) if isinstance(x, str) else np.nan for x in block.ravel().tolist()], dtype=float).reshape(block.shape)
 
 
 def _numeric(column: pd.Series) -> pd.Series:
@@ -123,49 +130,60 @@ def _numeric(column: pd.Series) -> pd.Series:
     return pd.to_numeric(text, errors="coerce")
 
 
-def _convert(path: Path, frame: pd.DataFrame, columns: list[str], units: dict[str, str], as_text) -> pd.DataFrame:
+def _convert(path: Path, table: pa.Table, columns: list[str], units: dict[str, str]) -> pd.DataFrame:
     """Metric columns to floats in base units; a column with no numbers at all stays text.
 
-    pandas' parser has turned the columns whose every cell is a number into numbers; the others
-    (text, "n/a", numbers mixed with words) are converted here, all in one block: per-column pandas
-    calls cost ~1 ms each and a full-set export has over 2,000 columns. ``as_text(columns)`` reads
-    columns again as text: the parser makes booleans of "True"/"false" columns and their spelling
-    would be lost.
+    Arrow casts a whole column of numbers at once, ncu's thousands separators ("1,234.5") taken out
+    first where the plain cast fails; a column that is still not all numbers (text, "n/a", numbers
+    mixed with words) is converted cell by cell (_convert_text). Both parsers round correctly, so a
+    number reads the same whichever way its column took.
     """
+    rows = table.num_rows
     if not columns:
-        return pd.DataFrame(index=frame.index)
-    numbers = np.empty((len(frame), len(columns)))
+        return pd.DataFrame(index=pd.RangeIndex(rows))
+    numbers = np.empty((rows, len(columns)))
     text: list[int] = []
     for i, column in enumerate(columns):
-        values = frame[column]
-        if values.dtype.kind in "fiu":
-            numbers[:, i] = values.to_numpy(dtype=float)
-        else:
+        cells = table.column(column)
+        parsed = _cast(cells)
+        if parsed is None and pc.any(pc.match_substring(cells, ",")).as_py():
+            parsed = _cast(pc.replace_substring(cells, ",", ""))
+        if parsed is None:
             text.append(i)
+        else:
+            numbers[:, i] = parsed
     names = [columns[i] for i in text]
-    booleans = [c for c in names if frame[c].dtype.kind == "b"]
-    cells = frame[names]
-    if booleans:
-        cells = cells.assign(**as_text(booleans).set_axis(frame.index)[booleans])
-    parsed, textual = _convert_text(path, cells, names)
+    block = np.empty((rows, len(names)), dtype=object)
+    for j, name in enumerate(names):
+        block[:, j] = table.column(name).to_pylist()
+    parsed, textual = _convert_text(path, block, names)
     if text:
         numbers[:, text] = parsed
     numbers *= np.array([scale_to_base(units.get(c, "")) for c in columns])
     numbers[np.isinf(numbers)] = np.nan  # "1e999" is no measurement
-    out = pd.DataFrame(numbers, columns=columns, index=frame.index)
+    out = pd.DataFrame(numbers, columns=columns)
     # Text metrics (device names, cache configs): keep the strings where no cell parsed as a number.
     for column, values in textual.items():
         # As Python objects: metrics.MetricTable reads object columns as text (pandas' own "str" dtype it would not).
-        out[column] = pd.Series(values, index=frame.index, dtype=object)
+        out[column] = pd.Series(values, dtype=object)
     return out
 
 
-def _convert_text(path: Path, frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The numbers in text cells (ncu's "424,019"; NaN where a cell is no number), and the columns
-    with no number at all but some text, as object arrays (None for an empty cell)."""
+def _cast(cells: pa.ChunkedArray) -> np.ndarray | None:
+    """A text column as floats (an empty cell: NaN), or None when some cell is not a number."""
+    try:
+        return pc.cast(cells, pa.float64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _convert_text(path: Path, block: np.ndarray, columns: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The numbers in text cells (``block``: rows x columns, None for an empty cell; ncu's "424,019";
+    NaN where a cell is no number), and the columns with no number at all but some text, as object
+    arrays (None for an empty cell)."""
     if not columns:
-        return np.empty((len(frame), 0)), {}
-    block, lengths = _lengths(frame, columns)
+        return np.empty((block.shape[0], 0)), {}
+    lengths = _cell_lengths(block)
     _check_field_sizes(path, lengths, columns)
     flat = pd.Series([x.replace(",", "") if isinstance(x, str) else x for x in block.ravel().tolist()], dtype=object)
     numbers = pd.to_numeric(flat, errors="coerce").to_numpy(dtype=float, copy=True).reshape(block.shape)
@@ -187,7 +205,10 @@ def _check_aligned(path: Path, frame: pd.DataFrame) -> None:
 def _check_complete(path: Path, frame: pd.DataFrame, min_fields: int) -> None:
     if frame.empty:
         raise InputError(f"{path}: the CSV holds no profiled kernel; export a report that has launches in it")
+    _check_last_row(path, min_fields)
 
+
+def _check_last_row(path: Path, min_fields: int) -> None:
     # A file cut short at a field boundary parses (pandas fills the missing fields), so the fields
     # of the last row are counted on the file itself.
     fields = _last_row_fields(path)
@@ -225,16 +246,24 @@ def _last_row_fields(path: Path) -> int | None:
     return int(np.count_nonzero((tail[row] == ord(",")) & outside[row])) + 1
 
 
+def _quotes_open(path: Path) -> bool:
+    """The file ends inside a quoted field (an odd number of quotes: ncu doubles those inside one)."""
+    quotes = 0
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 24), b""):
+            quotes += chunk.count(b'"')
+    return quotes % 2 == 1
+
+
 # Launch IDs count launches from 0; past 2**53 they are not exact as floats (nor a real report).
 MAX_LAUNCH_ID = 2**53
 
 
 def _launch_meta(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """The launch columns under ncuwrap's names (their cells' sizes already checked)."""
     meta = pd.DataFrame(index=frame.index)
     for column, name in _LAUNCH_COLUMNS.items():
         meta[name] = frame[column] if column in frame else None
-    present = [c for c in _LAUNCH_COLUMNS if c in frame]
-    _check_field_sizes(path, _lengths(frame, present)[1], present)
     ids = pd.to_numeric(meta["launch_id"], errors="coerce").to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         bad = ~((ids >= 0) & (ids < MAX_LAUNCH_ID) & (ids == np.floor(ids)))
@@ -308,34 +337,58 @@ def _read(path: Path, usecols=None) -> Profile:
         wanted = [c for c in header if c in _LAUNCH_COLUMNS or c in keep]
         metric_columns = [c for c in metric_columns if c in keep]
     units_row, line = _units_row(path, offset, header)
-    skip = _skip(offset, path)
-    # The units row is left out of the parse, so pandas' C parser turns the metric columns into
-    # numbers itself; a column it cannot read as numbers comes back as text and is converted cell by
-    # cell (_convert). ncu's thousands separators ("1,234.5") are among those: the parser's own
-    # thousands option rounds some of them differently from reading the number without its commas.
-    rows = list(range(skip)) + ([skip + line] if units_row is not None else [])
-    frame = _read_csv(path, rows, header, wanted, metric_columns)
-    _check_aligned(path, frame)
+    # Arrow reads the wanted columns as text (the units row skipped), over both cores; the numbers are
+    # then cast by whole columns (_convert).
+    table = _read_table(path, offset, line if units_row is not None else 0, wanted if wanted is not None else header, len(header))
     units = {c: units_row[c] for c in metric_columns} if units_row is not None else {}
-    _check_complete(path, frame, len(header))
-    metrics = _convert(path, frame, metric_columns, units, lambda columns: _read_csv(path, rows, header, columns, (), text=True))
-    out = pd.concat([_launch_meta(path, frame), metrics], axis=1)
+    if table.num_rows == 0:
+        raise InputError(f"{path}: the CSV holds no profiled kernel; export a report that has launches in it")
+    # Arrow refuses a row with fewer fields than the header, the last one too: no row is cut short.
+    present = [c for c in _LAUNCH_COLUMNS if c in table.column_names]
+    lengths = np.column_stack([pc.utf8_length(table.column(c)).to_numpy(zero_copy_only=False).astype(float) for c in present])
+    _check_field_sizes(path, lengths, present)
+    launch = pd.DataFrame({c: pd.Series(pc.fill_null(table.column(c), "").to_pylist(), dtype=str) for c in present})
+    metrics = _convert(path, table, metric_columns, units)
+    out = pd.concat([_launch_meta(path, launch), metrics], axis=1)
     return Profile(source=_source(path, "ncu-csv-raw", out), frame=out, units=units)
 
 
-def _read_csv(path: Path, skiprows: list[int], header: list[str], usecols, metric_columns, *, text: bool = False) -> pd.DataFrame:
-    """The raw page's cells: launch columns as text; metric columns as numbers where every cell is
-    one (an empty cell: NaN), else as text (``text``: every column as text, empty cells "")."""
-    if text:
-        options = dict(dtype=str, na_values=[])
-    else:
-        metrics = set(metric_columns)
-        names = usecols if usecols is not None else header
-        options = dict(dtype={c: str for c in names if c not in metrics}, na_values={c: [""] for c in metric_columns})
-    try:
-        return pd.read_csv(path, keep_default_na=False, skiprows=skiprows, usecols=usecols, engine="c", low_memory=False, **options)
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]}); export it again with 'ncu --import REPORT --csv --page raw'") from None
+# Arrow parses a file in blocks of this size on every core; a row longer than a block is read again
+# with one block as large as the longest row allowed.
+_BLOCK = 4 << 20
+_FIELDS = re.compile(r"Expected (\d+) columns, got (\d+)")
+
+
+def _read_table(path: Path, offset: int, after_header: int, columns: list[str], fields: int) -> pa.Table:
+    """The raw page's ``columns`` as text (an empty cell: null), from the header at byte ``offset``
+    on, the ``after_header`` lines after it (the units row) skipped."""
+    convert = pacsv.ConvertOptions(include_columns=columns, column_types={c: pa.string() for c in columns},
+                                   strings_can_be_null=True, null_values=[""], quoted_strings_can_be_null=True)
+    parse = pacsv.ParseOptions(newlines_in_values=True)
+    for block in (_BLOCK, MAX_ROW_BYTES):
+        try:
+            with path.open("rb") as fh:
+                fh.seek(offset)
+                return pacsv.read_csv(fh, read_options=pacsv.ReadOptions(block_size=block, skip_rows_after_names=after_header),
+                                      parse_options=parse, convert_options=convert)
+        except pa.ArrowException as exc:
+            message = (str(exc).splitlines() or [type(exc).__name__])[0]
+            if "straddl" in message and block != MAX_ROW_BYTES:
+                continue
+            counts = _FIELDS.search(message)
+            if counts and int(counts.group(2)) > int(counts.group(1)):
+                raise InputError(f"{path}: the rows have more fields than the header; export it again from the .ncu-rep") from None
+            if counts:
+                # A short last row is a file cut short; a short row inside it, damage.
+                _check_last_row(path, fields)
+                raise InputError(f"{path}: a row has {counts.group(2)} fields where the header has {counts.group(1)}; "
+                                 "export it again from the .ncu-rep") from None
+            if _quotes_open(path):
+                raise InputError(f"{path}: the CSV is truncated (it ends inside a quoted field); export it again from the .ncu-rep") from None
+            if "straddl" in message:
+                message = f"a row longer than {MAX_ROW_BYTES >> 20} MiB"
+            raise InputError(f"{path}: unreadable CSV ({message}); export it again with 'ncu --import REPORT --csv --page raw'") from None
+    raise AssertionError("unreachable")
 
 
 def _units_row(path: Path, offset: int, header: list[str]) -> tuple[dict[str, str] | None, int]:
@@ -422,6 +475,8 @@ def _read_details(path: Path, offset: int) -> Profile:
         texts = mixed.pivot(index="ID", columns="key", values="value").reindex(index=first.index, columns=textual)
         wide = pd.concat([wide.drop(columns=textual), texts], axis=1)
     launches = first.reset_index()
+    present = [c for c in _LAUNCH_COLUMNS if c in launches]
+    _check_field_sizes(path, _lengths(launches, present)[1], present)
     out = pd.concat([_launch_meta(path, launches), wide.reset_index(drop=True)], axis=1)
     out = out.sort_values("launch_id", kind="stable").reset_index(drop=True)
     units = {_details_key(s, l): u for s, l, u in zip(metrics["Section Name"], metrics["Metric Name"], metrics["Metric Unit"])}
