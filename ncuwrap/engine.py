@@ -165,7 +165,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
     compared = {name: source.column(name) for name in evidence_names}
     duration, pipe, pipe_pct = source.column("duration_ns"), source.column("compute_pipe"), source.column("compute_pipe_pct")
     grids, blocks = _dims_of(meta["grid"]), _dims_of(meta["block"])
-    roofline = _rooflines(source)
+    roofline, stalls = _rooflines(source), _stalls_of(source)
     out = []
     for i, row in enumerate(rows):
         decision = decisions[i]
@@ -193,7 +193,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
             pipe_pct=pipe_pct[row],
             tensor=_tensor(source, row),
             estimated_gain_pct=decision.estimated_gain_pct,
-            stalls=_stalls(source, row),
+            stalls=stalls(row),
             ncu_rules=_ncu_rules(results, decision.findings, evaluation.rules) if results else (),
             effects=evaluation.effects(decision.findings, row, duration[row]),
             roofline=roofline(row),
@@ -247,25 +247,27 @@ def _rooflines(source: "_Launches"):
             return unmeasured[kind]
 
         return empty
-    peaks, flops_per_s = source.column("roof_peak_flops_per_s"), source.column("roof_flops_per_s")
-    levels = [(level, source.column(achieved_key), source.column(peak_key)) for level, achieved_key, peak_key in M.MEMORY_LEVELS]
+    peaks, flops_per_s = _positives(source.column("roof_peak_flops_per_s")), source.column("roof_flops_per_s")
+    levels = [(level, _positives(source.column(achieved_key)), _positives(source.column(peak_key)))
+              for level, achieved_key, peak_key in M.MEMORY_LEVELS]
 
     def roofline(row: int) -> Roofline:
-        peak, flops = _positive(peaks[row]), flops_per_s[row]
+        flops = flops_per_s[row]
         roofs, points = [], []
         for level, achieved_column, peak_column in levels:
-            bw, achieved = _positive(peak_column[row]), _positive(achieved_column[row])
+            bw, achieved = peak_column[row], achieved_column[row]
             if bw:
-                roofs.append((level, float(bw)))
+                roofs.append((level, bw))
             if achieved and flops and flops > 0:
-                points.append(RooflinePoint(level, flops / achieved, float(flops), float(achieved)))
-        return Roofline(str(kinds[row] or "fp32"), peak, tuple(roofs), flops, tuple(points))
+                points.append(RooflinePoint(level, flops / achieved, float(flops), achieved))
+        return Roofline(str(kinds[row] or "fp32"), peaks[row], tuple(roofs), flops, tuple(points))
 
     return roofline
 
 
-def _positive(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+def _positives(column: list) -> list:
+    """Each value of a column as a float when it is a positive number, else None."""
+    return [float(v) if isinstance(v, (int, float)) and v > 0 else None for v in column]
 
 
 def _tensor(source: "_Launches", row: int) -> dict | None:
@@ -283,12 +285,21 @@ _STALL_SHARE = 5.0
 _STALLED = tuple(r for r in M.STALL_REASONS if r not in ("selected", "not_selected"))
 
 
-def _stalls(source: "_Launches", row: int) -> tuple[Stall, ...]:
+def _stalls_of(source: "_Launches"):
+    """Row -> the launch's leading stall reasons (at least _STALL_SHARE % of its stall cycles each),
+    their names, shares and whether each is named worked out for all launches at once."""
     shares = source.stall_shares()
     if shares is None:
-        return ()
+        return lambda row: ()
     order, share = shares
-    return tuple(Stall(_STALLED[i], clean(float(share[j, row]))) for j, i in enumerate(order[:, row]) if share[j, row] >= _STALL_SHARE)
+    names = [[_STALLED[i] for i in column] for column in order.T.tolist()]
+    values = list(zip(*(clean_all(rank) for rank in share)))
+    named = (share >= _STALL_SHARE).T.tolist()
+
+    def at(row: int) -> tuple[Stall, ...]:
+        return tuple(Stall(name, value) for name, value, keep in zip(names[row], values[row], named[row]) if keep)
+
+    return at
 
 
 def _ncu_rules(results, findings, rules) -> tuple[NcuRule, ...]:
