@@ -33,6 +33,9 @@ _NVTX_HELP = ("Profile only launches inside (--nvtx-include) or outside (--nvtx-
               "(e.g. 'train_step/', 'Domain@Range'); repeatable. ncu applies them only with NVTX support on: ncuwrap adds --nvtx.")
 _NCU_ARG_HELP = ("Any other ncu argument, passed as it is just before the program; repeat it for each word "
                  "(--ncu-arg=--section --ncu-arg=MemoryWorkloadAnalysis). Options ncuwrap sets itself are refused.")
+_NSYS_ARG_HELP = ("Any other nsys profile argument, one word each (repeatable), passed just before the program with --nsys "
+                  "and --top; options ncuwrap sets itself are refused.")
+_NSYS_TRACE_HELP = "nsys's --trace list with --nsys and --top (default: cuda,nvtx,osrt); must include cuda, e.g. cuda,nvtx,osrt,cublas."
 _COLLECT_HELP = ("What ncu measures: targeted (default: the metrics the rules decide on and the report draws, 17 replay passes "
                  "per kernel on an H200), basic (--set basic), full (--set full, 37-38 passes), or a comma list of ncu sections.")
 
@@ -170,6 +173,8 @@ def profile(
     graph_profiling: Optional[str] = typer.Option(None, "--graph-profiling", help="CUDA graphs: node (ncu's default: each kernel node alone) or graph (the whole graph as one result).", show_default=False),
     ncu_args: Optional[List[str]] = typer.Option(None, "--ncu-arg", help=_NCU_ARG_HELP, show_default=False),
     nsys: bool = typer.Option(False, "--nsys", help="Also capture the program with Nsight Systems and diagnose its timeline."),
+    nsys_trace: Optional[str] = typer.Option(None, "--nsys-trace", help=_NSYS_TRACE_HELP, show_default=False, metavar="LIST"),
+    nsys_args: Optional[List[str]] = typer.Option(None, "--nsys-arg", help=_NSYS_ARG_HELP, show_default=False, metavar="ARG"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder (default: ncuwrap-runs/<target>-<time>). Never overwritten without --force."),
     force: bool = typer.Option(False, "--force", help="Overwrite the run folder's files if it exists."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="The ncu to run (default: ncu on PATH)."),
@@ -198,8 +203,9 @@ def profile(
         return
     # Cheap checks first: a bad --collect or a missing ncu must not wait for an nvcc build.
     from ncuwrap import ruleset
-    from ncuwrap.errors import NcuwrapError
+    from ncuwrap.errors import InputError, NcuwrapError
     from ncuwrap.profile.ncu import NcuOptions, ncu_tool, plan_collection
+    from ncuwrap.timeline.nsysrep import NsysOptions
 
     try:
         plan_collection(collect, ruleset.load(rules, extend=extend), _parse_metrics(metrics))
@@ -208,6 +214,13 @@ def profile(
                                  graph_profiling=graph_profiling, extra=tuple(ncu_args or ())).check()
     except ValueError as exc:
         raise NcuwrapError(str(exc)) from None
+    try:
+        nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    for flag, given in (("--nsys-trace", nsys_trace is not None), ("--nsys-arg", bool(nsys_args))):
+        if given and not (nsys or top):  # not silently unused
+            raise InputError(f"{flag}: ncuwrap runs nsys only with --nsys or --top; add one of them, or drop {flag}")
 
     def before_build(name: str) -> None:
         ncu_tool(ncu)  # a missing ncu fails before nvcc runs
@@ -217,7 +230,8 @@ def profile(
     run_dir = output or default_run_dir(resolved.label)
     options = ProfileOptions(collect=collect, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
                              nth_launch=nth_launch, metrics=_parse_metrics(metrics), force=force, ncu=ncu, rules=rules,
-                             extend=extend, nsys=nsys, nsys_path=nsys_path, ncu_options=ncu_options, top=top)
+                             extend=extend, nsys=nsys, nsys_path=nsys_path, ncu_options=ncu_options, top=top,
+                             nsys_options=nsys_options)
     try:
         result = run_profile(resolved, run_dir, options, progress=_ScreenProgress(show_output))
     except KeyboardInterrupt:

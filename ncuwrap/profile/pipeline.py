@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ncuwrap.errors import NcuwrapError, ProfilerError, ToolNotFoundError
+from ncuwrap.errors import InputError, NcuwrapError, ProfilerError, ToolNotFoundError
 from ncuwrap.profile import rundir as RD
 from ncuwrap.profile.console import Progress
 from ncuwrap.profile.failure import failure
@@ -18,6 +18,7 @@ from ncuwrap.profile.launches import LaunchFilter, launch_filter, profiled_launc
 from ncuwrap.profile.ncu import NcuTool, import_csv_argv, ncu_argv, ncu_tool, plan_collection, run_ncu
 from ncuwrap.profile.result import ProfileOptions, ProfileResult
 from ncuwrap.profile.targets import Target
+from ncuwrap.timeline.nsysrep import NsysOptions
 
 # What profile.json says of the --nsys files (timeline.json and timeline.html are the CLI's to write).
 TIMELINE_RECORD = {"report": "timeline.nsys-rep", "verdict": "timeline.json", "html": "timeline.html"}
@@ -74,7 +75,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
         result.timeline = top_run.capture.diagnosis
     rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, **record)
     if options.nsys and top_run is None:
-        result.timeline = timeline(rd, target, options.nsys_path, progress)
+        result.timeline = timeline(rd, target, options.nsys_path, progress, options=options.nsys_options)
         rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, timeline=TIMELINE_RECORD, **record)
     return result
 
@@ -111,7 +112,7 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
         if progress is not None:
             progress.stage(f"nsys: timing every kernel to pick the top {options.top} ...")
 
-    captured = capture(list(target.argv), rd.path, nsys=nsys, force=True, started=started)
+    captured = capture(list(target.argv), rd.path, nsys=nsys, force=True, started=started, options=options.nsys_options)
     times = kernel_times(captured.data.kernels)
     if not times.groups:
         raise ProfilerError(f"{captured.sqlite}: nsys saw no kernel launch; check that the program runs work on the GPU "
@@ -154,6 +155,10 @@ def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_to
                              launch_count=options.launch_count, nth_launch=options.nth_launch)
     except ValueError as exc:
         raise NcuwrapError(str(exc)) from None
+    try:
+        options.nsys_options.check()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     tool = find_tool(options.ncu)
     if options.nsys:  # a missing nsys fails now, not after the ncu run
         try:
@@ -215,9 +220,11 @@ def _export(rd: RD.RunDir, argv: list[str], path: Path, what: str) -> tuple[str 
     return done.stdout, None, False
 
 
-def timeline(rd: RD.RunDir, target: Target, nsys_path: str | None, progress: Progress | None = None):
+def timeline(rd: RD.RunDir, target: Target, nsys_path: str | None, progress: Progress | None = None, *,
+             options: NsysOptions | None = None):
     """--nsys: capture the same command with Nsight Systems into the run folder and diagnose its
-    timeline (:mod:`ncuwrap.timeline.capture` writes the capture, its export and log)."""
+    timeline (:mod:`ncuwrap.timeline.capture` writes the capture, its export and log); ``options``
+    are passed on to nsys."""
     try:
         from ncuwrap.timeline.capture import capture
     except ModuleNotFoundError as exc:
@@ -231,4 +238,4 @@ def timeline(rd: RD.RunDir, target: Target, nsys_path: str | None, progress: Pro
 
     # The run folder is this run's (checked, or cleared with --force, before ncu ran): capture may
     # replace its timeline files.
-    return capture(list(target.argv), rd.path, nsys=nsys_path, force=True, started=started).diagnosis
+    return capture(list(target.argv), rd.path, nsys=nsys_path, force=True, started=started, options=options).diagnosis

@@ -12,6 +12,7 @@ from ncuwrap.profile import rundir as RD
 from ncuwrap.profile.launches import LaunchFilter, ProfiledLaunch, total_passes
 from ncuwrap.profile.ncu import Collection, NcuOptions, NcuTool
 from ncuwrap.profile.targets import Target
+from ncuwrap.timeline.nsysrep import NsysOptions
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class ProfileOptions:
     # Passed on to ncu: NVTX filter, replay mode, child processes, cache and clock control, graphs, --ncu-arg.
     ncu_options: NcuOptions = NcuOptions()
     top: int | None = None  # nsys first, then ncu on the N kernels with the most GPU time
+    # Passed on to every nsys profile ncuwrap runs (--top, --nsys): the trace list, --nsys-arg.
+    nsys_options: NsysOptions = NsysOptions()
 
 
 @dataclass

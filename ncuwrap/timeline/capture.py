@@ -1,7 +1,7 @@
 """Capture a program's timeline with Nsight Systems and diagnose it: what ``ncuwrap timeline`` runs.
 
     RUN_DIR/
-      timeline.nsys-rep   the capture (nsys profile --trace=cuda,nvtx,osrt)
+      timeline.nsys-rep   the capture (nsys profile --trace=cuda,nvtx,osrt by default)
       timeline.sqlite     its SQLite export (nsys export --type sqlite)
       timeline.json       the diagnosis (ncuwrap.timeline/v1), written by the command line
       timeline.html       the diagnosis as a self-contained page, written by the command line
@@ -93,8 +93,10 @@ def _qdstrm(run_dir: Path, output: str) -> Path | None:
 
 
 def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None, force: bool = False,
-            rules_path: str | Path | None = None, extend: bool = False, started=None) -> Capture:
+            rules_path: str | Path | None = None, extend: bool = False, started=None,
+            options: nsysrep.NsysOptions | None = None) -> Capture:
     """Run ``program`` under nsys into ``run_dir``, export it and diagnose it.
+    ``options`` set nsys's trace list and pass more arguments on (--nsys-trace, --nsys-arg).
     ``started(argv)``, if given, is called just before nsys starts (for a progress line).
     Raises KeyboardInterrupt after a Ctrl-C (nsys and the program are stopped; the log is kept)."""
     from ncuwrap import ruleset
@@ -102,11 +104,15 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     from ncuwrap.timeline.diagnosis import diagnose_data
 
     rules = ruleset.load(rules_path, kind="timeline", extend=extend)  # a bad rules file fails before the run
+    try:
+        options = (options or nsysrep.NsysOptions()).check()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     exe = nsysrep.find_nsys(nsys)
     check_program(program)
     prepare(run_dir, force)
     log = run_dir / f"{STEM}.log"
-    argv = nsysrep.profile_argv(exe, run_dir / STEM, list(program))
+    argv = nsysrep.profile_argv(exe, run_dir / STEM, list(program), options)
     if started is not None:
         started(argv)
     _write(log, f"$ {shlex.join(argv)}\n")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from ncuwrap import process
@@ -44,11 +45,58 @@ def export_argv(nsys: str, report: Path, output: Path) -> list[str]:
     return [nsys, "export", "--type", "sqlite", "--output", str(output), "--force-overwrite", "true", str(report)]
 
 
-def profile_argv(nsys: str, output: Path, program: list[str]) -> list[str]:
+# nsys profile options ncuwrap sets itself, and what to do instead: --nsys-arg may not set them again
+# (nsys refuses an option given twice, and ncuwrap reads the capture by its own file names).
+OWNED_OPTIONS = {
+    name: f"ncuwrap sets {name} itself; {fix}"
+    for names, fix in (
+        (("--output", "-o"), "use ncuwrap's -o instead (the capture goes to RUN_DIR/timeline.nsys-rep)"),
+        (("--force-overwrite", "-f"), "use ncuwrap's --force instead"),
+        (("--trace", "-t"), "use ncuwrap's --nsys-trace instead"),
+        (("--sample", "-s"), "drop it (ncuwrap passes --sample=none: its analysis reads no CPU samples)"),
+        (("--cpuctxsw",), "drop it (ncuwrap passes --cpuctxsw=none: its analysis reads no context switches)"),
+    )
+    for name in names
+}
+# Not on ncuwrap's nsys profile line, but what it writes would take the names of ncuwrap's own files.
+OWNED_OPTIONS["--export"] = ("ncuwrap exports the capture itself (to RUN_DIR/timeline.sqlite, where nsys's --export would "
+                             "write too); drop it, and run 'nsys export' on RUN_DIR/timeline.nsys-rep for other formats")
+
+
+@dataclass(frozen=True)
+class NsysOptions:
+    """nsys profile options passed on: the --trace list (``trace``, --nsys-trace; None: PROFILE_TRACE)
+    and any other nsys profile argument (``extra``, --nsys-arg), just before the program."""
+
+    trace: str | None = None
+    extra: tuple[str, ...] = ()
+
+    @property
+    def trace_list(self) -> str:
+        if self.trace is None:
+            return PROFILE_TRACE
+        return ",".join(t.strip() for t in self.trace.split(",") if t.strip())
+
+    def check(self) -> "NsysOptions":
+        """Itself when ncuwrap can run and read such a capture; ValueError (one line naming the option) otherwise."""
+        traced = [t for t in self.trace_list.split(",") if t]
+        if "cuda" not in traced:
+            raise ValueError(f"--nsys-trace {self.trace!r}: ncuwrap's timeline analysis needs the CUDA trace (kernels and "
+                             f"memory copies); add cuda, e.g. --nsys-trace {','.join(['cuda', *traced])}")
+        for arg in self.extra:
+            name = str(arg).split("=", 1)[0]
+            if name in OWNED_OPTIONS:
+                raise ValueError(f"--nsys-arg {arg!r}: {OWNED_OPTIONS[name]}")
+        return self
+
+
+def profile_argv(nsys: str, output: Path, program: list[str], options: NsysOptions | None = None) -> list[str]:
     """``nsys profile`` of ``program``, writing ``output``.nsys-rep (CUDA API + GPU activity, NVTX,
-    OS runtime calls; no CPU sampling or context-switch trace, which cost and are not used)."""
-    return [nsys, "profile", f"--trace={PROFILE_TRACE}", "--sample=none", "--cpuctxsw=none", "-o", str(output),
-            "--force-overwrite", "true", "--", *program]
+    OS runtime calls; no CPU sampling or context-switch trace, which cost and are not used).
+    ``options`` (checked here) replace the trace list and add their ``extra`` just before ``--``."""
+    options = (options or NsysOptions()).check()
+    return [nsys, "profile", f"--trace={options.trace_list}", "--sample=none", "--cpuctxsw=none", "-o", str(output),
+            "--force-overwrite", "true", *[str(a) for a in options.extra], "--", *program]
 
 
 def _tail(text: str, lines: int = 5) -> str:
