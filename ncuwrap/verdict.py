@@ -6,11 +6,12 @@ import functools
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ncuwrap import __version__
-from ncuwrap.numbers import clean
+from ncuwrap.numbers import clean, clean_all
 
 if TYPE_CHECKING:
     from ncuwrap.estimate import KernelEffects
@@ -394,17 +395,20 @@ class Diagnosis:
     def ranking(self) -> list["Priority"]:
         """Kernels by what fixing them buys the whole profile: estimated gain x share of the time (of the
         program's GPU time measured by nsys when there is a coverage, else of the profiled time)."""
-        total = sum(k.duration_ns or 0.0 for k in self.kernels)
+        kernels = self.kernels
+        if self.coverage is not None:
+            shares = [self.coverage.share_of(k.id) for k in kernels]
+        else:
+            total = sum(k.duration_ns or 0.0 for k in kernels)  # summed in order, as a reader would
+            shares = [100.0 * (k.duration_ns or 0.0) / total for k in kernels] if total else [None] * len(kernels)
+        # Cleaned by whole columns (numbers.clean_all gives what clean() gives for each).
+        share = np.array([np.nan if x is None else x for x in shares], dtype=float)
+        gain = np.array([np.nan if k.estimated_gain_pct is None else k.estimated_gain_pct for k in kernels], dtype=float)
         out = []
-        for k in self.kernels:
-            if self.coverage is not None:
-                share = self.coverage.share_of(k.id)
-            else:
-                share = 100.0 * (k.duration_ns or 0.0) / total if total else None
-            gain = k.estimated_gain_pct
-            saves = share * gain / 100.0 if share is not None and gain is not None else None
-            out.append(Priority(id=k.id, name=k.name, share_pct=clean(share), gain_pct=gain, saves_pct=clean(saves),
-                                headline=k.headline.id if k.headline else None))
+        for k, share_pct, saves_pct in zip(kernels, clean_all(share), clean_all(share * gain / 100.0)):
+            headline = k.headline
+            out.append(Priority(id=k.id, name=k.name, share_pct=share_pct, gain_pct=k.estimated_gain_pct, saves_pct=saves_pct,
+                                headline=headline.id if headline else None))
         return sorted(out, key=lambda p: -(p.saves_pct or 0.0))
 
 
