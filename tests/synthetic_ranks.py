@@ -11,6 +11,9 @@ per step (STEP apart), on every rank r
     rank started it: a collective completes only when every rank has joined;
   - a small optimizer kernel (stream 7) after the all-reduce;
   - an NVTX range ``train_step`` around the whole step.
+
+With ``startup_ns``, the steps start that late, after a start-up holding one NCCL broadcast kernel (DDP
+broadcasting the parameters) at 0: as in a real capture, where most of the time goes before the first step.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Run:
     command: str = "python3"
     start_utc_ns: int = 1_796_065_788_580_446_395
     host: str = "node0"
+    startup_ns: int = 0
 
     def compute(self, rank: int) -> int:
         return self.compute_ns + (self.extra_ns if rank == self.slow_rank else 0)
@@ -45,12 +49,16 @@ class Run:
 
 def write_rank(path: Path, run: Run, rank: int, *, command: str | None = None, start_utc_ns: int | None = None) -> Path:
     """One rank's SYNTHETIC export of ``run``."""
-    strings = {1: run.compute_name, 2: NCCL_KERNEL, 3: "optimizer_step_kernel", 4: "cudaLaunchKernel_v7000", 5: "train_step"}
+    strings = {1: run.compute_name, 2: NCCL_KERNEL, 3: "optimizer_step_kernel", 4: "cudaLaunchKernel_v7000", 5: "train_step",
+               6: "ncclDevKernel_Broadcast_RING_LL"}
     kernels, launches, nvtx = [], [], []
     slowest = max(run.compute(r) for r in range(run.ranks))
     corr = 0
+    if run.startup_ns:
+        corr += 1
+        kernels.append((0, MS, rank, 13, corr, 6, 6, 6, 2, 1, 1, 512, 1, 1))
     for s in range(run.steps):
-        t0 = s * run.step_ns
+        t0 = run.startup_ns + s * run.step_ns
         nccl_start = t0 + run.compute(rank) - run.overlap_ns
         nccl_end = t0 + slowest - run.overlap_ns + run.transfer_ns
         opt_end = nccl_end + run.optimizer_ns

@@ -110,6 +110,26 @@ def test_synthetic_much_slower_rank_is_communication_bound(tmp_path):
     assert d.findings[0].id == "straggler" and d.findings[0].severity == "medium"
 
 
+def test_synthetic_window_is_the_steps_not_the_startup(tmp_path):
+    # A real capture spends most of its time before the first step (the H200 x2 DDP run: 5.4 s of 6 s);
+    # the window is the steps, so 5 s of start-up and its NCCL broadcast change nothing.
+    run = Run(slow_rank=1, extra_ns=5 * MS)
+    plain = diagnose_ranks(write_run(tmp_path / "plain", run), workers=0)
+    late = diagnose_ranks(write_run(tmp_path / "late", Run(slow_rank=1, extra_ns=5 * MS, startup_ns=5_000 * MS)), workers=0)
+    for a, b in zip(plain.ranks, late.ranks):
+        assert (b.window_scope, b.window_ns, b.capture_ns) == ("steps", a.window_ns, a.window_ns + 5_000 * MS)
+        assert b.breakdown_ns == a.breakdown_ns and (b.nccl_ns, b.nccl_kernels) == (a.nccl_ns, a.nccl_kernels)
+    assert late.set.metrics == plain.set.metrics
+    assert [f.id for f in late.findings] == ["straggler", "rank_waits_in_nccl", "exposed_communication"]
+    assert any(n.startswith("windows are the steps ('train_step', first to last)") and "rank 0: 56.5 ms of 5.06 s" in n
+               for n in late.notes)
+    # Without steps (a pattern matching no range), the window is the whole capture, start-up included.
+    whole = diagnose_ranks(tmp_path / "late", workers=0, step_pattern="^no such range$")
+    assert [(r.window_scope, r.window_ns) for r in whole.ranks] == [("capture", 5_056_500_000)] * 2
+    assert whole.ranks[0].nccl_kernels == late.ranks[0].nccl_kernels + 1  # the start-up broadcast
+    assert not any(n.startswith("windows are the steps") for n in whole.notes)
+
+
 def test_synthetic_balanced_ranks_have_no_straggler(tmp_path):
     d = diagnose_ranks(write_run(tmp_path / "r", Run(ranks=4)), workers=0)
     assert d.set.metrics["imbalance"] == 1.0

@@ -111,11 +111,16 @@ def _intervals(frame: pd.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
 
 # -- the analysis --------------------------------------------------------------------------------
 
-def analyze(data: TimelineData) -> Timeline:
+def analyze(data: TimelineData, span: tuple[int, int] | None = None) -> Timeline:
+    """Where the time of ``data`` went. ``span`` (start, end): the window starts there and ends there or at
+    the end of the last event, whichever is later (``timeline --ranks``: a rank's steps, with ``data``
+    holding only the events that start in them); None: the traced span (the module's docstring)."""
     kernels, copies, memsets, api = data.kernels, data.copies, data.memsets, data.api
     events = [f for f in (kernels, copies, memsets, api) if f is not None and not f.empty]
     lo = int(min(f["start"].min() for f in events))
     hi = int(max(f["end"].max() for f in events))
+    if span is not None:
+        lo, hi = min(lo, span[0]), max(hi, span[1])
     window = hi - lo
 
     sets = {"kernel": _intervals(kernels), "memset": _intervals(memsets)}

@@ -2,8 +2,9 @@
 the :class:`RankSet` comparing them. The verdict of the rank rules is added by
 :mod:`ncuwrap.timeline.ranks`; renderers only format these.
 
-A rank's window is split like a single timeline's (ncuwrap.timeline.analysis), with kernels split in
-two: each instant goes to the first of ``compute`` (a non-NCCL kernel ran), ``nccl`` (only NCCL
+A rank's window is its steps where it has NVTX step ranges, else the whole capture
+(ncuwrap.timeline.rankanalysis). It is split like a single timeline's (ncuwrap.timeline.analysis),
+with kernels split in two: each instant goes to the first of ``compute`` (a non-NCCL kernel ran), ``nccl`` (only NCCL
 kernels ran: exposed communication), the copy categories, ``memset``, else ``idle``. compute + nccl
 is therefore exactly the single timeline's ``kernel`` time, and the rest is identical to it.
 """
@@ -30,6 +31,8 @@ class StepStats:
     min_ns: int
     max_ns: int
     total_ns: int
+    start_ns: int = 0  # the first step's start, the last step's end (the capture's clock): the rank's window
+    end_ns: int = 0
 
     def to_json(self) -> dict:
         return {"name": self.name, "count": self.count, "median_ns": clean(self.median_ns), "min_ns": self.min_ns,
@@ -58,6 +61,8 @@ class RankTimeline:
     top_compute_kernel_ns: int
     steps: StepStats | None  # None: no NVTX range matched the step pattern
     nvtx_ranges: int | None  # NVTX ranges in the capture (None: no NVTX_EVENTS table)
+    window_scope: str = "capture"  # "steps": the window is the rank's steps; "capture": the whole capture
+    capture_ns: int = 0  # the whole capture's window (equal to window_ns when window_scope is "capture")
     notes: tuple[str, ...] = ()
 
     @property

@@ -85,6 +85,7 @@ class RanksDiagnosis:
         return {
             "rank": r.rank, "path": r.path, "kind": r.kind, "hostname": r.hostname, "command": r.command,
             "start_utc_ns": r.start_utc_ns, "device": r.device, "nsys_version": r.nsys_version, "window_ns": r.window_ns,
+            "window_scope": r.window_scope, "capture_ns": r.capture_ns,
             "breakdown_ns": {c: r.breakdown_ns[c] for c in RANK_CATEGORIES},
             "breakdown_pct": {c: clean(r.share(c)) for c in RANK_CATEGORIES},
             "compute_ns": r.compute_ns, "nccl_ns": r.nccl_ns, "nccl_hidden_ns": r.nccl_hidden_ns, "nccl_hidden_pct": clean(r.hidden_pct),
@@ -173,6 +174,11 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
         notes.append(f"{len(hosts)} hosts: {', '.join(hosts)}")
     if allow_mixed:
         notes.append("mixed runs allowed (--allow-mixed): the captures were not checked to be of one run")
+    in_steps = [r for r in results if r.window_scope == "steps"]
+    if in_steps:
+        left = ", ".join(f"rank {r.rank}: {_seconds(r.window_ns)} of {_seconds(r.capture_ns)}" for r in sorted(in_steps, key=lambda r: r.rank)[:4])
+        notes.append(f"windows are the steps ('{in_steps[0].steps.name}', first to last), not the whole capture: start-up and "
+                     f"teardown left out ({left}{'...' if len(in_steps) > 4 else ''})")
     if not rank_set.metrics["nccl_kernel_count"]:
         notes.append("no NCCL kernel in any capture: communication cannot be measured (single-GPU captures, or NCCL not traced)")
     return RanksDiagnosis(
@@ -180,6 +186,10 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
         set=rank_set, bound=decision.bound, limiter=decision.limiter, why=decision.why, findings=decision.findings,
         not_evaluated=decision.not_evaluated, path=decision.path, workers=how, notes=tuple(notes),
     )
+
+
+def _seconds(ns: int) -> str:
+    return f"{ns / 1e9:.2f} s" if ns >= 1e9 else f"{ns / 1e6:.1f} ms"
 
 
 def _pattern(step_pattern: str | None) -> str:
