@@ -3,6 +3,7 @@ one breakdown bar per rank, findings."""
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 
 from ncuwrap.render import breakdown as B
@@ -23,7 +24,11 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
 
     console.print(Text("\nRanks", style="bold"))
     names = [label for _, label in T.RANK_COLUMNS]
-    table = page.table(*names, right=tuple(names[2:]), boxed=False)
+    # Cells wrap at their spaces ('274.59 ms' over '(51.2%)') where the row is wider than the terminal:
+    # real rows (H200 x2 captures) need 115 columns on one line, and a cut cell ('274.5…') is unreadable.
+    table = Table(header_style="bold", box=None, pad_edge=False)
+    for i, name in enumerate(names):
+        table.add_column(name, justify="right" if i >= 2 else "left", overflow="fold")
     for cells in T.rank_cells(diagnosis):
         table.add_row(*(cells[key] for key, _ in T.RANK_COLUMNS))
     console.print(table)
