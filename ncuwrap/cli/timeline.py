@@ -72,7 +72,7 @@ def timeline(
     allow_mixed: bool = typer.Option(False, "--allow-mixed", help="With --ranks: accept captures of different programs or started "
                                      "far apart (different runs)."),
     per_rank: bool = typer.Option(False, "--per-rank", help="Capture one report per rank of a torchrun launch (-- torchrun ...), "
-                                  "then diagnose them as --ranks does. Unverified on a GPU so far."),
+                                  "then diagnose them as --ranks does."),
 ) -> None:
     """Capture a program with Nsight Systems (CUDA, NVTX, OS runtime) and say what limits it end to end:
     kernels, host<->device transfers, or launch and synchronization overhead.

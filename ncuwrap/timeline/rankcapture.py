@@ -9,10 +9,12 @@ with ``--no-python``, and sets ``RANK`` for it, which nsys expands in its output
     torchrun --nproc-per-node 2 --no-python nsys profile --trace=cuda,nvtx,osrt --sample=none
              --cpuctxsw=none -o RUN/rank%q{RANK} --force-overwrite true -- python3 train.py --lr 0.1
 
-UNVERIFIED ON A GPU: the command line is tested here exactly (tests/test_ranks_capture.py); that
-torchrun and nsys run it as intended is to be checked on the 2-GPU machine (benchmarks/device/
-capture_ranks.sh runs the same command by hand). Slurm needs no rewriting:
-``srun nsys profile -o RUN/rank%q{SLURM_PROCID} python3 train.py`` (docs/ranks.md).
+The command line is tested here exactly (tests/test_ranks_capture.py). Run on an NVIDIA H200 x2
+(2026-11-30: torch 2.11, NCCL 2.28.9, nsys 2025.3.1), ``ncuwrap timeline --per-rank --workers 0 -o DIR --
+torchrun --standalone --nproc-per-node 2 benchmarks/device/ddp_step.py --steps 8 --slow-rank 1 --slow-ms 20``
+wrote DIR/rank0 and rank1 (.nsys-rep, .sqlite) and named rank 1 the straggler, as the captures made by
+hand (benchmarks/device/capture_ranks.sh; tests/data/h200_ncuwrap/ranks/per_rank_cli.log).
+Slurm needs no rewriting: ``srun nsys profile -o RUN/rank%q{SLURM_PROCID} python3 train.py`` (docs/ranks.md).
 """
 
 from __future__ import annotations
@@ -80,8 +82,7 @@ def export_ranks(run_dir: Path, nsys: str) -> list[Path]:
 def capture_ranks(program: list[str], run_dir: Path, *, nsys: str | Path | None = None, force: bool = False, started=None,
                   python: str | None = None) -> Path:
     """Run ``program`` (torchrun) with nsys inside each rank, export every rank's report to SQLite in
-    ``run_dir`` and return the folder (for :func:`ncuwrap.timeline.ranks.diagnose_ranks`).
-    UNVERIFIED ON A GPU (see the module's docstring)."""
+    ``run_dir`` and return the folder (for :func:`ncuwrap.timeline.ranks.diagnose_ranks`)."""
     import sys
 
     from ncuwrap import fileio

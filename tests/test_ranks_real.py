@@ -1,0 +1,161 @@
+"""``ncuwrap timeline --ranks`` on REAL multi-GPU captures: benchmarks/device/ddp_step.py (DDP, NCCL
+all-reduce of the gradients, 8 steps, each an NVTX range ``train_step``) under torchrun on an NVIDIA
+H200 x2 (NVLink, NCCL 2.28.9), one nsys report per rank, by benchmarks/device/capture_ranks.sh
+(tests/data/h200_ncuwrap/ranks, README there).
+
+- ``balanced``: both ranks do the same work;
+- ``slow1``: rank 1 runs about 20 ms of extra matrix products per step (``--slow-rank 1 --slow-ms 20``),
+  so rank 0 waits for it inside every all-reduce.
+
+Full outputs against golden files (NCUWRAP_REGEN=1 rewrites them), and the facts the outputs must
+show, asserted one by one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ncuwrap.timeline.rankanalysis import is_nccl
+from ncuwrap.timeline.ranks import diagnose_ranks
+from ncuwrap.timeline.sqlite import read
+from tests.conftest import DATA, golden, golden_json, run_cli
+
+RANKS = DATA / "h200_ncuwrap" / "ranks"
+CASES = ("balanced", "slow1")
+MS = 1_000_000
+ALL_REDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory) -> Path:
+    """The committed exports (gzipped) as ``<tmp>/<case>/rank{0,1}.sqlite``."""
+    root = tmp_path_factory.mktemp("h200x2")
+    for case in CASES:
+        (root / case).mkdir()
+        gzipped = sorted((RANKS / case).glob("rank*.sqlite.gz"))
+        assert [p.name for p in gzipped] == ["rank0.sqlite.gz", "rank1.sqlite.gz"]
+        for gz in gzipped:
+            (root / case / gz.name[: -len(".gz")]).write_bytes(gzip.decompress(gz.read_bytes()))
+    return root
+
+
+@pytest.fixture(scope="module")
+def diagnoses(captures) -> dict:
+    return {case: diagnose_ranks(captures / case, workers=0) for case in CASES}
+
+
+# -- full outputs -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES)
+def test_table_matches_golden(captures, capsys, monkeypatch, case):
+    monkeypatch.chdir(captures)  # relative paths: the output does not depend on where pytest puts tmp files
+    code, out, err = run_cli(capsys, "timeline", "--ranks", case, "--workers", "0")
+    assert code == 0, err
+    golden(f"ranks_h200x2_{case}_table.txt", out)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_json_matches_golden(captures, capsys, monkeypatch, case):
+    monkeypatch.chdir(captures)
+    code, out, err = run_cli(capsys, "timeline", "--ranks", case, "--workers", "0", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["schema"] == "ncuwrap.ranks/v1" and doc["source"]["analysed_on"] == "this process (no Dask)"
+    golden_json(f"ranks_h200x2_{case}.json", doc)
+
+
+def test_dask_gives_the_same_result(captures, capsys, monkeypatch):
+    # The default path: each capture analysed by a task on a local Dask cluster of worker processes.
+    monkeypatch.chdir(captures)
+    code, out, err = run_cli(capsys, "timeline", "--ranks", "slow1", "--workers", "2", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["source"].pop("analysed_on") == "Dask LocalCluster, 2 worker processes"
+    expected = json.loads((Path(__file__).parent / "golden" / "ranks_h200x2_slow1.json").read_text())
+    expected["source"].pop("analysed_on")
+    assert doc == expected
+
+
+# -- what the outputs must show -----------------------------------------------------------------
+
+def test_slow1_names_rank1_the_straggler_and_rank0_waits_for_it(diagnoses):
+    d = diagnoses["slow1"]
+    r0, r1 = d.ranks
+    assert d.straggler == 1 and [r.rank for r in d.ranks if r.rank == d.straggler] == [1]
+    assert (d.bound, d.limiter) == ("communication", "waiting for rank 1")
+    assert [f.id for f in d.findings] == ["straggler", "rank_waits_in_nccl", "exposed_communication", "gpus_idle"]
+    # Rank 1's extra matrix products: 129 ms more compute over 8 steps (~18.4 ms in each step after
+    # the first, whose first matrix product also paid cuBLAS's set-up, so it ran only one).
+    assert (r0.compute_ns, r1.compute_ns) == (10_136_042, 139_293_658)
+    assert d.set.metrics["imbalance"] == pytest.approx(139_293_658 / ((10_136_042 + 139_293_658) / 2))
+    # Rank 0 sits in its all-reduce kernels while rank 1 computes: 269 ms of waiting, at least the
+    # ~18 ms a step rank 1 adds in the 7 steps after the first; the straggler itself waits for nobody.
+    waits = [row.wait_ns for row in d.set.rows]
+    assert waits == [269_450_782, 0]
+    assert waits[0] > 7 * 18 * MS and r0.nccl_ns > 25 * r1.nccl_ns
+    assert d.set.metrics["wait_rank"] == 0 and d.set.metrics["wait_max_pct"] == pytest.approx(50.26, abs=0.01)
+    # Both ranks' steps take as long (the all-reduce ends when the last rank joins): the step-time spread
+    # cannot name the straggler, the compute time can.
+    assert r0.steps.median_ns == pytest.approx(r1.steps.median_ns, rel=1e-3)
+
+
+def test_balanced_names_no_straggler(diagnoses):
+    d = diagnoses["balanced"]
+    r0, r1 = d.ranks
+    assert d.straggler is None and "straggler" not in [f.id for f in d.findings]
+    assert d.set.metrics["imbalance"] < 1.01 and abs(r0.compute_ns - r1.compute_ns) < 0.2 * MS
+    assert (d.bound, d.limiter) == ("communication", "NCCL transfers")  # 268 MB of gradients against ~1.3 ms of compute a step
+    # Rank 1 still waits for rank 0: 91 ms, nearly all in the first two steps, where rank 0 entered the
+    # training loop 22 ms later and took 17 ms longer in its first step (start-up skew, not compute).
+    assert [row.wait_ns for row in d.set.rows] == [0, 91_201_451]
+    assert r0.steps.start_ns - r1.steps.start_ns == 21_510_626
+    assert [f.id for f in d.findings] == ["rank_waits_in_nccl", "exposed_communication", "gpus_idle"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_nccl_kernels_recognised_by_their_real_names(captures, diagnoses, case):
+    for rank in (0, 1):
+        kernels = read(captures / case / f"rank{rank}.sqlite").kernels
+        flagged = is_nccl(kernels["name"])
+        assert Counter(kernels["name"][flagged]) == {ALL_REDUCE: 29, "ncclDevKernel_Broadcast_RING_LL": 5,
+                                                     "ncclDevKernel_AllGather_RING_LL": 1}
+        assert not any("nccl" in name.lower() for name in kernels["name"][~flagged])  # gemm, elementwise... are compute
+        # In the steps: the 29 all-reduces and DDP's 2 broadcasts after its first step (bucket rebuild);
+        # the 3 broadcasts and the all-gather of DDP's construction come before the first step.
+        assert diagnoses[case].ranks[rank].nccl_kernels == 31
+    assert diagnoses[case].set.metrics["nccl_kernel_count"] == 62
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_steps_come_from_nvtx_and_bound_the_window(diagnoses, case):
+    d = diagnoses[case]
+    for r in d.ranks:
+        # 8 ranges train_step (ddp_step.py) among 46: NCCL's own ranges (ncclAllReduce...) are no steps.
+        assert (r.steps.name, r.steps.count, r.nvtx_ranges) == ("train_step", 8, 46)
+        assert r.steps.max_ns > 300 * MS  # the first step: CUDA, cuBLAS and NCCL warm-up
+        # The window is the steps (0.4-0.5 s), not the 5.8-6.1 s capture of start-up and teardown.
+        assert r.window_scope == "steps"
+        assert r.window_ns == r.steps.end_ns - r.steps.start_ns  # the steps end with torch.cuda.synchronize()
+        assert r.capture_ns > 10 * r.window_ns
+        assert sum(r.breakdown_ns.values()) == r.window_ns
+    # Median steps: 3.1-3.2 ms balanced, 22.1 ms with rank 1 slowed by ~18-20 ms a step.
+    expected = {"balanced": [3_093_955.5, 3_232_556.5], "slow1": [22_067_434.5, 22_069_960.5]}[case]
+    assert [r.steps.median_ns for r in d.ranks] == expected
+    assert d.set.metrics["step_count"] == 8
+
+
+def test_communication_hidden_under_compute(diagnoses):
+    # DDP all-reduces gradient buckets during the backward pass: on the rank that arrives last, a third
+    # of its NCCL time runs under compute kernels; the waiting rank's waits are exposed.
+    slow1, balanced = diagnoses["slow1"], diagnoses["balanced"]
+    assert slow1.ranks[1].hidden_pct == pytest.approx(35.31, abs=0.01)
+    assert balanced.ranks[0].hidden_pct == pytest.approx(34.79, abs=0.01)
+    assert slow1.ranks[0].hidden_pct < 2 and balanced.ranks[1].hidden_pct < 5
+    for d in (slow1, balanced):
+        for r in d.ranks:
+            assert r.breakdown_ns["nccl"] == r.nccl_ns - r.nccl_hidden_ns  # exposed + hidden = all NCCL time
