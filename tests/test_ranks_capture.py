@@ -35,3 +35,12 @@ def test_per_rank_argv(program, launcher, rank_program):
 def test_per_rank_argv_refusals(program, message):
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
         per_rank_argv(program, "nsys", Path("run"))
+
+
+def test_per_rank_argv_passes_the_nsys_options_on():
+    from ncuwrap.timeline.nsysrep import NsysOptions
+
+    options = NsysOptions(trace="cuda,nvtx", extra=("--stats=false",))
+    assert per_rank_argv(["torchrun", "--nproc-per-node", "2", "train.py"], "nsys", Path("run"), python="python3", options=options) == [
+        "torchrun", "--nproc-per-node", "2", "--no-python", "nsys", "profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
+        "-o", "run/rank%q{RANK}", "--force-overwrite", "true", "--stats=false", "--", "python3", "train.py"]

@@ -355,3 +355,36 @@ def test_ctrl_c_stops_nsys_and_the_program(capsys, monkeypatch, tmp_path):
         time.sleep(0.05)
     assert not alive(sleep_pid), "the program survived Ctrl-C"
     assert (run / "timeline.log").read_text().startswith(f"$ {NSYS_SCRIPT} profile --trace=cuda,nvtx,osrt")
+
+
+def test_timeline_command_passes_the_nsys_options_on(capsys, fake_nsys, tmp_path, program):
+    run = tmp_path / "run"
+    code, out, err = run_cli(capsys, "timeline", "-o", run, "--nsys-trace", "cuda,nvtx,cublas", "--nsys-arg", "--stats=false",
+                             "--nsys-arg=--cuda-memory-usage=true", "--", program, "-n", "5")
+    assert code == 0, err
+    assert fake_nsys.calls[0] == [
+        FAKE_NSYS, "profile", "--trace=cuda,nvtx,cublas", "--sample=none", "--cpuctxsw=none", "-o", str(run / "timeline"),
+        "--force-overwrite", "true", "--stats=false", "--cuda-memory-usage=true", "--", str(program), "-n", "5"]
+    assert (run / "timeline.log").read_text().startswith(
+        f"$ {FAKE_NSYS} profile --trace=cuda,nvtx,cublas --sample=none --cpuctxsw=none -o {run / 'timeline'} --force-overwrite true "
+        f"--stats=false --cuda-memory-usage=true -- {program} -n 5\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--nsys-arg=-o", "--", "PROGRAM"], "--nsys-arg '-o': ncuwrap sets -o itself; use ncuwrap's -o instead (the capture goes to "
+                                         "RUN_DIR/timeline.nsys-rep)"),
+    (["--nsys-trace", "nvtx", "--", "PROGRAM"], "--nsys-trace 'nvtx': ncuwrap's timeline analysis needs the CUDA trace (kernels and "
+                                                "memory copies); add cuda, e.g. --nsys-trace cuda,nvtx"),
+    (["--nsys-trace", "cuda", str(ROOT / NSYS_DIR / "bench.sqlite")],
+     "--nsys-trace: applies when ncuwrap runs nsys (ncuwrap timeline [--per-rank] -- PROGRAM); a capture made before is read as "
+     "it is: drop --nsys-trace"),
+    (["--nsys-arg=--stats=false", "--ranks", "RUN"],
+     "--nsys-arg: applies when ncuwrap runs nsys (ncuwrap timeline [--per-rank] -- PROGRAM); a capture made before is read as "
+     "it is: drop --nsys-arg"),
+], ids=["owned-option", "no-cuda", "existing-capture", "ranks"])
+def test_timeline_command_refuses_nsys_options_it_cannot_pass(capsys, fake_nsys, tmp_path, program, args, message):
+    run = tmp_path / "run"
+    args = [str(program) if a == "PROGRAM" else str(run) if a == "RUN" else a for a in args]
+    code, out, err = run_cli(capsys, "timeline", *args)
+    assert (code, out, err) == (2, "", f"ncuwrap: error: {message}\n")
+    assert fake_nsys.calls == [] and not run.exists()

@@ -73,6 +73,11 @@ def timeline(
                                      "far apart (different runs)."),
     per_rank: bool = typer.Option(False, "--per-rank", help="Capture one report per rank of a torchrun launch (-- torchrun ...), "
                                   "then diagnose them as --ranks does."),
+    nsys_trace: Optional[str] = typer.Option(None, "--nsys-trace", help="nsys's --trace list when capturing (default: cuda,nvtx,osrt); "
+                                             "must include cuda, e.g. cuda,nvtx,osrt,cublas.", show_default=False, metavar="LIST"),
+    nsys_args: Optional[List[str]] = typer.Option(None, "--nsys-arg", help="Any other nsys profile argument when capturing, one word each "
+                                                  "(repeatable), passed just before the program; options ncuwrap sets itself are refused.",
+                                                  show_default=False, metavar="ARG"),
 ) -> None:
     """Capture a program with Nsight Systems (CUDA, NVTX, OS runtime) and say what limits it end to end:
     kernels, host<->device transfers, or launch and synchronization overhead.
@@ -83,9 +88,23 @@ def timeline(
     the run is compute-, communication-, input- or launch-bound.
     """
     from ncuwrap.timeline.capture import capture, default_run_dir
+    from ncuwrap.timeline.nsysrep import NsysOptions
 
     program = list(program or [])
+    try:
+        nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+    def no_capture_options() -> None:
+        """Reading captures made before: the nsys options would go unused, so they are refused."""
+        for flag, given in (("--nsys-trace", nsys_trace is not None), ("--nsys-arg", bool(nsys_args))):
+            if given:
+                raise InputError(f"{flag}: applies when ncuwrap runs nsys (ncuwrap timeline [--per-rank] -- PROGRAM); "
+                                 f"a capture made before is read as it is: drop {flag}")
+
     if ranks is not None:
+        no_capture_options()
         if program:
             raise InputError(f"--ranks DIR analyses captures made before: give no program ({shlex.join(program)}) with it; "
                              "to capture one report per rank, run 'ncuwrap timeline --per-rank -- torchrun ...'")
@@ -99,7 +118,7 @@ def timeline(
         from ncuwrap.timeline.ranks import diagnose_ranks
 
         run_dir = output or default_run_dir()
-        folder = capture_ranks(program, run_dir, nsys=nsys_path, force=force,
+        folder = capture_ranks(program, run_dir, nsys=nsys_path, force=force, options=nsys_options,
                                started=lambda argv: typer.echo(f"nsys: capturing each rank: {shlex.join(argv)} ...", err=True))
         typer.echo(f"run folder: {folder}", err=True)
         emit(diagnose_ranks(folder, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
@@ -114,10 +133,11 @@ def timeline(
     if path is not None:
         from ncuwrap.timeline.diagnosis import diagnose_timeline
 
+        no_capture_options()
         emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path), fmt, None)
         return
     run_dir = output or default_run_dir()
-    result = capture(list(program), run_dir, nsys=nsys_path, force=force, rules_path=rules, extend=extend,
+    result = capture(list(program), run_dir, nsys=nsys_path, force=force, rules_path=rules, extend=extend, options=nsys_options,
                      started=lambda argv: typer.echo(f"nsys: capturing {shlex.join(program)} ...", err=True))
     documents = write_timeline_documents(result.diagnosis, result.run_dir)
     written = [result.report, result.sqlite, *documents, result.log]

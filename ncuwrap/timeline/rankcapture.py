@@ -37,9 +37,10 @@ def is_torchrun(program: list[str]) -> bool:
     return bool(program) and Path(program[0]).name == "torchrun"
 
 
-def per_rank_argv(program: list[str], nsys: str, run_dir: Path, python: str = "python3") -> list[str]:
-    """``program`` (a torchrun command line) rewritten so each rank runs under its own ``nsys profile``,
-    writing ``run_dir/rank<RANK>.nsys-rep``."""
+def per_rank_argv(program: list[str], nsys: str, run_dir: Path, python: str = "python3",
+                  options: nsysrep.NsysOptions | None = None) -> list[str]:
+    """``program`` (a torchrun command line) rewritten so each rank runs under its own ``nsys profile``
+    (with ``options``: --nsys-trace, --nsys-arg), writing ``run_dir/rank<RANK>.nsys-rep``."""
     if not is_torchrun(program):
         raise InputError(f"{program[0] if program else '(nothing)'}: --per-rank rewrites a torchrun command line; for another "
                          "launcher put nsys inside it yourself (srun nsys profile -o DIR/rank%q{SLURM_PROCID} ..., see "
@@ -68,7 +69,7 @@ def per_rank_argv(program: list[str], nsys: str, run_dir: Path, python: str = "p
         raise InputError("torchrun: -m/--module and --no-python cannot be used together; drop one of them")
     script = args[i:]
     rank_program = script if no_python else [python, *(["-m"] if module else []), *script]
-    return [*launcher, "--no-python", *nsysrep.profile_argv(nsys, run_dir / RANK_STEM, rank_program)]
+    return [*launcher, "--no-python", *nsysrep.profile_argv(nsys, run_dir / RANK_STEM, rank_program, options)]
 
 
 def export_ranks(run_dir: Path, nsys: str) -> list[Path]:
@@ -80,7 +81,7 @@ def export_ranks(run_dir: Path, nsys: str) -> list[Path]:
 
 
 def capture_ranks(program: list[str], run_dir: Path, *, nsys: str | Path | None = None, force: bool = False, started=None,
-                  python: str | None = None) -> Path:
+                  python: str | None = None, options: nsysrep.NsysOptions | None = None) -> Path:
     """Run ``program`` (torchrun) with nsys inside each rank, export every rank's report to SQLite in
     ``run_dir`` and return the folder (for :func:`ncuwrap.timeline.ranks.diagnose_ranks`)."""
     import sys
@@ -89,7 +90,7 @@ def capture_ranks(program: list[str], run_dir: Path, *, nsys: str | Path | None 
     from ncuwrap.errors import OutputExistsError, ProfilerError
 
     exe = nsysrep.find_nsys(nsys)
-    argv = per_rank_argv(program, exe, run_dir, python=python or sys.executable)
+    argv = per_rank_argv(program, exe, run_dir, python=python or sys.executable, options=options)
     if run_dir.exists() and not run_dir.is_dir():
         raise OutputExistsError(f"{run_dir}: exists and is not a folder; choose another -o RUN_DIR")
     if run_dir.is_dir() and any(run_dir.iterdir()):
