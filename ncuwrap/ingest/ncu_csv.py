@@ -77,7 +77,7 @@ DETAILS_LABELS = {
 
 def _header_offset(path: Path) -> int:
     """Byte offset of the header line: ncu's own "==PROF==" lines or program output may precede it,
-    and an editor may have put a UTF-8 byte order mark before it (pandas skips one)."""
+    and an editor may have put a UTF-8 byte order mark before it (skipped with it)."""
     offset = 0
     with path.open("rb") as fh:
         for _ in range(10_000):
@@ -322,7 +322,7 @@ def _read(path: Path, usecols=None) -> Profile:
     counts = Counter(header)
     twice = next((c for c in header if counts[c] > 1), None)
     if twice is not None:
-        # pandas would rename the second one, and which of the two holds the value is anyone's guess.
+        # Which of the two holds the value is anyone's guess (pandas renames the second; Arrow keeps both names).
         raise InputError(f"{path}: column {twice[:60]!r} appears {counts[twice]} times in the header; export the report again from the .ncu-rep")
     if "Kernel Name" not in header:
         raise InputError(f"{path}: not an Nsight Compute CSV export (no 'Kernel Name' column); export with 'ncu --import REPORT --csv --page raw'")
