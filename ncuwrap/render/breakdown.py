@@ -28,5 +28,18 @@ def text_bar(timeline, width: int = 60) -> str:  # a Timeline or a RankTimeline 
     return "".join(GLYPHS[s.category] * n for s, n in zip(parts, counts))
 
 
+def text_runs(timeline, width: int = 60) -> list[tuple[str, str]]:
+    """:func:`text_bar` as runs of (category, its glyphs), for renderers that colour each run."""
+    glyph_to_category = {GLYPHS[s.category]: s.category for s in timeline.segments()}
+    runs: list[tuple[str, str]] = []
+    for ch in text_bar(timeline, width):
+        category = glyph_to_category[ch]
+        if runs and runs[-1][0] == category:
+            runs[-1] = (category, runs[-1][1] + ch)
+        else:
+            runs.append((category, ch))
+    return runs
+
+
 def legend(timeline) -> str:
     return "  ".join(f"{GLYPHS[s.category]} {s.label}" for s in timeline.segments())

@@ -38,7 +38,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     console.print(Text("\nWhere each rank's window went", style="bold"))
     for r in s.ranks:
         bar = Text(f"  rank {r.rank:<4} [")
-        for category, glyphs in _runs(r):
+        for category, glyphs in B.text_runs(r):
             bar.append(glyphs, style=_BAR_STYLE[category])
         bar.append("]")
         console.print(bar)
@@ -55,14 +55,3 @@ def _legend(rank_set) -> list[tuple[str, str]]:
             seen.setdefault(seg.category, seg.label)
     return list(seen.items())
 
-
-def _runs(rank):
-    glyph_to_category = {B.GLYPHS[seg.category]: seg.category for seg in rank.segments()}
-    runs: list[tuple[str, str]] = []
-    for ch in B.text_bar(rank):
-        category = glyph_to_category[ch]
-        if runs and runs[-1][0] == category:
-            runs[-1] = (category, runs[-1][1] + ch)
-        else:
-            runs.append((category, ch))
-    return runs

@@ -27,7 +27,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
 
     console.print(Text(f"\nTraced window: {T.duration(t.window_ns)}", style="bold"))
     bar = Text("  [")
-    for segment, glyphs in _bar_runs(diagnosis):
+    for segment, glyphs in B.text_runs(t):
         bar.append(glyphs, style=_BAR_STYLE[segment])
     bar.append("]")
     console.print(bar)
@@ -92,15 +92,3 @@ def findings(page: Page, diagnosis) -> None:
     for note in diagnosis.notes:
         page.line(note, "dim", indent=2, label="note:")
 
-
-def _bar_runs(diagnosis):
-    bar = B.text_bar(diagnosis.timeline)
-    glyph_to_category = {B.GLYPHS[s.category]: s.category for s in diagnosis.timeline.segments()}
-    runs: list[tuple[str, str]] = []
-    for ch in bar:
-        category = glyph_to_category[ch]
-        if runs and runs[-1][0] == category:
-            runs[-1] = (category, runs[-1][1] + ch)
-        else:
-            runs.append((category, ch))
-    return runs
