@@ -214,10 +214,7 @@ def profile(
                                  graph_profiling=graph_profiling, extra=tuple(ncu_args or ())).check()
     except ValueError as exc:
         raise NcuwrapError(str(exc)) from None
-    try:
-        nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
     for flag, given in (("--nsys-trace", nsys_trace is not None), ("--nsys-arg", bool(nsys_args))):
         if given and not (nsys or top):  # not silently unused
             raise InputError(f"{flag}: ncuwrap runs nsys only with --nsys or --top; add one of them, or drop {flag}")

@@ -91,10 +91,7 @@ def timeline(
     from ncuwrap.timeline.nsysrep import NsysOptions
 
     program = list(program or [])
-    try:
-        nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
 
     def no_capture_options() -> None:
         """Reading captures made before: the nsys options would go unused, so they are refused."""

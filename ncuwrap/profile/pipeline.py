@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ncuwrap.errors import InputError, NcuwrapError, ProfilerError, ToolNotFoundError
+from ncuwrap.errors import NcuwrapError, ProfilerError, ToolNotFoundError
 from ncuwrap.profile import rundir as RD
 from ncuwrap.profile.console import Progress
 from ncuwrap.profile.failure import failure
@@ -155,10 +155,7 @@ def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_to
                              launch_count=options.launch_count, nth_launch=options.nth_launch)
     except ValueError as exc:
         raise NcuwrapError(str(exc)) from None
-    try:
-        options.nsys_options.check()
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    options.nsys_options.check()
     tool = find_tool(options.ncu)
     if options.nsys:  # a missing nsys fails now, not after the ncu run
         try:

@@ -104,10 +104,7 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     from ncuwrap.timeline.diagnosis import diagnose_data
 
     rules = ruleset.load(rules_path, kind="timeline", extend=extend)  # a bad rules file fails before the run
-    try:
-        options = (options or nsysrep.NsysOptions()).check()
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    options = (options or nsysrep.NsysOptions()).check()
     exe = nsysrep.find_nsys(nsys)
     check_program(program)
     prepare(run_dir, force)

@@ -78,15 +78,15 @@ class NsysOptions:
         return ",".join(t.strip() for t in self.trace.split(",") if t.strip())
 
     def check(self) -> "NsysOptions":
-        """Itself when ncuwrap can run and read such a capture; ValueError (one line naming the option) otherwise."""
+        """Itself when ncuwrap can run and read such a capture; InputError (one line naming the option) otherwise."""
         traced = [t for t in self.trace_list.split(",") if t]
         if "cuda" not in traced:
-            raise ValueError(f"--nsys-trace {self.trace!r}: ncuwrap's timeline analysis needs the CUDA trace (kernels and "
+            raise InputError(f"--nsys-trace {self.trace!r}: ncuwrap's timeline analysis needs the CUDA trace (kernels and "
                              f"memory copies); add cuda, e.g. --nsys-trace {','.join(['cuda', *traced])}")
         for arg in self.extra:
             name = str(arg).split("=", 1)[0]
             if name in OWNED_OPTIONS:
-                raise ValueError(f"--nsys-arg {arg!r}: {OWNED_OPTIONS[name]}")
+                raise InputError(f"--nsys-arg {arg!r}: {OWNED_OPTIONS[name]}")
         return self
 
 
