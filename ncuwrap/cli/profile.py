@@ -215,9 +215,9 @@ def profile(
     except ValueError as exc:
         raise NcuwrapError(str(exc)) from None
     nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
-    for flag, given in (("--nsys-trace", nsys_trace is not None), ("--nsys-arg", bool(nsys_args))):
-        if given and not (nsys or top):  # not silently unused
-            raise InputError(f"{flag}: ncuwrap runs nsys only with --nsys or --top; add one of them, or drop {flag}")
+    flag = nsys_options.first_flag
+    if flag and not (nsys or top):  # not silently unused
+        raise InputError(f"{flag}: ncuwrap runs nsys only with --nsys or --top; add one of them, or drop {flag}")
 
     def before_build(name: str) -> None:
         ncu_tool(ncu)  # a missing ncu fails before nvcc runs

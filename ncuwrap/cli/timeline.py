@@ -95,10 +95,10 @@ def timeline(
 
     def no_capture_options() -> None:
         """Reading captures made before: the nsys options would go unused, so they are refused."""
-        for flag, given in (("--nsys-trace", nsys_trace is not None), ("--nsys-arg", bool(nsys_args))):
-            if given:
-                raise InputError(f"{flag}: applies when ncuwrap runs nsys (ncuwrap timeline [--per-rank] -- PROGRAM); "
-                                 f"a capture made before is read as it is: drop {flag}")
+        flag = nsys_options.first_flag
+        if flag:
+            raise InputError(f"{flag}: applies when ncuwrap runs nsys (ncuwrap timeline [--per-rank] -- PROGRAM); "
+                             f"a capture made before is read as it is: drop {flag}")
 
     if ranks is not None:
         no_capture_options()

@@ -77,6 +77,11 @@ class NsysOptions:
             return PROFILE_TRACE
         return ",".join(t.strip() for t in self.trace.split(",") if t.strip())
 
+    @property
+    def first_flag(self) -> str | None:
+        """The first of --nsys-trace, --nsys-arg that was given (None: neither): for refusing them where no nsys runs."""
+        return "--nsys-trace" if self.trace is not None else "--nsys-arg" if self.extra else None
+
     def check(self) -> "NsysOptions":
         """Itself when ncuwrap can run and read such a capture; InputError (one line naming the option) otherwise."""
         traced = [t for t in self.trace_list.split(",") if t]
