@@ -116,12 +116,16 @@ def _lengths(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, np.nd
     """The cells of ``columns`` as one object array (no fixed-width copy: one 5 MB cell in a
     fixed-width array made every cell 20 MB) and their lengths (NaN where a row has no value)."""
     block = frame[columns].to_numpy(dtype=object)
-    return block, _cell_lengths(block)
+    # The cells are texts or NaN (no value): a plain loop is several times faster than pandas' .str here.
+    lengths = np.array([len(x) if isinstance(x, str) else np.nan for x in block.ravel().tolist()], dtype=float).reshape(block.shape)
+    return block, lengths
 
 
-def _cell_lengths(block: np.ndarray) -> np.ndarray:
-    # The cells are texts or no value: a plain loop is several times faster than pandas' .str here.
-    return np.array([len(x) if isinstance(x, str) else np.nan for x in block.ravel().tolist()], dtype=float).reshape(block.shape)
+def _text_lengths(table: pa.Table, columns: list[str]) -> np.ndarray:
+    """The characters of each cell of ``columns`` of an Arrow table, rows x columns (NaN: an empty cell)."""
+    if not columns:
+        return np.empty((table.num_rows, 0))
+    return np.column_stack([pc.utf8_length(table.column(c)).to_numpy(zero_copy_only=False).astype(float) for c in columns])
 
 
 def _numeric(column: pd.Series) -> pd.Series:
@@ -156,7 +160,7 @@ def _convert(path: Path, table: pa.Table, columns: list[str], units: dict[str, s
     block = np.empty((rows, len(names)), dtype=object)
     for j, name in enumerate(names):
         block[:, j] = table.column(name).to_pylist()
-    parsed, textual = _convert_text(path, block, names)
+    parsed, textual = _convert_text(path, block, _text_lengths(table, names), names)
     if text:
         numbers[:, text] = parsed
     numbers *= np.array([scale_to_base(units.get(c, "")) for c in columns])
@@ -177,13 +181,12 @@ def _cast(cells: pa.ChunkedArray) -> np.ndarray | None:
         return None
 
 
-def _convert_text(path: Path, block: np.ndarray, columns: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The numbers in text cells (``block``: rows x columns, None for an empty cell; ncu's "424,019";
-    NaN where a cell is no number), and the columns with no number at all but some text, as object
-    arrays (None for an empty cell)."""
+def _convert_text(path: Path, block: np.ndarray, lengths: np.ndarray, columns: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The numbers in text cells (``block``: rows x columns, None for an empty cell, ``lengths`` their
+    characters; ncu's "424,019"; NaN where a cell is no number), and the columns with no number at all
+    but some text, as object arrays (None for an empty cell)."""
     if not columns:
         return np.empty((block.shape[0], 0)), {}
-    lengths = _cell_lengths(block)
     _check_field_sizes(path, lengths, columns)
     flat = pd.Series([x.replace(",", "") if isinstance(x, str) else x for x in block.ravel().tolist()], dtype=object)
     numbers = pd.to_numeric(flat, errors="coerce").to_numpy(dtype=float, copy=True).reshape(block.shape)
@@ -345,8 +348,7 @@ def _read(path: Path, usecols=None) -> Profile:
         raise InputError(f"{path}: the CSV holds no profiled kernel; export a report that has launches in it")
     # Arrow refuses a row with fewer fields than the header, the last one too: no row is cut short.
     present = [c for c in _LAUNCH_COLUMNS if c in table.column_names]
-    lengths = np.column_stack([pc.utf8_length(table.column(c)).to_numpy(zero_copy_only=False).astype(float) for c in present])
-    _check_field_sizes(path, lengths, present)
+    _check_field_sizes(path, _text_lengths(table, present), present)
     launch = pd.DataFrame({c: pd.Series(pc.fill_null(table.column(c), "").to_pylist(), dtype=str) for c in present})
     metrics = _convert(path, table, metric_columns, units)
     out = pd.concat([_launch_meta(path, launch), metrics], axis=1)
