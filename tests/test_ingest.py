@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
 import pytest
 
-from ncuwrap import ruleset
+from ncuwrap import ingest, ruleset
 from ncuwrap.errors import InputError
 from ncuwrap.ingest import load
 from ncuwrap.ingest.names import dims, function_name
@@ -92,6 +93,30 @@ def test_ncu_rep_source_facts():
     assert (s.kind, s.device, s.compute_capability, s.ncu_version) == ("ncu-rep", "NVIDIA H200", "9.0", "2025.3.1.0")
     assert s.command_line.split()[1:8] == ["--set", "full", "-k", "transposeShared", "-s", "5", "-c"]
     assert len(s.sha256) == 64
+
+
+@pytest.mark.parametrize("name", ["transpose/transposeShared.ncu-rep", "transpose/transposeShared.raw.csv"])
+def test_the_digest_taken_beside_the_read_is_the_files(name):
+    path = H200 / name
+    assert load(path).source.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_read_that_fails_stops_the_digest(tmp_path, monkeypatch):
+    # Past the header, a row with more fields than the header: refused while the digest thread still runs.
+    bad = tmp_path / "bad.raw.csv"
+    bad.write_text('"ID","Kernel Name"\n"",""\n"0","k","extra"\n' + "x" * (8 << 20))
+    seen = []
+    original = ingest.sha256
+
+    def watched(path, stop=None):
+        seen.append(stop)
+        return original(path, stop)
+
+    monkeypatch.setattr(ingest, "sha256", watched)
+    with pytest.raises(InputError, match="bad.raw.csv"):
+        load(bad)
+    assert len(seen) == 1 and seen[0].is_set()
+    assert ingest.sha256(bad, seen[0]) is None  # a stopped digest gives nothing, not a wrong value
 
 
 def test_details_page_maps_labels_to_metrics():
