@@ -160,7 +160,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
     display = list(dict.fromkeys(rules.display))
     evidence_names = list(dict.fromkeys([*KEY_METRICS, *(n for f in rules.findings for n in f.evidence)]))
     decisions = evaluation.decide_rows(rows)
-    shown = [{name: value for name, value in record.items() if value is not None} for record in evaluation.records(display, rows)]
+    shown = evaluation.records(display, rows, known_only=True)
     charts = evaluation.records(CHART_METRICS, rows)
     compared = {name: source.column(name) for name in evidence_names}
     duration, pipe, pipe_pct = source.column("duration_ns"), source.column("compute_pipe"), source.column("compute_pipe_pct")

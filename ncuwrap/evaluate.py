@@ -112,14 +112,17 @@ class Evaluation:
     def values(self, names, row: int) -> dict:
         return {name: self.source.value(name, row) for name in names}
 
-    def records(self, names, rows) -> list[dict]:
-        """:meth:`values` of ``rows``: one dict per row, built from whole columns."""
+    def records(self, names, rows, *, known_only: bool = False) -> list[dict]:
+        """:meth:`values` of ``rows``: one dict per row, built from whole columns (``known_only``:
+        without the names whose value is None)."""
         names, rows = list(dict.fromkeys(names)), list(rows)
         if not names:
             return [{} for _ in rows]
         columns = [self.source.column(name) for name in names]
         if not (len(rows) == self.n and rows == list(range(self.n))):
             columns = [[c[r] for r in rows] for c in columns]
+        if known_only:
+            return [{name: value for name, value in zip(names, values) if value is not None} for values in zip(*columns)]
         return [dict(zip(names, values)) for values in zip(*columns)]
 
     def _findings(self) -> None:
