@@ -111,14 +111,18 @@ def _intervals(frame: pd.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
 
 # -- the analysis --------------------------------------------------------------------------------
 
+def traced_span(data: TimelineData) -> tuple[int, int]:
+    """The first CUDA call or GPU activity's start and the last one's end (the capture's clock)."""
+    events = [f for f in (data.kernels, data.copies, data.memsets, data.api) if f is not None and not f.empty]
+    return int(min(f["start"].min() for f in events)), int(max(f["end"].max() for f in events))
+
+
 def analyze(data: TimelineData, span: tuple[int, int] | None = None) -> Timeline:
     """Where the time of ``data`` went. ``span`` (start, end): the window starts there and ends there or at
     the end of the last event, whichever is later (``timeline --ranks``: a rank's steps, with ``data``
     holding only the events that start in them); None: the traced span (the module's docstring)."""
     kernels, copies, memsets, api = data.kernels, data.copies, data.memsets, data.api
-    events = [f for f in (kernels, copies, memsets, api) if f is not None and not f.empty]
-    lo = int(min(f["start"].min() for f in events))
-    hi = int(max(f["end"].max() for f in events))
+    lo, hi = traced_span(data)
     if span is not None:
         lo, hi = min(lo, span[0]), max(hi, span[1])
     window = hi - lo

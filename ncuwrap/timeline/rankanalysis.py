@@ -80,17 +80,12 @@ def within(data: TimelineData, start: int, end: int) -> TimelineData | None:
     return dataclasses.replace(data, kernels=kernels, copies=keep(data.copies), memsets=keep(data.memsets), api=keep(data.api))
 
 
-def _capture_ns(data: TimelineData) -> int:
-    """The whole capture's window (first CUDA call or GPU activity to the last), as analysis.analyze takes it."""
-    frames = [f for f in (data.kernels, data.copies, data.memsets, data.api) if f is not None and not f.empty]
-    return int(max(f["end"].max() for f in frames) - min(f["start"].min() for f in frames))
-
-
 def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pattern: str = STEP_PATTERN) -> RankTimeline:
     """One rank's capture (read with ``sqlite.read(path, ranks=True)``) analysed, over its steps where
     it has any (see the module's docstring), else over the whole capture."""
     step_stats = steps(data.nvtx, step_pattern)
-    capture_ns = _capture_ns(data)
+    lo, hi = A.traced_span(data)  # the whole capture's window, as A.analyze takes it without a span
+    capture_ns = hi - lo
     in_steps = within(data, step_stats.start_ns, step_stats.end_ns) if step_stats else None
     if in_steps is not None:
         data = in_steps
