@@ -112,13 +112,13 @@ def _check_field_sizes(path: Path, lengths: np.ndarray, columns: list[str]) -> N
                      f"over {MAX_FIELD >> 20} MiB, so the file is damaged: export it again from the .ncu-rep")
 
 
-def _lengths(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The cells of ``columns`` as one object array (no fixed-width copy: one 5 MB cell in a
-    fixed-width array made every cell 20 MB) and their lengths (NaN where a row has no value)."""
+def _lengths(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """The characters of each cell of ``columns`` of a pandas frame, rows x columns (NaN where a row
+    has no value). Read through one object array: a fixed-width copy would size every cell like the
+    largest (one 5 MB cell made every cell 20 MB)."""
     block = frame[columns].to_numpy(dtype=object)
     # The cells are texts or NaN (no value): a plain loop is several times faster than pandas' .str here.
-    lengths = np.array([len(x) if isinstance(x, str) else np.nan for x in block.ravel().tolist()], dtype=float).reshape(block.shape)
-    return block, lengths
+    return np.array([len(x) if isinstance(x, str) else np.nan for x in block.ravel().tolist()], dtype=float).reshape(block.shape)
 
 
 def _text_lengths(table: pa.Table, columns: list[str]) -> np.ndarray:
@@ -454,7 +454,7 @@ def _read_details(path: Path, offset: int) -> Profile:
     # Metric rows stop after "Metric Value" (rule columns are left out), so that is the minimum.
     _check_complete(path, long, list(long.columns).index("Metric Value") + 1)
     metrics = long[long["Metric Name"] != ""]
-    _check_field_sizes(path, _lengths(metrics, list(_DETAILS_COLUMNS))[1], list(_DETAILS_COLUMNS))
+    _check_field_sizes(path, _lengths(metrics, list(_DETAILS_COLUMNS)), list(_DETAILS_COLUMNS))
     keys = [_details_key(section, label) for section, label in zip(metrics["Section Name"], metrics["Metric Name"])]
     numbers = (_numeric(metrics["Metric Value"]) * [scale_to_base(u) for u in metrics["Metric Unit"]]).to_numpy(dtype=float)
     text = metrics["Metric Value"].to_numpy(dtype=object)
@@ -478,7 +478,7 @@ def _read_details(path: Path, offset: int) -> Profile:
         wide = pd.concat([wide.drop(columns=textual), texts], axis=1)
     launches = first.reset_index()
     present = [c for c in _LAUNCH_COLUMNS if c in launches]
-    _check_field_sizes(path, _lengths(launches, present)[1], present)
+    _check_field_sizes(path, _lengths(launches, present), present)
     out = pd.concat([_launch_meta(path, launches), wide.reset_index(drop=True)], axis=1)
     out = out.sort_values("launch_id", kind="stable").reset_index(drop=True)
     units = {_details_key(s, l): u for s, l, u in zip(metrics["Section Name"], metrics["Metric Name"], metrics["Metric Unit"])}
