@@ -31,7 +31,7 @@ SOURCES = [ROOT / "tests/data/h200/nsys/bench.sqlite", ROOT / "tests/data/h200/n
 RUN = """
 import sys, time
 t = time.perf_counter()
-from ncuwrap.timeline.ranks import diagnose_ranks
+from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 d = diagnose_ranks(sys.argv[1], workers=int(sys.argv[2]), allow_mixed=True)
 print(time.perf_counter() - t, len(d.ranks), d.bound, d.workers)
 """

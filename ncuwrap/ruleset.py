@@ -222,7 +222,7 @@ def known_names(kind: str) -> tuple[frozenset[str], bool, str]:
 
         return NAMES, False, "timeline rules read the names listed at the end of rules/timeline.yaml"
     if kind == "ranks":
-        from ncuwrap.timeline.rankmetrics import NAMES as RANK_NAMES
+        from ncuwrap.timeline.ranks.metrics import NAMES as RANK_NAMES
 
         return RANK_NAMES, False, "rank rules read the names listed at the end of rules/ranks.yaml"
     return frozenset(metrics.CANONICAL) | frozenset(metrics.DERIVED), True, "see 'ncuwrap rules metrics --all' for the names"

@@ -15,7 +15,6 @@ from ncuwrap.numbers import clean, clean_all
 
 if TYPE_CHECKING:
     from ncuwrap.estimate import KernelEffects
-    from ncuwrap.timeline.ranking import KernelTime
 
 # v2 (from v1): findings carry estimated_speedup and limited_after, severity may be "minor";
 # kernels carry borderline, pipe, tensor, estimated_gain_pct, stalls and ncu_rules; the document has a ranking.
@@ -471,11 +470,43 @@ class Priority:
 
 
 @dataclass(frozen=True)
+class KernelTime:
+    """Every launch of one kernel with one launch configuration, timed by nsys (uninstrumented)."""
+
+    name: str  # nsys's short name (the function)
+    demangled: str
+    mangled: str
+    grid: tuple[int, ...] | None
+    block: tuple[int, ...] | None
+    launches: int
+    total_ns: float
+    median_ns: float
+    min_ns: float
+    max_ns: float
+    share_pct: float  # of the capture's summed kernel time
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "demangled": self.demangled, "mangled": self.mangled,
+                "grid": list(self.grid) if self.grid else None, "block": list(self.block) if self.block else None,
+                "launches": self.launches, "total_ns": clean(self.total_ns), "median_ns": clean(self.median_ns),
+                "min_ns": clean(self.min_ns), "max_ns": clean(self.max_ns), "share_pct": clean(self.share_pct)}
+
+
+@dataclass(frozen=True)
+class KernelTimes:
+    """A capture's kernels, grouped and ranked."""
+
+    groups: tuple[KernelTime, ...]  # most total time first
+    total_ns: float  # summed kernel time (concurrent kernels count in full)
+    launches: int
+
+
+@dataclass(frozen=True)
 class CoveredKernel:
     """One profiled kernel's place in the whole program: its nsys group (every launch with its launch
     configuration, uninstrumented) and the profiled launch(es) of it in the diagnosis."""
 
-    time: "KernelTime"  # ncuwrap.timeline.ranking
+    time: KernelTime
     rank: int  # 1 = the most GPU time in the program
     launch_ids: tuple[int, ...]
 
@@ -495,7 +526,7 @@ class Coverage:
     launches: int
     distinct: int  # kernel groups (name and launch configuration)
     kernels: tuple[CoveredKernel, ...]  # the profiled groups, by GPU time
-    missed: tuple["KernelTime", ...] = ()  # top groups ncu did not profile (e.g. fewer launches under ncu)
+    missed: tuple[KernelTime, ...] = ()  # top groups ncu did not profile (e.g. fewer launches under ncu)
 
     @property
     def covered_pct(self) -> float:

@@ -18,12 +18,12 @@ LAYER_OF = {
     "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base",
     # Reading files and running the profilers' exporters.
     "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
-    "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.rankfiles": "ingest",
+    "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
     "ncuwrap.benchmarks.report": "ingest",
     # Quantities computed from what was read.
     "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.timeline.metrics": "metrics",
     "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.model": "metrics",
-    "ncuwrap.timeline.rankmetrics": "metrics", "ncuwrap.timeline.rankanalysis": "metrics", "ncuwrap.timeline.rankmodel": "metrics",
+    "ncuwrap.timeline.ranks.metrics": "metrics", "ncuwrap.timeline.ranks.analysis": "metrics", "ncuwrap.timeline.ranks.model": "metrics",
     "ncuwrap.ruleset": "rules",
     # Verdicts, and the workflows that produce them (profile, bench, capture).
     "ncuwrap.verdict": "verdict", "ncuwrap.evaluate": "verdict", "ncuwrap.engine": "verdict", "ncuwrap.compare": "verdict",

@@ -17,7 +17,8 @@ import pytest
 
 from ncuwrap.profile import top as TOP
 from ncuwrap.timeline import sqlite
-from ncuwrap.timeline.ranking import KernelTime, KernelTimes, kernel_times
+from ncuwrap.profile.kernel_times import kernel_times
+from ncuwrap.verdict import KernelTime, KernelTimes
 from tests.conftest import DATA, ROOT, run_cli
 
 RUN = DATA / "h200_ncuwrap" / "top"

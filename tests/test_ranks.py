@@ -17,8 +17,8 @@ import pytest
 
 from ncuwrap.render import render
 from ncuwrap.timeline.diagnosis import diagnose_timeline
-from ncuwrap.timeline.rankfiles import find
-from ncuwrap.timeline.ranks import diagnose_ranks
+from ncuwrap.timeline.ranks.files import find
+from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 from tests.conftest import DATA, H200, run_cli
 from tests.synthetic_ranks import MS, NCCL_KERNEL, Run, write_rank, write_run
 
@@ -337,7 +337,7 @@ def test_hostile_kernel_name_is_escaped(tmp_path):
 def test_nccl_kernel_names():
     import pandas as pd
 
-    from ncuwrap.timeline.rankanalysis import is_nccl
+    from ncuwrap.timeline.ranks.analysis import is_nccl
 
     names = pd.Series([NCCL_KERNEL, "ncclKernel_AllReduce_RING_LL_Sum_float", "ncclDevKernel_Generic", "ncclSymkDevKernel_AllReduce",
                        "sm90_gemm", "void at::native::nccl_like_kernel<float>", "NCCLish"])

@@ -1,5 +1,5 @@
 """``ncuwrap timeline --per-rank -- torchrun ...``: the command line that puts nsys inside each rank.
-Tested exactly, without a GPU; run once on an NVIDIA H200 x2 (see ncuwrap/timeline/rankcapture.py)."""
+Tested exactly, without a GPU; run once on an NVIDIA H200 x2 (see ncuwrap/timeline/ranks/capture.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ncuwrap.errors import InputError
-from ncuwrap.timeline.rankcapture import per_rank_argv
+from ncuwrap.timeline.ranks.capture import per_rank_argv
 
 NSYS = ["nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "-o", "run/rank%q{RANK}",
         "--force-overwrite", "true", "--"]

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.timeline.rankanalysis import is_nccl
-from ncuwrap.timeline.ranks import diagnose_ranks
+from ncuwrap.timeline.ranks.analysis import is_nccl
+from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 from ncuwrap.timeline.sqlite import read
 from tests.conftest import DATA, golden, golden_json, run_cli
 

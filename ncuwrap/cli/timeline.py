@@ -2,7 +2,7 @@
 timeline (thin wrapper over :mod:`ncuwrap.timeline.capture`); ``ncuwrap timeline FILE.sqlite`` (or
 .nsys-rep) diagnoses a capture made before; ``ncuwrap timeline --ranks DIR`` diagnoses a multi-GPU run
 from one capture per rank (:mod:`ncuwrap.timeline.ranks`), and ``--per-rank -- torchrun ...`` captures
-one (:mod:`ncuwrap.timeline.rankcapture`).
+one (:mod:`ncuwrap.timeline.ranks.capture`).
 
 The verdict goes to stdout in --format; where the files went goes to stderr.
 """
@@ -105,14 +105,14 @@ def timeline(
         if program:
             raise InputError(f"--ranks DIR analyses captures made before: give no program ({shlex.join(program)}) with it; "
                              "to capture one report per rank, run 'ncuwrap timeline --per-rank -- torchrun ...'")
-        from ncuwrap.timeline.ranks import diagnose_ranks
+        from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 
         emit(diagnose_ranks(ranks, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
                             nsys=nsys_path, allow_mixed=allow_mixed), fmt, None)
         return
     if per_rank:
-        from ncuwrap.timeline.rankcapture import capture_ranks
-        from ncuwrap.timeline.ranks import diagnose_ranks
+        from ncuwrap.timeline.ranks.capture import capture_ranks
+        from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 
         run_dir = output or default_run_dir()
         folder = capture_ranks(program, run_dir, nsys=nsys_path, force=force, options=nsys_options,

@@ -83,7 +83,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
 @dataclass(frozen=True)
 class _TopRun:
     capture: object  # ncuwrap.timeline.capture.Capture
-    times: object  # ncuwrap.timeline.ranking.KernelTimes
+    times: object  # ncuwrap.verdict.KernelTimes (ncuwrap.profile.kernel_times groups them)
     plan: object  # ncuwrap.profile.top.TopPlan
 
 
@@ -105,7 +105,7 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
     """Run the program under nsys, rank its kernels, and point ncu's argv at the first ``options.top``."""
     from ncuwrap.profile import top
     from ncuwrap.timeline.capture import capture
-    from ncuwrap.timeline.ranking import kernel_times
+    from ncuwrap.profile.kernel_times import kernel_times
 
     def started(argv):
         rd.add_command("rank kernels by GPU time (nsys)", argv)

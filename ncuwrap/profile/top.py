@@ -1,7 +1,7 @@
 """``ncuwrap profile --top N``: nsys first (where the GPU time goes), then ncu on the N kernels that take most.
 
 1. The program runs once under nsys; its kernels are grouped by function (mangled name) and launch
-   configuration and ranked by total GPU time (:mod:`ncuwrap.timeline.ranking`).
+   configuration and ranked by total GPU time (:mod:`ncuwrap.profile.kernel_times`).
 2. ncu runs the program again and profiles one launch of each of the first N groups: ``--kernel-name-base
    mangled --kernel-id ::regex:^(m1|m2|...)$:K``, K = 2 (the first launch is often a warm-up: autotuning,
    cold caches, lazy loading) unless one of them was launched only once, then K = 1 for all.
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuwrap.timeline.ranking import KernelTime, KernelTimes
+from ncuwrap.verdict import KernelTime, KernelTimes
 from ncuwrap.verdict import Coverage, CoveredKernel
 
 # ncu's first launch of a kernel is often not the steady state (autotuning, cold caches, module loading).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# A rank's breakdown (ncuwrap.timeline.rankmodel) splits kernels into compute (drawn as kernels are)
+# A rank's breakdown (ncuwrap.timeline.ranks.model) splits kernels into compute (drawn as kernels are)
 # and exposed NCCL communication.
 COLORS = {"kernel": "#4e79a7", "compute": "#4e79a7", "nccl": "#edc948", "memcpy_htod": "#f28e2b", "memcpy_dtoh": "#e15759",
           "memcpy_dtod": "#76b7b2", "memcpy_other": "#b07aa1", "memset": "#59a14f", "idle": "#d4d0cc"}

@@ -19,7 +19,7 @@ class CaptureValues:
     def __init__(self, metrics: dict, unknown: dict, names=TM):
         self.values = metrics
         self.unknown = unknown  # name -> why the capture does not have it
-        self.names = names  # the catalogue module: ncuwrap.timeline.metrics, or .rankmetrics for a set of ranks
+        self.names = names  # the catalogue module: ncuwrap.timeline.metrics, or ncuwrap.timeline.ranks.metrics for a set of ranks
 
     def _raw(self, name: str):
         value = self.values.get(self.names.base_of(name))

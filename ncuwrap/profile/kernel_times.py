@@ -7,44 +7,10 @@ A group is what ncu counts as one kernel when it numbers invocations (``--kernel
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
-from ncuwrap.numbers import clean
-
-
-@dataclass(frozen=True)
-class KernelTime:
-    """Every launch of one kernel with one launch configuration, timed by nsys (uninstrumented)."""
-
-    name: str  # nsys's short name (the function)
-    demangled: str
-    mangled: str
-    grid: tuple[int, ...] | None
-    block: tuple[int, ...] | None
-    launches: int
-    total_ns: float
-    median_ns: float
-    min_ns: float
-    max_ns: float
-    share_pct: float  # of the capture's summed kernel time
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "demangled": self.demangled, "mangled": self.mangled,
-                "grid": list(self.grid) if self.grid else None, "block": list(self.block) if self.block else None,
-                "launches": self.launches, "total_ns": clean(self.total_ns), "median_ns": clean(self.median_ns),
-                "min_ns": clean(self.min_ns), "max_ns": clean(self.max_ns), "share_pct": clean(self.share_pct)}
-
-
-@dataclass(frozen=True)
-class KernelTimes:
-    """A capture's kernels, grouped and ranked."""
-
-    groups: tuple[KernelTime, ...]  # most total time first
-    total_ns: float  # summed kernel time (concurrent kernels count in full)
-    launches: int
+from ncuwrap.verdict import KernelTime, KernelTimes
 
 
 def _dims(value) -> tuple[int, ...] | None:

@@ -83,7 +83,7 @@ def export_ranks(run_dir: Path, nsys: str) -> list[Path]:
 def capture_ranks(program: list[str], run_dir: Path, *, nsys: str | Path | None = None, force: bool = False, started=None,
                   python: str | None = None, options: nsysrep.NsysOptions | None = None) -> Path:
     """Run ``program`` (torchrun) with nsys inside each rank, export every rank's report to SQLite in
-    ``run_dir`` and return the folder (for :func:`ncuwrap.timeline.ranks.diagnose_ranks`)."""
+    ``run_dir`` and return the folder (for :func:`ncuwrap.timeline.ranks.diagnosis.diagnose_ranks`)."""
     import sys
 
     from ncuwrap import fileio

@@ -1,5 +1,5 @@
 """The names rank rules (``rules/ranks.yaml``, ``kind: ranks``) may read: one value per set of rank
-captures, computed by :mod:`ncuwrap.timeline.rankanalysis`.
+captures, computed by :mod:`ncuwrap.timeline.ranks.analysis`.
 
 Shares are the mean over ranks of each rank's share of its own window; ``*_median`` / ``*_max`` are
 across ranks. As for timeline rules, every ``*_ns`` name can be read as ``*_us`` / ``*_ms``. A

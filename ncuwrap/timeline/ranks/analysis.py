@@ -1,4 +1,4 @@
-"""From one capture per rank to a :class:`~ncuwrap.timeline.rankmodel.RankSet`: each rank's breakdown
+"""From one capture per rank to a :class:`~ncuwrap.timeline.ranks.model.RankSet`: each rank's breakdown
 with NCCL communication apart, the communication hidden under compute, steps from NVTX ranges, and
 the comparison that names the straggler.
 
@@ -34,8 +34,8 @@ import pandas as pd
 
 from ncuwrap.timeline import analysis as A
 from ncuwrap.timeline.model import pct
-from ncuwrap.timeline.rankmodel import RankRow, RankSet, RankTimeline, StepStats
-from ncuwrap.timeline.rankmetrics import CATALOGUE
+from ncuwrap.timeline.ranks.model import RankRow, RankSet, RankTimeline, StepStats
+from ncuwrap.timeline.ranks.metrics import CATALOGUE
 from ncuwrap.timeline.sqlite import TimelineData
 
 NCCL_PREFIX = "nccl"

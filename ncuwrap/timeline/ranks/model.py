@@ -1,9 +1,9 @@
 """What the analysis of a set of rank captures measured, typed: one :class:`RankTimeline` per rank and
 the :class:`RankSet` comparing them. The verdict of the rank rules is added by
-:mod:`ncuwrap.timeline.ranks`; renderers only format these.
+:mod:`ncuwrap.timeline.ranks.diagnosis`; renderers only format these.
 
 A rank's window is its steps where it has NVTX step ranges, else the whole capture
-(ncuwrap.timeline.rankanalysis). It is split like a single timeline's (ncuwrap.timeline.analysis),
+(ncuwrap.timeline.ranks.analysis). It is split like a single timeline's (ncuwrap.timeline.analysis),
 with kernels split in two: each instant goes to the first of ``compute`` (a non-NCCL kernel ran), ``nccl`` (only NCCL
 kernels ran: exposed communication), the copy categories, ``memset``, else ``idle``. compute + nccl
 is therefore exactly the single timeline's ``kernel`` time, and the rest is identical to it.
@@ -102,7 +102,7 @@ class RankSet:
 
     ranks: tuple[RankTimeline, ...]  # by rank
     rows: tuple[RankRow, ...]
-    metrics: dict  # ncuwrap.timeline.rankmetrics names -> value
+    metrics: dict  # ncuwrap.timeline.ranks.metrics names -> value
     unknown: dict[str, str]  # metric -> why it is unknown
     naming: str  # how ranks were numbered (file names or sorted order)
 

@@ -2,11 +2,11 @@
 compare the ranks, apply the rank rules (rules/ranks.yaml), and give the verdict (schema
 ``ncuwrap.ranks/v1``).
 
->>> from ncuwrap.timeline.ranks import diagnose_ranks
+>>> from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 >>> result = diagnose_ranks("captures/")              # rank0.sqlite, rank1.sqlite, ...
 >>> result.bound, result.set.metrics["straggler_rank"]
 
-Parallelism: each capture is read and analysed by one task (:func:`ncuwrap.timeline.rankanalysis.analyze_file`)
+Parallelism: each capture is read and analysed by one task (:func:`ncuwrap.timeline.ranks.analysis.analyze_file`)
 on a dask.distributed cluster: a LocalCluster of worker processes by default (one thread each: the
 analysis holds the GIL), or the cluster at ``scheduler`` (its workers must see the files at the same
 paths). ``workers=0`` analyses the captures one after the other in this process, without Dask.
@@ -23,9 +23,9 @@ from pathlib import Path
 from ncuwrap import __version__
 from ncuwrap.errors import ClusterError, InputError
 from ncuwrap.numbers import clean
-from ncuwrap.timeline.rankanalysis import STEP_PATTERN, analyze_file, compare
-from ncuwrap.timeline.rankfiles import find
-from ncuwrap.timeline.rankmodel import RANK_CATEGORIES, RankSet
+from ncuwrap.timeline.ranks.analysis import STEP_PATTERN, analyze_file, compare
+from ncuwrap.timeline.ranks.files import find
+from ncuwrap.timeline.ranks.model import RANK_CATEGORIES, RankSet
 from ncuwrap.verdict import FindingResult, NotEvaluated, Step
 
 SCHEMA = "ncuwrap.ranks/v1"
@@ -150,11 +150,11 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
 def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, extend: bool = False, scheduler: str | None = None,
                    workers: int | None = None, step_pattern: str | None = None, nsys: str | None = None,
                    allow_mixed: bool = False) -> RanksDiagnosis:
-    """Diagnose the rank captures in ``folder`` (naming rule: ncuwrap.timeline.rankfiles). Captures of
+    """Diagnose the rank captures in ``folder`` (naming rule: ncuwrap.timeline.ranks.files). Captures of
     different programs or started far apart are refused unless ``allow_mixed``."""
     from ncuwrap import ruleset
     from ncuwrap.evaluate import Evaluation
-    from ncuwrap.timeline import rankmetrics
+    from ncuwrap.timeline.ranks import metrics as rankmetrics
     from ncuwrap.timeline.values import CaptureValues
 
     rules = ruleset.load(rules_path, kind="ranks", extend=extend)
