@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""GPU-bound training steps: the fixture tests/data/h200_ncuwrap/steps/gpu_train.sqlite.gz is an nsys capture of it.
+
+A 4-layer GPT-like transformer (dim 1024, 16 heads, sequence 1024, batch 16, vocabulary 32768, tied
+embedding), trained in bf16 autocast with scaled_dot_product_attention and AdamW(fused=True). Each step
+(an NVTX range named `step`) runs forward, cross-entropy, backward and the optimizer, and ends with
+loss.item(): the host waits for the GPU once a step, as a training loop that logs its loss does. The GPU
+work of a step (~10-30 ms on an H200) is far longer than the host's time to launch it (a few hundred
+launches), so the steady steps are GPU-bound; the first step is slow (lazy module loading, cuBLAS
+heuristics, the optimizer's state): the warm-up.
+
+Prints one line of JSON at the end: step_wall_ms (host, time.perf_counter() between successive step
+starts, the last one to the loop's end), step_gpu_ms (a torch.cuda.Event pair around each step's GPU
+work, elapsed_time) and their medians over the steady steps (all but the first).
+
+    python3 benchmarks/device/steps/gpu_train.py [--steps 8] [--batch 16] [--seq 1024] [--dim 1024]
+        [--heads 16] [--layers 4] [--vocab 32768]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.up, self.down = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(att.transpose(1, 2).reshape(b, t, d))
+        return x + self.down(F.gelu(self.up(self.norm2(x))))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab: int, dim: int, heads: int, layers: int):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        nn.init.normal_(self.embed.weight, std=0.02)
+        self.blocks = nn.ModuleList(Block(dim, heads) for _ in range(layers))
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x)
+        return self.norm(x) @ self.embed.weight.t()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--seq", type=int, default=1024)
+    parser.add_argument("--dim", type=int, default=1024)
+    parser.add_argument("--heads", type=int, default=16)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--vocab", type=int, default=32768)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    model = GPT(args.vocab, args.dim, args.heads, args.layers).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    tokens = torch.randint(0, args.vocab, (args.batch, args.seq + 1), device="cuda")
+    inputs, targets = tokens[:, :-1], tokens[:, 1:].reshape(-1)
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(args.steps)]
+    starts, losses = [], []
+    for step in range(args.steps):
+        starts.append(time.perf_counter())
+        torch.cuda.nvtx.range_push("step")
+        events[step][0].record()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(inputs)
+            loss = F.cross_entropy(logits.float().view(-1, args.vocab), targets)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        events[step][1].record()
+        losses.append(loss.item())
+        torch.cuda.nvtx.range_pop()
+    starts.append(time.perf_counter())
+    torch.cuda.synchronize()
+    wall = [(b - a) * 1e3 for a, b in zip(starts, starts[1:])]
+    gpu = [s.elapsed_time(e) for s, e in events]
+    params = sum(p.numel() for p in model.parameters())
+    print(json.dumps({
+        "program": "gpu_train", "steps": args.steps, "batch": args.batch, "seq": args.seq, "dim": args.dim,
+        "heads": args.heads, "layers": args.layers, "vocab": args.vocab, "params": params,
+        "step_wall_ms": [round(w, 3) for w in wall], "step_gpu_ms": [round(g, 3) for g in gpu],
+        "steady_from": 1,
+        "steady_wall_ms_median": round(statistics.median(wall[1:] or wall), 3),
+        "steady_gpu_ms_median": round(statistics.median(gpu[1:] or gpu), 3),
+        "losses": [round(v, 4) for v in losses],
+        "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+    }))
+
+
+if __name__ == "__main__":
+    main()

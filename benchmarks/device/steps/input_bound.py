@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Input-transfer-bound steps: the fixture tests/data/h200_ncuwrap/steps/input_bound.sqlite.gz is an nsys capture of it.
+
+Each step (an NVTX range named `step`) makes a fresh batch in pageable host memory (torch.empty on the
+CPU, 256 MiB of float32 by default, not pinned), copies it to the GPU with .to("cuda"), and does a little
+work on it there: a sum over the whole batch and a 1024x1024 matrix product on a slice of it; then
+.item() of the result. A pageable copy goes through the driver's staging buffers at a small fraction of
+the link's speed, and the host waits for it; the GPU's own work is a fraction of a millisecond, so the
+copy sets the step time.
+
+Prints one line of JSON at the end: step_wall_ms (host, time.perf_counter() between successive step
+starts, the last one to the loop's end), step_gpu_ms (a torch.cuda.Event pair around the copy and the
+work), their medians over the steady steps (all but the first), and the copy's effective rate.
+
+    python3 benchmarks/device/steps/input_bound.py [--steps 20] [--mib 256] [--matmul 1024]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--mib", type=int, default=256, help="size of each step's batch, float32")
+    parser.add_argument("--matmul", type=int, default=1024, help="side of the matrix product on a slice")
+    args = parser.parse_args()
+    n = args.mib * 2**20 // 4
+    m = args.matmul
+    if m * m > n:
+        parser.error("--matmul too large for --mib")
+    torch.cuda.init()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(args.steps)]
+    starts, results = [], []
+    for step in range(args.steps):
+        starts.append(time.perf_counter())
+        torch.cuda.nvtx.range_push("step")
+        batch = torch.empty(n, dtype=torch.float32)          # pageable, fresh each step
+        events[step][0].record()
+        x = batch.to("cuda")
+        a = x[: m * m].view(m, m)
+        result = x.sum() + (a @ a).sum()
+        events[step][1].record()
+        results.append(result.item())
+        torch.cuda.nvtx.range_pop()
+    starts.append(time.perf_counter())
+    torch.cuda.synchronize()
+    wall = [(b - a) * 1e3 for a, b in zip(starts, starts[1:])]
+    gpu = [s.elapsed_time(e) for s, e in events]
+    steady_wall = statistics.median(wall[1:] or wall)
+    print(json.dumps({
+        "program": "input_bound", "steps": args.steps, "batch_mib": args.mib, "matmul": m, "pinned": False,
+        "step_wall_ms": [round(w, 3) for w in wall], "step_gpu_ms": [round(g, 3) for g in gpu],
+        "steady_from": 1,
+        "steady_wall_ms_median": round(steady_wall, 3),
+        "steady_gpu_ms_median": round(statistics.median(gpu[1:] or gpu), 3),
+        "steady_bytes_per_s_by_wall": round(n * 4 / (steady_wall / 1e3)),
+        "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+    }))
+
+
+if __name__ == "__main__":
+    main()
