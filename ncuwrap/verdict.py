@@ -499,6 +499,7 @@ class KernelTimes:
     groups: tuple[KernelTime, ...]  # most total time first
     total_ns: float  # summed kernel time (concurrent kernels count in full)
     launches: int
+    scope: str = "capture"  # "steady steps": the kernels launched in the steady steps only (ncuwrap.timeline.steps)
 
 
 @dataclass(frozen=True)
@@ -527,6 +528,7 @@ class Coverage:
     distinct: int  # kernel groups (name and launch configuration)
     kernels: tuple[CoveredKernel, ...]  # the profiled groups, by GPU time
     missed: tuple[KernelTime, ...] = ()  # top groups ncu did not profile (e.g. fewer launches under ncu)
+    scope: str = "capture"  # "steady steps": the GPU time is the steady steps' (warm-up and start-up left out)
 
     @property
     def covered_pct(self) -> float:
@@ -544,6 +546,6 @@ class Coverage:
         return next((k for k in self.kernels if launch_id in k.launch_ids), None)
 
     def to_json(self) -> dict:
-        return {"capture": self.capture, "top": self.top, "nth_launch": self.nth_launch, "gpu_ns": clean(self.gpu_ns),
+        return {"capture": self.capture, "scope": self.scope, "top": self.top, "nth_launch": self.nth_launch, "gpu_ns": clean(self.gpu_ns),
                 "launches": self.launches, "distinct_kernels": self.distinct, "covered_pct": clean(self.covered_pct),
                 "kernels": [k.to_json() for k in self.kernels], "missed": [m.to_json() for m in self.missed]}

@@ -64,3 +64,10 @@ def golden(name: str, actual: str) -> None:
 
 def golden_json(name: str, data: dict) -> None:
     golden(name, json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+
+# What a timeline without NVTX steps has said since the steady-state analysis (issue 19), at the end of
+# the terminal output of profile --top replayed from the H200 (its recorded stdout predates it).
+NO_STEPS_TAIL = ("  bound: partially evaluated: step_gpu_busy_pct unknown: no NVTX range named like a step: the window\n"
+                 "         is the whole capture, start-up included (mark each iteration with an NVTX range named\n"
+                 "         'step', or pass --step-range, to judge the steady state)\n")

@@ -65,8 +65,10 @@ def write_rank(path: Path, run: Run, rank: int, *, command: str | None = None, s
         for start, end, name, stream in ((t0, t0 + run.compute(rank), 1, 7), (nccl_start, nccl_end, 2, 13), (nccl_end, opt_end, 3, 7)):
             corr += 1
             kernels.append((start, end, rank, stream, corr, name, name, name, 132, 1, 1, 256, 1, 1))
-            if start >= 5_000:  # the first kernel's launch is left out: the window starts at 0
-                launches.append((start - 5_000, start - 2_000, 4, 1000 + rank, corr))
+            # A launch 5 us before its kernel; a step's first kernel is launched as its NVTX range opens (work
+            # belongs to the step it was launched in), at the same instant, so the window still starts at 0.
+            launch = start - 5_000 if start - 5_000 >= t0 else start
+            launches.append((launch, launch + 3_000, 4, 1000 + rank, corr))
         nvtx.append((t0, opt_end, 59, None, 5, 1000 + rank))
     db = sqlite3.connect(path)
     db.executescript("""

@@ -278,7 +278,7 @@ def test_nsys_timeline_too(capsys, tmp_path, fake, monkeypatch):
     code, out, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "--nsys", "--nsys-path", FAKE_NSYS, "-o", run, "--", prog, "x")
     assert code == 0, err
     calls = [json.loads(line) for line in nsys_log.read_text().splitlines()]
-    assert calls[0] == ["profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "-o", str(run / "timeline"),
+    assert calls[0] == ["profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", str(run / "timeline"),
                         "--force-overwrite", "true", "--", str(prog), "x"]
     for name in ("timeline.nsys-rep", "timeline.sqlite", "timeline.json", "timeline.html", "timeline.log", "report.ncu-rep", "verdict.json"):
         assert (run / name).is_file(), name

@@ -23,12 +23,12 @@ from ncuwrap.profile.targets import Target
 from ncuwrap.timeline import nsysrep
 from ncuwrap.timeline.capture import capture
 from ncuwrap.timeline.nsysrep import NsysOptions
-from tests.conftest import DATA, ROOT, run_cli
+from tests.conftest import DATA, ROOT, run_cli, NO_STEPS_TAIL
 
 TOP_RUN = ROOT / DATA / "h200_ncuwrap" / "top"
 FAKE_NCU = ROOT / "tests" / "data" / "profile" / "fake_ncu" / "ncu"
 FAKE_NSYS = ROOT / "tests" / "data" / "profile" / "fake_nsys" / "nsys"
-DEFAULT_HEAD = ["--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none"]
+DEFAULT_HEAD = ["--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node"]
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_top_passes_the_trace_list_and_the_nsys_args(capsys, calls, monkeypatch,
                              "--nsys-trace", "cuda,nvtx,osrt,cublas", "--nsys-arg=--cuda-memory-usage=true",
                              "--nsys-arg", "-e", "--nsys-arg", "CUDA_MODULE_LOADING=EAGER", "--", *program)
     assert code == 0, err
-    profile_argv = ["profile", "--trace=cuda,nvtx,osrt,cublas", "--sample=none", "--cpuctxsw=none", "-o", "top/timeline",
+    profile_argv = ["profile", "--trace=cuda,nvtx,osrt,cublas", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "top/timeline",
                     "--force-overwrite", "true", "--cuda-memory-usage=true", "-e", "CUDA_MODULE_LOADING=EAGER", "--", *program]
     assert calls("nsys") == [profile_argv, ["export", "--type", "sqlite", "--output", "top/timeline.sqlite", "--force-overwrite",
                                             "true", "top/timeline.nsys-rep"]]
@@ -90,7 +90,7 @@ def test_top_passes_the_trace_list_and_the_nsys_args(capsys, calls, monkeypatch,
     assert (tmp_path / "top" / "timeline.log").read_text().startswith(f"$ {line}\n")
     # ncu gets none of them, and the report is still the H200's, to the byte.
     assert not any("CUDA_MODULE_LOADING=EAGER" in call or "--cuda-memory-usage=true" in call for call in calls("ncu"))
-    assert out == (TOP_RUN / "stdout.txt").read_text().replace("/tmp/top/", "top/")
+    assert out == (TOP_RUN / "stdout.txt").read_text().replace("/tmp/top/", "top/") + NO_STEPS_TAIL
 
 
 def test_nsys_passes_the_trace_list_and_the_nsys_args(capsys, calls, tmp_path):
@@ -98,7 +98,7 @@ def test_nsys_passes_the_trace_list_and_the_nsys_args(capsys, calls, tmp_path):
     code, out, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "--nsys", "--nsys-path", FAKE_NSYS, "-o", run,
                              "--nsys-trace", " cuda, nvtx ,", "--nsys-arg", "--stats=false", "--", prog, "x")
     assert code == 0, err
-    profile_argv = ["profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none", "-o", str(run / "timeline"),
+    profile_argv = ["profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", str(run / "timeline"),
                     "--force-overwrite", "true", "--stats=false", "--", str(prog), "x"]
     assert calls("nsys") == [profile_argv, ["export", "--type", "sqlite", "--output", str(run / "timeline.sqlite"),
                                             "--force-overwrite", "true", str(run / "timeline.nsys-rep")]]
@@ -117,7 +117,7 @@ def test_without_them_the_nsys_argv_is_unchanged():
     assert nsysrep.profile_argv("/usr/bin/nsys", Path("runs/t/timeline"), program, NsysOptions()) == default
     passed = NsysOptions(trace="cuda", extra=("--gpu-metrics-devices=all",))
     assert nsysrep.profile_argv("/usr/bin/nsys", Path("runs/t/timeline"), program, passed) == [
-        "/usr/bin/nsys", "profile", "--trace=cuda", "--sample=none", "--cpuctxsw=none", "-o", "runs/t/timeline",
+        "/usr/bin/nsys", "profile", "--trace=cuda", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "runs/t/timeline",
         "--force-overwrite", "true", "--gpu-metrics-devices=all", "--", *program]
 
 

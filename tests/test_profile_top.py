@@ -19,7 +19,7 @@ from ncuwrap.profile import top as TOP
 from ncuwrap.timeline import sqlite
 from ncuwrap.profile.kernel_times import kernel_times
 from ncuwrap.verdict import KernelTime, KernelTimes
-from tests.conftest import DATA, ROOT, run_cli
+from tests.conftest import DATA, ROOT, run_cli, NO_STEPS_TAIL
 
 RUN = DATA / "h200_ncuwrap" / "top"
 RUN_ABS = ROOT / RUN
@@ -107,7 +107,7 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     code, out, err = run_cli(capsys, "profile", "--top", "5", "--ncu", FAKE_NCU, "--nsys-path", FAKE_NSYS, "-o", "top", "--", *program)
     assert code == 0, err
     nsys = fakes("nsys")
-    assert nsys[0] == ["profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "-o", "top/timeline",
+    assert nsys[0] == ["profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "top/timeline",
                        "--force-overwrite", "true", "--", *program]
     assert nsys[1][:3] == ["export", "--type", "sqlite"]
     profile_call = next(c for c in fakes("ncu") if c[0] == "--export")
@@ -121,10 +121,12 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     commands = (tmp_path / "top" / "commands.txt").read_text()
     assert "# rank kernels by GPU time (nsys)" in commands and "> top/report.mangled.csv\n" in commands
     # The report: coverage, programme shares and 'fix first' are the H200's, to the byte.
+    # Since then, a timeline without NVTX steps says that steps would judge the steady state (three lines at the end).
     device_out = (RUN_ABS / "stdout.txt").read_text().replace("/tmp/top/", "top/")
-    assert out == device_out
+    assert out == device_out + NO_STEPS_TAIL
     verdict = json.loads((tmp_path / "top" / "verdict.json").read_text())
-    assert verdict["coverage"] == json.loads((RUN_ABS / "verdict.json").read_text())["coverage"] | {"capture": "top/timeline.sqlite"}
+    assert verdict["coverage"] == json.loads((RUN_ABS / "verdict.json").read_text())["coverage"] | {"capture": "top/timeline.sqlite",
+                                                                                                    "scope": "capture"}
     assert "launch 2 of each: the first is often a warm-up" in json.dumps(json.loads((tmp_path / "top" / "profile.json").read_text())["filter"])
 
 

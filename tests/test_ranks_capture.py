@@ -10,7 +10,7 @@ import pytest
 from ncuwrap.errors import InputError
 from ncuwrap.timeline.ranks.capture import per_rank_argv
 
-NSYS = ["nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "-o", "run/rank%q{RANK}",
+NSYS = ["nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "run/rank%q{RANK}",
         "--force-overwrite", "true", "--"]
 
 
@@ -43,4 +43,4 @@ def test_per_rank_argv_passes_the_nsys_options_on():
     options = NsysOptions(trace="cuda,nvtx", extra=("--stats=false",))
     assert per_rank_argv(["torchrun", "--nproc-per-node", "2", "train.py"], "nsys", Path("run"), python="python3", options=options) == [
         "torchrun", "--nproc-per-node", "2", "--no-python", "nsys", "profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
-        "-o", "run/rank%q{RANK}", "--force-overwrite", "true", "--stats=false", "--", "python3", "train.py"]
+        "--cuda-graph-trace=node", "-o", "run/rank%q{RANK}", "--force-overwrite", "true", "--stats=false", "--", "python3", "train.py"]

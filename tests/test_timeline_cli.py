@@ -118,7 +118,7 @@ def test_export_argv():
 
 def test_profile_argv():
     assert nsysrep.profile_argv("/usr/bin/nsys", Path("runs/t/timeline"), ["./prog", "-n", "5"]) == [
-        "/usr/bin/nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "-o", "runs/t/timeline",
+        "/usr/bin/nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "runs/t/timeline",
         "--force-overwrite", "true", "--", "./prog", "-n", "5"]
 
 
@@ -160,7 +160,7 @@ def test_timeline_command_runs_nsys_exports_and_writes_the_run_folder(capsys, fa
     code, out, err = run_cli(capsys, "timeline", "-o", run, "--", program, "-n", "5")
     assert code == 0, err
     assert fake_nsys.calls == [
-        [FAKE_NSYS, "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "-o", str(run / "timeline"),
+        [FAKE_NSYS, "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", str(run / "timeline"),
          "--force-overwrite", "true", "--", str(program), "-n", "5"],
         [FAKE_NSYS, "export", "--type", "sqlite", "--output", str(run / "timeline.sqlite"), "--force-overwrite", "true",
          str(run / "timeline.nsys-rep")],
@@ -176,7 +176,7 @@ def test_timeline_command_runs_nsys_exports_and_writes_the_run_folder(capsys, fa
                    f"run folder: {run} (timeline.nsys-rep, timeline.sqlite, timeline.json, timeline.html, timeline.log)\n")
     # The commands, and what nsys printed as it came (through the process runner), in order.
     assert (run / "timeline.log").read_text() == (
-        f"$ {FAKE_NSYS} profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none -o {run / 'timeline'} --force-overwrite true "
+        f"$ {FAKE_NSYS} profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none --cuda-graph-trace=node -o {run / 'timeline'} --force-overwrite true "
         f"-- {program} -n 5\nCollecting data...\nGenerated:\n"
         f"$ {FAKE_NSYS} export --type sqlite --output {run / 'timeline.sqlite'} --force-overwrite true {run / 'timeline.nsys-rep'}\n")
 
@@ -363,10 +363,10 @@ def test_timeline_command_passes_the_nsys_options_on(capsys, fake_nsys, tmp_path
                              "--nsys-arg=--cuda-memory-usage=true", "--", program, "-n", "5")
     assert code == 0, err
     assert fake_nsys.calls[0] == [
-        FAKE_NSYS, "profile", "--trace=cuda,nvtx,cublas", "--sample=none", "--cpuctxsw=none", "-o", str(run / "timeline"),
+        FAKE_NSYS, "profile", "--trace=cuda,nvtx,cublas", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", str(run / "timeline"),
         "--force-overwrite", "true", "--stats=false", "--cuda-memory-usage=true", "--", str(program), "-n", "5"]
     assert (run / "timeline.log").read_text().startswith(
-        f"$ {FAKE_NSYS} profile --trace=cuda,nvtx,cublas --sample=none --cpuctxsw=none -o {run / 'timeline'} --force-overwrite true "
+        f"$ {FAKE_NSYS} profile --trace=cuda,nvtx,cublas --sample=none --cpuctxsw=none --cuda-graph-trace=node -o {run / 'timeline'} --force-overwrite true "
         f"--stats=false --cuda-memory-usage=true -- {program} -n 5\n")
 
 

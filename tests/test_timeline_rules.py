@@ -23,7 +23,8 @@ BAD = DATA / "timeline_bad"
 def test_bundled_timeline_rules_load():
     rules = ruleset.load(kind="timeline")
     assert rules.kind == "timeline" and rules.version == 1
-    assert [b.verdict for b in rules.bound] == ["launch", "transfer", "kernel"]
+    assert [b.verdict for b in rules.bound] == ["launch", "launch", "transfer", "kernel"]
+    assert "step_gpu_busy_pct" in rules.bound[0].when.names  # the steady steps decide first
     ids = {f.id for f in rules.findings}
     assert {"pageable_memcpy", "sync_after_each_launch", "gpu_idle_gaps", "memcpy_dominates", "tiny_kernels"} <= ids
     assert rules.path == "ncuwrap:rules/timeline.yaml"
@@ -33,7 +34,7 @@ def test_names_listed_in_the_rules_file_are_the_catalogue():
     """The list at the end of rules/timeline.yaml documents every name; it must not drift."""
     text = (ROOT / "rules" / "timeline.yaml").read_text(encoding="utf-8")
     block = text[text.index("# metrics:"):]
-    listed = set(re.findall(r"\b[a-z][a-z0-9_]*\b", re.sub(r"#\s+(api|host_memory):", "#", block))) - {"metrics"}
+    listed = set(re.findall(r"\b[a-z][a-z0-9_]*\b", re.sub(r"#\s+(api|host_memory|steps):", "#", block))) - {"metrics"}
     assert listed == set(TM.CATALOGUE)
 
 

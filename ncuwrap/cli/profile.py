@@ -238,6 +238,11 @@ def profile(
     write_documents(result)
     for line in _summary(result):
         typer.echo(line, err=True)
+    if fmt == Format.json and result.timeline is not None:
+        from ncuwrap.profile.result import ProfileDocument
+
+        emit(ProfileDocument(result.diagnosis, result.timeline), fmt, None)  # one JSON document, not two
+        return
     emit(result.diagnosis, fmt, None)
     if result.timeline is not None:
         typer.echo(render(result.timeline, fmt), nl=False)

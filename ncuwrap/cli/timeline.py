@@ -67,8 +67,11 @@ def timeline(
                                             "(its workers must see the files) instead of a local cluster."),
     workers: Optional[int] = typer.Option(None, "--workers", min=0, help="With --ranks: worker processes of the local Dask cluster "
                                           "(default: one per CPU, at most one per capture; 0: no Dask, one capture after the other)."),
-    step_range: Optional[str] = typer.Option(None, "--step-range", help="With --ranks: the NVTX range name (a regular expression) "
-                                             "marking a training step (default: a name with the word 'step', or ProfilerStep#N)."),
+    step_range: Optional[str] = typer.Option(None, "--step-range", help="The NVTX range name (a regular expression) marking one "
+                                             "iteration (default: a name with the word 'step', or ProfilerStep#N); the verdict is "
+                                             "of the steady steps."),
+    warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="How many leading steps are warm-up, left out of the "
+                                         "verdict (default: detected, the first steps slower than 1.5x the later ones' median)."),
     allow_mixed: bool = typer.Option(False, "--allow-mixed", help="With --ranks: accept captures of different programs or started "
                                      "far apart (different runs)."),
     per_rank: bool = typer.Option(False, "--per-rank", help="Capture one report per rank of a torchrun launch (-- torchrun ...), "
@@ -108,7 +111,7 @@ def timeline(
         from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 
         emit(diagnose_ranks(ranks, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
-                            nsys=nsys_path, allow_mixed=allow_mixed), fmt, None)
+                            nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup), fmt, None)
         return
     if per_rank:
         from ncuwrap.timeline.ranks.capture import capture_ranks
@@ -119,10 +122,10 @@ def timeline(
                                started=lambda argv: typer.echo(f"nsys: capturing each rank: {shlex.join(argv)} ...", err=True))
         typer.echo(f"run folder: {folder}", err=True)
         emit(diagnose_ranks(folder, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
-                            nsys=nsys_path, allow_mixed=allow_mixed), fmt, None)
+                            nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup), fmt, None)
         return
-    if scheduler is not None or workers is not None or step_range is not None or allow_mixed:
-        raise InputError("--scheduler, --workers, --step-range and --allow-mixed apply to --ranks DIR only; "
+    if scheduler is not None or workers is not None or allow_mixed:
+        raise InputError("--scheduler, --workers and --allow-mixed apply to --ranks DIR only; "
                          "give the folder of rank captures with --ranks")
     if not program:
         raise InputError("no program given; run 'ncuwrap timeline -- ./program args' or 'ncuwrap timeline --ranks DIR'")
@@ -131,10 +134,11 @@ def timeline(
         from ncuwrap.timeline.diagnosis import diagnose_timeline
 
         no_capture_options()
-        emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path), fmt, None)
+        emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path, step_pattern=step_range, warmup=warmup), fmt, None)
         return
     run_dir = output or default_run_dir()
     result = capture(list(program), run_dir, nsys=nsys_path, force=force, rules_path=rules, extend=extend, options=nsys_options,
+                     step_pattern=step_range, warmup=warmup,
                      started=lambda argv: typer.echo(f"nsys: capturing {shlex.join(program)} ...", err=True))
     documents = write_timeline_documents(result.diagnosis, result.run_dir)
     written = [result.report, result.sqlite, *documents, result.log]

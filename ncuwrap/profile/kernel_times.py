@@ -19,10 +19,11 @@ def _dims(value) -> tuple[int, ...] | None:
     return tuple(int(v) for v in value)
 
 
-def kernel_times(kernels: pd.DataFrame) -> KernelTimes:
-    """Group ``kernels`` (ncuwrap.timeline.sqlite's frame: start, end, name, demangled, mangled, grid, block)."""
+def kernel_times(kernels: pd.DataFrame, scope: str = "capture") -> KernelTimes:
+    """Group ``kernels`` (ncuwrap.timeline.sqlite's frame: start, end, name, demangled, mangled, grid, block);
+    ``scope`` says which of the capture's kernels they are."""
     if kernels is None or not len(kernels):
-        return KernelTimes((), 0.0, 0)
+        return KernelTimes((), 0.0, 0, scope)
     grids = kernels["grid"] if "grid" in kernels else pd.Series([None] * len(kernels), index=kernels.index)
     blocks = kernels["block"] if "block" in kernels else pd.Series([None] * len(kernels), index=kernels.index)
     frame = pd.DataFrame({
@@ -44,4 +45,4 @@ def kernel_times(kernels: pd.DataFrame) -> KernelTimes:
                                  launches=int(row["launches"]), total_ns=float(row["total_ns"]), median_ns=float(row["median_ns"]),
                                  min_ns=float(row["min_ns"]), max_ns=float(row["max_ns"]),
                                  share_pct=100.0 * float(row["total_ns"]) / total if total else 0.0))
-    return KernelTimes(tuple(groups), total, int(len(frame)))
+    return KernelTimes(tuple(groups), total, int(len(frame)), scope)

@@ -105,7 +105,6 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
     """Run the program under nsys, rank its kernels, and point ncu's argv at the first ``options.top``."""
     from ncuwrap.profile import top
     from ncuwrap.timeline.capture import capture
-    from ncuwrap.profile.kernel_times import kernel_times
 
     def started(argv):
         rd.add_command("rank kernels by GPU time (nsys)", argv)
@@ -113,11 +112,11 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
             progress.stage(f"nsys: timing every kernel to pick the top {options.top} ...")
 
     captured = capture(list(target.argv), rd.path, nsys=nsys, force=True, started=started, options=options.nsys_options)
-    times = kernel_times(captured.data.kernels)
+    times, before = _steady_times(captured)
     if not times.groups:
         raise ProfilerError(f"{captured.sqlite}: nsys saw no kernel launch; check that the program runs work on the GPU "
                             f"(log: {captured.log})")
-    chosen = top.plan(times, options.top)
+    chosen = top.plan(times, options.top, before)
     filt = LaunchFilter(kernel=chosen.regex, nth_launch=chosen.nth_launch, origin="top", why=chosen.why())
     tool = record["tool"]
     try:
@@ -128,6 +127,22 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
         raise NcuwrapError(str(exc)) from None
     record.update(filt=filt, argv=argv)
     return _TopRun(capture=captured, times=times, plan=chosen)
+
+
+def _steady_times(captured):
+    """The kernels to rank: those launched in the steady steps where the capture has steps (with each
+    group's launches before them, so that ncu profiles a steady launch), else all of them."""
+    from ncuwrap.profile import top
+    from ncuwrap.profile.kernel_times import kernel_times
+    from ncuwrap.timeline import steps as S
+
+    data, found = captured.data, captured.diagnosis.timeline.steps
+    if found is None:
+        return kernel_times(data.kernels), None
+    steady = S.steady_data(data, found).kernels
+    launched = S.launch_time(data, data.kernels, S.api_starts(data))
+    early = kernel_times(data.kernels[launched < found.steady_start_ns])
+    return kernel_times(steady, "steady steps"), {top.group_key(g): g.launches for g in early.groups}
 
 
 def _cover(rd: RD.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):

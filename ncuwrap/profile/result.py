@@ -63,3 +63,15 @@ class ProfileResult:
     @property
     def passes_total(self) -> int | None:
         return total_passes([launch.passes for launch in self.launches])
+
+
+@dataclass(frozen=True)
+class ProfileDocument:
+    """``profile --nsys -f json``: one JSON document, the diagnosis (``ncuwrap.diagnosis/v2``) with the
+    timeline's document (``ncuwrap.timeline/v1``) under its ``timeline`` key."""
+
+    diagnosis: object  # Diagnosis
+    timeline: object  # TimelineDiagnosis
+
+    def to_json(self) -> dict:
+        return {**self.diagnosis.to_json(), "timeline": self.timeline.to_json()}

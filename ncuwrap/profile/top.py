@@ -35,6 +35,7 @@ class TopPlan:
     top: int
     groups: tuple[KernelTime, ...]
     nth_launch: int
+    steady: bool = False  # nth_launch skips every launch made before the steady steps
 
     @property
     def regex(self) -> str:
@@ -43,18 +44,30 @@ class TopPlan:
         return "^(" + "|".join(re.escape(n).replace(":", ".") for n in names) + ")$"
 
     def why(self) -> str:
+        if self.steady:
+            return f"launch {self.nth_launch} of each: past every launch made before the steady steps (start-up, warm-up)"
         if self.nth_launch == 1:
             return "launch 1 of each: one of them ran only once under nsys"
         return f"launch {self.nth_launch} of each: the first is often a warm-up"
 
 
-def plan(times: KernelTimes, top: int) -> TopPlan:
-    """The first ``top`` groups of ``times`` and the launch of each to profile."""
+def plan(times: KernelTimes, top: int, before: dict | None = None) -> TopPlan:
+    """The first ``top`` groups of ``times`` and the launch of each to profile. ``before``: launches of each
+    group (by :func:`group_key`) made before the steady steps, when ``times`` are the steady steps': ncu then
+    profiles a launch past all of them (one launch number serves every kernel)."""
     if top < 1:
         raise ValueError(f"--top must be 1 or more (got {top})")
     groups = times.groups[:top]
+    if before is not None and groups:
+        nth = max(PREFERRED_LAUNCH, 1 + max(before.get(group_key(g), 0) for g in groups))
+        if all(g.launches + before.get(group_key(g), 0) >= nth for g in groups):
+            return TopPlan(top=top, groups=groups, nth_launch=nth, steady=True)
     nth = PREFERRED_LAUNCH if groups and all(g.launches >= PREFERRED_LAUNCH for g in groups) else 1
     return TopPlan(top=top, groups=groups, nth_launch=nth)
+
+
+def group_key(group: KernelTime) -> tuple:
+    return (group.mangled, group.grid, group.block)
 
 
 def mangled_export_argv(report: str | Path, ncu: str = "ncu") -> list[str]:
@@ -109,4 +122,4 @@ def coverage(kernels, plan: TopPlan, times: KernelTimes, mangled: dict[int, str]
     hit = {c.rank for c in covered}
     missed = tuple(g for g in plan.groups if rank[id(g)] not in hit)
     return Coverage(capture=capture, top=plan.top, nth_launch=plan.nth_launch, gpu_ns=times.total_ns, launches=times.launches,
-                    distinct=len(times.groups), kernels=covered, missed=missed)
+                    distinct=len(times.groups), kernels=covered, missed=missed, scope=times.scope)

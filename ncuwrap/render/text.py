@@ -230,17 +230,23 @@ def priority_line(p, program: bool = False) -> str:
 
 def fix_first_scope(diagnosis) -> str:
     """What the 'fix first' shares are of: the program's GPU time (profile --top) or the profiled time."""
-    return "share of the program's GPU time" if diagnosis.coverage else "share of the time"
+    return f"share of {gpu_time_of(diagnosis.coverage)}" if diagnosis.coverage else "share of the time"
 
 
 def fix_first_title(diagnosis) -> str:
     return f"Fix first ({fix_first_scope(diagnosis)} x estimated gain):"
 
 
+def gpu_time_of(coverage) -> str:
+    """Whose GPU time the shares of profile --top are of."""
+    return "the steady steps' GPU time" if coverage.scope == "steady steps" else "the program's GPU time"
+
+
 def coverage_line(c) -> str:
     """profile --top: the whole program as nsys measured it, and what the profiled kernels cover of it."""
     n = len(c.kernels)
-    return (f"Whole program (nsys, not instrumented): {duration(c.gpu_ns)} of GPU time in {c.launches:,} launches of "
+    where = "Steady steps" if c.scope == "steady steps" else "Whole program"
+    return (f"{where} (nsys, not instrumented): {duration(c.gpu_ns)} of GPU time in {c.launches:,} launches of "
             f"{c.distinct:,} kernels (by name and launch configuration); the {n} profiled kernel{'s' if n != 1 else ''} "
             f"(top {c.top} by GPU time, launch {c.nth_launch} of each) cover {c.covered_pct:.1f}% of it.")
 
@@ -252,7 +258,7 @@ def program_line(kernel, coverage) -> str | None:
         return None
     t = covered.time
     return (f"#{covered.rank} by GPU time: {t.launches:,} launch{'es' if t.launches != 1 else ''}, {duration(t.total_ns)} in total "
-            f"({t.share_pct:.1f}% of the program's GPU time); per launch median {duration(t.median_ns)}, "
+            f"({t.share_pct:.1f}% of {gpu_time_of(coverage)}); per launch median {duration(t.median_ns)}, "
             f"min {duration(t.min_ns)}, max {duration(t.max_ns)}")
 
 
@@ -309,6 +315,29 @@ def amdahl_lesson(timeline) -> str:
         return ""
     return (f"Kernels are {timeline.kernel_share_pct:.1f}% of the window: 4x faster kernels make the run {four.end_to_end_speedup:.2f}x "
             f"faster end to end, and even kernels taking no time only {ceiling.end_to_end_speedup:.2f}x.")
+
+
+def window_title(timeline) -> str:
+    """'Steady steps: 72.6 ms' or 'Traced window: 6.12 s'."""
+    return (f"Steady steps ({len(timeline.steps.steady)} of {timeline.steps.count}): {duration(timeline.window_ns)}"
+            if timeline.steps is not None else f"Traced window: {duration(timeline.window_ns)}")
+
+
+def step_lines(steps) -> list[tuple[str, str]]:
+    """The phases of a capture with steps, as (label, text): start-up, warm-up, steady steps, after."""
+    w = steps.warmup
+    lines = [("start-up:", f"{duration(steps.startup_ns)} before the first step ('{steps.name}')"),
+             ("warm-up:", f"{w} step{'s' if w != 1 else ''}, {duration(steps.warmup_ns)}: {steps.warmup_why}")]
+    busy = steps.gpu_busy_pct
+    lines.append(("steady:", f"{len(steps.steady)} steps, {duration(steps.steady_ns)}: a step every {duration(steps.period_ns)}, "
+                             f"{duration(steps.gpu_work_ns)} of GPU work launched in it, GPU busy "
+                             f"{'n/a' if busy != busy else f'{busy:.0f}%'} of the step (medians)"))
+    launches = steps.median("launches")
+    if launches == launches:
+        lines.append(("host:", f"{launches:.0f} launch calls a step; "
+                               f"{steps.median('host_code_pct'):.0f}% of a step in host code with no CUDA call (medians)"))
+    lines.append(("after:", f"{duration(steps.after_ns)} after the last step"))
+    return lines
 
 
 def timeline_verdict(diagnosis) -> str:

@@ -26,6 +26,7 @@ import pandas as pd
 from ncuwrap.timeline import metrics as TM
 from ncuwrap.timeline.model import (CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
 from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData
+from ncuwrap.timeline.steps import Steps
 
 SPEEDUPS = (2, 4, 10)
 LONG_GAP_NS = 1_000_000  # gaps of 1 ms or more are counted as long
@@ -34,6 +35,9 @@ HOST_CODE = "host code (no CUDA call)"
 # friends are not traced) or the program's set-up.
 STARTUP_UNTRACED = "CUDA initialization or host set-up (no traced CUDA call)"
 NO_API = "unknown (CUDA API not traced)"
+NO_STEPS = ("no NVTX range named like a step: the window is the whole capture, start-up included (mark each iteration "
+            "with an NVTX range named 'step', or pass --step-range, to judge the steady state)")
+HOST_PARTS = ("launch calls", "synchronize calls", "other CUDA calls", "host code (no CUDA call)")
 
 _SYNC_CALLS = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
                "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"}
@@ -117,10 +121,11 @@ def traced_span(data: TimelineData) -> tuple[int, int]:
     return int(min(f["start"].min() for f in events)), int(max(f["end"].max() for f in events))
 
 
-def analyze(data: TimelineData, span: tuple[int, int] | None = None) -> Timeline:
+def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Steps | None = None) -> Timeline:
     """Where the time of ``data`` went. ``span`` (start, end): the window starts there and ends there or at
-    the end of the last event, whichever is later (``timeline --ranks``: a rank's steps, with ``data``
-    holding only the events that start in them); None: the traced span (the module's docstring)."""
+    the end of the last event, whichever is later (the steady steps, with ``data`` holding only what was
+    launched in them: ncuwrap.timeline.steps.steady_data); None: the traced span (the module's docstring).
+    ``steps``: the capture's steps, whose steady-state values the rules read (None: the capture has none)."""
     kernels, copies, memsets, api = data.kernels, data.copies, data.memsets, data.api
     lo, hi = traced_span(data)
     if span is not None:
@@ -200,13 +205,15 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None) -> Timeline
     m["kernel_ceiling"] = amdahl[-1].end_to_end_speedup
     m["copy_ceiling"] = speedup(window - memcpy_ns)
 
+    _steps(steps, m, unknown, data.unknown.get("api"))
+
     missing = [n for n in TM.CATALOGUE if n not in m]
     assert not missing, f"analysis does not compute {missing}"
     return Timeline(
         window_start_ns=lo, window_end_ns=hi, breakdown_ns=breakdown, busy_ns=busy, api=api_stats, api_traced=api is not None,
         copies=copy_stats, memsets=memset_info, kernels=kernel_stats, kernel_gaps=kernel_gaps, startup=startup, gaps=gaps,
         amdahl=amdahl, metrics={n: m[n] for n in TM.CATALOGUE}, unknown=unknown,
-        devices=max(1, int(pd.concat([f["device"] for f in (kernels, copies, memsets) if len(f)]).nunique())),
+        devices=max(1, int(pd.concat([f["device"] for f in (kernels, copies, memsets) if len(f)]).nunique())), steps=steps,
     )
 
 
@@ -358,3 +365,35 @@ def _api(api: pd.DataFrame | None, kernels: pd.DataFrame, m: dict, span: tuple[i
     host = merge(api.loc[api["category"].isin(["launch", "sync"]), "start"].to_numpy(), api.loc[api["category"].isin(["launch", "sync"]), "end"].to_numpy())
     m["launch_sync_span_pct"] = pct(length(clip(host, *span)), span[1] - span[0])
     return tuple(stats)
+
+
+def _steps(steps: Steps | None, m: dict, unknown: dict, api_unknown: str | None) -> None:
+    """The steady steps' values the rules read (unknown without steps, the host's part without the API trace)."""
+    names = [n for n, item in TM.CATALOGUE.items() if item.needs == "steps"]
+    if steps is None:
+        for name in names:
+            m[name] = math.nan
+            unknown[name] = NO_STEPS
+        return
+    steady = steps.steady
+    m.update(step_count=len(steady), warmup_steps=steps.warmup, step_period_ns=steps.period_ns, step_gpu_work_ns=steps.gpu_work_ns,
+             step_gpu_busy_pct=steps.gpu_busy_pct)
+    host = ("step_launches", "step_launch_api_pct", "step_sync_api_pct", "step_host_code_pct", "host_limiter")
+    if steady[0].launches is None:
+        for name in host:
+            m[name] = math.nan
+            unknown[name] = api_unknown or "the CUDA API was not traced"
+        return
+
+    def median(values) -> float:
+        return float(np.median(values))
+
+    shares = {
+        "launch calls": median([pct(r.launch_api_ns, r.period_ns) for r in steady]),
+        "synchronize calls": median([pct(r.sync_api_ns, r.period_ns) for r in steady]),
+        "other CUDA calls": median([max(0.0, pct(r.api_ns - r.launch_api_ns - r.sync_api_ns, r.period_ns)) for r in steady]),
+        "host code (no CUDA call)": median([r.host_code_pct for r in steady]),
+    }
+    m.update(step_launches=steps.median("launches"), step_launch_api_pct=shares["launch calls"],
+             step_sync_api_pct=shares["synchronize calls"], step_host_code_pct=shares["host code (no CUDA call)"],
+             host_limiter=max(HOST_PARTS, key=lambda part: shares[part]))

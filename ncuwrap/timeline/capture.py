@@ -94,7 +94,7 @@ def _qdstrm(run_dir: Path, output: str) -> Path | None:
 
 def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None, force: bool = False,
             rules_path: str | Path | None = None, extend: bool = False, started=None,
-            options: nsysrep.NsysOptions | None = None) -> Capture:
+            options: nsysrep.NsysOptions | None = None, step_pattern: str | None = None, warmup: int | None = None) -> Capture:
     """Run ``program`` under nsys into ``run_dir``, export it and diagnose it.
     ``options`` set nsys's trace list and pass more arguments on (--nsys-trace, --nsys-arg).
     ``started(argv)``, if given, is called just before nsys starts (for a progress line).
@@ -103,7 +103,10 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     from ncuwrap.timeline import sqlite
     from ncuwrap.timeline.diagnosis import diagnose_data
 
+    from ncuwrap.timeline.steps import check_pattern
+
     rules = ruleset.load(rules_path, kind="timeline", extend=extend)  # a bad rules file fails before the run
+    check_pattern(step_pattern)
     options = (options or nsysrep.NsysOptions()).check()
     exe = nsysrep.find_nsys(nsys)
     check_program(program)
@@ -132,5 +135,5 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"$ {shlex.join(nsysrep.export_argv(exe, report, run_dir / f'{STEM}.sqlite'))}\n")
     data = sqlite.read(exported)
-    diagnosis = diagnose_data(data, rules, source_path=str(report), kind="nsys-rep")
+    diagnosis = diagnose_data(data, rules, source_path=str(report), kind="nsys-rep", step_pattern=step_pattern, warmup=warmup)
     return Capture(run_dir=run_dir, report=report, sqlite=exported, log=log, diagnosis=diagnosis, data=data)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import __version__
+from ncuwrap.errors import InputError
 from ncuwrap.numbers import clean
 from ncuwrap.timeline.model import Timeline, pct
 from ncuwrap.verdict import FindingResult, NotEvaluated, Step
@@ -54,7 +55,9 @@ class TimelineDiagnosis:
             "source": self.source.to_json(),
             "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
             "window_ns": t.window_ns,
-            "window": {"start_ns": t.window_start_ns, "end_ns": t.window_end_ns, "devices": t.devices},
+            "window": {"start_ns": t.window_start_ns, "end_ns": t.window_end_ns, "devices": t.devices,
+                       "scope": "steady steps" if t.steps is not None else "capture"},
+            "steps": t.steps.to_json() if t.steps is not None else None,
             "breakdown_ns": dict(t.breakdown_ns),
             "breakdown_pct": {k: clean(pct(v, t.window_ns)) for k, v in t.breakdown_ns.items()},
             "busy_ns": dict(t.busy_ns),
@@ -82,13 +85,27 @@ class TimelineDiagnosis:
         }
 
 
-def diagnose_data(data, rules, *, source_path: str, kind: str):
-    """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet)."""
+def diagnose_data(data, rules, *, source_path: str, kind: str, step_pattern: str | None = None, warmup: int | None = None):
+    """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet): over its steady
+    steps where it has steps (``step_pattern``, ``warmup``: ncuwrap.timeline.steps), else over the whole capture."""
+    from ncuwrap.timeline import steps as S
     from ncuwrap.timeline.analysis import analyze
     from ncuwrap.evaluate import Evaluation
     from ncuwrap.timeline.values import CaptureValues
 
-    timeline = analyze(data)
+    found = S.measure(data, S.check_pattern(step_pattern), warmup)
+    notes = list(data.notes)
+    steady = S.steady_data(data, found) if found is not None else None
+    if found is not None and len(steady.kernels):
+        timeline = analyze(steady, span=(found.steady_start_ns, found.steady_end_ns), steps=found)
+    else:
+        if warmup is not None:
+            raise InputError(f"{source_path}: --warmup {warmup}: the capture has no NVTX range named like a step "
+                             f"({'no kernel was launched in its steps' if found is not None else 'none matches the step pattern'}); "
+                             "mark each iteration with an NVTX range named 'step', or pass --step-range")
+        timeline = analyze(data)  # without steps, the rules' step_* values are unknown, and say why (NO_STEPS)
+        if found is not None:
+            notes.append(f"{found.count} steps ('{found.name}') launched no kernel: the window is the whole capture, start-up included")
     decision = Evaluation(CaptureValues(timeline.metrics, timeline.unknown), rules).decide(0)
     return TimelineDiagnosis(
         source=TimelineSource(path=source_path, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema,
@@ -96,16 +113,18 @@ def diagnose_data(data, rules, *, source_path: str, kind: str):
         rules_path=rules.path, rules_version=rules.version, rules_name=rules.name, timeline=timeline,
         bound=decision.bound, limiter=decision.limiter, why=decision.why, findings=decision.findings,
         not_evaluated=decision.not_evaluated, path=decision.path,
-        notes=tuple(data.notes),
+        notes=tuple(notes),
     )
 
 
-def diagnose_timeline(path: str | Path, rules_path: str | Path | None = None, extend: bool = False, nsys: str | Path | None = None):
-    """Diagnose an nsys capture (.sqlite or .nsys-rep) with the bundled timeline rules or ``rules_path``."""
+def diagnose_timeline(path: str | Path, rules_path: str | Path | None = None, extend: bool = False, nsys: str | Path | None = None,
+                      step_pattern: str | None = None, warmup: int | None = None):
+    """Diagnose an nsys capture (.sqlite or .nsys-rep) with the bundled timeline rules or ``rules_path``;
+    ``step_pattern`` and ``warmup`` as in :func:`diagnose_data`."""
     from ncuwrap import ruleset
 
     rules = ruleset.load(rules_path, kind="timeline", extend=extend)
     from ncuwrap.timeline.files import read_timeline
 
     data, kind = read_timeline(path, nsys=nsys)
-    return diagnose_data(data, rules, source_path=str(path), kind=kind)
+    return diagnose_data(data, rules, source_path=str(path), kind=kind, step_pattern=step_pattern, warmup=warmup)

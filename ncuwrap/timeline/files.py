@@ -10,7 +10,7 @@ from ncuwrap.errors import InputError, ToolNotFoundError
 
 def read_timeline(path: str | Path, nsys: str | Path | None = None, *, ranks: bool = False):
     """The raw events of ``path`` (.sqlite, or .nsys-rep exported to a temporary .sqlite with nsys);
-    with ``ranks``, also its NVTX ranges and run identity (ncuwrap.timeline.sqlite.read)."""
+    with ``ranks``, also its run identity (ncuwrap.timeline.sqlite.read)."""
     from ncuwrap import ingest
     from ncuwrap.timeline import nsysrep, sqlite
 

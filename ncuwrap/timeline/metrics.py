@@ -18,7 +18,7 @@ from dataclasses import dataclass
 class TimelineMetric:
     name: str
     unit: str
-    needs: str | None  # what must have been captured: "api" (CUDA API trace), "host_memory" (copy memory kinds)
+    needs: str | None  # what must have been captured: "api" (CUDA API trace), "host_memory" (copy memory kinds), "steps" (NVTX step ranges)
     description: str
 
 
@@ -105,6 +105,17 @@ CATALOGUE: dict[str, TimelineMetric] = {
         _m("memcpy_calls", "", "cudaMemcpy* / cuMemcpy* calls", "api"),
         _m("memcpy_api_ns", "ns", "time in memcpy calls", "api"),
         _m("blocking_memcpy_calls", "", "memcpy calls that block the host (not *Async)", "api"),
+        # Steps (NVTX ranges named like a step): the steady state, warm-up left out (ncuwrap.timeline.steps).
+        _m("step_count", "", "steady steps (after the warm-up)", "steps"),
+        _m("warmup_steps", "", "leading steps left out as warm-up", "steps"),
+        _m("step_period_ns", "ns", "median period of a steady step (its start to the next step's start)", "steps"),
+        _m("step_gpu_work_ns", "ns", "median GPU busy time of the work launched in a steady step", "steps"),
+        _m("step_gpu_busy_pct", "%", "median share of a steady step's period the GPU is busy with its work (at most 100)", "steps"),
+        _m("step_launches", "", "median launch calls (kernels, graphs) in a steady step", "steps"),
+        _m("step_launch_api_pct", "%", "median share of a steady step's period in launch calls", "steps"),
+        _m("step_sync_api_pct", "%", "median share of a steady step's period in synchronize calls", "steps"),
+        _m("step_host_code_pct", "%", "median share of a steady step's period with the host in no CUDA call (Python, data preparation)", "steps"),
+        _m("host_limiter", "", "what the host spends most of a steady step in: launch calls, synchronize calls, other CUDA calls, or host code", "steps"),
         # Amdahl: what faster kernels (or no copies) would give end to end.
         _m("e2e_speedup_2x", "x", "end-to-end speed-up if every kernel ran 2x faster"),
         _m("e2e_speedup_4x", "x", "end-to-end speed-up if every kernel ran 4x faster"),

@@ -138,6 +138,7 @@ class Timeline:
     metrics: dict  # the values timeline rules read (ncuwrap.timeline.metrics)
     unknown: dict[str, str]  # metric -> why it is unknown
     devices: int = 1
+    steps: object = None  # ncuwrap.timeline.steps.Steps (None: no steps); with them, the window is the steady steps'
 
     @property
     def window_ns(self) -> int:

@@ -47,6 +47,8 @@ def export_argv(nsys: str, report: Path, output: Path) -> list[str]:
 
 # nsys profile options ncuwrap sets itself, and what to do instead: --nsys-arg may not set them again
 # (nsys refuses an option given twice, and ncuwrap reads the capture by its own file names).
+# Kernels inside CUDA graphs traced one by one, so that they are named and timed (costs: docs/timeline.md).
+GRAPH_TRACE = "--cuda-graph-trace=node"
 OWNED_OPTIONS = {
     name: f"ncuwrap sets {name} itself; {fix}"
     for names, fix in (
@@ -82,6 +84,13 @@ class NsysOptions:
         """The first of --nsys-trace, --nsys-arg that was given (None: neither): for refusing them where no nsys runs."""
         return "--nsys-trace" if self.trace is not None else "--nsys-arg" if self.extra else None
 
+    @property
+    def graph_trace(self) -> tuple[str, ...]:
+        """ncuwrap's --cuda-graph-trace=node (each kernel of a CUDA graph traced and named, not the graph as one
+        event), unless --nsys-arg sets --cuda-graph-trace itself."""
+        given = any(str(a).split("=", 1)[0] == "--cuda-graph-trace" for a in self.extra)
+        return () if given else (GRAPH_TRACE,)
+
     def check(self) -> "NsysOptions":
         """Itself when ncuwrap can run and read such a capture; InputError (one line naming the option) otherwise."""
         traced = [t for t in self.trace_list.split(",") if t]
@@ -100,7 +109,7 @@ def profile_argv(nsys: str, output: Path, program: list[str], options: NsysOptio
     OS runtime calls; no CPU sampling or context-switch trace, which cost and are not used).
     ``options`` (checked here) replace the trace list and add their ``extra`` just before ``--``."""
     options = (options or NsysOptions()).check()
-    return [nsys, "profile", f"--trace={options.trace_list}", "--sample=none", "--cpuctxsw=none", "-o", str(output),
+    return [nsys, "profile", f"--trace={options.trace_list}", "--sample=none", "--cpuctxsw=none", *options.graph_trace, "-o", str(output),
             "--force-overwrite", "true", *[str(a) for a in options.extra], "--", *program]
 
 

@@ -63,7 +63,7 @@ READ_TABLES = (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, GRAPH_TA
                "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND", "META_DATA_EXPORT", "TARGET_INFO_GPU",
                NVTX_TABLE, "ENUM_NSYS_EVENT_TYPE", "META_DATA_CAPTURE", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME")
 # Columns nsys writes as integers (times, ids, sizes, enum values); anything else in them is refused.
-INTEGER_COLUMNS = frozenset({"start", "end", "deviceId", "streamId", "correlationId", "graphId", "gridX", "gridY", "gridZ",
+INTEGER_COLUMNS = frozenset({"start", "end", "deviceId", "streamId", "correlationId", "graphId", "graphNodeId", "gridX", "gridY", "gridZ",
                              "blockX", "blockY", "blockZ", "shortName", "demangledName", "mangledName", "bytes", "copyKind",
                              "srcKind", "dstKind", "nameId", "globalTid", "id", "eventType", "textId",
                              "utcEpochNs"})
@@ -88,8 +88,8 @@ class TimelineData:
     device: str | None = None
     notes: list[str] = field(default_factory=list)  # what was missing and how it was read
     unknown: dict[str, str] = field(default_factory=dict)  # quantity group -> why it is unknown
+    nvtx: pd.DataFrame | None = None  # NVTX ranges: start, end, name (None: no NVTX_EVENTS table); the steps are among them
     # Read only for a multi-rank analysis (``read(path, ranks=True)``):
-    nvtx: pd.DataFrame | None = None  # NVTX ranges: start, end, name (None: no NVTX_EVENTS table)
     run: RunInfo | None = None  # what identifies the run the capture belongs to
 
 
@@ -115,8 +115,8 @@ def check_file(path: Path) -> None:
 
 
 def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
-    """Read the events of an nsys SQLite export; raise InputError naming the file on any problem.
-    With ``ranks``, also the NVTX ranges and what identifies the run (for ``timeline --ranks``)."""
+    """Read the events and NVTX ranges of an nsys SQLite export; raise InputError naming the file on any
+    problem. With ``ranks``, also what identifies the run (for ``timeline --ranks``)."""
     path = Path(path)
     check_file(path)
     try:
@@ -234,8 +234,8 @@ class _Reader:
             export_schema=self.export_schema(),
             device=self.device(),
         )
+        data.nvtx = self.nvtx()
         if ranks:
-            data.nvtx = self.nvtx()
             data.run = self.run()
         data.notes, data.unknown = self.notes, self.unknown
         return data
@@ -280,6 +280,12 @@ class _Reader:
             f'{", " + select if select else ""} FROM {KERNEL_TABLE} k '
             f'LEFT JOIN {STRINGS_TABLE} s1 ON s1.id = k."{short}" LEFT JOIN {STRINGS_TABLE} s2 ON s2.id = k."{full}"{mangled[1]}'
         )
+        if "graphNodeId" in columns:
+            nodes = self.db.execute(f'SELECT COUNT(*) FROM {KERNEL_TABLE} WHERE "graphNodeId" IS NOT NULL').fetchone()[0]
+            if nodes:
+                self.notes.append(f"{nodes:,} kernels ran inside CUDA graphs, traced node by node (nsys --cuda-graph-trace=node): each "
+                                  "is named and timed, but tracing adds about 1-2 us to every node (H200, docs/timeline.md), so the "
+                                  "graphs run slower than untraced; --nsys-arg --cuda-graph-trace=graph times each graph as one event")
         frame["name"] = frame["name"].fillna(frame["demangled"]).fillna("(unnamed kernel)")
         frame["demangled"] = frame["demangled"].fillna(frame["name"])
         frame["mangled"] = frame["mangled"].fillna(frame["demangled"])

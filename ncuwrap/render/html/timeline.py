@@ -59,6 +59,7 @@ def render(diagnosis, **_options) -> str:
         rects=bar(diagnosis),
         amdahl=amdahl_bars(diagnosis),
         lesson=T.amdahl_lesson(diagnosis.timeline),
+        step_lines=T.step_lines(diagnosis.timeline.steps) if diagnosis.timeline.steps is not None else [],
         api_rows=diagnosis.timeline.api_rows(),
         labels=CATEGORY_LABELS,
         colors=B.COLORS,

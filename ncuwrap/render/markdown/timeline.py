@@ -21,12 +21,16 @@ def render(diagnosis, **_options) -> str:
            f"({s.kind}); rules {code(diagnosis.rules_name)} version {diagnosis.rules_version}.", ""]
     out += [f"**Bound: {escape(T.timeline_verdict(diagnosis))}.** {escape(diagnosis.why)}", ""]
 
-    out += [f"### Where the {T.duration(t.window_ns)} went", "", "```text", f"[{B.text_bar(t)}]", B.legend(t), "```", ""]
+    if t.steps is not None:
+        out += [f"### Steps ({code(t.steps.name)})", ""]
+        out += [f"- **{escape(label[:-1])}:** {escape(line)}" for label, line in T.step_lines(t.steps)] + [""]
+    out += [f"### Where the {T.duration(t.window_ns)} {'of the steady steps ' if t.steps is not None else ''}went", "",
+            "```text", f"[{B.text_bar(t)}]", B.legend(t), "```", ""]
     out += _table(["", "time", "share of window"], [[f"`{B.GLYPHS[seg.category]}` {seg.label}", T.duration(seg.ns), T.percent(seg.pct)]
                                                      for seg in t.segments()])
-    out += ["", f"Start-up (first CUDA call to first GPU work): {T.duration(t.startup.duration_ns)}"
-                f"{' (host in: ' + code(t.startup.cause) + ')' if t.startup.duration_ns else ''}. Each instant counts once: a copy running "
-                "under a kernel is kernel time.", ""]
+    startup = ("" if t.steps is not None else f"Start-up (first CUDA call to first GPU work): {T.duration(t.startup.duration_ns)}"
+               f"{' (host in: ' + code(t.startup.cause) + ')' if t.startup.duration_ns else ''}. ")
+    out += ["", f"{startup}Each instant counts once: a copy running under a kernel is kernel time.", ""]
 
     out += ["### If the kernels were faster (Amdahl)", ""]
     out += _table(["kernels", "end to end", "speed-up"],

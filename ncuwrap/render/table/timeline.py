@@ -25,7 +25,11 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     page.line(T.timeline_header(diagnosis))
     page.line(diagnosis.why, label=f"Bound: {T.timeline_verdict(diagnosis)} -", label_style="bold")
 
-    console.print(Text(f"\nTraced window: {T.duration(t.window_ns)}", style="bold"))
+    if t.steps is not None:
+        console.print(Text(f"\nSteps ('{t.steps.name}')", style="bold"))
+        for label, line in T.step_lines(t.steps):
+            page.line(line, indent=2, label=label)
+    console.print(Text(f"\n{T.window_title(t)}", style="bold"))
     bar = Text("  [")
     for segment, glyphs in B.text_runs(t):
         bar.append(glyphs, style=_BAR_STYLE[segment])
@@ -36,8 +40,9 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     for s in t.segments():
         breakdown.add_row(f"{B.GLYPHS[s.category]} {s.label}", T.duration(s.ns), T.percent(s.pct))
     console.print(breakdown)
-    page.line(f"{T.duration(t.startup.duration_ns)}{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}",
-              indent=2, label="start-up (first CUDA call to first GPU work):")
+    if t.steps is None:
+        page.line(f"{T.duration(t.startup.duration_ns)}{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}",
+                  indent=2, label="start-up (first CUDA call to first GPU work):")
 
     if t.api_traced:
         console.print(Text("\nCUDA API (host)", style="bold"))

@@ -11,35 +11,35 @@ the comparison that names the straggler.
   compute takes longer makes the others sit in their NCCL kernels. A rank's wait is its NCCL time
   minus the least NCCL time of any rank (which is the transfer itself); the straggler is the rank with
   the most compute, and it waits least.
-- **Steps**: the outermost NVTX ranges whose name matches the step pattern (default :data:`STEP_PATTERN`:
-  a range named ``step``, ``train_step``, ``step 12`` or PyTorch's ``ProfilerStep#12``).
-- **The window**: where a rank has steps, its window is its steps: from the first step's start to the
-  last step's end (or the end of the GPU work launched in the steps, if later), holding the CUDA calls
-  and GPU activity that start in it (:func:`within`). A real capture spends most of its time outside
-  the steps: imports, CUDA and NCCL initialisation and building the model before them, teardown after
-  (4.5-5.1 s before and 0.4-0.9 s after 0.4-0.5 s of steps in the H200 x2 DDP captures,
-  tests/data/h200_ncuwrap/ranks), which would dilute every share of the window and hide a rank's waits.
-  Without steps, the window is the whole capture.
+- **Steps** and their warm-up are found as for a single capture (:mod:`ncuwrap.timeline.steps`).
+- **The window**: where a rank has steps, its window is its steady steps (warm-up left out), holding the
+  CUDA calls that start in it and the GPU work they launched (:func:`ncuwrap.timeline.steps.steady_data`).
+  A real capture spends most of its time outside them: imports, CUDA and NCCL initialisation and building
+  the model before the steps, teardown after (4.5-5.1 s before and 0.4-0.9 s after 0.4-0.5 s of steps in
+  the H200 x2 DDP captures, tests/data/h200_ncuwrap/ranks), and a first step of 0.37 s against 22 ms for
+  the others: they would dilute every share of the window and hide a rank's waits. Without steps, the
+  window is the whole capture.
+- **The straggler** is compared with the other ranks (itself left out): with two ranks a median over
+  all would sit halfway between them. **Per step**, the slowest rank's compute launched in that step
+  against the others' median, over the steps steady on every rank.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
 from collections import Counter
 
 import numpy as np
 import pandas as pd
 
 from ncuwrap.timeline import analysis as A
+from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.model import pct
 from ncuwrap.timeline.ranks.model import RankRow, RankSet, RankTimeline, StepStats
 from ncuwrap.timeline.ranks.metrics import CATALOGUE
 from ncuwrap.timeline.sqlite import TimelineData
 
 NCCL_PREFIX = "nccl"
-STEP_PATTERN = r"(?i)(?:^|[^a-z])step(?:[^a-z]|$)|^ProfilerStep#"
 
 
 def is_nccl(names: pd.Series) -> np.ndarray:
@@ -47,49 +47,30 @@ def is_nccl(names: pd.Series) -> np.ndarray:
     return names.astype(str).str.startswith(NCCL_PREFIX).to_numpy(dtype=bool)
 
 
-def steps(nvtx: pd.DataFrame | None, pattern: str = STEP_PATTERN) -> StepStats | None:
-    """The steps among ``nvtx``'s ranges: matching ranges not inside another matching range."""
-    if nvtx is None or nvtx.empty:
-        return None
-    match = nvtx[nvtx["name"].str.contains(re.compile(pattern), regex=True)]
-    if match.empty:
-        return None
-    match = match.sort_values(["start", "end"], ascending=[True, False], kind="stable")
-    starts, ends = match["start"].to_numpy(dtype=np.int64), match["end"].to_numpy(dtype=np.int64)
-    reach = np.maximum.accumulate(ends)
-    outer = np.ones(starts.size, dtype=bool)
-    outer[1:] = ends[1:] > reach[:-1]  # not contained in an earlier (outer) range
-    d = (ends - starts)[outer]
-    names = Counter(match["name"].to_numpy()[outer].tolist())
-    return StepStats(name=names.most_common(1)[0][0], count=int(d.size), median_ns=float(np.median(d)), min_ns=int(d.min()),
-                     max_ns=int(d.max()), total_ns=int(d.sum()), start_ns=int(starts[outer].min()), end_ns=int(ends[outer].max()))
+def _step_stats(found: S.Steps) -> StepStats:
+    d = np.array([r.end_ns - r.start_ns for r in found.steady], dtype=np.int64)  # the ranges' own lengths, as before periods
+    return StepStats(name=found.name, count=int(d.size), median_ns=float(np.median(d)), min_ns=int(d.min()), max_ns=int(d.max()),
+                     total_ns=int(d.sum()), start_ns=found.steady_start_ns, end_ns=found.steady_end_ns, warmup=found.warmup,
+                     warmup_why=found.warmup_why, all_count=found.count)
 
 
-def within(data: TimelineData, start: int, end: int) -> TimelineData | None:
-    """``data`` keeping only the CUDA calls and GPU activity that start in [start, end] (the steps'
-    span), whole: work launched in the last step that runs on after its end is kept. None when no
-    kernel starts in the span (then the whole capture is analysed)."""
-    def keep(frame: pd.DataFrame | None) -> pd.DataFrame | None:
-        if frame is None:
-            return None
-        return frame[(frame["start"] >= start) & (frame["start"] <= end)].reset_index(drop=True)
-
-    kernels = keep(data.kernels)
-    if kernels.empty:
-        return None
-    return dataclasses.replace(data, kernels=kernels, copies=keep(data.copies), memsets=keep(data.memsets), api=keep(data.api))
-
-
-def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pattern: str = STEP_PATTERN) -> RankTimeline:
-    """One rank's capture (read with ``sqlite.read(path, ranks=True)``) analysed, over its steps where
-    it has any (see the module's docstring), else over the whole capture."""
-    step_stats = steps(data.nvtx, step_pattern)
+def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pattern: str = S.STEP_PATTERN,
+                 warmup: int | None = None) -> RankTimeline:
+    """One rank's capture (read with ``sqlite.read(path, ranks=True)``) analysed, over its steady steps
+    where it has any (see the module's docstring), else over the whole capture."""
+    found = S.measure(data, step_pattern, warmup)
     lo, hi = A.traced_span(data)  # the whole capture's window, as A.analyze takes it without a span
     capture_ns = hi - lo
-    in_steps = within(data, step_stats.start_ns, step_stats.end_ns) if step_stats else None
+    in_steps = S.steady_data(data, found) if found is not None else None
+    if in_steps is not None and not len(in_steps.kernels):
+        in_steps = None
+    step_compute: tuple[int, ...] = ()
+    if found is not None:
+        compute_only = data.kernels[~is_nccl(data.kernels["name"])]
+        step_compute = tuple(int(v) for v in S.work_by_step(data, compute_only, found))
     if in_steps is not None:
         data = in_steps
-    timeline = A.analyze(data, span=(step_stats.start_ns, step_stats.end_ns) if in_steps is not None else None)
+    timeline = A.analyze(data, span=(found.steady_start_ns, found.steady_end_ns) if in_steps is not None else None)
     kernels = data.kernels
     nccl_rows = is_nccl(kernels["name"])
     compute_k, nccl_k = kernels[~nccl_rows], kernels[nccl_rows]
@@ -113,7 +94,8 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
         start_utc_ns=run.start_utc_ns if run else None, device=data.device, nsys_version=data.nsys_version,
         timeline=timeline, breakdown_ns=breakdown, compute_ns=compute_ns, nccl_ns=nccl_ns, nccl_hidden_ns=hidden,
         nccl_kernels=int(nccl_rows.sum()), top_compute_kernel=top, top_compute_kernel_ns=top_ns,
-        steps=step_stats, nvtx_ranges=None if data.nvtx is None else int(len(data.nvtx)),
+        steps=_step_stats(found) if found is not None else None, step_compute_ns=step_compute,
+        nvtx_ranges=None if data.nvtx is None else int(len(data.nvtx)),
         window_scope="steps" if in_steps is not None else "capture", capture_ns=capture_ns, notes=tuple(data.notes),
     )
 
@@ -129,14 +111,17 @@ def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
     compute = np.array([r.compute_ns for r in ranks], dtype=np.int64)
     nccl = np.array([r.nccl_ns for r in ranks], dtype=np.int64)
     any_nccl = bool(sum(r.nccl_kernels for r in ranks))
-    straggler = ranks[int(np.argmax(compute))].rank  # the first of equals
+    at = int(np.argmax(compute))  # the first of equals
+    straggler = ranks[at].rank
+    others = np.delete(compute, at)
     least = int(nccl.min())
     waits = [int(n - least) if any_nccl else None for n in nccl]
     rows = tuple(RankRow(r.rank, r.compute_ns, r.nccl_ns, w) for r, w in zip(ranks, waits))
     m: dict[str, object] = {}
     unknown: dict[str, str] = {}
     median_compute = float(np.median(compute))
-    imbalance = float(compute.max()) / median_compute if median_compute else math.nan
+    others_median = float(np.median(others)) if others.size else math.nan
+    imbalance = float(compute.max()) / others_median if others_median else math.nan
     m.update(
         ranks=len(ranks), window_max_ns=max(r.window_ns for r in ranks),
         compute_pct=float(np.mean([r.share("compute") for r in ranks])), comm_pct=float(np.mean([r.share("nccl") for r in ranks])),
@@ -144,8 +129,10 @@ def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
         idle_pct=float(np.mean([r.share("idle") for r in ranks])),
         comm_busy_pct=float(np.mean([pct(r.breakdown_ns["nccl"], r.window_ns - r.breakdown_ns["idle"]) for r in ranks])),
         nccl_kernel_count=sum(r.nccl_kernels for r in ranks),
-        compute_max_ns=int(compute.max()), compute_median_ns=median_compute, imbalance=imbalance, straggler_rank=straggler,
+        compute_max_ns=int(compute.max()), compute_median_ns=median_compute, compute_others_median_ns=others_median,
+        imbalance=imbalance, straggler_rank=straggler,
     )
+    _per_step(ranks, m, unknown)
     if any_nccl:
         wait_at = int(np.argmax(waits))
         m.update(comm_hidden_pct=pct(sum(r.nccl_hidden_ns for r in ranks), int(nccl.sum())),
@@ -167,9 +154,10 @@ def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
     if with_steps:
         medians = [s.median_ns for s in with_steps]
         m.update(step_count=_median([s.count for s in with_steps]), step_median_ns=_median(medians),
-                 step_max_ns=max(s.max_ns for s in with_steps), step_spread=max(medians) / min(medians) if min(medians) else math.nan)
+                 step_max_ns=max(s.max_ns for s in with_steps), step_spread=max(medians) / min(medians) if min(medians) else math.nan,
+                 warmup_steps=max(s.warmup for s in with_steps))
     else:
-        for name in ("step_count", "step_median_ns", "step_max_ns", "step_spread"):
+        for name in ("step_count", "step_median_ns", "step_max_ns", "step_spread", "warmup_steps"):
             m[name] = math.nan
             unknown[name] = "no NVTX range named like a step (mark each training step with an NVTX range named 'step', or pass --step-range)"
     for name in ("kernel_count", "kernel_median_ns", "kernel_span_idle_pct", "launch_sync_span_pct", "launch_api_median_ns"):
@@ -182,9 +170,37 @@ def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
     return RankSet(ranks=tuple(ranks), rows=rows, metrics={n: m[n] for n in CATALOGUE}, unknown=unknown, naming=naming)
 
 
-def analyze_file(rank: int, path: str, step_pattern: str = STEP_PATTERN, nsys: str | None = None) -> RankTimeline:
+def _per_step(ranks: list[RankTimeline], m: dict, unknown: dict) -> None:
+    """Per-step imbalance: in each step steady on every rank, the slowest rank's compute launched in it
+    against the other ranks' median; the median and the worst over those steps."""
+    names = ("step_imbalance_median", "step_imbalance_max", "step_imbalance_max_step")
+    first = max((r.steps.warmup for r in ranks if r.steps is not None), default=0)
+    last = min((len(r.step_compute_ns) for r in ranks), default=0)
+    if len(ranks) < 2 or any(r.steps is None for r in ranks) or last <= first:
+        why = ("a single rank" if len(ranks) < 2 else
+               "no NVTX range named like a step on every rank (mark each training step with an NVTX range named 'step', or pass --step-range)")
+        for name in names:
+            m[name] = math.nan
+            unknown[name] = why
+        return
+    table = np.array([r.step_compute_ns[first:last] for r in ranks], dtype=float)  # ranks x steps
+    slowest = table.max(axis=0)
+    others = np.array([np.median(np.delete(table[:, j], int(np.argmax(table[:, j])))) for j in range(table.shape[1])])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(others > 0, slowest / others, np.nan)
+    if np.isnan(ratio).all():
+        for name in names:
+            m[name] = math.nan
+            unknown[name] = "no compute kernel launched in the steps"
+        return
+    worst = int(np.nanargmax(ratio))
+    m.update(step_imbalance_median=float(np.nanmedian(ratio)), step_imbalance_max=float(ratio[worst]), step_imbalance_max_step=first + worst)
+
+
+def analyze_file(rank: int, path: str, step_pattern: str = S.STEP_PATTERN, nsys: str | None = None,
+                 warmup: int | None = None) -> RankTimeline:
     """Read and analyse one rank's capture: the task each Dask worker runs (module-level, so it pickles)."""
     from ncuwrap.timeline.files import read_timeline
 
     data, kind = read_timeline(path, nsys=nsys, ranks=True)
-    return analyze_rank(data, rank, path=str(path), kind=kind, step_pattern=step_pattern)
+    return analyze_rank(data, rank, path=str(path), kind=kind, step_pattern=step_pattern, warmup=warmup)

@@ -23,7 +23,8 @@ from pathlib import Path
 from ncuwrap import __version__
 from ncuwrap.errors import ClusterError, InputError
 from ncuwrap.numbers import clean
-from ncuwrap.timeline.ranks.analysis import STEP_PATTERN, analyze_file, compare
+from ncuwrap.timeline import steps as S
+from ncuwrap.timeline.ranks.analysis import analyze_file, compare
 from ncuwrap.timeline.ranks.files import find
 from ncuwrap.timeline.ranks.model import RANK_CATEGORIES, RankSet
 from ncuwrap.verdict import FindingResult, NotEvaluated, Step
@@ -149,19 +150,29 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
 
 def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, extend: bool = False, scheduler: str | None = None,
                    workers: int | None = None, step_pattern: str | None = None, nsys: str | None = None,
-                   allow_mixed: bool = False) -> RanksDiagnosis:
+                   allow_mixed: bool = False, warmup: int | None = None) -> RanksDiagnosis:
     """Diagnose the rank captures in ``folder`` (naming rule: ncuwrap.timeline.ranks.files). Captures of
-    different programs or started far apart are refused unless ``allow_mixed``."""
+    different programs or started far apart are refused unless ``allow_mixed``. ``warmup``: leading steps
+    left out of every rank's window (None: detected per rank, ncuwrap.timeline.steps)."""
     from ncuwrap import ruleset
     from ncuwrap.evaluate import Evaluation
     from ncuwrap.timeline.ranks import metrics as rankmetrics
     from ncuwrap.timeline.values import CaptureValues
 
     rules = ruleset.load(rules_path, kind="ranks", extend=extend)
-    pattern = _pattern(step_pattern)
+    pattern = S.check_pattern(step_pattern)
     files = find(folder)
-    tasks = [(f.rank, str(f.path), pattern, nsys) for f in files.files]
+    tasks = [(f.rank, str(f.path), pattern, nsys, warmup) for f in files.files]
     results, how = analyse(tasks, scheduler=scheduler, workers=workers)
+    # One warm-up for every rank: the ranks run the same iterations, and windows of different steps
+    # would not compare. Ranks that detected fewer warm-up steps than the most of any are analysed again.
+    detected = [r.steps.warmup for r in results if r.steps is not None]
+    if warmup is None and detected and len(set(detected)) > 1:
+        most = max(detected)
+        again = [i for i, r in enumerate(results) if r.steps is not None and r.steps.warmup != most and r.steps.all_count > most]
+        redone, _ = analyse([(*tasks[i][:4], most) for i in again], scheduler=scheduler, workers=workers)
+        for i, r in zip(again, redone):
+            results[i] = r
     if not allow_mixed:
         check_same_run(results)
     rank_set = compare(results, files.naming)
@@ -176,9 +187,11 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
         notes.append("mixed runs allowed (--allow-mixed): the captures were not checked to be of one run")
     in_steps = [r for r in results if r.window_scope == "steps"]
     if in_steps:
-        left = ", ".join(f"rank {r.rank}: {_seconds(r.window_ns)} of {_seconds(r.capture_ns)}" for r in sorted(in_steps, key=lambda r: r.rank)[:4])
-        notes.append(f"windows are the steps ('{in_steps[0].steps.name}', first to last), not the whole capture: start-up and "
-                     f"teardown left out ({left}{'...' if len(in_steps) > 4 else ''})")
+        left = ", ".join(f"rank {r.rank}: {_seconds(r.window_ns)} of {_seconds(r.capture_ns)}, {r.steps.warmup} warm-up step"
+                         f"{'s' if r.steps.warmup != 1 else ''} left out" for r in sorted(in_steps, key=lambda r: r.rank)[:4])
+        notes.append(f"windows are the steady steps ('{in_steps[0].steps.name}', after the warm-up), not the whole capture: start-up, "
+                     f"warm-up and teardown left out ({left}{'...' if len(in_steps) > 4 else ''}); warm-up: "
+                     f"{in_steps[0].steps.warmup_why}")
     if not rank_set.metrics["nccl_kernel_count"]:
         notes.append("no NCCL kernel in any capture: communication cannot be measured (single-GPU captures, or NCCL not traced)")
     return RanksDiagnosis(
@@ -190,16 +203,3 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
 
 def _seconds(ns: int) -> str:
     return f"{ns / 1e9:.2f} s" if ns >= 1e9 else f"{ns / 1e6:.1f} ms"
-
-
-def _pattern(step_pattern: str | None) -> str:
-    import re
-
-    if step_pattern is None:
-        return STEP_PATTERN
-    try:
-        re.compile(step_pattern)
-    except re.error as exc:
-        raise InputError(f"--step-range {step_pattern!r}: not a valid regular expression ({exc}); give the NVTX range name "
-                         "of a step, e.g. --step-range train_step") from None
-    return step_pattern

@@ -32,7 +32,8 @@ CATALOGUE: dict[str, TimelineMetric] = {
         # Imbalance and stragglers.
         _m("compute_max_ns", "ns", "the longest compute time of a rank (time a non-NCCL kernel ran)"),
         _m("compute_median_ns", "ns", "the median compute time across ranks"),
-        _m("imbalance", "x", "compute_max_ns / compute_median_ns"),
+        _m("compute_others_median_ns", "ns", "the median compute time of the ranks other than the straggler"),
+        _m("imbalance", "x", "compute_max_ns / compute_others_median_ns: the straggler against the other ranks"),
         _m("straggler_rank", "", "the rank with the most compute time"),
         _m("straggler_wait_ns", "ns", "the straggler's own wait in NCCL kernels (near 0 when it makes the others wait)", "nccl"),
         _m("wait_max_ns", "ns", "the longest wait in NCCL kernels of a rank: its NCCL time minus the least NCCL time of any rank", "nccl"),
@@ -45,6 +46,10 @@ CATALOGUE: dict[str, TimelineMetric] = {
         _m("step_median_ns", "ns", "median step time (median over ranks of each rank's median)", "steps"),
         _m("step_max_ns", "ns", "the longest step of any rank", "steps"),
         _m("step_spread", "x", "slowest rank's median step / fastest rank's", "steps"),
+        _m("warmup_steps", "", "leading steps left out as warm-up (the most of any rank)", "steps"),
+        _m("step_imbalance_median", "x", "per step steady on every rank: the slowest rank's compute over the others' median; median over steps", "steps"),
+        _m("step_imbalance_max", "x", "the same, in the most imbalanced step", "steps"),
+        _m("step_imbalance_max_step", "", "the index of the most imbalanced step (0: the first step)", "steps"),
         # Launch overhead (median over ranks of the timeline quantities of the same name).
         _m("kernel_count", "", "kernels per rank (median)"),
         _m("kernel_median_ns", "ns", "median kernel duration (median over ranks)"),

@@ -23,20 +23,24 @@ RANK_LABELS = {"compute": "compute kernels", "nccl": "NCCL (exposed)",
 
 @dataclass(frozen=True)
 class StepStats:
-    """A rank's steps: the outermost NVTX ranges whose name matched the step pattern."""
+    """A rank's steady steps (ncuwrap.timeline.steps: the warm-up left out); times are the NVTX ranges' lengths."""
 
     name: str  # the most common matching range name
-    count: int
+    count: int  # steady steps
     median_ns: float
     min_ns: int
     max_ns: int
     total_ns: int
-    start_ns: int = 0  # the first step's start, the last step's end (the capture's clock): the rank's window
+    start_ns: int = 0  # the first steady step's start, the last one's end (the capture's clock): the rank's window
     end_ns: int = 0
+    warmup: int = 0  # leading steps left out as warm-up
+    warmup_why: str = ""
+    all_count: int = 0  # every step, warm-up included
 
     def to_json(self) -> dict:
         return {"name": self.name, "count": self.count, "median_ns": clean(self.median_ns), "min_ns": self.min_ns,
-                "max_ns": self.max_ns, "total_ns": self.total_ns}
+                "max_ns": self.max_ns, "total_ns": self.total_ns, "warmup": self.warmup, "warmup_why": self.warmup_why,
+                "all_count": self.all_count}
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class RankTimeline:
     top_compute_kernel: str | None
     top_compute_kernel_ns: int
     steps: StepStats | None  # None: no NVTX range matched the step pattern
+    step_compute_ns: tuple[int, ...]  # per step (warm-up included), the compute (non-NCCL) kernel time launched in it
     nvtx_ranges: int | None  # NVTX ranges in the capture (None: no NVTX_EVENTS table)
     window_scope: str = "capture"  # "steps": the window is the rank's steps; "capture": the whole capture
     capture_ns: int = 0  # the whole capture's window (equal to window_ns when window_scope is "capture")

@@ -1,0 +1,345 @@
+"""A program's steps: the outermost NVTX ranges named like a step, each with the GPU work launched in it,
+the warm-up apart from the steady state. A program is judged by its steady steps, not by an average
+over its start-up (imports, CUDA and library initialisation, building the model) and warm-up (lazy
+module loading, autotuning, allocator growth), which can take seconds against milliseconds a step.
+
+- **Steps** are the NVTX ranges whose name matches the step pattern (default :data:`STEP_PATTERN`: a
+  range named ``step``, ``train_step``, ``step 12`` or PyTorch's ``ProfilerStep#12``; ``--step-range``
+  sets another) that lie inside no other matching range.
+- **A step's GPU work** is what was *launched* in it: each kernel, copy, memset (and CUDA graph
+  execution) is matched to the CUDA call that launched it by correlationId, and belongs to the step in
+  which that call started, whenever it runs; the GPU runs asynchronously, after the host returns. Work
+  whose launch is not in the trace is placed by its own start.
+- **A step's period** runs from its start to the next step's start; the last step's to its end or to the
+  end of its GPU work, whichever is later. Its GPU busy share is the union of its work's intervals over
+  the period, capped at 100% (a GPU-bound loop's host runs ahead, so one step's work can outlast its period).
+- **Warm-up**: the leading steps that take more than :data:`WARMUP_FACTOR` times the median period of the
+  last half of the steps (at most half of the steps), or the first N given with ``--warmup N``.
+- **Steady state**: the steps after the warm-up. Its window runs from the first steady step's start to the
+  last one's period end; the CUDA calls that start in it and the GPU work they launched are what the
+  timeline rules judge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ncuwrap.errors import InputError
+from ncuwrap.timeline.model import pct
+
+STEP_PATTERN = r"(?i)(?:^|[^a-z])step(?:[^a-z]|$)|^ProfilerStep#"
+WARMUP_FACTOR = 1.5
+_LAUNCH_PREFIXES = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch")
+_SYNC_NAMES = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
+                         "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"})
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One step; times in ns on the capture's clock."""
+
+    index: int  # 0-based, in time order
+    start_ns: int
+    end_ns: int  # the NVTX range's end
+    period_ns: int  # to the next step's start (the last: to its end or its GPU work's end)
+    gpu_work_ns: int  # union of the GPU activity launched in it
+    kernels: int  # kernels (and graph executions traced as a whole) launched in it
+    launches: int | None  # launch calls in it (None: the CUDA API was not traced)
+    launch_api_ns: int | None  # time in those launch calls
+    sync_api_ns: int | None  # time in synchronize calls started in it
+    api_ns: int | None  # time within the period in any CUDA call (union over threads)
+    warmup: bool
+
+    @property
+    def gpu_busy_pct(self) -> float:
+        return min(100.0, pct(self.gpu_work_ns, self.period_ns)) if self.period_ns > 0 else math.nan
+
+    @property
+    def host_code_pct(self) -> float | None:
+        """Share of the period with the host in no CUDA call (Python, data preparation...)."""
+        return None if self.api_ns is None else max(0.0, 100.0 - pct(self.api_ns, self.period_ns))
+
+    def to_json(self, origin: int) -> dict:
+        return {"index": self.index, "start_ns": self.start_ns - origin, "end_ns": self.end_ns - origin, "period_ns": self.period_ns,
+                "gpu_work_ns": self.gpu_work_ns, "gpu_busy_pct": _round(self.gpu_busy_pct), "kernels": self.kernels,
+                "launches": self.launches, "launch_api_ns": self.launch_api_ns, "sync_api_ns": self.sync_api_ns,
+                "host_code_pct": _round(self.host_code_pct), "warmup": self.warmup}
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The steps of one capture, the warm-up told apart."""
+
+    name: str  # the most common matching range name
+    records: tuple[StepRecord, ...]
+    warmup: int  # leading steps left out as warm-up
+    warmup_set: bool  # True: given with --warmup; False: detected
+    warmup_why: str
+    capture_start_ns: int  # the whole capture's traced span
+    capture_end_ns: int
+
+    @property
+    def count(self) -> int:
+        return len(self.records)
+
+    @property
+    def steady(self) -> tuple[StepRecord, ...]:
+        return self.records[self.warmup:]
+
+    @property
+    def start_ns(self) -> int:
+        return self.records[0].start_ns
+
+    @property
+    def steady_start_ns(self) -> int:
+        return self.steady[0].start_ns
+
+    @property
+    def steady_end_ns(self) -> int:
+        return max(r.start_ns + r.period_ns for r in self.steady)
+
+    @property
+    def startup_ns(self) -> int:
+        """Before the first step: from the capture's first CUDA call or GPU activity."""
+        return max(0, self.start_ns - self.capture_start_ns)
+
+    @property
+    def warmup_ns(self) -> int:
+        return self.steady_start_ns - self.start_ns
+
+    @property
+    def steady_ns(self) -> int:
+        return self.steady_end_ns - self.steady_start_ns
+
+    @property
+    def after_ns(self) -> int:
+        """After the steady steps (teardown), to the capture's end."""
+        return max(0, self.capture_end_ns - self.steady_end_ns)
+
+    def median(self, field: str) -> float:
+        values = [getattr(r, field) for r in self.steady]
+        values = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        return float(np.median(values)) if values else math.nan
+
+    @property
+    def period_ns(self) -> float:
+        return self.median("period_ns")
+
+    @property
+    def gpu_work_ns(self) -> float:
+        return self.median("gpu_work_ns")
+
+    @property
+    def gpu_busy_pct(self) -> float:
+        return self.median("gpu_busy_pct")
+
+    def to_json(self) -> dict:
+        origin = self.capture_start_ns
+        return {
+            "count": self.count, "name": self.name,
+            "warmup": {"count": self.warmup, "how": "set" if self.warmup_set else "detected", "why": self.warmup_why,
+                       "ns": self.warmup_ns},
+            "steady_count": len(self.steady), "startup_ns": self.startup_ns, "steady_ns": self.steady_ns, "after_ns": self.after_ns,
+            "period_ns": _round(self.period_ns), "gpu_work_ns": _round(self.gpu_work_ns), "gpu_busy_pct": _round(self.gpu_busy_pct),
+            "launches": _round(self.median("launches")), "host_code_pct": _round(self.median("host_code_pct")),
+            "steps": [r.to_json(origin) for r in self.records],
+        }
+
+
+def _round(value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return round(float(value), 4)
+
+
+def check_pattern(pattern: str | None) -> str:
+    """The step pattern to use (``pattern`` checked, or the default)."""
+    if pattern is None:
+        return STEP_PATTERN
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise InputError(f"--step-range {pattern!r}: not a valid regular expression ({exc}); give the NVTX range name "
+                         "of a step, e.g. --step-range train_step") from None
+    return pattern
+
+
+def ranges(nvtx: pd.DataFrame | None, pattern: str = STEP_PATTERN) -> tuple[str, np.ndarray, np.ndarray] | None:
+    """The steps among ``nvtx``'s ranges (name, starts, ends, in time order): matching ranges inside no
+    other matching range; None when none matches."""
+    if nvtx is None or nvtx.empty:
+        return None
+    match = nvtx[nvtx["name"].str.contains(re.compile(pattern), regex=True)]
+    if match.empty:
+        return None
+    match = match.sort_values(["start", "end"], ascending=[True, False], kind="stable")
+    starts, ends = match["start"].to_numpy(dtype=np.int64), match["end"].to_numpy(dtype=np.int64)
+    reach = np.maximum.accumulate(ends)
+    outer = np.ones(starts.size, dtype=bool)
+    outer[1:] = ends[1:] > reach[:-1]  # not contained in an earlier (outer) range
+    name = Counter(match["name"].to_numpy()[outer].tolist()).most_common(1)[0][0]
+    return str(name), starts[outer], np.maximum(ends[outer], starts[outer])
+
+
+def _gpu_frames(data) -> list[pd.DataFrame]:
+    return [f for f in (data.kernels, data.copies, data.memsets) if f is not None and len(f)]
+
+
+def launch_time(data, frame: pd.DataFrame, api_start: pd.Series | None) -> np.ndarray:
+    """When each GPU event of ``frame`` was launched: its launching CUDA call's start (by correlationId),
+    else (launch not traced) the event's own start."""
+    own = frame["start"].to_numpy(dtype=np.int64)
+    if api_start is None or "correlation" not in frame or not len(frame):
+        return own
+    at = pd.to_numeric(frame["correlation"], errors="coerce").map(api_start).to_numpy(dtype=float)
+    return np.where(np.isnan(at), own, at).astype(np.int64)
+
+
+def api_starts(data) -> pd.Series | None:
+    """correlationId -> the start of the CUDA call with it (the first, if an export repeats one)."""
+    api = data.api
+    if api is None or not len(api) or api["correlation"].isna().all():
+        return None
+    known = api[api["correlation"].notna()]
+    return pd.Series(known["start"].to_numpy(dtype=np.int64), index=known["correlation"].to_numpy(dtype=float)).groupby(level=0).min()
+
+
+def _step_of(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The index of the step each time falls in ([start, end)), -1 for none."""
+    at = np.searchsorted(starts, times, side="right") - 1
+    inside = (at >= 0) & (times < ends[np.clip(at, 0, None)])
+    return np.where(inside, at, -1)
+
+
+def _union_by_group(groups: np.ndarray, s: np.ndarray, e: np.ndarray, n: int) -> np.ndarray:
+    """Per group 0..n-1, the length of the union of its intervals [s, e)."""
+    out = np.zeros(n, dtype=np.int64)
+    keep = groups >= 0
+    groups, s, e = groups[keep], s[keep], e[keep]
+    if not groups.size:
+        return out
+    order = np.lexsort((s, groups))
+    groups, s, e = groups[order], s[order], e[order]
+    # Sorted by start within a group, an interval adds what lies beyond the furthest end before it.
+    reach = pd.Series(e).groupby(groups).cummax().to_numpy()
+    before = np.empty_like(reach)
+    before[1:] = reach[:-1]
+    first = np.ones(groups.size, dtype=bool)
+    first[1:] = groups[1:] != groups[:-1]
+    before[first] = s[first]
+    added = np.maximum(0, e - np.maximum(s, before))
+    np.add.at(out, groups, added)
+    return out
+
+
+def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Steps | None:
+    """The steps of ``data`` (a TimelineData read with its NVTX ranges), or None without any. ``warmup``:
+    how many leading steps are warm-up (None: detected, see the module's docstring)."""
+    found = ranges(data.nvtx, pattern)
+    if found is None:
+        return None
+    name, starts, ends = found
+    n = starts.size
+    api_start = api_starts(data)
+    frames = _gpu_frames(data)
+    launched = [launch_time(data, f, api_start) for f in frames]
+    which = [_step_of(t, starts, ends) for t in launched]
+    gs = np.concatenate([f["start"].to_numpy(dtype=np.int64) for f in frames]) if frames else np.array([], dtype=np.int64)
+    ge = np.concatenate([f["end"].to_numpy(dtype=np.int64) for f in frames]) if frames else np.array([], dtype=np.int64)
+    gw = np.concatenate(which) if which else np.array([], dtype=np.int64)
+    work = _union_by_group(gw, gs, ge, n)
+    gpu_end = np.full(n, np.iinfo(np.int64).min)
+    if gw.size:
+        inside = gw >= 0
+        np.maximum.at(gpu_end, gw[inside], ge[inside])
+    k_step = _step_of(launch_time(data, data.kernels, api_start), starts, ends)
+    kernels = np.bincount(k_step[k_step >= 0], minlength=n)
+
+    period = np.empty(n, dtype=np.int64)
+    period[:-1] = starts[1:] - starts[:-1]
+    period[-1] = max(int(ends[-1]), int(gpu_end[-1])) - int(starts[-1])
+
+    api = data.api
+    if api is not None:
+        a_start, a_end = api["start"].to_numpy(dtype=np.int64), api["end"].to_numpy(dtype=np.int64)
+        names = api["name"].astype(str)
+        is_launch = names.str.startswith(_LAUNCH_PREFIXES).to_numpy(dtype=bool)
+        is_sync = names.isin(_SYNC_NAMES).to_numpy(dtype=bool)
+        a_step = _step_of(a_start, starts, ends)
+        launches = np.bincount(a_step[is_launch & (a_step >= 0)], minlength=n)
+        dur = a_end - a_start
+        launch_ns = np.bincount(a_step[is_launch & (a_step >= 0)], weights=dur[is_launch & (a_step >= 0)], minlength=n).astype(np.int64)
+        sync_ns = np.bincount(a_step[is_sync & (a_step >= 0)], weights=dur[is_sync & (a_step >= 0)], minlength=n).astype(np.int64)
+        # Host time in CUDA calls within each period: calls clipped to the period they start in.
+        p_step = _step_of(a_start, starts, starts + period)
+        ok = p_step >= 0
+        clipped_end = np.minimum(a_end, (starts + period)[np.clip(p_step, 0, None)])
+        api_ns = _union_by_group(np.where(ok, p_step, -1), a_start, clipped_end, n)
+    first_start, last_end = _capture_span(data)
+    warmup_n, why = _warmup(period, warmup)
+    records = tuple(StepRecord(
+        index=i, start_ns=int(starts[i]), end_ns=int(ends[i]), period_ns=int(period[i]), gpu_work_ns=int(work[i]), kernels=int(kernels[i]),
+        launches=int(launches[i]) if api is not None else None, launch_api_ns=int(launch_ns[i]) if api is not None else None,
+        sync_api_ns=int(sync_ns[i]) if api is not None else None, api_ns=int(api_ns[i]) if api is not None else None,
+        warmup=i < warmup_n) for i in range(n))
+    return Steps(name=name, records=records, warmup=warmup_n, warmup_set=warmup is not None, warmup_why=why,
+                 capture_start_ns=min(first_start, int(starts[0])), capture_end_ns=max(last_end, int(ends[-1])))
+
+
+def work_by_step(data, frame: pd.DataFrame, steps: Steps) -> np.ndarray:
+    """Per step, the union of the intervals of ``frame``'s GPU events (a subset of ``data``'s kernels,
+    say) launched in it."""
+    starts = np.array([r.start_ns for r in steps.records], dtype=np.int64)
+    ends = np.array([r.end_ns for r in steps.records], dtype=np.int64)
+    which = _step_of(launch_time(data, frame, api_starts(data)), starts, ends)
+    return _union_by_group(which, frame["start"].to_numpy(dtype=np.int64), frame["end"].to_numpy(dtype=np.int64), starts.size)
+
+
+def _capture_span(data) -> tuple[int, int]:
+    events = [f for f in (data.kernels, data.copies, data.memsets, data.api) if f is not None and len(f)]
+    return int(min(f["start"].min() for f in events)), int(max(f["end"].max() for f in events))
+
+
+def _warmup(period: np.ndarray, warmup: int | None) -> tuple[int, str]:
+    n = period.size
+    if warmup is not None:
+        if warmup < 0 or warmup >= n:
+            raise InputError(f"--warmup {warmup}: the capture has {n} step{'s' if n != 1 else ''}; give 0 to {n - 1} warm-up steps, "
+                             "so that at least one steady step is left")
+        return warmup, f"the first {warmup} step{'s' if warmup != 1 else ''}, as given (--warmup {warmup})"
+    if n < 2:
+        return 0, "a single step: nothing to compare it with"
+    reference = float(np.median(period[n // 2:]))
+    k = 0
+    while k < n // 2 and period[k] > WARMUP_FACTOR * reference:
+        k += 1
+    if not k:
+        return 0, (f"no leading step takes more than {WARMUP_FACTOR:g}x the median period of the last {n - n // 2} steps "
+                   f"({reference / 1e6:.3g} ms)")
+    slowest = float(period[:k].max())
+    return k, (f"{f'the first {k} steps take' if k > 1 else 'the first step takes'} more than {WARMUP_FACTOR:g}x the median period of the last "
+               f"{n - n // 2} steps ({reference / 1e6:.3g} ms; slowest {slowest / reference:.1f}x)")
+
+
+def steady_data(data, steps: Steps):
+    """``data`` keeping the CUDA calls that start in the steady window and the GPU work they launched
+    (placed by its own start where its launch is not traced), whole: work that runs on after the window is kept."""
+    lo, hi = steps.steady_start_ns, steps.steady_end_ns
+    api_start = api_starts(data)
+
+    def launched_in(frame):
+        if frame is None:
+            return None
+        t = launch_time(data, frame, api_start)
+        return frame[(t >= lo) & (t < hi)].reset_index(drop=True)
+
+    api = None if data.api is None else data.api[(data.api["start"] >= lo) & (data.api["start"] < hi)].reset_index(drop=True)
+    return dataclasses.replace(data, kernels=launched_in(data.kernels), copies=launched_in(data.copies),
+                               memsets=launched_in(data.memsets), api=api)
