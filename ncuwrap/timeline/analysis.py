@@ -26,7 +26,7 @@ import pandas as pd
 from ncuwrap.timeline import metrics as TM
 from ncuwrap.timeline.model import (CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
 from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData
-from ncuwrap.timeline.steps import Steps
+from ncuwrap.timeline.steps import LAUNCH_PREFIXES, SYNC_CALLS, Steps, traced_span
 
 SPEEDUPS = (2, 4, 10)
 LONG_GAP_NS = 1_000_000  # gaps of 1 ms or more are counted as long
@@ -39,18 +39,15 @@ NO_STEPS = ("no NVTX range named like a step: the window is the whole capture, s
             "with an NVTX range named 'step', or pass --step-range, to judge the steady state)")
 HOST_PARTS = ("launch calls", "synchronize calls", "other CUDA calls", "host code (no CUDA call)")
 
-_SYNC_CALLS = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
-               "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"}
 _MALLOC_PREFIXES = ("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
                     "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister", "cuMemHostUnregister", "cuMemCreate", "cuMemRelease")
-_LAUNCH_PREFIXES = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch")
 
 
 def api_category(name: str) -> str:
     """launch, sync, malloc, memcpy, memset or other, from a call's name (version suffix stripped)."""
-    if name.startswith(_LAUNCH_PREFIXES):
+    if name.startswith(LAUNCH_PREFIXES):
         return "launch"
-    if name in _SYNC_CALLS:
+    if name in SYNC_CALLS:
         return "sync"
     if name.startswith(_MALLOC_PREFIXES):
         return "malloc"
@@ -114,12 +111,6 @@ def _intervals(frame: pd.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
 
 
 # -- the analysis --------------------------------------------------------------------------------
-
-def traced_span(data: TimelineData) -> tuple[int, int]:
-    """The first CUDA call or GPU activity's start and the last one's end (the capture's clock)."""
-    events = [f for f in (data.kernels, data.copies, data.memsets, data.api) if f is not None and not f.empty]
-    return int(min(f["start"].min() for f in events)), int(max(f["end"].max() for f in events))
-
 
 def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Steps | None = None) -> Timeline:
     """Where the time of ``data`` went. ``span`` (start, end): the window starts there and ends there or at

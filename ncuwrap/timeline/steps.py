@@ -36,9 +36,10 @@ from ncuwrap.timeline.model import pct
 
 STEP_PATTERN = r"(?i)(?:^|[^a-z])step(?:[^a-z]|$)|^ProfilerStep#"
 WARMUP_FACTOR = 1.5
-_LAUNCH_PREFIXES = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch")
-_SYNC_NAMES = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
-                         "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"})
+# CUDA calls by kind (names without their version suffix), for the steps and ncuwrap.timeline.analysis.
+LAUNCH_PREFIXES = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch")
+SYNC_CALLS = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
+                        "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"})
 
 
 @dataclass(frozen=True)
@@ -270,8 +271,8 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Ste
     if api is not None:
         a_start, a_end = api["start"].to_numpy(dtype=np.int64), api["end"].to_numpy(dtype=np.int64)
         names = api["name"].astype(str)
-        is_launch = names.str.startswith(_LAUNCH_PREFIXES).to_numpy(dtype=bool)
-        is_sync = names.isin(_SYNC_NAMES).to_numpy(dtype=bool)
+        is_launch = names.str.startswith(LAUNCH_PREFIXES).to_numpy(dtype=bool)
+        is_sync = names.isin(SYNC_CALLS).to_numpy(dtype=bool)
         a_step = _step_of(a_start, starts, ends)
         launches = np.bincount(a_step[is_launch & (a_step >= 0)], minlength=n)
         dur = a_end - a_start
@@ -282,7 +283,7 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Ste
         ok = p_step >= 0
         clipped_end = np.minimum(a_end, (starts + period)[np.clip(p_step, 0, None)])
         api_ns = _union_by_group(np.where(ok, p_step, -1), a_start, clipped_end, n)
-    first_start, last_end = _capture_span(data)
+    first_start, last_end = traced_span(data)
     warmup_n, why = _warmup(period, warmup)
     records = tuple(StepRecord(
         index=i, start_ns=int(starts[i]), end_ns=int(ends[i]), period_ns=int(period[i]), gpu_work_ns=int(work[i]), kernels=int(kernels[i]),
@@ -302,7 +303,8 @@ def work_by_step(data, frame: pd.DataFrame, steps: Steps) -> np.ndarray:
     return _union_by_group(which, frame["start"].to_numpy(dtype=np.int64), frame["end"].to_numpy(dtype=np.int64), starts.size)
 
 
-def _capture_span(data) -> tuple[int, int]:
+def traced_span(data) -> tuple[int, int]:
+    """The first CUDA call or GPU activity's start and the last one's end (the capture's clock)."""
     events = [f for f in (data.kernels, data.copies, data.memsets, data.api) if f is not None and len(f)]
     return int(min(f["start"].min() for f in events)), int(max(f["end"].max() for f in events))
 

@@ -59,7 +59,7 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
     """One rank's capture (read with ``sqlite.read(path, ranks=True)``) analysed, over its steady steps
     where it has any (see the module's docstring), else over the whole capture."""
     found = S.measure(data, step_pattern, warmup)
-    lo, hi = A.traced_span(data)  # the whole capture's window, as A.analyze takes it without a span
+    lo, hi = S.traced_span(data)  # the whole capture's window, as A.analyze takes it without a span
     capture_ns = hi - lo
     in_steps = S.steady_data(data, found) if found is not None else None
     if in_steps is not None and not len(in_steps.kernels):
