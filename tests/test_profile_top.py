@@ -155,3 +155,16 @@ def test_top_argv_is_shell_safe():
     # Mangled names go into one argv word; commands.txt quotes it for a shell.
     words = shlex.split((RUN / "commands.txt").read_text().splitlines()[3])
     assert words[words.index("--kernel-id") + 1].startswith("::regex:^(nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT|")
+
+
+def test_top_json_is_one_document(capsys, fakes, tmp_path):
+    """-f json with a timeline: one JSON document (the diagnosis, its timeline under 'timeline'), not two."""
+    program = [sys.executable, "-c", "pass"]
+    code, out, err = run_cli(capsys, "profile", "--top", "5", "--ncu", FAKE_NCU, "--nsys-path", FAKE_NSYS, "-o", "top", "-f", "json",
+                             "--", *program)
+    assert code == 0, err
+    doc = json.loads(out)  # raises on two documents one after the other
+    assert doc["schema"] == "ncuwrap.diagnosis/v2" and doc["timeline"]["schema"] == "ncuwrap.timeline/v1"
+    assert doc["coverage"]["scope"] == "capture" and doc["timeline"]["window"]["scope"] == "capture"
+    assert {k: v for k, v in doc.items() if k != "timeline"} == json.loads((tmp_path / "top" / "verdict.json").read_text())
+    assert doc["timeline"] == json.loads((tmp_path / "top" / "timeline.json").read_text())
