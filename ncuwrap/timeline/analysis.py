@@ -26,7 +26,7 @@ import pandas as pd
 from ncuwrap.timeline import metrics as TM
 from ncuwrap.timeline.model import (CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
 from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData
-from ncuwrap.timeline.steps import LAUNCH_PREFIXES, SYNC_CALLS, Steps, traced_span
+from ncuwrap.timeline.steps import LAUNCH_PREFIXES, SYNC_CALLS, Steps, steady_data, traced_span
 
 SPEEDUPS = (2, 4, 10)
 LONG_GAP_NS = 1_000_000  # gaps of 1 ms or more are counted as long
@@ -206,6 +206,15 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
         amdahl=amdahl, metrics={n: m[n] for n in TM.CATALOGUE}, unknown=unknown,
         devices=max(1, int(pd.concat([f["device"] for f in (kernels, copies, memsets) if len(f)]).nunique())), steps=steps,
     )
+
+
+def analyze_steady(data: TimelineData, steps: Steps) -> tuple[TimelineData, Timeline] | None:
+    """The steady steps of ``data``: what was launched in them (ncuwrap.timeline.steps.steady_data) and its
+    analysis over their window; None when they launched no kernel (then the whole capture is analysed)."""
+    steady = steady_data(data, steps)
+    if not len(steady.kernels):
+        return None
+    return steady, analyze(steady, span=(steps.steady_start_ns, steps.steady_end_ns), steps=steps)
 
 
 def _sync_roundtrips(ls: pd.DataFrame, synced, kernels: pd.DataFrame) -> int:

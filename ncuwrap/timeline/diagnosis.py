@@ -89,15 +89,15 @@ def diagnose_data(data, rules, *, source_path: str, kind: str, step_pattern: str
     """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet): over its steady
     steps where it has steps (``step_pattern``, ``warmup``: ncuwrap.timeline.steps), else over the whole capture."""
     from ncuwrap.timeline import steps as S
-    from ncuwrap.timeline.analysis import analyze
+    from ncuwrap.timeline.analysis import analyze, analyze_steady
     from ncuwrap.evaluate import Evaluation
     from ncuwrap.timeline.values import CaptureValues
 
     found = S.measure(data, S.check_pattern(step_pattern), warmup)
     notes = list(data.notes)
-    steady = S.steady_data(data, found) if found is not None else None
-    if found is not None and len(steady.kernels):
-        timeline = analyze(steady, span=(found.steady_start_ns, found.steady_end_ns), steps=found)
+    steady = analyze_steady(data, found) if found is not None else None
+    if steady is not None:
+        timeline = steady[1]
     else:
         if warmup is not None:
             raise InputError(f"{source_path}: --warmup {warmup}: the capture has no NVTX range named like a step "

@@ -189,11 +189,7 @@ def ranges(nvtx: pd.DataFrame | None, pattern: str = STEP_PATTERN) -> tuple[str,
     return str(name), starts[outer], np.maximum(ends[outer], starts[outer])
 
 
-def _gpu_frames(data) -> list[pd.DataFrame]:
-    return [f for f in (data.kernels, data.copies, data.memsets) if f is not None and len(f)]
-
-
-def launch_time(data, frame: pd.DataFrame, api_start: pd.Series | None) -> np.ndarray:
+def launch_time(frame: pd.DataFrame, api_start: pd.Series | None) -> np.ndarray:
     """When each GPU event of ``frame`` was launched: its launching CUDA call's start (by correlationId),
     else (launch not traced) the event's own start."""
     own = frame["start"].to_numpy(dtype=np.int64)
@@ -249,19 +245,16 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Ste
     name, starts, ends = found
     n = starts.size
     api_start = api_starts(data)
-    frames = _gpu_frames(data)
-    launched = [launch_time(data, f, api_start) for f in frames]
-    which = [_step_of(t, starts, ends) for t in launched]
-    gs = np.concatenate([f["start"].to_numpy(dtype=np.int64) for f in frames]) if frames else np.array([], dtype=np.int64)
-    ge = np.concatenate([f["end"].to_numpy(dtype=np.int64) for f in frames]) if frames else np.array([], dtype=np.int64)
-    gw = np.concatenate(which) if which else np.array([], dtype=np.int64)
+    frames = [f for f in (data.kernels, data.copies, data.memsets) if f is not None]  # kernels first
+    which = [_step_of(launch_time(f, api_start), starts, ends) for f in frames]
+    gs = np.concatenate([f["start"].to_numpy(dtype=np.int64) for f in frames])
+    ge = np.concatenate([f["end"].to_numpy(dtype=np.int64) for f in frames])
+    gw = np.concatenate(which)
     work = _union_by_group(gw, gs, ge, n)
     gpu_end = np.full(n, np.iinfo(np.int64).min)
-    if gw.size:
-        inside = gw >= 0
-        np.maximum.at(gpu_end, gw[inside], ge[inside])
-    k_step = _step_of(launch_time(data, data.kernels, api_start), starts, ends)
-    kernels = np.bincount(k_step[k_step >= 0], minlength=n)
+    inside = gw >= 0
+    np.maximum.at(gpu_end, gw[inside], ge[inside])
+    kernels = np.bincount(which[0][which[0] >= 0], minlength=n)
 
     period = np.empty(n, dtype=np.int64)
     period[:-1] = starts[1:] - starts[:-1]
@@ -299,7 +292,7 @@ def work_by_step(data, frame: pd.DataFrame, steps: Steps) -> np.ndarray:
     say) launched in it."""
     starts = np.array([r.start_ns for r in steps.records], dtype=np.int64)
     ends = np.array([r.end_ns for r in steps.records], dtype=np.int64)
-    which = _step_of(launch_time(data, frame, api_starts(data)), starts, ends)
+    which = _step_of(launch_time(frame, api_starts(data)), starts, ends)
     return _union_by_group(which, frame["start"].to_numpy(dtype=np.int64), frame["end"].to_numpy(dtype=np.int64), starts.size)
 
 
@@ -339,7 +332,7 @@ def steady_data(data, steps: Steps):
     def launched_in(frame):
         if frame is None:
             return None
-        t = launch_time(data, frame, api_start)
+        t = launch_time(frame, api_start)
         return frame[(t >= lo) & (t < hi)].reset_index(drop=True)
 
     api = None if data.api is None else data.api[(data.api["start"] >= lo) & (data.api["start"] < hi)].reset_index(drop=True)

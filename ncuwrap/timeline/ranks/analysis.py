@@ -40,6 +40,7 @@ from ncuwrap.timeline.ranks.metrics import CATALOGUE
 from ncuwrap.timeline.sqlite import TimelineData
 
 NCCL_PREFIX = "nccl"
+NO_STEPS = "no NVTX range named like a step (mark each training step with an NVTX range named 'step', or pass --step-range)"
 
 
 def is_nccl(names: pd.Series) -> np.ndarray:
@@ -61,16 +62,12 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
     found = S.measure(data, step_pattern, warmup)
     lo, hi = S.traced_span(data)  # the whole capture's window, as A.analyze takes it without a span
     capture_ns = hi - lo
-    in_steps = S.steady_data(data, found) if found is not None else None
-    if in_steps is not None and not len(in_steps.kernels):
-        in_steps = None
     step_compute: tuple[int, ...] = ()
     if found is not None:
         compute_only = data.kernels[~is_nccl(data.kernels["name"])]
         step_compute = tuple(int(v) for v in S.work_by_step(data, compute_only, found))
-    if in_steps is not None:
-        data = in_steps
-    timeline = A.analyze(data, span=(found.steady_start_ns, found.steady_end_ns) if in_steps is not None else None)
+    steady = A.analyze_steady(data, found) if found is not None else None
+    data, timeline = steady if steady is not None else (data, A.analyze(data))
     kernels = data.kernels
     nccl_rows = is_nccl(kernels["name"])
     compute_k, nccl_k = kernels[~nccl_rows], kernels[nccl_rows]
@@ -96,7 +93,7 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
         nccl_kernels=int(nccl_rows.sum()), top_compute_kernel=top, top_compute_kernel_ns=top_ns,
         steps=_step_stats(found) if found is not None else None, step_compute_ns=step_compute,
         nvtx_ranges=None if data.nvtx is None else int(len(data.nvtx)),
-        window_scope="steps" if in_steps is not None else "capture", capture_ns=capture_ns, notes=tuple(data.notes),
+        window_scope="steps" if steady is not None else "capture", capture_ns=capture_ns, notes=tuple(data.notes),
     )
 
 
@@ -159,7 +156,7 @@ def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
     else:
         for name in ("step_count", "step_median_ns", "step_max_ns", "step_spread", "warmup_steps"):
             m[name] = math.nan
-            unknown[name] = "no NVTX range named like a step (mark each training step with an NVTX range named 'step', or pass --step-range)"
+            unknown[name] = NO_STEPS
     for name in ("kernel_count", "kernel_median_ns", "kernel_span_idle_pct", "launch_sync_span_pct", "launch_api_median_ns"):
         values = [r.timeline.metrics[name] for r in ranks if name not in r.timeline.unknown]
         m[name] = _median(values)
@@ -177,8 +174,7 @@ def _per_step(ranks: list[RankTimeline], m: dict, unknown: dict) -> None:
     first = max((r.steps.warmup for r in ranks if r.steps is not None), default=0)
     last = min((len(r.step_compute_ns) for r in ranks), default=0)
     if len(ranks) < 2 or any(r.steps is None for r in ranks) or last <= first:
-        why = ("a single rank" if len(ranks) < 2 else
-               "no NVTX range named like a step on every rank (mark each training step with an NVTX range named 'step', or pass --step-range)")
+        why = "a single rank" if len(ranks) < 2 else f"on some rank: {NO_STEPS}"
         for name in names:
             m[name] = math.nan
             unknown[name] = why

@@ -162,15 +162,17 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     rules = ruleset.load(rules_path, kind="ranks", extend=extend)
     pattern = S.check_pattern(step_pattern)
     files = find(folder)
-    tasks = [(f.rank, str(f.path), pattern, nsys, warmup) for f in files.files]
-    results, how = analyse(tasks, scheduler=scheduler, workers=workers)
+    def task(f, warm):
+        return (f.rank, str(f.path), pattern, nsys, warm)
+
+    results, how = analyse([task(f, warmup) for f in files.files], scheduler=scheduler, workers=workers)
     # One warm-up for every rank: the ranks run the same iterations, and windows of different steps
     # would not compare. Ranks that detected fewer warm-up steps than the most of any are analysed again.
     detected = [r.steps.warmup for r in results if r.steps is not None]
     if warmup is None and detected and len(set(detected)) > 1:
         most = max(detected)
         again = [i for i, r in enumerate(results) if r.steps is not None and r.steps.warmup != most and r.steps.all_count > most]
-        redone, _ = analyse([(*tasks[i][:4], most) for i in again], scheduler=scheduler, workers=workers)
+        redone, _ = analyse([task(files.files[i], most) for i in again], scheduler=scheduler, workers=workers)
         for i, r in zip(again, redone):
             results[i] = r
     if not allow_mixed:
