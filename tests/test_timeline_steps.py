@@ -144,7 +144,15 @@ def test_too_many_warmup_steps_is_one_line(captures, capsys):
     count = len(steps_by_hand.steps(path, "step"))
     code, out, err = run_cli(capsys, "timeline", str(path), "--warmup", str(count))
     assert code == 2 and out == ""
-    assert err == (f"ncuwrap: error: --warmup {count}: the capture has {count} steps; give 0 to {count - 1} warm-up steps, "
+    assert err == (f"ncuwrap: error: {path}: --warmup {count}: the capture has {count} steps; give 0 to {count - 1} warm-up steps, "
+                   "so that at least one steady step is left\n")
+
+
+def test_too_many_warmup_steps_for_ranks_names_the_capture(captures, capsys):
+    folder = captures["ddp_slow1_rank0"].parent
+    code, out, err = run_cli(capsys, "timeline", "--ranks", str(folder), "--workers", "0", "--warmup", "8")
+    assert code == 2 and out == ""
+    assert err == (f"ncuwrap: error: {folder / 'rank0.sqlite'}: --warmup 8: the capture has 8 steps; give 0 to 7 warm-up steps, "
                    "so that at least one steady step is left\n")
 
 

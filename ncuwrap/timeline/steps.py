@@ -277,7 +277,7 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Ste
         clipped_end = np.minimum(a_end, (starts + period)[np.clip(p_step, 0, None)])
         api_ns = _union_by_group(np.where(ok, p_step, -1), a_start, clipped_end, n)
     first_start, last_end = traced_span(data)
-    warmup_n, why = _warmup(period, warmup)
+    warmup_n, why = _warmup(period, warmup, data.path)
     records = tuple(StepRecord(
         index=i, start_ns=int(starts[i]), end_ns=int(ends[i]), period_ns=int(period[i]), gpu_work_ns=int(work[i]), kernels=int(kernels[i]),
         launches=int(launches[i]) if api is not None else None, launch_api_ns=int(launch_ns[i]) if api is not None else None,
@@ -302,11 +302,11 @@ def traced_span(data) -> tuple[int, int]:
     return int(min(f["start"].min() for f in events)), int(max(f["end"].max() for f in events))
 
 
-def _warmup(period: np.ndarray, warmup: int | None) -> tuple[int, str]:
+def _warmup(period: np.ndarray, warmup: int | None, path) -> tuple[int, str]:
     n = period.size
     if warmup is not None:
         if warmup < 0 or warmup >= n:
-            raise InputError(f"--warmup {warmup}: the capture has {n} step{'s' if n != 1 else ''}; give 0 to {n - 1} warm-up steps, "
+            raise InputError(f"{path}: --warmup {warmup}: the capture has {n} step{'s' if n != 1 else ''}; give 0 to {n - 1} warm-up steps, "
                              "so that at least one steady step is left")
         return warmup, f"the first {warmup} step{'s' if warmup != 1 else ''}, as given (--warmup {warmup})"
     if n < 2:
