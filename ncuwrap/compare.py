@@ -118,6 +118,8 @@ class Pair:
     regressions: tuple[Regression, ...] = ()
     # What the findings this change resolved were estimated to cost (% of BEFORE's time), fixed together.
     estimated_gain_pct: float | None = None
+    # finding id -> how the waste of each of its lines moved (both sides with per-instruction counters).
+    lines: dict = field(default_factory=dict)
 
     @property
     def estimated_speedup(self) -> float | None:
@@ -179,6 +181,7 @@ class Pair:
             "timing": timing,
             "timing_notes": list(self.timing_notes),
             "regressions": [r.message for r in self.regressions],
+            "lines": {fid: [c.to_json() for c in changes] for fid, changes in self.lines.items()},
         }
 
 
@@ -337,7 +340,51 @@ def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str,
             regressions.append(Regression(name, f"{100.0 * (a / b - 1.0):.1f}% slower ({NCU_DURATION_LABEL}: {b / 1e3:.2f} -> {a / 1e3:.2f} us; threshold {threshold_pct:g}%)"))
     estimate = before.effects.gain_pct(resolved) if before.effects is not None and resolved else None
     return Pair(name, paired_by, before, after, resolved, introduced, persisting, not_comparable, deltas, evidence,
-                before_t, after_t, tuple(notes), tuple(regressions), estimate)
+                before_t, after_t, tuple(notes), tuple(regressions), estimate, lines=_line_changes(before, after, resolved, persisting))
+
+
+@dataclass(frozen=True)
+class LineChange:
+    """One hot line of a finding and its waste before and after the change: ``after`` None when AFTER
+    has no per-instruction counters and the finding no longer fires there."""
+
+    location: str
+    text: str | None
+    label: str
+    before: float
+    after: float | None
+    before_share: float
+
+    @property
+    def gone(self) -> bool:
+        return self.after is None or self.after <= 0.05 * self.before
+
+    def to_json(self) -> dict:
+        return {"location": self.location, "text": self.text, "waste": self.label, "before": clean(self.before),
+                "after": clean(self.after), "before_share": clean(self.before_share), "gone": self.gone}
+
+
+def _line_changes(before: KernelVerdict, after: KernelVerdict, resolved, persisting) -> dict:
+    """For each finding resolved or still there whose lines BEFORE knows: each hot line's waste after
+    (AFTER's lines of the same finding, matched by file and line), or gone with the finding."""
+    b_findings = {f.id: f for f in before.findings}
+    a_findings = {f.id: f for f in after.findings}
+    out = {}
+    for fid in (*resolved, *persisting):
+        where = getattr(b_findings.get(fid), "where", None)
+        if where is None or not hasattr(where, "lines") or not where.lines:
+            continue
+        after_where = getattr(a_findings.get(fid), "where", None)
+        if fid in persisting and after.source_counters is None:
+            continue  # no counters after the change: nothing to say per line
+        # AFTER with per-instruction counters says each line's waste after: a line its finding (still
+        # there, or dropped to minor) does not list holds none of it.
+        measured = after.source_counters is not None
+        after_lines = {(h.location, h.text): h.value for h in getattr(after_where, "lines", ())}
+        out[fid] = tuple(LineChange(h.location, h.text, where.label, h.value,
+                                    after_lines.get((h.location, h.text), 0.0) if measured else None, h.share)
+                         for h in where.lines)
+    return out
 
 
 def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str | Path | None = None,

@@ -16,14 +16,16 @@ from pathlib import Path
 import numpy as np
 
 from ncuwrap import kernel_filter
+from ncuwrap.attribution import NO_COUNTERS, attribute
 from ncuwrap.bulk import no_collection_pauses
 from ncuwrap import metrics as M
 from ncuwrap import ruleset as R
 from ncuwrap.ingest import Profile, load, rule_results
+from ncuwrap.ingest import source_page as ingest_source_page
 from ncuwrap.ingest.names import dims
 from ncuwrap.evaluate import Evaluation
 from ncuwrap.numbers import clean, clean_all
-from ncuwrap.verdict import Diagnosis, KernelVerdict, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
+from ncuwrap.verdict import Diagnosis, FindingResult, KernelVerdict, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
 
 
 # What the HTML charts draw: Speed-of-Light bars, memory bandwidth, occupancy (the roofline is
@@ -137,7 +139,27 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
         kernels=tuple(kernels),
         environment=_environment(profile, source),
         reprofile=_reprofile(kernels, source.kind),
+        lines_hint=None if profile.sources or not _points_at_lines(rules) else NO_COUNTERS,
     )
+
+
+def _points_at_lines(rules: R.RuleSet) -> bool:
+    return any(b.where for b in rules.bound) or any(f.where for f in rules.findings)
+
+
+def _located(findings: tuple[FindingResult, ...], rules: R.RuleSet, counters, gap: str | None = None) -> tuple[FindingResult, ...]:
+    """Each finding whose rule names a per-instruction waste, with the lines that hold it (``gap``:
+    why the launch has no counters, where known)."""
+    wastes = {f.id: f.where for f in rules.findings if f.where}
+    if not wastes or not any(f.id in wastes for f in findings):
+        return findings
+    return tuple(replace(f, where=attribute(counters, wastes[f.id], gap)) if f.id in wastes else f for f in findings)
+
+
+def _source_counters(counters) -> dict | None:
+    if counters is None:
+        return None
+    return {"origin": counters.origin, "by": "line" if counters.has_lines else "instruction", "instructions": len(counters.table)}
 
 
 def _reprofile(kernels, kind: str) -> Reprofile | None:
@@ -166,12 +188,17 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
     duration, pipe, pipe_pct = source.column("duration_ns"), source.column("compute_pipe"), source.column("compute_pipe_pct")
     grids, blocks = _dims_of(meta["grid"]), _dims_of(meta["block"])
     roofline, stalls = _rooflines(source), _stalls_of(source)
+    branch_where = {b.verdict: b.where for b in rules.bound if b.where}
     out = []
     for i, row in enumerate(rows):
         decision = decisions[i]
         launch = meta["launch_id"][row]
         launch_id = int(launch) if launch is not None and not _isnan(launch) else row
         results = profile.rules.get(launch_id, ())
+        counters = profile.sources.get(launch_id)
+        gap = profile.source_gaps.get(launch_id)
+        findings = _located(decision.findings, rules, counters, gap) if profile.sources else decision.findings
+        waste = branch_where.get(decision.bound) if profile.sources else None
         out.append(KernelVerdict(
             id=launch_id,
             name=str(meta["name"][row]),
@@ -182,7 +209,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
             bound=decision.bound,
             limiter=decision.limiter,
             why=decision.why,
-            findings=decision.findings,
+            findings=findings,
             not_evaluated=decision.not_evaluated,
             display_metrics=shown[i],
             path=decision.path,
@@ -194,12 +221,14 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
             tensor=_tensor(source, row),
             estimated_gain_pct=decision.estimated_gain_pct,
             stalls=stalls(row),
-            ncu_rules=_ncu_rules(results, decision.findings, evaluation.rules) if results else (),
+            ncu_rules=_ncu_rules(results, findings, evaluation.rules) if results else (),
             effects=evaluation.effects(decision.findings, row, duration[row]),
             roofline=roofline(row),
             process_id=_ident(meta["process_id"][row]),
             process_name=_text(meta["process_name"][row]),
             stream=_ident(meta["stream"][row]),
+            where=attribute(counters, waste, gap) if waste else None,
+            source_counters=_source_counters(counters),
         ))
     return out
 
@@ -407,15 +436,19 @@ def needed_metrics(rules: R.RuleSet) -> list[str]:
 
 def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
              kernel: str | None = None, ncu: str | None = None, label: str | None = None,
-             ncu_rules: str | Path | None = None, select: kernel_filter.LaunchSelection | None = None) -> Diagnosis:
+             ncu_rules: str | Path | None = None, select: kernel_filter.LaunchSelection | None = None,
+             source_page: str | Path | None = None) -> Diagnosis:
     """Load ``report`` and diagnose it with the bundled rules or ``rules_path``.
 
     ``label`` replaces the report's path in outputs (used for the bundled sample); ``ncu_rules``, a
-    .ncu-rep or details-page CSV of the same report, supplies Nsight Compute's own rule results."""
+    .ncu-rep or details-page CSV of the same report, supplies Nsight Compute's own rule results;
+    ``source_page``, the source page of a CSV export's report, its per-instruction counters."""
     rules = R.load(rules_path, extend=extend)
     profile = load(report, ncu=ncu, metrics=needed_metrics(rules))
     if ncu_rules is not None:
         profile.rules = rule_results(ncu_rules, ncu=ncu)
+    if source_page is not None:
+        profile.sources, profile.source_gaps = ingest_source_page(source_page, profile)
     if label:
         profile.source = replace(profile.source, path=label)
     return diagnose_profile(profile, rules, kernel=kernel, select=select)

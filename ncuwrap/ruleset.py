@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from ncuwrap import metrics, safeyaml, schema
+from ncuwrap.attribution import WASTES
 from ncuwrap.errors import RulesError
 from ncuwrap.ingest import check_file
 from ncuwrap.expr import MAX_INT, Expression, ExpressionError, parse
@@ -47,6 +48,8 @@ class Branch:
     # Sentences naming the cause (stall reasons, the busiest pipe): each shown only when every
     # metric it reads is known for the launch.
     cause: tuple[str, ...] = ()
+    # The per-instruction waste (attribution.WASTES) whose lines go with the cause line.
+    where: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class Finding:
     # share of the GPU the launch keeps busy. A finding with either has its severity set by the gain.
     removes: dict[str, Expression] = field(default_factory=dict)
     fills: Expression | None = None
+    # The per-instruction waste (attribution.WASTES) that points at the lines causing it.
+    where: str | None = None
 
     @property
     def estimated(self) -> bool:
@@ -249,8 +254,19 @@ def _computes_with(tree, names: set[str]) -> bool:
 
 
 _TOP = ("version", "name", "kind", "description", "constants", "bound", "findings", "display", "units", "borderline")
-_BRANCH = ({"verdict", "when"}, {"why", "limiter", "cause"})
-_FINDING = ({"id", "when", "title", "advice"}, {"under", "severity", "evidence", "advice_by", "unless", "estimate"})
+_BRANCH = ({"verdict", "when"}, {"why", "limiter", "cause", "where"})
+_FINDING = ({"id", "when", "title", "advice"}, {"under", "severity", "evidence", "advice_by", "unless", "estimate", "where"})
+
+
+def _where(item: Node) -> str | None:
+    """A ``where:`` naming a per-instruction waste, checked against attribution.WASTES."""
+    node = item["where"]
+    if node.absent:
+        return None
+    name = node.text()
+    if name not in WASTES:
+        raise node.fail(f"'where: {name[:40]}' names no per-instruction waste (one of {', '.join(WASTES)})")
+    return name
 
 
 def _labelled(item: Node, key: str, label: str) -> Node:
@@ -312,7 +328,8 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
                 raise item.fail(f"placeholder {{{name}}} names no metric ({listing})")
         _check_formats([why, *cause], path, item.where)
         bound.append(Branch(verdict=item["verdict"].text(), when=expr(item["when"].value, item), why=why,
-                            limiter=str(item.get("limiter", "").value), cause=tuple(" ".join(c.split()) for c in cause)))
+                            limiter=str(item.get("limiter", "").value), cause=tuple(" ".join(c.split()) for c in cause),
+                            where=_where(item)))
     verdicts = tuple(dict.fromkeys(b.verdict for b in bound))  # in the order of 'bound', whatever the hash seed
 
     findings = []
@@ -353,7 +370,8 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         _check_formats(texts, path, item.where)
         removes, fills = _estimate(item["estimate"], units, lambda t, at=item.at(f"{item.where} estimate"): expr(t, at))
         findings.append(Finding(id=fid, under=under, when=expr(item["when"].value, item), severity=severity, title=title.strip(),
-                                evidence=evidence, advice=advice, advice_by=item["advice_by"].value, unless=unless, removes=removes, fills=fills))
+                                evidence=evidence, advice=advice, advice_by=item["advice_by"].value, unless=unless, removes=removes, fills=fills,
+                                where=_where(item)))
     display = root["display"].texts(what="a list of metric names")
     borderline, note = None, ""
     spec = root["borderline"]

@@ -14,6 +14,7 @@ from ncuwrap import __version__
 from ncuwrap.numbers import clean, clean_all
 
 if TYPE_CHECKING:
+    from ncuwrap.attribution import Unattributed, Where
     from ncuwrap.estimate import KernelEffects
 
 # v2 (from v1): findings carry estimated_speedup and limited_after, severity may be "minor";
@@ -41,17 +42,21 @@ class FindingResult:
     estimated_speedup: float | None = None
     # What would limit the kernel once it is fixed: a unit, "parallelism" or "launch floor".
     limited_after: str | None = None
+    # The source lines (or instructions) holding the waste, or why they are not known; None where the
+    # rule names no per-instruction waste or the report has no per-instruction counters at all.
+    where: "Where | Unattributed | None" = None
 
     @property
     def minor(self) -> bool:
         return self.severity == "minor"
 
     def to_json(self, estimates: bool = True) -> dict:
-        """``estimates``: kernel findings carry the estimate (null when there is none); timeline
-        findings (ncuwrap.timeline/v1) have no such keys."""
+        """``estimates``: kernel findings carry the estimate (null when there is none) and where the
+        waste is; timeline findings (ncuwrap.timeline/v1) have no such keys."""
         out = {"id": self.id, "severity": self.severity, "title": self.title}
         if estimates:
-            out.update(estimated_speedup=self.estimated_speedup, limited_after=self.limited_after)
+            out.update(estimated_speedup=self.estimated_speedup, limited_after=self.limited_after,
+                       where=self.where.to_json() if self.where is not None else None)
         out.update(evidence=self.evidence, advice=self.advice)
         return out
 
@@ -237,6 +242,10 @@ class KernelVerdict:
     process_id: str | None = None
     process_name: str | None = None
     stream: str | None = None  # the CUDA stream ID ncu recorded
+    # The lines holding most of the warps' stall samples (the verdict branch's 'where'), or why not.
+    where: "Where | Unattributed | None" = None
+    # Where its per-instruction counters came from (ncu-rep | source-page), by line or SASS only; None: none.
+    source_counters: dict | None = None
 
     @property
     def headline(self) -> FindingResult | None:
@@ -303,6 +312,8 @@ class KernelVerdict:
             "roofline": self.roofline.to_json() if self.roofline else None,
             "process": {"id": self.process_id, "name": self.process_name},
             "stream": self.stream,
+            "where": self.where.to_json() if self.where is not None else None,
+            "source_counters": self.source_counters,
         }
 
 
@@ -333,6 +344,8 @@ class Diagnosis:
     reprofile: Reprofile | None = None
     # profile --top: the whole program's GPU time (nsys) and the part the profiled kernels cover.
     coverage: "Coverage | None" = None
+    # Said once when no launch has per-instruction counters and a rule would point at lines with them.
+    lines_hint: str | None = None
 
     @property
     def processes(self) -> tuple[str, ...]:
@@ -359,6 +372,7 @@ class Diagnosis:
             "ranking": [r.to_json() for r in self.ranking()],
             "groups": [g.to_json() for g in self.groups()],
             "reprofile": self.reprofile.to_json() if self.reprofile else None,
+            "lines_hint": self.lines_hint,
             **({"coverage": self.coverage.to_json()} if self.coverage else {}),
         }
 

@@ -68,6 +68,23 @@ def golden_json(name: str, data: dict) -> None:
 
 # What a timeline without NVTX steps has said since the steady-state analysis (issue 19), at the end of
 # the terminal output of profile --top replayed from the H200 (its recorded stdout predates it).
+# What a kernel report without per-instruction counters has said since issue 20 (the lines of each
+# finding), before the terminal output's closing "Durations are ncu's" line.
+LINES_HINT = ("not attributed: no per-instruction counters in the report: profile with 'ncuwrap profile' (SourceCounters "
+              "is collected by default) or 'ncu --section SourceCounters --import-source yes' of a build with -lineinfo.")
+
+
+def with_lines_hint(text: str, width: int = 100) -> str:
+    """A terminal diagnosis recorded before issue 20, as it reads now: LINES_HINT once, under a
+    'Source lines' heading, wrapped at words to ``width`` columns (the tests' COLUMNS)."""
+    import textwrap
+
+    assert text.count("\nDurations are ncu's") == 1
+    block = "\nSource lines\n" + textwrap.fill(LINES_HINT, width=width, initial_indent="  ", subsequent_indent="  ",
+                                                break_on_hyphens=False) + "\n"
+    return text.replace("\nDurations are ncu's", block + "\nDurations are ncu's", 1)
+
+
 NO_STEPS_TAIL = ("  bound: partially evaluated: step_gpu_busy_pct unknown: no NVTX range named like a step: the window\n"
                  "         is the whole capture, start-up included (mark each iteration with an NVTX range named\n"
                  "         'step', or pass --step-range, to judge the steady state)\n")

@@ -153,8 +153,13 @@ def test_json_contract_keys(capsys):
     assert set(kernel) >= {"id", "name", "display_name", "launch", "duration_ns", "bound", "limiter", "findings", "not_evaluated", "metrics"}
     assert set(kernel["launch"]) == {"grid", "block"}
     assert set(kernel) >= {"pipe", "pipe_pct", "tensor", "estimated_gain_pct", "stalls", "ncu_rules"}
-    assert set(kernel["findings"][0]) == {"id", "severity", "title", "estimated_speedup", "limited_after", "evidence", "advice"}
+    assert set(kernel["findings"][0]) == {"id", "severity", "title", "estimated_speedup", "limited_after", "where", "evidence", "advice"}
     assert {"id", "name", "share_pct", "gain_pct", "saves_pct", "headline"} == set(data["ranking"][0])
+    # Issue 20: where each waste lies (this full-set report of a build without -lineinfo: SASS only).
+    assert set(kernel) >= {"where", "source_counters"} and "lines_hint" in data
+    assert kernel["source_counters"] == {"origin": "ncu-rep", "by": "instruction", "instructions": 24}
+    assert set(kernel["where"]) == {"waste", "label", "function", "total", "by", "covered", "lines"}
+    assert set(kernel["where"]["lines"][0]) == {"file", "line", "text", "share", "value", "sass", "counters", "stalls", "instructions"}
 
 
 def test_default_report_is_the_bundled_sample(capsys):

@@ -131,10 +131,10 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how):
     report = tmp_path / "report.ncu-rep"
     report.write_bytes((H200 / "transpose" / "copyKernel.ncu-rep").read_bytes())
 
-    def crash(path, module):
+    def crash(path, module, shown):
         os.kill(os.getpid(), signal.SIGABRT if how == "abort" else signal.SIGSEGV)
 
-    monkeypatch.setattr(ncu_rep, "_read", crash)
+    monkeypatch.setattr(ncu_rep, "_collect", crash)
     code, out, err = run_cli(capsys, "diagnose", str(report))
     name = "SIGABRT" if how == "abort" else "SIGSEGV"
     assert (code, out) == (2, "")
@@ -149,5 +149,22 @@ def test_a_report_read_in_the_child_is_the_report_read_in_process():
 
     path = H200 / "transpose" / "copyKernel.ncu-rep"
     module = ncu_rep.load_module()
-    child, here = ncu_rep.read(path), ncu_rep._read(path, module)
+    child, here = ncu_rep.read(path), ncu_rep._assemble(path, path, *ncu_rep._collect(path, module, path))
     assert child.frame.equals(here.frame) and child.rules == here.rules and child.source == here.source
+    assert child.sources.keys() == here.sources.keys() == {0}  # --set full: SourceCounters
+    assert child.sources[0].table.equals(here.sources[0].table)
+
+
+def test_the_forked_reader_runs_after_pyarrow_has_run():
+    """The child builds no frame: forked from a process whose pyarrow thread pool has run (the CSV
+    reader), a child that touched pyarrow or pandas hung on that pool's locks (seen in the suite)."""
+    import subprocess
+    import sys
+
+    script = ("from ncuwrap.ingest import load\n"
+              f"load({str(H200 / 'transpose' / 'transposeNaive.raw.csv')!r})\n"
+              f"p = load({str(H200 / 'transpose' / 'copyKernel.ncu-rep')!r})\n"
+              "print(len(p.frame), len(p.sources[0].table))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "23"]  # copyKernel: one launch, 23 instructions

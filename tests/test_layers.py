@@ -21,7 +21,7 @@ LAYER_OF = {
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
     "ncuwrap.benchmarks.report": "ingest",
     # Quantities computed from what was read.
-    "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.timeline.metrics": "metrics",
+    "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.attribution": "metrics", "ncuwrap.timeline.metrics": "metrics",
     "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics",
     "ncuwrap.timeline.ranks.metrics": "metrics", "ncuwrap.timeline.ranks.analysis": "metrics", "ncuwrap.timeline.ranks.model": "metrics",
     "ncuwrap.ruleset": "rules",

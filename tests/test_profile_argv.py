@@ -464,13 +464,40 @@ def test_program_targets(tmp_path):
 
 def test_ncu_options_argv_order_and_nvtx():
     options = N.NcuOptions(nvtx_include=("A@step/",), nvtx_exclude=("warmup/",), replay_mode="application", target_processes="application-only",
-                           cache_control="none", clock_control="base", graph_profiling="graph", extra=("--import-source", "yes"))
-    argv = N.ncu_argv(["./a.out", "-x"], collect=N.plan_collection("basic"), output="o", kernel="gemm", launch_skip=1, launch_count=2,
-                      options=options)
+                           cache_control="none", clock_control="base", graph_profiling="graph", extra=("--print-summary", "none"))
+    argv = N.ncu_argv(["./a.out", "-x"], collect=N.plan_collection("basic", source=True), output="o", kernel="gemm", launch_skip=1,
+                      launch_count=2, options=options)
     assert argv == ["ncu", "--export", "o", "--clock-control", "base", "--cache-control", "none", "--replay-mode", "application",
                     "--target-processes", "application-only", "--graph-profiling", "graph", "--nvtx", "--nvtx-include", "A@step/",
                     "--nvtx-exclude", "warmup/", "--kernel-name", "regex:gemm", "--launch-skip", "1", "--launch-count", "2",
-                    "--set", "basic", "--import-source", "yes", "./a.out", "-x"]
+                    "--set", "basic", "--section", "SourceCounters", "--import-source", "yes", "--print-summary", "none", "./a.out", "-x"]
+
+
+@pytest.mark.parametrize("collect, source, expected", [
+    ("full", True, ["--set", "full", "--import-source", "yes"]),  # the full set has SourceCounters
+    ("full", False, ["--set", "full"]),
+    ("basic", True, ["--set", "basic", "--section", "SourceCounters", "--import-source", "yes"]),
+    ("SourceCounters,Occupancy", True, ["--section", "SourceCounters", "--section", "Occupancy", "--import-source", "yes"]),
+    ("SpeedOfLight", False, ["--section", "SpeedOfLight"]),
+])
+def test_source_collection_argv(collect, source, expected):
+    """--source (the default of the CLI) adds ncu's SourceCounters section, once, and the sources on disk."""
+    assert N.plan_collection(collect, source=source).argv() == expected
+
+
+def test_targeted_with_source_argv():
+    plain = N.plan_collection("targeted")
+    with_source = N.plan_collection("targeted", source=True)
+    assert plain.argv()[:4] == ["--section", "LaunchStats", "--section", "Occupancy"]
+    assert with_source.argv() == ["--section", "LaunchStats", "--section", "Occupancy", "--section", "SourceCounters",
+                                  "--metrics", ",".join(plain.metrics), "--import-source", "yes"]
+    assert with_source.label == "targeted + SourceCounters" and with_source.to_json()["source"] is True
+
+
+def test_source_page_export_argv():
+    assert N.import_source_argv("run/report.ncu-rep", "/opt/ncu") == [
+        "/opt/ncu", "--import", "run/report.ncu-rep", "--csv", "--page", "source", "--print-source", "cuda,sass"]
+    assert N.import_source_argv("r.ncu-rep", lines=False) == ["ncu", "--import", "r.ncu-rep", "--csv", "--page", "source", "--print-source", "sass"]
 
 
 def test_default_ncu_options_change_nothing():

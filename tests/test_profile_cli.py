@@ -16,7 +16,7 @@ from ncuwrap.profile.ncu import plan_collection
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_NCU = ROOT / "tests" / "data" / "profile" / "fake_ncu" / "ncu"
-TARGETED = plan_collection("targeted")
+TARGETED = plan_collection("targeted", source=True)  # --source is the default
 
 
 @pytest.fixture
@@ -172,14 +172,36 @@ def test_program_not_found(capsys, tmp_path, fake):
     assert message.startswith("./no_such_prog: no such program; check the path")
 
 
-@pytest.mark.parametrize("collect, expected", [("full", ["--set", "full"]), ("basic", ["--set", "basic"]),
-                                               ("SpeedOfLight,Occupancy", ["--section", "SpeedOfLight", "--section", "Occupancy"])])
+SOURCE = ["--section", "SourceCounters"]
+SOURCE_TAIL = ["--import-source", "yes"]
+
+
+@pytest.mark.parametrize("collect, expected", [
+    ("full", ["--set", "full", "--metrics", "dram__bytes_read.sum", *SOURCE_TAIL]),  # the full set has SourceCounters
+    ("basic", ["--set", "basic", *SOURCE, "--metrics", "dram__bytes_read.sum", *SOURCE_TAIL]),
+    ("SpeedOfLight,Occupancy", ["--section", "SpeedOfLight", "--section", "Occupancy", *SOURCE, "--metrics", "dram__bytes_read.sum", *SOURCE_TAIL])])
 def test_collect_modes(capsys, tmp_path, fake, collect, expected):
     code, _, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", tmp_path / "run", "--collect", collect,
                            "--metrics", "dram__bytes_read.sum", "--", _prog(tmp_path))
     assert code == 0, err
     argv = _profile_calls(fake)[0]
-    assert argv[argv.index("--launch-count") + 2:-1] == [*expected, "--metrics", "dram__bytes_read.sum"]
+    assert argv[argv.index("--launch-count") + 2:-1] == expected
+
+
+@pytest.mark.parametrize("collect, expected", [("full", ["--set", "full"]), ("basic", ["--set", "basic"]),
+                                               ("targeted", [*plan_collection("targeted").argv()])])
+def test_no_source_leaves_source_counters_out(capsys, tmp_path, fake, collect, expected):
+    code, _, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", tmp_path / "run", "--collect", collect, "--no-source", "--", _prog(tmp_path))
+    assert code == 0, err
+    argv = _profile_calls(fake)[0]
+    assert argv[argv.index("--launch-count") + 2:-1] == expected
+    assert "SourceCounters" not in argv and "--import-source" not in argv
+    assert not (tmp_path / "run" / "report.source.csv").exists()
+
+
+def test_import_source_is_ncuwraps_to_set(capsys, tmp_path, fake):
+    message = _one_line_error(*run_cli(capsys, "profile", "--ncu", FAKE_NCU, "--ncu-arg=--import-source=no", "--", _prog(tmp_path)))
+    assert message == "--ncu-arg '--import-source=no': ncuwrap sets --import-source itself; use ncuwrap's --source/--no-source instead"
 
 
 def test_bad_collect_value(capsys, tmp_path, fake):
@@ -337,16 +359,16 @@ def test_clock_control_base_is_passed_and_said(capsys, tmp_path, fake):
 def test_ncu_args_go_verbatim_just_before_the_program(capsys, tmp_path, fake):
     prog, run = _prog(tmp_path), tmp_path / "run"
     code, _, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", run, "--collect", "basic", "--nvtx-include", "s/",
-                           "--ncu-arg", "--section", "--ncu-arg", "MemoryWorkloadAnalysis", "--ncu-arg=--import-source=yes", "--", prog)
+                           "--ncu-arg", "--section", "--ncu-arg", "MemoryWorkloadAnalysis", "--ncu-arg=--kernel-name-base=demangled", "--", prog)
     assert code == 0, err
     assert _profile_calls(fake) == [[*_head(run), "none", "--nvtx", "--nvtx-include", "s/", "--launch-count", "10", "--set", "basic",
-                                     "--section", "MemoryWorkloadAnalysis", "--import-source=yes", str(prog)]]
+                                     *SOURCE, *SOURCE_TAIL, "--section", "MemoryWorkloadAnalysis", "--kernel-name-base=demangled", str(prog)]]
     # --nvtx given through --ncu-arg is not added a second time.
     code, _, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", run, "--force", "--collect", "basic", "--nvtx-include", "s/",
                            "--ncu-arg=--nvtx", "--", prog)
     assert code == 0, err
     assert _profile_calls(fake)[-1] == [*_head(run)[:2], "--force-overwrite", "--clock-control", "none", "--nvtx-include", "s/",
-                                        "--launch-count", "10", "--set", "basic", "--nvtx", str(prog)]
+                                        "--launch-count", "10", "--set", "basic", *SOURCE, *SOURCE_TAIL, "--nvtx", str(prog)]
 
 
 @pytest.mark.parametrize("kernel_flag", ["-k", "--kernel", "--kernel-name"])

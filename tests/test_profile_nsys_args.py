@@ -23,7 +23,7 @@ from ncuwrap.profile.targets import Target
 from ncuwrap.timeline import nsysrep
 from ncuwrap.timeline.capture import capture
 from ncuwrap.timeline.nsysrep import NsysOptions
-from tests.conftest import DATA, ROOT, run_cli, NO_STEPS_TAIL
+from tests.conftest import DATA, ROOT, run_cli, NO_STEPS_TAIL, with_lines_hint
 
 TOP_RUN = ROOT / DATA / "h200_ncuwrap" / "top"
 FAKE_NCU = ROOT / "tests" / "data" / "profile" / "fake_ncu" / "ncu"
@@ -90,7 +90,7 @@ def test_top_passes_the_trace_list_and_the_nsys_args(capsys, calls, monkeypatch,
     assert (tmp_path / "top" / "timeline.log").read_text().startswith(f"$ {line}\n")
     # ncu gets none of them, and the report is still the H200's, to the byte.
     assert not any("CUDA_MODULE_LOADING=EAGER" in call or "--cuda-memory-usage=true" in call for call in calls("ncu"))
-    assert out == (TOP_RUN / "stdout.txt").read_text().replace("/tmp/top/", "top/") + NO_STEPS_TAIL
+    assert out == with_lines_hint((TOP_RUN / "stdout.txt").read_text().replace("/tmp/top/", "top/")) + NO_STEPS_TAIL
 
 
 def test_nsys_passes_the_trace_list_and_the_nsys_args(capsys, calls, tmp_path):
@@ -105,7 +105,7 @@ def test_nsys_passes_the_trace_list_and_the_nsys_args(capsys, calls, tmp_path):
     assert f"# timeline (nsys)\n{shlex.join([str(FAKE_NSYS), *profile_argv])}\n" in (run / "commands.txt").read_text()
     # ncu's command line is the one without them.
     assert [c for c in calls("ncu") if c[0] == "--export"] == [
-        ["--export", str(run / "report"), "--clock-control", "none", "--launch-count", "10", *plan_collection("targeted").argv(),
+        ["--export", str(run / "report"), "--clock-control", "none", "--launch-count", "10", *plan_collection("targeted", source=True).argv(),
          str(prog), "x"]]
     assert json.loads((run / "timeline.json").read_text())["bound"] == "transfer"
 

@@ -28,6 +28,7 @@ def diagnose(
     force: bool = typer.Option(False, "--force", help="Replace the --output file if it exists."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
     nsys: Optional[str] = typer.Option(None, "--nsys-path", help="Path to nsys, used to export a .nsys-rep to SQLite (default: nsys on PATH)."),
+    source_page: Optional[Path] = typer.Option(None, "--source-page", help="Per-line counters for a CSV export: the source page of the same report ('ncu --import R --csv --page source --print-source cuda,sass', or sass for SASS only), so each finding names its line (a .ncu-rep with SourceCounters carries them already)."),
     ncu_rules: Optional[Path] = typer.Option(None, "--ncu-rules", help="Show Nsight Compute's own rule results from this .ncu-rep or '--page details' CSV of the same report beside the findings (a .ncu-rep or details CSV given as REPORT carries them already)."),
 ) -> None:
     """Diagnose each kernel: compute-, memory- or latency-bound, the limiting unit, causes, advice."""
@@ -35,15 +36,15 @@ def diagnose(
     from ncuwrap.resources import sample_report
 
     path = report or sample_report()
-    inputs = (path, rules, ncu_rules)
+    inputs = (path, rules, ncu_rules, source_page)
     check_output(output, *inputs, force=force)
     if extend and rules is None:
         raise InputError("--extend adds the rules of --rules FILE to the bundled ones; give --rules too")
     if path.exists() and path.is_file() and kind_of(path) == "timeline":
         from ncuwrap.timeline.diagnosis import diagnose_timeline
 
-        if kernel or ncu_rules or launch_skip or launch_count or process:
-            raise InputError(f"{path}: --kernel, --launch-skip, --launch-count, --process and --ncu-rules apply to Nsight Compute reports; "
+        if kernel or ncu_rules or launch_skip or launch_count or process or source_page:
+            raise InputError(f"{path}: --kernel, --launch-skip, --launch-count, --process, --ncu-rules and --source-page apply to Nsight Compute reports; "
                              "a timeline is diagnosed as a whole")
         result = diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys)
     else:
@@ -52,5 +53,5 @@ def diagnose(
 
         select = LaunchSelection(kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None, process=process)
         label = None if report else f"ncuwrap:samples/{path.name}"
-        result = run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select)
+        result = run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select, source_page=source_page)
     emit(result, fmt, output, force=force, inputs=inputs)

@@ -20,7 +20,7 @@ from ncuwrap.errors import InputError, NcuwrapError
 from ncuwrap.ingest import ncu_csv, ncu_rep
 from ncuwrap.ingest.model import META_COLUMNS, Profile, RuleResult, Source
 
-__all__ = ["load", "kind_of", "rule_results", "Profile", "RuleResult", "Source", "META_COLUMNS"]
+__all__ = ["load", "kind_of", "rule_results", "source_page", "Profile", "RuleResult", "Source", "META_COLUMNS"]
 
 TIMELINE_SUFFIXES = (".nsys-rep", ".sqlite", ".qdstrm")
 
@@ -32,7 +32,7 @@ def kind_of(path: Path) -> str:
         return "timeline"
     if name.endswith((".csv", ".csv.gz")):
         return "ncu-csv"
-    if name.endswith(".ncu-rep"):
+    if name.endswith((".ncu-rep", ".ncu-rep.gz")):
         return "ncu-rep"
     with path.open("rb") as fh:
         if fh.read(4) == ncu_rep.MAGIC:
@@ -100,12 +100,45 @@ def load(path: str | Path, *, ncu: str | None = None, metrics=None) -> Profile:
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ncuwrap-sha256") as pool:
         digest = pool.submit(sha256, path, stop)
         try:
-            profile = ncu_rep.read(path, ncu=ncu) if kind == "ncu-rep" else ncu_csv.read(path, usecols=metrics)
+            if kind == "ncu-rep" and path.name.lower().endswith(".gz"):
+                profile = _read_packed(path, ncu)
+            elif kind == "ncu-rep":
+                profile = ncu_rep.read(path, ncu=ncu)
+            else:
+                profile = ncu_csv.read(path, usecols=metrics)
         except BaseException:
             stop.set()
             raise
         profile.source = replace(profile.source, sha256=digest.result())
     return profile
+
+
+# A gzipped report is unpacked to a temporary file for NVIDIA's reader, up to this size (the largest
+# real reports seen are a few hundred MB; a file that inflates without end stops here).
+MAX_UNPACKED_REPORT = 4 << 30
+
+
+def _read_packed(path: Path, ncu: str | None) -> Profile:
+    """A .ncu-rep.gz: unpacked beside nothing the user owns (a private temporary folder, removed
+    after), read, and named by the user's file in every message and output."""
+    import gzip
+    import tempfile
+    import zlib
+
+    with tempfile.TemporaryDirectory(prefix="ncuwrap-rep-") as folder:
+        unpacked = Path(folder) / path.name[: -len(".gz")]
+        written = 0
+        try:
+            with gzip.open(path, "rb") as src, unpacked.open("wb") as dst:
+                while chunk := src.read(1 << 20):
+                    written += len(chunk)
+                    if written > MAX_UNPACKED_REPORT:
+                        raise InputError(f"{path}: inflates past {MAX_UNPACKED_REPORT >> 30} GiB, more than a report holds; "
+                                         "give the .ncu-rep itself")
+                    dst.write(chunk)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{path}: not a readable gzip file ({exc}); unpack it with gunzip or copy it again") from None
+        return ncu_rep.read(unpacked, ncu=ncu, shown=path)
 
 
 def rule_results(path: str | Path, *, ncu: str | None = None) -> dict[int, tuple[RuleResult, ...]]:
@@ -121,3 +154,47 @@ def rule_results(path: str | Path, *, ncu: str | None = None) -> dict[int, tuple
             raise InputError(f"{path}: a raw-page export holds no rule results; export them with 'ncu --import REPORT --csv --page details'")
         return profile.rules
     raise InputError(f"{path}: not an Nsight Compute report; give the .ncu-rep or its '--page details' CSV export")
+
+
+# A source page belongs to a launch when it executed the same instructions (ncu's kernel-wide count,
+# smsp__inst_executed.sum, against the sum over the page's instructions), within this share.
+_SAME_LAUNCH = 0.01
+
+
+def source_page(path: str | Path, profile: Profile) -> tuple[dict, dict]:
+    """The per-instruction counters of a source page export (``ncu --import R --csv --page source
+    --print-source sass`` or ``cuda,sass``) for the launches of ``profile`` (a CSV export of the same
+    report): the page's blocks in order, each given to the next launch of its kernel, and for the
+    launches the page leaves out for want of line information, why. A block no launch matches, or
+    one that executed another number of instructions than its launch, is refused: the page is of
+    another report."""
+    from ncuwrap.ingest import source_counters
+    from ncuwrap.ingest.names import function_name
+
+    path = check_file(Path(path), empty_fix="export it again with 'ncu --import REPORT --csv --page source --print-source cuda,sass'")
+    if not path.name.lower().endswith((".csv", ".csv.gz")) or not source_counters.is_source_page(path):
+        raise InputError(f"{path}: not a source page export; write one with 'ncu --import REPORT --csv --page source --print-source cuda,sass > FILE.csv'")
+    page = source_counters.read_page(path)
+    frame = profile.frame
+    names = [function_name(str(n)) for n in frame["display_name"].tolist()]
+    ids = frame["launch_id"].tolist()
+    executed = frame["smsp__inst_executed.sum"].tolist() if "smsp__inst_executed.sum" in frame else [None] * len(frame)
+    taken: dict = {}
+    start: dict[str, int] = {}
+    for block in page.blocks:
+        name = function_name(block.function)
+        row = next((i for i in range(start.get(name, 0), len(names)) if names[i] == name), None)
+        if row is None:
+            raise InputError(f"{path}: its kernel {block.function[:80]!r} is not among the launches of {profile.source.path} "
+                             "(or it has more launches of it); export the source page of the same report")
+        start[name] = row + 1
+        total, expected = block.table["inst_executed"].sum() if "inst_executed" in block.table else None, executed[row]
+        if total is not None and expected is not None and expected == expected and expected > 0 and abs(total - expected) > _SAME_LAUNCH * expected:
+            raise InputError(f"{path}: its {block.function[:60]!r} executed {total:,.0f} warp instructions where launch {ids[row]} of "
+                             f"{profile.source.path} executed {expected:,.0f}: not the same launch; export the source page of the same report")
+        taken[int(ids[row]) if ids[row] == ids[row] else row] = block
+    lineless = {function_name(n) for n in page.without_lines}
+    gaps = {int(ids[i]) if ids[i] == ids[i] else i: (f"{path} leaves {names[i]} out: it has no line information (built without "
+                                                       "-lineinfo); its SASS is in the page of --print-source sass")
+            for i in range(len(names)) if names[i] in lineless}
+    return taken, {k: v for k, v in gaps.items() if k not in taken}

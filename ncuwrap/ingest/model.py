@@ -57,6 +57,11 @@ class Profile:
     # Nsight Compute's own rule results per launch ID, where the input carries them (a .ncu-rep, a
     # details-page CSV, or --ncu-rules).
     rules: dict[int, tuple[RuleResult, ...]] = field(default_factory=dict)
+    # Per-instruction counters per launch ID (ingest.source_counters.SourceCounters), where the report
+    # carries the SourceCounters section or a source page was given beside a CSV export.
+    sources: dict = field(default_factory=dict)
+    # Why a launch has none though a source page was given (launch ID -> one sentence).
+    source_gaps: dict = field(default_factory=dict)
 
     def metric_names(self) -> list[str]:
         return [c for c in self.frame.columns if c not in META_COLUMNS]

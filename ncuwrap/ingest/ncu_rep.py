@@ -21,6 +21,7 @@ import pandas as pd
 
 from ncuwrap.errors import InputError, ToolNotFoundError
 from ncuwrap.ingest.model import Profile, RuleResult, Source
+from ncuwrap.ingest import source_counters
 from ncuwrap.ingest.names import function_name
 
 MAGIC = b"NVR\x00"
@@ -73,23 +74,25 @@ def _value(metric, string_kind: int):
     return value
 
 
-def read(path: Path, ncu: str | None = None) -> Profile:
+def read(path: Path, ncu: str | None = None, shown: Path | None = None) -> Profile:
     """Read every profiled launch of an ``.ncu-rep`` into a Profile.
 
     NVIDIA's reader is native code: on a corrupt report it can abort() or crash the process instead of
     raising (seen under fuzzing, and on the lent H200 with ncu 2025.3.1's own extras/python). So it runs
-    in a forked child where the platform has fork; a child killed by a signal becomes one InputError."""
+    in a forked child where the platform has fork; a child killed by a signal becomes one InputError.
+    ``shown``: the file the user gave, named in messages and outputs (``path`` is then its unpacked copy)."""
+    shown = shown or path
     with path.open("rb") as fh:
         magic = fh.read(len(MAGIC))
     if magic != MAGIC:
-        raise InputError(f"{path}: not an Nsight Compute report (bad file header); pass a .ncu-rep written by 'ncu -o'")
+        raise InputError(f"{shown}: not an Nsight Compute report (bad file header); pass a .ncu-rep written by 'ncu -o'")
     module = load_module(ncu)  # a missing module is the parent's error to report, before any fork
     if "fork" not in multiprocessing.get_all_start_methods():
-        return _read(path, module)
-    return _in_child(path, module)
+        return _assemble(path, shown, *_collect(path, module, shown))
+    return _assemble(path, shown, *_in_child(path, module, shown))
 
 
-def _in_child(path: Path, module: ModuleType) -> Profile:
+def _in_child(path: Path, module: ModuleType, shown: Path) -> tuple:
     parent, child = multiprocessing.get_context("fork").Pipe(duplex=False)
 
     def work() -> None:
@@ -99,7 +102,7 @@ def _in_child(path: Path, module: ModuleType) -> Profile:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
         try:
-            result = ("ok", _read(path, module))
+            result = ("ok", _collect(path, module, shown))
         except InputError as exc:
             result = ("input", str(exc))
         except BaseException as exc:  # anything else is reported by the parent, as it would be in-process
@@ -116,7 +119,7 @@ def _in_child(path: Path, module: ModuleType) -> Profile:
         worker.join()
         code = worker.exitcode
         how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 and -code in signal.valid_signals() else f"exit code {code}"
-        raise InputError(f"{path}: Nsight Compute's report reader crashed on it ({how}): the report is corrupt, truncated, or "
+        raise InputError(f"{shown}: Nsight Compute's report reader crashed on it ({how}): the report is corrupt, truncated, or "
                          "from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
                          "('ncu --import REPORT --csv --page raw')") from None
     finally:
@@ -126,17 +129,24 @@ def _in_child(path: Path, module: ModuleType) -> Profile:
         return value
     if kind == "input":
         raise InputError(value)
-    raise InputError(f"{path}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
+    raise InputError(f"{shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
 
 
-def _read(path: Path, module: ModuleType) -> Profile:
+def _collect(path: Path, module: ModuleType, shown: Path) -> tuple[list, dict, dict]:
+    """Every launch's metrics, rule results and per-instruction counters, as plain Python values.
+
+    It runs in the forked child: no pandas, numpy or pyarrow here. A child forked from a process whose
+    pyarrow thread pool has run (the CSV reader) deadlocks on that pool's locks (seen in the test suite);
+    the frames are built in the parent (:func:`_assemble`)."""
     try:
         context = module.load_report(str(path))
     except Exception as exc:  # the module raises its own types; all mean an unreadable report
-        raise InputError(f"{path}: Nsight Compute report could not be read ({exc}); re-export it with 'ncu -o'") from None
+        raise InputError(f"{shown}: Nsight Compute report could not be read ({exc}); re-export it with 'ncu -o'") from None
 
     rows: list[dict] = []
     rules: dict[int, tuple[RuleResult, ...]] = {}
+    sources: dict = {}
+    where_cache: dict = {}
     string_kind = None
     demangled = getattr(module.IAction, "NameBase_DEMANGLED", None)
     for r in range(context.num_ranges()):
@@ -146,7 +156,7 @@ def _read(path: Path, module: ModuleType) -> Profile:
             signature = action.name(demangled) if demangled is not None else action.name()
             # A report cut short still "loads": its last launch comes back without a name or metrics.
             if not signature or not len(action.metric_names()):
-                raise InputError(f"{path}: the report is truncated or corrupt (launch {len(rows)} has no name or metrics); copy it again or re-profile with 'ncu -o'")
+                raise InputError(f"{shown}: the report is truncated or corrupt (launch {len(rows)} has no name or metrics); copy it again or re-profile with 'ncu -o'")
             row: dict = {
                 "launch_id": len(rows),
                 "name": function_name(signature),
@@ -161,17 +171,24 @@ def _read(path: Path, module: ModuleType) -> Profile:
                     string_kind = metric.ValueKind_STRING
                 row[metric_name] = _value(metric, string_kind)
             rules[len(rows)] = _rule_results(action)
+            counters = source_counters.from_action(action, row["name"], where_cache)
+            if counters is not None:
+                sources[len(rows)] = counters
             rows.append(row)
     # A truncated file can still "load" with no launches in it.
     if not rows:
-        raise InputError(f"{path}: the report holds no profiled kernel (empty or truncated); profile again with 'ncu -o'")
+        raise InputError(f"{shown}: the report holds no profiled kernel (empty or truncated); profile again with 'ncu -o'")
+    return rows, rules, sources
 
+
+def _assemble(path: Path, shown: Path, rows: list, rules: dict, sources: dict) -> Profile:
+    """The Profile of what :func:`_collect` read: the launches' frame, the instruction tables."""
     frame = pd.DataFrame(rows)
     _fill_launch_meta(frame)
     version, command = _header_facts(path)
     first = frame.iloc[0]
     source = Source(
-        path=str(path),
+        path=str(shown),
         kind="ncu-rep",
         ncu_version=version,
         device=_str_or_none(first.get("device__attribute_display_name")),
@@ -180,7 +197,7 @@ def _read(path: Path, module: ModuleType) -> Profile:
     )
     # ncu_report returns base units already. Units are not read: IMetric.unit() crashed the Python of
     # ncu 2025.3.1's extras/python on some full-set reports (seen on the lent H200).
-    return Profile(source=source, frame=frame, rules=rules)
+    return Profile(source=source, frame=frame, rules=rules, sources={k: source_counters.build(raw) for k, raw in sources.items()})
 
 
 _MESSAGE_KINDS = {0: "NONE", 1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -66,6 +66,8 @@ class CollectMode:
 
 
 COLLECT_CHOICES = ("targeted", "basic", "full")
+# Nsight Compute's section of per-instruction counters (SASS, source lines, sampled stalls).
+SOURCE_SECTION = "SourceCounters"
 
 
 # ----------------------------------------------------------------------------------------- the tool
@@ -191,10 +193,14 @@ class Collection:
     sections: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
     skipped: tuple[Skipped, ...] = field(default=())
+    # The per-instruction counters (SourceCounters) and the source files ncu finds on disk, for the
+    # lines of each finding: 2 replay passes a kernel on the H200 (17 -> 19 targeted, docs/source-lines.md).
+    source: bool = False
 
     @property
     def label(self) -> str:
-        return self.mode if self.mode != CollectMode.SECTIONS else ",".join(self.sections)
+        label = self.mode if self.mode != CollectMode.SECTIONS else ",".join(self.sections)
+        return label + (" + SourceCounters" if self.source and self.set_name != CollectMode.FULL else "")
 
     def argv(self) -> list[str]:
         out: list[str] = []
@@ -202,13 +208,18 @@ class Collection:
             out += ["--set", self.set_name]
         for section in self.sections:
             out += ["--section", section]
+        # The full set has SourceCounters already; a section named twice is collected once anyway.
+        if self.source and self.set_name != CollectMode.FULL and SOURCE_SECTION not in self.sections:
+            out += ["--section", SOURCE_SECTION]
         if self.metrics:
             out += ["--metrics", ",".join(self.metrics)]
+        if self.source:
+            out += ["--import-source", "yes"]
         return out
 
     def to_json(self) -> dict:
         return {"mode": self.mode, "set": self.set_name, "sections": list(self.sections), "metrics": list(self.metrics),
-                "skipped": [s.to_json() for s in self.skipped]}
+                "source": self.source, "skipped": [s.to_json() for s in self.skipped]}
 
 
 def by_name(metric: str) -> bool:
@@ -323,8 +334,13 @@ def targeted(rules, extra_metrics: Sequence[str] = ()) -> Collection:
     return Collection(mode=CollectMode.TARGETED, sections=ordered, metrics=tuple(metrics), skipped=tuple(skipped))
 
 
-def plan_collection(collect: str, rules=None, extra_metrics: Sequence[str] = ()) -> Collection:
-    """``--collect`` value -> Collection. ``targeted`` (default) needs ``rules`` (default: bundled)."""
+def plan_collection(collect: str, rules=None, extra_metrics: Sequence[str] = (), *, source: bool = False) -> Collection:
+    """``--collect`` value -> Collection. ``targeted`` (default) needs ``rules`` (default: bundled).
+    ``source``: add the SourceCounters section and ``--import-source yes`` (``--source``)."""
+    return replace(_plan_collection(collect, rules, extra_metrics), source=source)
+
+
+def _plan_collection(collect: str, rules=None, extra_metrics: Sequence[str] = ()) -> Collection:
     value = (collect or CollectMode.TARGETED).strip()
     extra = tuple(dict.fromkeys(m.strip() for m in extra_metrics if m and m.strip()))
     if value == CollectMode.TARGETED:
@@ -337,7 +353,7 @@ def plan_collection(collect: str, rules=None, extra_metrics: Sequence[str] = ())
         return Collection(mode=value, set_name=value, metrics=extra)
     sections = tuple(s.strip() for s in value.split(",") if s.strip())
     if len(sections) == 1 and sections[0] in COLLECT_CHOICES:  # "full," is still full
-        return plan_collection(sections[0], rules, extra)
+        return _plan_collection(sections[0], rules, extra)
     bad = [s for s in sections if not _SECTION_NAME.match(s) or s in COLLECT_CHOICES]
     if not sections or bad:
         raise ValueError(f"--collect {value!r}: expected targeted, basic, full or a comma list of ncu section names "
@@ -390,7 +406,7 @@ OWNED_OPTIONS = {
     "--target-processes": "--target-processes", "--graph-profiling": "--graph-profiling",
     "--kernel-name": "-k", "-k": "-k", "--kernel-id": "-k with --nth-launch", "--launch-skip": "--launch-skip",
     "-s": "--launch-skip", "--launch-count": "--launch-count", "-c": "--launch-count", "--set": "--collect",
-    "--nvtx-include": "--nvtx-include", "--nvtx-exclude": "--nvtx-exclude",
+    "--nvtx-include": "--nvtx-include", "--nvtx-exclude": "--nvtx-exclude", "--import-source": "--source/--no-source",
 }
 
 
@@ -522,3 +538,10 @@ def ncu_argv(
 def import_csv_argv(report: str | Path, ncu: str = "ncu") -> list[str]:
     """The raw-page CSV export of a report (its stdout is the CSV)."""
     return [str(ncu), "--import", str(report), "--csv", "--page", "raw"]
+
+
+def import_source_argv(report: str | Path, ncu: str = "ncu", *, lines: bool = True) -> list[str]:
+    """The source page of a report as CSV: per-instruction counters with each line's file, number and
+    text (``lines``: --print-source cuda,sass, which leaves out kernels without line information), or
+    the SASS alone (every kernel)."""
+    return [str(ncu), "--import", str(report), "--csv", "--page", "source", "--print-source", "cuda,sass" if lines else "sass"]

@@ -15,7 +15,7 @@ from ncuwrap.profile import rundir as RD
 from ncuwrap.profile.console import Progress
 from ncuwrap.profile.failure import failure
 from ncuwrap.profile.launches import LaunchFilter, launch_filter, profiled_launches
-from ncuwrap.profile.ncu import NcuTool, import_csv_argv, ncu_argv, ncu_tool, plan_collection, run_ncu
+from ncuwrap.profile.ncu import NcuTool, import_csv_argv, import_source_argv, ncu_argv, ncu_tool, plan_collection, run_ncu
 from ncuwrap.profile.result import ProfileOptions, ProfileResult
 from ncuwrap.profile.targets import Target
 from ncuwrap.timeline.nsysrep import NsysOptions
@@ -60,7 +60,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
 
     from ncuwrap.engine import diagnose_profile
 
-    loaded, warnings = _load(rd, record["tool"], record["argv"], options.export_csv)
+    loaded, warnings = _load(rd, record["tool"], record["argv"], options.export_csv, record["collection"].source)
     launches = profiled_launches(loaded.frame, run.kernels, record["filt"])
     diagnosis = diagnose_profile(loaded, rules)
     if top_run is not None:
@@ -165,7 +165,7 @@ def _cover(rd: RD.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
 def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_tool) -> dict:
     """What to collect, which launches, which ncu, the exact argv: the checks that need no run folder."""
     try:
-        collection = plan_collection(options.collect, rules, options.metrics)
+        collection = plan_collection(options.collect, rules, options.metrics, source=options.source)
         filt = launch_filter(target, kernel=options.kernel, launch_skip=options.launch_skip,
                              launch_count=options.launch_count, nth_launch=options.nth_launch)
     except ValueError as exc:
@@ -188,7 +188,7 @@ def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_to
     return dict(target=target, collection=collection, filt=filt, tool=tool, argv=argv)
 
 
-def _load(rd: RD.RunDir, tool: NcuTool, argv: list[str], want_csv: bool):
+def _load(rd: RD.RunDir, tool: NcuTool, argv: list[str], want_csv: bool, source: bool = False):
     """The report to diagnose, and the warnings on the way.
 
     ncu's own CSV export of the report is diagnosed when it can be had: ncu is at hand here, and its
@@ -202,8 +202,36 @@ def _load(rd: RD.RunDir, tool: NcuTool, argv: list[str], want_csv: bool):
         loaded = load(rd.raw_csv)
         loaded.source = replace(loaded.source, path=str(rd.report), kind="ncu-rep", ncu_version=tool.version_string,
                                 command_line=shlex.join(argv))
-        return loaded, []
+        return loaded, _source_pages(rd, tool, loaded) if source else []
     return load(rd.report, ncu=tool.path), [csv_warning] if want_csv else []
+
+
+def _source_pages(rd: RD.RunDir, tool: NcuTool, loaded) -> list[str]:
+    """Attach the report's per-instruction counters from its source page (the raw page has none):
+    the cuda,sass form for kernels with line information, the SASS form for the rest. A failed
+    export is a warning: the verdicts stand without lines."""
+    from ncuwrap.errors import InputError
+    from ncuwrap.ingest import source_page
+
+    warnings: list[str] = []
+    for path, lines in ((rd.source_csv, True), (rd.source_sass_csv, False)):
+        argv = import_source_argv(rd.report, tool.path, lines=lines)
+        text, failed, _ = _export(rd, argv, path, f"source page export ({'cuda,sass' if lines else 'sass'})", empty_ok=True)
+        if failed:
+            warnings.append(f"source page export failed ({failed}); findings are not pointed at lines: {shlex.join(argv)}")
+            continue
+        if not text:
+            continue  # an empty page: no launch has per-instruction counters (the report says so)
+        try:
+            found, gaps = source_page(path, loaded)
+        except InputError as exc:
+            warnings.append(f"source page not used: {exc}")
+            continue
+        loaded.sources = {**found, **loaded.sources}  # the cuda,sass form (first) wins where both have a launch
+        loaded.source_gaps = {k: v for k, v in {**loaded.source_gaps, **gaps}.items() if k not in loaded.sources}
+        if lines and len(loaded.sources) == len(loaded.frame):
+            break  # every launch has its lines: the SASS form adds nothing
+    return warnings
 
 
 def export_csv(rd: RD.RunDir, tool: NcuTool) -> str | None:
@@ -217,14 +245,17 @@ def export_csv(rd: RD.RunDir, tool: NcuTool) -> str | None:
     return None
 
 
-def _export(rd: RD.RunDir, argv: list[str], path: Path, what: str) -> tuple[str | None, str | None, bool]:
+def _export(rd: RD.RunDir, argv: list[str], path: Path, what: str, empty_ok: bool = False) -> tuple[str | None, str | None, bool]:
     """Run an ncu export whose standard output goes to ``path`` in the run folder (recorded in
-    commands.txt): (its text, None, False), or (None, why it failed, whether ncu could not even run)."""
+    commands.txt): (its text, None, False), or (None, why it failed, whether ncu could not even run).
+    ``empty_ok``: an export that succeeds with nothing to say writes no file and is no failure."""
     rd.add_command(what, argv, stdout_to=str(path))
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, str(exc), True
+    if done.returncode == 0 and not done.stdout.strip() and empty_ok:
+        return "", None, False
     if done.returncode != 0 or not done.stdout.strip():
         detail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
         return None, detail[0], False

@@ -20,6 +20,8 @@ class ProfileOptions:
     """The options of one profiling run (the CLI's, as a value)."""
 
     collect: str = "targeted"
+    # SourceCounters and the sources on disk (--source / --no-source): per-line attribution.
+    source: bool = True
     kernel: str | None = None
     launch_skip: int | None = None
     launch_count: int | None = None

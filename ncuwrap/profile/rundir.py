@@ -3,6 +3,8 @@
     RUN_DIR/
       report.ncu-rep     the Nsight Compute report (ncu --export)
       report.raw.csv     its raw page (ncu --import report.ncu-rep --csv --page raw)
+      report.source.csv  its source page with the per-instruction counters (--source, the default):
+                         --print-source cuda,sass (lines), report.source_sass.csv the SASS form
       verdict.json       the diagnosis (ncuwrap.diagnosis/v2)
       report.html        the diagnosis as a self-contained page
       commands.txt       every command run, exactly, shell-quoted (build, ncu, export, nsys)
@@ -35,6 +37,8 @@ from ncuwrap.profile.launches import total_passes
 REPORT = "report.ncu-rep"
 EXPORT_STEM = "report"  # ncu --export appends .ncu-rep
 RAW_CSV = "report.raw.csv"
+SOURCE_CSV = "report.source.csv"  # --print-source cuda,sass: kernels with line information
+SOURCE_SASS_CSV = "report.source_sass.csv"  # --print-source sass: every kernel, SASS only
 VERDICT = "verdict.json"
 HTML = "report.html"
 COMMANDS = "commands.txt"
@@ -42,7 +46,7 @@ ENVIRONMENT = "environment.json"
 LOG = "ncu.log"
 PROFILE = "profile.json"
 TIMELINE_FILES = ("timeline.nsys-rep", "timeline.qdstrm", "timeline.sqlite", "timeline.json", "timeline.html", "timeline.log")
-FILES = (REPORT, RAW_CSV, VERDICT, HTML, COMMANDS, ENVIRONMENT, LOG, PROFILE, *TIMELINE_FILES)
+FILES = (REPORT, RAW_CSV, SOURCE_CSV, SOURCE_SASS_CSV, VERDICT, HTML, COMMANDS, ENVIRONMENT, LOG, PROFILE, *TIMELINE_FILES)
 SCHEMA = "ncuwrap.profile/v1"
 
 NVIDIA_SMI_FIELDS = ("index", "name", "uuid", "driver_version", "pci.bus_id", "clocks.sm", "clocks.max.sm", "clocks.mem",
@@ -62,6 +66,8 @@ class RunDir:
     report = property(lambda self: self.path / REPORT)
     export_stem = property(lambda self: self.path / EXPORT_STEM)
     raw_csv = property(lambda self: self.path / RAW_CSV)
+    source_csv = property(lambda self: self.path / SOURCE_CSV)
+    source_sass_csv = property(lambda self: self.path / SOURCE_SASS_CSV)
     verdict = property(lambda self: self.path / VERDICT)
     html = property(lambda self: self.path / HTML)
     commands = property(lambda self: self.path / COMMANDS)

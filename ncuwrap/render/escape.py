@@ -69,3 +69,12 @@ def table(header: list[str], rows: list[list[str]], align: str | None = None) ->
 
     rule = "|" + "|".join(("-" * (w + 1) + ":") if a == "r" else (":" + "-" * (w + 1)) for w, a in zip(widths, align)) + "|"
     return "\n".join([line(header), rule, *(line(r) for r in rows)])
+
+
+def fenced(lines: list[str], info: str = "") -> list[str]:
+    """A fenced code block of ``lines`` (control characters escaped): its fence is longer than any
+    run of backticks or tildes inside, so no line can close it early."""
+    body = [terminal(line).replace("\n", " ") for line in lines]
+    longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{info}", *body, fence]

@@ -383,3 +383,47 @@ def rank_cells(diagnosis) -> list[dict]:
 
 RANK_COLUMNS = (("rank", "rank"), ("host", "host"), ("window", "window"), ("compute", "compute"), ("nccl", "NCCL"),
                 ("exposed", "exposed"), ("hidden", "hidden"), ("wait", "wait"), ("idle", "idle"), ("steps", "steps"))
+
+
+# ----------------------------------------------------------------------------------------- source lines
+
+
+def where_note(where) -> str | None:
+    """What a reader must know about a finding's lines: why there are none, or that they are SASS
+    instructions only (code without line information), or how much of the waste they hold."""
+    if where is None:
+        return None
+    if not hasattr(where, "lines"):
+        return f"lines not known: {where.why}"
+    if not where.by_line:
+        return (f"SASS only (no line information for {where.function}: built without -lineinfo); "
+                f"the instructions below hold {100 * where.covered:.0f}% of the waste")
+    if where.covered < 0.5:
+        return f"spread out: the lines below hold {100 * where.covered:.0f}% of the {where.label}"
+    return None
+
+
+def hot_line(where, hot, first: bool = True) -> str:
+    """'transpose.cu:31  100% of the excess global store sectors  [@!P0 STG.E desc[UR4][R12.64], R7 +3 more]';
+    the lines after the ``first`` give the share alone (the same waste)."""
+    text = f"{hot.location}  {100 * hot.share:.0f}%" + (f" of the {where.label}" if first else "")
+    if where.waste == "stall_samples" and hot.stalls:
+        text += " (" + ", ".join(f"{reason} {100 * share:.0f}%" for reason, share in hot.stalls) + ")"
+    sass = [i.sass for i in hot.instructions if i.sass]
+    if sass:
+        more = hot.contributors - 1
+        text += f"  [{sass[0]}{f' +{more} more' if more > 0 else ''}]"
+    return text
+
+
+def hot_lines(where) -> list[tuple[str, str | None]]:
+    """Each hot line's head (hot_line) and its source text (None where the report has none)."""
+    if where is None or not hasattr(where, "lines"):
+        return []
+    return [(hot_line(where, hot, i == 0), hot.text) for i, hot in enumerate(where.lines)]
+
+
+def line_change(change) -> str:
+    """'transpose.cu:31: 14,680,064 excess global store sectors -> gone' (a line of a finding, before and after)."""
+    after = "the finding no longer fires" if change.after is None else ("gone" if change.gone else number(change.after))
+    return f"{change.location}: {number(change.before)} {change.label} ({100 * change.before_share:.0f}% before) -> {after}"

@@ -60,5 +60,8 @@ def environment():
         ms=T.ms,
         short_name=T.short_name,
         not_evaluated_count=T.not_evaluated_count,
+        where_note=T.where_note,
+        hot_line=T.hot_line,
+        line_change=T.line_change,
     )
     return env

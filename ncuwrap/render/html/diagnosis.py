@@ -142,6 +142,7 @@ def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
         "groups": diagnosis.groups() if diagnosis.grouped else [],
         "anchors": {v.kernel.id: v.anchor for v in views if v.detailed},
         "reprofile": diagnosis.reprofile,
+        "lines_hint": diagnosis.lines_hint,
         "toc": len(kernels) > 1,
     }
 

@@ -43,6 +43,7 @@ def pair_section(pair) -> list[str]:
             f = pair.finding(fid)
             evidence = ", ".join(f"{code(name)} {escape(T.change(delta))}" for name, delta in pair.evidence.get(fid, {}).items())
             out.append(f"- **{label}** {code(fid)} ({f.severity}): {escape(f.title)}" + (f". Evidence: {evidence}" if evidence else ""))
+            out += [f"  - line {code(c.location)}: " + escape(T.line_change(c).split(": ", 1)[1]) for c in pair.lines.get(fid, ())]
     if out[-1] != "":
         out.append("")
     if pair.estimated_gain_pct is not None:

@@ -7,7 +7,7 @@ from ncuwrap import __version__
 import html
 
 from ncuwrap.render import text as T
-from ncuwrap.render.escape import code, escape, table
+from ncuwrap.render.escape import fenced, code, escape, table
 
 DETAIL = 5
 SUMMARY = 15
@@ -109,6 +109,8 @@ def kernel_section(rank: int, group, total_ns: float, seen: _Seen, processes: bo
     out.append("")
     out.append(f"**Why:** {escape(kernel.why) if kernel.why else 'undecided: the metrics the rules need were not collected.'}")
     out.append("")
+    if kernel.where is not None:
+        out += [line.removeprefix("  ") for line in where_lines(kernel.where, "  ", "- Stalls at")] + [""]
     if kernel.stop:
         out += [f"**Stop here:** {escape(kernel.stop.title)}. {seen.advice(kernel.stop.advice, rank)}", ""]
     issues = kernel.issues
@@ -116,7 +118,9 @@ def kernel_section(rank: int, group, total_ns: float, seen: _Seen, processes: bo
         out.append(table(["severity", "est. gain", "finding", "evidence"],
                          [[f.severity, T.gain(f.estimated_speedup), escape(f.title), evidence(f)] for f in issues], "lrll"))
         out.append("")
-        out += [f"- {code(f.id)}: {seen.advice(f.advice, rank)}" for f in issues]
+        for f in issues:
+            out.append(f"- {code(f.id)}: {seen.advice(f.advice, rank)}")
+            out += where_lines(f.where, "  ", "- At")
         out.append("")
     minor = kernel.minor_findings
     if minor:
@@ -128,6 +132,24 @@ def kernel_section(rank: int, group, total_ns: float, seen: _Seen, processes: bo
         out += [f"*{T.not_evaluated_count(kernel)}* (see the end).", ""]
     if launches > 1:
         out += launches_table(group, processes, streams)
+    return out
+
+
+def where_lines(where, indent: str, lead: str) -> list[str]:
+    """The lines holding a waste as list items under ``lead``, then a snippet of the source with the
+    hot lines marked (where the report carries the text)."""
+    if where is None:
+        return []
+    note = T.where_note(where)
+    out = [f"{indent}*{escape(note)}*"] if note else []
+    for i, hot in enumerate(getattr(where, "lines", ())):
+        out.append(f"{indent}{lead} {code(hot.location)}: " + escape(T.hot_line(where, hot, i == 0).split("  ", 1)[1]))
+    snippet = getattr(where, "snippet", ())
+    if snippet:
+        width = len(str(max(s.line for s in snippet)))
+        body = [f"{'>>' if s.hot else '  '} {s.line:>{width}} | {s.text}" + (f"    // {100 * s.share:.0f}%" if s.hot else "")
+                for s in snippet]
+        out += ["", *(indent + line for line in fenced(body)), ""]
     return out
 
 
@@ -180,6 +202,8 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
         else:
             out += details(f"{i}. {T.short_name(g.name)}: {g.longest.verdict_label}", section)
     out += reprofile(diagnosis)
+    if diagnosis.lines_hint:
+        out += [f"*Source lines not attributed: {escape(diagnosis.lines_hint)}.*", ""]
     out.append("---")
     out.append("")
     out.append(environment_line(diagnosis))

@@ -35,6 +35,8 @@ def render(result, width: int | None = None, color: bool = False, **_options) ->
                 evidence = ", ".join(f"{name} {T.change(delta)}" for name, delta in p.evidence.get(fid, {}).items())
                 if evidence:
                     page.line(evidence, indent=17, label="evidence:")
+                for change in p.lines.get(fid, ()):
+                    page.line(T.line_change(change), "green" if change.gone else "", indent=17, label="line:")
         for name, delta in p.deltas.items():
             page.line(T.change(delta) + (f" [{delta.label}]" if delta.label else ""), indent=2, label=f"{name:24}")
         if p.speedup is not None:

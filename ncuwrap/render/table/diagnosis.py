@@ -90,6 +90,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
         if len(group.verdicts) > 1:
             page.line(", ".join(f"{label} x{count}" for label, count in group.verdicts), indent=2, label="verdicts over the launches:")
         page.line(k.why, indent=2, label=f"{T.verdict(k)}:", label_style="bold")
+        _where(page, k.where, indent=4, label="stalls at:")
         if k.headline is None:
             page.line("no issue found", indent=2)
         for f in k.findings:
@@ -99,6 +100,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
                 continue
             evidence = ", ".join(f"{name}={T.number(value)}" for name, value in f.evidence.items())
             page.line(evidence, indent=9, label="evidence:")
+            _where(page, f.where, indent=9, label="at:")
             page.line(f.advice, indent=9, label="advice:")
         for r in T.ncu_rules_shown(k):
             page.line(T.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
@@ -111,6 +113,22 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     if diagnosis.reprofile:
         page.heading("Not evaluated")
         page.line(T.reprofile_line(diagnosis.reprofile), indent=2)
+    if diagnosis.lines_hint:
+        page.heading("Source lines")
+        page.line(f"not attributed: {diagnosis.lines_hint}.", indent=2)
     page.console.print()
     page.line(f"Durations are ncu's, instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
     return page.text()
+
+
+def _where(page, where, *, indent: int, label: str) -> None:
+    """The lines holding a waste (location, share, SASS), each with its source text beneath it."""
+    note = T.where_note(where)
+    if note:
+        page.line(note, "dim", indent=indent, label=label)
+        label = " " * len(label)
+    for head, text in T.hot_lines(where):
+        page.line(head, indent=indent, label=label)
+        label = " " * len(label)
+        if text:
+            page.line(text, "dim", indent=indent + len(label) + 3)

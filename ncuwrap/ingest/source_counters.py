@@ -1,0 +1,419 @@
+"""Per-instruction counters of a launch (Nsight Compute's SourceCounters section), read into one table.
+
+Two inputs give them: a ``.ncu-rep`` (``ncu_report``: metrics with one instance per instruction,
+correlated by PC, the SASS of each PC and its source file and line where the kernel was built with
+``-lineinfo``, and the source text where ncu ran with ``--import-source yes``), and the source page of
+ncu's CSV export (``ncu --import R --csv --page source --print-source sass``, or ``cuda,sass``, which
+adds the file, the line and its text above each line's SASS). Both become a :class:`SourceCounters`:
+one row per SASS instruction, counters under ncuwrap's names (COUNTERS, STALLS), whatever the input.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import heapq
+import io
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ncuwrap.errors import InputError
+from ncuwrap.ingest.names import function_name
+
+# ncuwrap name -> (the ncu_report metric with one instance per instruction, the source page's column).
+COUNTERS = {
+    "samples": ("smsp__pcsamp_sample_count", "Warp Stall Sampling (All Samples)"),
+    "inst_executed": ("inst_executed", "Instructions Executed"),
+    "thread_inst_executed": ("thread_inst_executed", "Thread Instructions Executed"),
+    "global_sectors": ("memory_l2_theoretical_sectors_global", "L2 Theoretical Sectors Global"),
+    "global_sectors_ideal": ("memory_l2_theoretical_sectors_global_ideal", "L2 Theoretical Sectors Global Ideal"),
+    "global_sectors_excess": ("derived__memory_l2_theoretical_sectors_global_excessive", "L2 Theoretical Sectors Global Excessive"),
+    "shared_wavefronts": ("memory_l1_wavefronts_shared", "L1 Wavefronts Shared"),
+    "shared_wavefronts_ideal": ("memory_l1_wavefronts_shared_ideal", "L1 Wavefronts Shared Ideal"),
+    "shared_wavefronts_excess": ("derived__memory_l1_wavefronts_shared_excessive", "L1 Wavefronts Shared Excessive"),
+    "local_sectors": ("memory_l2_theoretical_sectors_local", "L2 Theoretical Sectors Local"),
+    "divergent_branches": ("smsp__branch_targets_threads_divergent", "Divergent Branches"),
+}
+# Warp-stall samples per instruction, by ncuwrap's stall reason (metrics.STALL_REASONS): the
+# PC-sampling metric and the source page's column.
+STALLS = {
+    "long_scoreboard": ("long_scoreboard", "stall_long_sb"), "short_scoreboard": ("short_scoreboard", "stall_short_sb"),
+    "barrier": ("barrier", "stall_barrier"), "mio_throttle": ("mio_throttle", "stall_mio"), "lg_throttle": ("lg_throttle", "stall_lg"),
+    "math_pipe_throttle": ("math_pipe_throttle", "stall_math"), "wait": ("wait", "stall_wait"),
+    "not_selected": ("not_selected", "stall_not_selected"), "selected": ("selected", "stall_selected"),
+    "no_instruction": ("no_instructions", "stall_no_inst"), "branch_resolving": ("branch_resolving", "stall_branch_resolving"),
+    "dispatch_stall": ("dispatch_stall", "stall_dispatch"), "drain": ("drain", "stall_drain"), "membar": ("membar", "stall_membar"),
+    "misc": ("misc", "stall_misc"), "sleeping": ("sleeping", "stall_sleep"), "tex_throttle": ("tex_throttle", "stall_tex"),
+    "imc_miss": ("imc_miss", "stall_imc"),
+}
+PCSAMP_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+# ncu_report's codes for memory_type and memory_access_type, as the source page spells them.
+_SPACES = {4: "global", 8: "local", 16: "shared"}
+_ACCESSES = {2: "load", 4: "store"}
+# What makes a launch's instruction table: any of these present means SourceCounters was collected.
+MARKERS = ("inst_executed", "smsp__pcsamp_sample_count")
+
+# Bounds on untrusted text: a source file's text is kept up to this size (a larger one is dropped,
+# its lines then shown without text); a source page up to MAX_PAGE_BYTES, a cell up to MAX_CELL.
+MAX_FILE_BYTES = 4 << 20
+MAX_FILES_BYTES = 16 << 20
+MAX_PAGE_BYTES = 512 << 20
+MAX_CELL = 1 << 16
+
+FIXED = ("pc", "sass", "file", "line", "space", "access")
+
+
+@dataclass(frozen=True)
+class SourceCounters:
+    """One launch's counters per SASS instruction.
+
+    ``table``: one row per instruction: ``pc`` (address; the source page's for CSV input), ``sass``,
+    ``file`` and ``line`` (None without line information), ``space`` (global, local, shared or None),
+    ``access`` (load, store, another operation, or None), then the COUNTERS and ``stall_<reason>``
+    columns the input had. ``files``: the text of each source file the input carries, line by line
+    (None for a line a source page does not show)."""
+
+    function: str
+    origin: str  # ncu-rep | source-page
+    table: pd.DataFrame
+    files: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
+
+    @property
+    def has_lines(self) -> bool:
+        return bool(self.table["line"].notna().any()) if len(self.table) else False
+
+    def text(self, file: str | None, line: int | None) -> str | None:
+        """The text of ``file``:``line`` where the input carries it."""
+        lines = self.files.get(file) if file else None
+        if not lines or line is None or not 1 <= line <= len(lines):
+            return None
+        return lines[line - 1]
+
+
+def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=[*FIXED, *columns])
+    for name in columns:
+        frame[name] = pd.to_numeric(frame[name], errors="coerce").astype(float)
+    frame["line"] = frame["line"].astype("Int64")
+    return frame
+
+
+# ------------------------------------------------------------------------------------ from ncu_report
+
+
+def has_counters(action) -> bool:
+    names = set(action.metric_names())
+    return any(m in names for m in MARKERS)
+
+
+def _instances(metric) -> dict[int, float]:
+    """PC -> value of a per-instruction metric (as_double: value() costs 4x as much per call)."""
+    ids = metric.correlation_ids()
+    if ids is None:
+        return {}
+    return {int(ids.as_uint64(i)): metric.as_double(i) for i in range(metric.num_instances())}
+
+
+def _codes(metric) -> dict[int, int | None]:
+    ids = metric.correlation_ids()
+    if ids is None:
+        return {}
+    return {int(ids.as_uint64(i)): (int(v) if (v := metric.value(i)) is not None else None) for i in range(metric.num_instances())}
+
+
+# SASS text costs ~170 us a PC in ncu_report (7,700 PCs of a cuBLAS GEMM: 1.3 s), so only the
+# instructions that can be shown get it: the SASS_TOP largest of every counter (and of idle lanes).
+SASS_TOP = 16
+
+
+@dataclass(frozen=True)
+class RawCounters:
+    """One launch's instruction table as plain Python values (what a forked reader can send back)."""
+
+    function: str
+    origin: str
+    rows: list
+    columns: list
+    files: dict
+
+
+def build(raw: RawCounters) -> SourceCounters:
+    return SourceCounters(function=raw.function, origin=raw.origin, table=_frame(raw.rows, raw.columns), files=raw.files)
+
+
+def from_action(action, function: str, cache: dict) -> RawCounters | None:
+    """The instruction table of one ``ncu_report`` action (plain values: it runs in the forked reader);
+    None when SourceCounters was not collected.
+
+    ``cache`` maps a PC to its (file, line) and SASS across the report's launches: launches of one
+    function share their code, and asking the module costs a native call per PC."""
+    names = set(action.metric_names())
+    if not any(m in names for m in MARKERS):
+        return None
+    columns: dict[str, dict[int, float]] = {}
+    for name, (metric_name, _) in COUNTERS.items():
+        if metric_name in names:
+            columns[name] = _instances(action.metric_by_name(metric_name))
+    for reason, (suffix, _) in STALLS.items():
+        if PCSAMP_PREFIX + suffix in names:
+            columns[f"stall_{reason}"] = _instances(action.metric_by_name(PCSAMP_PREFIX + suffix))
+    space = _codes(action.metric_by_name("memory_type")) if "memory_type" in names else {}
+    access = _codes(action.metric_by_name("memory_access_type")) if "memory_access_type" in names else {}
+    pcs = sorted({pc for values in columns.values() for pc in values})
+    rows = []
+    for pc in pcs:
+        where = cache.get(("line", pc))
+        if where is None:
+            info = action.source_info(pc)
+            file = info.file_name() if info is not None else None
+            line = info.line() if info is not None else None
+            where = cache[("line", pc)] = (file or None, int(line) if line else None)
+        code = space.get(pc)
+        row = {"pc": pc, "sass": None, "file": where[0], "line": where[1], "space": _SPACES.get(code) if code else None,
+               "access": (_ACCESSES.get(access.get(pc), "other") if code else None)}
+        for name, values in columns.items():
+            row[name] = values.get(pc)
+        rows.append(row)
+    for i in _worth_sass(rows, list(columns)):
+        rows[i]["sass"] = _sass(action, rows[i]["pc"], cache)
+    return RawCounters(function=function, origin="ncu-rep", rows=rows, columns=list(columns), files=_files(action))
+
+
+def _worth_sass(rows: list[dict], columns: list[str]) -> set[int]:
+    """Row positions of the SASS_TOP largest values of every counter, and of the idle lanes."""
+    def value(x) -> float:
+        return x if isinstance(x, float) and x == x else 0.0
+
+    ranked = [[value(row.get(c)) for row in rows] for c in columns]
+    if "inst_executed" in columns and "thread_inst_executed" in columns:
+        ranked.append([32 * value(r.get("inst_executed")) - value(r.get("thread_inst_executed")) for r in rows])
+    wanted: set[int] = set()
+    for values in ranked:
+        wanted.update(i for i in heapq.nlargest(SASS_TOP, range(len(values)), key=values.__getitem__) if values[i] > 0)
+    return wanted
+
+
+def _sass(action, pc: int, cache: dict) -> str:
+    text = cache.get(("sass", pc))
+    if text is None:
+        text = cache[("sass", pc)] = " ".join(str(action.sass_by_pc(pc) or "").split())
+    return text
+
+
+def _files(action) -> dict[str, tuple[str, ...]]:
+    """The source text the report carries (ncu --import-source yes), within MAX_FILE(S)_BYTES."""
+    try:
+        files = dict(action.source_files())
+    except Exception:  # an older module without source files: lines are shown without text
+        return {}
+    out, total = {}, 0
+    for name, text in files.items():
+        if not text or len(text) > MAX_FILE_BYTES or total + len(text) > MAX_FILES_BYTES:
+            continue
+        total += len(text)
+        out[str(name)] = tuple(text.splitlines())
+    return out
+
+
+# ---------------------------------------------------------------------------------- from the source page
+
+
+def is_source_page(path: Path) -> bool:
+    """True when ``path`` (.csv or .csv.gz) starts like ncu's source page."""
+    try:
+        with _open(path) as fh:
+            head = fh.read(64)
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError):
+        return False
+    return head.startswith(('"Kernel Name",', '"File Path",', '"File Name",'))
+
+
+def _open(path: Path):
+    if path.name.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace", newline="")
+    return open(path, encoding="utf-8", errors="replace", newline="")
+
+
+class _Bounded(io.TextIOBase):
+    """A text stream that stops with an InputError once MAX_PAGE_BYTES characters were read (a gzip
+    that inflates without end, a sparse file)."""
+
+    def __init__(self, inner, path: Path):
+        self.inner, self.path, self.read_chars = inner, path, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        line = self.inner.readline(MAX_CELL * 4)
+        if not line:
+            raise StopIteration
+        self.read_chars += len(line)
+        if self.read_chars > MAX_PAGE_BYTES:
+            raise InputError(f"{self.path}: more than {MAX_PAGE_BYTES >> 20} MiB of text, more than any source page holds; "
+                             "give the file written by 'ncu --import REPORT --csv --page source --print-source cuda,sass'")
+        return line
+
+
+@dataclass(frozen=True)
+class SourcePage:
+    """What a source page export holds: a block per launch, in the order ncu wrote them, and the
+    kernels it left out for want of line information (the cuda,sass form prints no SASS for them)."""
+
+    path: str
+    blocks: tuple[SourceCounters, ...]
+    without_lines: tuple[str, ...] = ()
+
+
+_NO_LINEINFO = re.compile(r"^==WARNING== No lineinfo available to show CUDA-C source related to '(.*)'\.?\s*$")
+
+
+def read_page(path: Path) -> SourcePage:
+    """Every kernel block of a source page export. The SASS form (``--print-source sass``) has no
+    lines; ``cuda,sass`` puts each source line's row (file, line, text) above the SASS rows it
+    compiled to. ncu's own messages in the export (``==WARNING==`` lines) are not data."""
+    fix = "export it again with 'ncu --import REPORT --csv --page source --print-source cuda,sass'"
+    blocks: list[SourceCounters] = []
+    without: list[str] = []
+    try:
+        with _open(path) as raw:
+            reader = csv.reader(_Messages(_Bounded(raw, path), without))
+            _Page(path, fix).parse(reader, blocks)
+    except csv.Error as exc:
+        raise InputError(f"{path}: not a readable CSV ({exc}); {fix}") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{path}: cannot be read ({exc}); {fix}") from None
+    if not blocks:
+        raise InputError(f"{path}: holds no kernel's source counters; {fix}")
+    return SourcePage(path=str(path), blocks=tuple(blocks), without_lines=tuple(dict.fromkeys(without)))
+
+
+class _Messages:
+    """Lines of ncu's console in an export (``==PROF==``, ``==WARNING==``) are left out; the kernels
+    a warning says have no line information are noted."""
+
+    def __init__(self, lines, without: list[str]):
+        self.lines, self.without = lines, without
+
+    def __iter__(self):
+        for line in self.lines:
+            if line.startswith("=="):
+                match = _NO_LINEINFO.match(line)
+                if match:
+                    self.without.append(match.group(1))
+                continue
+            yield line
+
+
+class _Page:
+    def __init__(self, path: Path, fix: str):
+        self.path, self.fix = path, fix
+
+    def fail(self, what: str) -> InputError:
+        return InputError(f"{self.path}: {what}; {self.fix}")
+
+    def parse(self, reader, blocks: list[SourceCounters]) -> None:
+        """A block per launch. The SASS form starts each with "Kernel Name"; the cuda,sass form lists
+        a launch's files one after the other ("File Path", "Function Name", rows), so its block ends
+        where the function changes or one of its files comes again (the next launch of the same kernel)."""
+        state = {"function": None, "header": None, "rows": [], "files": {}}
+        file, source_lines, line_no = None, {}, None
+
+        def close():
+            if state["function"] is not None and state["header"] is not None:
+                blocks.append(self._block(state["function"], state["header"], state["rows"], state["files"]))
+            state.update(function=None, header=None, rows=[], files={})
+
+        for record in reader:
+            if any(len(cell) > MAX_CELL for cell in record):
+                raise self.fail(f"a cell longer than {MAX_CELL} characters (row {reader.line_num}); ncu writes no such cell, so the file is damaged")
+            if not record:
+                continue
+            key = record[0]
+            if key == "Kernel Name" and len(record) >= 2:
+                close()
+                state["function"], file = record[1], None
+            elif key == "File Name" and len(record) >= 2:
+                raise self.fail("a source page without counters (--print-source cuda shows only the text)")
+            elif key == "File Path" and len(record) >= 2:
+                file, line_no = record[1], None
+                if file in state["files"]:
+                    close()
+                source_lines = {}
+            elif key == "Function Name" and len(record) >= 2:
+                if state["function"] is not None and state["function"] != record[1]:
+                    close()
+                state["function"] = record[1]
+                if file is not None:
+                    state["files"][file] = source_lines
+            elif key in ("Address", "Line No"):
+                if "Address" not in record or "Source" not in record:
+                    raise self.fail("a source page header without Address and Source columns")
+                if state["header"] is not None and record != state["header"]:
+                    raise self.fail(f"row {reader.line_num}: a second, different column header in one kernel's block")
+                state["header"] = record
+            elif state["header"] is None or state["function"] is None:
+                raise self.fail(f"row {reader.line_num} comes before any kernel name and column header")
+            else:
+                header = state["header"]
+                if len(record) != len(header):
+                    raise self.fail(f"row {reader.line_num} has {len(record)} fields where the header has {len(header)} (truncated?)")
+                if header[0] == "Line No":
+                    if record[0]:  # a source line: its number and text
+                        try:
+                            line_no = int(record[0])
+                        except ValueError:
+                            raise self.fail(f"row {reader.line_num}: line number {record[0][:20]!r} is not a number") from None
+                        if len(source_lines) < 1_000_000:
+                            source_lines[line_no] = record[1]
+                        continue
+                    state["rows"].append((file, line_no, record[2:]))
+                else:
+                    state["rows"].append((None, None, record))
+        close()
+
+    def _block(self, function: str, header: list[str], rows: list, files: dict) -> SourceCounters:
+        sass_header = header[2:] if header[0] == "Line No" else header
+        index = {name: i for i, name in enumerate(sass_header)}
+        counters = [(name, index[column]) for name, (_, column) in COUNTERS.items() if column in index]
+        stalls = [(f"stall_{reason}", index[column]) for reason, (_, column) in STALLS.items() if column in index]
+        if not counters and not stalls:
+            raise self.fail(f"the block of {function[:80]!r} has no per-instruction counter columns")
+        space_at, access_at = index.get("Address Space"), index.get("Access Operation")
+        out, seen = [], set()
+        for file, line, cells in rows:
+            address = cells[index["Address"]]
+            if address == "...":  # the cuda,sass form marks where a line's SASS is not contiguous
+                continue
+            try:
+                pc = int(address, 16)
+            except ValueError:
+                raise self.fail(f"address {address[:20]!r} of {function[:80]!r} is not hexadecimal") from None
+            # Inlined code is listed under the inlined function's line and again under its call site:
+            # the first (innermost, as ncu_report's source_info gives it) counts, once.
+            if pc in seen:
+                continue
+            seen.add(pc)
+            row = {"pc": pc, "sass": " ".join(cells[index["Source"]].split()), "file": file or None, "line": line,
+                   "space": _word(cells, space_at), "access": _word(cells, access_at)}
+            for name, at in counters + stalls:
+                row[name] = cells[at]
+            out.append(row)
+        # The page lists only the lines that compiled to code: the others are unknown (None), not blank.
+        texts = {name: tuple(lines.get(i) for i in range(1, max(lines) + 1)) for name, lines in files.items() if lines}
+        return SourceCounters(function=function_name(function), origin="source-page", table=_frame(out, [n for n, _ in counters + stalls]), files=texts)
+
+
+def _word(cells: list[str], at: int | None) -> str | None:
+    if at is None:
+        return None
+    value = cells[at].strip().lower()
+    return None if value in ("", "-") else value
+
+
+def empty_table() -> pd.DataFrame:
+    return _frame([], [])
