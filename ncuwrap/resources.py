@@ -24,4 +24,4 @@ def data_dir(name: str) -> Path:
 
 def sample_report() -> Path:
     """The real H200 report diagnosed when ``ncuwrap diagnose`` is given no report."""
-    return _PACKAGE / "samples" / "transpose_h200.ncu-rep"
+    return _PACKAGE / "samples" / "transpose_h200.ncu-rep.gz"

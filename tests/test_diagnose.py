@@ -119,7 +119,7 @@ def test_details_page_gives_the_same_bound_and_says_what_it_lacks():
 def test_kernel_filter():
     from ncuwrap.errors import InputError
 
-    result = diagnose("ncuwrap/samples/transpose_h200.ncu-rep", kernel="shared")
+    result = diagnose("ncuwrap/samples/transpose_h200.ncu-rep.gz", kernel="shared")
     assert [k.name for k in result.kernels] == ["transpose_shared"]
     with pytest.raises(InputError, match=r"--kernel '\^strided' matched no kernel of .*bench_add.raw.csv; its kernels: coalesced_add"):
         diagnose(H200 / "vecadd" / "bench_add.raw.csv", kernel="^strided")

@@ -139,3 +139,30 @@ def test_rules_where_must_name_a_waste(tmp_path, capsys):
     code, out, err = run_cli(capsys, "rules", "check", rules)
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "names no per-instruction waste (one of global_load_excess, global_store_excess" in err
+
+
+def test_a_gzipped_report_reads_as_the_report(tmp_path, capsys):
+    """A .ncu-rep.gz (the bundled sample, the fixtures) is the report: same verdicts, named as given."""
+    packed = DATA / "transpose-naive.ncu-rep.gz"
+    plain = tmp_path / "transpose-naive.ncu-rep"
+    plain.write_bytes(gzip.decompress(packed.read_bytes()))
+    docs = []
+    for path in (packed, plain):
+        code, out, err = run_cli(capsys, "diagnose", path, "-f", "json")
+        assert code == 0, err
+        doc = json.loads(out)
+        assert doc["source"]["path"] == str(path)
+        docs.append(doc["kernels"])
+    assert docs[0] == docs[1]
+
+
+def test_a_gzipped_report_that_inflates_without_end_is_bounded(tmp_path, capsys, monkeypatch):
+    from ncuwrap import ingest
+
+    monkeypatch.setattr(ingest, "MAX_UNPACKED_REPORT", 1 << 20)
+    bomb = tmp_path / "bomb.ncu-rep.gz"
+    with gzip.open(bomb, "wb") as fh:
+        fh.write(b"NVR\x00" + b"\x00" * (4 << 20))
+    code, out, err = run_cli(capsys, "diagnose", bomb)
+    assert (code, out) == (2, "")
+    assert err == f"ncuwrap: error: {bomb}: inflates past 1 MiB, more than a report holds; give the .ncu-rep itself\n"

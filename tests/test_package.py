@@ -24,7 +24,7 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
 
 def test_wheel_contains_rules_templates_kernels_and_sample(wheel):
     names = set(wheel.namelist())
-    for required in ["ncuwrap/rules/default.yaml", "ncuwrap/rules/reference.yaml", "ncuwrap/samples/transpose_h200.ncu-rep",
+    for required in ["ncuwrap/rules/default.yaml", "ncuwrap/rules/reference.yaml", "ncuwrap/samples/transpose_h200.ncu-rep.gz",
                      "ncuwrap/kernels/manifest.yaml", "ncuwrap/kernels/transpose.cu", "ncuwrap/cli/__init__.py"]:
         assert required in names, required
     kernel_sources = {Path(n).name for n in names if n.startswith("ncuwrap/kernels/") and n.endswith(".cu")}

@@ -309,7 +309,7 @@ def test_timeline_of_a_bad_file_is_one_line(capsys, monkeypatch, path, pattern):
     _one_line_error(code, out, err, path, pattern)
 
 
-@pytest.mark.parametrize("name", ["transpose_h200.ncu-rep", "report.raw.csv"])
+@pytest.mark.parametrize("name", ["transpose_h200.ncu-rep.gz", "report.raw.csv"])
 def test_an_nsight_compute_report_points_to_diagnose(capsys, name):
     path = Path("ncuwrap/samples") / name
     code, out, err = run_cli(capsys, "timeline", path)

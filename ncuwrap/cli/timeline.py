@@ -21,7 +21,7 @@ from ncuwrap.errors import InputError
 from ncuwrap.render import Format
 
 # Nsight Compute reports, given by mistake instead of a program or a capture.
-_NCU_SUFFIXES = (".ncu-rep", ".csv", ".csv.gz")
+_NCU_SUFFIXES = (".ncu-rep", ".ncu-rep.gz", ".csv", ".csv.gz")
 
 
 def write_timeline_documents(diagnosis, run_dir: Path) -> list[Path]:

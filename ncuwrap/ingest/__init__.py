@@ -133,7 +133,7 @@ def _read_packed(path: Path, ncu: str | None) -> Profile:
                 while chunk := src.read(1 << 20):
                     written += len(chunk)
                     if written > MAX_UNPACKED_REPORT:
-                        raise InputError(f"{path}: inflates past {MAX_UNPACKED_REPORT >> 30} GiB, more than a report holds; "
+                        raise InputError(f"{path}: inflates past {MAX_UNPACKED_REPORT >> 20:,} MiB, more than a report holds; "
                                          "give the .ncu-rep itself")
                     dst.write(chunk)
         except (OSError, EOFError, zlib.error) as exc:
