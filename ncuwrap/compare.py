@@ -387,12 +387,24 @@ def _line_changes(before: KernelVerdict, after: KernelVerdict, resolved, persist
     return out
 
 
+# A slowdown threshold past this many percent (11x slower) gates nothing a CI job would mean.
+MAX_THRESHOLD_PCT = 1000.0
+
+
+def check_threshold(threshold_pct: float) -> float:
+    """``--threshold``: a finite percentage in [0, MAX_THRESHOLD_PCT]. NaN compares false with
+    everything, so 'nan' would silently pass every slowdown (a 161% one in the hostile-input review)."""
+    if not (isinstance(threshold_pct, (int, float)) and 0 <= threshold_pct <= MAX_THRESHOLD_PCT):
+        raise InputError(f"--threshold {threshold_pct!s:.24}: a slowdown threshold is a percentage from 0 to {MAX_THRESHOLD_PCT:g} "
+                         f"(default {DEFAULT_THRESHOLD_PCT:g})")
+    return threshold_pct
+
+
 def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str | Path | None = None,
             after_timing: str | Path | None = None, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
             fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING) -> CompareResult:
     """Compare two diagnoses (made with the same rules)."""
-    if threshold_pct < 0:
-        raise InputError(f"--threshold {threshold_pct:g}: a slowdown threshold is a percentage >= 0")
+    check_threshold(threshold_pct)
     if fail_on_finding not in (None, *FAIL_ON_FINDING_CHOICES):
         raise InputError(f"--fail-on-finding {fail_on_finding}: give one of {', '.join(FAIL_ON_FINDING_CHOICES)}")
     before_bench = load_bench(before_timing) if before_timing else None
@@ -423,6 +435,7 @@ def compare_files(before: str | Path, after: str | Path, rules_path: str | Path 
     from ncuwrap.engine import diagnose
     from ncuwrap.ingest import kind_of
 
+    check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     for path in (Path(before), Path(after)):
         if path.is_file() and kind_of(path) == "timeline":
             raise InputError(f"{path}: an Nsight Systems timeline; 'ncuwrap compare' takes kernel reports (.ncu-rep or an ncu CSV export)")

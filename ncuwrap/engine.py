@@ -446,7 +446,7 @@ def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend
     rules = R.load(rules_path, extend=extend)
     profile = load(report, ncu=ncu, metrics=needed_metrics(rules))
     if ncu_rules is not None:
-        profile.rules = rule_results(ncu_rules, ncu=ncu)
+        profile.rules = rule_results(ncu_rules, ncu=ncu, of=profile)
     if source_page is not None:
         profile.sources, profile.source_gaps = ingest_source_page(source_page, profile)
     if label:

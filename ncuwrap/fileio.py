@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from ncuwrap.errors import NcuwrapError, OutputExistsError
+from ncuwrap.packed import short_name
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -61,7 +62,8 @@ def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` through a temporary file in the same folder, then rename it into place: an error
     never leaves a half-written file, and an existing file is replaced only by a complete one."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    # The temporary name must fit the file system's 255 bytes even when the name itself nearly does.
+    fd, tmp = tempfile.mkstemp(prefix=f".{short_name(path.name)}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -32,17 +32,18 @@ def _quoted(text: str) -> str:
     return repr(text) if len(text) <= 60 else repr(text[:60]) + "..."
 
 
-def compile_filter(text: str) -> Callable[[str], bool]:
-    """A predicate telling whether a kernel name matches ``text`` (searched anywhere in the name);
-    InputError, one line, for a pattern that is too long or not valid RE2 syntax."""
+def compile_filter(text: str, option: str = "--kernel", what: str = "kernel name") -> Callable[[str], bool]:
+    """A predicate telling whether a name matches ``text`` (searched anywhere in the name); InputError,
+    one line naming ``option``, for a pattern that is too long or not valid RE2 syntax. Every regular
+    expression a user gives ncuwrap (-k, --step-range) goes through here."""
     if len(text) > MAX_PATTERN:
-        raise InputError(f"--kernel {_quoted(text)}: the regular expression is {len(text):,} characters long (at most {MAX_PATTERN}); "
-                         "match a shorter part of the kernel name")
+        raise InputError(f"{option} {_quoted(text)}: the regular expression is {len(text):,} characters long (at most {MAX_PATTERN}); "
+                         f"match a shorter part of the {what}")
     try:
         pattern = re2.compile(text, _OPTIONS)
     except re2.error as exc:
         detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise InputError(f"--kernel {_quoted(text)}: not a valid regular expression ({detail}); quote it or escape special characters "
+        raise InputError(f"{option} {_quoted(text)}: not a valid regular expression ({detail}); quote it or escape special characters "
                          "(RE2 syntax: no lookarounds or backreferences)") from None
 
     def matches(name: str) -> bool:

@@ -36,10 +36,15 @@ def test_debug_lets_the_traceback_through(capsys, monkeypatch):
     assert code == 2 and err.startswith("ncuwrap: error: internal error: ValueError")
 
 
-def test_usage_errors_stay_clicks(capsys):
+def test_usage_errors_are_one_line_too(capsys):
+    """A bad option or option value is one line with where to look (issue 22: click's usage block was
+    the only multi-line error left), exit 2."""
     code, out, err = run_cli(capsys, "diagnose", "--no-such-option")
-    assert code == 2
-    assert "No such option: --no-such-option" in err and "Usage:" in err
+    assert (code, out) == (2, "")
+    assert err == "ncuwrap: error: No such option: --no-such-option; see 'ncuwrap diagnose --help'\n"
+    code, out, err = run_cli(capsys, "compare", "a", "b", "--threshold", "0x10")
+    assert code == 2 and len(err.splitlines()) == 1
+    assert err.startswith("ncuwrap: error: Invalid value for '--threshold': ") and err.endswith("; see 'ncuwrap compare --help'\n")
 
 
 def test_escapes_in_a_kernel_name_do_not_reach_the_terminal(capsys, tmp_path):

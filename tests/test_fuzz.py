@@ -234,3 +234,117 @@ def test_fuzz_bench_json(capsys, workdir, data):
     path.write_text(text, encoding="utf-8")
     check_contract(capsys, folder, "compare", TRANSPOSE / "transposeNaive.raw.csv", TRANSPOSE / "transposePadded.raw.csv",
                    "--before-timing", path)
+
+
+# --- issue 22: source pages, compressed streams, option values ------------------------------------
+
+SOURCE = DATA / "h200_ncuwrap" / "source"
+PAGE_TEXT = __import__("gzip").decompress((SOURCE / "transpose-naive.source_cuda_sass.csv.gz").read_bytes()).decode()
+PAGE_RAW = SOURCE / "transpose-naive.raw.csv.gz"
+
+
+@fuzz(25)
+@given(data=st.data())
+def test_fuzz_source_page(capsys, workdir, data):
+    """The real cuda,sass page of the naive transpose, a cell replaced, a line cut or bytes spliced in."""
+    lines = PAGE_TEXT.split("\n")
+    kind = data.draw(st.sampled_from(["cell", "cut", "splice"]))
+    row = data.draw(st.integers(0, len(lines) - 1))
+    if kind == "cell":
+        cells = lines[row].split('","')
+        at = data.draw(st.integers(0, len(cells) - 1))
+        cells[at] = data.draw(CELL_VALUES).replace('"', '""')
+        lines[row] = '","'.join(cells)
+        text = "\n".join(lines)
+    elif kind == "cut":
+        text = "\n".join(lines[:row]) + "\n" + lines[row][: data.draw(st.integers(0, max(0, len(lines[row]) - 1)))]
+    else:
+        at = data.draw(st.integers(0, len(PAGE_TEXT)))
+        text = PAGE_TEXT[:at] + data.draw(st.text(alphabet='",\n0123456789x-.=# ', max_size=10)) + PAGE_TEXT[at:]
+    folder = workdir()
+    page = folder / "page.csv"
+    page.write_text(text, encoding="utf-8")
+    check_contract(capsys, folder, "diagnose", PAGE_RAW, "--source-page", page)
+
+
+@fuzz(20)
+@given(data=st.data())
+def test_fuzz_compressed_streams(capsys, workdir, data):
+    """A gzipped export or report, cut short or with bytes changed (the stream or its trailer)."""
+    import gzip
+
+    source = data.draw(st.sampled_from([RAW_CSV, NCU_REP]))
+    packed = bytearray(gzip.compress(source.read_bytes(), mtime=0))
+    for _ in range(data.draw(st.integers(0, 3))):
+        packed[data.draw(st.integers(0, len(packed) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.one_of(st.none(), st.integers(0, len(packed))))
+    folder = workdir()
+    path = folder / (source.name + ".gz")
+    path.write_bytes(bytes(packed[:cut] if cut is not None else packed))
+    check_contract(capsys, folder, "diagnose", path)
+
+
+NUMBERS = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), st.integers(-(2**70), 2**70).map(str),
+                    st.sampled_from(["nan", "-nan", "inf", "-inf", "1e309", "0x10", "", " ", "5%", "1_000"]))
+
+
+@fuzz(15)
+@given(threshold=NUMBERS)
+def test_fuzz_compare_threshold(capsys, workdir, threshold):
+    """--threshold: a finite percentage in [0, 1000] gates, anything else is refused, never ignored."""
+    folder = workdir()
+    code, err = check_contract(capsys, folder, "compare", TRANSPOSE / "transposeNaive.raw.csv", TRANSPOSE / "transposePadded.raw.csv",
+                               "--threshold", threshold)
+    try:
+        value = float(threshold)
+    except ValueError:
+        value = None
+    if value is not None and 0 <= value <= 1000:
+        assert code == 0, err
+    else:
+        assert code == 2
+
+
+@fuzz(15)
+@given(pattern=st.one_of(st.text(max_size=40), st.sampled_from(["(a+)+$", "(?=step)", r"(\w+)\1", "[", "step|", "(?i)STEP", "x" * 600])))
+def test_fuzz_step_range(capsys, workdir, pattern):
+    """--step-range runs RE2 on NVTX names from the capture: any pattern ends in a verdict or one line."""
+    folder = workdir()
+    capture = folder / "bench.sqlite"
+    shutil.copyfile(SQLITE, capture)
+    check_contract(capsys, folder, "timeline", capture, "--step-range", pattern)
+
+
+NAME_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_characters='"\r\n'), min_size=1, max_size=40)
+
+
+@fuzz(8)
+@given(name=NAME_TEXT)
+def test_fuzz_names_in_every_format(capsys, workdir, name):
+    """A kernel name of any characters: the terminal shows it without sending a control or bidi
+    character, HTML carries it escaped, JSON gives it back exactly."""
+    import json as _json
+
+    from markupsafe import escape as html_escape
+
+    from ncuwrap.render.escape import terminal
+    from ncuwrap.terminal import BIDI
+
+    folder = workdir()
+    report = folder / "named.raw.csv"
+    report.write_text(CSV_TEXT.replace('"coalesced_add(', f'"{name}(', 1), encoding="utf-8")
+    code, out, err = run_cli(capsys, "diagnose", report, "-f", "json")
+    if code != 0:  # a name ncu could not have written (the CSV reader refuses it): one line
+        assert code == 2 and len(err.splitlines()) == 1
+        return
+    kernels = _json.loads(out)["kernels"]
+    assert any(k["display_name"].startswith(name) for k in kernels)
+    code, table, _ = run_cli(capsys, "diagnose", report)
+    assert code == 0
+    import re as _re
+
+    assert not _re.search(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{BIDI}]", table)
+    code, page, _ = run_cli(capsys, "diagnose", report, "-f", "html")
+    assert code == 0
+    shown = str(html_escape(terminal(name)))
+    assert shown in page or shown.strip() == "" or " ".join(shown.split()) in page

@@ -165,4 +165,4 @@ def test_a_gzipped_report_that_inflates_without_end_is_bounded(tmp_path, capsys,
         fh.write(b"NVR\x00" + b"\x00" * (4 << 20))
     code, out, err = run_cli(capsys, "diagnose", bomb)
     assert (code, out) == (2, "")
-    assert err == f"ncuwrap: error: {bomb}: inflates past 1 MiB, more than a report holds; give the .ncu-rep itself\n"
+    assert err == f"ncuwrap: error: {bomb}: unpacks to more than 1 MiB, more than such a file holds; give the .ncu-rep itself\n"

@@ -346,3 +346,15 @@ def test_nccl_kernel_names():
     names = pd.Series([NCCL_KERNEL, "ncclKernel_AllReduce_RING_LL_Sum_float", "ncclDevKernel_Generic", "ncclSymkDevKernel_AllReduce",
                        "sm90_gemm", "void at::native::nccl_like_kernel<float>", "NCCLish"])
     assert is_nccl(names).tolist() == [True, True, True, True, False, False, False]
+
+
+def test_hostile_host_name_is_escaped_in_the_rank_table(tmp_path):
+    """The rank table printed a rank's host name raw (its notes line escaped it): issue 22. SYNTHETIC captures."""
+    folder = tmp_path / "r"
+    folder.mkdir()
+    run = Run(step_ns=12 * MS, host="node\x1b]0;pwned\x07[bold]x")
+    for rank in (0, 1):
+        write_rank(folder / f"rank{rank}.sqlite", run, rank)
+    table = render(diagnose_ranks(folder, workers=0), "table", width=200)
+    assert "\x1b" not in table and "\x07" not in table
+    assert "node\\x1b]0;pwned\\x07[bold]x" in table  # shown as written: rich markup would have swallowed "[bold]"

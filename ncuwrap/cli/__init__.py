@@ -61,7 +61,11 @@ def main(argv: list[str] | None = None) -> int:
             # numpy's overflow/invalid-value warnings on odd counters (1e300 * 1e300): the code
             # handles inf and nan, and stderr is for one-line errors.
             warnings.simplefilter("ignore", RuntimeWarning)
-            app(args=argv, prog_name="ncuwrap")  # standalone: click reports usage errors itself (exit 2)
+            # Not standalone: click's usage errors (a bad option value, a missing argument) are one
+            # line here too, instead of click's usage block.
+            result = app(args=argv, prog_name="ncuwrap", standalone_mode=False)
+        if isinstance(result, int) and not isinstance(result, bool):
+            return result
     except NcuwrapError as exc:
         _error(str(exc))
         return exc.exit_code
@@ -73,12 +77,35 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return exc.code if isinstance(exc.code, int) else 1
     except Exception as exc:  # a bug, or a broken input that no check caught: still one line
+        handled = _click_exception(exc)
+        if handled is not None:
+            return handled
         if _debug:
             raise
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         _error(f"internal error: {detail} (run with --debug for the traceback)")
         return 2
     return 0
+
+
+def _click_exception(exc: Exception) -> int | None:
+    """click's own exceptions (typer re-exports a vendored click in newer releases, so they are known
+    by name): a usage error is one line with where to look; None for anything else."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "NoArgsIsHelpError" in names:  # 'ncuwrap rules' alone: the help, as click's standalone mode prints it
+        typer.echo(exc.format_message(), err=True)
+        return 2
+    if "UsageError" in names:
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path if ctx is not None else "ncuwrap"
+        _error(f"{exc.format_message().rstrip('.')}; see '{command} --help'")
+        return 2
+    if "Exit" in names and hasattr(exc, "exit_code"):
+        return exc.exit_code
+    if "Abort" in names:
+        typer.echo("ncuwrap: interrupted", err=True)
+        return 130
+    return None
 
 
 def _error(message: str) -> None:

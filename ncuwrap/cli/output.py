@@ -10,6 +10,7 @@ import typer
 
 from ncuwrap import fileio
 from ncuwrap.render import Format, render
+from ncuwrap.render.escape import terminal
 
 
 def check_output(output: Path | None, *inputs: Path | None, force: bool = False) -> None:
@@ -28,7 +29,7 @@ def emit(result, fmt: Format, output: Path | None, *, force: bool = False, input
         typer.echo(text, nl=False)
         return
     fileio.write_checked(output, text, force=force, inputs=inputs)
-    typer.echo(f"wrote {output}", err=True)
+    typer.echo(f"wrote {terminal(output)}", err=True)
 
 
 def write_document(result, fmt: Format, path: Path) -> Path:

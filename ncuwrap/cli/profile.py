@@ -15,6 +15,7 @@ import typer
 from ncuwrap.cli import app
 from ncuwrap.cli.output import emit, write_document
 from ncuwrap.render import Format
+from ncuwrap.render.escape import terminal
 
 _TARGET_HELP = ("A bundled benchmark (family/variant, e.g. transpose/naive, or its kernel's name, e.g. transpose_naive; "
                 "--list shows them) or, after '--', any program and its arguments: ncuwrap profile -- ./prog args.")
@@ -149,7 +150,7 @@ def _summary(result) -> list[str]:
     from ncuwrap.profile.rundir import SOURCE_CSV, SOURCE_SASS_CSV
 
     pages = "".join(f"{name}, " for name in (SOURCE_CSV, SOURCE_SASS_CSV) if (Path(result.run_dir) / name).is_file())
-    lines.append(f"run folder: {result.run_dir} (report.ncu-rep, report.raw.csv, {pages}verdict.json, report.html, "
+    lines.append(f"run folder: {terminal(result.run_dir)} (report.ncu-rep, report.raw.csv, {pages}verdict.json, report.html, "
                  f"commands.txt, environment.json, ncu.log, profile.json)")
     return lines
 
@@ -242,7 +243,7 @@ def profile(
     try:
         result = run_profile(resolved, run_dir, options, progress=_ScreenProgress(show_output))
     except KeyboardInterrupt:
-        typer.echo(f"ncuwrap: interrupted: ncu and the program were stopped; kept what was written in {run_dir} "
+        typer.echo(f"ncuwrap: interrupted: ncu and the program were stopped; kept what was written in {terminal(run_dir)} "
                    f"(ncu.log, commands.txt, profile.json)", err=True)
         raise
     write_documents(result)

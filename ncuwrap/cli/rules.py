@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from ncuwrap.cli import app
+from ncuwrap.render.escape import terminal
 
 rules_app = typer.Typer(help="Inspect and check rule files.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
@@ -39,7 +40,8 @@ def metrics_cmd(
     if as_json:
         typer.echo(json.dumps({"rules": loaded.path, "metrics": raw}, indent=2))
     else:
-        typer.echo("\n".join(raw))
+        # Metric names come from the rules file (metric("...")): shown, never sent to the terminal as codes.
+        typer.echo("\n".join(terminal(name) for name in raw))
 
 
 @rules_app.command("check")
@@ -48,4 +50,4 @@ def check_cmd(path: Path = typer.Argument(..., help="Rules YAML to validate.")) 
     from ncuwrap import ruleset
 
     loaded = ruleset.load(path, kind=ruleset.kind_of_file(path))
-    typer.echo(f"{path}: ok ({loaded.kind} rules: {len(loaded.bound)} bound branches, {len(loaded.findings)} findings, version {loaded.version})")
+    typer.echo(f"{terminal(path)}: ok ({loaded.kind} rules: {len(loaded.bound)} bound branches, {len(loaded.findings)} findings, version {loaded.version})")

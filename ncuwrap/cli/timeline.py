@@ -19,6 +19,7 @@ from ncuwrap.cli import app
 from ncuwrap.cli.output import emit, write_document
 from ncuwrap.errors import InputError
 from ncuwrap.render import Format
+from ncuwrap.render.escape import terminal
 
 # Nsight Compute reports, given by mistake instead of a program or a capture.
 _NCU_SUFFIXES = (".ncu-rep", ".ncu-rep.gz", ".csv", ".csv.gz")
@@ -119,8 +120,8 @@ def timeline(
 
         run_dir = output or default_run_dir()
         folder = capture_ranks(program, run_dir, nsys=nsys_path, force=force, options=nsys_options,
-                               started=lambda argv: typer.echo(f"nsys: capturing each rank: {shlex.join(argv)} ...", err=True))
-        typer.echo(f"run folder: {folder}", err=True)
+                               started=lambda argv: typer.echo(f"nsys: capturing each rank: {terminal(shlex.join(argv))} ...", err=True))
+        typer.echo(f"run folder: {terminal(folder)}", err=True)
         emit(diagnose_ranks(folder, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
                             nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup), fmt, None)
         return
@@ -139,8 +140,8 @@ def timeline(
     run_dir = output or default_run_dir()
     result = capture(list(program), run_dir, nsys=nsys_path, force=force, rules_path=rules, extend=extend, options=nsys_options,
                      step_pattern=step_range, warmup=warmup,
-                     started=lambda argv: typer.echo(f"nsys: capturing {shlex.join(program)} ...", err=True))
+                     started=lambda argv: typer.echo(f"nsys: capturing {terminal(shlex.join(program))} ...", err=True))
     documents = write_timeline_documents(result.diagnosis, result.run_dir)
     written = [result.report, result.sqlite, *documents, result.log]
-    typer.echo(f"run folder: {result.run_dir} ({', '.join(p.name for p in written)})", err=True)
+    typer.echo(f"run folder: {terminal(result.run_dir)} ({terminal(', '.join(p.name for p in written))})", err=True)
     emit(result.diagnosis, fmt, None)

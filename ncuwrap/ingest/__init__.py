@@ -119,41 +119,56 @@ MAX_UNPACKED_REPORT = 4 << 30
 
 
 def _read_packed(path: Path, ncu: str | None) -> Profile:
-    """A .ncu-rep.gz: unpacked beside nothing the user owns (a private temporary folder, removed
-    after), read, and named by the user's file in every message and output."""
-    import gzip
-    import tempfile
-    import zlib
+    """A .ncu-rep.gz: unpacked into a private temporary folder (removed after), read, and named by the
+    user's file in every message and output."""
+    from ncuwrap import packed
 
-    with tempfile.TemporaryDirectory(prefix="ncuwrap-rep-") as folder:
-        unpacked = Path(folder) / path.name[: -len(".gz")]
-        written = 0
-        try:
-            with gzip.open(path, "rb") as src, unpacked.open("wb") as dst:
-                while chunk := src.read(1 << 20):
-                    written += len(chunk)
-                    if written > MAX_UNPACKED_REPORT:
-                        raise InputError(f"{path}: inflates past {MAX_UNPACKED_REPORT >> 20:,} MiB, more than a report holds; "
-                                         "give the .ncu-rep itself")
-                    dst.write(chunk)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{path}: not a readable gzip file ({exc}); unpack it with gunzip or copy it again") from None
-        return ncu_rep.read(unpacked, ncu=ncu, shown=path)
+    with packed.unpacked(path, limit=MAX_UNPACKED_REPORT, fix="give the .ncu-rep itself", prefix="ncuwrap-rep-") as plain:
+        return ncu_rep.read(plain, ncu=ncu, shown=path)
 
 
-def rule_results(path: str | Path, *, ncu: str | None = None) -> dict[int, tuple[RuleResult, ...]]:
+def rule_results(path: str | Path, *, ncu: str | None = None, of: Profile | None = None) -> dict[int, tuple[RuleResult, ...]]:
     """Nsight Compute's own rule results per launch ID, from a .ncu-rep or a details-page CSV (what
-    ``diagnose --ncu-rules`` puts beside the findings of a raw-page export of the same report)."""
+    ``diagnose --ncu-rules`` puts beside the findings of a raw-page export of the same report).
+    ``of``: the report they are for; a file that describes other launches (another kernel, launch
+    configuration or number of launches under the same IDs) is refused instead of attached."""
     path = check_file(Path(path))
     kind = kind_of(path)
     if kind == "ncu-rep":
-        return ncu_rep.read(path, ncu=ncu).rules
-    if kind == "ncu-csv":
-        profile = ncu_csv.read(path, usecols=())
-        if profile.source.kind != "ncu-csv-details":
+        other = ncu_rep.read(path, ncu=ncu) if not path.name.lower().endswith(".gz") else _read_packed(path, ncu)
+    elif kind == "ncu-csv":
+        other = ncu_csv.read(path, usecols=())
+        if other.source.kind != "ncu-csv-details":
             raise InputError(f"{path}: a raw-page export holds no rule results; export them with 'ncu --import REPORT --csv --page details'")
-        return profile.rules
-    raise InputError(f"{path}: not an Nsight Compute report; give the .ncu-rep or its '--page details' CSV export")
+    else:
+        raise InputError(f"{path}: not an Nsight Compute report; give the .ncu-rep or its '--page details' CSV export")
+    if of is not None:
+        _same_launches(path, other, of)
+    return other.rules
+
+
+def _same_launches(path: Path, other: Profile, of: Profile) -> None:
+    """Refuse ``other`` unless it holds the launches of ``of``: the same number, and under each launch
+    ID the same kernel, grid and block (where both say)."""
+    from ncuwrap.ingest.names import function_name
+
+    def launches(profile: Profile) -> dict:
+        frame = profile.frame
+        cols = {c: frame[c].tolist() if c in frame else [None] * len(frame) for c in ("launch_id", "display_name", "grid", "block")}
+        return {int(i) if i == i else n: (function_name(str(name)), grid, block)
+                for n, (i, name, grid, block) in enumerate(zip(cols["launch_id"], cols["display_name"], cols["grid"], cols["block"]))}
+
+    mine, theirs = launches(of), launches(other)
+    fix = f"give the .ncu-rep or '--page details' export of {of.source.path} itself"
+    if len(mine) != len(theirs):
+        raise InputError(f"{path}: holds {len(theirs)} launch{'es' if len(theirs) != 1 else ''} where {of.source.path} holds "
+                         f"{len(mine)}: not the same report; {fix}")
+    for launch, (name, grid, block) in mine.items():
+        there = theirs.get(launch)
+        if there is None or there[0] != name or any(a and b and a != b for a, b in ((grid, there[1]), (block, there[2]))):
+            what = "no such launch" if there is None else f"{there[0][:60]} grid {there[1]} block {there[2]}"
+            raise InputError(f"{path}: launch {launch} is {what} there, {name[:60]} grid {grid} block {block} in {of.source.path}: "
+                             f"not the same report; {fix}")
 
 
 # A source page belongs to a launch when it executed the same instructions (ncu's kernel-wide count,

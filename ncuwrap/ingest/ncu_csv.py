@@ -8,13 +8,9 @@ with human labels, which are mapped back to metric names where ncuwrap knows the
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import gzip
 import io
 import re
-import tempfile
-import zlib
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from ncuwrap import packed
 from ncuwrap.errors import InputError
 from ncuwrap.ingest.model import Profile, RuleResult, Source
 from ncuwrap.ingest.names import function_name
@@ -75,22 +72,28 @@ DETAILS_LABELS = {
 }
 
 
+# What may come before the header (ncu's ==PROF== lines, the program's output): searched this far and
+# no further, so that a huge file without a line break (a sparse file) is refused after a moment.
+MAX_PREAMBLE = 16 << 20
+
+
 def _header_offset(path: Path) -> int:
     """Byte offset of the header line: ncu's own "==PROF==" lines or program output may precede it,
     and an editor may have put a UTF-8 byte order mark before it (skipped with it)."""
     offset = 0
     with path.open("rb") as fh:
         for _ in range(10_000):
-            line = fh.readline(MAX_ROW_BYTES)
-            if not line:
+            line = fh.readline(max(1, min(MAX_ROW_BYTES, MAX_PREAMBLE - offset)))
+            if not line or offset >= MAX_PREAMBLE:
                 break
             if line.startswith(b'"ID",'):
                 return offset
             if offset == 0 and line.startswith(_BOM + b'"ID",'):
                 return len(_BOM)
             offset += len(line)
+    where = f" in its first {MAX_PREAMBLE >> 20} MiB" if offset >= MAX_PREAMBLE else ""
     raise InputError(
-        f"{path}: not an Nsight Compute CSV export (no '\"ID\",' header line); "
+        f"{path}: not an Nsight Compute CSV export (no '\"ID\",' header line{where}); "
         "export one with 'ncu --import REPORT --csv --page raw > FILE.csv'"
     )
 
@@ -289,28 +292,11 @@ def read(path: Path, usecols=None) -> Profile:
     """Read an ncu CSV export (raw or details page), plain or gzipped (``.csv.gz``).
     ``usecols``: metric names to keep (None: all)."""
     if path.name.lower().endswith(".gz"):
-        with _gunzipped(path) as plain:
+        with packed.unpacked(path, limit=GZIP_LIMIT, fix="pass the CSV export itself or gzip it again") as plain:
             profile = _read(plain, usecols)
         profile.source = replace(profile.source, path=str(path))
         return profile
     return _read(path, usecols)
-
-
-@contextlib.contextmanager
-def _gunzipped(path: Path):
-    with tempfile.TemporaryDirectory(prefix="ncuwrap-") as tmp:
-        plain = Path(tmp) / path.name[:-3]
-        written = 0
-        try:
-            with gzip.open(path, "rb") as src, plain.open("wb") as dst:
-                for chunk in iter(lambda: src.read(1 << 20), b""):
-                    written += len(chunk)
-                    if written > GZIP_LIMIT:
-                        raise InputError(f"{path}: unpacks to more than {GZIP_LIMIT >> 30} GiB; unpack it yourself and pass the CSV")
-                    dst.write(chunk)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{path}: not a readable gzip file ({exc}); pass the CSV export or gzip it again") from None
-        yield plain
 
 
 def _read(path: Path, usecols=None) -> Profile:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ncuwrap import packed
 from ncuwrap.errors import InputError
 from ncuwrap.ingest.names import function_name
 
@@ -234,7 +235,10 @@ def is_source_page(path: Path) -> bool:
 
 def _open(path: Path):
     if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace", newline="")
+        raw = path.open("rb")
+        text = io.TextIOWrapper(gzip.GzipFile(fileobj=raw, mode="rb"), encoding="utf-8", errors="replace", newline="")
+        text.packed_from = raw  # the compressed bytes read so far, for the ratio bound (packed.MAX_RATIO)
+        return text
     return open(path, encoding="utf-8", errors="replace", newline="")
 
 
@@ -253,6 +257,10 @@ class _Bounded(io.TextIOBase):
         if not line:
             raise StopIteration
         self.read_chars += len(line)
+        raw = getattr(self.inner, "packed_from", None)
+        if raw is not None and self.read_chars > packed.RATIO_AFTER and self.read_chars > packed.MAX_RATIO * max(raw.tell(), 1):
+            raise InputError(f"{self.path}: inflates more than {packed.MAX_RATIO} times its size (a real source page inflates "
+                             "about 25 times), so it is damaged or made to exhaust memory; export the page again")
         if self.read_chars > MAX_PAGE_BYTES:
             raise InputError(f"{self.path}: more than {MAX_PAGE_BYTES >> 20} MiB of text, more than any source page holds; "
                              "give the file written by 'ncu --import REPORT --csv --page source --print-source cuda,sass'")

@@ -29,6 +29,7 @@ more memory units than the rules look at).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -94,7 +95,8 @@ def find_ncu(path: str | None = None) -> str:
             candidate = candidate / "ncu"
         if not candidate.is_file():
             raise ToolNotFoundError(f"{path}: no ncu there; pass --ncu the path of an installed Nsight Compute's ncu")
-        return str(candidate)
+        # Path("./ncu") is "ncu", which a child process would look up on PATH: keep it a path.
+        return os.path.abspath(candidate)
     found = shutil.which("ncu")
     if not found:
         raise ToolNotFoundError(

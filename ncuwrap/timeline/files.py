@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from ncuwrap import packed
 from ncuwrap.errors import InputError, ToolNotFoundError
 
 
@@ -28,8 +29,11 @@ def read_timeline(path: str | Path, nsys: str | Path | None = None, *, ranks: bo
                                     f"Systems and put nsys on PATH, or run 'nsys export --type sqlite {path}' where nsys is "
                                     "installed and diagnose the .sqlite") from None
         with tempfile.TemporaryDirectory(prefix="ncuwrap-nsys-") as tmp:
-            exported = nsysrep.export_sqlite(path, Path(tmp) / (path.name[: -len(".nsys-rep")] + ".sqlite"), nsys=exe)
-            return sqlite.read(exported, ranks=ranks), "nsys-rep"
+            exported = Path(tmp) / packed.short_name(path.name[: -len(".nsys-rep")] + ".sqlite")
+            # What is wrong with the export is said of the user's report, not of the temporary file.
+            with packed.as_given(exported, path):
+                exported = nsysrep.export_sqlite(path, exported, nsys=exe)
+                return sqlite.read(exported, ranks=ranks), "nsys-rep"
     if name.endswith(".sqlite"):
         return sqlite.read(path, ranks=ranks), "nsys-sqlite"
     raise InputError(f"{path}: not an Nsight Systems timeline; give a .nsys-rep or its 'nsys export --type sqlite' .sqlite")

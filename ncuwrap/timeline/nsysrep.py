@@ -8,6 +8,7 @@ without nsys.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -29,7 +30,8 @@ def find_nsys(nsys: str | Path | None = None) -> str:
     if nsys:
         candidate = Path(nsys)
         if candidate.is_file():
-            return str(candidate)
+            # Path("./nsys") is "nsys", which a child process would look up on PATH: keep it a path.
+            return os.path.abspath(candidate)
         found = shutil.which(str(nsys))
         if found:
             return found

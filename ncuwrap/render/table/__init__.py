@@ -12,7 +12,17 @@ from rich.text import Text
 
 from ncuwrap.render.escape import terminal
 
+# The narrowest terminal laid out for; anything narrower gets 80 columns.
+MIN_WIDTH = 40
 STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green", "minor": "dim"}
+
+
+class TextTable(Table):
+    """A rich table whose text cells are report text: escaped (control characters visible) and
+    never read as rich markup, whoever adds the row. The one path every table row takes."""
+
+    def add_row(self, *renderables, **kwargs) -> None:
+        super().add_row(*(cell(r) if isinstance(r, str) else r for r in renderables), **kwargs)
 
 
 class Page:
@@ -21,7 +31,11 @@ class Page:
 
     def __init__(self, width: int | None = None, color: bool = False):
         self.buffer = io.StringIO()
-        self.console = Console(file=self.buffer, width=width or Console().width, force_terminal=color,
+        width = width or Console().width
+        # COLUMNS=0 (or a terminal a few characters wide) printed nothing at all: below MIN_WIDTH the
+        # page is laid out for 80 columns instead.
+        width = width if width >= MIN_WIDTH else 80
+        self.console = Console(file=self.buffer, width=width, force_terminal=color,
                                color_system="standard" if color else None, highlight=False)
 
     def line(self, text: str = "", style: str = "", *, indent: int = 0, label: str = "", label_style: str | None = None) -> None:
@@ -54,7 +68,7 @@ class Page:
         """A table of short values kept on one line. ``names`` columns hold identifiers: cut with an
         ellipsis when too long (the full name is in the sections below), never split mid-word;
         ``prose`` columns wrap at words."""
-        table = Table(header_style="bold", box=box.SIMPLE_HEAD if boxed else None, pad_edge=False)
+        table = TextTable(header_style="bold", box=box.SIMPLE_HEAD if boxed else None, pad_edge=False)
         for column in columns:
             justify = "right" if column in right else "left"
             if column in names:

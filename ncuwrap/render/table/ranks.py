@@ -3,12 +3,11 @@ one breakdown bar per rank, findings."""
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 
 from ncuwrap.render import breakdown as B
 from ncuwrap.render import text as T
-from ncuwrap.render.table import Page
+from ncuwrap.render.table import Page, TextTable
 from ncuwrap.render.table.timeline import findings
 
 _BAR_STYLE = {"compute": "blue", "nccl": "yellow", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red", "memcpy_dtod": "cyan",
@@ -26,7 +25,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     names = [label for _, label in T.RANK_COLUMNS]
     # Cells wrap at their spaces ('274.59 ms' over '(51.2%)') where the row is wider than the terminal:
     # real rows (H200 x2 captures) need 115 columns on one line, and a cut cell ('274.5…') is unreadable.
-    table = Table(header_style="bold", box=None, pad_edge=False)
+    table = TextTable(header_style="bold", box=None, pad_edge=False)
     for i, name in enumerate(names):
         table.add_column(name, justify="right" if i >= 2 else "left", overflow="fold")
     for cells in T.rank_cells(diagnosis):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import __version__
-from ncuwrap.errors import ClusterError, InputError
+from ncuwrap.errors import ClusterError, InputError, NcuwrapError
 from ncuwrap.numbers import clean
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.ranks.analysis import analyze_file, compare
@@ -114,6 +114,19 @@ def check_same_run(ranks) -> None:
                              "keep only the captures of one run")
 
 
+@dataclass(frozen=True)
+class _Failed:
+    error: NcuwrapError
+
+
+def _analyze_caught(*args):
+    """:func:`analyze_file` on a worker: ncuwrap's own errors returned, not raised (see analyse)."""
+    try:
+        return analyze_file(*args)
+    except NcuwrapError as exc:
+        return _Failed(exc)
+
+
 def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | None = None) -> tuple[list, str]:
     """Run :func:`analyze_file` over ``tasks`` (argument tuples); return the results in order and how
     they were run. Errors raised by a task (InputError naming its file) come back as they were raised."""
@@ -139,10 +152,16 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
             client = Client(cluster)
             how = f"Dask LocalCluster, {n} worker process{'es' if n > 1 else ''}"
         try:
-            futures = client.map(analyze_file, *zip(*tasks), pure=False)
-            return client.gather(futures), how
+            futures = client.map(_analyze_caught, *zip(*tasks), pure=False)
+            results = client.gather(futures)
         finally:
             client.close()
+        # A task's own error comes back as a value: a raised one is logged by the worker, with its
+        # traceback, on the user's terminal before the one line the CLI prints.
+        error = next((r for r in results if isinstance(r, _Failed)), None)
+        if error is not None:
+            raise error.error
+        return results, how
     finally:
         if cluster is not None:
             cluster.close()
