@@ -267,3 +267,15 @@ def test_profile_without_source_pages_says_so(fake_ncu, tmp_path, capsys):
     doc = json.loads(out)
     assert doc["lines_hint"].startswith("no per-instruction counters in the report")
     assert "warning" not in err
+
+
+def test_only_minor_findings_is_not_no_issue(tmp_path, capsys):
+    """'no issue found' followed by a MINOR finding was a false statement (issue 24's review)."""
+    report = unpacked("transpose-padded_tile.ncu-rep.gz", tmp_path)
+    outputs = {}
+    for fmt in ("table", "markdown", "html"):
+        code, outputs[fmt], err = run_cli(capsys, "diagnose", report, "-f", fmt)
+        assert code == 0, err
+    assert "\n  no costly issue found (1 minor)\n  MINOR  Shared-memory bank conflicts" in outputs["table"]
+    assert "no costly issue found (1 minor)" in outputs["markdown"] and "no costly issue found (1 minor)" in outputs["html"]
+    assert "no issue found" not in outputs["table"]

@@ -265,10 +265,17 @@ def program_line(kernel, coverage) -> str | None:
 def headline_text(kernel) -> str:
     """The summary line of a kernel: its first finding, and how many rules could not be evaluated."""
     head = kernel.headline
-    text = head.title if head else "no issue found"
+    text = head.title if head else no_issue(kernel)
     if kernel.not_evaluated:
         text += f" ({not_evaluated_count(kernel)})"
     return text
+
+
+def no_issue(kernel) -> str:
+    """What a kernel without a costly finding says: 'no issue found' only when nothing was found at all
+    (a minor finding below it would make that false)."""
+    minor = len(kernel.minor_findings)
+    return f"no costly issue found ({minor} minor)" if minor else "no issue found"
 
 
 def not_evaluated_count(kernel) -> str:

@@ -61,6 +61,7 @@ def environment():
         short_name=T.short_name,
         not_evaluated_count=T.not_evaluated_count,
         where_note=T.where_note,
+        no_issue=T.no_issue,
         hot_line=T.hot_line,
         line_change=T.line_change,
     )

@@ -92,7 +92,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
         page.line(k.why, indent=2, label=f"{T.verdict(k)}:", label_style="bold")
         _where(page, k.where, indent=4, label="stalls at:")
         if k.headline is None:
-            page.line("no issue found", indent=2)
+            page.line(T.no_issue(k), indent=2)
         for f in k.findings:
             gain = T.finding_gain(f)
             page.line(f.title + (f"  [{gain}]" if gain else ""), STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
