@@ -76,9 +76,17 @@ LINES_HINT = ("not attributed: no per-instruction counters in the report: profil
 
 def with_lines_hint(text: str, width: int = 100) -> str:
     """A terminal diagnosis recorded before issue 20, as it reads now: LINES_HINT once, under a
-    'Source lines' heading, wrapped at words to ``width`` columns (the tests' COLUMNS)."""
+    'Source lines' heading, wrapped at words to ``width`` columns (the tests' COLUMNS); and a kernel
+    whose only findings are minor says so ('no costly issue found (N minor)', no longer 'no issue found')."""
+    import re
     import textwrap
 
+    def minor(match: re.Match) -> str:
+        section = match.group(2)
+        n = len(re.findall(r"^  MINOR ", section, flags=re.MULTILINE))
+        return (f"\n  no costly issue found ({n} minor)\n" if n else "\n  no issue found\n") + section
+
+    text = re.sub(r"\n  (no issue found)\n(.*?)(?=\n\n|\Z)", minor, text, flags=re.DOTALL)
     assert text.count("\nDurations are ncu's") == 1
     block = "\nSource lines\n" + textwrap.fill(LINES_HINT, width=width, initial_indent="  ", subsequent_indent="  ",
                                                 break_on_hyphens=False) + "\n"
