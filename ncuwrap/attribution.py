@@ -209,7 +209,7 @@ def attribute(counters: SourceCounters | None, waste: str, gap: str | None = Non
         lines.append(_hot_line(counters, spec, key if by_line else None, part, value, share))
         covered += share
     return Where(waste=waste, label=spec.label, function=counters.function, total=total, by_line=by_line, lines=tuple(lines),
-                 covered=covered, snippet=_snippet(counters, frame, lines, total) if by_line else ())
+                 covered=covered, snippet=_snippet(counters, sums / total, lines) if by_line else ())
 
 
 def _hot_line(counters: SourceCounters, spec: Waste, key, part: pd.DataFrame, value: float, share: float) -> HotLine:
@@ -241,9 +241,9 @@ def _bounded(text: str | None, strip: bool = True) -> str | None:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
 
 
-def _snippet(counters: SourceCounters, frame: pd.DataFrame, lines: list[HotLine], total: float) -> tuple[SnippetLine, ...]:
-    """The hot lines with CONTEXT lines around each, where the report carries the text."""
-    shares = frame.groupby([frame["file"].fillna(""), frame["line"].fillna(-1).astype("int64")])["_value"].sum() / total
+def _snippet(counters: SourceCounters, shares: pd.Series, lines: list[HotLine]) -> tuple[SnippetLine, ...]:
+    """The hot lines with CONTEXT lines around each, where the report carries the text. ``shares``:
+    each (file, line)'s share of the waste."""
     out: list[SnippetLine] = []
     seen: set[tuple[str, int]] = set()
     for hot in lines:

@@ -147,11 +147,10 @@ def _points_at_lines(rules: R.RuleSet) -> bool:
     return any(b.where for b in rules.bound) or any(f.where for f in rules.findings)
 
 
-def _located(findings: tuple[FindingResult, ...], rules: R.RuleSet, counters, gap: str | None = None) -> tuple[FindingResult, ...]:
-    """Each finding whose rule names a per-instruction waste, with the lines that hold it (``gap``:
-    why the launch has no counters, where known)."""
-    wastes = {f.id: f.where for f in rules.findings if f.where}
-    if not wastes or not any(f.id in wastes for f in findings):
+def _located(findings: tuple[FindingResult, ...], wastes: dict[str, str], counters, gap: str | None = None) -> tuple[FindingResult, ...]:
+    """Each finding whose rule names a per-instruction waste (``wastes``: finding id -> waste), with the
+    lines that hold it (``gap``: why the launch has no counters, where known)."""
+    if not any(f.id in wastes for f in findings):
         return findings
     return tuple(replace(f, where=attribute(counters, wastes[f.id], gap)) if f.id in wastes else f for f in findings)
 
@@ -189,6 +188,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
     grids, blocks = _dims_of(meta["grid"]), _dims_of(meta["block"])
     roofline, stalls = _rooflines(source), _stalls_of(source)
     branch_where = {b.verdict: b.where for b in rules.bound if b.where}
+    finding_where = {f.id: f.where for f in rules.findings if f.where}
     out = []
     for i, row in enumerate(rows):
         decision = decisions[i]
@@ -197,7 +197,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
         results = profile.rules.get(launch_id, ())
         counters = profile.sources.get(launch_id)
         gap = profile.source_gaps.get(launch_id)
-        findings = _located(decision.findings, rules, counters, gap) if profile.sources else decision.findings
+        findings = _located(decision.findings, finding_where, counters, gap) if profile.sources else decision.findings
         waste = branch_where.get(decision.bound) if profile.sources else None
         out.append(KernelVerdict(
             id=launch_id,

@@ -45,6 +45,11 @@ def short_name(name: str) -> str:
     return encoded[: _NAME_ROOM - len(suffix.encode())].decode("utf-8", "ignore") + suffix
 
 
+def inflates_too_much(out_bytes: int, in_bytes: int) -> bool:
+    """True once RATIO_AFTER bytes are out and they are more than MAX_RATIO times the bytes read."""
+    return out_bytes > RATIO_AFTER and out_bytes > MAX_RATIO * max(in_bytes, 1)
+
+
 def unpack(path: Path, dest: Path, *, limit: int, fix: str) -> None:
     """Unpack the gzip file ``path`` into ``dest``: at most ``limit`` bytes, and no more than
     MAX_RATIO times the compressed bytes read once RATIO_AFTER bytes are out. ``fix``: what to do."""
@@ -55,7 +60,7 @@ def unpack(path: Path, dest: Path, *, limit: int, fix: str) -> None:
                 written += len(chunk)
                 if written > limit:
                     raise InputError(f"{path}: unpacks to more than {limit >> 20:,} MiB, more than such a file holds; {fix}")
-                if written > RATIO_AFTER and written > MAX_RATIO * max(raw.tell(), 1):
+                if inflates_too_much(written, raw.tell()):
                     raise InputError(f"{path}: inflates more than {MAX_RATIO} times its size (a real export inflates 6-25 times), "
                                      f"so it is damaged or made to exhaust the disk; {fix}")
                 dst.write(chunk)

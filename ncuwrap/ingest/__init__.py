@@ -100,12 +100,7 @@ def load(path: str | Path, *, ncu: str | None = None, metrics=None) -> Profile:
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ncuwrap-sha256") as pool:
         digest = pool.submit(sha256, path, stop)
         try:
-            if kind == "ncu-rep" and path.name.lower().endswith(".gz"):
-                profile = _read_packed(path, ncu)
-            elif kind == "ncu-rep":
-                profile = ncu_rep.read(path, ncu=ncu)
-            else:
-                profile = ncu_csv.read(path, usecols=metrics)
+            profile = _read_rep(path, ncu) if kind == "ncu-rep" else ncu_csv.read(path, usecols=metrics)
         except BaseException:
             stop.set()
             raise
@@ -118,11 +113,13 @@ def load(path: str | Path, *, ncu: str | None = None, metrics=None) -> Profile:
 MAX_UNPACKED_REPORT = 4 << 30
 
 
-def _read_packed(path: Path, ncu: str | None) -> Profile:
-    """A .ncu-rep.gz: unpacked into a private temporary folder (removed after), read, and named by the
-    user's file in every message and output."""
+def _read_rep(path: Path, ncu: str | None) -> Profile:
+    """A .ncu-rep, or a .ncu-rep.gz unpacked into a private temporary folder (removed after), read and
+    named by the user's file in every message and output."""
     from ncuwrap import packed
 
+    if not path.name.lower().endswith(".gz"):
+        return ncu_rep.read(path, ncu=ncu)
     with packed.unpacked(path, limit=MAX_UNPACKED_REPORT, fix="give the .ncu-rep itself", prefix="ncuwrap-rep-") as plain:
         return ncu_rep.read(plain, ncu=ncu, shown=path)
 
@@ -135,7 +132,7 @@ def rule_results(path: str | Path, *, ncu: str | None = None, of: Profile | None
     path = check_file(Path(path))
     kind = kind_of(path)
     if kind == "ncu-rep":
-        other = ncu_rep.read(path, ncu=ncu) if not path.name.lower().endswith(".gz") else _read_packed(path, ncu)
+        other = _read_rep(path, ncu)
     elif kind == "ncu-csv":
         other = ncu_csv.read(path, usecols=())
         if other.source.kind != "ncu-csv-details":

@@ -106,11 +106,6 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------ from ncu_report
 
 
-def has_counters(action) -> bool:
-    names = set(action.metric_names())
-    return any(m in names for m in MARKERS)
-
-
 def _instances(metric) -> dict[int, float]:
     """PC -> value of a per-instruction metric (as_double: value() costs 4x as much per call)."""
     ids = metric.correlation_ids()
@@ -126,8 +121,9 @@ def _codes(metric) -> dict[int, int | None]:
     return {int(ids.as_uint64(i)): (int(v) if (v := metric.value(i)) is not None else None) for i in range(metric.num_instances())}
 
 
-# SASS text costs ~170 us a PC in ncu_report (7,700 PCs of a cuBLAS GEMM: 1.3 s), so only the
-# instructions that can be shown get it: the SASS_TOP largest of every counter (and of idle lanes).
+# ncu_report disassembles a function on the first SASS asked of it and answers each further PC at a
+# cost (7,700 PCs of a cuBLAS GEMM: 1.3 s in all), so only the instructions that can be shown get it:
+# the SASS_TOP largest of every counter (and of idle lanes).
 SASS_TOP = 16
 
 
@@ -258,7 +254,7 @@ class _Bounded(io.TextIOBase):
             raise StopIteration
         self.read_chars += len(line)
         raw = getattr(self.inner, "packed_from", None)
-        if raw is not None and self.read_chars > packed.RATIO_AFTER and self.read_chars > packed.MAX_RATIO * max(raw.tell(), 1):
+        if raw is not None and packed.inflates_too_much(self.read_chars, raw.tell()):
             raise InputError(f"{self.path}: inflates more than {packed.MAX_RATIO} times its size (a real source page inflates "
                              "about 25 times), so it is damaged or made to exhaust memory; export the page again")
         if self.read_chars > MAX_PAGE_BYTES:
@@ -421,7 +417,3 @@ def _word(cells: list[str], at: int | None) -> str | None:
         return None
     value = cells[at].strip().lower()
     return None if value in ("", "-") else value
-
-
-def empty_table() -> pd.DataFrame:
-    return _frame([], [])

@@ -410,10 +410,11 @@ def where_note(where) -> str | None:
     return None
 
 
-def hot_line(where, hot, first: bool = True) -> str:
+def hot_line(where, hot, first: bool = True, location: bool = True) -> str:
     """'transpose.cu:31  100% of the excess global store sectors  [@!P0 STG.E desc[UR4][R12.64], R7 +3 more]';
-    the lines after the ``first`` give the share alone (the same waste)."""
-    text = f"{hot.location}  {100 * hot.share:.0f}%" + (f" of the {where.label}" if first else "")
+    the lines after the ``first`` give the share alone (the same waste); without ``location`` for
+    formats that show it apart (a code span, a link)."""
+    text = (f"{hot.location}  " if location else "") + f"{100 * hot.share:.0f}%" + (f" of the {where.label}" if first else "")
     if where.waste == "stall_samples" and hot.stalls:
         text += " (" + ", ".join(f"{reason} {100 * share:.0f}%" for reason, share in hot.stalls) + ")"
     sass = [i.sass for i in hot.instructions if i.sass]

@@ -143,7 +143,7 @@ def where_lines(where, indent: str, lead: str) -> list[str]:
     note = T.where_note(where)
     out = [f"{indent}*{escape(note)}*"] if note else []
     for i, hot in enumerate(getattr(where, "lines", ())):
-        out.append(f"{indent}{lead} {code(hot.location)}: " + escape(T.hot_line(where, hot, i == 0).split("  ", 1)[1]))
+        out.append(f"{indent}{lead} {code(hot.location)}: " + escape(T.hot_line(where, hot, i == 0, location=False)))
     snippet = getattr(where, "snippet", ())
     if snippet:
         width = len(str(max(s.line for s in snippet)))
