@@ -56,7 +56,12 @@ def _how_to_get(missing: tuple, kind: str) -> str:
         return "export the report with 'ncu --import REPORT --csv --page raw'"
     sections = sorted({s for s in (M.section_of(m) for m in missing) if s})
     collect = f"--section {' --section '.join(sections)}" if sections else f"--metrics {','.join(missing)}"
-    return f"re-profile with {collect} (or 'ncuwrap profile --collect targeted')"
+    # Targeted collection leaves the warp stall reasons out (their passes only explain a verdict).
+    mode = "full" if all(m in _STALL_RAW for m in missing) else "targeted"
+    return f"re-profile with {collect} (or 'ncuwrap profile --collect {mode}')"
+
+
+_STALL_RAW = frozenset(raw for r in M.STALL_REASONS for raw in M.raw_inputs(f"stall_{r}"))
 
 
 def _hint(missing: list[str], kind: str = "ncu-rep") -> str:
@@ -221,7 +226,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
             tensor=_tensor(source, row),
             estimated_gain_pct=decision.estimated_gain_pct,
             stalls=stalls(row),
-            ncu_rules=_ncu_rules(results, findings, evaluation.rules) if results else (),
+            ncu_rules=_ncu_rules(results, findings, evaluation.rules, decision.not_evaluated) if results else (),
             effects=evaluation.effects(decision.findings, row, duration[row]),
             roofline=roofline(row),
             process_id=_ident(meta["process_id"][row]),
@@ -229,6 +234,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
             stream=_ident(meta["stream"][row]),
             where=attribute(counters, waste, gap) if waste else None,
             source_counters=_source_counters(counters),
+            next_step=decision.next_step,
         ))
     return out
 
@@ -331,25 +337,31 @@ def _stalls_of(source: "_Launches"):
     return at
 
 
-def _ncu_rules(results, findings, rules) -> tuple[NcuRule, ...]:
+def _ncu_rules(results, findings, rules, not_evaluated=()) -> tuple[NcuRule, ...]:
     """ncu's own rule results beside ncuwrap's findings: which finding each speaks about, and whether
-    the two agree on what fixing it would buy."""
+    the two agree on what fixing it would buy (``not_evaluated``: the launch's rules ncuwrap could
+    not evaluate, which neither agree nor differ)."""
     minor = rules.setting("gain_minor")
     by_id = {f.id: f for f in findings}
+    unknown = {n.rule for n in not_evaluated}
     out = []
     for r in results:
         counterparts = NCU_COUNTERPARTS.get(r.rule, ())
         found = [by_id[c] for c in counterparts if c in by_id]
         counterpart = found[0].id if found else (counterparts[0] if counterparts else None)
+        blind = [c for c in counterparts if c in unknown]
         out.append(NcuRule(rule=r.rule, section=r.section, kind=r.kind, speedup_type=r.speedup_type, estimated_speedup=clean(r.estimated_speedup),
-                           message=r.message, counterpart=counterpart, agreement=_agreement(r, found, counterparts, minor)))
+                           message=r.message, counterpart=counterpart, agreement=_agreement(r, found, counterparts, minor, blind)))
     return tuple(out)
 
 
-def _agreement(r, found, counterparts, minor: float) -> str | None:
+def _agreement(r, found, counterparts, minor: float, blind=()) -> str | None:
     if not counterparts or r.estimated_speedup is None:
         return None
     ncu_says = r.estimated_speedup >= minor
+    if not found and blind:
+        # An unmeasured waste is not an absent one: ncuwrap has no opinion to set against ncu's.
+        return f"not evaluated here: ncuwrap could not evaluate {', '.join(blind)} (metrics missing)"
     if not found:
         return ("differ: ncuwrap found no such waste" if ncu_says else "agree: neither finds it worth fixing")
     f = max(found, key=lambda x: x.estimated_speedup or 0.0)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ncuwrap import estimate as E
 from ncuwrap import ruleset as R
-from ncuwrap.verdict import SEVERITY_ORDER, FindingResult, NotEvaluated, Step, clean
+from ncuwrap.verdict import SEVERITY_ORDER, FindingResult, NextStep, NotEvaluated, Step, Undecided, clean
 
 
 class MetricSource(Protocol):
@@ -59,6 +59,12 @@ class Decision:
     borderline: bool
     # What fixing every estimated finding together would save (%); None when unknown or not estimated.
     estimated_gain_pct: float | None
+    # The rules' next step, where no finding costs time.
+    next_step: NextStep | None = None
+
+
+# Severities of findings that cost time: one of them is the next step (its advice), not the rules' 'next'.
+COSTLY = ("high", "medium", "low")
 
 
 def finding_result(finding: R.Finding, level: str, values: dict, estimated_speedup: float | None = None,
@@ -97,6 +103,10 @@ class Evaluation:
         self.combined: E.Estimate | None = None
         self._estimate_settings = (rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy"))
         self._findings()
+        self.next_missing = {step.id: source.missing(step.when.names) for step in rules.next}
+        self.next_holds = {step.id: self.condition(step.when) if not self.next_missing[step.id] else np.zeros(self.n, dtype=bool)
+                           for step in rules.next}
+        self._undecided: dict[str, Undecided] = {}
 
     def condition(self, expression) -> np.ndarray:
         result = np.asarray(expression.evaluate(self.source.lookup, self.rules.constants))
@@ -214,10 +224,46 @@ class Evaluation:
                 gain = self._combined(findings, bound, row)
             else:
                 findings, not_evaluated = (), plan.not_evaluated
-                gain = None if self.combined is None or bound == "unknown" else 0  # _combined with no finding
+                # Nothing fired: nothing to win, unless an estimated finding could not be evaluated.
+                blind = any(f.estimated and f.id in plan.hints for f in plan.applies)
+                gain = None if self.combined is None or bound == "unknown" or blind else 0
             out.append(Decision(bound=bound, limiter=limiter[i], why=why[i], path=tuple(steps[i]), findings=findings,
-                                not_evaluated=not_evaluated, borderline=borderline[i] and bound != "unknown", estimated_gain_pct=gain))
+                                not_evaluated=not_evaluated, borderline=borderline[i] and bound != "unknown", estimated_gain_pct=gain,
+                                next_step=self._next(bound, row, findings, not_evaluated)))
         return out
+
+    def _next(self, bound: str, row: int, findings, not_evaluated) -> NextStep | None:
+        """The first of the rules' next steps for ``bound`` that holds for ``row``, with those before it
+        that could not be decided; None where a finding costs time (its advice comes first) or could
+        not be evaluated (collecting its metrics comes first: the waste may be there)."""
+        if bound == "unknown" or any(f.severity in COSTLY for f in findings):
+            return None
+        if any(n.rule in self.finding_missing for n in not_evaluated):
+            return None
+        undecided = []
+        for step in self.rules.next:
+            if bound not in step.under:
+                continue
+            if self.next_missing[step.id]:
+                undecided.append(self._undecided_step(step))
+                continue
+            if self.next_holds[step.id][row]:
+                values = self.values(step.value_names(), row)
+                values["bound"] = bound
+                advice = step.advice
+                if isinstance(advice, dict):
+                    advice = advice.get(str(values.get(step.advice_by)), advice.get("default", ""))
+                return NextStep(step.id, R.render_text(_squeezed(step.title), values), R.render_text(_squeezed(advice), values), tuple(undecided))
+        return NextStep(None, None, None, tuple(undecided)) if undecided else None
+
+    def _undecided_step(self, step) -> Undecided:
+        # One object per step, shared by every launch it applies to. Its title is shown as written
+        # (placeholders unfilled would read "n/a": the values are what is missing).
+        if step.id not in self._undecided:
+            missing = self.next_missing[step.id]
+            title = R.render_text(_squeezed(step.title), {}) if not R.placeholders(step.title) else step.id.replace("_", " ")
+            self._undecided[step.id] = Undecided(step.id, title, tuple(missing), self.source.hint(missing))
+        return self._undecided[step.id]
 
     def _limiters(self, branch, rows: list[int]) -> list:
         """A branch's limiter for each of ``rows``: a measurement's value, or the name the rules give."""

@@ -11,6 +11,7 @@ metric was missing so the rules can say "not evaluated: <metric> not collected; 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -103,6 +104,8 @@ CANONICAL: dict[str, Canonical] = {
         _c("grid_size", "launch__grid_size", "LaunchStats", "block", "blocks in the grid"),
         _c("block_size", "launch__block_size", "LaunchStats", "thread", "threads per block"),
         _c("sm_count", ["launch__sm_count", "device__attribute_multiprocessor_count"], "LaunchStats", "SM", "SMs on the device"),
+        _c("cc_major", "device__attribute_compute_capability_major", "LaunchStats", "", "compute capability, major"),
+        _c("cc_minor", "device__attribute_compute_capability_minor", "LaunchStats", "", "compute capability, minor"),
         _c("registers_per_thread", "launch__registers_per_thread", "LaunchStats", "register", "registers per thread"),
         _c("threads_per_warp_inst", "smsp__thread_inst_executed_per_inst_executed.ratio", "WarpStateStats", "thread", "active threads per executed warp instruction (32 = no divergence)"),
         _c("achieved_occupancy_pct", "sm__warps_active.avg.pct_of_peak_sustained_active", "Occupancy", "%", "achieved occupancy"),
@@ -332,6 +335,35 @@ def _tensor_peak(dtype, sm_clock, *peaks):
     return out
 
 
+# Kernels whose name says matrix multiply or convolution (cuBLAS's sgemm/xmma/nvjet, CUTLASS, cuDNN's
+# implicit GEMMs, PyTorch's cdist and bmm, hand-written gemm/matmul kernels).
+# "mma" only as a word of its own (not GammaBeta, AdamMath), "conv" not as "convert".
+_MATMUL_NAME = re.compile(r"(?i:gemm|matmul|xmma|wmma|wgmma|nvjet|cdist|bmm|fprop|dgrad|wgrad|conv(?!ert))|(?<![A-Za-z])mma(?![a-z])")
+# Without such a name, counters show a tiled FP32 GEMM: FP32 FMAs at 30% of the pipe's peak or more,
+# fed from shared memory (a shared load per 100 instructions or more: cuBLAS's SGEMM issues 4; an FMA
+# chain on registers none), with at least 10 FLOPs per DRAM byte (a stream has a fraction of one).
+_GEMM_FP32_PEAK_SHARE, _GEMM_SHARED_LOADS, _GEMM_INTENSITY = 0.3, 0.01, 10.0
+
+
+def _kernel_kind(name, fp32, fp64, fp32_peak, tensor_dtype, shared_loads, instructions, intensity):
+    """What the counters (and the name) say a kernel is: 'fp32_matmul', 'fp64_matmul', 'tensor_matmul', or None."""
+    f32, f64, peak = _nan0(fp32), _nan0(fp64), np.asarray(fp32_peak, dtype=float)
+    named = np.array([bool(isinstance(n, str) and _MATMUL_NAME.search(n)) for n in name], dtype=bool)
+    no_tensor = np.array([d is None or d != d for d in tensor_dtype], dtype=bool)
+    busy_fp32 = np.where(peak > 0, f32 / np.where(peak > 0, peak, 1.0), 0.0)
+    # Named: FP32 math at 5% of its peak or more is the kernel's work, not an epilogue's.
+    fp32_named = named & no_tensor & (f32 >= f64) & (busy_fp32 >= 0.05)
+    fed = _nan0(_div(_nan0(shared_loads), np.asarray(instructions, dtype=float))) >= _GEMM_SHARED_LOADS
+    fp32_tiled = no_tensor & (busy_fp32 >= _GEMM_FP32_PEAK_SHARE) & fed & (_nan0(intensity) >= _GEMM_INTENSITY)
+    out = np.full(len(f32), None, dtype=object)
+    out[~no_tensor & named] = "tensor_matmul"
+    out[named & no_tensor & (f64 > f32)] = "fp64_matmul"
+    out[fp32_named | fp32_tiled] = "fp32_matmul"
+    # Without the FP32 counters (a details page, a targeted collection) the arithmetic is unknown.
+    out[np.isnan(np.asarray(fp32, dtype=float))] = None
+    return out
+
+
 DERIVED: dict[str, Derived] = {
     d.name: d
     for d in [
@@ -469,13 +501,26 @@ DERIVED: dict[str, Derived] = {
         _d("l2_peak_bytes_per_s", ["l2_peak_bytes_per_cycle", "lts_cycles_per_s"], lambda p, c: p * c, "byte/s", "L2 peak bandwidth"),
         _d("l1_peak_bytes_per_s", ["l1_peak_bytes_per_cycle", "l1_cycles_per_s"], lambda p, c: p * c, "byte/s", "L1 peak bandwidth"),
         _d("arithmetic_intensity", ["fp32_flops_per_s", "dram_bytes_per_s"], _div, "flop/byte", "FP32 FLOPs per DRAM byte"),
+        _d("fp32_peak_pct", ["fp32_flops_per_s", "fp32_peak_flops_per_s"], lambda a, p: 100.0 * _div(a, p), "%", "FP32 FLOP/s as % of the FP32 peak"),
+        _d("compute_capability", ["cc_major", "cc_minor"], lambda a, b: 10.0 * a + _nan0(b), "", "compute capability as one number (90 for 9.0)"),
+        _d("kernel_kind", ["kernel_name", "fp32_flops_per_s", "fp64_flops_per_s", "fp32_peak_flops_per_s", "tensor_dtype", "shared_ld_instructions",
+                           "inst_executed", "arithmetic_intensity"],
+           _kernel_kind, "", "what the kernel is, where its name or counters show it: fp32_matmul (FP32 matrix multiply on the FMA pipe), "
+           "fp64_matmul, tensor_matmul, or unknown (the name alone does not say which arithmetic)",
+           optional=["fp32_flops_per_s", "fp32_peak_flops_per_s", "fp64_flops_per_s", "tensor_dtype", "shared_ld_instructions", "inst_executed",
+                     "arithmetic_intensity"]),
     ]
 }
 
-STRING_METRICS = {"memory_unit", "occupancy_limiter", "busiest_unit", "compute_pipe", "tensor_dtype", "stall_top", "stall_second", "roof_kind"}
+STRING_METRICS = {"memory_unit", "occupancy_limiter", "busiest_unit", "compute_pipe", "tensor_dtype", "stall_top", "stall_second", "roof_kind",
+                  "kernel_kind", "kernel_name"}
+# Names read from a launch's own columns (not ncu metrics): always known, never collected.
+LAUNCH_TEXT = {"kernel_name": "name"}
 
 
 def description(name: str) -> str:
+    if name in LAUNCH_TEXT:
+        return "the kernel's function name"
     item = CANONICAL.get(name) or DERIVED.get(name)
     return item.description if item else name
 
@@ -487,6 +532,8 @@ def unit(name: str) -> str:
 
 def raw_inputs(name: str) -> list[str]:
     """Raw ncu metrics (first alias of each) a canonical or derived name depends on."""
+    if name in LAUNCH_TEXT:
+        return []
     if name in CANONICAL:
         return [CANONICAL[name].aliases[0]]
     if name in DERIVED:
@@ -535,7 +582,7 @@ class MetricTable:
         return self._missing[name]
 
     def known(self, name: str) -> bool:
-        return name in CANONICAL or name in DERIVED or name in self.frame.columns
+        return name in CANONICAL or name in DERIVED or name in LAUNCH_TEXT or name in self.frame.columns
 
     def _raw(self, column: str) -> np.ndarray:
         values = self.frame[column]
@@ -544,6 +591,10 @@ class MetricTable:
         return values.to_numpy(dtype=float)
 
     def _compute(self, name: str) -> tuple[np.ndarray, list[str]]:
+        if name in LAUNCH_TEXT:
+            column = LAUNCH_TEXT[name]
+            values = self.frame[column].tolist() if column in self.frame.columns else [None] * self.n
+            return np.array(values, dtype=object), []
         if name in CANONICAL:
             for alias in CANONICAL[name].aliases:
                 if alias in self.frame.columns:

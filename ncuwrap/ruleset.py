@@ -89,6 +89,24 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class NextStep:
+    """What to do next for a kernel no costly finding explains: the first entry of ``next`` whose
+    verdict and condition match (the lever for its limiting unit, kernel kind or stall reason)."""
+
+    id: str
+    under: tuple[str, ...]
+    when: Expression
+    title: str
+    advice: str | dict[str, str]
+    advice_by: str | None = None
+
+    def value_names(self) -> list[str]:
+        texts = [self.title] + (list(self.advice.values()) if isinstance(self.advice, dict) else [self.advice])
+        names = [self.advice_by] if self.advice_by and self.advice_by not in VERDICT_FIELDS else []
+        return list(dict.fromkeys(names + [name for text in texts for name in placeholders(text)]))
+
+
+@dataclass(frozen=True)
 class RuleSet:
     path: str
     version: int
@@ -103,6 +121,8 @@ class RuleSet:
     # When the bound decision is too close to call (another run may decide otherwise), and what to say.
     borderline: Expression | None = None
     borderline_note: str = ""
+    # The next step for a kernel without a costly finding, tried in order.
+    next: tuple[NextStep, ...] = ()
 
     def setting(self, name: str) -> float:
         """An estimate setting: the rules' constant, else ESTIMATE_DEFAULTS."""
@@ -133,6 +153,9 @@ class RuleSet:
         if self.borderline is not None:
             add(self.borderline.names + self.borderline.optional)
         add(self.display)
+        for step in self.next:
+            add(step.when.names + step.when.optional)
+            add(step.value_names())
         return names
 
     def raw_metrics(self) -> list[str]:
@@ -181,6 +204,8 @@ def load(path: str | Path | None = None, *, kind: str = "kernel", extend: bool =
         units={**base.units, **user.units},
         borderline=user.borderline or base.borderline,
         borderline_note=user.borderline_note if user.borderline else base.borderline_note,
+        # A user's next steps come first (an entry with a bundled id replaces it there).
+        next=tuple(user.next) + tuple(n for n in base.next if n.id not in {u.id for u in user.next}),
     )
 
 
@@ -230,7 +255,7 @@ def known_names(kind: str) -> tuple[frozenset[str], bool, str]:
         from ncuwrap.timeline.ranks.metrics import NAMES as RANK_NAMES
 
         return RANK_NAMES, False, "rank rules read the names listed at the end of rules/ranks.yaml"
-    return frozenset(metrics.CANONICAL) | frozenset(metrics.DERIVED), True, "see 'ncuwrap rules metrics --all' for the names"
+    return frozenset(metrics.CANONICAL) | frozenset(metrics.DERIVED) | frozenset(metrics.LAUNCH_TEXT), True, "see 'ncuwrap rules metrics --all' for the names"
 
 
 def _computes_with(tree, names: set[str]) -> bool:
@@ -253,9 +278,10 @@ def _computes_with(tree, names: set[str]) -> bool:
     return False
 
 
-_TOP = ("version", "name", "kind", "description", "constants", "bound", "findings", "display", "units", "borderline")
+_TOP = ("version", "name", "kind", "description", "constants", "bound", "findings", "display", "units", "borderline", "next")
 _BRANCH = ({"verdict", "when"}, {"why", "limiter", "cause", "where"})
 _FINDING = ({"id", "when", "title", "advice"}, {"under", "severity", "evidence", "advice_by", "unless", "estimate", "where"})
+_NEXT = ({"id", "when", "title", "advice"}, {"under", "advice_by"})
 
 
 def _where(item: Node) -> str | None:
@@ -332,46 +358,64 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
                             where=_where(item)))
     verdicts = tuple(dict.fromkeys(b.verdict for b in bound))  # in the order of 'bound', whatever the hash seed
 
-    findings = []
-    seen: set[str] = set()
-    for item in root["findings"].items(what="a list of findings"):
-        item = _labelled(item, "id", "finding {!r}").mapping(*_FINDING)
-        fid = item["id"].value
-        if not isinstance(fid, str) or not _ID.match(fid):
+    def rule_id(item: Node, seen: set[str]) -> str:
+        """A finding's or next step's id: a name, not taken before (``seen`` is updated)."""
+        rid = item["id"].value
+        if not isinstance(rid, str) or not _ID.match(rid):
             raise item.fail("needs an 'id' of lower-case letters, digits and '_'")
-        if fid in seen:
+        if rid in seen:
             raise item.fail("duplicate id")
-        seen.add(fid)
+        seen.add(rid)
+        return rid
+
+    def rule_under(item: Node) -> tuple[str, ...]:
         under = item.get("under", "any").texts(what="a verdict, a list of verdicts, or any", single=True)
         under = verdicts if under == ("any",) else under
         if bound and any(u not in verdicts for u in under):
             raise item.fail(f"'under' names a verdict not in 'bound' ({sorted(verdicts)})")
-        severity = _severity(item.get("severity", "medium"), lambda t, at=item.at(f"{item.where} severity"): expr(t, at))
-        evidence = item["evidence"].texts(what="a list of metric names, e.g. [dram_pct, l2_pct]")
-        for name in evidence:
-            if not is_metric(name):
-                raise item.fail(f"unknown evidence metric {name!r}")
-        advice_node = item["advice"]
-        if isinstance(advice_node.value, dict):
-            advice = {name: str(node.value).strip() for name, node in advice_node.pairs()}
-            if item["advice_by"].absent:
-                raise item.fail("advice given per case needs 'advice_by' naming the metric that picks the case")
-        else:
-            advice = advice_node.text(nonempty=False).strip()
-        unless = item["unless"].texts(what="a list of finding ids", single=True)
-        for other in unless:
-            if other not in seen:
-                raise item.fail(f"'unless' names {other!r}, which is not a finding defined above it")
-        title = item["title"].text()
+        return under
+
+    def check_texts(item: Node, title: str, advice) -> None:
+        """Every placeholder of a title and its advice names a metric, with a bounded format."""
         texts = [title] + (list(advice.values()) if isinstance(advice, dict) else [advice])
         for name in (name for text in texts for name in placeholders(text)):
             if not is_metric(name) and name not in VERDICT_FIELDS:
                 raise item.fail(f"placeholder {{{name}}} names no metric ({listing})")
         _check_formats(texts, path, item.where)
+
+    findings = []
+    seen: set[str] = set()
+    for item in root["findings"].items(what="a list of findings"):
+        item = _labelled(item, "id", "finding {!r}").mapping(*_FINDING)
+        fid, under = rule_id(item, seen), rule_under(item)
+        severity = _severity(item.get("severity", "medium"), lambda t, at=item.at(f"{item.where} severity"): expr(t, at))
+        evidence = item["evidence"].texts(what="a list of metric names, e.g. [dram_pct, l2_pct]")
+        for name in evidence:
+            if not is_metric(name):
+                raise item.fail(f"unknown evidence metric {name!r}")
+        advice = _advice(item)
+        unless = item["unless"].texts(what="a list of finding ids", single=True)
+        for other in unless:
+            if other not in seen:
+                raise item.fail(f"'unless' names {other!r}, which is not a finding defined above it")
+        title = item["title"].text()
+        check_texts(item, title, advice)
         removes, fills = _estimate(item["estimate"], units, lambda t, at=item.at(f"{item.where} estimate"): expr(t, at))
         findings.append(Finding(id=fid, under=under, when=expr(item["when"].value, item), severity=severity, title=title.strip(),
                                 evidence=evidence, advice=advice, advice_by=item["advice_by"].value, unless=unless, removes=removes, fills=fills,
                                 where=_where(item)))
+    steps = []
+    taken: set[str] = set()
+    for item in root["next"].items(what="a list of next steps"):
+        item = _labelled(item, "id", "next step {!r}").mapping(*_NEXT)
+        sid, under = rule_id(item, taken), rule_under(item)
+        title, advice = item["title"].text(), _advice(item)
+        by = item["advice_by"].value
+        if by is not None and not (isinstance(by, str) and (is_metric(by) or by in VERDICT_FIELDS)):
+            raise item.fail(f"'advice_by' names no metric ({listing})")
+        check_texts(item, title, advice)
+        steps.append(NextStep(id=sid, under=under, when=expr(item["when"].value, item), title=" ".join(title.split()), advice=advice,
+                              advice_by=item["advice_by"].value))
     display = root["display"].texts(what="a list of metric names")
     borderline, note = None, ""
     spec = root["borderline"]
@@ -380,7 +424,18 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         borderline, note = expr(spec["when"].value, spec), " ".join(spec.get("note", "").text(nonempty=False).split())
         _check_formats([note], path, "borderline")
     return RuleSet(path=display_path(path), version=version, name=str(root.get("name", path.stem).value), kind=kind, constants=constants,
-                   bound=tuple(bound), findings=tuple(findings), display=display, units=units, borderline=borderline, borderline_note=note)
+                   bound=tuple(bound), findings=tuple(findings), display=display, units=units, borderline=borderline, borderline_note=note,
+                   next=tuple(steps))
+
+
+def _advice(item: Node) -> str | dict[str, str]:
+    """A rule's ``advice``: one text, or texts per value of its ``advice_by``."""
+    node = item["advice"]
+    if isinstance(node.value, dict):
+        if item["advice_by"].absent:
+            raise item.fail("advice given per case needs 'advice_by' naming the metric that picks the case")
+        return {name: str(value.value).strip() for name, value in node.pairs()}
+    return node.text(nonempty=False).strip()
 
 
 def _estimate(spec: Node, units: dict, expr) -> tuple[dict[str, Expression], Expression | None]:

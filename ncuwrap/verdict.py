@@ -15,6 +15,7 @@ from ncuwrap.numbers import clean, clean_all
 
 if TYPE_CHECKING:
     from ncuwrap.attribution import Unattributed, Where
+    from ncuwrap.benchmarks.stopline import StopLine
     from ncuwrap.estimate import KernelEffects
 
 # v2 (from v1): findings carry estimated_speedup and limited_after, severity may be "minor";
@@ -105,6 +106,35 @@ class NotEvaluated:
     @functools.cached_property
     def _json(self) -> dict:
         return {"rule": self.rule, "missing": list(self.missing), "message": self.message}
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """A next step the rules could not decide on for lack of metrics: what it would have said, what
+    it reads, and how to collect that."""
+
+    id: str
+    title: str
+    missing: tuple[str, ...]
+    how: str
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "title": self.title, "missing": list(self.missing), "how": self.how}
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """What to do next for a kernel no costly finding explains (the rules' ``next``): the lever for
+    what limits it. ``id`` is None when no step could be decided; ``undecided`` lists the steps
+    tried before it whose metrics were not collected."""
+
+    id: str | None
+    title: str | None
+    advice: str | None
+    undecided: tuple[Undecided, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "title": self.title, "advice": self.advice, "undecided": [u.to_json() for u in self.undecided]}
 
 
 @dataclass(frozen=True)
@@ -246,6 +276,8 @@ class KernelVerdict:
     where: "Where | Unattributed | None" = None
     # Where its per-instruction counters came from (ncu-rep | source-page), by line or SASS only; None: none.
     source_counters: dict | None = None
+    # What to do next when no finding costs time (a costly finding's advice is the next step then).
+    next_step: NextStep | None = None
 
     @property
     def headline(self) -> FindingResult | None:
@@ -314,6 +346,7 @@ class KernelVerdict:
             "stream": self.stream,
             "where": self.where.to_json() if self.where is not None else None,
             "source_counters": self.source_counters,
+            "next_step": self.next_step.to_json() if self.next_step is not None else None,
         }
 
 
@@ -346,6 +379,9 @@ class Diagnosis:
     coverage: "Coverage | None" = None
     # Said once when no launch has per-instruction counters and a rule would point at lines with them.
     lines_hint: str | None = None
+    # A bundled lesson's stop line (ncuwrap.benchmarks.stopline.StopLine): the profiled variant's
+    # uninstrumented speed against the copy ceiling or the library; None outside bundled runs.
+    stop_line: "StopLine | None" = None
 
     @property
     def processes(self) -> tuple[str, ...]:
@@ -374,6 +410,7 @@ class Diagnosis:
             "reprofile": self.reprofile.to_json() if self.reprofile else None,
             "lines_hint": self.lines_hint,
             **({"coverage": self.coverage.to_json()} if self.coverage else {}),
+            **({"stop_line": self.stop_line.to_json()} if self.stop_line else {}),
         }
 
     def by_time(self) -> list[KernelVerdict]:

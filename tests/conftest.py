@@ -93,6 +93,61 @@ def with_lines_hint(text: str, width: int = 100) -> str:
     return text.replace("\nDurations are ncu's", block + "\nDurations are ncu's", 1)
 
 
+# at_roofline's advice before issue 24 (the memory one was DRAM's whatever the unit), and now.
+_ROOFLINE_ADVICE = {
+    ("The busiest pipe ({}) is close to its peak and the rules found no waste worth removing: this kernel has little left to win "
+     "as written. More speed needs fewer or cheaper instructions: lower precision or tensor cores for the math (judge a "
+     "tensor-core kernel against its data type's peak), fewer index and conversion instructions, or less work (another algorithm)."):
+    ("The busiest pipe ({}) is close to its peak and the rules found no waste worth removing: this kernel has little left to win "
+     "as written. The next step says what moves that limit (judge a tensor-core kernel against its data type's peak)."),
+}
+
+
+def with_roofline_advice(text: str, width: int = 100) -> str:
+    """A terminal diagnosis recorded before issue 24 with at_roofline's advice as it reads now
+    (wrapped as the table renderer wraps it, at ``width`` columns)."""
+    import re
+    import textwrap
+
+    def swap(match: re.Match) -> str:
+        paragraph = " ".join(line.strip() for line in match.group(0).splitlines())[len("advice: "):]
+        for old, new in _ROOFLINE_ADVICE.items():
+            found = re.fullmatch(re.escape(old).replace(r"\{\}", r"(\w+)"), paragraph)
+            if found:
+                return textwrap.fill(new.format(found.group(1)), width=width, initial_indent=" " * 9 + "advice: ",
+                                     subsequent_indent=" " * 17, break_on_hyphens=False)
+        return match.group(0)
+
+    return re.sub(r"^ {9}advice: .*(?:\n {17}\S.*)*", swap, text, flags=re.MULTILINE)
+
+
+def bound_apart(text: str) -> tuple[str, str]:
+    """A timeline diagnosis without its 'Bound:' paragraph (up to the blank line after it), and the
+    paragraph as one line."""
+    import re
+
+    match = re.search(r"^Bound: .*?\n\n", text, flags=re.MULTILINE | re.DOTALL)
+    if match is None:
+        return text, ""
+    return text[:match.start()] + text[match.end():], " ".join(match.group(0).split())
+
+
+def next_steps_apart(text: str) -> tuple[str, list[str]]:
+    """A terminal diagnosis without its 'next:' blocks (issue 24: recorded outputs predate them), and
+    the title of each block taken out."""
+    kept, titles, inside = [], [], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("  next: "):
+            titles.append(line[len("  next: "):].strip())
+            inside = True
+            continue
+        if inside and line.startswith("        ") and line.strip():
+            continue
+        inside = False
+        kept.append(line)
+    return "".join(kept), titles
+
+
 NO_STEPS_TAIL = ("  bound: partially evaluated: step_gpu_busy_pct unknown: no NVTX range named like a step: the window\n"
                  "         is the whole capture, start-up included (mark each iteration with an NVTX range named\n"
                  "         'step', or pass --step-range, to judge the steady state)\n")

@@ -20,7 +20,7 @@ RECORDED = sorted([OURS / "bench" / "bench_all_runs3.json", *(OURS / "bench_pair
 
 
 def test_every_recorded_report_is_found():
-    assert len(RECORDED) == 11  # the --all run and the ten pair families
+    assert len(RECORDED) == 12  # the --all run and the eleven pair families (layout since issue 24)
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -31,7 +31,8 @@ def test_read_then_written_is_the_same_file(path):
     assert all(isinstance(b, report.BenchEntry) and b.verified and b.median_ms > 0 for b in r.benchmarks)
 
 
-NEW_SINCE_RECORDING = {"gemm_hopper/pipelined", "gemm_hopper/single_stage", "transpose/swizzled128x64"}
+NEW_SINCE_RECORDING = {"gemm_hopper/pipelined", "gemm_hopper/single_stage", "transpose/swizzled128x64",
+                       "layout/aos_field", "layout/soa", "layout/soa_float4"}  # the layout family: issue 24
 
 
 def test_the_records_are_typed():
@@ -48,7 +49,7 @@ def test_the_records_are_typed():
     assert by["copy_ceiling/memcpy_d2d"].kernel == "[no kernel: copy_ceiling/memcpy_d2d]"
     # Every variant of the manifest is in the --all report, under its own kernel.
     manifest = load_manifest()
-    # (Less the variants added after the recording: new in issue 12, not yet run on a GPU.)
+    # (Less the variants added after the recording: new in issues 12 and 24.)
     assert sorted(by) == sorted(f"{b.name}/{v.name}" for b in manifest.benchmarks for v in b.variants if f"{b.name}/{v.name}" not in NEW_SINCE_RECORDING)
 
 

@@ -181,11 +181,11 @@ def test_table_and_markdown_tell_the_same_summary(capsys):
     _, table, _ = run_cli(capsys, "diagnose", report)
     _, markdown, _ = run_cli(capsys, "diagnose", report, "-f", "markdown")
     (kernel,) = diagnose(report).kernels
-    headline = f"no issue found ({len(kernel.not_evaluated)} rules not evaluated)"
+    headline = f"no issue found by the rules evaluated ({len(kernel.not_evaluated)} rules not evaluated)"
     # The occupancy rule needs the load sectors too (is the kernel fed by asynchronous copies?).
     assert len(kernel.not_evaluated) == 7
     # 100 columns: the summary table leaves the headline to the kernel's section.
-    assert "\n  no issue found\n" in table and "\n  7 rules not evaluated (see the end)\n" in table and headline in markdown
+    assert "\n  no issue found by the rules evaluated\n" in table and "\n  7 rules not evaluated (see the end)\n" in table and headline in markdown
     note = "clocks were locked to base by ncu (--clock-control base, its default)"
     _, rep_table, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep")
     _, rep_markdown, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep", "-f", "markdown")

@@ -54,7 +54,8 @@ def test_targeted_gives_the_verdicts_of_full(family, variant, tmp_path, tool):
     target = targets.bundled(family, variant)
     runs = {}
     for collect in ("targeted", "full"):
-        options = ProfileOptions(collect=collect, ncu=tool.path)  # diagnosed from ncu's CSV export
+        # Diagnosed from ncu's CSV export; the stop line has its own test below.
+        options = ProfileOptions(collect=collect, ncu=tool.path, bench=False)
         runs[collect] = profile(target, tmp_path / collect, options, find_tool=lambda _path: tool)
     targeted, full = runs["targeted"], runs["full"]
     print(f"{family}/{variant}: targeted {targeted.passes_total} passes {targeted.wall_s:.2f} s, "
@@ -64,6 +65,26 @@ def test_targeted_gives_the_verdicts_of_full(family, variant, tmp_path, tool):
     assert {n.rule for k in targeted.diagnosis.kernels for n in k.not_evaluated} <= \
         {n.rule for k in full.diagnosis.kernels for n in k.not_evaluated}
     assert targeted.passes_total < full.passes_total
+
+
+def test_profile_prints_the_stop_line_measured_now(capsys, tmp_path):
+    # The padded transpose against the copy ceiling at the same bytes, timed uninstrumented for this
+    # run (one process run here to keep the suite short; the default is 3): 88% on the H200 in
+    # three runs, short of the 90% line, with the swizzled float4 variants past it.
+    run = tmp_path / "run"
+    code, out, err = run_cli(capsys, "profile", "transpose_padded", "-o", run, "--bench-runs", "1", "-f", "json")
+    assert code == 0, err
+    line = json.loads(out)["stop_line"]
+    assert (line["benchmark"], line["variant"], line["yardstick"], line["runs"]) == ("transpose", "padded_tile",
+                                                                                  "the copy ceiling at the same bytes", 1)
+    assert 70 <= line["pct"] <= 100 and line["value"] > 2500
+    assert line["decision"] == ("stop" if line["pct"] >= 90 else "go on")
+    if line["decision"] == "go on":
+        assert line["further"]["variant"] in ("swizzled64_float4", "swizzled128x64")
+    bench = json.loads((run / "bench.json").read_text())
+    assert bench["schema"] == "ncuwrap.bench/v1" and {e["variant"] for e in bench["benchmarks"]} >= {"padded_tile", "swizzled64_float4"}
+    code, table, err = run_cli(capsys, "diagnose", run)
+    assert code == 0 and "\nStop line\n  padded_tile: " in table
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from ncuwrap.profile.targets import Target
 from ncuwrap.timeline import nsysrep
 from ncuwrap.timeline.capture import capture
 from ncuwrap.timeline.nsysrep import NsysOptions
-from tests.conftest import DATA, ROOT, run_cli, NO_STEPS_TAIL, with_lines_hint
+from tests.conftest import DATA, ROOT, run_cli, NO_STEPS_TAIL, bound_apart, next_steps_apart, with_lines_hint, with_roofline_advice
 
 TOP_RUN = ROOT / DATA / "h200_ncuwrap" / "top"
 FAKE_NCU = ROOT / "tests" / "data" / "profile" / "fake_ncu" / "ncu"
@@ -90,7 +90,11 @@ def test_top_passes_the_trace_list_and_the_nsys_args(capsys, calls, monkeypatch,
     assert (tmp_path / "top" / "timeline.log").read_text().startswith(f"$ {line}\n")
     # ncu gets none of them, and the report is still the H200's, to the byte.
     assert not any("CUDA_MODULE_LOADING=EAGER" in call or "--cuda-memory-usage=true" in call for call in calls("ncu"))
-    assert out == with_lines_hint((TOP_RUN / "stdout.txt").read_text().replace("/tmp/top/", "top/")) + NO_STEPS_TAIL
+    out, _ = next_steps_apart(out)  # issue 24's next steps came after the recording
+    out, bound = bound_apart(out)
+    assert bound.startswith("Bound: kernel (nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT) - The GPU is idle 99% of the traced window")
+    recorded = (TOP_RUN / "stdout.txt").read_text().replace("/tmp/top/", "top/")
+    assert out == bound_apart(with_roofline_advice(with_lines_hint(recorded)))[0] + NO_STEPS_TAIL
 
 
 def test_nsys_passes_the_trace_list_and_the_nsys_args(capsys, calls, tmp_path):

@@ -127,7 +127,7 @@ def test_report_without_roofline_counters_says_what_was_not_collected():
     assert content.count("No roofline: 7 of its counters not collected; re-profile with --section SpeedOfLight --section "
                          "SpeedOfLight_RooflineChart (or 'ncuwrap profile --collect targeted').") == 2  # both kernels
     assert "2.96 TB/s (peak not collected)" in content
-    assert "no issue found (4 rules not evaluated)" in content
+    assert "no issue found by the rules evaluated (4 rules not evaluated)" in content
     # What could not be evaluated is said once, for the report, with one command.
     (section,) = page.all("section", id="not-evaluated")
     assert ("4 rules could not be evaluated on 2 launches: the report lacks 8 metrics. To evaluate them, re-profile with "

@@ -52,7 +52,7 @@ def test_default_rules_load_into_typed_objects():
 
 def test_reference_file_is_a_valid_rules_file(capsys):
     code, out, _ = run_cli(capsys, "rules", "check", "rules/reference.yaml")
-    assert code == 0 and out.strip() == "rules/reference.yaml: ok (kernel rules: 2 bound branches, 2 findings, version 1)"
+    assert code == 0 and out.strip() == "rules/reference.yaml: ok (kernel rules: 2 bound branches, 2 findings, 2 next steps, version 1)"
 
 
 def test_rules_check_reads_the_kind_from_the_file(capsys):

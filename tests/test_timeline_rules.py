@@ -23,7 +23,7 @@ BAD = DATA / "timeline_bad"
 def test_bundled_timeline_rules_load():
     rules = ruleset.load(kind="timeline")
     assert rules.kind == "timeline" and rules.version == 1
-    assert [b.verdict for b in rules.bound] == ["launch", "launch", "transfer", "kernel"]
+    assert [b.verdict for b in rules.bound] == ["launch", "launch", "transfer", "transfer", "kernel", "kernel"]
     assert "step_gpu_busy_pct" in rules.bound[0].when.names  # the steady steps decide first
     ids = {f.id for f in rules.findings}
     assert {"pageable_memcpy", "sync_after_each_launch", "gpu_idle_gaps", "memcpy_dominates", "tiny_kernels"} <= ids

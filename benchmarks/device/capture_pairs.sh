@@ -11,7 +11,8 @@
 # profile: `ncu --set full --clock-control none` of each variant's first timed launch (the manifest's
 #   kernel filter and launch skip, which count only matching launches), exported as raw and details
 #   CSV pages (the details page carries Nsight Compute's own rule results and estimated speedups).
-# BUDGET_S (default 560) bounds the script; what did not fit is listed in summary.txt.
+# BUDGET_S (default 560) bounds the script; what did not fit is listed in summary.txt. FAMILIES (default:
+# every pair family) limits it, e.g. FAMILIES=layout.
 set -u
 START=$(date +%s)
 BUDGET_S=${BUDGET_S:-560}
@@ -20,7 +21,7 @@ W=${WORK:-/tmp/pairs}
 mkdir -p "$W/bench" "$W/full" "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} NCUWRAP_CACHE=$W/build-cache
 NCUWRAP="python3 -m ncuwrap"
-FAMILIES="transpose vecadd reduction spill grid_size divergence smem_banks gather atomics occupancy"
+FAMILIES=${FAMILIES:-"transpose vecadd reduction spill grid_size divergence smem_banks gather atomics occupancy layout"}
 elapsed() { echo $(( $(date +%s) - START )); }
 log() { echo "=== [$(elapsed) s] $*" | tee -a "$W/summary.txt"; }
 

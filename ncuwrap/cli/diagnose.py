@@ -15,7 +15,7 @@ from ncuwrap.render import Format
 
 @app.command()
 def diagnose(
-    report: Optional[Path] = typer.Argument(None, help="A .ncu-rep, an ncu CSV export (--page raw or details), or an nsys .nsys-rep/.sqlite. Default: a sample H200 report shipped with ncuwrap."),
+    report: Optional[Path] = typer.Argument(None, help="A .ncu-rep, an ncu CSV export (--page raw or details), a run folder of 'ncuwrap profile', or an nsys .nsys-rep/.sqlite. Default: a sample H200 report shipped with ncuwrap."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML replacing the bundled ones (see rules/reference.yaml)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", "--kernel-name",
@@ -48,10 +48,17 @@ def diagnose(
                              "a timeline is diagnosed as a whole")
         result = diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys)
     else:
-        from ncuwrap.engine import diagnose as run
         from ncuwrap.kernel_filter import LaunchSelection
+        from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
         select = LaunchSelection(kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None, process=process)
-        label = None if report else f"ncuwrap:samples/{path.name}"
-        result = run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select, source_page=source_page)
+        if is_run_dir(path):
+            if ncu_rules or source_page:
+                raise InputError(f"{path}: a run folder brings its own source page and rules results; drop --ncu-rules and --source-page")
+            result = diagnose_run_dir(path, rules, extend=extend, ncu=ncu, select=select)
+        else:
+            from ncuwrap.engine import diagnose as run
+
+            label = None if report else f"ncuwrap:samples/{path.name}"
+            result = run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select, source_page=source_page)
     emit(result, fmt, output, force=force, inputs=inputs)

@@ -45,6 +45,11 @@ _COLLECT_HELP = ("What ncu measures: targeted (default: the metrics the rules de
                  "per kernel on an H200, 19 with --source), basic (--set basic), full (--set full, 37-38 passes), or a comma list of ncu sections.")
 
 
+_BENCH_HELP = ("A bundled benchmark: time its family uninstrumented ('ncuwrap bench': CUDA events, median over runs) and print the "
+               "stop line: the profiled variant's effective bandwidth or FLOP/s against the measured copy ceiling or the library, "
+               "and which variant goes further. Never from ncu's durations. Ignored for a program of your own.")
+
+
 def write_documents(result, html: bool = True) -> list[Path]:
     """The run folder's rendered documents: verdict.json, report.html (``html``) and, with --nsys,
     timeline.json and timeline.html; profile.json then lists them."""
@@ -147,9 +152,9 @@ def _summary(result) -> list[str]:
         lines.append(f"not collected by targeted: {_names(names)}: {why}")
     for warning in result.warnings:
         lines.append(f"warning: {warning}")
-    from ncuwrap.profile.rundir import SOURCE_CSV, SOURCE_SASS_CSV
+    from ncuwrap.profile.rundir import BENCH, SOURCE_CSV, SOURCE_SASS_CSV
 
-    pages = "".join(f"{name}, " for name in (SOURCE_CSV, SOURCE_SASS_CSV) if (Path(result.run_dir) / name).is_file())
+    pages = "".join(f"{name}, " for name in (SOURCE_CSV, SOURCE_SASS_CSV, BENCH) if (Path(result.run_dir) / name).is_file())
     lines.append(f"run folder: {terminal(result.run_dir)} (report.ncu-rep, report.raw.csv, {pages}verdict.json, report.html, "
                  f"commands.txt, environment.json, ncu.log, profile.json)")
     return lines
@@ -183,6 +188,9 @@ def profile(
     clock_control: str = typer.Option("none", "--clock-control", help="none (ncuwrap's default: clocks left alone) or base (ncu's default: locked to base)."),
     graph_profiling: Optional[str] = typer.Option(None, "--graph-profiling", help="CUDA graphs: node (ncu's default: each kernel node alone) or graph (the whole graph as one result).", show_default=False),
     ncu_args: Optional[List[str]] = typer.Option(None, "--ncu-arg", help=_NCU_ARG_HELP, show_default=False),
+    bench: bool = typer.Option(True, "--bench/--no-bench", help=_BENCH_HELP),
+    bench_json: Optional[Path] = typer.Option(None, "--bench-json", help="A bundled benchmark's stop line from this 'ncuwrap bench' JSON instead of timing the family now.", show_default=False),
+    bench_runs: int = typer.Option(3, "--bench-runs", help="Process runs of the uninstrumented timing behind the stop line (median and spread across them).", min=1),
     nsys: bool = typer.Option(False, "--nsys", help="Also capture the program with Nsight Systems and diagnose its timeline."),
     nsys_trace: Optional[str] = typer.Option(None, "--nsys-trace", help=_NSYS_TRACE_HELP, show_default=False, metavar="LIST"),
     nsys_args: Optional[List[str]] = typer.Option(None, "--nsys-arg", help=_NSYS_ARG_HELP, show_default=False, metavar="ARG"),
@@ -234,12 +242,18 @@ def profile(
         ncu_tool(ncu)  # a missing ncu fails before nvcc runs
         typer.echo(f"nvcc: building {name} (cached after the first build) ...", err=True)
 
+    if bench_json is not None:  # a bad file fails before the build and the run
+        from ncuwrap.benchmarks.report import read as read_bench
+
+        read_bench(bench_json)
     resolved = targets.resolve(target or [], arch=arch, on_build=before_build)
+    if bench_json is not None and not resolved.bundled:
+        raise InputError(f"--bench-json {bench_json}: a stop line is drawn for a bundled benchmark only; drop --bench-json for a program of your own")
     run_dir = output or default_run_dir(resolved.label)
     options = ProfileOptions(collect=collect, source=source, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
                              nth_launch=nth_launch, metrics=_parse_metrics(metrics), force=force, ncu=ncu, rules=rules,
                              extend=extend, nsys=nsys, nsys_path=nsys_path, ncu_options=ncu_options, top=top,
-                             nsys_options=nsys_options)
+                             nsys_options=nsys_options, bench=bench, bench_json=bench_json, bench_runs=bench_runs)
     try:
         result = run_profile(resolved, run_dir, options, progress=_ScreenProgress(show_output))
     except KeyboardInterrupt:

@@ -50,4 +50,6 @@ def check_cmd(path: Path = typer.Argument(..., help="Rules YAML to validate.")) 
     from ncuwrap import ruleset
 
     loaded = ruleset.load(path, kind=ruleset.kind_of_file(path))
-    typer.echo(f"{terminal(path)}: ok ({loaded.kind} rules: {len(loaded.bound)} bound branches, {len(loaded.findings)} findings, version {loaded.version})")
+    steps = f", {len(loaded.next)} next steps" if loaded.next else ""
+    typer.echo(f"{terminal(path)}: ok ({loaded.kind} rules: {len(loaded.bound)} bound branches, {len(loaded.findings)} findings{steps}, "
+               f"version {loaded.version})")

@@ -73,11 +73,39 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
                            diagnosis=diagnosis, warnings=[*run.warnings, *warnings])
     if top_run is not None:
         result.timeline = top_run.capture.diagnosis
+    if target.bundled and (options.bench or options.bench_json):
+        line, warning = _stop_line(rd, target, options, progress)
+        result.diagnosis = replace(result.diagnosis, stop_line=line)
+        result.warnings += [warning] if warning else []
     rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, **record)
     if options.nsys and top_run is None:
         result.timeline = timeline(rd, target, options.nsys_path, progress, options=options.nsys_options)
         rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, timeline=TIMELINE_RECORD, **record)
     return result
+
+
+def _stop_line(rd: RD.RunDir, target: Target, options: ProfileOptions, progress: Progress | None):
+    """The bundled variant's stop line, from its family timed now without instruments (written to
+    bench.json) or from --bench-json (copied there); (None, why) when it cannot be had: the verdicts
+    stand without it."""
+    from ncuwrap.benchmarks import report as bench_report
+    from ncuwrap.benchmarks.stopline import stop_line
+
+    try:
+        if options.bench_json is not None:
+            report, source = bench_report.read(options.bench_json), str(options.bench_json)
+        else:
+            from ncuwrap.benchmarks.bench import run_bench
+
+            if progress is not None:
+                progress.stage(f"bench: timing {target.benchmark}'s variants uninstrumented ({options.bench_runs} runs) for the stop line ...")
+            rd.add_command("stop line (uninstrumented timings)", ["ncuwrap", "bench", target.benchmark, "--runs", str(options.bench_runs),
+                                                                  "-o", str(rd.bench)])
+            report, source = run_bench([target.benchmark], runs=options.bench_runs), f"{RD.BENCH} (ncuwrap bench, measured for this run)"
+        rd.write_json(rd.bench, report.to_json())
+        return stop_line(report, target.benchmark, target.variant, source=source), None
+    except NcuwrapError as exc:
+        return None, f"no stop line (the verdicts stand without it): {exc}"
 
 
 @dataclass(frozen=True)
@@ -220,8 +248,10 @@ def _source_pages(rd: RD.RunDir, tool: NcuTool, loaded) -> list[str]:
         if failed:
             warnings.append(f"source page export failed ({failed}); findings are not pointed at lines: {shlex.join(argv)}")
             continue
-        if not text:
-            continue  # an empty page: no launch has per-instruction counters (the report says so)
+        if not text or all(not line.strip() or line.startswith("==") for line in text.splitlines()):
+            # An empty page (no launch has per-instruction counters), or only ncu's notes that no
+            # kernel has line information: the SASS form, next, has what there is.
+            continue
         try:
             found, gaps = source_page(path, loaded)
         except InputError as exc:

@@ -40,6 +40,11 @@ class ProfileOptions:
     top: int | None = None  # nsys first, then ncu on the N kernels with the most GPU time
     # Passed on to every nsys profile ncuwrap runs (--top, --nsys): the trace list, --nsys-arg.
     nsys_options: NsysOptions = NsysOptions()
+    # A bundled benchmark's stop line: its family timed uninstrumented ('ncuwrap bench', this many
+    # process runs), or read from a bench JSON instead; --no-bench: neither.
+    bench: bool = True
+    bench_json: Path | None = None
+    bench_runs: int = 3
 
 
 @dataclass

@@ -11,6 +11,8 @@
       environment.json   ncu version, nvidia-smi, python, ncuwrap, host
       ncu.log            what ncu and the program printed, in arrival order
       profile.json       passes and wall time, which launch of which kernel was profiled, the collection
+      bench.json         a bundled benchmark's uninstrumented timings ('ncuwrap bench' of its family):
+                         the stop line (--no-bench leaves it out; --bench-json FILE is copied here)
       timeline.*         with --nsys: the nsys capture, its SQLite export, diagnosis (json, html) and log
 
 An existing run folder is never overwritten without ``--force``; with it, only the files above are
@@ -45,8 +47,9 @@ COMMANDS = "commands.txt"
 ENVIRONMENT = "environment.json"
 LOG = "ncu.log"
 PROFILE = "profile.json"
+BENCH = "bench.json"
 TIMELINE_FILES = ("timeline.nsys-rep", "timeline.qdstrm", "timeline.sqlite", "timeline.json", "timeline.html", "timeline.log")
-FILES = (REPORT, RAW_CSV, SOURCE_CSV, SOURCE_SASS_CSV, VERDICT, HTML, COMMANDS, ENVIRONMENT, LOG, PROFILE, *TIMELINE_FILES)
+FILES = (REPORT, RAW_CSV, SOURCE_CSV, SOURCE_SASS_CSV, VERDICT, HTML, COMMANDS, ENVIRONMENT, LOG, PROFILE, BENCH, *TIMELINE_FILES)
 SCHEMA = "ncuwrap.profile/v1"
 
 NVIDIA_SMI_FIELDS = ("index", "name", "uuid", "driver_version", "pci.bus_id", "clocks.sm", "clocks.max.sm", "clocks.mem",
@@ -74,6 +77,7 @@ class RunDir:
     environment = property(lambda self: self.path / ENVIRONMENT)
     log = property(lambda self: self.path / LOG)
     profile = property(lambda self: self.path / PROFILE)
+    bench = property(lambda self: self.path / BENCH)
 
     def prepare(self, force: bool = False) -> None:
         """Create the folder; refuse a non-empty existing one unless ``force`` (then clear ncuwrap's files)."""

@@ -273,9 +273,31 @@ def headline_text(kernel) -> str:
 
 def no_issue(kernel) -> str:
     """What a kernel without a costly finding says: 'no issue found' only when nothing was found at all
-    (a minor finding below it would make that false)."""
+    (a minor finding below it would make that false) and every rule could be evaluated (an
+    unmeasured waste is not an absent one)."""
     minor = len(kernel.minor_findings)
-    return f"no costly issue found ({minor} minor)" if minor else "no issue found"
+    text = f"no costly issue found ({minor} minor)" if minor else "no issue found"
+    if any(n.rule != "bound" and not n.rule.endswith("(estimate)") for n in kernel.not_evaluated):
+        text += " by the rules evaluated"
+    return text
+
+
+_STALLED = "smsp__average_warps_issue_stalled_"
+
+
+def undecided_line(step) -> str:
+    """The next steps the rules could not decide on, grouped by what they lack: 'not decided without
+    the warp stall reasons: More bytes in flight; Fewer synchronizations per byte (re-profile with ...)'."""
+    groups: dict[tuple, list[str]] = {}
+    for u in step.undecided:
+        groups.setdefault((u.missing, u.how), []).append(u.title.split(":")[0])
+    parts = []
+    for (missing, how), titles in groups.items():
+        what = ("the warp stall reasons" if all(m.startswith(_STALLED) for m in missing)
+                else ", ".join(missing[:2]) + (f" and {len(missing) - 2} more" if len(missing) > 2 else ""))
+        # The hint names the metrics and then how to collect them: the list is said above already.
+        parts.append(f"without {what}: {'; '.join(titles)} ({how.split('; ', 1)[-1]})")
+    return "not decided " + "; ".join(parts)
 
 
 def not_evaluated_count(kernel) -> str:
@@ -435,3 +457,29 @@ def line_change(change) -> str:
     """'transpose.cu:31: 14,680,064 excess global store sectors -> gone' (a line of a finding, before and after)."""
     after = "the finding no longer fires" if change.after is None else ("gone" if change.gone else number(change.after))
     return f"{change.location}: {number(change.before)} {change.label} ({100 * change.before_share:.0f}% before) -> {after}"
+
+
+def stop_line_text(line) -> str:
+    """A bundled lesson's stop line in one paragraph: how fast the variant runs uninstrumented, against
+    what, and whether to stop or which variant goes further."""
+    runs = f"{line.runs} run{'s' if line.runs != 1 else ''}"
+    speed = {"GB/s": f"{line.value:,.0f} GB/s effective", "TFLOP/s": f"{line.value:,.1f} TFLOP/s"}.get(line.unit, ms(line.median_ms))
+    text = (f"{line.variant}: {speed} ({ms(line.median_ms)}, uninstrumented: ncuwrap bench, median of {runs}, "
+            f"spread {line.spread_pct:.1f}%)")
+    further = line.further
+    if line.pct is not None:
+        figure = f"{line.yardstick_value:,.0f} GB/s" if line.yardstick_unit == "GB/s" else ms(line.yardstick_value)
+        text += f" = {line.pct:.0f}% of {line.yardstick} ({figure})"
+        if line.decision == "stop":
+            return text + (f": past the {line.stop_pct:.0f}% stop line: stop here; only moving fewer bytes (or less work) goes further.")
+        text += f": short of the {line.stop_pct:.0f}% stop line"
+        if further is not None:
+            pct = f"{further.pct:.0f}%, " if further.pct is not None else ""
+            return text + f"; {further.variant} goes further ({pct}{ms(further.median_ms)})."
+        if line.yardstick_unit == "ms":
+            return text + "; no variant of the lesson goes further: use the library."
+        return text + "; no variant of the lesson goes further."
+    text += ": nothing measured judges this lesson (no copy ceiling, no library)"
+    if further is not None:
+        return text + f"; {further.variant} is {line.median_ms / further.median_ms:.1f}x faster ({ms(further.median_ms)})."
+    return text + "; it is the fastest variant measured."

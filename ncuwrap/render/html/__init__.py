@@ -62,6 +62,7 @@ def environment():
         not_evaluated_count=T.not_evaluated_count,
         where_note=T.where_note,
         no_issue=T.no_issue,
+        undecided=T.undecided_line,
         hot_line=T.hot_line,
         line_change=T.line_change,
     )

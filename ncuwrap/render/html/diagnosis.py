@@ -143,6 +143,8 @@ def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
         "anchors": {v.kernel.id: v.anchor for v in views if v.detailed},
         "reprofile": diagnosis.reprofile,
         "lines_hint": diagnosis.lines_hint,
+        "stop_line": T.stop_line_text(diagnosis.stop_line) if diagnosis.stop_line is not None else None,
+        "stop_line_decision": diagnosis.stop_line.decision if diagnosis.stop_line is not None else None,
         "toc": len(kernels) > 1,
     }
 

@@ -122,6 +122,11 @@ def kernel_section(rank: int, group, total_ns: float, seen: _Seen, processes: bo
             out.append(f"- {code(f.id)}: {seen.advice(f.advice, rank)}")
             out += where_lines(f.where, "  ", "- At")
         out.append("")
+    step = kernel.next_step
+    if step is not None and step.id is not None:
+        out += [f"**Next:** {escape(step.title)}. {seen.advice(step.advice, rank)}", ""]
+    if step is not None and step.undecided:
+        out += [f"*Next step {escape(T.undecided_line(step))}.*", ""]
     minor = kernel.minor_findings
     if minor:
         out += ["*Minor (estimated to cost little time):* " + ", ".join(f"{code(f.id)} est. {T.gain(f.estimated_speedup)}" for f in minor), ""]
@@ -192,6 +197,8 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
         out += ["", f"**Fix first** ({T.fix_first_scope(diagnosis)} × estimated gain):", ""]
         out += [f"{i}. {escape(T.priority_line(p, bool(diagnosis.coverage)))}" for i, p in enumerate(first, 1)]
     out.append("")
+    if diagnosis.stop_line is not None:
+        out += [f"**Stop line:** {escape(T.stop_line_text(diagnosis.stop_line))}", ""]
     seen = _Seen()
     for i, g in enumerate(groups[:detail], start=1):
         section = kernel_section(i, g, total, seen, len(diagnosis.processes) > 1, len(diagnosis.streams) > 1,

@@ -76,6 +76,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
         page.line(T.fix_first_title(diagnosis), "bold")
         for i, p in enumerate(first, 1):
             page.line(T.priority_line(p, bool(diagnosis.coverage)), indent=2, label=f"{i}.")
+    told: dict[str, int] = {}  # next-step advice already printed -> the kernel it was printed for
     for rank, group in enumerate(groups, 1):
         k = group.longest
         where = ", ".join([f"launch {k.id}", *([T.process(k)] if processes else []), *([f"stream {k.stream or 'n/a'}"] if streams else [])])
@@ -102,6 +103,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
             page.line(evidence, indent=9, label="evidence:")
             _where(page, f.where, indent=9, label="at:")
             page.line(f.advice, indent=9, label="advice:")
+        _next_step(page, k.next_step, told, rank)
         for r in T.ncu_rules_shown(k):
             page.line(T.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
         if k.not_evaluated:
@@ -116,9 +118,26 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     if diagnosis.lines_hint:
         page.heading("Source lines")
         page.line(f"not attributed: {diagnosis.lines_hint}.", indent=2)
+    if diagnosis.stop_line is not None:
+        page.heading("Stop line")
+        page.line(T.stop_line_text(diagnosis.stop_line), indent=2)
     page.console.print()
     page.line(f"Durations are ncu's, instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
     return page.text()
+
+
+def _next_step(page, step, told: dict, rank: int) -> None:
+    """The rules' next step for a kernel no costly finding explains, and what could not be decided;
+    advice already printed for a kernel above is pointed at, not repeated."""
+    if step is None:
+        return
+    if step.id is not None:
+        first = told.setdefault(step.advice, rank)
+        page.line(step.title + (f" (as for kernel {first})" if first != rank else ""), "bold", indent=2, label="next:")
+        if first == rank:
+            page.line(step.advice, indent=8)
+    if step.undecided:
+        page.line(T.undecided_line(step), "dim", indent=8 if step.id is not None else 2, label="" if step.id is not None else "next:")
 
 
 def _where(page, where, *, indent: int, label: str) -> None:

@@ -1,0 +1,72 @@
+"""``ncuwrap diagnose RUN_DIR``: a run folder of ``ncuwrap profile`` diagnosed again, on any machine:
+its raw CSV export (or the report) read as the profile run read it (the report's path, ncu version
+and command line from profile.json, the source pages beside it), and for a bundled benchmark the
+stop line from the bench.json there."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+from ncuwrap import safejson
+from ncuwrap.errors import InputError
+from ncuwrap.ingest import check_file
+from ncuwrap.ingest.source_counters import is_source_page
+from ncuwrap.profile import rundir as RD
+
+# profile.json is a few kilobytes (tens with many launches); more is not ncuwrap's.
+MAX_PROFILE_BYTES = 4 << 20
+
+
+def is_run_dir(path: Path) -> bool:
+    return path.is_dir() and (path / RD.PROFILE).is_file()
+
+
+def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: str | None = None, select=None):
+    """The run folder's diagnosis, with the stop line where the folder has a bundled benchmark's bench.json."""
+    from ncuwrap import ruleset
+    from ncuwrap.engine import diagnose_profile, needed_metrics
+    from ncuwrap.ingest import load, source_page
+
+    rd = RD.RunDir(path)
+    record = _record(rd)
+    rules = ruleset.load(rules_path, extend=extend)
+    if rd.raw_csv.is_file():
+        loaded = load(rd.raw_csv, metrics=needed_metrics(rules))
+        # ncu's raw export has neither the command line nor the version: profile.json has both.
+        loaded.source = replace(loaded.source, path=str(rd.report), kind="ncu-rep", ncu_version=record["ncu_version"],
+                                command_line=record["command_line"])
+        # The cuda,sass page where it holds a kernel (code built with -lineinfo), else the SASS form.
+        page = next((p for p in (rd.source_csv, rd.source_sass_csv) if p.is_file() and is_source_page(p)), None)
+        if page is not None:
+            loaded.sources, loaded.source_gaps = source_page(page, loaded)
+    elif rd.report.is_file():
+        loaded = load(rd.report, ncu=ncu, metrics=needed_metrics(rules))
+    else:
+        raise InputError(f"{path}: the run folder has neither {RD.RAW_CSV} nor {RD.REPORT} (the run failed?); profile again")
+    diagnosis = diagnose_profile(loaded, rules, select=select)
+    target = record["target"]
+    if target.get("benchmark") and target.get("variant") and rd.bench.is_file():
+        from ncuwrap.benchmarks.report import read
+        from ncuwrap.benchmarks.stopline import stop_line
+
+        line = stop_line(read(rd.bench), str(target["benchmark"]), str(target["variant"]), source=str(rd.bench))
+        diagnosis = replace(diagnosis, stop_line=line)
+    return diagnosis
+
+
+def _record(rd: RD.RunDir) -> dict:
+    """What diagnosing needs from profile.json: the target, ncu's version and the command line."""
+    check_file(rd.profile, max_bytes=MAX_PROFILE_BYTES, folder_fix="give a run folder of 'ncuwrap profile'")
+    try:
+        doc = safejson.loads(rd.profile.read_text(encoding="utf-8"))
+    except (safejson.Refused, OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{rd.profile}: not a readable profile.json ({str(exc).splitlines()[0][:120]}); profile again") from None
+    if not isinstance(doc, dict) or doc.get("schema") != RD.SCHEMA or not isinstance(doc.get("target"), dict):
+        raise InputError(f"{rd.profile}: not written by 'ncuwrap profile' (schema {RD.SCHEMA} expected); pass a report file instead")
+    ncu = doc.get("ncu") if isinstance(doc.get("ncu"), dict) else {}
+    argv = doc.get("argv")
+    command = shlex.join(argv) if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else None
+    version = ncu.get("version") if isinstance(ncu.get("version"), str) else None
+    return {"target": doc["target"], "ncu_version": version, "command_line": command}
