@@ -38,7 +38,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_captured_case(case):
-    (kernel,) = diagnose(OURS / "diag" / f"{case}.ncu-rep").kernels
+    (kernel,) = diagnose(OURS / "diag" / f"{case}.ncu-rep.gz").kernels
     bound, limiter, must, must_not = CASES[case]
     ids = set(kernel.finding_ids())
     if bound:
@@ -55,7 +55,7 @@ def test_every_finding_id_is_exercised_by_a_real_capture():
 
     fired = set()
     for case in CASES:
-        fired |= set(diagnose(OURS / "diag" / f"{case}.ncu-rep").kernels[0].finding_ids())
+        fired |= set(diagnose(OURS / "diag" / f"{case}.ncu-rep.gz").kernels[0].finding_ids())
     for report in sorted((DATA / "h200").glob("*/*.ncu-rep")):
         for kernel in diagnose(report).kernels:
             fired |= set(kernel.finding_ids())
@@ -63,14 +63,14 @@ def test_every_finding_id_is_exercised_by_a_real_capture():
 
 
 def test_atomic_evidence_names_the_hot_slice():
-    (kernel,) = diagnose(OURS / "diag" / "atomics_global_hotspot.ncu-rep").kernels
+    (kernel,) = diagnose(OURS / "diag" / "atomics_global_hotspot.ncu-rep.gz").kernels
     finding = next(f for f in kernel.findings if f.id == "atomic_contention")
     assert finding.severity == "high"
     assert finding.evidence["l2_atomic_max_pct"] > 70 and finding.evidence["l2_atomic_avg_pct"] < 1
 
 
 def test_grid_too_small_evidence():
-    (kernel,) = diagnose(OURS / "diag" / "grid_few_blocks.ncu-rep").kernels
+    (kernel,) = diagnose(OURS / "diag" / "grid_few_blocks.ncu-rep.gz").kernels
     finding = kernel.findings[0]
     assert (finding.id, finding.severity) == ("grid_too_small", "high")
     assert finding.evidence["grid_size"] < finding.evidence["sm_count"] == 132
@@ -78,7 +78,7 @@ def test_grid_too_small_evidence():
 
 @pytest.mark.parametrize("case", ["fma_many_accumulators", "gather_random", "atomics_global_hotspot"])
 def test_raw_csv_gives_the_same_verdict_as_the_report(case):
-    rep = diagnose(OURS / "diag" / f"{case}.ncu-rep").kernels[0]
+    rep = diagnose(OURS / "diag" / f"{case}.ncu-rep.gz").kernels[0]
     csv = diagnose(OURS / "diag" / f"{case}.raw.csv").kernels[0]
     assert (csv.name, csv.bound, csv.limiter, csv.finding_ids()) == (rep.name, rep.bound, rep.limiter, rep.finding_ids())
 

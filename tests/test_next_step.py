@@ -67,7 +67,7 @@ def test_a_costly_finding_is_the_next_step_itself():
 
 def test_kernel_kind_from_counters_without_a_telling_name():
     # The bundled FMA chain is FP32 at 84% of its peak with no shared memory: not a matrix multiply.
-    (k,) = diagnose(DATA / "h200_ncuwrap" / "diag" / "fma_many_accumulators.ncu-rep").kernels
+    (k,) = diagnose(DATA / "h200_ncuwrap" / "diag" / "fma_many_accumulators.ncu-rep.gz").kernels
     assert k.verdict_label == "compute (fma)" and k.next_step.id == "fma_pipe"
 
 
@@ -144,3 +144,21 @@ def test_without_the_stall_reasons_the_next_step_says_what_they_would_decide():
     assert ("not decided without the warp stall reasons: More bytes in flight; Fewer synchronizations per byte; Shared-memory "
             "pressure; Dependent instructions in a row; Warps wait for instructions or constants (re-profile with --section "
             "WarpStateStats (or 'ncuwrap profile --collect full'))") in text
+
+
+def test_the_source_pages_of_a_full_set_report_are_read():
+    # ncu 2025.3 exports the SASS page of a --set full report with every kernel's block twice,
+    # identical; its cuda,sass page of code without line information is only ncu's notes. Both were
+    # refused before ("not a source page export", "it has more launches of it").
+    from ncuwrap.ingest import load, source_page
+    from ncuwrap.profile.pipeline import only_notes
+
+    assert only_notes((ADVICE / "fp32_matmuls.source.csv").read_text())
+    assert not only_notes("==WARNING== a note\n\"Kernel Name\",\"k\",\n")
+    profile = load(ADVICE / "fp32_matmuls.raw.csv.gz")
+    found, gaps = source_page(ADVICE / "fp32_matmuls.source_sass.csv.gz", profile)
+    assert sorted(found) == [0, 1] and gaps == {}
+    assert [len(found[i].table) for i in (0, 1)] == [2504, 7688]
+    (k, _) = sorted(diagnose(ADVICE / "fp32_matmuls.raw.csv.gz", source_page=ADVICE / "fp32_matmuls.source_sass.csv.gz").kernels,
+                    key=lambda k: -k.duration_ns)
+    assert k.where.lines[0].instructions[0].sass.startswith("LDS.128") and k.where.lines[0].stalls[0][0] == "barrier"

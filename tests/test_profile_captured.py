@@ -25,8 +25,8 @@ def _verdicts(diagnosis) -> list[tuple]:
 
 @pytest.mark.parametrize("variant", ["transpose-naive", "transpose-shared_tile", "divergence-per_lane"])
 def test_targeted_report_gives_the_same_verdict_as_full(variant):
-    targeted = diagnose(PROFILE / "pairs" / f"{variant}.targeted.ncu-rep")
-    full = diagnose(PROFILE / "pairs" / f"{variant}.full.ncu-rep")
+    targeted = diagnose(PROFILE / "pairs" / f"{variant}.targeted.ncu-rep.gz")
+    full = diagnose(PROFILE / "pairs" / f"{variant}.full.ncu-rep.gz")
     assert _verdicts(targeted) == _verdicts(full)
     assert all(k.not_evaluated == () for k in targeted.kernels), [n.message for k in targeted.kernels for n in k.not_evaluated]
 

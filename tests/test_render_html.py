@@ -151,7 +151,7 @@ def test_multi_kernel_page_ranks_by_time_and_details_each_kernel():
 
 
 def test_a_kernel_at_the_roofline_gets_the_stop_signal_with_compute_advice():
-    text = render(diagnose(DATA / "h200_ncuwrap" / "diag" / "fma_many_accumulators.ncu-rep"), Format.html)
+    text = render(diagnose(DATA / "h200_ncuwrap" / "diag" / "fma_many_accumulators.ncu-rep.gz"), Format.html)
     page = Page(text)
     content = " ".join(page.content.split())
     assert len(page.with_class("div", "stop")) == 1

@@ -248,9 +248,7 @@ def _source_pages(rd: RD.RunDir, tool: NcuTool, loaded) -> list[str]:
         if failed:
             warnings.append(f"source page export failed ({failed}); findings are not pointed at lines: {shlex.join(argv)}")
             continue
-        if not text or all(not line.strip() or line.startswith("==") for line in text.splitlines()):
-            # An empty page (no launch has per-instruction counters), or only ncu's notes that no
-            # kernel has line information: the SASS form, next, has what there is.
+        if only_notes(text):
             continue
         try:
             found, gaps = source_page(path, loaded)
@@ -262,6 +260,12 @@ def _source_pages(rd: RD.RunDir, tool: NcuTool, loaded) -> list[str]:
         if lines and len(loaded.sources) == len(loaded.frame):
             break  # every launch has its lines: the SASS form adds nothing
     return warnings
+
+
+def only_notes(page: str | None) -> bool:
+    """An empty source page (no launch has per-instruction counters), or one of ncu's notes alone that
+    no kernel has line information (cuBLAS's): the SASS form, exported next, has what there is."""
+    return not page or all(not line.strip() or line.startswith("==") for line in page.splitlines())
 
 
 def export_csv(rd: RD.RunDir, tool: NcuTool) -> str | None:
