@@ -22,12 +22,13 @@ sys.path.insert(0, str(ROOT))
 from ncuwrap.compare import compare_files  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "h200_ncuwrap"
-# (before, after, what the change does)
+# (before, after, what the change does[, the capture's folder under pairs_full/ and bench_pairs/ when
+# not the first one: a family re-captured with a variant added])
 PAIRS = [
     ("transpose-naive", "transpose-padded_tile", "stage the tile in shared memory (padded): coalesced stores"),
     ("transpose-shared_tile", "transpose-padded_tile", "pad the shared tile: no bank conflicts"),
-    ("vecadd-strided", "vecadd-coalesced", "consecutive threads on consecutive elements (and 4 elements per thread)"),
-    ("reduction-atomic_per_element", "reduction-warp_shuffle", "reduce in registers and warps, one atomic per block"),
+    ("vecadd-strided", "vecadd-one_per_thread", "consecutive threads on consecutive elements, nothing else", "2026-12-01"),
+    ("reduction-atomic_per_element", "reduction-shared_tree", "reduce in the block first, one atomic per block"),
     ("spill-spill", "spill-no_spill", "let the kernel have the registers it needs"),
     ("grid_size-few_blocks", "grid_size-full_grid", "one full wave of blocks instead of 8"),
     ("divergence-per_lane", "divergence-per_warp", "branch per warp instead of per lane"),
@@ -36,15 +37,19 @@ PAIRS = [
     ("gather-strided", "gather-sequential", "sequential indices instead of a 33-element stride"),
     ("atomics-global_hotspot", "atomics-shared_privatized", "privatize the histogram per block in shared memory"),
     ("occupancy-regs_heavy", "occupancy-block_256", "18 registers instead of ~118: four times the resident warps"),
+    ("layout-aos_field", "layout-soa", "the field in its own array (structure of arrays)"),
 ]
-# Where the estimate misses by more than 2x, what the counters cannot see.
+# The bar: an estimate within this factor of the measured speedup (issue 24).
+WITHIN = 1.5
+# Where the estimate misses by more than WITHIN, what the counters cannot see.
 WHY = {
-    "vecadd-strided": ("the coalesced variant also keeps 4 elements per thread in flight (8 loads issued before the first add), which "
-                       "cures the latency-boundness the strided version shows (L2 at 53%, warps waiting on long_scoreboard); the "
-                       "estimate credits only the removed sectors"),
-    "reduction-atomic_per_element": ("64M atomics on one address: the estimate spreads the hot L2 slice's atomic work evenly and removes "
-                                     "the atomics' share of the sectors (94x); warp reduction removes 99.99% of the atomics, whose cost per "
-                                     "sector in the L2 is far above a load's, which the counters do not separate"),
+    "vecadd-strided": ("the strided kernel's index arithmetic (a 64-bit division and remainder per element: the SMs at 11% of "
+                       "their peak over 1.76 ms) goes with its mapping, and the estimate keeps the SMs' work, which then limits it "
+                       "(72% of it goes: one_per_thread's SMs do 28% of strided's work)"),
+    "reduction-atomic_per_element": ("64M atomics on one address: the estimate spreads the hot L2 slice's atomic work over the slices "
+                                     "(94x), but a block reduction removes 255 of every 256 atomics; the counters cannot tell one hot "
+                                     "address from the four of the histogram (atomics-global_hotspot), whose fix keeps four per block "
+                                     "and for which spreading is right"),
 }
 
 
@@ -54,9 +59,11 @@ def family(name: str) -> str:
 
 def run() -> list[dict]:
     rows = []
-    for before, after, change in PAIRS:
-        bench = DATA / "bench_pairs" / f"{family(before)}.json"
-        result = compare_files(DATA / "pairs_full" / f"{before}.raw.csv.gz", DATA / "pairs_full" / f"{after}.raw.csv.gz",
+    for before, after, change, *capture in PAIRS:
+        folder = capture[0] if capture else "."
+        bench = DATA / "bench_pairs" / folder / f"{family(before)}.json"
+        full = DATA / "pairs_full" / folder
+        result = compare_files(full / f"{before}.raw.csv.gz", full / f"{after}.raw.csv.gz",
                                before_timing=bench, after_timing=bench)
         (pair,) = result.pairs
         est, measured = pair.estimated_speedup, pair.speedup
@@ -64,7 +71,7 @@ def run() -> list[dict]:
         rows.append({"before": before, "after": after, "change": change, "resolved": list(pair.resolved),
                      "estimated_gain_pct": round(pair.estimated_gain_pct, 1) if pair.estimated_gain_pct is not None else None,
                      "estimated_speedup": round(est, 2) if est else None, "measured_speedup": round(measured, 2) if measured else None,
-                     "factor_off": round(off, 2) if off else None, "within_2x": bool(off and off <= 2.0),
+                     "factor_off": round(off, 2) if off else None, "within": bool(off and off <= WITHIN),
                      "before_ms": pair.before_timing.median_ms if pair.before_timing else None,
                      "after_ms": pair.after_timing.median_ms if pair.after_timing else None,
                      "why_not": WHY.get(before)})
@@ -72,7 +79,7 @@ def run() -> list[dict]:
 
 
 def write_doc(rows: list[dict], path: Path) -> None:
-    within = sum(r["within_2x"] for r in rows)
+    within = sum(r["within"] for r in rows)
     out = [
         "# Payoff: estimated against measured",
         "",
@@ -80,11 +87,13 @@ def write_doc(rows: list[dict], path: Path) -> None:
         "from the kernel's own counters (the bottleneck-shift model of `ncuwrap/estimate.py`, each finding's",
         "`estimate` in `rules/default.yaml`). Here the estimates meet measurements: each bundled before/after pair",
         "profiled with `ncu --set full --clock-control none` and timed uninstrumented with `ncuwrap bench --runs 3`",
-        "(verified results, CUDA events, median over 20 launches, across 3 process runs) from one build on the",
-        "lent NVIDIA H200 (`benchmarks/device/capture_pairs.sh`). `ncuwrap compare BEFORE AFTER --before-timing",
+        "(verified results, CUDA events, median over 20 launches, across 3 process runs) from one build per family on",
+        "the lent NVIDIA H200 (`benchmarks/device/capture_pairs.sh`; 2026-11-30, the vecadd, layout and bytes_in_flight",
+        "families 2026-12-01). `ncuwrap compare BEFORE AFTER --before-timing",
         "--after-timing` prints the same two numbers. Generated by `benchmarks/payoff.py`.",
         "",
-        f"**Within 2x on {within} of {len(rows)} pairs.**",
+        f"**Within {WITHIN:g}x on {within} of {len(rows)} pairs.** Each pair changes what its finding names and nothing",
+        "else (the earlier vecadd and reduction pairs changed more than that: see \"Pairs left out\").",
         "",
         "| before → after | the change | findings resolved | estimated | measured | off by |",
         "|---|---|---|---:|---:|---:|",
@@ -92,15 +101,38 @@ def write_doc(rows: list[dict], path: Path) -> None:
     for r in rows:
         est = f"{r['estimated_speedup']:.2f}x ({r['estimated_gain_pct']:.0f}% of the time)" if r["estimated_speedup"] else "none"
         meas = f"{r['measured_speedup']:.2f}x ({r['before_ms']:.4g} → {r['after_ms']:.4g} ms)"
-        off = f"{r['factor_off']:.2f}x" + ("" if r["within_2x"] else " **miss**")
+        off = f"{r['factor_off']:.2f}x" + ("" if r["within"] else " **miss**")
         out.append(f"| {r['before']} → {r['after']} | {r['change']} | {', '.join(f'`{x}`' for x in r['resolved'])} | {est} | {meas} | {off} |")
-    misses = [r for r in rows if not r["within_2x"]]
+    misses = [r for r in rows if not r["within"]]
     if misses:
         out += ["", "## Where the estimate misses", ""]
         out += [f"- **{r['before']}**: estimated {r['estimated_speedup']:.2f}x, measured {r['measured_speedup']:.2f}x: {r['why_not']}." for r in misses]
-    out += ["", "The pairs `occupancy-block_32 → block_256` (measured 1.02x) and `reduction-shared_tree → warp_shuffle`",
-            "(2.45x) are left out of the table: the first has no finding to resolve (ncuwrap estimates nothing, which",
-            "is right), the second's gain comes from fewer barriers and shared-memory passes, which no rule measures."]
+    out += ["", "## What the model reads", "",
+            "- **What the fixed kernel can reach.** No unit runs past what the fixed kernel can reach on it: DRAM's",
+            "  bandwidth follows the bytes a thread keeps in flight (its load width times its loads, up to 4), read off",
+            "  the `bytes_in_flight` ladder measured on the H200 (4 bytes a thread: 54% of the 4,814 GB/s peak; 8: 76%;",
+            "  16 and more: 80-83%; `reach` in rules/default.yaml). The layout pair is the case: its estimate was 4.4x",
+            "  (DRAM at its 90% roof after the fix) against 2.6x measured; the fixed kernel, one float a thread, runs at 52%.",
+            "- **L2's two kinds of work.** L2 is busy with sectors (its data paths) and with requests (tags, the crossbar",
+            "  in); a scattered store is a request per sector, the same stores coalesced one per 128-byte line. Each",
+            "  finding removes its share of each (`l2`, `l2_requests`): the naive transpose's estimate went from 4.50x to",
+            "  6.99x against 6.42x measured.",
+            "- **DRAM's granularity.** A scattered 4-byte load costs DRAM a 64-byte access, twice its sector: the loads'",
+            "  waste at DRAM is the bytes read beyond what coalesced loads would read (the random gather read 4.25 GB",
+            "  where 0.54 GB would do).",
+            "- **Findings fixed together** remove the sum of their shares of a unit's work (each is a share of the work",
+            "  as measured), and a latency-bound kernel keeps the longer of the work left and its latency-bound part.",
+            "",
+            "## Pairs left out",
+            "",
+            "- `vecadd-strided → vecadd-coalesced` (9.43x measured, estimated 4.78x): the coalesced variant also gives",
+            "  each thread 4 elements (8 loads in flight); the fair pair is the one in the table.",
+            "- `reduction-atomic_per_element → reduction-warp_shuffle` (769.68x): grid-stride float4 loads and warp",
+            "  shuffles besides one atomic per block; the fair pair (one atomic per block, nothing else) is in the table.",
+            "- `occupancy-block_32 → block_256` (1.02x) has no finding to resolve (ncuwrap estimates nothing, which is",
+            "  right); `reduction-shared_tree → warp_shuffle` (2.45x) gains from fewer barriers and shared-memory",
+            "  passes, which no rule measures; `layout-soa → soa_float4` (1.54x, 16 bytes a thread in flight instead of",
+            "  4) has no finding either: the latency-bound `soa` is told to put more bytes in flight (its next step)."]
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
 
 

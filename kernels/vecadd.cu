@@ -3,6 +3,8 @@
 //              (256 apart, so each warp access is still 128 contiguous bytes), all 8 loads in flight
 //              before the first add.
 //   float4:    one float4 per thread (128-bit loads/stores, 4x fewer instructions), scalar tail.
+//   one_per_thread: one element per thread, lane i on element i: the strided kernel with its mapping
+//              fixed and nothing else (two loads in flight per thread), the fair "after" of its finding.
 //   strided:   the same one-element-per-thread work with a bad mapping: lane i of a warp handles
 //              element (i % S) * (n / S) + i / S, so the 32 lanes of a warp touch 32 different
 //              cache lines (S = size "stride", default 32) and every request needs 32 sectors.
@@ -71,6 +73,11 @@ __global__ void vecadd_float4(const float* __restrict__ a, const float* __restri
   if (i < n - n4 * 4) c[n4 * 4 + i] = a[n4 * 4 + i] + b[n4 * 4 + i];  // the last n % 4 elements
 }
 
+__global__ void vecadd_one_per_thread(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, long long n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
 __global__ void vecadd_strided(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                                long long n, long long stride) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -88,7 +95,7 @@ namespace {
 
 using namespace bench;
 
-enum class Kind { coalesced, float4v, strided };
+enum class Kind { coalesced, float4v, one_per_thread, strided };
 
 void launch(Kind kind, const float* a, const float* b, float* c, long long n, long long stride) {
   switch (kind) {
@@ -97,6 +104,9 @@ void launch(Kind kind, const float* a, const float* b, float* c, long long n, lo
       break;
     case Kind::float4v:
       vecadd_float4<<<std::max(1LL, ceil_div(n / 4, kThreads)), kThreads>>>(a, b, c, n);
+      break;
+    case Kind::one_per_thread:
+      vecadd_one_per_thread<<<ceil_div(n, kThreads), kThreads>>>(a, b, c, n);
       break;
     case Kind::strided:
       vecadd_strided<<<ceil_div(n, kThreads), kThreads>>>(a, b, c, n, stride);
@@ -126,6 +136,7 @@ int main(int argc, char** argv) {
                          {
                              {"coalesced", "vecadd_coalesced", [](const Context& c) { return run(c, Kind::coalesced); }},
                              {"float4", "vecadd_float4", [](const Context& c) { return run(c, Kind::float4v); }},
+                             {"one_per_thread", "vecadd_one_per_thread", [](const Context& c) { return run(c, Kind::one_per_thread); }},
                              {"strided", "vecadd_strided", [](const Context& c) { return run(c, Kind::strided); }},
                          });
 }

@@ -7,25 +7,29 @@ utilization ``util_u`` (% of its peak). A finding says how much of each unit's w
 share of the machine the launch keeps busy now). After the fix
 
     U = max_u(util_u), U' = max_u(util_u * (1 - removes_u)), w = min(1, U / busy)
-    r = max(fills * (w * U' / U + (1 - w)),   # the work left on the busiest unit
-            U' / roof,                         # no unit runs past its roof
+    r = max(fills * max(U' / U, 1 - w),        # the work left on the busiest unit, or the latency-bound part
+            max_u(util_u' / reach_u),          # no unit runs past what the fixed kernel can reach on it
             floor_ns / duration)               # no launch is shorter than the floor
+
+where ``reach_u`` is the unit's roof (``roof`` % of its peak) or, where the rules say so (``reach``),
+less: what the fixed kernel can reach there (a stream's DRAM bandwidth follows the bytes each thread
+keeps in flight: one 4-byte load a thread reaches 54% of an H200's DRAM, not 90%).
 
 of the time is left, and the estimated speedup is ``100 * (1 - r)`` percent of the kernel's time (the
 way Nsight Compute states its own estimates). A waste on a unit that does not limit the kernel removes
 work nobody waits for: the busiest unit stays where it is and the estimate is close to 0. In a
-latency-bound kernel (U under ``busy``) time is not proportional to any unit's work: a removed waste
-counts in proportion to how busy the busiest unit is (``w``), so a few wasted sectors of a one-block
-kernel at 0.5% of every peak buy nothing, while a kernel at 53% keeps most of the effect.
+latency-bound kernel (U under ``busy``) time is not proportional to any unit's work: the share ``1 - w``
+of its time stays whatever the waste, so a few wasted sectors of a one-block kernel at 0.5% of every
+peak buy nothing, while a kernel at 53% keeps most of the effect.
 
-Several findings combine by multiplying what each leaves of a unit's work and taking the smallest
-``fills``: the estimate for fixing them together, which is what ``compare`` checks against a measured
+Several findings combine by adding the shares of a unit's work each removes (each is a share of the
+work as measured) and taking the smallest ``fills``: the estimate for fixing them together, which is what ``compare`` checks against a measured
 before/after speedup.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,8 +43,10 @@ class Effect:
     fill: np.ndarray
 
     def combine(self, other: "Effect") -> "Effect":
+        # Each finding's share is of the unit's work as measured, so fixing both removes the sum of
+        # their shares (not a share of what the other leaves): 58% and 29% of L1's work leave 13%.
         units = set(self.keep) | set(other.keep)
-        keep = {u: self.keep.get(u, 1.0) * other.keep.get(u, 1.0) for u in units}
+        keep = {u: np.clip(np.asarray(self.keep.get(u, 1.0)) + np.asarray(other.keep.get(u, 1.0)) - 1.0, 0.0, 1.0) for u in units}
         return Effect(keep=keep, fill=np.fmin(self.fill, other.fill))
 
 
@@ -65,8 +71,10 @@ def effect(n: int, removes: dict[str, np.ndarray], fills: np.ndarray | None) -> 
     return Effect(keep=keep, fill=fill)
 
 
-def estimate(util: dict[str, np.ndarray], fx: Effect, duration_ns: np.ndarray, *, roof: float, floor_ns: float, busy: float) -> Estimate:
-    """Apply ``fx`` to the units' utilizations ``util`` (% of peak per launch)."""
+def estimate(util: dict[str, np.ndarray], fx: Effect, duration_ns: np.ndarray, *, roof: float, floor_ns: float, busy: float,
+             reach: dict[str, np.ndarray] | None = None) -> Estimate:
+    """Apply ``fx`` to the units' utilizations ``util`` (% of peak per launch). ``reach``: what the fixed
+    kernel can reach on a unit (% of peak) where less than ``roof`` (NaN: not known, ``roof``)."""
     names = list(util)
     n = len(duration_ns)
     now = np.vstack([np.asarray(util[u], dtype=float) * np.ones(n) for u in names]) if names else np.full((1, n), np.nan)
@@ -82,8 +90,14 @@ def estimate(util: dict[str, np.ndarray], fx: Effect, duration_ns: np.ndarray, *
     which = np.argmax(after_filled, axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         weight = np.clip(busiest_now / busy, 0.0, 1.0)
-        work = fx.fill * np.where(busiest_now > 0, weight * busiest_after / busiest_now + (1.0 - weight), 1.0)
-        roofed = busiest_after / roof
+        # The latency-bound part (1 - w) and the work left overlap in time: the longer of the two remains.
+        work = fx.fill * np.where(busiest_now > 0, np.fmax(busiest_after / busiest_now, 1.0 - weight), 1.0)
+        # No unit runs past what the fixed kernel can reach on it (its roof, or less: 'reach').
+        reachable = np.vstack([np.fmin(roof, np.nan_to_num(np.asarray((reach or {}).get(u, roof), dtype=float) * np.ones(n), nan=roof))
+                               for u in names]) if names else np.full((1, n), roof)
+        ratio = np.where(known, after_filled / np.maximum(reachable, 1e-3), -np.inf)
+        roofed = np.where(np.isfinite(busiest_after), ratio.max(axis=0), busiest_after / roof)
+        which = np.where((roofed > work) & np.isfinite(busiest_after), np.argmax(ratio, axis=0), which)
         floor = np.where(duration_ns > 0, floor_ns / duration_ns, 0.0)
     stacked = np.vstack([work, roofed, floor])
     remaining = np.clip(stacked.max(axis=0), 0.0, 1.0)
@@ -110,6 +124,8 @@ class KernelEffects:
     floor_ns: float
     busy: float
     row: int = 0
+    # What the fixed kernel can reach on a unit (% of peak), the whole report's arrays; empty: roof.
+    reach: dict = field(default_factory=dict)
 
     def gain_pct(self, ids) -> float | None:
         """Estimated % of the launch's time saved by fixing the findings ``ids`` together."""
@@ -122,5 +138,6 @@ class KernelEffects:
             together = together.combine(Effect(keep={u: k[at] for u, k in fx.keep.items()}, fill=fx.fill[at]))
         util = {u: v[at] for u, v in self.util.items()}
         duration = np.array([float(self.duration_ns) if self.duration_ns is not None else np.nan])
-        value = estimate(util, together, duration, roof=self.roof, floor_ns=self.floor_ns, busy=self.busy).gain_pct[0]
+        reach = {u: v[at] for u, v in self.reach.items()}
+        value = estimate(util, together, duration, roof=self.roof, floor_ns=self.floor_ns, busy=self.busy, reach=reach).gain_pct[0]
         return None if np.isnan(value) else float(value)

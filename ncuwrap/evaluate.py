@@ -100,6 +100,7 @@ class Evaluation:
         self.limited: dict[str, np.ndarray] = {}
         self.effect: dict[str, E.Effect] = {}
         self.util: dict[str, np.ndarray] = {}
+        self.reach: dict[str, np.ndarray] = {}
         self.combined: E.Estimate | None = None
         self._estimate_settings = (rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy"))
         self._findings()
@@ -141,6 +142,8 @@ class Evaluation:
         if estimated:
             self.util = {u: np.asarray(self.source.lookup(m), dtype=float) for u, m in rules.units.items()}
             duration = np.asarray(self.source.lookup("duration_ns"), dtype=float)
+            # Unknown where its metrics were not collected: the unit's roof then.
+            self.reach = {u: self.number(e) if not self.source.missing(e.names) else np.full(n, np.nan) for u, e in rules.reach.items()}
         roof, floor, busy = rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy")
         high, minor, saving = rules.setting("gain_high"), rules.setting("gain_minor"), rules.setting("saving_minor_ns")
         serious: dict[str, np.ndarray] = {}  # fired and not minor: what 'unless' looks at
@@ -160,7 +163,7 @@ class Evaluation:
                 self.estimate_missing[finding.id] = self.source.missing(names)
                 removes = {u: self.number(expr) for u, expr in finding.removes.items()}
                 fx = E.effect(n, removes, self.number(finding.fills) if finding.fills is not None else None)
-                est = E.estimate(self.util, fx, duration, roof=roof, floor_ns=floor, busy=busy)
+                est = E.estimate(self.util, fx, duration, roof=roof, floor_ns=floor, busy=busy, reach=self.reach)
                 gain = est.gain_pct
                 # Minor: under gain_minor % of the kernel's time, or under saving_minor_ns per launch.
                 small = (gain < minor) | (np.nan_to_num(duration, nan=np.inf) * gain / 100.0 < saving)
@@ -176,7 +179,7 @@ class Evaluation:
                 mask = self.fired[fid]
                 together = together.combine(E.Effect(keep={u: np.where(mask, k, 1.0) for u, k in fx.keep.items()},
                                                      fill=np.where(mask, fx.fill, 1.0)))
-            self.combined = E.estimate(self.util, together, duration, roof=roof, floor_ns=floor, busy=busy)
+            self.combined = E.estimate(self.util, together, duration, roof=roof, floor_ns=floor, busy=busy, reach=self.reach)
 
     def _spec_levels(self, finding) -> np.ndarray:
         """The level the rules file gives (first 'severity' entry whose condition holds, else the last)."""
@@ -350,7 +353,8 @@ class Evaluation:
         """What compare needs to estimate a subset of this row's findings fixed together."""
         per = {f.id: self.effect[f.id] for f in findings if f.id in self.effect}
         roof, floor, busy = self._estimate_settings
-        return E.KernelEffects(util=self.util, duration_ns=duration, findings=per, roof=roof, floor_ns=floor, busy=busy, row=row)
+        return E.KernelEffects(util=self.util, duration_ns=duration, findings=per, roof=roof, floor_ns=floor, busy=busy, row=row,
+                               reach=self.reach)
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,8 @@ CANONICAL: dict[str, Canonical] = {
         _c("sm_cycles_per_s", "sm__cycles_elapsed.avg.per_second", "SpeedOfLight", "hz", "SM clock during the measurement"),
         _c("ffma_peak_per_cycle", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "SpeedOfLight_RooflineChart", "inst/cycle", "peak FP32 FMA thread instructions per cycle"),
         _c("dram_bytes_per_s", "dram__bytes.sum.per_second", "SpeedOfLight_RooflineChart", "byte/s", "DRAM bandwidth achieved"),
+        _c("dram_read_bytes", "dram__bytes_read.sum", "MemoryWorkloadAnalysis", "byte", "bytes read from DRAM"),
+        _c("dram_write_bytes", "dram__bytes_write.sum", "MemoryWorkloadAnalysis", "byte", "bytes written to DRAM"),
         _c("dram_peak_bytes_per_cycle", "dram__bytes.sum.peak_sustained", "SpeedOfLight_RooflineChart", "byte/cycle", "DRAM peak bytes per DRAM cycle"),
         _c("dram_cycles_per_s", "dram__cycles_elapsed.avg.per_second", "SpeedOfLight_RooflineChart", "hz", "DRAM clock"),
         _c("l2_bytes_per_s", "derived__lts__lts2xbar_bytes.sum.per_second", "SpeedOfLight_HierarchicalSingleRooflineChart", "byte/s", "L2 bandwidth achieved"),
@@ -147,6 +149,9 @@ CANONICAL: dict[str, Canonical] = {
         _c("l2_tag_pct", "lts__t_tag_requests.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%", "L2 tag requests, % of peak"),
         _c("l2_xbar_in_pct", "lts__xbar2lts_cycles_active.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%", "crossbar-to-L2 port busy, % of peak"),
         _c("l2_xbar_out_pct", "lts__lts2xbar_cycles_active.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%", "L2-to-crossbar port busy, % of peak"),
+        _c("l2_read_requests", "lts__t_requests_srcunit_tex_op_read.sum", "MemoryWorkloadAnalysis_Tables", "request", "L2 read requests from L1"),
+        _c("l2_write_requests", "lts__t_requests_srcunit_tex_op_write.sum", "MemoryWorkloadAnalysis_Tables", "request", "L2 write requests from L1"),
+        _c("l2_tex_requests", "lts__t_requests_srcunit_tex.sum", "MemoryWorkloadAnalysis_Tables", "request", "L2 requests from L1 (all operations)"),
         # L1 data-pipe wavefronts: what the kernel's own loads and stores cost, against what wgmma's
         # shared-memory operand reads cost (counted in the same pipe).
         _c("l1_wavefronts_pct", "l1tex__data_pipe_lsu_wavefronts.sum.pct_of_peak_sustained_elapsed", "MemoryWorkloadAnalysis_Tables", "%", "L1 data pipe (all wavefronts), % of peak"),
@@ -284,6 +289,13 @@ def _argmax_named(names):
     return pick
 
 
+def _max_or_last(*values):
+    """The largest of all but the last value, or the last where none of them is known."""
+    stacked = np.vstack(values[:-1])
+    seen = ~np.isnan(stacked).all(axis=0)
+    return np.where(seen, np.nanmax(np.where(np.isnan(stacked), -np.inf, stacked), axis=0), values[-1])
+
+
 def _max_of(*values):
     stacked = np.vstack(values)
     out = np.nanmax(np.where(np.isnan(stacked), -np.inf, stacked), axis=0)
@@ -343,6 +355,9 @@ _MATMUL_NAME = re.compile(r"(?i:gemm|matmul|xmma|wmma|wgmma|nvjet|cdist|bmm|fpro
 # fed from shared memory (a shared load per 100 instructions or more: cuBLAS's SGEMM issues 4; an FMA
 # chain on registers none), with at least 10 FLOPs per DRAM byte (a stream has a fraction of one).
 _GEMM_FP32_PEAK_SHARE, _GEMM_SHARED_LOADS, _GEMM_INTENSITY = 0.3, 0.01, 10.0
+# A thread's loads counted as in flight together: an unrolled body issues a few before their use; a
+# loop of many loads (grid-stride) has about as many in flight as its body unrolls.
+_MAX_LOADS_IN_FLIGHT = 4.0
 
 
 def _kernel_kind(name, fp32, fp64, fp32_peak, tensor_dtype, shared_loads, instructions, intensity):
@@ -501,6 +516,34 @@ DERIVED: dict[str, Derived] = {
         _d("l2_peak_bytes_per_s", ["l2_peak_bytes_per_cycle", "lts_cycles_per_s"], lambda p, c: p * c, "byte/s", "L2 peak bandwidth"),
         _d("l1_peak_bytes_per_s", ["l1_peak_bytes_per_cycle", "l1_cycles_per_s"], lambda p, c: p * c, "byte/s", "L1 peak bandwidth"),
         _d("arithmetic_intensity", ["fp32_flops_per_s", "dram_bytes_per_s"], _div, "flop/byte", "FP32 FLOPs per DRAM byte"),
+        # What a fixed kernel keeps of DRAM's work and can reach (estimates, rules/default.yaml 'reach').
+        _d("gld_ideal_bytes", ["gld_ldg_requests", "gld_ideal_sectors_per_request"], lambda r, i: 32.0 * r * i, "byte",
+           "bytes the global loads would fetch if every sector fetched were used"),
+        # L2's work is sectors (data paths) and requests (tags, the crossbar in): a request per line a
+        # warp touches. A scattered 4-byte store is a request of its own; the same stores coalesced
+        # are one request per 128-byte line (the strided vecadd: 67M write requests, coalesced 2M).
+        _d("l2_sector_pct", ["l2_sectors_pct", "l2_data_sectors_pct", "l2_xbar_out_pct", "l2_pct"], _max_or_last, "%",
+           "L2's sector work (lookups, data banks, the port back to L1), % of peak; lts__throughput without them"),
+        _d("l2_request_pct", ["l2_tag_pct", "l2_xbar_in_pct"], _max_of, "%", "L2's per-request work (tag lookups, the crossbar port in), % of peak"),
+        _d("gld_ideal_requests", ["gld_ldg_requests", "gld_ideal_sectors_per_request"], lambda r, i: r * np.fmax(1.0, i / 4.0), "request",
+           "L2 requests the global loads would make if coalesced (one per 128-byte line, at least one per instruction)"),
+        _d("gst_ideal_requests", ["gst_requests", "gst_ideal_sectors_per_request"], lambda r, i: r * np.fmax(1.0, i / 4.0), "request",
+           "L2 requests the global stores would make if coalesced"),
+        _d("gld_l2_request_waste_share", ["l2_read_requests", "gld_ideal_requests", "l2_tex_requests"],
+           lambda got, ideal, total: _share(np.maximum(0.0, got - ideal), total), "", "L2 read requests beyond coalesced loads', share of L1's requests to L2"),
+        _d("gst_l2_request_waste_share", ["l2_write_requests", "gst_ideal_requests", "l2_tex_requests"],
+           lambda got, ideal, total: _share(np.maximum(0.0, got - ideal), total), "", "L2 write requests beyond coalesced stores', share of L1's requests to L2"),
+        _d("gld_dram_waste_share", ["dram_read_bytes", "dram_write_bytes", "gld_ideal_bytes"],
+           lambda rd, wr, ideal: _share(np.maximum(0.0, rd - np.fmin(rd, ideal)), rd + wr), "",
+           "DRAM bytes read beyond what coalesced loads would read, as a share of DRAM's traffic (scattered 4-byte loads "
+           "cost DRAM a 64-byte access each, twice their sector)"),
+        _d("load_width_bytes", ["gld_ideal_sectors_per_request"], lambda i: np.where(i > 0, i, np.nan), "byte",
+           "bytes a thread loads per global load instruction (32 lanes x width = the ideal sectors x 32 bytes)"),
+        _d("loads_per_thread", ["gld_ldg_requests", "grid_size", "block_size"], lambda r, g, b: _div(32.0 * r, g * b), "",
+           "global load instructions per thread"),
+        _d("bytes_in_flight_per_thread", ["load_width_bytes", "loads_per_thread"],
+           lambda w, k: w * np.clip(k, 1.0, _MAX_LOADS_IN_FLIGHT), "byte",
+           "bytes a thread can keep in flight: its load width times its loads, up to 4 (a longer loop issues its loads in turn)"),
         _d("fp32_peak_pct", ["fp32_flops_per_s", "fp32_peak_flops_per_s"], lambda a, p: 100.0 * _div(a, p), "%", "FP32 FLOP/s as % of the FP32 peak"),
         _d("compute_capability", ["cc_major", "cc_minor"], lambda a, b: 10.0 * a + _nan0(b), "", "compute capability as one number (90 for 9.0)"),
         _d("kernel_kind", ["kernel_name", "fp32_flops_per_s", "fp64_flops_per_s", "fp32_peak_flops_per_s", "tensor_dtype", "shared_ld_instructions",

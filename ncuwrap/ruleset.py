@@ -123,6 +123,8 @@ class RuleSet:
     borderline_note: str = ""
     # The next step for a kernel without a costly finding, tried in order.
     next: tuple[NextStep, ...] = ()
+    # What a fixed kernel can reach on a unit (% of its peak) where less than `roof`: unit -> expression.
+    reach: dict[str, Expression] = field(default_factory=dict)
 
     def setting(self, name: str) -> float:
         """An estimate setting: the rules' constant, else ESTIMATE_DEFAULTS."""
@@ -150,6 +152,8 @@ class RuleSet:
             add(finding.value_names())
         if any(f.estimated for f in self.findings):
             add(list(self.units.values()) + ["duration_ns"])
+            for expr in self.reach.values():
+                add(expr.names + expr.optional)
         if self.borderline is not None:
             add(self.borderline.names + self.borderline.optional)
         add(self.display)
@@ -206,6 +210,7 @@ def load(path: str | Path | None = None, *, kind: str = "kernel", extend: bool =
         borderline_note=user.borderline_note if user.borderline else base.borderline_note,
         # A user's next steps come first (an entry with a bundled id replaces it there).
         next=tuple(user.next) + tuple(n for n in base.next if n.id not in {u.id for u in user.next}),
+        reach={**base.reach, **user.reach},
     )
 
 
@@ -278,7 +283,7 @@ def _computes_with(tree, names: set[str]) -> bool:
     return False
 
 
-_TOP = ("version", "name", "kind", "description", "constants", "bound", "findings", "display", "units", "borderline", "next")
+_TOP = ("version", "name", "kind", "description", "constants", "bound", "findings", "display", "units", "borderline", "next", "reach")
 _BRANCH = ({"verdict", "when"}, {"why", "limiter", "cause", "where"})
 _FINDING = ({"id", "when", "title", "advice"}, {"under", "severity", "evidence", "advice_by", "unless", "estimate", "where"})
 _NEXT = ({"id", "when", "title", "advice"}, {"under", "advice_by"})
@@ -344,6 +349,11 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         units[unit_name] = node.text()
         if not is_metric(units[unit_name]):
             raise node.fail(f"unknown metric {units[unit_name]!r} ({listing})")
+    reach = {}
+    for unit_name, node in root["reach"].pairs(what="a mapping of unit names to what a fixed kernel can reach there (% of peak)"):
+        if unit_name not in units:
+            raise node.fail(f"unit {unit_name!r} is not in 'units' ({sorted(units)})")
+        reach[unit_name] = expr(str(node.value), node)
     bound = []
     for item in root["bound"].items(what="a list of branches"):
         item = _labelled(item, "verdict", f"{item.where} ({{}})").mapping(*_BRANCH)
@@ -425,7 +435,7 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         _check_formats([note], path, "borderline")
     return RuleSet(path=display_path(path), version=version, name=str(root.get("name", path.stem).value), kind=kind, constants=constants,
                    bound=tuple(bound), findings=tuple(findings), display=display, units=units, borderline=borderline, borderline_note=note,
-                   next=tuple(steps))
+                   next=tuple(steps), reach=reach)
 
 
 def _advice(item: Node) -> str | dict[str, str]:

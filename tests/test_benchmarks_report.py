@@ -20,7 +20,7 @@ RECORDED = sorted([OURS / "bench" / "bench_all_runs3.json", *(OURS / "bench_pair
 
 
 def test_every_recorded_report_is_found():
-    assert len(RECORDED) == 12  # the --all run and the eleven pair families (layout since issue 24)
+    assert len(RECORDED) == 13  # the --all run and the twelve pair families (layout, bytes_in_flight since issue 24)
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -32,7 +32,8 @@ def test_read_then_written_is_the_same_file(path):
 
 
 NEW_SINCE_RECORDING = {"gemm_hopper/pipelined", "gemm_hopper/single_stage", "transpose/swizzled128x64",
-                       "layout/aos_field", "layout/soa", "layout/soa_float4"}  # the layout family: issue 24
+                       "layout/aos_field", "layout/soa", "layout/soa_float4", "vecadd/one_per_thread",  # issue 24
+                       *(f"bytes_in_flight/{v}" for v in ("w4_k1", "w8_k1", "w4_k4", "w16_k1", "w16_k4"))}
 
 
 def test_the_records_are_typed():

@@ -81,8 +81,13 @@ TARGETED_METRICS = [
     "l1tex__t_sector_pipe_lsu_mem_local_op_ld_hit_rate.pct",
     "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum",
     "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_st.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "lts__t_requests_srcunit_tex_op_read.sum",
+    "lts__t_requests_srcunit_tex.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
     "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio",
+    "lts__t_requests_srcunit_tex_op_write.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
     "l1tex__data_pipe_lsu_wavefronts.sum.pct_of_peak_sustained_elapsed",
@@ -210,9 +215,9 @@ def test_set_and_section_collections(collect, expected):
 def test_extra_metrics_are_added_once():
     collection = N.plan_collection("full", extra_metrics=["dram__bytes_read.sum", " dram__bytes_read.sum", ""])
     assert collection.argv() == ["--set", "full", "--metrics", "dram__bytes_read.sum"]
-    targeted = N.plan_collection("targeted", extra_metrics=["gpu__time_duration.sum", "dram__bytes_read.sum"])
+    targeted = N.plan_collection("targeted", extra_metrics=["gpu__time_duration.sum", "sm__warps_launched.sum"])
     assert targeted.metrics.count("gpu__time_duration.sum") == 1
-    assert targeted.metrics[-1] == "dram__bytes_read.sum"
+    assert targeted.metrics[-1] == "sm__warps_launched.sum"
 
 
 @pytest.mark.parametrize("bad", ["regex:.*", "Speed Of Light", "a;b", "SpeedOfLight,full", ","])

@@ -291,6 +291,8 @@ def decisive_names(rules) -> list[str]:
             add(expr.names + expr.optional)
     if any(f.estimated for f in rules.findings):
         add(list(rules.units.values()) + ["duration_ns"])
+        for expr in rules.reach.values():
+            add(expr.names + expr.optional)
     return names
 
 
