@@ -41,7 +41,7 @@ def line_of(file: str, after: str | None, text: str) -> int:
 
 @pytest.mark.parametrize("case, finding, file, after, text", CASES, ids=[c[0] for c in CASES])
 def test_profile_names_the_line(case, finding, file, after, text, tmp_path, capsys):
-    code, out, err = run_cli(capsys, "profile", case, "-o", tmp_path / "run", "-f", "json")
+    code, out, err = run_cli(capsys, "profile", case, "-o", tmp_path / "run", "-f", "json", "--no-bench")  # lines, not the stop line
     assert code == 0, err
     kernel = json.loads(out)["kernels"][0]
     assert kernel["source_counters"]["by"] == "line"

@@ -55,6 +55,13 @@ def test_a_lesson_without_a_yardstick_names_the_fastest_variant():
     assert stop_line_text(line).endswith(": nothing measured judges this lesson (no copy ceiling, no library); padded is 27.1x faster (0.07851 ms).")
 
 
+def test_a_lesson_timed_only_by_its_time():
+    # The divergence lesson counts neither bytes nor FLOPs (found on the H200: its profile stopped on it).
+    line = _line("divergence", "per_lane")
+    assert (line.measure, line.value, line.decision, line.further.variant) == ("time", None, "no yardstick", "per_warp")
+    assert stop_line_text(line).startswith("per_lane: 1.052 ms (uninstrumented: ncuwrap bench, median of 3 runs, spread")
+
+
 def test_a_result_missing_from_the_bench_file_names_the_file():
     with pytest.raises(Exception, match="no result for transpose/nope; run 'ncuwrap bench transpose -o FILE'"):
         _line("transpose", "nope")

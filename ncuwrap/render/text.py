@@ -463,9 +463,13 @@ def stop_line_text(line) -> str:
     """A bundled lesson's stop line in one paragraph: how fast the variant runs uninstrumented, against
     what, and whether to stop or which variant goes further."""
     runs = f"{line.runs} run{'s' if line.runs != 1 else ''}"
-    speed = {"GB/s": f"{line.value:,.0f} GB/s effective", "TFLOP/s": f"{line.value:,.1f} TFLOP/s"}.get(line.unit, ms(line.median_ms))
-    text = (f"{line.variant}: {speed} ({ms(line.median_ms)}, uninstrumented: ncuwrap bench, median of {runs}, "
-            f"spread {line.spread_pct:.1f}%)")
+    if line.value is not None and line.unit == "GB/s":
+        speed = f"{line.value:,.0f} GB/s effective ({ms(line.median_ms)}, "
+    elif line.value is not None and line.unit == "TFLOP/s":
+        speed = f"{line.value:,.1f} TFLOP/s ({ms(line.median_ms)}, "
+    else:  # a lesson measured by its time alone (no bytes or FLOPs to count)
+        speed = f"{ms(line.median_ms)} ("
+    text = f"{line.variant}: {speed}uninstrumented: ncuwrap bench, median of {runs}, spread {line.spread_pct:.1f}%)"
     further = line.further
     if line.pct is not None:
         figure = f"{line.yardstick_value:,.0f} GB/s" if line.yardstick_unit == "GB/s" else ms(line.yardstick_value)
