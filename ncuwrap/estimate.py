@@ -23,8 +23,8 @@ of its time stays whatever the waste, so a few wasted sectors of a one-block ker
 peak buy nothing, while a kernel at 53% keeps most of the effect.
 
 Several findings combine by adding the shares of a unit's work each removes (each is a share of the
-work as measured) and taking the smallest ``fills``: the estimate for fixing them together, which is what ``compare`` checks against a measured
-before/after speedup.
+work as measured) and taking the smallest ``fills``: the estimate for fixing them together, which is
+what ``compare`` checks against a measured before/after speedup.
 """
 
 from __future__ import annotations

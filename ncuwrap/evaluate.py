@@ -108,6 +108,7 @@ class Evaluation:
         self.next_holds = {step.id: self.condition(step.when) if not self.next_missing[step.id] else np.zeros(self.n, dtype=bool)
                            for step in rules.next}
         self._undecided: dict[str, Undecided] = {}
+        self._steps_for: dict[str, tuple] = {}  # bound -> its next steps, and each row's first that holds
 
     def condition(self, expression) -> np.ndarray:
         result = np.asarray(expression.evaluate(self.source.lookup, self.rules.constants))
@@ -243,21 +244,28 @@ class Evaluation:
             return None
         if any(n.rule in self.finding_missing for n in not_evaluated):
             return None
-        undecided = []
-        for step in self.rules.next:
-            if bound not in step.under:
-                continue
-            if self.next_missing[step.id]:
-                undecided.append(self._undecided_step(step))
-                continue
-            if self.next_holds[step.id][row]:
-                values = self.values(step.value_names(), row)
-                values["bound"] = bound
-                advice = step.advice
-                if isinstance(advice, dict):
-                    advice = advice.get(str(values.get(step.advice_by)), advice.get("default", ""))
-                return NextStep(step.id, R.render_text(_squeezed(step.title), values), R.render_text(_squeezed(advice), values), tuple(undecided))
-        return NextStep(None, None, None, tuple(undecided)) if undecided else None
+        steps, first = self._steps_of(bound)
+        chosen = int(first[row])
+        undecided = tuple(self._undecided_step(step) for step in steps[:chosen if chosen >= 0 else len(steps)] if self.next_missing[step.id])
+        if chosen < 0:
+            return NextStep(None, None, None, undecided) if undecided else None
+        step = steps[chosen]
+        values = self.values(step.value_names(), row)
+        values["bound"] = bound
+        advice = step.advice
+        if isinstance(advice, dict):
+            advice = advice.get(str(values.get(step.advice_by)), advice.get("default", ""))
+        return NextStep(step.id, R.render_text(_squeezed(step.title), values), R.render_text(_squeezed(advice), values), undecided)
+
+    def _steps_of(self, bound: str):
+        """The next steps listed under ``bound``, and for every row the index of the first that holds
+        (-1: none), worked out once for all rows."""
+        if bound not in self._steps_for:
+            steps = [step for step in self.rules.next if bound in step.under]
+            holds = np.vstack([self.next_holds[step.id] for step in steps]) if steps else np.zeros((1, self.n), dtype=bool)
+            first = np.where(holds.any(axis=0), holds.argmax(axis=0), -1)
+            self._steps_for[bound] = (steps, first)
+        return self._steps_for[bound]
 
     def _undecided_step(self, step) -> Undecided:
         # One object per step, shared by every launch it applies to. Its title is shown as written

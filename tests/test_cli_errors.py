@@ -68,3 +68,12 @@ def test_escapes_in_a_file_name_do_not_reach_the_terminal(capsys, tmp_path):
     assert err == (f"ncuwrap: error: {tmp_path}/x ]52;c;cHduZWQ= ]8;;file:x \\link [2J 31m .raw.csv: "
                    "the CSV is truncated (last row incomplete); export it again from the .ncu-rep\n")
     assert not any(c in err for c in "\x1b\x07\x9b\r")
+
+
+@pytest.mark.parametrize("command", [[], ["diagnose"], ["compare"], ["profile"], ["timeline"], ["bench"], ["build"], ["list"],
+                                     ["rules"], ["rules", "metrics"], ["rules", "check"]])
+def test_h_is_help_on_every_command(capsys, command):
+    # Issue 25: -h as --help, as ncu and nsys take it.
+    code, short, _ = run_cli(capsys, *command, "-h")
+    code_long, long, _ = run_cli(capsys, *command, "--help")
+    assert (code, code_long) == (0, 0) and short == long and short.startswith("Usage: ncuwrap")

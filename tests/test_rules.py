@@ -103,3 +103,16 @@ def test_advice_placeholders_are_filled(tmp_path):
     (kernel,) = diagnose("tests/data/h200/transpose/transposeNaive.ncu-rep", extra, extend=True).kernels
     note = next(f for f in kernel.findings if f.id == "l2_note")
     assert note.advice == "L2 at 76% and DRAM at 10%: keep the working set in L2."
+
+
+def test_rules_metrics_for_ncu_is_one_list_ncu_takes(capsys):
+    # Issue 25: one metric a line is not what `ncu --metrics` takes; --ncu prints the comma list, and
+    # names on stderr what only a section gives.
+    from ncuwrap.profile.ncu import by_name
+
+    code, out, err = run_cli(capsys, "rules", "metrics", "--ncu")
+    assert code == 0 and out.count("\n") == 1 and " " not in out.strip()
+    listed = out.strip().split(",")
+    assert listed == [m for m in ruleset.load().raw_metrics() if by_name(m)] and len(listed) > 80
+    assert "not for --metrics, collected with --section LaunchStats: launch__registers_per_thread" in err
+    assert "device__attribute" not in err and not any(m.startswith(("launch__", "derived__", "device__")) for m in listed)

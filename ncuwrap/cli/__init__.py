@@ -25,6 +25,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     # Plain help: the rich help panel shows every flag with a '<bool>' placeholder, as if it took a value.
     rich_markup_mode=None,
+    # -h as --help, on every command (click passes the names on to subcommands).
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 

@@ -21,6 +21,8 @@ def metrics_cmd(
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules."),
     all_names: bool = typer.Option(False, "--all", help="List every canonical and derived name the rules may use."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    for_ncu: bool = typer.Option(False, "--ncu", help="Print one comma-separated list that 'ncu --metrics' takes; the metrics only "
+                                 "a section gives (launch__*, derived__*) are named on stderr with their section."),
 ) -> None:
     """Print the ncu metrics the active rules read (what targeted profiling collects)."""
     from ncuwrap import metrics as M
@@ -39,6 +41,16 @@ def metrics_cmd(
     raw = loaded.raw_metrics()
     if as_json:
         typer.echo(json.dumps({"rules": loaded.path, "metrics": raw}, indent=2))
+    elif for_ncu:
+        from ncuwrap.profile.ncu import ALWAYS_RECORDED_PREFIX, by_name, section_for
+
+        typer.echo(terminal(",".join(m for m in raw if by_name(m))))
+        by_section: dict[str, list[str]] = {}
+        # Device attributes are in every report: nothing to ask for.
+        for m in (m for m in raw if not by_name(m) and not m.startswith(ALWAYS_RECORDED_PREFIX)):
+            by_section.setdefault(section_for(m) or "no known section", []).append(m)
+        for section, names in by_section.items():
+            typer.echo(terminal(f"not for --metrics, collected with --section {section}: {', '.join(names)}"), err=True)
     else:
         # Metric names come from the rules file (metric("...")): shown, never sent to the terminal as codes.
         typer.echo("\n".join(terminal(name) for name in raw))
