@@ -110,9 +110,11 @@ def test_rules_metrics_for_ncu_is_one_list_ncu_takes(capsys):
     # names on stderr what only a section gives.
     from ncuwrap.profile.ncu import by_name
 
-    code, out, err = run_cli(capsys, "rules", "metrics", "--ncu")
+    code, out, err = run_cli(capsys, "rules", "metrics", "--format", "ncu")
     assert code == 0 and out.count("\n") == 1 and " " not in out.strip()
     listed = out.strip().split(",")
     assert listed == [m for m in ruleset.load().raw_metrics() if by_name(m)] and len(listed) > 80
     assert "not for --metrics, collected with --section LaunchStats: launch__registers_per_thread" in err
     assert "device__attribute" not in err and not any(m.startswith(("launch__", "derived__", "device__")) for m in listed)
+    code, _, err = run_cli(capsys, "rules", "metrics", "--format", "csv")
+    assert code == 2 and err == "ncuwrap: error: --format csv: expected lines, json or ncu\n"

@@ -388,3 +388,10 @@ def test_timeline_command_refuses_nsys_options_it_cannot_pass(capsys, fake_nsys,
     code, out, err = run_cli(capsys, "timeline", *args)
     assert (code, out, err) == (2, "", f"ncuwrap: error: {message}\n")
     assert fake_nsys.calls == [] and not run.exists()
+
+
+def test_a_folder_is_pointed_at_ranks(capsys, tmp_path):
+    # Issue 25: a folder given as the program was run as one ("permission denied") before.
+    code, out, err = run_cli(capsys, "timeline", tmp_path)
+    assert (code, out) == (2, "") and err == (f"ncuwrap: error: {tmp_path}: a folder, not a program or a capture; for one capture per "
+                                              f"rank run 'ncuwrap timeline --ranks {tmp_path}', to capture a program give it after '--'\n")

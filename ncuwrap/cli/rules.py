@@ -20,14 +20,18 @@ def metrics_cmd(
     rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML (default: the bundled rules)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules."),
     all_names: bool = typer.Option(False, "--all", help="List every canonical and derived name the rules may use."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    for_ncu: bool = typer.Option(False, "--ncu", help="Print one comma-separated list that 'ncu --metrics' takes; the metrics only "
-                                 "a section gives (launch__*, derived__*) are named on stderr with their section."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (as --format json)."),
+    fmt: str = typer.Option("lines", "--format", "-f", help="lines (one metric a line), json, or ncu: one comma-separated list that "
+                            "'ncu --metrics' takes (the metrics only a section gives, launch__* and derived__*, named on stderr)."),
 ) -> None:
     """Print the ncu metrics the active rules read (what targeted profiling collects)."""
     from ncuwrap import metrics as M
     from ncuwrap import ruleset
+    from ncuwrap.errors import InputError
 
+    if fmt not in ("lines", "json", "ncu"):
+        raise InputError(f"--format {terminal(fmt[:40])}: expected lines, json or ncu")
+    as_json = as_json or fmt == "json"
     if all_names:
         rows = [{"name": c.name, "kind": "canonical", "unit": c.unit, "ncu": list(c.aliases), "description": c.description} for c in M.CANONICAL.values()]
         rows += [{"name": d.name, "kind": "derived", "unit": d.unit, "inputs": list(d.inputs), "description": d.description} for d in M.DERIVED.values()]
@@ -41,7 +45,7 @@ def metrics_cmd(
     raw = loaded.raw_metrics()
     if as_json:
         typer.echo(json.dumps({"rules": loaded.path, "metrics": raw}, indent=2))
-    elif for_ncu:
+    elif fmt == "ncu":
         from ncuwrap.profile.ncu import ALWAYS_RECORDED_PREFIX, by_name, section_for
 
         typer.echo(terminal(",".join(m for m in raw if by_name(m))))

@@ -39,6 +39,9 @@ def capture_file(program: list[str], output: Path | None, force: bool) -> Path |
 
     path = Path(program[0])
     name = path.name.lower()
+    if len(program) == 1 and path.is_dir():
+        raise InputError(f"{path}: a folder, not a program or a capture; for one capture per rank run 'ncuwrap timeline --ranks {path}', "
+                         "to capture a program give it after '--'")
     if name.endswith(_NCU_SUFFIXES):
         raise InputError(f"{path}: an Nsight Compute report, not a timeline; diagnose it with 'ncuwrap diagnose {path}'")
     if not name.endswith(TIMELINE_SUFFIXES):
