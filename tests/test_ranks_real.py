@@ -161,3 +161,37 @@ def test_communication_hidden_under_compute(diagnoses):
     for d in (slow1, balanced):
         for r in d.ranks:
             assert r.breakdown_ns["nccl"] == r.nccl_ns - r.nccl_hidden_ns  # exposed + hidden = all NCCL time
+
+
+def test_the_gzipped_captures_are_read_as_they_are(capsys, captures, diagnoses):
+    # Issue 25: `timeline --ranks` refused the .sqlite.gz captures (and diagnose a .sqlite.gz); each is now
+    # unpacked to a private temporary file, bounded, and gives what its .sqlite gives.
+    for case in CASES:
+        gz = diagnose_ranks(RANKS / case, workers=0)
+        plain = diagnoses[case]
+        assert _without_paths(gz.to_json()) == _without_paths(plain.to_json())
+        assert [r["path"].rsplit("/", 1)[-1] for r in gz.to_json()["ranks"]] == ["rank0.sqlite.gz", "rank1.sqlite.gz"]
+    code, out, err = run_cli(capsys, "diagnose", RANKS / "slow1" / "rank1.sqlite.gz", "-f", "json")
+    assert code == 0, err
+    code, plain_out, err = run_cli(capsys, "diagnose", captures / "slow1" / "rank1.sqlite", "-f", "json")
+    gz_doc, plain_doc = json.loads(out), json.loads(plain_out)
+    assert gz_doc["source"]["path"].endswith("rank1.sqlite.gz")
+    assert {k: v for k, v in gz_doc.items() if k != "source"} == {k: v for k, v in plain_doc.items() if k != "source"}
+
+
+def test_a_damaged_gzip_capture_is_one_line_naming_it(capsys, tmp_path):
+    bad = tmp_path / "rank0.sqlite.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00not really gzip")
+    code, out, err = run_cli(capsys, "diagnose", bad)
+    assert (code, out) == (2, "") and err.count("\n") == 1 and err.startswith(f"ncuwrap: error: {bad}: not a readable gzip file")
+    code, out, err = run_cli(capsys, "timeline", "--ranks", tmp_path, "--workers", "0")
+    assert code == 2 and err.count("\n") == 1 and f"{bad}: not a readable gzip file" in err
+
+
+def _without_paths(doc):
+    """A document with every file path and folder left out (the rest must match to the byte)."""
+    if isinstance(doc, dict):
+        return {k: _without_paths(v) for k, v in doc.items() if k not in ("path", "folder", "source")}
+    if isinstance(doc, list):
+        return [_without_paths(v) for v in doc]
+    return doc

@@ -22,7 +22,7 @@ from ncuwrap.ingest.model import META_COLUMNS, Profile, RuleResult, Source
 
 __all__ = ["load", "kind_of", "rule_results", "source_page", "Profile", "RuleResult", "Source", "META_COLUMNS"]
 
-TIMELINE_SUFFIXES = (".nsys-rep", ".sqlite", ".qdstrm")
+TIMELINE_SUFFIXES = (".nsys-rep", ".sqlite", ".sqlite.gz", ".qdstrm")
 
 
 def kind_of(path: Path) -> str:

@@ -9,6 +9,11 @@ from ncuwrap import packed
 from ncuwrap.errors import InputError, ToolNotFoundError
 
 
+# A gzipped export is unpacked to a temporary file first: no more than this (a minute of a training
+# loop's capture is a few GB).
+MAX_UNPACKED_SQLITE = 8 << 30
+
+
 def read_timeline(path: str | Path, nsys: str | Path | None = None, *, ranks: bool = False):
     """The raw events of ``path`` (.sqlite, or .nsys-rep exported to a temporary .sqlite with nsys);
     with ``ranks``, also its run identity (ncuwrap.timeline.sqlite.read)."""
@@ -36,4 +41,10 @@ def read_timeline(path: str | Path, nsys: str | Path | None = None, *, ranks: bo
                 return sqlite.read(exported, ranks=ranks), "nsys-rep"
     if name.endswith(".sqlite"):
         return sqlite.read(path, ranks=ranks), "nsys-sqlite"
-    raise InputError(f"{path}: not an Nsight Systems timeline; give a .nsys-rep or its 'nsys export --type sqlite' .sqlite")
+    if name.endswith(".sqlite.gz"):
+        ingest.check_file(path, folder_fix="give an nsys .sqlite export, gzipped or not", empty_fix="export the report again and gzip it")
+        # SQLite reads a file: a private unpacked copy, bounded in size and ratio, errors naming the .gz.
+        with packed.unpacked(path, limit=MAX_UNPACKED_SQLITE, fix="give the .sqlite export itself or gzip it again",
+                             prefix="ncuwrap-sqlite-") as plain:
+            return sqlite.read(plain, ranks=ranks), "nsys-sqlite"
+    raise InputError(f"{path}: not an Nsight Systems timeline; give a .nsys-rep or its 'nsys export --type sqlite' .sqlite (or .sqlite.gz)")

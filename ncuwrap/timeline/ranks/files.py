@@ -2,8 +2,8 @@
 
 Naming rule:
 
-1. The captures are the folder's ``.sqlite`` and ``.nsys-rep`` files (not its subfolders). Where both
-   ``X.nsys-rep`` and ``X.sqlite`` exist, the ``.sqlite`` (its export) is read.
+1. The captures are the folder's ``.sqlite``, ``.sqlite.gz`` and ``.nsys-rep`` files (not its
+   subfolders). Where several forms of ``X`` exist, the ``.sqlite`` is read, then the ``.sqlite.gz``.
 2. A file named with ``rank`` and a number (``rank0.sqlite``, ``rank_3.nsys-rep``, ``run.rank12.sqlite``,
    as ``nsys profile -o rank%q{RANK}`` or ``%q{SLURM_PROCID}`` write them) is that rank. Then every
    file must be named so, each rank once, and the ranks must run 0..N-1 without a gap.
@@ -23,7 +23,7 @@ from pathlib import Path
 from ncuwrap.errors import InputError
 from ncuwrap.timeline.sqlite import check_file
 
-SUFFIXES = (".sqlite", ".nsys-rep")
+SUFFIXES = (".sqlite", ".sqlite.gz", ".nsys-rep")  # in the order preferred where a capture has several forms
 _RANK = re.compile(r"rank[_.-]?(\d+)", re.IGNORECASE)
 _NUMBERS = re.compile(r"(\d+)")
 
@@ -49,6 +49,10 @@ def _stem(path: Path) -> str:
     return name
 
 
+def _preference(path: Path) -> int:
+    return next(i for i, suffix in enumerate(SUFFIXES) if path.name.lower().endswith(suffix))
+
+
 def _natural(name: str):
     return [int(part) if part.isdigit() else part.lower() for part in _NUMBERS.split(name)]
 
@@ -67,13 +71,13 @@ def find(folder: str | Path) -> RankFiles:
         if not path.is_file() or not lower.endswith(SUFFIXES):
             continue
         stem = _stem(path)
-        if stem in found and lower.endswith(".nsys-rep"):
+        if stem in found and _preference(found[stem]) <= _preference(path):
             continue  # the .sqlite export of the same report is read instead
         found[stem] = path
     if not found:
         others = sorted(p.name for p in folder.iterdir() if p.is_file())
         seen = f" (it holds {', '.join(others[:3])}{'...' if len(others) > 3 else ''})" if others else " (it is empty)"
-        raise InputError(f"{folder}: no nsys capture (.sqlite or .nsys-rep){seen}; capture one report per rank with "
+        raise InputError(f"{folder}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep){seen}; capture one report per rank with "
                          "'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
     for path in found.values():
         if path.name.lower().endswith(".sqlite"):
