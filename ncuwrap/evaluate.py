@@ -70,9 +70,7 @@ COSTLY = ("high", "medium", "low")
 def finding_result(finding: R.Finding, level: str, values: dict, estimated_speedup: float | None = None,
                    limited_after: str | None = None) -> FindingResult:
     """The finding as reported, its texts filled from ``values`` (see Finding.value_names)."""
-    advice = finding.advice
-    if isinstance(advice, dict):
-        advice = advice.get(str(values.get(finding.advice_by)), advice.get("default", ""))
+    advice = R.chosen_advice(finding.advice, finding.advice_by, values)
     return FindingResult(
         id=finding.id,
         severity=level,
@@ -242,7 +240,7 @@ class Evaluation:
         not be evaluated (collecting its metrics comes first: the waste may be there)."""
         if bound == "unknown" or any(f.severity in COSTLY for f in findings):
             return None
-        if any(n.rule in self.finding_missing for n in not_evaluated):
+        if any(n.of_finding for n in not_evaluated):
             return None
         steps, first = self._steps_of(bound)
         chosen = int(first[row])
@@ -252,9 +250,7 @@ class Evaluation:
         step = steps[chosen]
         values = self.values(step.value_names(), row)
         values["bound"] = bound
-        advice = step.advice
-        if isinstance(advice, dict):
-            advice = advice.get(str(values.get(step.advice_by)), advice.get("default", ""))
+        advice = R.chosen_advice(step.advice, step.advice_by, values)
         return NextStep(step.id, R.render_text(_squeezed(step.title), values), R.render_text(_squeezed(advice), values), undecided)
 
     def _steps_of(self, bound: str):

@@ -360,6 +360,16 @@ _GEMM_FP32_PEAK_SHARE, _GEMM_SHARED_LOADS, _GEMM_INTENSITY = 0.3, 0.01, 10.0
 _MAX_LOADS_IN_FLIGHT = 4.0
 
 
+def _ideal_requests(requests, ideal_sectors):
+    # One L2 request per 128-byte line (4 sectors) a coalesced instruction touches, at least one.
+    return requests * np.fmax(1.0, ideal_sectors / 4.0)
+
+
+def _beyond_share(got, ideal, total):
+    """What ``got`` has beyond ``ideal``, as a share of ``total``."""
+    return _share(np.maximum(0.0, got - ideal), total)
+
+
 def _kernel_kind(name, fp32, fp64, fp32_peak, tensor_dtype, shared_loads, instructions, intensity):
     """What the counters (and the name) say a kernel is: 'fp32_matmul', 'fp64_matmul', 'tensor_matmul', or None."""
     f32, f64, peak = _nan0(fp32), _nan0(fp64), np.asarray(fp32_peak, dtype=float)
@@ -525,14 +535,14 @@ DERIVED: dict[str, Derived] = {
         _d("l2_sector_pct", ["l2_sectors_pct", "l2_data_sectors_pct", "l2_xbar_out_pct", "l2_pct"], _max_or_last, "%",
            "L2's sector work (lookups, data banks, the port back to L1), % of peak; lts__throughput without them"),
         _d("l2_request_pct", ["l2_tag_pct", "l2_xbar_in_pct"], _max_of, "%", "L2's per-request work (tag lookups, the crossbar port in), % of peak"),
-        _d("gld_ideal_requests", ["gld_ldg_requests", "gld_ideal_sectors_per_request"], lambda r, i: r * np.fmax(1.0, i / 4.0), "request",
+        _d("gld_ideal_requests", ["gld_ldg_requests", "gld_ideal_sectors_per_request"], _ideal_requests, "request",
            "L2 requests the global loads would make if coalesced (one per 128-byte line, at least one per instruction)"),
-        _d("gst_ideal_requests", ["gst_requests", "gst_ideal_sectors_per_request"], lambda r, i: r * np.fmax(1.0, i / 4.0), "request",
+        _d("gst_ideal_requests", ["gst_requests", "gst_ideal_sectors_per_request"], _ideal_requests, "request",
            "L2 requests the global stores would make if coalesced"),
-        _d("gld_l2_request_waste_share", ["l2_read_requests", "gld_ideal_requests", "l2_tex_requests"],
-           lambda got, ideal, total: _share(np.maximum(0.0, got - ideal), total), "", "L2 read requests beyond coalesced loads', share of L1's requests to L2"),
-        _d("gst_l2_request_waste_share", ["l2_write_requests", "gst_ideal_requests", "l2_tex_requests"],
-           lambda got, ideal, total: _share(np.maximum(0.0, got - ideal), total), "", "L2 write requests beyond coalesced stores', share of L1's requests to L2"),
+        _d("gld_l2_request_waste_share", ["l2_read_requests", "gld_ideal_requests", "l2_tex_requests"], _beyond_share, "",
+           "L2 read requests beyond coalesced loads', share of L1's requests to L2"),
+        _d("gst_l2_request_waste_share", ["l2_write_requests", "gst_ideal_requests", "l2_tex_requests"], _beyond_share, "",
+           "L2 write requests beyond coalesced stores', share of L1's requests to L2"),
         _d("gld_dram_waste_share", ["dram_read_bytes", "dram_write_bytes", "gld_ideal_bytes"],
            lambda rd, wr, ideal: _share(np.maximum(0.0, rd - np.fmin(rd, ideal)), rd + wr), "",
            "DRAM bytes read beyond what coalesced loads would read, as a share of DRAM's traffic (scattered 4-byte loads "

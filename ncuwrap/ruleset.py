@@ -82,10 +82,7 @@ class Finding:
 
     def value_names(self) -> list[str]:
         """Every metric its output shows: the evidence, and the placeholders of title and advice."""
-        texts = [self.title] + (list(self.advice.values()) if isinstance(self.advice, dict) else [self.advice])
-        names = list(self.evidence) + ([self.advice_by] if self.advice_by and self.advice_by not in VERDICT_FIELDS else [])
-        names += [name for text in texts for name in placeholders(text)]
-        return list(dict.fromkeys(names))
+        return list(dict.fromkeys([*self.evidence, *text_names(self.title, self.advice, self.advice_by)]))
 
 
 @dataclass(frozen=True)
@@ -101,9 +98,7 @@ class NextStep:
     advice_by: str | None = None
 
     def value_names(self) -> list[str]:
-        texts = [self.title] + (list(self.advice.values()) if isinstance(self.advice, dict) else [self.advice])
-        names = [self.advice_by] if self.advice_by and self.advice_by not in VERDICT_FIELDS else []
-        return list(dict.fromkeys(names + [name for text in texts for name in placeholders(text)]))
+        return text_names(self.title, self.advice, self.advice_by)
 
 
 @dataclass(frozen=True)
@@ -486,6 +481,20 @@ def _check_formats(texts, path: Path, where: str) -> None:
             if (width and (len(width) > 3 or int(width) > MAX_WIDTH)) or (precision and (len(precision) > 3 or int(precision) > MAX_PRECISION)):
                 raise RulesError(f"{path}: {where}: placeholder {match.group(0)[:40]} is too wide (width at most {MAX_WIDTH}, "
                                  f"precision at most {MAX_PRECISION}), e.g. {{{match.group(1)}:.1f}}")
+
+
+def text_names(title: str, advice: str | dict[str, str], advice_by: str | None) -> list[str]:
+    """The metrics a rule's title and advice show: the one choosing the advice, then the placeholders."""
+    texts = [title] + (list(advice.values()) if isinstance(advice, dict) else [advice])
+    names = [advice_by] if advice_by and advice_by not in VERDICT_FIELDS else []
+    return list(dict.fromkeys(names + [name for text in texts for name in placeholders(text)]))
+
+
+def chosen_advice(advice: str | dict[str, str], advice_by: str | None, values: dict) -> str:
+    """A rule's advice for the values at hand: the case ``advice_by`` picks (``default`` otherwise)."""
+    if isinstance(advice, dict):
+        return advice.get(str(values.get(advice_by)), advice.get("default", ""))
+    return advice
 
 
 def placeholders(text: str) -> list[str]:

@@ -95,9 +95,14 @@ class NcuRule:
 
 @dataclass(frozen=True)
 class NotEvaluated:
-    rule: str
+    rule: str  # a finding's id, "bound", or "<finding id> (estimate)"
     missing: tuple[str, ...]
     message: str
+
+    @property
+    def of_finding(self) -> bool:
+        """Whether a finding could not be evaluated (not the bound's inputs, not only an estimate)."""
+        return self.rule != "bound" and not self.rule.endswith(" (estimate)")
 
     def to_json(self) -> dict:
         # One object is shared by every launch it applies to: its document is built once (read-only).

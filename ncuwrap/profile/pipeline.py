@@ -227,11 +227,31 @@ def _load(rd: RD.RunDir, tool: NcuTool, argv: list[str], want_csv: bool, source:
 
     csv_warning = export_csv(rd, tool) if want_csv else "CSV export not requested"
     if csv_warning is None:
-        loaded = load(rd.raw_csv)
-        loaded.source = replace(loaded.source, path=str(rd.report), kind="ncu-rep", ncu_version=tool.version_string,
-                                command_line=shlex.join(argv))
+        loaded = load_raw_csv(rd, tool.version_string, shlex.join(argv))
         return loaded, _source_pages(rd, tool, loaded) if source else []
     return load(rd.report, ncu=tool.path), [csv_warning] if want_csv else []
+
+
+def load_raw_csv(rd: RD.RunDir, ncu_version: str | None, command_line: str | None, metrics=None):
+    """The run folder's raw CSV export, read as its report: ncu's raw page has neither the command line
+    nor the version, which the run knows (``metrics``: only those columns, see ingest.load)."""
+    from ncuwrap.ingest import load
+
+    loaded = load(rd.raw_csv, metrics=metrics)
+    loaded.source = replace(loaded.source, path=str(rd.report), kind="ncu-rep", ncu_version=ncu_version, command_line=command_line)
+    return loaded
+
+
+def attach_source_page(loaded, path: Path) -> bool:
+    """Add a source page's per-instruction counters to ``loaded`` (a page read first keeps its launches:
+    the cuda,sass form before the SASS form); True once every launch has them. InputError when the
+    page is not of this report."""
+    from ncuwrap.ingest import source_page
+
+    found, gaps = source_page(path, loaded)
+    loaded.sources = {**found, **loaded.sources}
+    loaded.source_gaps = {k: v for k, v in {**loaded.source_gaps, **gaps}.items() if k not in loaded.sources}
+    return len(loaded.sources) == len(loaded.frame)
 
 
 def _source_pages(rd: RD.RunDir, tool: NcuTool, loaded) -> list[str]:
@@ -239,7 +259,6 @@ def _source_pages(rd: RD.RunDir, tool: NcuTool, loaded) -> list[str]:
     the cuda,sass form for kernels with line information, the SASS form for the rest. A failed
     export is a warning: the verdicts stand without lines."""
     from ncuwrap.errors import InputError
-    from ncuwrap.ingest import source_page
 
     warnings: list[str] = []
     for path, lines in ((rd.source_csv, True), (rd.source_sass_csv, False)):
@@ -251,13 +270,11 @@ def _source_pages(rd: RD.RunDir, tool: NcuTool, loaded) -> list[str]:
         if only_notes(text):
             continue
         try:
-            found, gaps = source_page(path, loaded)
+            complete = attach_source_page(loaded, path)
         except InputError as exc:
             warnings.append(f"source page not used: {exc}")
             continue
-        loaded.sources = {**found, **loaded.sources}  # the cuda,sass form (first) wins where both have a launch
-        loaded.source_gaps = {k: v for k, v in {**loaded.source_gaps, **gaps}.items() if k not in loaded.sources}
-        if lines and len(loaded.sources) == len(loaded.frame):
+        if lines and complete:
             break  # every launch has its lines: the SASS form adds nothing
     return warnings
 

@@ -27,20 +27,18 @@ def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: 
     """The run folder's diagnosis, with the stop line where the folder has a bundled benchmark's bench.json."""
     from ncuwrap import ruleset
     from ncuwrap.engine import diagnose_profile, needed_metrics
-    from ncuwrap.ingest import load, source_page
+    from ncuwrap.ingest import load
+    from ncuwrap.profile.pipeline import attach_source_page, load_raw_csv
 
     rd = RD.RunDir(path)
     record = _record(rd)
     rules = ruleset.load(rules_path, extend=extend)
     if rd.raw_csv.is_file():
-        loaded = load(rd.raw_csv, metrics=needed_metrics(rules))
-        # ncu's raw export has neither the command line nor the version: profile.json has both.
-        loaded.source = replace(loaded.source, path=str(rd.report), kind="ncu-rep", ncu_version=record["ncu_version"],
-                                command_line=record["command_line"])
-        # The cuda,sass page where it holds a kernel (code built with -lineinfo), else the SASS form.
-        page = next((p for p in (rd.source_csv, rd.source_sass_csv) if p.is_file() and is_source_page(p)), None)
-        if page is not None:
-            loaded.sources, loaded.source_gaps = source_page(page, loaded)
+        loaded = load_raw_csv(rd, record["ncu_version"], record["command_line"], metrics=needed_metrics(rules))
+        # The pages the profile run attached, as it attached them: cuda,sass first, then the SASS form.
+        for page in (rd.source_csv, rd.source_sass_csv):
+            if page.is_file() and is_source_page(page) and attach_source_page(loaded, page):
+                break
     elif rd.report.is_file():
         loaded = load(rd.report, ncu=ncu, metrics=needed_metrics(rules))
     else:

@@ -277,7 +277,7 @@ def no_issue(kernel) -> str:
     unmeasured waste is not an absent one)."""
     minor = len(kernel.minor_findings)
     text = f"no costly issue found ({minor} minor)" if minor else "no issue found"
-    if any(n.rule != "bound" and not n.rule.endswith("(estimate)") for n in kernel.not_evaluated):
+    if any(n.of_finding for n in kernel.not_evaluated):
         text += " by the rules evaluated"
     return text
 
