@@ -113,6 +113,18 @@ def test_a_bad_bench_json_fails_before_anything_runs(capsys, tmp_path, fake, mon
     assert code == 2 and "a stop line is drawn for a bundled benchmark only" in err
 
 
+def test_an_output_never_replaces_a_file_the_run_folder_gives(capsys, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    before = (run / "bench.json").read_bytes()
+    for name in ("bench.json", "report.raw.csv", "profile.json"):
+        code, out, err = run_cli(capsys, "diagnose", run, "-o", run / name, "--force")
+        assert code == 2 and err.count("\n") == 1 and str(run / name) in err, (name, err)
+    assert (run / "bench.json").read_bytes() == before
+
+
 def test_a_folder_that_is_not_a_run_folder_is_refused(capsys, tmp_path):
     (tmp_path / "profile.json").write_text('{"schema": "x"}')
     code, _, err = run_cli(capsys, "diagnose", tmp_path)

@@ -35,8 +35,11 @@ def diagnose(
     from ncuwrap.ingest import kind_of
     from ncuwrap.resources import sample_report
 
+    from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir, run_dir_inputs
+
     path = report or sample_report()
-    inputs = (path, rules, ncu_rules, source_page)
+    # A run folder's inputs are the files in it that are read.
+    inputs = (path, rules, ncu_rules, source_page, *(run_dir_inputs(path) if is_run_dir(path) else ()))
     check_output(output, *inputs, force=force)
     if extend and rules is None:
         raise InputError("--extend adds the rules of --rules FILE to the bundled ones; give --rules too")
@@ -49,7 +52,6 @@ def diagnose(
         result = diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys)
     else:
         from ncuwrap.kernel_filter import LaunchSelection
-        from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
         select = LaunchSelection(kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None, process=process)
         if is_run_dir(path):

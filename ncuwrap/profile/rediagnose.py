@@ -23,6 +23,12 @@ def is_run_dir(path: Path) -> bool:
     return path.is_dir() and (path / RD.PROFILE).is_file()
 
 
+def run_dir_inputs(path: Path) -> tuple[Path, ...]:
+    """The files of a run folder that diagnosing it reads (an output must replace none of them)."""
+    rd = RD.RunDir(path)
+    return (rd.profile, rd.raw_csv, rd.report, rd.source_csv, rd.source_sass_csv, rd.bench)
+
+
 def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: str | None = None, select=None):
     """The run folder's diagnosis, with the stop line where the folder has a bundled benchmark's bench.json."""
     from ncuwrap import ruleset
