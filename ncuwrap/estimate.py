@@ -6,16 +6,18 @@ utilization ``util_u`` (% of its peak). A finding says how much of each unit's w
 (``removes``: a share per unit) or how much more of the GPU the fix would put to work (``fills``: the
 share of the machine the launch keeps busy now). After the fix
 
-    U = max_u(util_u), U' = max_u(util_u * (1 - removes_u)), w = min(1, U / busy)
-    r = max(fills * max(U' / U, 1 - w),        # the work left on the busiest unit, or the latency-bound part
+    U = util_b = max_u(util_u), U_b' = util_b * (1 - removes_b), w = min(1, U / busy)
+    r = max(fills * max(U_b' / U, 1 - w),      # the work left on the busiest unit b at its pace, or the latency-bound part
             max_u(util_u' / reach_u),          # no unit runs past what the fixed kernel can reach on it
             floor_ns / duration)               # no launch is shorter than the floor
 
-where ``reach_u`` is the unit's roof (``roof`` % of its peak) or, where the rules say so (``reach``),
+The busiest unit keeps the pace it runs at now; a unit that takes over after the fix is not held to
+that pace (it was not what held the kernel back) but to what the fixed kernel can reach on it, where
+``reach_u`` is the unit's roof (``roof`` % of its peak) or, where the rules say so (``reach``),
 less: what the fixed kernel can reach there (a stream's DRAM bandwidth follows the bytes each thread
 keeps in flight: one 4-byte load a thread reaches 54% of an H200's DRAM, not 90%).
 
-of the time is left, and the estimated speedup is ``100 * (1 - r)`` percent of the kernel's time (the
+``r`` of the time is left, and the estimated speedup is ``100 * (1 - r)`` percent of the kernel's time (the
 way Nsight Compute states its own estimates). A waste on a unit that does not limit the kernel removes
 work nobody waits for: the busiest unit stays where it is and the estimate is close to 0. In a
 latency-bound kernel (U under ``busy``) time is not proportional to any unit's work: the share ``1 - w``
@@ -91,7 +93,10 @@ def estimate(util: dict[str, np.ndarray], fx: Effect, duration_ns: np.ndarray, *
     with np.errstate(divide="ignore", invalid="ignore"):
         weight = np.clip(busiest_now / busy, 0.0, 1.0)
         # The latency-bound part (1 - w) and the work left overlap in time: the longer of the two remains.
-        work = fx.fill * np.where(busiest_now > 0, np.fmax(busiest_after / busiest_now, 1.0 - weight), 1.0)
+        # The busiest unit now keeps its pace; any other is held only by what it can reach (below).
+        lead = np.argmax(np.where(known, now, -np.inf), axis=0)
+        lead_after = np.take_along_axis(after_filled, lead[None, :], axis=0)[0]
+        work = fx.fill * np.where(busiest_now > 0, np.fmax(lead_after / busiest_now, 1.0 - weight), 1.0)
         # No unit runs past what the fixed kernel can reach on it (its roof, or less: 'reach').
         reachable = np.vstack([np.fmin(roof, np.nan_to_num(np.asarray((reach or {}).get(u, roof), dtype=float) * np.ones(n), nan=roof))
                                for u in names]) if names else np.full((1, n), roof)

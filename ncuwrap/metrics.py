@@ -119,6 +119,8 @@ CANONICAL: dict[str, Canonical] = {
         _c("spill_requests", "derived__local_spilling_requests", "MemoryWorkloadAnalysis", "request", "local-memory requests caused by register spilling"),
         _c("atomic_requests", "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "MemoryWorkloadAnalysis_Tables", "request", "global atomic requests"),
         _c("reduction_requests", "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum", "MemoryWorkloadAnalysis_Tables", "request", "global reduction (atomic without return) requests"),
+        _c("mio_pq_pct", "sm__mio_pq_read_cycles_active.avg.pct_of_peak_sustained_elapsed", "SpeedOfLight", "%",
+           "SM's MIO queue read cycles, % of peak (a cycle per wavefront of a shared or global memory instruction)"),
         _c("l2_atomic_max_pct", "lts__d_atomic_input_cycles_active.max.pct_of_peak_sustained_elapsed", "MemoryWorkloadAnalysis_Chart", "%", "busiest L2 slice's atomic unit, % of peak"),
         _c("l2_atomic_avg_pct", "lts__d_atomic_input_cycles_active.avg.pct_of_peak_sustained_elapsed", "MemoryWorkloadAnalysis_Chart", "%", "average L2 slice's atomic unit, % of peak"),
         _c("ffma_per_cycle", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", "SpeedOfLight_RooflineChart", "inst/cycle", "FP32 FMA thread instructions per cycle"),
@@ -269,6 +271,15 @@ def _excess(sectors, bytes_per_sector, requests):
     with np.errstate(invalid="ignore"):
         needed = np.fmax(sectors * np.minimum(bytes_per_sector, 32.0) / 32.0, np.minimum(_nan0(requests), sectors))
         return np.where(_nan0(sectors) <= 0, 0.0, np.where(bytes_per_sector > 0, np.maximum(0.0, sectors - needed), np.nan))
+
+
+def _atomic_sm_share(sectors, sms, duration_ns, hz, sm_pct, mio_pct):
+    # Each pass of an atomic takes the SM's MIO queue a cycle; only where that queue is the SMs'
+    # busiest work (sm_pct is the max of their sub-units) does removing the passes lower sm_pct.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        atomic_pct = 100.0 * _div(sectors, sms * duration_ns * 1e-9 * hz)
+        share = np.clip(_div(atomic_pct, sm_pct), 0.0, 1.0)
+    return np.where(_nan0(mio_pct) >= 0.95 * sm_pct, np.nan_to_num(share, nan=0.0), 0.0)
 
 
 def _share(part, whole):
@@ -495,6 +506,17 @@ DERIVED: dict[str, Derived] = {
         _d("occupancy_fill", ["achieved_occupancy_pct"], lambda a: np.clip(a / 100.0, 0.0, 1.0), "", "achieved occupancy as a share of the SM's warp slots"),
         _d("atomic_hot_share", ["l2_atomic_imbalance"], lambda i: np.where(i > 1, 1.0 - 1.0 / i, 0.0), "",
            "share of the hottest L2 slice's atomic work that spreading the addresses evenly would remove"),
+        # Lanes of one request on one address serialize: a request costs L2 (and the SM's MIO queue) a
+        # pass, a sector, per lane on its busiest address (32 for a reduction to one value, ~11 for a
+        # 4-bin histogram). Reduced in the block first, a block sends one request: one pass.
+        _d("atomic_sectors", ["gatom_sectors", "gred_sectors"], lambda a, r: _nan0(a) + _nan0(r), "sector",
+           "global atomic and reduction sectors (passes: one per lane on the same address)", optional=["gatom_sectors", "gred_sectors"]),
+        _d("atomic_block_share", ["atomic_sectors", "grid_size"], lambda s, g: np.where(s > 0, 1.0 - np.clip(_div(g, s), 0.0, 1.0), 0.0), "",
+           "share of the atomics' passes that one atomic request per block would remove"),
+        _d("atomic_fix_share", ["atomic_hot_share", "atomic_block_share"], lambda h, b: np.fmax(h, b), "",
+           "share of the hottest L2 slice's atomic work the fix removes: a block reduction or spread addresses, the larger"),
+        _d("atomic_sm_share", ["atomic_sectors", "sm_count", "duration_ns", "sm_cycles_per_s", "sm_pct", "mio_pq_pct"], _atomic_sm_share, "",
+           "share of the SMs' busiest work that the atomics' passes take, where the MIO queue is that work", optional=["mio_pq_pct"]),
         _d("shared_ld_n_way", ["shared_ld_wavefronts", "shared_ld_instructions"], _div, "way", "wavefronts per shared load instruction (1 = conflict-free for 32-bit)"),
         _d("shared_st_n_way", ["shared_st_wavefronts", "shared_st_instructions"], _div, "way", "wavefronts per shared store instruction"),
         _d("shared_n_way", ["shared_ld_n_way", "shared_st_n_way"], lambda a, b: np.fmax(a, b), "way", "worst of load/store n-way bank conflict"),

@@ -85,3 +85,41 @@ def test_the_fixed_kernel_runs_no_faster_than_its_bytes_in_flight_allow():
     rules = ruleset.load()
     no_reach = E.estimate(k.effects.util, k.effects.findings[f.id], np.array([k.duration_ns]), roof=90, floor_ns=2000, busy=60)
     assert 1 / float(no_reach.remaining[0]) == pytest.approx(4.42, abs=0.01) and rules.reach
+
+
+def test_the_busiest_unit_keeps_its_pace_and_a_unit_taking_over_runs_to_its_reach():
+    # The strided vecadd: latency-bound, L2 at 53% (its scattered requests). Fixed, L2's work goes; the
+    # SMs (11% of their peak) and DRAM (10%, 8 bytes a thread in flight: 76% reachable) take over and
+    # are held by what they can reach, not by L2's pace: 8.0x against 7.38x measured (4.78x when the
+    # SMs' 11% was held to L2's 53%).
+    (k,) = diagnose(PAIRS / "2026-12-01" / "vecadd-strided.raw.csv.gz").kernels
+    gain = k.effects.gain_pct(["uncoalesced_global_loads", "uncoalesced_global_stores"])
+    assert 1 / (1 - gain / 100) == pytest.approx(8.02, abs=0.01)
+    # The same unit staying the busiest keeps its pace: L2 at 50% losing half its work leaves half the time.
+    fx = E.effect(1, {"l2": np.array([0.5])}, None)
+    same = E.estimate({"l2": np.array([50.0]), "sm": np.array([10.0])}, fx, np.array([1e6]), roof=90, floor_ns=0, busy=60)
+    assert float(same.remaining[0]) == pytest.approx(max(0.5, 1 - 50 / 60)) and same.limited_by[0] == "l2"
+    # All of it gone: the SMs' 10% run up to their roof, 10/90 of the time (not 10/50).
+    gone = E.estimate({"l2": np.array([50.0]), "sm": np.array([10.0])}, E.effect(1, {"l2": np.array([1.0])}, None), np.array([1e6]),
+                      roof=90, floor_ns=0, busy=80)
+    assert float(gone.remaining[0]) == pytest.approx(max(10 / 90, 1 - 50 / 80)) and gone.limited_by[0] == "sm"
+
+
+def test_an_atomic_reduced_in_the_block_leaves_one_pass_a_block():
+    # Lanes of one request on one address serialize, a pass (a sector) each: 32 a request for the
+    # reduction to one value, ~11 for the 4-bin histogram. One request per block leaves one pass a block.
+    sectors, requests, grid, block_share, hot_share, sm_share = _values(
+        "reduction-atomic_per_element", "atomic_sectors", "global_atomics", "grid_size", "atomic_block_share", "atomic_hot_share", "atomic_sm_share")
+    assert sectors / requests == 32 and grid / sectors == 1 / 256 and block_share == pytest.approx(1 - 1 / 256, abs=1e-4)
+    assert hot_share == pytest.approx(1 - 1 / 94.0, abs=1e-3)
+    # The passes are the SMs' busiest work too (the MIO queue, a cycle each): all of it.
+    assert sm_share == pytest.approx(1.0, abs=0.01)
+    (k,) = diagnose(PAIRS / "reduction-atomic_per_element.raw.csv.gz").kernels
+    (f,) = k.issues
+    assert f.id == "atomic_contention" and 1 / (1 - f.estimated_speedup / 100) == pytest.approx(256.0, rel=0.001)
+    # The histogram: ~11 passes a request, spreading its 4 hot addresses removes more than one request a
+    # block would (1 - 1/94 against 1 - 1/88): 94x against 125x measured.
+    sectors, requests, block_share, hot_share = _values("atomics-global_hotspot", "atomic_sectors", "global_atomics", "atomic_block_share", "atomic_hot_share")
+    assert sectors / requests == pytest.approx(11.0, abs=0.05) and hot_share > block_share
+    (k,) = diagnose(PAIRS / "atomics-global_hotspot.raw.csv.gz").kernels
+    assert 1 / (1 - k.issues[0].estimated_speedup / 100) == pytest.approx(94.0, rel=0.001)

@@ -21,20 +21,21 @@ def test_the_payoff_table_is_what_the_captures_give():
     assert payoff.run() == json.loads((OURS / "payoff.json").read_text())
 
 
-def test_within_1_5x_except_the_two_explained_misses():
+def test_every_pair_within_1_5x():
     rows = json.loads((OURS / "payoff.json").read_text())
     assert len(rows) == 13
-    misses = {r["before"] for r in rows if not r["within"]}
-    assert misses == {"vecadd-strided", "reduction-atomic_per_element"}
-    assert all(r["why_not"] for r in rows if not r["within"])
-    assert all(r["factor_off"] <= 1.5 for r in rows if r["within"])
+    assert all(r["within"] and r["factor_off"] <= 1.5 and r["why_not"] is None for r in rows), [r["before"] for r in rows if not r["within"]]
     # Issue 24's pair: one float of a 32-byte struct, then the same floats from their own array. The
     # estimate was 4.4x (DRAM at its roof after the fix); the fixed kernel, one 4-byte load a thread,
     # reaches 52% of DRAM: 2.6x measured.
-    layout = next(r for r in rows if r["before"] == "layout-aos_field")
-    assert (layout["estimated_speedup"], layout["measured_speedup"]) == (2.65, 2.62)
-    assert next(r for r in rows if r["before"] == "vecadd-strided")["factor_off"] == 1.55
     by_name = {r["before"]: r for r in rows}
+    layout = by_name["layout-aos_field"]
+    assert (layout["estimated_speedup"], layout["measured_speedup"]) == (2.65, 2.62)
+    # The two misses of the first table: the strided vecadd held to L2's pace by its SMs' work (4.78x
+    # against 7.38x), the one-address reduction's atomics spread instead of reduced (94x against 314x).
+    assert (by_name["vecadd-strided"]["estimated_speedup"], by_name["vecadd-strided"]["factor_off"]) == (8.02, 1.09)
+    assert (by_name["reduction-atomic_per_element"]["estimated_speedup"], by_name["reduction-atomic_per_element"]["factor_off"]) == (256.0, 1.23)
+    assert by_name["atomics-global_hotspot"]["estimated_speedup"] == 94.0
     assert by_name["divergence-per_lane"]["factor_off"] <= 1.05 and by_name["smem_banks-strided"]["factor_off"] <= 1.05
 
 
@@ -43,13 +44,13 @@ def test_compare_shows_estimated_against_measured(capsys):
     before, after = OURS / "pairs_full" / "transpose-naive.raw.csv.gz", OURS / "pairs_full" / "transpose-padded_tile.raw.csv.gz"
     (pair,) = compare_files(before, after, before_timing=bench, after_timing=bench).pairs
     assert pair.resolved == ("uncoalesced_global_stores",)
-    assert pair.estimated_speedup == pytest.approx(6.99, abs=0.01) and pair.speedup == pytest.approx(6.42, abs=0.01)
+    assert pair.estimated_speedup == pytest.approx(7.50, abs=0.01) and pair.speedup == pytest.approx(6.42, abs=0.01)
     code, out, _ = run_cli(capsys, "compare", before, after, "--before-timing", bench, "--after-timing", bench, "-f", "markdown")
     assert code == 0
-    assert "*Payoff:* estimated 6.99x (86% of the time), measured 6.42x faster." in out
+    assert "*Payoff:* estimated 7.50x (87% of the time), measured 6.42x faster." in out
     doc = json.loads(run_cli(capsys, "compare", before, after, "--before-timing", bench, "--after-timing", bench, "-f", "json")[1])
-    assert doc["pairs"][0]["estimate"] == {"resolved": ["uncoalesced_global_stores"], "gain_pct": pytest.approx(85.68, abs=0.01),
-                                           "speedup": pytest.approx(6.9850, abs=0.0001),
+    assert doc["pairs"][0]["estimate"] == {"resolved": ["uncoalesced_global_stores"], "gain_pct": pytest.approx(86.66, abs=0.01),
+                                           "speedup": pytest.approx(7.4964, abs=0.0001),
                                            "label": "estimated from BEFORE's counters for the findings resolved"}
 
 

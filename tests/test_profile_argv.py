@@ -101,6 +101,7 @@ TARGETED_METRICS = [
     "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
     "lts__d_atomic_input_cycles_active.max.pct_of_peak_sustained_elapsed",
     "lts__d_atomic_input_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__mio_pq_read_cycles_active.avg.pct_of_peak_sustained_elapsed",
     "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed",
     "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed",
     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed",

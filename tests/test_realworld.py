@@ -150,18 +150,23 @@ def test_the_report_ranks_what_to_fix_first():
 def test_targeted_columns_give_the_full_sets_verdicts_on_every_corpus_kernel(tmp_path):
     """--collect targeted on library kernels: the corpus's --set full exports cut to the columns a real
     targeted export has (the --top run on the H200, tests/data/h200_ncuwrap/top, minus the warp stall
-    ratios targeted no longer collects) give every one of the 99 kernels the same bound, limiter,
-    findings and severities."""
+    ratios targeted no longer collects, plus the metrics it has asked for by name since) give every one
+    of the 99 kernels the same bound, limiter, findings and severities."""
     import csv
     import gzip
     import io
 
+    from ncuwrap import ruleset
+    from ncuwrap.profile import ncu as N
     from ncuwrap.profile import verdicts
     from ncuwrap.profile.ncu import STALL_RATIOS
 
     header = next(csv.reader(open(DATA / "h200_ncuwrap" / "top" / "report.raw.csv")))
     keep = set(header) - STALL_RATIOS
     assert len(header) - len(keep) == 19
+    asked = set(N.plan_collection("targeted", ruleset.load()).metrics)
+    assert asked - set(header) >= {"lts__t_requests_srcunit_tex.sum", "sm__mio_pq_read_cycles_active.avg.pct_of_peak_sustained_elapsed"}
+    keep |= asked
     total = 0
     for name in ("blas", "dnn", "ops", "triton"):
         full_path = DATA / "realworld" / f"{name}.raw.csv.gz"
