@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuwrap import __version__
+from ncuwrap import __version__, entry
 from ncuwrap import metrics as M
 from ncuwrap.benchmarks.report import SCHEMA as BENCH_SCHEMA, BenchTimings, Timing, load_bench  # noqa: F401 (public names)
 from ncuwrap.engine import KEY_METRICS  # the metrics compared for every pair, in this order
+from ncuwrap.display import Displayed
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import clean
 from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict
@@ -186,7 +187,7 @@ class Pair:
 
 
 @dataclass(frozen=True)
-class CompareResult:
+class CompareResult(Displayed):
     before: Diagnosis
     after: Diagnosis
     pairs: tuple[Pair, ...]
@@ -218,6 +219,18 @@ class CompareResult:
             if found:
                 lines.append(f"{kernel.name}: a kernel only AFTER has, with {', '.join(found)}")
         return lines
+
+    def to_frame(self):
+        """One row per pair of kernels (pandas): the verdicts, ncu's durations, the real speedup where
+        both timings were given, the estimate for the findings resolved, and the findings' changes."""
+        import pandas as pd
+
+        rows = [{"kernel": p.name, "paired_by": p.paired_by, "before_verdict": p.before.verdict_label, "after_verdict": p.after.verdict_label,
+                 "before_ns": p.before.duration_ns, "after_ns": p.after.duration_ns, "ncu_speedup": p.ncu_speedup, "speedup": p.speedup,
+                 "estimated_speedup": p.estimated_speedup, "resolved": list(p.resolved), "introduced": list(p.introduced),
+                 "persisting": list(p.persisting), "regression": bool(p.regressions)} for p in self.pairs]
+        return pd.DataFrame(rows, columns=["kernel", "paired_by", "before_verdict", "after_verdict", "before_ns", "after_ns", "ncu_speedup",
+                                           "speedup", "estimated_speedup", "resolved", "introduced", "persisting", "regression"])
 
     def to_json(self) -> dict:
         side = lambda d, t: {"source": d.source.to_json(), "timing": t}  # noqa: E731
@@ -442,3 +455,7 @@ def compare_files(before: str | Path, after: str | Path, rules_path: str | Path 
     left = diagnose(before, rules_path, extend=extend, kernel=kernel, ncu=ncu)
     right = diagnose(after, rules_path, extend=extend, kernel=kernel, ncu=ncu)
     return compare(left, right, **options)
+
+
+# ncuwrap.compare(...) is the API function of that name (ncuwrap/__init__.py).
+entry(__name__)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ncuwrap import __version__
+from ncuwrap.display import Displayed
 from ncuwrap.numbers import clean, clean_all
 
 if TYPE_CHECKING:
@@ -371,7 +372,7 @@ class SourceInfo:
 
 
 @dataclass(frozen=True)
-class Diagnosis:
+class Diagnosis(Displayed):
     source: SourceInfo
     rules_path: str
     rules_version: int
@@ -417,6 +418,26 @@ class Diagnosis:
             **({"coverage": self.coverage.to_json()} if self.coverage else {}),
             **({"stop_line": self.stop_line.to_json()} if self.stop_line else {}),
         }
+
+    def to_frame(self):
+        """One row per launch (pandas): what the JSON says of it, flat: verdict, limiter, pipe, the gain
+        fixing it would buy, its findings by severity, its next step, and the rules' display metrics."""
+        import pandas as pd
+
+        rows = []
+        for k in self.kernels:
+            head = k.headline
+            rows.append({
+                "id": k.id, "kernel": k.name, "display_name": k.display_name, "grid": k.grid, "block": k.block, "duration_ns": k.duration_ns,
+                "bound": k.bound, "limiter": k.limiter, "pipe": k.pipe, "verdict": k.verdict_label, "borderline": k.borderline,
+                "estimated_gain_pct": k.estimated_gain_pct, "headline": head.id if head else None, "severity": head.severity if head else None,
+                "findings": [f.id for f in k.findings], "not_evaluated": [n.rule for n in k.not_evaluated],
+                "next_step": k.next_step.id if k.next_step is not None else None, "process": k.process_id, "stream": k.stream,
+                **{name: value for name, value in k.display_metrics.items() if not isinstance(value, (dict, list))},
+            })
+        columns = ["id", "kernel", "display_name", "grid", "block", "duration_ns", "bound", "limiter", "pipe", "verdict", "borderline",
+                   "estimated_gain_pct", "headline", "severity", "findings", "not_evaluated", "next_step", "process", "stream"]
+        return pd.DataFrame(rows, columns=list(dict.fromkeys(columns + [c for r in rows for c in r])))
 
     def by_time(self) -> list[KernelVerdict]:
         return sorted(self.kernels, key=lambda k: -(k.duration_ns or 0.0))

@@ -152,6 +152,44 @@ def bound_apart(text: str) -> tuple[str, str]:
     return text[:match.start()] + text[match.end():], " ".join(match.group(0).split())
 
 
+def summary_apart(text: str) -> tuple[str, list[tuple], list[str]]:
+    """A terminal diagnosis without its summary table and 'fix first' lines (issue 25 changed how names
+    show and wrap there: recorded outputs predate it), with each row's numbers (rank, launch, time, share,
+    verdict, gain) and each 'fix first' saving taken out."""
+    import re
+
+    header = re.search(r"^ +# +launch +kernel .*$", text, flags=re.MULTILINE)
+    section = re.search(r"^1\. ", text, flags=re.MULTILINE)
+    if header is None or section is None:
+        return text, [], []
+    region = text[header.start():section.start()]
+    rows = re.findall(r"^ +(\d+) +(\d+) +\S.*? ([\d.]+ [mun]?s) +([\d.]+%) +(\w+ \(\w+\)|\w+) +(\S+)$", region, flags=re.MULTILINE)
+    saves = re.findall(r"fixing it saves ~([\d.]+)%", region)
+    return text[:header.start()] + text[section.start():], rows, saves
+
+
+def top_kernels_apart(text: str) -> tuple[str, list[tuple]]:
+    """A terminal timeline without its 'Top kernels' table (names shown short since issue 25), and each
+    row's numbers (launches, total, median, share)."""
+    import re
+
+    match = re.search(r"^Top kernels\n.*?(?=^  gaps between|^\n)", text, flags=re.MULTILINE | re.DOTALL)
+    if match is None:
+        return text, []
+    rows = re.findall(r" +([\d,]+) +([\d.]+ [mun]?s) +([\d.]+ [mun]?s) +([\d.]+%)$", match.group(0), flags=re.MULTILINE)
+    return text[:match.start()] + text[match.end():], rows
+
+
+def rows_within(text: str, lines: int = 3) -> bool:
+    """Every row of the summary table of a terminal diagnosis takes at most ``lines`` lines."""
+    import re
+
+    header = re.search(r"^ +# +(launch +)?kernel .*$", text, flags=re.MULTILINE)
+    body = text[header.end():].split("\n\n", 1)[0].splitlines()[1:]
+    starts = [i for i, line in enumerate(body) if re.match(r"^ +\d+ ", line)] + [len(body)]
+    return all(b - a <= lines for a, b in zip(starts, starts[1:]))
+
+
 def next_steps_apart(text: str) -> tuple[str, list[str]]:
     """A terminal diagnosis without its 'next:' blocks (issue 24: recorded outputs predate them), and
     the title of each block taken out."""

@@ -184,10 +184,12 @@ def test_slower_by_ncu_duration_counts_when_no_timings_are_given(capsys):
     assert code == 0
 
 
-def test_a_timeline_is_refused(capsys):
+def test_a_timeline_and_a_kernel_report_are_refused(capsys):
+    # Two timelines compare (tests/test_timeline_compare.py); a timeline and a kernel report do not.
     code, _, err = run_cli(capsys, "compare", SHARED, H200 / "nsys" / "bench.sqlite")
     assert code == 2
-    assert err == f"ncuwrap: error: {H200 / 'nsys' / 'bench.sqlite'}: an Nsight Systems timeline; 'ncuwrap compare' takes kernel reports (.ncu-rep or an ncu CSV export)\n"
+    assert err == (f"ncuwrap: error: {SHARED}: not an nsys capture, while {H200 / 'nsys' / 'bench.sqlite'} is; compare two timelines "
+                   "(.sqlite, .sqlite.gz, .nsys-rep) or two kernel reports\n")
 
 
 @pytest.mark.parametrize(

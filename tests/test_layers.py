@@ -1,4 +1,4 @@
-"""Data flows one way: ingest -> metrics -> rules -> verdict -> render -> cli. No module imports a layer
+"""Data flows one way: ingest -> metrics -> rules -> verdict -> render -> api -> cli. No module imports a layer
 above its own (at the top of the file or inside a function), and nothing imports itself in a circle."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "ncuwrap"
-LAYERS = ("base", "ingest", "metrics", "rules", "verdict", "render", "cli")
+LAYERS = ("base", "ingest", "metrics", "rules", "verdict", "render", "api", "cli")
 
 # Modules by layer; a package listed covers its modules unless one of them is listed itself.
 LAYER_OF = {
@@ -15,7 +15,7 @@ LAYER_OF = {
     "ncuwrap": "base", "ncuwrap.errors": "base", "ncuwrap.units": "base", "ncuwrap.resources": "base",
     "ncuwrap.fileio": "base", "ncuwrap.numbers": "base", "ncuwrap.bulk": "base", "ncuwrap.expr": "base", "ncuwrap.schema": "base",
     "ncuwrap.safeyaml": "base", "ncuwrap.safejson": "base", "ncuwrap.terminal": "base", "ncuwrap.process": "base",
-    "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base",
+    "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base", "ncuwrap.display": "base",
     # Reading files and running the profilers' exporters.
     "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
@@ -29,6 +29,8 @@ LAYER_OF = {
     "ncuwrap.verdict": "verdict", "ncuwrap.evaluate": "verdict", "ncuwrap.engine": "verdict", "ncuwrap.compare": "verdict",
     "ncuwrap.timeline": "verdict", "ncuwrap.profile": "verdict", "ncuwrap.benchmarks": "verdict",
     "ncuwrap.render": "render",
+    # The Python API: the commands as functions, over the library and the renderers.
+    "ncuwrap.api": "api",
     "ncuwrap.cli": "cli", "ncuwrap.__main__": "cli",
 }
 

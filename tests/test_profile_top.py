@@ -19,7 +19,7 @@ from ncuwrap.profile import top as TOP
 from ncuwrap.timeline import sqlite
 from ncuwrap.profile.kernel_times import kernel_times
 from ncuwrap.verdict import KernelTime, KernelTimes
-from tests.conftest import DATA, ROOT, run_cli, NO_STEPS_TAIL, bound_apart, next_steps_apart, with_estimates_now, with_lines_hint, with_roofline_advice
+from tests.conftest import DATA, ROOT, run_cli, NO_STEPS_TAIL, bound_apart, next_steps_apart, rows_within, summary_apart, top_kernels_apart, with_estimates_now, with_lines_hint, with_roofline_advice
 
 RUN = DATA / "h200_ncuwrap" / "top"
 RUN_ABS = ROOT / RUN
@@ -133,7 +133,14 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     # Since issue 24, a timeline whose GPU is idle most of the window says so first.
     out, bound = bound_apart(out)
     assert bound.startswith("Bound: kernel (nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT) - The GPU is idle 99% of the traced window")
-    assert out == bound_apart(with_estimates_now(with_roofline_advice(with_lines_hint(device_out))))[0] + NO_STEPS_TAIL
+    # Since issue 25, the summary's names are short (template arguments as ‹…›) and its rows at most 3 lines.
+    assert rows_within(out)
+    out, rows, saves = summary_apart(out)
+    recorded, rows_then, saves_then = summary_apart(bound_apart(with_estimates_now(with_roofline_advice(with_lines_hint(device_out))))[0])
+    assert (rows, saves) == (rows_then, saves_then) and len(rows) == 5
+    (out, top), (recorded, top_then) = top_kernels_apart(out), top_kernels_apart(recorded)
+    assert top == top_then and len(top) == 10
+    assert out == recorded + NO_STEPS_TAIL
     assert steps and all(steps)
     verdict = json.loads((tmp_path / "top" / "verdict.json").read_text())
     assert verdict["coverage"] == json.loads((RUN_ABS / "verdict.json").read_text())["coverage"] | {"capture": "top/timeline.sqlite",

@@ -337,12 +337,12 @@ def test_the_roofline_of_a_tensor_core_kernel_is_its_type_s_roof():
 def test_a_long_name_is_shortened_in_tables_and_whole_in_its_section():
     """A 900-character template name (like torch's distribution kernels) must not widen the summary or
     the contents: they show it shortened, with the whole name as the cell's title and in the section."""
-    from ncuwrap.render.text import short_name
+    from ncuwrap.render.names import short
 
     long = "at::native::kernel<" + ", ".join(f"T{i}" for i in range(150)) + ">"
     text = render(hostile(long), Format.html)
     page = Page(text)
     (cell,) = page.with_class("td", "kname")
-    assert cell["title"] == long and short_name(long) == "at::native::kernel<…>"
-    assert re.search(r'<td class="kname" title="[^"]+">(<a href="#k\d+">)?at::native::kernel&lt;…&gt;(</a>)?</td>', text)
+    assert cell["title"] == long and short(long) == "at::native::kernel‹…›"
+    assert re.search(r'<td class="kname" title="[^"]+">(<a href="#k\d+">)?at::native::kernel‹…›(</a>)?</td>', text)
     assert f"void {long}(float *, const float *)" in page.content  # the section's signature, whole

@@ -56,8 +56,8 @@ def test_html_escapes_kernel_names(bench):
     timeline = dataclasses.replace(bench.timeline, kernels=(evil,) + bench.timeline.kernels[1:])
     html = render(dataclasses.replace(bench, timeline=timeline), Format.html)
     assert "<script>" not in html
-    assert "f&lt;float&gt;&amp;&lt;script&gt;x&lt;/script&gt;" in html
-    assert 'title="g&lt;&#34;a&#34;&gt;"' in html
+    # Shown by its demangled name (short enough to stay whole), escaped in the cell and in the title.
+    assert "<code title=\"g&lt;&#34;a&#34;&gt;\">g&lt;&#34;a&#34;&gt;</code>" in html
 
 
 def test_table_shows_verdict_breakdown_and_amdahl(bench):

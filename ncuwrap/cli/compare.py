@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.cli.output import check_output, emit
+from ncuwrap.cli.output import NAMES_HELP, NamesStyle, check_output, emit
 from ncuwrap.render import Format
 from ncuwrap.terminal import one_line
 
@@ -19,8 +19,9 @@ FailOn = Enum("FailOn", {name: name for name in ("high", "medium", "low", "none"
 
 @app.command()
 def compare(
-    before: Path = typer.Argument(..., help="The report before the change: a .ncu-rep or an ncu CSV export (--page raw or details)."),
-    after: Path = typer.Argument(..., help="The report after the change (any supported kind)."),
+    before: Path = typer.Argument(..., help="The report before the change: a .ncu-rep or an ncu CSV export (--page raw or details), "
+                                  "or an nsys capture (.sqlite, .sqlite.gz, .nsys-rep) to compare two timelines."),
+    after: Path = typer.Argument(..., help="The report after the change, of the same family (kernel reports, or timelines)."),
     before_timing: Optional[Path] = typer.Option(None, "--before-timing", help="Uninstrumented timings of BEFORE: the JSON of 'ncuwrap bench' (ncuwrap.bench/v1)."),
     after_timing: Optional[Path] = typer.Option(None, "--after-timing", help="Uninstrumented timings of AFTER (ncuwrap.bench/v1). With both, the real speedup is shown and gated on."),
     pair: Optional[List[str]] = typer.Option(None, "--pair", metavar="BEFORE_NAME=AFTER_NAME", help="Pair a renamed kernel (repeatable)."),
@@ -31,21 +32,27 @@ def compare(
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regular expression (both sides)."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
+    names: NamesStyle = typer.Option("short", "--names", help=NAMES_HELP),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout (never an input; an existing file only with --force)."),
     force: bool = typer.Option(False, "--force", help="Replace the --output file if it exists."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
+    step_range: Optional[str] = typer.Option(None, "--step-range", help="Timelines: the NVTX range name (a regular expression) marking one "
+                                             "iteration, as for 'ncuwrap timeline'."),
+    warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Timelines: how many leading steps of each capture are warm-up "
+                                         "(default: detected)."),
+    nsys: Optional[str] = typer.Option(None, "--nsys-path", help="Timelines: the nsys that exports a .nsys-rep to SQLite (default: nsys on PATH)."),
 ) -> None:
-    """Pair kernels of two reports; show verdict changes, findings resolved and introduced, metric deltas, speedup."""
-    from ncuwrap.compare import compare_files, parse_pair_option
+    """Pair kernels of two reports; show verdict changes, findings resolved and introduced, metric deltas, speedup.
+    Given two nsys captures: the step's period, where its time went, launches, copies and each kernel's time, before and after."""
+    from ncuwrap.api import compare as run
+    from ncuwrap.compare import parse_pair_option
 
     inputs = (before, after, before_timing, after_timing, rules)
     check_output(output, *inputs, force=force)
-    result = compare_files(
-        before, after, rules, extend=extend, kernel=kernel, ncu=ncu,
-        pairs=[parse_pair_option(p) for p in pair or []],
-        before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold, fail_on_finding=fail_on_finding.value,
-    )
-    emit(result, fmt, output, force=force, inputs=inputs)
+    result = run(before, after, rules=rules, extend=extend, kernel=kernel, ncu=ncu, pairs=[parse_pair_option(p) for p in pair or []],
+                 before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold, fail_on_finding=fail_on_finding.value,
+                 nsys=nsys, step_range=step_range, warmup=warmup)
+    emit(result, fmt, output, force=force, inputs=inputs, names=names)
     if fail_on_regression and result.regressions:
         for line in result.regressions:
             typer.echo(f"ncuwrap: regression: {one_line(line)}", err=True)

@@ -8,8 +8,7 @@ from typing import Optional
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.cli.output import check_output, emit
-from ncuwrap.errors import InputError
+from ncuwrap.cli.output import NAMES_HELP, NamesStyle, check_output, emit
 from ncuwrap.render import Format
 
 
@@ -24,6 +23,7 @@ def diagnose(
     launch_count: int = typer.Option(0, "--launch-count", "-c", help="Keep at most N launches that match -k and --process, after --launch-skip; 0 = all."),
     process: Optional[str] = typer.Option(None, "--process", help="Only launches of this process (its ID or name), where the report holds several."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
+    names: NamesStyle = typer.Option("short", "--names", help=NAMES_HELP),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout (never an input; an existing file only with --force)."),
     force: bool = typer.Option(False, "--force", help="Replace the --output file if it exists."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
@@ -32,35 +32,14 @@ def diagnose(
     ncu_rules: Optional[Path] = typer.Option(None, "--ncu-rules", help="Show Nsight Compute's own rule results from this .ncu-rep or '--page details' CSV of the same report beside the findings (a .ncu-rep or details CSV given as REPORT carries them already)."),
 ) -> None:
     """Diagnose each kernel: compute-, memory- or latency-bound, the limiting unit, causes, advice."""
-    from ncuwrap.ingest import kind_of
+    from ncuwrap.api import diagnose as run
+    from ncuwrap.profile.rediagnose import is_run_dir, run_dir_inputs
     from ncuwrap.resources import sample_report
-
-    from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir, run_dir_inputs
 
     path = report or sample_report()
     # A run folder's inputs are the files in it that are read.
     inputs = (path, rules, ncu_rules, source_page, *(run_dir_inputs(path) if is_run_dir(path) else ()))
     check_output(output, *inputs, force=force)
-    if extend and rules is None:
-        raise InputError("--extend adds the rules of --rules FILE to the bundled ones; give --rules too")
-    if path.exists() and path.is_file() and kind_of(path) == "timeline":
-        from ncuwrap.timeline.diagnosis import diagnose_timeline
-
-        if kernel or ncu_rules or launch_skip or launch_count or process or source_page:
-            raise InputError(f"{path}: --kernel, --launch-skip, --launch-count, --process, --ncu-rules and --source-page apply to Nsight Compute reports; "
-                             "a timeline is diagnosed as a whole")
-        result = diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys)
-    else:
-        from ncuwrap.kernel_filter import LaunchSelection
-
-        select = LaunchSelection(kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None, process=process)
-        if is_run_dir(path):
-            if ncu_rules or source_page:
-                raise InputError(f"{path}: a run folder brings its own source page and rules results; drop --ncu-rules and --source-page")
-            result = diagnose_run_dir(path, rules, extend=extend, ncu=ncu, select=select)
-        else:
-            from ncuwrap.engine import diagnose as run
-
-            label = None if report else f"ncuwrap:samples/{path.name}"
-            result = run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select, source_page=source_page)
-    emit(result, fmt, output, force=force, inputs=inputs)
+    result = run(report, rules=rules, extend=extend, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None, process=process,
+                 source_page=source_page, ncu_rules=ncu_rules, ncu=ncu, nsys=nsys)
+    emit(result, fmt, output, force=force, inputs=inputs, names=names)

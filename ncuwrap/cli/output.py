@@ -6,11 +6,19 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from enum import Enum
+
 import typer
 
 from ncuwrap import fileio
 from ncuwrap.render import Format, render
 from ncuwrap.render.escape import terminal
+
+
+# --names: how kernel names are shown (ncuwrap.render.names), in the words of ncu's --print-kernel-base.
+NamesStyle = Enum("NamesStyle", {name: name for name in ("short", "function", "demangled")}, type=str)
+NAMES_HELP = ("How kernel names are shown: short (the function, template arguments as ‹…›, told apart where two would read "
+              "the same), function (with its template arguments), demangled (the whole signature). JSON always has them whole.")
 
 
 def check_output(output: Path | None, *inputs: Path | None, force: bool = False) -> None:
@@ -20,11 +28,12 @@ def check_output(output: Path | None, *inputs: Path | None, force: bool = False)
         fileio.check_target(output, force=force, inputs=inputs)
 
 
-def emit(result, fmt: Format, output: Path | None, *, force: bool = False, inputs=()) -> None:
+def emit(result, fmt: Format, output: Path | None, *, force: bool = False, inputs=(), names: str = "short") -> None:
     """Every command's output: render ``result`` and print it (the terminal's width and colours for a
     table on a terminal), or write it to ``output`` through the checked writer."""
     color = fmt == Format.table and output is None and sys.stdout.isatty()
-    text = render(result, fmt, color=color) if fmt == Format.table else render(result, fmt)
+    options = {"names": getattr(names, "value", names)} if fmt != Format.json else {}
+    text = render(result, fmt, color=color, **options) if fmt == Format.table else render(result, fmt, **options)
     if output is None:
         typer.echo(text, nl=False)
         return

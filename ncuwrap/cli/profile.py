@@ -13,7 +13,7 @@ from typing import List, Optional
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.cli.output import emit, write_document
+from ncuwrap.cli.output import NAMES_HELP, NamesStyle, emit, write_document
 from ncuwrap.render import Format
 from ncuwrap.render.escape import terminal
 
@@ -201,6 +201,7 @@ def profile(
     rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML (targeted collection measures what these rules read)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format of the verdict printed at the end."),
+    names: NamesStyle = typer.Option("short", "--names", help=NAMES_HELP),
     arch: Optional[str] = typer.Option(None, "--arch", help="Build a bundled benchmark for this GPU architecture (default: detected)."),
     show_output: bool = typer.Option(False, "--show-output", help="Echo what the program prints (it is always in RUN_DIR/ncu.log)."),
     list_targets: bool = typer.Option(False, "--list", help="List the bundled benchmarks that can be profiled, and exit."),
@@ -266,8 +267,8 @@ def profile(
     if fmt == Format.json and result.timeline is not None:
         from ncuwrap.profile.result import ProfileDocument
 
-        emit(ProfileDocument(result.diagnosis, result.timeline), fmt, None)  # one JSON document, not two
+        emit(ProfileDocument(result.diagnosis, result.timeline), fmt, None, names=names)  # one JSON document, not two
         return
-    emit(result.diagnosis, fmt, None)
+    emit(result.diagnosis, fmt, None, names=names)
     if result.timeline is not None:
-        typer.echo(render(result.timeline, fmt), nl=False)
+        typer.echo(render(result.timeline, fmt, **({"names": names.value} if fmt != Format.json else {})), nl=False)

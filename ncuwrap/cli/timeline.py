@@ -16,7 +16,7 @@ from typing import List, Optional
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.cli.output import emit, write_document
+from ncuwrap.cli.output import NAMES_HELP, NamesStyle, emit, write_document
 from ncuwrap.errors import InputError
 from ncuwrap.render import Format
 from ncuwrap.render.escape import terminal
@@ -65,6 +65,7 @@ def timeline(
     rules: Optional[Path] = typer.Option(None, "--rules", help="Timeline rules YAML replacing the bundled ones (see rules/timeline.yaml)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled timeline rules instead of replacing them."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format of the verdict printed at the end."),
+    names: NamesStyle = typer.Option("short", "--names", help=NAMES_HELP),
     ranks: Optional[Path] = typer.Option(None, "--ranks", help="Diagnose a multi-GPU run: the folder holding one nsys capture per rank "
                                          "(rank0.sqlite, rank1.sqlite... see docs/ranks.md for the naming rule)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="With --ranks: analyse on the Dask cluster at this address "
@@ -138,7 +139,7 @@ def timeline(
         from ncuwrap.timeline.diagnosis import diagnose_timeline
 
         no_capture_options()
-        emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path, step_pattern=step_range, warmup=warmup), fmt, None)
+        emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path, step_pattern=step_range, warmup=warmup), fmt, None, names=names)
         return
     run_dir = output or default_run_dir()
     result = capture(list(program), run_dir, nsys=nsys_path, force=force, rules_path=rules, extend=extend, options=nsys_options,
@@ -147,4 +148,4 @@ def timeline(
     documents = write_timeline_documents(result.diagnosis, result.run_dir)
     written = [result.report, result.sqlite, *documents, result.log]
     typer.echo(f"run folder: {terminal(result.run_dir)} ({terminal(', '.join(p.name for p in written))})", err=True)
-    emit(result.diagnosis, fmt, None)
+    emit(result.diagnosis, fmt, None, names=names)

@@ -20,7 +20,7 @@ class Format(str, Enum):
 
 # Result type (class name) -> the module, per format, whose ``render(result, **options) -> str`` draws it.
 _KINDS = {"Diagnosis": "diagnosis", "CompareResult": "compare", "TimelineDiagnosis": "timeline", "BenchReport": "bench",
-          "RanksDiagnosis": "ranks"}
+          "RanksDiagnosis": "ranks", "TimelineCompare": "timeline_compare"}
 
 
 def render(result, fmt: Format, **options) -> str:
@@ -33,3 +33,9 @@ def render(result, fmt: Format, **options) -> str:
     kind = _KINDS[type(result).__name__]
     module = importlib.import_module(f"ncuwrap.render.{fmt.value}.{kind}")
     return module.render(result, **options)
+
+
+from ncuwrap import entry  # noqa: E402
+
+# ncuwrap.render(...) is the API function of that name (ncuwrap/__init__.py).
+entry(__name__)

@@ -36,18 +36,6 @@ def number(value) -> str:
     return f"{value:.3g}"
 
 
-def short_name(name: str, limit: int = 60) -> str:
-    """A kernel name short enough for a table cell: template arguments and parameters elided
-    ('at::vectorized_elementwise_kernel<…>'), then cut; the full name is in the kernel's section."""
-    if len(name) <= limit:
-        return name
-    name = name.replace("<unnamed>::", "").replace("(anonymous namespace)::", "")
-    cut = min((i for i in (name.find("<"), name.find("(")) if i > 0), default=-1)
-    if 0 < cut <= limit - 3:
-        return name[:cut] + ("<…>" if name[cut] == "<" else "(…)")
-    return name[: limit - 1] + "…"
-
-
 def display_path(path) -> str:
     """A report path as a shared document shows it: relative to the current folder when inside it;
     otherwise the file name (an absolute path names someone's machine, not the report)."""
@@ -221,10 +209,11 @@ def fix_first(diagnosis, limit: int = 5) -> list:
     return [p for p in diagnosis.ranking() if (p.saves_pct or 0) >= 0.5][:limit]
 
 
-def priority_line(p, program: bool = False) -> str:
-    """``program``: the shares are of the whole program's GPU time (profile --top), not of the profiled time."""
+def priority_line(p, program: bool, name) -> str:
+    """``program``: the shares are of the whole program's GPU time (profile --top), not of the profiled time;
+    ``name``: the document's kernel names (ncuwrap.render.names.Names)."""
     scope = "the program's GPU time" if program else "the profiled time"
-    return (f"{p.name}: fixing it saves ~{p.saves_pct:.1f}% of {scope} ({p.share_pct:.1f}% of the time x est. "
+    return (f"{name(p.name)}: fixing it saves ~{p.saves_pct:.1f}% of {scope} ({p.share_pct:.1f}% of the time x est. "
             f"{gain(p.gain_pct)} gain){f'; first: {p.headline}' if p.headline else ''}")
 
 

@@ -7,6 +7,13 @@
 Stages: :mod:`.files` reads a capture (:mod:`.sqlite` an nsys SQLite export, :mod:`.nsysrep` runs nsys
 to export or profile), :mod:`.analysis` measures the window into :mod:`.model`, and
 :mod:`.diagnosis` applies the YAML rules (rules/timeline.yaml) with ncuwrap.evaluate over
-:mod:`.values`; ncuwrap.render draws the result. This package module imports nothing: the rules loader
-reads :mod:`.metrics` (the names timeline rules may use) without loading the rest.
+:mod:`.values`; ncuwrap.render draws the result. This package module imports nothing of its own (the
+rules loader reads :mod:`.metrics`, the names timeline rules may use, without loading the rest); it is
+also the API function ``ncuwrap.timeline(path)``.
 """
+
+
+from ncuwrap import entry  # noqa: E402
+
+# ncuwrap.timeline(...) is the API function of that name (ncuwrap/__init__.py).
+entry(__name__)

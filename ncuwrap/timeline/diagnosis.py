@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import __version__
+from ncuwrap.display import Displayed
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import clean
 from ncuwrap.timeline.model import Timeline, pct
@@ -29,7 +30,7 @@ class TimelineSource:
 
 
 @dataclass(frozen=True)
-class TimelineDiagnosis:
+class TimelineDiagnosis(Displayed):
     source: TimelineSource
     rules_path: str
     rules_version: int
@@ -46,6 +47,29 @@ class TimelineDiagnosis:
     @property
     def window_ns(self) -> int:
         return self.timeline.window_ns
+
+    def to_frame(self):
+        """One row per step (pandas), warm-up included and flagged; no rows for a capture without steps
+        (its kernels: :meth:`kernels_frame`)."""
+        import pandas as pd
+
+        columns = ["step", "start_ns", "end_ns", "period_ns", "gpu_work_ns", "gpu_busy_pct", "kernels", "launches", "launch_api_ns",
+                   "sync_api_ns", "api_ns", "host_code_pct", "warmup"]
+        steps = self.timeline.steps
+        if steps is None:
+            return pd.DataFrame([], columns=columns)
+        origin = steps.capture_start_ns
+        return pd.DataFrame([[r.index, r.start_ns - origin, r.end_ns - origin, r.period_ns, r.gpu_work_ns, r.gpu_busy_pct, r.kernels, r.launches,
+                              r.launch_api_ns, r.sync_api_ns, r.api_ns, r.host_code_pct, r.warmup] for r in steps.records], columns=columns)
+
+    def kernels_frame(self):
+        """One row per kernel (pandas) over the window judged: launches, total, median, share of the kernels' time."""
+        import pandas as pd
+
+        return pd.DataFrame([{"kernel": k.demangled, "name": k.name, "launches": k.count, "total_ns": k.total_ns, "median_ns": k.median_ns,
+                              "min_ns": k.min_ns, "max_ns": k.max_ns, "share_pct": k.share_pct, "grid": k.grid, "block": k.block}
+                             for k in self.timeline.kernels],
+                            columns=["kernel", "name", "launches", "total_ns", "median_ns", "min_ns", "max_ns", "share_pct", "grid", "block"])
 
     def to_json(self) -> dict:
         t = self.timeline

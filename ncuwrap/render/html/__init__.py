@@ -58,7 +58,6 @@ def environment():
         size=T.size,
         ncu_rules_shown=T.ncu_rules_shown,
         ms=T.ms,
-        short_name=T.short_name,
         not_evaluated_count=T.not_evaluated_count,
         where_note=T.where_note,
         no_issue=T.no_issue,

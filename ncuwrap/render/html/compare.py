@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ncuwrap import __version__
+from ncuwrap.render import names as N
 from ncuwrap.render.html import diagnosis as H
 from ncuwrap.render.html import environment
 from ncuwrap.render import text as T
@@ -58,7 +59,7 @@ def environment_rows(result) -> list[tuple[str, object, object]]:
     return rows + [(label, None, value) for label, value in after.items()]
 
 
-def render(result, detail: int = DETAIL, **_options) -> str:
+def render(result, detail: int = DETAIL, names: str = N.SHORT, **_options) -> str:
     env = environment()
     views = [pair_view(p, i, i <= detail) for i, p in enumerate(result.pairs, start=1)]
     page = {
@@ -73,4 +74,4 @@ def render(result, detail: int = DETAIL, **_options) -> str:
         "unpaired_after": [("after", k) for k in result.unpaired_after],
         "environment": environment_rows(result),
     }
-    return env.get_template("compare.html").render(page=page, labels=T.METRIC_LABELS, version=__version__)
+    return env.get_template("compare.html").render(page=page, labels=T.METRIC_LABELS, version=__version__, name=N.of(result, names))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ncuwrap import __version__
+from ncuwrap.render import names as N
 from ncuwrap.render.html import environment, svg
 from ncuwrap.render import text as T
 
@@ -113,7 +114,7 @@ def environment_rows(diagnosis) -> list[tuple[str, object]]:
 clock_note = T.clock_note
 
 
-def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
+def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
     """What the diagnosis template draws."""
     kernels = diagnosis.by_time()
     total = sum(k.duration_ns or 0 for k in kernels)
@@ -132,7 +133,7 @@ def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
         "rest_share": f"{100.0 * rest_ns / total:.1f}%" if total else "n/a",
         "environment": environment_rows(diagnosis),
         "clock_note": clock_note(diagnosis),
-        "fix_first": ([T.priority_line(p, bool(diagnosis.coverage)) for p in T.fix_first(diagnosis)]
+        "fix_first": ([T.priority_line(p, bool(diagnosis.coverage), name) for p in T.fix_first(diagnosis)]
                       if len(kernels) > 1 or diagnosis.coverage else []),
         "fix_first_note": ("Share of the program's GPU time (nsys)" if diagnosis.coverage else "Share of the profiled time"),
         "coverage": T.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
@@ -149,6 +150,7 @@ def page(diagnosis, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
     }
 
 
-def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) -> str:
+def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, names: str = N.SHORT, **_options) -> str:
     template = environment().get_template("diagnosis.html")
-    return template.render(page=page(diagnosis, detail=detail, summary=summary), version=__version__)
+    name = N.of(diagnosis, names)
+    return template.render(page=page(diagnosis, name, detail=detail, summary=summary), version=__version__, name=name)

@@ -10,6 +10,7 @@ from ncuwrap import __version__
 from ncuwrap.render import text as T
 from ncuwrap.numbers import clean
 from ncuwrap.render import breakdown as B
+from ncuwrap.render import names as N
 from ncuwrap.render.html import environment
 from ncuwrap.timeline.model import CATEGORY_LABELS
 
@@ -48,10 +49,11 @@ def amdahl_bars(diagnosis) -> list[dict]:
     return rows
 
 
-def render(diagnosis, **_options) -> str:
+def render(diagnosis, names: str = N.SHORT, **_options) -> str:
     template = environment().get_template("timeline.html")
     return template.render(
         d=diagnosis,
+        name=N.of(diagnosis, names),
         t=diagnosis.timeline,
         version=__version__,
         verdict=T.timeline_verdict(diagnosis),

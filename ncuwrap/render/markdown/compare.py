@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from ncuwrap import __version__
+from ncuwrap.render import names as N
 from ncuwrap.render import text as T
 from ncuwrap.render.escape import code, escape, table
 
 DETAIL = 5
 
 
-def _kernel_name(pair) -> str:
+def _kernel_name(pair, name: N.Names) -> str:
     if pair.before.name == pair.after.name:
-        return code(T.short_name(pair.name))
-    return f"{code(T.short_name(pair.before.name))} → {code(T.short_name(pair.after.name))}"
+        return code(name(pair.name))
+    return f"{code(name(pair.before.name))} → {code(name(pair.after.name))}"
 
 
 def _ids(ids) -> str:
@@ -35,8 +36,8 @@ def _real(pair) -> str:
     return f"**{T.speedup(pair.speedup)}** ({T.ms(pair.before_timing.median_ms)} → {T.ms(pair.after_timing.median_ms)})"
 
 
-def pair_section(pair) -> list[str]:
-    out = [f"### {_kernel_name(pair)}", "", f"Paired by {escape(pair.paired_by)} · verdict {_verdict(pair)}", ""]
+def pair_section(pair, name: N.Names) -> list[str]:
+    out = [f"### {_kernel_name(pair, name)}", "", f"Paired by {escape(pair.paired_by)} · verdict {_verdict(pair)}", ""]
     for label, ids in (("Resolved", pair.resolved), ("Introduced", pair.introduced), ("Still there", pair.persisting),
                        ("Not comparable (not evaluated on the other side)", pair.not_comparable)):
         for fid in ids:
@@ -59,11 +60,12 @@ def pair_section(pair) -> list[str]:
     return out
 
 
-def render(result, detail: int = DETAIL, **_options) -> str:
+def render(result, detail: int = DETAIL, names: str = N.SHORT, **_options) -> str:
+    name = N.of(result, names)
     b, a = result.before, result.after
     out = ["## ncuwrap compare", "", f"**before** {code(T.display_path(b.source.path))} → **after** {code(T.display_path(a.source.path))}", ""]
     # Few, narrow columns: a pull-request comment is ~100 characters wide.
-    rows = [[_kernel_name(p), _verdict(p), _ncu_time(p), f"{T.gain_factor(p.estimated_gain_pct)} / {_real(p)}", _ids(p.resolved), _ids(p.introduced)]
+    rows = [[_kernel_name(p, name), _verdict(p), _ncu_time(p), f"{T.gain_factor(p.estimated_gain_pct)} / {_real(p)}", _ids(p.resolved), _ids(p.introduced)]
             for p in result.pairs]
     if rows:
         out += [table(["kernel", "verdict", "ncu time (instrumented)", "speedup est. / real", "resolved", "introduced"], rows), ""]
@@ -75,12 +77,12 @@ def render(result, detail: int = DETAIL, **_options) -> str:
         for p in result.pairs:
             for r in p.regressions:
                 what = f"finding {code(r.finding)} introduced ({r.severity})" if r.finding else escape(r.text)
-                out.append(f"- {_kernel_name(p)}: {what}")
+                out.append(f"- {_kernel_name(p, name)}: {what}")
     else:
         out.append(f"**No regression** (what counts: {escape(result.gate)}).")
     out.append("")
     for p in result.pairs[:detail]:
-        out += pair_section(p)
+        out += pair_section(p, name)
     if len(result.pairs) > detail:
         out += [f"… and {len(result.pairs) - detail} more pairs: see `--format html`.", ""]
     for side, kernels in (("before", result.unpaired_before), ("after", result.unpaired_after)):

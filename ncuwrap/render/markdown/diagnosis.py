@@ -6,8 +6,9 @@ from __future__ import annotations
 from ncuwrap import __version__
 import html
 
+from ncuwrap.render import names as N
 from ncuwrap.render import text as T
-from ncuwrap.render.escape import fenced, code, escape, table
+from ncuwrap.render.escape import fenced, code, escape, table, terminal
 
 DETAIL = 5
 SUMMARY = 15
@@ -87,7 +88,7 @@ def launches_table(group, processes: bool, streams: bool) -> list[str]:
 
 
 def kernel_section(rank: int, group, total_ns: float, seen: _Seen, processes: bool = False, streams: bool = False,
-                   coverage=None) -> list[str]:
+                   coverage=None, *, name: N.Names) -> list[str]:
     """The body of a kernel's section (under its heading or a folded block's summary)."""
     kernel = group.longest
     out = []
@@ -104,7 +105,7 @@ def kernel_section(rank: int, group, total_ns: float, seen: _Seen, processes: bo
     if len(group.verdicts) > 1:
         out.append("")
         out.append("Verdicts over the launches: " + ", ".join(f"{escape(label)} ×{count}" for label, count in group.verdicts) + ".")
-    if kernel.name != T.short_name(kernel.name):
+    if kernel.name != name(kernel.name):
         out += ["", f"Full name: {code(kernel.name)}"]
     out.append("")
     out.append(f"**Why:** {escape(kernel.why) if kernel.why else 'undecided: the metrics the rules need were not collected.'}")
@@ -160,10 +161,11 @@ def where_lines(where, indent: str, lead: str) -> list[str]:
 
 def details(summary: str, lines: list[str]) -> list[str]:
     """A folded block (GitHub renders Markdown inside it). The summary is HTML, so it is escaped as HTML."""
-    return [f"<details><summary>{html.escape(summary, quote=False)}</summary>", "", *lines, "</details>", ""]
+    return [f"<details><summary>{html.escape(terminal(summary), quote=False)}</summary>", "", *lines, "</details>", ""]
 
 
-def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) -> str:
+def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, names: str = N.SHORT, **_options) -> str:
+    name = N.of(diagnosis, names)
     kernels = diagnosis.by_time()
     total = diagnosis.total_ns
     groups = diagnosis.groups()
@@ -178,7 +180,7 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
     shown = groups[: max(summary, detail)]
     grouped = len(groups) != n
     spread = (lambda g: [T.duration(g.median_ns), T.duration(g.min_ns), T.duration(g.max_ns)]) if grouped else (lambda g: [])
-    rows = [[str(i), code(T.short_name(g.name)), *([str(len(g.launches))] if grouped else []), verdict(g.longest), headline(g.longest),
+    rows = [[str(i), code(name(g.name)), *([str(len(g.launches))] if grouped else []), verdict(g.longest), headline(g.longest),
              T.gain(g.longest.estimated_gain_pct), T.duration(g.total_ns), *spread(g), T.percent(g.share_pct)]
             for i, g in enumerate(shown, start=1)]
     header = ["#", "kernel", *(["launches"] if grouped else []), "verdict", "headline", "est. gain", "ncu time",
@@ -195,19 +197,19 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, **_options) 
     first = T.fix_first(diagnosis)
     if (n > 1 or diagnosis.coverage) and first:
         out += ["", f"**Fix first** ({T.fix_first_scope(diagnosis)} × estimated gain):", ""]
-        out += [f"{i}. {escape(T.priority_line(p, bool(diagnosis.coverage)))}" for i, p in enumerate(first, 1)]
+        out += [f"{i}. {escape(T.priority_line(p, bool(diagnosis.coverage), name))}" for i, p in enumerate(first, 1)]
     out.append("")
     if diagnosis.stop_line is not None:
         out += [f"**Stop line:** {escape(T.stop_line_text(diagnosis.stop_line))}", ""]
     seen = _Seen()
     for i, g in enumerate(groups[:detail], start=1):
         section = kernel_section(i, g, total, seen, len(diagnosis.processes) > 1, len(diagnosis.streams) > 1,
-                                 diagnosis.coverage)
+                                 diagnosis.coverage, name=name)
         # The first kernels open; the rest fold, so a long report stays a short comment.
         if i <= OPEN:
-            out += [f"### {i}. {code(T.short_name(g.name))}: {verdict(g.longest)}", "", *section]
+            out += [f"### {i}. {code(name(g.name))}: {verdict(g.longest)}", "", *section]
         else:
-            out += details(f"{i}. {T.short_name(g.name)}: {g.longest.verdict_label}", section)
+            out += details(f"{i}. {name(g.name)}: {g.longest.verdict_label}", section)
     out += reprofile(diagnosis)
     if diagnosis.lines_hint:
         out += [f"*Source lines not attributed: {escape(diagnosis.lines_hint)}.*", ""]

@@ -3,6 +3,7 @@ of the breakdown, tables, Amdahl, findings."""
 
 from __future__ import annotations
 
+from ncuwrap.render import names as N
 from ncuwrap.render import text as T
 from ncuwrap.render import breakdown as B
 from ncuwrap.render.escape import code, escape, table
@@ -14,7 +15,8 @@ def _table(header: list[str], rows: list[list], left: tuple[int, ...] = (0,)) ->
     return table(header, [[str(v) for v in row] for row in rows], "".join("l" if i in left else "r" for i in range(len(header)))).split("\n")
 
 
-def render(diagnosis, **_options) -> str:
+def render(diagnosis, names: str = N.SHORT, **_options) -> str:
+    name = N.of(diagnosis, names)
     t = diagnosis.timeline
     s = diagnosis.source
     out = ["## ncuwrap timeline", "", f"{code(T.display_path(s.path))}: {escape(s.device or 'unknown GPU')}, nsys {escape(s.nsys_version or '?')} "
@@ -41,7 +43,7 @@ def render(diagnosis, **_options) -> str:
 
     out += ["### Top kernels", ""]
     out += _table(["kernel", "launches", "total", "median", "share"],
-                  [[code(T.short_name(k.name)), T.number(k.count), T.duration(k.total_ns), T.duration(k.median_ns), T.percent(k.share_pct)]
+                  [[code(name(k.demangled)), T.number(k.count), T.duration(k.total_ns), T.duration(k.median_ns), T.percent(k.share_pct)]
                    for k in t.top_kernels()])
     gaps = t.kernel_gaps
     if gaps["count"]:

@@ -2,28 +2,41 @@
 
 from __future__ import annotations
 
+from ncuwrap.render import names as N
 from ncuwrap.render import text as T
 from ncuwrap.render.table import Page, cell
 
-# From this many columns the summary table has room for the findings resolved and introduced.
+# From this many columns the summary table has room for the findings resolved and introduced, and
+# from MEDIUM for ncu's (instrumented) speedup; narrower, they leave it with a note saying where they are.
 WIDE = 120
+MEDIUM = 100
 
 
-def render(result, width: int | None = None, color: bool = False, **_options) -> str:
+def _pair_name(pair, name: N.Names) -> str:
+    before, after = name(pair.before.name), name(pair.after.name)
+    return before if before == after else f"{before} → {after}"
+
+
+def render(result, width: int | None = None, color: bool = False, names: str = N.SHORT, **_options) -> str:
     page = Page(width, color)
+    name = N.of(result, names)
     b, a = result.before.source, result.after.source
     page.line(f"{b.path}  ({b.device or 'unknown GPU'}, ncu {b.ncu_version or '?'})", label="before:")
     page.line(f"{a.path}  ({a.device or 'unknown GPU'}, ncu {a.ncu_version or '?'})", label="after: ")
-    # On a narrow terminal the findings (listed in each pair's section below) leave the table.
-    wide = page.width >= WIDE
-    summary = page.table("kernel", "verdict", "ncu speedup", "estimated", "real speedup", *(("resolved", "introduced") if wide else ()),
-                         names=("kernel",), prose=("verdict", "ncu speedup", "real speedup", "resolved", "introduced"))
+    # On a narrow terminal the findings and ncu's speedup (in each pair's section below) leave the table.
+    wide, medium = page.width >= WIDE, page.width >= MEDIUM
+    summary = page.table("kernel", "verdict", *(("ncu speedup",) if medium else ()), "estimated", "real speedup",
+                         *(("resolved", "introduced") if wide else ()), names=("kernel",), prose=("verdict",))
     for p in result.pairs:
-        findings = (cell(", ".join(p.resolved) or "-", "green" if p.resolved else ""),
-                    cell(", ".join(p.introduced) or "-", "red" if p.introduced else "")) if wide else ()
-        summary.add_row(cell(p.name), cell(T.verdict_change(p)), T.speedup(p.ncu_speedup), T.gain_factor(p.estimated_gain_pct),
-                        T.speedup(p.speedup), *findings)
+        findings = (N.Clamped(", ".join(p.resolved) or "-", "green" if p.resolved else "", lines=8),
+                    N.Clamped(", ".join(p.introduced) or "-", "red" if p.introduced else "", lines=8)) if wide else ()
+        summary.add_row(N.Clamped(_pair_name(p, name)), cell(T.verdict_change(p)), *((T.speedup(p.ncu_speedup),) if medium else ()),
+                        T.gain_factor(p.estimated_gain_pct), T.speedup(p.speedup), *findings)
     page.print(summary)
+    left_out = [*(() if medium else ("ncu speedup",)), *(() if wide else ("resolved", "introduced"))]
+    if left_out:
+        page.line(f"{', '.join(left_out)}: in each pair's section below (a terminal of {MEDIUM if not medium else WIDE} columns "
+                  "shows them in the table)", "dim", label="left out of the table:")
     for p in result.pairs:
         page.heading(f"[{p.name}]  paired by {p.paired_by}")
         page.line(T.verdict_change(p), indent=2, label="verdict:")
@@ -49,6 +62,7 @@ def render(result, width: int | None = None, color: bool = False, **_options) ->
     for side, kernels in (("before", result.unpaired_before), ("after", result.unpaired_after)):
         if kernels:
             page.console.print()
+            # Named whole: no section below shows a kernel only one side has.
             page.line(", ".join(f"{k.name} (launch {k.id})" for k in kernels), label=f"only in {side}:")
     for note in result.notes:
         page.line(note, "dim", label="note:")

@@ -3,16 +3,19 @@ findings, and once for the report what could not be evaluated."""
 
 from __future__ import annotations
 
+from ncuwrap.render import names as N
 from ncuwrap.render import text as T
 from ncuwrap.render.table import STYLE, Page, cell
 
-# From this many columns the summary table has room for each kernel's headline.
+# From this many columns the summary table has room for each kernel's headline, and from MEDIUM for
+# the launch number (each kernel's section names it): narrower, a kernel's name needs the room.
 WIDE = 110
+MEDIUM = 100
 # The launches of a kernel listed under its section (in launch order).
 LAUNCHES_LISTED = 20
 
 
-def _group_summary(page: Page, groups, wide: bool):
+def _group_summary(page: Page, groups, wide: bool, name: N.Names):
     """One row per kernel: its launches, ncu's total and median time (min and max too on a wide terminal;
     each kernel's section has them all), and its longest launch's verdict."""
     spread = ("min", "max") if wide else ()
@@ -21,8 +24,8 @@ def _group_summary(page: Page, groups, wide: bool):
                          prose=("headline",))
     for rank, g in enumerate(groups, 1):
         k, head = g.longest, g.longest.headline
-        headline = (cell(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
-        summary.add_row(str(rank), cell(g.name), str(g.count), T.duration(g.total_ns), T.duration(g.median_ns),
+        headline = (N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
+        summary.add_row(str(rank), N.Clamped(name(g.name)), str(g.count), T.duration(g.total_ns), T.duration(g.median_ns),
                         *((T.duration(g.min_ns), T.duration(g.max_ns)) if wide else ()), T.percent(g.share_pct), T.verdict(k),
                         T.gain(k.estimated_gain_pct), *headline)
     return summary
@@ -44,8 +47,9 @@ def _launches(page: Page, group, processes: bool, streams: bool):
     return table
 
 
-def render(diagnosis, width: int | None = None, color: bool = False, **_options) -> str:
+def render(diagnosis, width: int | None = None, color: bool = False, names: str = N.SHORT, **_options) -> str:
     page = Page(width, color)
+    name = N.of(diagnosis, names)
     source = diagnosis.source
     page.line(f"{source.path}  ({source.kind}; {source.device or 'unknown GPU'}, CC {source.compute_capability or '?'}, "
               f"ncu {source.ncu_version or 'version unknown'})")
@@ -57,25 +61,29 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     streams = len(diagnosis.streams) > 1
     groups = diagnosis.groups()
     # On a narrow terminal the headline (first line of each kernel's section below) leaves the table.
-    wide = page.width >= WIDE
+    wide, medium = page.width >= WIDE, page.width >= MEDIUM
     if diagnosis.grouped:
-        page.print(_group_summary(page, groups, wide))
+        page.print(_group_summary(page, groups, wide, name))
     else:
-        columns = ("#", "launch", "kernel", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "share",
+        columns = ("#", *(("launch",) if medium else ()), "kernel", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "share",
                    "verdict", "gain", *(("headline",) if wide else ()))
         summary = page.table(*columns, right=("#", "launch", "time (ncu)", "share", "gain"), names=("kernel",), prose=("headline",))
         for rank, k in enumerate(kernels, 1):
             head = k.headline
-            headline = (cell(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
-            summary.add_row(str(rank), str(k.id), cell(k.name), *((cell(T.process(k)),) if processes else ()),
+            headline = (N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
+            summary.add_row(str(rank), *((str(k.id),) if medium else ()), N.Clamped(name(k.name)), *((cell(T.process(k)),) if processes else ()),
                             *((k.stream or "n/a",) if streams else ()), T.duration(k.duration_ns),
                             T.share(k, total), T.verdict(k), T.gain(k.estimated_gain_pct), *headline)
         page.print(summary)
+    if not wide:
+        left_out = "min, max and headline" if diagnosis.grouped else "headline" if medium else "launch and headline"
+        page.line(f"{left_out}: in each kernel's section below (a terminal of {WIDE} columns shows them in the table)", "dim",
+                  label="left out of the table:")
     first = T.fix_first(diagnosis)
     if (len(kernels) > 1 or diagnosis.coverage) and first:
         page.line(T.fix_first_title(diagnosis), "bold")
         for i, p in enumerate(first, 1):
-            page.line(T.priority_line(p, bool(diagnosis.coverage)), indent=2, label=f"{i}.")
+            page.line(T.priority_line(p, bool(diagnosis.coverage), name), indent=2, label=f"{i}.")
     told: dict[str, int] = {}  # next-step advice already printed -> the kernel it was printed for
     for rank, group in enumerate(groups, 1):
         k = group.longest

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from ncuwrap.render import names as N
 from ncuwrap.render import text as T
 from ncuwrap.render import breakdown as B
 from ncuwrap.render.table import STYLE, Page, cell
@@ -14,8 +15,9 @@ _BAR_STYLE = {"kernel": "blue", "memcpy_htod": "dark_orange", "memcpy_dtoh": "re
               "memcpy_other": "magenta", "memset": "green", "idle": "bright_black"}
 
 
-def render(diagnosis, width: int | None = None, color: bool = False, **_options) -> str:
+def render(diagnosis, width: int | None = None, color: bool = False, names: str = N.SHORT, **_options) -> str:
     page = Page(width, color)
+    name = N.of(diagnosis, names)
     console = page.console
     t = diagnosis.timeline
 
@@ -57,7 +59,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     console.print(Text("\nTop kernels", style="bold"))
     kernels = table("kernel", "launches", "total", "median", "share", right=("launches", "total", "median", "share"), names=("kernel",))
     for k in t.top_kernels():
-        kernels.add_row(cell(k.name), T.number(k.count), T.duration(k.total_ns), T.duration(k.median_ns), T.percent(k.share_pct))
+        kernels.add_row(N.Clamped(name(k.demangled)), T.number(k.count), T.duration(k.total_ns), T.duration(k.median_ns), T.percent(k.share_pct))
     console.print(kernels)
     gaps = t.kernel_gaps
     if gaps["count"]:

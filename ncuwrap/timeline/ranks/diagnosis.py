@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import __version__
+from ncuwrap.display import Displayed
 from ncuwrap.errors import ClusterError, InputError, NcuwrapError
 from ncuwrap.numbers import clean
 from ncuwrap.timeline import steps as S
@@ -36,7 +37,7 @@ MAX_START_SPREAD_NS = 10 * 60 * 1_000_000_000
 
 
 @dataclass(frozen=True)
-class RanksDiagnosis:
+class RanksDiagnosis(Displayed):
     folder: str
     naming: str
     rules_path: str
@@ -80,6 +81,21 @@ class RanksDiagnosis:
             "metrics": {name: clean(value) for name, value in s.metrics.items()},
             "notes": list(self.notes),
         }
+
+    def to_frame(self):
+        """One row per rank (pandas): its window, the breakdown by category, compute and NCCL time, how
+        much of NCCL was hidden, its wait for the others, whether it is the straggler."""
+        import pandas as pd
+
+        rows = []
+        for r in self.set.ranks:
+            j = self._rank_json(r)
+            rows.append({"rank": r.rank, "path": r.path, "hostname": r.hostname, "device": r.device, "window_ns": r.window_ns,
+                         "window_scope": r.window_scope, **{f"{c}_ns": v for c, v in j["breakdown_ns"].items()},
+                         "compute_ns": r.compute_ns, "nccl_ns": r.nccl_ns, "nccl_hidden_pct": j["nccl_hidden_pct"], "nccl_wait_ns": j["nccl_wait_ns"],
+                         "nccl_kernels": r.nccl_kernels, "kernel_count": j["kernel_count"], "straggler": j["straggler"],
+                         "step_median_ns": r.steps.median_ns if r.steps else None})
+        return pd.DataFrame(rows)
 
     def _rank_json(self, r) -> dict:
         row = self.set.row(r.rank)

@@ -1,0 +1,61 @@
+"""Terminal output of a timeline comparison (rich): the step's period before and after, the verdicts,
+where a step's time went, the host's launches and the copies, the kernels that changed most."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ncuwrap.render import names as N
+from ncuwrap.render import text as T
+from ncuwrap.render import timeline_diff as D
+from ncuwrap.render.table import Page, cell
+
+
+def render(result, width: int | None = None, color: bool = False, names: str = N.SHORT, **_options) -> str:
+    page = Page(width, color)
+    name = N.of(result, names)
+    console = page.console
+
+    def table(*columns, right=(), names=()):
+        return page.table(*columns, right=right, names=names, boxed=False)
+
+    page.line(f"{result.before.source.path} → {result.after.source.path}", label="ncuwrap compare (timelines):", label_style="bold")
+    page.line(D.title(result), indent=2)
+    page.line(D.headline(result), "bold" if result.speedup else "", label="Faster?", label_style="bold")
+    page.line(D.verdicts(result), label="Bound:", label_style="bold")
+    page.line(D.findings(result), label="Findings:", label_style="bold")
+
+    console.print(Text(f"\nWhere the time went ({'a step, mean' if result.scope == 'per step' else 'the window'})", style="bold"))
+    where = table("", "before", "after", "change", right=("before", "after", "change"))
+    for change in (result.period, result.gpu_work, *result.breakdown, result.end_to_end):
+        where.add_row(*D.row(change))
+    console.print(where)
+
+    console.print(Text(f"\nHost and copies ({'a step' if result.scope == 'per step' else 'the window'})", style="bold"))
+    host = table("", "before", "after", "change", right=("before", "after", "change"))
+    for change in result.activity:
+        host.add_row(*D.row(change))
+    console.print(host)
+
+    console.print(Text("\nKernels, by change of time", style="bold"))
+    kernels = table("kernel", "launches", "before", "after", "change", "speedup", "", right=("launches", "before", "after", "change", "speedup"),
+                    names=("kernel",))
+    for k in result.kernels_shown:
+        kernels.add_row(N.Clamped(name(k.name)), *D.kernel_row(k))
+    console.print(kernels)
+    if result.kernels_hidden:
+        page.line(D.hidden_line(result), "dim", indent=2)
+    for k in result.kernels_shown:
+        if k.status != "both":
+            page.line(k.name, indent=2, label=f"{k.status}:")
+
+    console.print()
+    if result.regressions:
+        for line in result.regressions:
+            page.line(line, "bold red", indent=2, label="regression:")
+        page.line(result.gate, "dim", indent=2, label="gate:")
+    else:
+        page.line(f"(what counts: {result.gate})", label="No regression", label_style="bold green")
+    for note in result.notes:
+        page.line(note, "dim", indent=2, label="note:")
+    return page.text()

@@ -1,0 +1,75 @@
+"""The words of a timeline comparison, shared by the table, Markdown and HTML renderers: each
+quantity with its unit, its change, the headline, the verdicts and the findings."""
+
+from __future__ import annotations
+
+from ncuwrap.render import text as T
+
+
+def amount(value, unit: str) -> str:
+    """A quantity of a step or a window: '2.35 ms', '123', '7.5', '32.0 KiB'."""
+    if value is None:
+        return "n/a"
+    if unit == "ns":
+        return T.duration(value)
+    if unit == "bytes":
+        return T.size(value)
+    return T.number(round(float(value), 1))
+
+
+def delta(change) -> str:
+    """'-1.88 ms', '+12.02 us', '-122', 'same'."""
+    d = change.delta
+    if d is None:
+        return "n/a"
+    if abs(d) < 0.05:
+        return "same"
+    sign = "+" if d > 0 else "-"
+    return sign + amount(abs(d), change.unit)
+
+
+def row(change) -> list[str]:
+    return [change.label, amount(change.before, change.unit), amount(change.after, change.unit), delta(change)]
+
+
+def title(result) -> str:
+    """'per step (the steady steps: 64 of 64 -> 63 of 64)' or 'whole captures (no steps)'."""
+    if result.scope == "per step":
+        b, a = result.before.timeline.steps, result.after.timeline.steps
+        return f"per step (the steady steps: {len(b.steady)} of {b.count} → {len(a.steady)} of {a.count})"
+    return "whole captures (no steps on both sides)"
+
+
+def headline(result) -> str:
+    """'step period (median): 2.35 ms → 468.96 us, 5.02x faster'."""
+    p = result.period
+    return f"{p.label}: {amount(p.before, p.unit)} → {amount(p.after, p.unit)}, {T.speedup(result.speedup)}"
+
+
+def verdicts(result) -> str:
+    before, after = T.timeline_verdict(result.before), T.timeline_verdict(result.after)
+    return f"{before} → {after}" if result.verdict_changed else f"{after} (unchanged)"
+
+
+def findings(result) -> str:
+    resolved = ", ".join(result.resolved) or "none"
+    introduced = ", ".join(result.introduced) or "none"
+    return f"resolved: {resolved}; introduced: {introduced}"
+
+
+def kernel_note(k) -> str:
+    if k.status != "both":
+        return k.status
+    return "launch configuration changed" if k.config_changed else ""
+
+
+def kernel_row(k) -> list[str]:
+    """[launches a step, time before, time after, change, speedup, note]."""
+    launches = f"{T.number(round(k.before_launches, 1))} → {T.number(round(k.after_launches, 1))}"
+    change = ("+" if k.delta_ns > 0 else "-") + T.duration(abs(k.delta_ns)) if k.delta_ns else "same"
+    return [launches, T.duration(k.before_ns), T.duration(k.after_ns), change, T.speedup(k.speedup) if k.speedup else "", kernel_note(k)]
+
+
+def hidden_line(result) -> str:
+    n = result.kernels_hidden
+    return f"{n} more kernel{'s' if n != 1 else ''} changed less (all are in --format json)" if n else ""

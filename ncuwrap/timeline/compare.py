@@ -1,0 +1,294 @@
+"""Compare two timelines of the same program (before and after a change): what it did end to end.
+
+Both captures are judged as ``ncuwrap timeline`` judges one: by their steady steps where they have
+steps (NVTX ranges), else over the whole capture. With steps on both sides, every quantity is per
+step (the breakdown, kernels, copies and launches as the mean over the steady steps; the period as
+their median), so captures of 20 and of 200 steps compare; without, the totals of the two windows
+(start-up included: said in a note). Kernels are matched by name; a kernel whose launch
+configuration changed is still the same kernel, flagged. The regression gate is the step's period
+(or the window) slower by more than the threshold, or a finding introduced at the gated severity.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ncuwrap import __version__
+from ncuwrap.compare import DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on
+from ncuwrap.display import Displayed
+from ncuwrap.errors import InputError
+from ncuwrap.numbers import clean
+from ncuwrap.timeline.diagnosis import TimelineDiagnosis
+from ncuwrap.timeline.model import CATEGORIES, CATEGORY_LABELS, KernelStats
+
+SCHEMA = "ncuwrap.timeline-compare/v1"
+# The kernels every format lists (by how much their time changed); the rest are counted, and all are in the JSON.
+KERNELS_SHOWN = 12
+PER_STEP = "per step"
+WHOLE_CAPTURE = "whole capture"
+
+
+def _ratio(before: float | None, after: float | None) -> float | None:
+    """before / after: above 1 is faster."""
+    if before is None or after is None or not after or math.isnan(before) or math.isnan(after):
+        return None
+    return before / after
+
+
+@dataclass(frozen=True)
+class Change:
+    """One quantity before and after (per step, or over the window), with its name."""
+
+    name: str
+    label: str
+    before: float | None
+    after: float | None
+    unit: str  # ns | count | bytes | %
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.before is None or self.after is None else self.after - self.before
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "before": clean(self.before), "after": clean(self.after), "delta": clean(self.delta), "unit": self.unit}
+
+
+@dataclass(frozen=True)
+class KernelChange:
+    """One kernel (by name) before and after: launches and time per step (or in the window)."""
+
+    name: str  # demangled
+    before: KernelStats | None
+    after: KernelStats | None
+    per: tuple[float, float]  # what divides each side's totals: its steady steps (1 without steps)
+
+    @property
+    def status(self) -> str:
+        return "added" if self.before is None else "removed" if self.after is None else "both"
+
+    @property
+    def before_ns(self) -> float:
+        return self.before.total_ns / self.per[0] if self.before else 0.0
+
+    @property
+    def after_ns(self) -> float:
+        return self.after.total_ns / self.per[1] if self.after else 0.0
+
+    @property
+    def before_launches(self) -> float:
+        return self.before.count / self.per[0] if self.before else 0.0
+
+    @property
+    def after_launches(self) -> float:
+        return self.after.count / self.per[1] if self.after else 0.0
+
+    @property
+    def delta_ns(self) -> float:
+        return self.after_ns - self.before_ns
+
+    @property
+    def config_changed(self) -> bool:
+        """Both sides launched it, with another grid or block (of their first launch)."""
+        return bool(self.before and self.after and (self.before.grid, self.before.block) != (self.after.grid, self.after.block))
+
+    @property
+    def speedup(self) -> float | None:
+        return _ratio(self.before_ns, self.after_ns) if self.before and self.after else None
+
+    def to_json(self) -> dict:
+        side = lambda k, ns, n: None if k is None else {"ns": clean(ns), "launches": clean(n), "median_ns": clean(k.median_ns),  # noqa: E731
+                                                        "grid": k.grid, "block": k.block}
+        return {"name": self.name, "status": self.status, "before": side(self.before, self.before_ns, self.before_launches),
+                "after": side(self.after, self.after_ns, self.after_launches), "delta_ns": clean(self.delta_ns),
+                "speedup": clean(self.speedup), "config_changed": self.config_changed}
+
+
+@dataclass(frozen=True)
+class TimelineCompare(Displayed):
+    before: TimelineDiagnosis
+    after: TimelineDiagnosis
+    scope: str  # PER_STEP | WHOLE_CAPTURE
+    period: Change  # the step's median period, or the window
+    end_to_end: Change  # each capture's whole traced span
+    gpu_work: Change  # GPU work a step launches (median), or the GPU's busy time in the window
+    breakdown: tuple[Change, ...]  # CATEGORIES, per step (mean) or in the window
+    activity: tuple[Change, ...]  # kernels, launch calls, their time, synchronize time, copies' count, bytes and time
+    kernels: tuple[KernelChange, ...]  # by how much their time changed, most first
+    resolved: tuple[str, ...]
+    introduced: tuple[str, ...]
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT
+    fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def speedup(self) -> float | None:
+        """BEFORE's period over AFTER's: above 1, the change made the program faster."""
+        return _ratio(self.period.before, self.period.after)
+
+    @property
+    def added(self) -> tuple[KernelChange, ...]:
+        return tuple(k for k in self.kernels if k.status == "added")
+
+    @property
+    def removed(self) -> tuple[KernelChange, ...]:
+        return tuple(k for k in self.kernels if k.status == "removed")
+
+    @property
+    def changed(self) -> tuple[KernelChange, ...]:
+        return tuple(k for k in self.kernels if k.status == "both")
+
+    @property
+    def kernels_shown(self) -> tuple[KernelChange, ...]:
+        return self.kernels[:KERNELS_SHOWN]
+
+    @property
+    def kernels_hidden(self) -> int:
+        return max(0, len(self.kernels) - KERNELS_SHOWN)
+
+    @property
+    def gate(self) -> str:
+        """What counts as a regression, in words."""
+        what = "the step period (median)" if self.scope == PER_STEP else "the traced window"
+        found = ("" if self.fail_on_finding in (None, "none") else
+                 ", or a HIGH finding introduced" if self.fail_on_finding == "high" else f", or a finding of severity {self.fail_on_finding} or worse introduced")
+        return f"{what} more than {self.threshold_pct:g}% longer{found}"
+
+    @property
+    def verdict_changed(self) -> bool:
+        return (self.before.bound, self.before.limiter) != (self.after.bound, self.after.limiter)
+
+    @property
+    def regressions(self) -> list[str]:
+        lines = []
+        speedup = self.speedup
+        if speedup is not None and (1.0 / speedup - 1.0) * 100.0 > self.threshold_pct:
+            what = "step period (median)" if self.scope == PER_STEP else "traced window"
+            lines.append(f"the {what} is {100.0 * (1.0 / speedup - 1.0):.1f}% longer after the change "
+                         f"(more than {self.threshold_pct:g}%)")
+        severity = {f.id: f.severity for f in self.after.findings}
+        for finding in self.introduced:
+            if gates_on(severity[finding], self.fail_on_finding):
+                lines.append(f"{finding}: a finding introduced ({severity[finding]})")
+        return lines
+
+    def to_json(self) -> dict:
+        side = lambda d: {"source": d.source.to_json(), "bound": d.bound, "limiter": d.limiter,  # noqa: E731
+                          "findings": [f.id for f in d.findings], "steps": d.timeline.steps.count if d.timeline.steps else None,
+                          "steady_steps": len(d.timeline.steps.steady) if d.timeline.steps else None}
+        return {
+            "schema": SCHEMA,
+            "tool": {"name": "ncuwrap", "version": __version__},
+            "before": side(self.before),
+            "after": side(self.after),
+            "rules": {"path": self.after.rules_path, "version": self.after.rules_version, "name": self.after.rules_name},
+            "scope": self.scope,
+            "speedup": clean(self.speedup),
+            "period": self.period.to_json(),
+            "end_to_end": self.end_to_end.to_json(),
+            "gpu_work": self.gpu_work.to_json(),
+            "breakdown": {c.name: c.to_json() for c in self.breakdown},
+            "activity": {c.name: c.to_json() for c in self.activity},
+            "kernels": [k.to_json() for k in self.kernels],
+            "added": [k.name for k in self.added],
+            "removed": [k.name for k in self.removed],
+            "findings": {"resolved": list(self.resolved), "introduced": list(self.introduced)},
+            "threshold_pct": self.threshold_pct,
+            "fail_on_finding": self.fail_on_finding,
+            "regressions": self.regressions,
+            "notes": list(self.notes),
+        }
+
+    def to_frame(self):
+        """One row per kernel (pandas): its time and launches per step (or in the window) on each side."""
+        import pandas as pd
+
+        return pd.DataFrame([{"kernel": k.name, "status": k.status, "before_ns": k.before_ns, "after_ns": k.after_ns, "delta_ns": k.delta_ns,
+                              "speedup": k.speedup, "before_launches": k.before_launches, "after_launches": k.after_launches,
+                              "config_changed": k.config_changed} for k in self.kernels],
+                            columns=["kernel", "status", "before_ns", "after_ns", "delta_ns", "speedup", "before_launches", "after_launches",
+                                     "config_changed"])
+
+
+def _per(d: TimelineDiagnosis, per_step: bool) -> float:
+    return float(len(d.timeline.steps.steady)) if per_step else 1.0
+
+
+def _span(d: TimelineDiagnosis) -> int:
+    s = d.timeline.steps
+    return s.capture_end_ns - s.capture_start_ns if s is not None else d.window_ns
+
+
+def _activity(d: TimelineDiagnosis, per_step: bool) -> dict[str, float | None]:
+    t, n = d.timeline, _per(d, per_step)
+    launch = t.api_categories()["launch"] if t.api_traced else None
+    sync = t.api_categories()["sync"] if t.api_traced else None
+    return {
+        "kernels": t.metrics["kernel_count"] / n,
+        "launch_calls": launch["calls"] / n if launch else None,
+        "launch_api_ns": launch["total_ns"] / n if launch else None,
+        "sync_api_ns": sync["total_ns"] / n if sync else None,
+        "copies": sum(c.count for c in t.copies) / n,
+        "copy_bytes": sum(c.bytes for c in t.copies) / n,
+        "copy_ns": sum(c.total_ns for c in t.copies) / n,
+        "memsets": (t.memsets.get("count") or 0) / n,
+    }
+
+
+_ACTIVITY = {"kernels": ("kernels", "count"), "launch_calls": ("launch calls", "count"), "launch_api_ns": ("in launch calls", "ns"),
+             "sync_api_ns": ("in synchronize calls", "ns"), "copies": ("copies", "count"), "copy_bytes": ("copied", "bytes"),
+             "copy_ns": ("copying", "ns"), "memsets": ("memsets", "count")}
+
+
+def compare_timelines(before: TimelineDiagnosis, after: TimelineDiagnosis, *, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+                      fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING) -> TimelineCompare:
+    """What changed from ``before`` to ``after`` (two diagnoses made with the same rules)."""
+    check_threshold(threshold_pct)
+    if fail_on_finding not in (None, *FAIL_ON_FINDING_CHOICES):
+        raise InputError(f"--fail-on-finding {fail_on_finding}: give one of {', '.join(FAIL_ON_FINDING_CHOICES)}")
+    steps_b, steps_a = before.timeline.steps, after.timeline.steps
+    per_step = steps_b is not None and steps_a is not None
+    notes = []
+    if not per_step:
+        which = "neither capture has" if steps_b is None and steps_a is None else ("BEFORE has no" if steps_b is None else "AFTER has no")
+        notes.append(f"{which} steps (NVTX ranges named like a step): the whole captures are compared, start-up included; "
+                     "mark each iteration with an NVTX range named 'step' (or pass --step-range) to compare steady steps")
+    nb, na = _per(before, per_step), _per(after, per_step)
+    if per_step:
+        period = Change("period_ns", "step period (median)", steps_b.period_ns, steps_a.period_ns, "ns")
+        gpu_work = Change("gpu_work_ns", "GPU work a step (median)", steps_b.gpu_work_ns, steps_a.gpu_work_ns, "ns")
+    else:
+        period = Change("window_ns", "traced window", float(before.window_ns), float(after.window_ns), "ns")
+        busy = lambda d: float(d.window_ns - d.timeline.breakdown_ns["idle"])  # noqa: E731
+        gpu_work = Change("gpu_busy_ns", "GPU busy", busy(before), busy(after), "ns")
+    end_to_end = Change("capture_ns", "whole capture", float(_span(before)), float(_span(after)), "ns")
+    breakdown = tuple(Change(c, CATEGORY_LABELS[c], before.timeline.breakdown_ns[c] / nb, after.timeline.breakdown_ns[c] / na, "ns")
+                      for c in CATEGORIES if before.timeline.breakdown_ns[c] or after.timeline.breakdown_ns[c] or c in ("kernel", "idle"))
+    act_b, act_a = _activity(before, per_step), _activity(after, per_step)
+    activity = tuple(Change(name, label, act_b[name], act_a[name], unit) for name, (label, unit) in _ACTIVITY.items()
+                     if act_b[name] is not None or act_a[name] is not None)
+    kb = {k.demangled: k for k in before.timeline.kernels}
+    ka = {k.demangled: k for k in after.timeline.kernels}
+    kernels = [KernelChange(name, kb.get(name), ka.get(name), (nb, na)) for name in dict.fromkeys([*kb, *ka])]
+    kernels.sort(key=lambda k: (-abs(k.delta_ns), k.name))
+    ids_b, ids_a = [f.id for f in before.findings], [f.id for f in after.findings]
+    if before.rules_path != after.rules_path:
+        notes.append("the two sides were diagnosed with different rules: findings may differ for that alone")
+    # What each capture's own reading said (CUDA graphs traced as a whole, a missing table...).
+    notes += [f"BEFORE: {n}" for n in before.notes] + [f"AFTER: {n}" for n in after.notes]
+    return TimelineCompare(before=before, after=after, scope=PER_STEP if per_step else WHOLE_CAPTURE, period=period, end_to_end=end_to_end,
+                           gpu_work=gpu_work, breakdown=breakdown, activity=activity, kernels=tuple(kernels),
+                           resolved=tuple(i for i in ids_b if i not in ids_a), introduced=tuple(i for i in ids_a if i not in ids_b),
+                           threshold_pct=threshold_pct, fail_on_finding=fail_on_finding, notes=tuple(notes))
+
+
+def compare_timeline_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
+                           nsys: str | Path | None = None, step_pattern: str | None = None, warmup: int | None = None,
+                           **options) -> TimelineCompare:
+    """Diagnose two captures (.sqlite, .sqlite.gz, .nsys-rep) with the same rules and compare them."""
+    from ncuwrap.timeline.diagnosis import diagnose_timeline
+
+    check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
+    sides = [diagnose_timeline(p, rules_path, extend=extend, nsys=nsys, step_pattern=step_pattern, warmup=warmup) for p in (before, after)]
+    return compare_timelines(*sides, **options)

@@ -1,0 +1,141 @@
+"""Names and tables that hold (issue 25), on real H200 reports of PyTorch, cuBLAS and CUB kernels
+(tests/data/realworld: ops = PyTorch ops, blas = cuBLAS/cuBLASLt through torch), the 5-kernel torch
+training profile (h200_ncuwrap/top) and the eager/graph decoder captures (h200_ncuwrap/steps).
+
+One shortening for every format (ncuwrap.render.names): the function name, template arguments as ‹…›,
+told apart where two kernels would read the same; no summary row taller than 3 lines; a column left
+out on a narrow terminal named with where it is; the whole name on demand (--names)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from ncuwrap.engine import diagnose
+from ncuwrap.render import Format, render
+from ncuwrap.render import names as N
+from ncuwrap.timeline.compare import compare_timeline_files
+from ncuwrap.timeline.diagnosis import diagnose_timeline
+from tests.conftest import DATA, golden, rows_within, run_cli
+
+REAL = DATA / "realworld"
+STEPS = DATA / "h200_ncuwrap" / "steps"
+WIDTHS = (80, 100, 160)
+
+
+@pytest.fixture(scope="module")
+def reports():
+    return {name: diagnose(REAL / f"{name}.raw.csv.gz") for name in ("ops", "blas")}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", ["ops", "blas"])
+def test_diagnosis_tables_at_each_width(reports, name, width):
+    text = render(reports[name], Format.table, width=width)
+    golden(f"names_{name}_{width}.txt", text)
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert rows_within(text, 3)
+    # Narrower than 110 columns the headline leaves the table, narrower than 100 the launch number too,
+    # saying so; no word of a name is split.
+    flat = " ".join(text.split())
+    assert ("left out of the table: headline" in flat) == (100 <= width < 110)
+    assert ("left out of the table: launch and headline" in flat) == (width < 100)
+
+
+def test_no_two_kernels_read_the_same(reports):
+    # A torch training step and the op corpus: every distinct kernel has a distinct short name.
+    for d in (*reports.values(), diagnose(DATA / "h200_ncuwrap" / "top" / "report.raw.csv")):
+        names = N.of(d)
+        distinct = {k.name for k in d.kernels}
+        assert len({names(n) for n in distinct}) == len(distinct)
+    timeline = diagnose_timeline(STEPS / "decode_eager.sqlite.gz")
+    names = N.of(timeline)
+    assert len({names(k.demangled) for k in timeline.timeline.kernels}) == len(timeline.timeline.kernels) == 21
+    # The 13 elementwise kernels of the decoder, by what they compute.
+    shown = sorted(names(k.demangled) for k in timeline.timeline.kernels if "vectorized_elementwise_kernel" in k.demangled)
+    assert "at::native::vectorized_elementwise_kernel‹rsqrt_kernel_cuda…›" in shown
+    assert "at::native::vectorized_elementwise_kernel‹silu_kernel…›" in shown
+
+
+def test_the_short_form():
+    assert N.short("void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, "
+                   "at::native::binary_internal::MulFunctor<float>>, std::array<char *, 3>>(int, T2, T3)") == \
+        "at::native::vectorized_elementwise_kernel‹…›"
+    # Short template arguments are the name: kept whole, with their own brackets.
+    assert N.short("void scale_add<float, 4>(T1 *, const T1 *, T1, int)") == "scale_add<float, 4>"
+    # Anonymous namespaces name nothing; a long identifier with no template stays whole.
+    assert N.short("void at::<unnamed>::cunn_SoftMaxForwardReg<float, float, float, at::<unnamed>::LogSoftMaxForwardEpilogue, long, 8>"
+                   "(T3 *, const T1 *, T5)") == "at::cunn_SoftMaxForwardReg‹…›"
+    cutlass = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas"
+    assert N.short(cutlass) == cutlass
+    assert N.Names([cutlass], N.DEMANGLED)(cutlass + "(float)") == cutlass + "(float)"
+
+
+def test_a_row_wraps_at_word_joints_and_stops_at_three_lines():
+    from rich.console import Console
+    from rich.table import Table
+
+    def cell(text, width):
+        console = Console(width=width + 4, record=True, color_system=None)
+        table = Table(show_header=False, box=None, pad_edge=False)
+        table.add_column(width=width)
+        table.add_row(N.Clamped(text))
+        console.print(table)
+        return [line.rstrip() for line in console.export_text().splitlines()]
+
+    assert cell("native::vectorized_elementwise_kernel‹rsqrt_kernel_cuda…›", 24) == [
+        "native::vectorized_", "elementwise_kernel", "‹rsqrt_kernel_cuda…›"]
+    long = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_execute_kernel"
+    lines = cell(long, 30)
+    assert len(lines) == 3 and lines[-1].endswith("…") and all(len(line) <= 30 for line in lines)
+    # Every line but the last ends where the name may break: after '_' or '::'.
+    assert all(re.search(r"(_|::)$", line) for line in lines[:-1])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_compare_keeps_its_speedups_at_each_width(capsys, width, monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(width))
+    top = DATA / "h200_ncuwrap" / "top" / "report.raw.csv"
+    code, out, _ = run_cli(capsys, "compare", top, top)
+    assert code == 0
+    golden(f"names_compare_top_{width}.txt", out)
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("kernel"))
+    assert "real speedup" in header and "estimated" in header
+    assert ("resolved" in header) == (width >= 120)
+    if width < 120:
+        flat = " ".join(out.split())
+        assert "left out of the table:" in flat and "in each pair's section below" in flat
+    assert rows_within_compare(out)
+
+
+def rows_within_compare(text: str, lines: int = 3) -> bool:
+    """Each pair's row of the compare summary takes at most ``lines`` lines."""
+    body = text.split("─", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    starts = [i for i, line in enumerate(body) if line.startswith(" ") and not line.startswith("  ") and line.strip()] + [len(body)]
+    return all(b - a <= lines for a, b in zip(starts, starts[1:]))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_timeline_compare_at_each_width(width):
+    result = compare_timeline_files(STEPS / "decode_eager.sqlite.gz", STEPS / "graph_decode.sqlite.gz")
+    text = render(result, Format.table, width=width)
+    golden(f"names_timeline_compare_{width}.txt", text)
+    assert max(len(line) for line in text.splitlines()) <= width
+
+
+@pytest.mark.parametrize("style, expect", [
+    ("short", "at::native::reduce_kernel‹MeanOps…›"),
+    # ncu's CSV form of integer template arguments (ncuwrap.ingest.names), the parameters left out.
+    ("function", "at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps"),
+    ("demangled", "void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<float, at::native::MeanOps"),
+])
+def test_names_option_in_every_format(capsys, style, expect):
+    path = STEPS / "decode_eager.sqlite.gz"
+    for fmt in ("markdown", "html"):
+        code, out, _ = run_cli(capsys, "timeline", path, "--names", style, "-f", fmt)
+        text = html.unescape(out) if fmt == "html" else out
+        assert code == 0 and expect in " ".join(text.split()), (fmt, style)
+    code, out, err = run_cli(capsys, "diagnose", REAL / "ops.raw.csv.gz", "--names", "nonsense")
+    assert code == 2 and "--names" in err
