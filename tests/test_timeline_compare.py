@@ -131,3 +131,28 @@ def test_step_options_reach_both_sides(capsys):
     doc = json.loads(out)
     assert code == 0 and doc["schema"] == "ncuwrap.timeline-compare/v1"
     assert (doc["before"]["steady_steps"], doc["after"]["steady_steps"]) == (60, 60)
+
+
+PINNED = DATA / "h200_ncuwrap" / "pinned"
+
+
+def test_a_transfer_fix_pageable_to_pinned():
+    """input_bound.py, its batch pageable and fresh each step, then one reused pinned buffer copied with
+    non_blocking=True (tests/data/h200_ncuwrap/pinned)."""
+    r = compare_timeline_files(PINNED / "input_bound_pageable.sqlite.gz", PINNED / "input_bound_pinned.sqlite.gz")
+    assert r.scope == "per step" and r.speedup == pytest.approx(13.10, abs=0.01)
+    # The programs timed themselves in the captured runs: the same ratio within 1%.
+    measured = _program_median(PINNED / "input_bound_pageable.log") / _program_median(PINNED / "input_bound_pinned.log")
+    assert r.speedup == pytest.approx(measured, rel=0.01)
+    by = {c.name: c for c in r.breakdown}
+    assert by["memcpy_htod"].before == pytest.approx(68.15e6, rel=1e-3) and by["memcpy_htod"].after == pytest.approx(5.07e6, rel=1e-3)
+    act = {c.name: c for c in r.activity}
+    assert act["copy_bytes"].before == act["copy_bytes"].after == 256 * 2**20 + 4  # the batch and the 4-byte .item()
+    # Still transfer-bound (the copy is still most of a step), without the pageable-copy finding.
+    assert (r.before.bound, r.after.bound) == ("transfer", "transfer") and not r.verdict_changed
+    assert r.resolved == ("pageable_memcpy",) and r.introduced == () and r.regressions == []
+    # Uninstrumented, 3 runs each: a faster program still, by the median of the runs.
+    runs = [json.loads(line) for line in (PINNED / "uninstrumented.jsonl").read_text().splitlines()]
+    pageable = sorted(x["steady_wall_ms_median"] for x in runs if not x["pinned"])
+    pinned = sorted(x["steady_wall_ms_median"] for x in runs if x["pinned"])
+    assert len(pageable) == len(pinned) == 3 and pageable[1] / pinned[1] == pytest.approx(16.2, abs=0.1)
