@@ -30,6 +30,7 @@ from ncuwrap.engine import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render import names as N
 from ncuwrap.render.escape import terminal
+from ncuwrap.timeline.compare import compare_timelines
 from ncuwrap.timeline.diagnosis import diagnose_timeline
 from tests.conftest import DATA, H200
 from tests.test_render_html import Page
@@ -53,7 +54,7 @@ SHORT_SHOWN = "k|x`y`<b>[a](javascript:x)\\u202e\\x1b[2J|#|"
 
 def shown(kind: str) -> list[str]:
     """How the names of a document start in every output (control characters as escapes)."""
-    return [*((SHOWN,) if kind != "compare" else ()), *((SHORT_SHOWN,) if kind != "timeline" else ())]
+    return [*((SHOWN,) if kind != "compare" else ()), *((SHORT_SHOWN,) if kind not in ("timeline", "timeline_compare") else ())]
 # What a name may never bring into an output: its own elements (the HTML report has <details> and
 # <summary> of its own) and attributes.
 EVIL_TAGS = {"script", "img"}
@@ -108,10 +109,12 @@ def docs(tmp_path_factory):
                          ("cudaMalloc_v3020", f"cudaMalloc{NAME}")):
             assert db.execute("UPDATE StringIds SET value = ? WHERE value = ?", (new, old)).rowcount == 1, old
     timeline = diagnose_timeline(capture)
-    return {"diagnosis": diagnosis, "compare": paired, "compare_unpaired": unpaired, "timeline": timeline}
+    # Two timelines: the hostile kernels are the ones AFTER adds, the bench's own the ones it removes.
+    timelines = compare_timelines(diagnose_timeline(BENCH_SQLITE), timeline)
+    return {"diagnosis": diagnosis, "compare": paired, "compare_unpaired": unpaired, "timeline": timeline, "timeline_compare": timelines}
 
 
-KINDS = ("diagnosis", "compare", "compare_unpaired", "timeline")
+KINDS = ("diagnosis", "compare", "compare_unpaired", "timeline", "timeline_compare")
 
 
 def test_the_names_reach_the_documents(docs):
@@ -169,6 +172,7 @@ def test_markdown_has_no_markup_from_a_name(docs, kind):
     # ‹…›, so "<b>" in a name reads as one), control characters as escapes, white space as one space.
     name = N.of(docs[kind])
     kernels = {"diagnosis": lambda d: [k.name for k in d.kernels], "timeline": lambda d: [k.demangled for k in d.timeline.kernels],
+               "timeline_compare": lambda d: [k.name for k in d.kernels],
                "compare": lambda d: [p.name for p in d.pairs], "compare_unpaired": lambda d: [k.name for k in (*d.unpaired_before, *d.unpaired_after)]}[kind](docs[kind])
     hostile = [n for n in kernels if n.startswith(("<script>", "k|x", "ns::detail")) or "<script>" in n or "k|x" in n]
     assert hostile
@@ -214,6 +218,10 @@ def test_json_gives_back_every_name_as_written(docs):
     assert f"{NAME}(const float *)" in {k["demangled"] for k in t["top_kernels"]}
     assert f"cudaMalloc{NAME}" in t["api_ns"]
     assert FILE in t["source"]["path"]
+
+    tc = json.loads(render(docs["timeline_compare"], Format.json))
+    assert {f"{NAME}(const float *)", f"{LONG}(const float *)"} <= set(tc["added"])
+    assert FILE in tc["after"]["source"]["path"]
 
 
 # Control characters (C0 but newline, DEL, C1) and the bidi formatting characters, which reorder what

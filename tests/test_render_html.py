@@ -139,11 +139,12 @@ def test_multi_kernel_page_ranks_by_time_and_details_each_kernel():
     text = render(four_transposes(), Format.html)
     assert_self_contained(text)
     page = Page(text)
-    names = [m.group(1) for m in re.finditer(r'<td class="kname" title="\w+"><a href="#k\d">([^<]+)</a>', text)]
+    names = [m.group(1) for m in re.finditer(r'<td class="kname" data-label="kernel" title="\w+"><a href="#k\d">([^<]+)</a>', text)]
     assert names == ["transposeNaive", "transposeShared", "copyKernel", "transposePadded"]
     assert len(page.with_class("details", "kernel")) == 4
     assert ["open" in d for d in page.with_class("details", "kernel")] == [True, True, True, False]
-    assert len(page.with_class("svg", "chart")) == 12  # none does FP32 work: no roofline
+    # 12 kernel charts (none does FP32 work: no roofline) and the fix-first bars.
+    assert len(page.with_class("svg", "chart")) == 13
     toc = text[text.index("<nav"):text.index("</nav>")]
     assert re.findall(r'href="#(k\d|summary|environment)"', toc) == ["summary", "k1", "k2", "k3", "k4", "environment"]
     assert len(page.with_class("div", "stop")) == 0  # none of the four is at its roof under ncu (padded: DRAM 65%)
@@ -315,7 +316,7 @@ def test_real_multi_kernel_report_in_headless_chromium(tmp_path):
     assert _console(run.stderr) == []
     dom = Page(run.stdout)
     # The browser built the charts: 4 per kernel, bars with a width, roofs drawn.
-    assert len(dom.with_class("svg", "chart")) == 12
+    assert len(dom.with_class("svg", "chart")) == 13  # with the fix-first bars
     bars = dom.with_class("rect", "bar")
     assert len(bars) >= 4 * (4 + 2 + 3) and all(float(b["width"]) >= 0 for b in bars)
     assert sum(float(b["width"]) > 0 for b in bars) >= 30
@@ -344,5 +345,5 @@ def test_a_long_name_is_shortened_in_tables_and_whole_in_its_section():
     page = Page(text)
     (cell,) = page.with_class("td", "kname")
     assert cell["title"] == long and short(long) == "at::native::kernel‹…›"
-    assert re.search(r'<td class="kname" title="[^"]+">(<a href="#k\d+">)?at::native::kernel‹…›(</a>)?</td>', text)
+    assert re.search(r'<td class="kname" data-label="kernel" title="[^"]+">(<a href="#k\d+">)?at::native::kernel‹…›(</a>)?</td>', text)
     assert f"void {long}(float *, const float *)" in page.content  # the section's signature, whole

@@ -114,6 +114,23 @@ def environment_rows(diagnosis) -> list[tuple[str, object]]:
 clock_note = T.clock_note
 
 
+# Kernels drawn on one report roofline (its longest launch each, most total time first).
+ROOFLINE_KERNELS = 8
+
+
+def roofline_groups(diagnosis, name: N.Names) -> list[tuple[str, list]]:
+    """The kernels of a report with a roofline point, by the kind of arithmetic they do (one chart
+    each: FP32, FP64, bf16 tensor...), at most ROOFLINE_KERNELS each."""
+    groups: dict[str, list] = {}
+    for g in diagnosis.groups():
+        roof = g.longest.roofline
+        if roof is not None and roof.says_something:
+            members = groups.setdefault(roof.label, [])
+            if len(members) < ROOFLINE_KERNELS:
+                members.append((name(g.name), roof))
+    return list(groups.items())
+
+
 def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
     """What the diagnosis template draws."""
     kernels = diagnosis.by_time()
@@ -135,6 +152,9 @@ def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY)
         "clock_note": clock_note(diagnosis),
         "fix_first": ([T.priority_line(p, bool(diagnosis.coverage), name) for p in T.fix_first(diagnosis)]
                       if len(kernels) > 1 or diagnosis.coverage else []),
+        "fix_first_bars": (svg.fix_first_bars([(name(p.name), p.share_pct or 0.0, p.saves_pct or 0.0, T.priority_line(p, bool(diagnosis.coverage), name))
+                                               for p in T.fix_first(diagnosis)]) if len(kernels) > 1 or diagnosis.coverage else None),
+        "rooflines": svg.report_rooflines(roofline_groups(diagnosis, name)) if len(diagnosis.groups()) > 1 else [],
         "fix_first_note": ("Share of the program's GPU time (nsys)" if diagnosis.coverage else "Share of the profiled time"),
         "coverage": T.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
         "processes": len(diagnosis.processes) > 1,

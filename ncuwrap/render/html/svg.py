@@ -24,6 +24,8 @@ from ncuwrap.render.escape import terminal
 # One colour per series (1 series: blue; 2 series: before grey, after blue); roofs and grid in greys.
 SERIES_COLORS = ("#2563eb",)
 PAIR_COLORS = ("#94a3b8", "#2563eb")
+# One colour per kernel where a chart shows several kernels of one report (not a before/after pair).
+KERNEL_COLORS = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563")
 ROOF_COLORS = {"DRAM": "#b45309", "L2": "#7c3aed", "L1": "#0f766e", "compute": "#334155"}
 GRID = "#e2e8f0"
 INK = "#0f172a"
@@ -62,13 +64,35 @@ def _svg(width: int, height: int, label: str, body: list[str]) -> Markup:
     return Markup(head + "".join(body) + "</svg>")
 
 
-def _legend(items, x: float, y: float) -> list[str]:
-    """``(name, color)`` pairs in a row, from ``x`` on the baseline ``y``."""
-    out = []
+LEGEND_ROW = 16  # height of a legend row
+
+
+def _legend_item_w(name: str) -> float:
+    return 14 + 7.5 * len(name) + 16  # swatch, text at ~7.5 px a character (12 px font), gap
+
+
+def legend_rows(items, x: float, right: float) -> int:
+    """How many rows the legend of ``items`` takes between ``x`` and ``right``."""
+    rows, at = 1, x
+    for name, _ in items:
+        w = _legend_item_w(name)
+        if at + w > right and at > x:
+            rows, at = rows + 1, x
+        at += w
+    return rows
+
+
+def _legend(items, x: float, y: float, right: float) -> list[str]:
+    """``(name, color)`` pairs in rows from ``x`` on the baseline ``y``, wrapped before ``right`` (the
+    chart's edge: nothing is drawn outside the SVG)."""
+    out, at = [], x
     for name, color in items:
-        out.append(f'<rect x="{x:.0f}" y="{y - 9:.0f}" width="10" height="10" fill="{color}"/>'
-                   f'<text x="{x + 14:.0f}" y="{y:.0f}" fill="{INK}">{_t(name)}</text>')
-        x += 14 + 7.5 * len(name) + 16
+        w = _legend_item_w(name)
+        if at + w > right and at > x:
+            at, y = x, y + LEGEND_ROW
+        out.append(f'<rect x="{at:.0f}" y="{y - 9:.0f}" width="10" height="10" fill="{color}"/>'
+                   f'<text x="{at + 14:.0f}" y="{y:.0f}" fill="{INK}">{_t(name)}</text>')
+        at += w
     return out
 
 
@@ -90,9 +114,11 @@ def stacked_bars(title: str, rows: list[tuple[str, list[tuple[str, float, str, s
                  width: int = 720) -> Markup:
     """One horizontal bar per row on a 0-100% scale, made of segments ``(name, pct, color, tip)``;
     ``legend`` is ``(name, color)`` pairs, drawn above."""
-    label_w, value_w, bar_h, gap, top = 90, 10, 16, 8, 30
+    label_w, value_w, bar_h, gap = 90, 30, 16, 8  # value_w: room for the "100%" label centred on the right edge
+    legend = list(legend)
+    top = 14 + LEGEND_ROW * legend_rows(legend, label_w, width - value_w)
     plot_w = width - label_w - value_w
-    body = _legend(legend, label_w, 16)
+    body = _legend(legend, label_w, 16, width - value_w)
     bottom = top + len(rows) * (bar_h + gap)
     body += _percent_grid(label_w, plot_w, top, bottom - gap, bottom + 10, 25)
     y = top
@@ -130,7 +156,9 @@ class _Groups:
 
     @property
     def top(self) -> int:
-        return 30 if len(self.series) > 1 else 10
+        if len(self.series) < 2:
+            return 10
+        return 14 + LEGEND_ROW * legend_rows(zip(self.series, colors(len(self.series))), self.label_w, self.width)
 
     @property
     def group_h(self) -> int:
@@ -138,7 +166,7 @@ class _Groups:
 
     def head(self) -> list[str]:
         """The legend (several series) or nothing."""
-        return _legend(zip(self.series, colors(len(self.series))), self.label_w, 16) if len(self.series) > 1 else []
+        return _legend(zip(self.series, colors(len(self.series))), self.label_w, 16, self.width) if len(self.series) > 1 else []
 
     def label(self, y: float, text: str) -> str:
         return f'<text x="{self.label_w - 8}" y="{y + self.group_h / 2 + 4:.1f}" fill="{INK}" text-anchor="end">{_t(text)}</text>'
@@ -242,18 +270,19 @@ def _decades(lo: float, hi: float) -> tuple[int, int]:
     return math.floor(math.log10(lo)), math.ceil(math.log10(hi))
 
 
-def roofline(rooflines: list, series: list[str] | None = None, width: int = 520, height: int = 330) -> Markup | None:
+def roofline(rooflines: list, series: list[str] | None = None, width: int = 520, height: int = 330,
+             palette: tuple[str, ...] | None = None, title: str | None = None) -> Markup | None:
     """The model's rooflines (KernelVerdict.roofline, one per series) drawn: the device's memory roofs
     (DRAM, L2, L1) and the compute roof of the arithmetic the kernel does, and the kernel's point at
     each memory level. None when no series has a point to draw (no arithmetic, or no counters): the
     page says so in a line instead of an empty chart."""
     series = series or [""]
-    palette = colors(len(series))
+    palette = palette or colors(len(series))
     roof = next((r for r in reversed(rooflines) if r is not None and r.says_something), None)
     if roof is None:
         return None
     name = roof.label
-    title = f"Roofline ({name}): FLOP/s against arithmetic intensity, log-log"
+    title = title or f"Roofline ({name}): FLOP/s against arithmetic intensity, log-log"
     peak, roofs = roof.peak_flops_per_s, list(roof.roofs)
     points = [_Point(i, p.level, p.intensity, p.flops_per_s) for i, r in enumerate(rooflines) if r is not None for p in r.points]
     no_flops = [i for i, r in enumerate(rooflines) if r is not None and not r.missing and not r.points]
@@ -261,7 +290,9 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
     ridges = [peak / bw for _, bw in roofs]
     x_lo, x_hi = _decades(min([min(ridges) / 100] + [p.intensity for p in points]), max([max(ridges) * 10] + [p.intensity for p in points]))
     y_lo, y_hi = _decades(min([peak / 1e3] + [p.flops for p in points]), peak * 1.5)
-    left, right, top, bottom = 62, 14, 14 + (18 if len(series) > 1 else 0), 40
+    left, right, bottom = 62, 14, 40
+    named = any(series)  # a legend names the series (none for one unnamed kernel)
+    top = 14 + (LEGEND_ROW * legend_rows(zip(series, palette), left, width - right) + 2 if named else 0)
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def px(ai: float) -> float:
@@ -271,8 +302,8 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
         return top + plot_h * (1 - (math.log10(flops) - y_lo) / (y_hi - y_lo))
 
     body = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#ffffff" stroke="{GRID}"/>']
-    if len(series) > 1:
-        body += _legend(zip(series, colors(len(series))), left, 14)
+    if named:
+        body += _legend(zip(series, palette), left, 14, width - right)
     for d in range(x_lo, x_hi + 1):
         x = px(10.0**d)
         body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="{GRID}"/>'
@@ -306,7 +337,7 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
         by_level.setdefault(p.level, {})[p.series] = p
         body.append(_marker(marks[p.level], px(p.intensity), py(p.flops), palette[p.series],
                             f"{series[p.series] + ': ' if series[p.series] else ''}{p.level}: {p.intensity:.3g} FLOP/byte, {si(p.flops, 'FLOP/s')}"))
-    if len(series) == 2:
+    if len(series) == 2 and palette == PAIR_COLORS:  # before -> after
         for level, pair in by_level.items():
             if 0 in pair and 1 in pair:
                 a, b = pair[0], pair[1]
@@ -352,3 +383,42 @@ def _marker(kind: str, x: float, y: float, color: str, tip: str) -> str:
     return (f'<polygon class="point" points="{x:.1f},{y - 6:.1f} {x + 6:.1f},{y:.1f} {x:.1f},{y + 6:.1f} {x - 6:.1f},{y:.1f}" '
             f'fill="{color}" stroke="#fff">{tip}</polygon>')
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Fix first: each kernel's share of the time, and the part of it fixing its findings would save
+
+
+def fix_first_bars(rows: list[tuple[str, float, float, str]], width: int = 720) -> Markup | None:
+    """One bar per kernel ``(name, share_pct, saves_pct, tip)``: its share of the time (light), and
+    inside it what fixing its findings would save (dark), on a scale from 0 to the largest share."""
+    if not rows:
+        return None
+    label_w, value_w, bar_h, gap, top = 230, 150, 16, 8, 30
+    plot_w = width - label_w - value_w
+    scale = max(max(share for _, share, _, _ in rows), 1e-9)
+    body = _legend([("share of the time", "#bfdbfe"), ("what fixing it saves", "#2563eb")], label_w, 16, width)
+    y = top
+    for name, share, saves, tip in rows:
+        shown = name if len(name) <= 34 else name[:33] + "…"
+        body.append(f'<text x="{label_w - 8}" y="{y + bar_h - 3}" fill="{INK}" text-anchor="end">{_t(shown)}<title>{_t(name)}</title></text>')
+        body.append(f'<rect class="bar" x="{label_w}" y="{y}" width="{plot_w * share / scale:.1f}" height="{bar_h}" fill="#bfdbfe" rx="2">'
+                    f'<title>{_t(tip)}</title></rect>')
+        body.append(f'<rect class="bar saves" x="{label_w}" y="{y}" width="{plot_w * min(saves, share) / scale:.1f}" height="{bar_h}" '
+                    f'fill="#2563eb" rx="2"><title>{_t(tip)}</title></rect>')
+        body.append(f'<text x="{label_w + plot_w + 8}" y="{y + bar_h - 3}" fill="{INK}">saves ~{saves:.1f}% of {share:.1f}%</text>')
+        y += bar_h + gap
+    return _svg(width, y + 4, "Fix first: each kernel's share of the time and what fixing it saves", body)
+
+
+def report_rooflines(groups: list[tuple[str, list[tuple[str, object]]]], width: int = 720, height: int = 400) -> list[Markup]:
+    """One roofline per kind of arithmetic in a report (``(label, [(kernel name, Roofline)])``): every
+    kernel a colour, a point at each memory level (DRAM, L2, L1: the hierarchical roofline)."""
+    charts = []
+    for label, members in groups:
+        names = [n if len(n) <= 40 else n[:39] + "…" for n, _ in members]
+        chart = roofline([r for _, r in members], names, width=width, height=height, palette=KERNEL_COLORS[:len(members)],
+                         title=f"Roofline of the report ({label}): each kernel at each memory level, log-log")
+        if chart is not None:
+            charts.append(chart)
+    return charts

@@ -1,0 +1,117 @@
+"""Pictures of the HTML reports (issue 25) on real H200 reports: the rank chart inside its SVG, the
+diagnosis summary readable on a phone (420 px: rows become cards), findings before the decision path,
+a report-level hierarchical roofline (each kernel a point per memory level) and the "fix first" bars.
+Checked in headless Chromium at 1280 and 420 px where it is installed (CI installs it)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ncuwrap.engine import diagnose
+from ncuwrap.render import Format, render
+from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
+from tests.conftest import DATA
+from tests.test_render_html import Page, _chromium, _console, _png_size
+
+TOP = DATA / "h200_ncuwrap" / "top" / "report.raw.csv"
+BLAS = DATA / "realworld" / "blas.raw.csv.gz"
+
+
+def _svgs(html: str) -> list[str]:
+    return re.findall(r"<svg .*?</svg>", html, flags=re.S)
+
+
+def _texts_inside(svg: str) -> list[tuple[float, str, str]]:
+    width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
+    out = []
+    for x, anchor, text in re.findall(r'<text x="([\d.]+)"[^>]*?(?:text-anchor="(\w+)")?[^>]*>([^<]*)', svg):
+        # ~7.5 px a character at the legend's 12 px, half of it each side when centred.
+        extent = 7.5 * len(text) * (0.5 if anchor == "middle" else 0 if anchor == "end" else 1)
+        out.append((float(x) + extent, text, width))
+    return out
+
+
+def test_the_rank_chart_stays_inside_its_svg():
+    html = render(diagnose_ranks(DATA / "h200_ncuwrap" / "ranks" / "slow1", workers=0), Format.html)
+    (chart,) = [s for s in _svgs(html) if "Where each rank" in s]
+    for right, text, width in _texts_inside(chart):
+        assert right <= width, (text, right, width)
+    # Every category of the legend is there whole, "GPU idle" and "memsets" included.
+    assert {"compute kernels", "NCCL (exposed)", "D2D copies", "memsets", "GPU idle"} <= {t for _, t, _ in _texts_inside(chart)}
+
+
+def test_the_legend_wraps_before_the_edge():
+    from ncuwrap.render.html import svg
+
+    items = [(f"a kernel name of some length {i}", "#000") for i in range(6)]
+    assert svg.legend_rows(items, 90, 720) == 3
+    body = "".join(svg._legend(items, 90, 16, 720))
+    ys = sorted({float(y) for y in re.findall(r'<text x="[\d.]+" y="([\d.]+)"', body)})
+    assert ys == [16.0, 32.0, 48.0]
+
+
+def test_findings_come_before_the_decision_path():
+    html = render(diagnose(TOP), Format.html)
+    sections = html.split('<details class="kernel"')[1:]
+    assert len(sections) == 5
+    for section in sections:
+        assert section.index("<h3>Findings</h3>") < section.index("<h3>Decision path</h3>")
+
+
+def test_the_report_roofline_draws_every_kernel_at_each_level():
+    html = render(diagnose(BLAS), Format.html)
+    report = html[html.index("<h3>Roofline of the report</h3>"):html.index('<details class="kernel"')]
+    charts = _svgs(report)
+    # One chart per kind of arithmetic among the cuBLAS kernels (FP32 SIMT, FP64, tensor types).
+    titles = [re.search(r"<title>(.*?)</title>", c).group(1) for c in charts]
+    assert len(charts) >= 3 and all(t.startswith("Roofline of the report (") for t in titles), titles
+    def points_of(chart):  # the kernels' points (not the marker key's "DRAM point")
+        return [p for p in re.findall(r'class="point"[^>]*><title>([^<]*)</title>', chart) if not p.endswith(" point")]
+
+    for chart in charts:
+        points = points_of(chart)
+        levels = {p.split(": ")[1] for p in points}
+        assert levels <= {"DRAM", "L2", "L1"} and "DRAM" in levels
+        # Each kernel is named in the legend, and each of its points says which kernel it is.
+        kernels = {p.split(": ")[0] for p in points}
+        for kernel in kernels:
+            assert f">{kernel}</text>" in chart
+    # The hierarchy: the corpus was profiled with --set full, so every chart has all three levels.
+    assert all({"DRAM", "L2", "L1"} <= {p.split(": ")[1] for p in points_of(c)} for c in charts)
+
+
+def test_fix_first_bars():
+    d = diagnose(DATA / "realworld" / "ops.raw.csv.gz")
+    html = render(d, Format.html)
+    (bars,) = [s for s in _svgs(html) if "Fix first" in s]
+    from ncuwrap.render import text as T
+
+    first = T.fix_first(d)
+    assert len(re.findall(r'class="bar saves"', bars)) == len(first) >= 1
+    assert all(f"saves ~{p.saves_pct:.1f}% of {p.share_pct:.1f}%" in bars for p in first)
+
+
+def test_the_summary_is_cards_on_a_phone():
+    html = render(diagnose(TOP), Format.html)
+    page = Page(html)
+    summary = html[html.index('<table class="summary">'):]
+    summary = summary[:summary.index("</table>")]
+    cells = re.findall(r"<td [^>]*>", summary)
+    assert len(cells) == 5 * 8 and all("data-label=" in c for c in cells)
+    assert "table.summary td::before { content:attr(data-label)" in html
+    assert page.with_class("table", "summary")
+
+
+@pytest.mark.parametrize("width", [1280, 420])
+def test_reports_in_headless_chromium(tmp_path, width):
+    for name, result in (("top", diagnose(TOP)), ("blas", diagnose(BLAS)),
+                         ("ranks", diagnose_ranks(DATA / "h200_ncuwrap" / "ranks" / "slow1", workers=0))):
+        page = tmp_path / f"{name}.html"
+        page.write_text(render(result, Format.html), encoding="utf-8")
+        shot = tmp_path / f"{name}_{width}.png"
+        run = _chromium(tmp_path, page.as_uri(), f"--screenshot={shot}", f"--window-size={width},1600")
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert _console(run.stderr) == []
+        assert shot.is_file() and _png_size(shot) == (width, 1600) and shot.stat().st_size > 20_000
