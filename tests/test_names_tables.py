@@ -92,6 +92,10 @@ def test_a_row_wraps_at_word_joints_and_stops_at_three_lines():
     assert len(lines) == 3 and lines[-1].endswith("…") and all(len(line) <= 30 for line in lines)
     # Every line but the last ends where the name may break: after '_' or '::'.
     assert all(re.search(r"(_|::)$", line) for line in lines[:-1])
+    # A word wider than its cell breaks at a camel-case joint, not at the cell's edge.
+    radix = cell("radix_sort::DeviceRadixSortOnesweepKernel‹…›", 22)
+    assert "".join(radix) == "radix_sort::DeviceRadixSortOnesweepKernel‹…›" and all(len(line) <= 22 for line in radix)
+    assert all(re.search(r"(::|[a-z])$", a) and re.match(r"[A-Z]", b) for a, b in zip(radix, radix[1:])), radix
 
 
 @pytest.mark.parametrize("width", WIDTHS)

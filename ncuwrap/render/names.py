@@ -10,7 +10,7 @@
 - ``demangled``: the whole signature, parameters included.
 
 A table cell holds at most three lines of a name (:class:`Clamped`): it wraps after ``_``, ``::``, ``,``
-and spaces, and a name longer than three lines ends in ``…`` (the kernel's own section and the JSON
+and spaces (a word wider than the cell at its camel-case joints), and a name longer than three lines ends in ``…`` (the kernel's own section and the JSON
 keep the whole name).
 """
 
@@ -143,6 +143,10 @@ class Names:
 _BREAK = re.compile(r"(?<=::)|(?<=_)|(?<=,)|(?<= )|(?=‹(?!…›))")
 
 
+# Where a piece wider than its cell may break as well: a capital after a small letter (RadixSort|Onesweep).
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
 class Clamped:
     """A name in a table cell: wrapped at ``_``, ``::``, ``,`` and spaces to the cell's width, at most
     ``MAX_LINES`` lines, the last ending in ``…`` when the name is longer."""
@@ -160,8 +164,9 @@ class Clamped:
 
     def _wrap(self, width: int) -> list[str]:
         lines, current = [], ""
-        for piece in self._pieces:
-            while len(piece) > width:  # a piece wider than the cell: folded, the one place a word splits
+        pieces = [part for piece in self._pieces for part in (_CAMEL.split(piece) if len(piece) > width else (piece,)) if part]
+        for piece in pieces:
+            while len(piece) > width:  # wider than the cell even at its camel-case joints: folded
                 if current:
                     lines.append(current)
                     current = ""
