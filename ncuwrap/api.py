@@ -49,7 +49,6 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
     """``ncuwrap diagnose``: a kernel report (.ncu-rep, ncu CSV export, a run folder of ``ncuwrap profile``)
     gives a :class:`~ncuwrap.verdict.Diagnosis`; an nsys capture a :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`.
     None: the sample H200 report shipped with ncuwrap."""
-    from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
     from ncuwrap.resources import sample_report
 
     path = Path(report) if report is not None else sample_report()
@@ -63,6 +62,7 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
     if step_range is not None or warmup is not None:
         raise InputError(f"{path}: --step-range and --warmup apply to nsys captures (timelines); this is a kernel report")
     from ncuwrap.kernel_filter import LaunchSelection
+    from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
     select = LaunchSelection(kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None, process=process)
     if is_run_dir(path):

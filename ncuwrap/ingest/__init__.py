@@ -16,13 +16,30 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ncuwrap.errors import InputError, NcuwrapError
-from ncuwrap.ingest import ncu_csv, ncu_rep
-from ncuwrap.ingest.model import META_COLUMNS, Profile, RuleResult, Source
+
+if TYPE_CHECKING:
+    from ncuwrap.ingest.model import Profile, RuleResult
+
+# The readers (pandas, pyarrow) load when a report is read, not when a file's kind is asked
+# (reading an nsys SQLite needs neither of them); the model's names load on first use (PEP 562).
+_MODEL = ("META_COLUMNS", "Profile", "RuleResult", "Source")
+
+
+def __getattr__(name: str):
+    if name in _MODEL:
+        from ncuwrap.ingest import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module 'ncuwrap.ingest' has no attribute {name!r}")
+
 
 __all__ = ["load", "kind_of", "rule_results", "source_page", "Profile", "RuleResult", "Source", "META_COLUMNS"]
 
 TIMELINE_SUFFIXES = (".nsys-rep", ".sqlite", ".sqlite.gz", ".qdstrm")
+NCU_REP_MAGIC = b"NVR\x00"  # the first bytes of a .ncu-rep
 
 
 def kind_of(path: Path) -> str:
@@ -35,7 +52,7 @@ def kind_of(path: Path) -> str:
     if name.endswith((".ncu-rep", ".ncu-rep.gz")):
         return "ncu-rep"
     with path.open("rb") as fh:
-        if fh.read(4) == ncu_rep.MAGIC:
+        if fh.read(4) == NCU_REP_MAGIC:
             return "ncu-rep"
     raise InputError(f"{path}: unknown file type; give a .ncu-rep, an ncu CSV export (.csv or .csv.gz), or an nsys .nsys-rep/.sqlite")
 
@@ -90,6 +107,8 @@ def sha256(path: Path, stop: threading.Event | None = None) -> str | None:
 
 def load(path: str | Path, *, ncu: str | None = None, metrics=None) -> Profile:
     """Load an Nsight Compute report or CSV export. ``metrics`` limits the columns read from a raw CSV."""
+    from ncuwrap.ingest import ncu_csv
+
     path = check_file(Path(path))
     kind = kind_of(path)
     if kind == "timeline":
@@ -117,6 +136,7 @@ def _read_rep(path: Path, ncu: str | None) -> Profile:
     """A .ncu-rep, or a .ncu-rep.gz unpacked into a private temporary folder (removed after), read and
     named by the user's file in every message and output."""
     from ncuwrap import packed
+    from ncuwrap.ingest import ncu_rep
 
     if not path.name.lower().endswith(".gz"):
         return ncu_rep.read(path, ncu=ncu)
@@ -129,6 +149,8 @@ def rule_results(path: str | Path, *, ncu: str | None = None, of: Profile | None
     ``diagnose --ncu-rules`` puts beside the findings of a raw-page export of the same report).
     ``of``: the report they are for; a file that describes other launches (another kernel, launch
     configuration or number of launches under the same IDs) is refused instead of attached."""
+    from ncuwrap.ingest import ncu_csv
+
     path = check_file(Path(path))
     kind = kind_of(path)
     if kind == "ncu-rep":

@@ -24,7 +24,7 @@ from ncuwrap.ingest.model import Profile, RuleResult, Source
 from ncuwrap.ingest import source_counters
 from ncuwrap.ingest.names import function_name
 
-MAGIC = b"NVR\x00"
+from ncuwrap.ingest import NCU_REP_MAGIC as MAGIC  # noqa: E402
 _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build \d+\)")
 _COMMAND = re.compile(rb"(/[\x20-\x7e]*?/ncu(?:\.exe)? [\x20-\x7e]{1,2000})")
 

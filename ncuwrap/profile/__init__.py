@@ -22,10 +22,16 @@ says, per profiled kernel, which launch it was (profile.json and the screen).
 
 from __future__ import annotations
 
-from ncuwrap.profile.launches import DEFAULT_PROGRAM_LAUNCH_COUNT, LaunchFilter, ProfiledLaunch, launch_filter
-from ncuwrap.profile.pipeline import profile
-from ncuwrap.profile.result import ProfileOptions, ProfileResult
-from ncuwrap.profile.verdicts import same_verdicts, verdicts
+import importlib
 
-__all__ = ["LaunchFilter", "ProfileOptions", "ProfileResult", "ProfiledLaunch", "launch_filter", "profile", "same_verdicts", "verdicts",
-           "DEFAULT_PROGRAM_LAUNCH_COUNT"]
+# The names this package offers, each from its module: loaded on first use (PEP 562), so that a light
+# module of the package (rundir, rediagnose's run-folder check) does not import pandas with pipeline.
+_EXPORTS = {"DEFAULT_PROGRAM_LAUNCH_COUNT": "launches", "LaunchFilter": "launches", "ProfiledLaunch": "launches", "launch_filter": "launches",
+            "profile": "pipeline", "ProfileOptions": "result", "ProfileResult": "result", "same_verdicts": "verdicts", "verdicts": "verdicts"}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"ncuwrap.profile.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'ncuwrap.profile' has no attribute {name!r}")

@@ -11,8 +11,6 @@ from pathlib import Path
 
 from ncuwrap import safejson
 from ncuwrap.errors import InputError
-from ncuwrap.ingest import check_file
-from ncuwrap.ingest.source_counters import is_source_page
 from ncuwrap.profile import rundir as RD
 
 # profile.json is a few kilobytes (tens with many launches); more is not ncuwrap's.
@@ -34,6 +32,7 @@ def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: 
     from ncuwrap import ruleset
     from ncuwrap.engine import diagnose_profile, needed_metrics
     from ncuwrap.ingest import load
+    from ncuwrap.ingest.source_counters import is_source_page
     from ncuwrap.profile.pipeline import attach_source_page, load_raw_csv
 
     rd = RD.RunDir(path)
@@ -62,6 +61,8 @@ def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: 
 
 def _record(rd: RD.RunDir) -> dict:
     """What diagnosing needs from profile.json: the target, ncu's version and the command line."""
+    from ncuwrap.ingest import check_file
+
     check_file(rd.profile, max_bytes=MAX_PROFILE_BYTES, folder_fix="give a run folder of 'ncuwrap profile'")
     try:
         doc = safejson.loads(rd.profile.read_text(encoding="utf-8"))
