@@ -451,7 +451,8 @@ def compare_files(before: str | Path, after: str | Path, rules_path: str | Path 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     for path in (Path(before), Path(after)):
         if path.is_file() and kind_of(path) == "timeline":
-            raise InputError(f"{path}: an Nsight Systems timeline; 'ncuwrap compare' takes kernel reports (.ncu-rep or an ncu CSV export)")
+            raise InputError(f"{path}: an Nsight Systems timeline; compare_files takes kernel reports (two timelines: "
+                             "ncuwrap.timeline.compare.compare_timeline_files, or ncuwrap.compare)")
     left = diagnose(before, rules_path, extend=extend, kernel=kernel, ncu=ncu)
     right = diagnose(after, rules_path, extend=extend, kernel=kernel, ncu=ncu)
     return compare(left, right, **options)

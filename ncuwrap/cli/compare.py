@@ -1,4 +1,5 @@
-"""``ncuwrap compare``: what a change did to each kernel, between two reports."""
+"""``ncuwrap compare``: what a change did to each kernel, between two reports, or to a whole program,
+between two timelines (a thin call of :func:`ncuwrap.api.compare`)."""
 
 from __future__ import annotations
 

@@ -24,11 +24,15 @@ from __future__ import annotations
 
 import importlib
 
-# The names this package offers, each from its module: loaded on first use (PEP 562), so that a light
-# module of the package (rundir, rediagnose's run-folder check) does not import pandas with pipeline.
+# verdicts() shares its name with its module (light: no import): bound here, after the module, so that
+# ncuwrap.profile.verdicts is the function whichever imports the module first.
+from ncuwrap.profile.verdicts import same_verdicts, verdicts  # noqa: E402
+
+# The other names this package offers, each from its module: loaded on first use (PEP 562), so that a
+# light module of the package (rundir, rediagnose's run-folder check) does not import pandas with pipeline.
 _EXPORTS = {"DEFAULT_PROGRAM_LAUNCH_COUNT": "launches", "LaunchFilter": "launches", "ProfiledLaunch": "launches", "launch_filter": "launches",
-            "profile": "pipeline", "ProfileOptions": "result", "ProfileResult": "result", "same_verdicts": "verdicts", "verdicts": "verdicts"}
-__all__ = sorted(_EXPORTS)
+            "profile": "pipeline", "ProfileOptions": "result", "ProfileResult": "result"}
+__all__ = sorted([*_EXPORTS, "same_verdicts", "verdicts"])
 
 
 def __getattr__(name: str):
