@@ -195,3 +195,24 @@ def _without_paths(doc):
     if isinstance(doc, list):
         return [_without_paths(v) for v in doc]
     return doc
+
+
+def test_the_default_analyses_small_captures_here_and_says_why(tmp_path):
+    """The real 2-GPU capture (2.6 MB): starting a cluster would cost more than it saves (measured: 1.6 s
+    here, 7.3 s on a 2-worker cluster on 2 cores), so the default analyses it in this process."""
+    from ncuwrap.timeline.ranks.diagnosis import choose_workers, diagnose_ranks
+
+    d = diagnose_ranks(DATA / "h200_ncuwrap" / "ranks" / "slow1")
+    assert d.workers == ("this process (no Dask: 2 captures, ~10 MiB to read: too little for a cluster to pay on "
+                         f"{__import__('os').cpu_count()} core{'s' if __import__('os').cpu_count() != 1 else ''}; --workers N starts one)")
+    # Eight ranks of 300 MB each (sparse files of that size: only their size is read) on 16 cores: a cluster.
+    big = []
+    for r in range(8):
+        path = tmp_path / f"rank{r}.sqlite"
+        with open(path, "wb") as fh:
+            fh.truncate(300 << 20)
+        big.append(path)
+    assert choose_workers(big, 16) == (8, "8 captures, ~2,400 MiB to read: 8 workers save more than the cluster's start")
+    assert choose_workers(big, 1)[0] == 0 and choose_workers(big[:1], 16)[0] == 0
+    # A gzipped capture counts what it unpacks to (4x).
+    assert choose_workers([p.rename(p.with_suffix(".sqlite.gz")) for p in big[:2]], 16)[1].startswith("2 captures, ~2,400 MiB")

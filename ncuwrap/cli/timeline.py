@@ -71,7 +71,8 @@ def timeline(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="With --ranks: analyse on the Dask cluster at this address "
                                             "(its workers must see the files) instead of a local cluster."),
     workers: Optional[int] = typer.Option(None, "--workers", min=0, help="With --ranks: worker processes of the local Dask cluster "
-                                          "(default: one per CPU, at most one per capture; 0: no Dask, one capture after the other)."),
+                                          "(default: chosen by the captures' size and the cores, said in the output: none for captures too small "
+                                          "to pay for a cluster's start; 0: no Dask, one capture after the other)."),
     step_range: Optional[str] = typer.Option(None, "--step-range", help="The NVTX range name (a regular expression) marking one "
                                              "iteration (default: a name with the word 'step', or ProfilerStep#N); the verdict is "
                                              "of the steady steps."),

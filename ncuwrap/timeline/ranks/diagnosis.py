@@ -7,9 +7,11 @@ compare the ranks, apply the rank rules (rules/ranks.yaml), and give the verdict
 >>> result.bound, result.set.metrics["straggler_rank"]
 
 Parallelism: each capture is read and analysed by one task (:func:`ncuwrap.timeline.ranks.analysis.analyze_file`)
-on a dask.distributed cluster: a LocalCluster of worker processes by default (one thread each: the
-analysis holds the GIL), or the cluster at ``scheduler`` (its workers must see the files at the same
-paths). ``workers=0`` analyses the captures one after the other in this process, without Dask.
+on a dask.distributed cluster: a LocalCluster of worker processes (one thread each: the analysis holds
+the GIL) when the captures are large enough for it to pay on this machine's cores (:func:`choose_workers`;
+the output says which and why), or the cluster at ``scheduler`` (its workers must see the files at the
+same paths). ``workers=0`` analyses the captures one after the other in this process, without Dask;
+``workers=N`` forces a LocalCluster of N.
 """
 
 from __future__ import annotations
@@ -143,11 +145,32 @@ def _analyze_caught(*args):
         return _Failed(exc)
 
 
-def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | None = None) -> tuple[list, str]:
+# When a local Dask cluster pays (benchmarks/ranks_scale.py, 2026-12-01): this process analyses ~32 MiB
+# of capture a second (a gzipped one counts 4x its size: what it unpacks to), and a LocalCluster costs
+# ~5 s to start, its workers importing pandas and ncuwrap. On the H200 host's 16 cores, 64 captures of
+# 93 MiB took 5.86 s here against 9.10, 8.29 and 6.54 s on 2, 4 and 8 workers; 16 captures 2.59 s
+# against 5.87 s on 4; the real 2-GPU capture 1.6 s against 7.3 s on the 2-core box. The cluster
+# starts when spreading the analysis over its workers saves more than its start.
+ANALYSIS_BYTES_PER_S = 32 << 20
+CLUSTER_START_S = 5.0
+
+
+def choose_workers(paths, cores: int | None) -> tuple[int, str]:
+    """How many local worker processes to analyse ``paths`` on (0: this process), and why, in words."""
+    size = sum(p.stat().st_size * (4 if p.name.lower().endswith(".gz") else 1) for p in paths)
+    serial_s = size / ANALYSIS_BYTES_PER_S
+    n = max(1, min(len(paths), cores or 1))
+    what = f"{len(paths)} capture{'s' if len(paths) != 1 else ''}, ~{size / 2**20:,.0f} MiB to read"
+    if n > 1 and serial_s * (1 - 1 / n) > CLUSTER_START_S:
+        return n, f"{what}: {n} workers save more than the cluster's start"
+    return 0, f"{what}: too little for a cluster to pay on {cores or 1} core{'s' if (cores or 1) != 1 else ''}; --workers N starts one"
+
+
+def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | None = None, why: str = "") -> tuple[list, str]:
     """Run :func:`analyze_file` over ``tasks`` (argument tuples); return the results in order and how
     they were run. Errors raised by a task (InputError naming its file) come back as they were raised."""
     if workers == 0 and scheduler is None:
-        return [analyze_file(*t) for t in tasks], "this process (no Dask)"
+        return [analyze_file(*t) for t in tasks], f"this process (no Dask{': ' + why if why else ''})"
     try:
         from distributed import Client, LocalCluster
     except ImportError:  # pragma: no cover - a dependency of ncuwrap
@@ -166,7 +189,7 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                                    silence_logs=logging.ERROR)
             client = Client(cluster)
-            how = f"Dask LocalCluster, {n} worker process{'es' if n > 1 else ''}"
+            how = f"Dask LocalCluster, {n} worker process{'es' if n > 1 else ''}{' (' + why + ')' if why else ''}"
         try:
             futures = client.map(_analyze_caught, *zip(*tasks), pure=False)
             results = client.gather(futures)
@@ -200,7 +223,10 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     def task(f, warm):
         return (f.rank, str(f.path), pattern, nsys, warm)
 
-    results, how = analyse([task(f, warmup) for f in files.files], scheduler=scheduler, workers=workers)
+    why = ""
+    if workers is None and scheduler is None:  # chosen by the captures' size and the cores; --workers N forces
+        workers, why = choose_workers([f.path for f in files.files], os.cpu_count())
+    results, how = analyse([task(f, warmup) for f in files.files], scheduler=scheduler, workers=workers, why=why)
     # One warm-up for every rank: the ranks run the same iterations, and windows of different steps
     # would not compare. Ranks that detected fewer warm-up steps than the most of any are analysed again.
     detected = [r.steps.warmup for r in results if r.steps is not None]
