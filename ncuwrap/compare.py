@@ -42,6 +42,14 @@ def gates_on(severity: str, fail_on_finding: str | None) -> bool:
         return False
     return SEVERITY_ORDER.get(severity, 9) <= SEVERITY_ORDER[fail_on_finding]
 
+def introduced_gate(fail_on_finding: str | None) -> str:
+    """How a comparison's gate counts the findings a change introduced: the end of its sentence."""
+    if fail_on_finding in (None, "none"):
+        return " (findings introduced do not count)"
+    severity = "a HIGH finding" if fail_on_finding == "high" else f"a finding of severity {fail_on_finding} or worse"
+    return f", or {severity} introduced"
+
+
 PAIRED_BY_NAME = "name"
 PAIRED_BY_ORDER = "name, then launch order"
 PAIRED_BY_OPTION = "--pair"
@@ -202,10 +210,7 @@ class CompareResult(Displayed):
     @property
     def gate(self) -> str:
         """What counts as a regression, in words."""
-        findings = "a finding introduced" if self.fail_on_finding in (None, "none") else None
-        severity = "" if findings else ("a HIGH finding introduced" if self.fail_on_finding == "high"
-                                         else f"a finding of severity {self.fail_on_finding} or worse introduced")
-        return f"more than {self.threshold_pct:g}% slower" + (f", or {severity}" if severity else " (findings introduced do not count)")
+        return f"more than {self.threshold_pct:g}% slower" + introduced_gate(self.fail_on_finding)
 
     @property
     def regressions(self) -> list[str]:

@@ -32,8 +32,8 @@ def emit(result, fmt: Format, output: Path | None, *, force: bool = False, input
     """Every command's output: render ``result`` and print it (the terminal's width and colours for a
     table on a terminal), or write it to ``output`` through the checked writer."""
     color = fmt == Format.table and output is None and sys.stdout.isatty()
-    options = {"names": getattr(names, "value", names)} if fmt != Format.json else {}
-    text = render(result, fmt, color=color, **options) if fmt == Format.table else render(result, fmt, **options)
+    names = getattr(names, "value", names)  # JSON has every name whole: its renderer takes no options
+    text = render(result, fmt, color=color, names=names) if fmt == Format.table else render(result, fmt, names=names)
     if output is None:
         typer.echo(text, nl=False)
         return

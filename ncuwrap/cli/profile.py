@@ -271,4 +271,4 @@ def profile(
         return
     emit(result.diagnosis, fmt, None, names=names)
     if result.timeline is not None:
-        typer.echo(render(result.timeline, fmt, **({"names": names.value} if fmt != Format.json else {})), nl=False)
+        typer.echo(render(result.timeline, fmt, names=names.value), nl=False)

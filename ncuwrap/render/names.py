@@ -118,14 +118,14 @@ class Names:
         for name in dict.fromkeys(names):
             groups[short(name)].append(name)
         for base, members in groups.items():
-            distinct = {function_name(_plain(m)) for m in members}
-            if len(distinct) == 1:
+            function = {m: function_name(_plain(m)) for m in members}
+            if len(set(function.values())) == 1:
                 for m in members:
                     self._short[m] = base
                 continue
             words = {m: _words(m) for m in members}
             for m in members:
-                hint = _hint(words[m], [set(words[o]) for o in members if function_name(_plain(o)) != function_name(_plain(m))])
+                hint = _hint(words[m], [set(words[o]) for o in members if function[o] != function[m]])
                 self._short[m] = base.replace(ELIDED, f"‹{hint}…›", 1) if hint and ELIDED in base else base
 
     def __call__(self, name: str) -> str:

@@ -17,15 +17,17 @@ def amount(value, unit: str) -> str:
     return T.number(round(float(value), 1))
 
 
-def delta(change) -> str:
-    """'-1.88 ms', '+12.02 us', '-122', 'same'."""
-    d = change.delta
+def signed(d, unit: str) -> str:
+    """A change: '-1.88 ms', '+12.02 us', '-122', 'same'."""
     if d is None:
         return "n/a"
     if abs(d) < 0.05:
         return "same"
-    sign = "+" if d > 0 else "-"
-    return sign + amount(abs(d), change.unit)
+    return ("+" if d > 0 else "-") + amount(abs(d), unit)
+
+
+def delta(change) -> str:
+    return signed(change.delta, change.unit)
 
 
 def row(change) -> list[str]:
@@ -34,10 +36,19 @@ def row(change) -> list[str]:
 
 def title(result) -> str:
     """'per step (the steady steps: 64 of 64 -> 63 of 64)' or 'whole captures (no steps)'."""
-    if result.scope == "per step":
+    if result.per_step:
         b, a = result.before.timeline.steps, result.after.timeline.steps
         return f"per step (the steady steps: {len(b.steady)} of {b.count} → {len(a.steady)} of {a.count})"
     return "whole captures (no steps on both sides)"
+
+
+def where_title(result) -> str:
+    """'Where the time went (a step, mean)' or '(the window)'."""
+    return f"Where the time went ({'a step, mean' if result.per_step else 'the window'})"
+
+
+def host_title(result) -> str:
+    return f"Host and copies ({'a step' if result.per_step else 'the window'})"
 
 
 def headline(result) -> str:
@@ -66,8 +77,7 @@ def kernel_note(k) -> str:
 def kernel_row(k) -> list[str]:
     """[launches a step, time before, time after, change, speedup, note]."""
     launches = f"{T.number(round(k.before_launches, 1))} → {T.number(round(k.after_launches, 1))}"
-    change = ("+" if k.delta_ns > 0 else "-") + T.duration(abs(k.delta_ns)) if k.delta_ns else "same"
-    return [launches, T.duration(k.before_ns), T.duration(k.after_ns), change, T.speedup(k.speedup) if k.speedup else "", kernel_note(k)]
+    return [launches, T.duration(k.before_ns), T.duration(k.after_ns), signed(k.delta_ns, "ns"), T.speedup(k.speedup) if k.speedup else "", kernel_note(k)]
 
 
 def hidden_line(result) -> str:

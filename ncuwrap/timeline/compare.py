@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import __version__
-from ncuwrap.compare import DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on
+from ncuwrap.compare import DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on, introduced_gate
 from ncuwrap.display import Displayed
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import clean
@@ -68,21 +68,26 @@ class KernelChange:
     def status(self) -> str:
         return "added" if self.before is None else "removed" if self.after is None else "both"
 
+    def _per_side(self, side: int, total: str) -> float:
+        """A side's ``total`` (a KernelStats field) per step, or in the window; 0 where it lacks the kernel."""
+        stats = (self.before, self.after)[side]
+        return getattr(stats, total) / self.per[side] if stats else 0.0
+
     @property
     def before_ns(self) -> float:
-        return self.before.total_ns / self.per[0] if self.before else 0.0
+        return self._per_side(0, "total_ns")
 
     @property
     def after_ns(self) -> float:
-        return self.after.total_ns / self.per[1] if self.after else 0.0
+        return self._per_side(1, "total_ns")
 
     @property
     def before_launches(self) -> float:
-        return self.before.count / self.per[0] if self.before else 0.0
+        return self._per_side(0, "count")
 
     @property
     def after_launches(self) -> float:
-        return self.after.count / self.per[1] if self.after else 0.0
+        return self._per_side(1, "count")
 
     @property
     def delta_ns(self) -> float:
@@ -150,10 +155,11 @@ class TimelineCompare(Displayed):
     @property
     def gate(self) -> str:
         """What counts as a regression, in words."""
-        what = "the step period (median)" if self.scope == PER_STEP else "the traced window"
-        found = ("" if self.fail_on_finding in (None, "none") else
-                 ", or a HIGH finding introduced" if self.fail_on_finding == "high" else f", or a finding of severity {self.fail_on_finding} or worse introduced")
-        return f"{what} more than {self.threshold_pct:g}% longer{found}"
+        return f"the {self.period.label} more than {self.threshold_pct:g}% longer" + introduced_gate(self.fail_on_finding)
+
+    @property
+    def per_step(self) -> bool:
+        return self.scope == PER_STEP
 
     @property
     def verdict_changed(self) -> bool:
@@ -164,8 +170,7 @@ class TimelineCompare(Displayed):
         lines = []
         speedup = self.speedup
         if speedup is not None and (1.0 / speedup - 1.0) * 100.0 > self.threshold_pct:
-            what = "step period (median)" if self.scope == PER_STEP else "traced window"
-            lines.append(f"the {what} is {100.0 * (1.0 / speedup - 1.0):.1f}% longer after the change "
+            lines.append(f"the {self.period.label} is {100.0 * (1.0 / speedup - 1.0):.1f}% longer after the change "
                          f"(more than {self.threshold_pct:g}%)")
         severity = {f.id: f.severity for f in self.after.findings}
         for finding in self.introduced:
@@ -222,8 +227,8 @@ def _span(d: TimelineDiagnosis) -> int:
 
 def _activity(d: TimelineDiagnosis, per_step: bool) -> dict[str, float | None]:
     t, n = d.timeline, _per(d, per_step)
-    launch = t.api_categories()["launch"] if t.api_traced else None
-    sync = t.api_categories()["sync"] if t.api_traced else None
+    categories = t.api_categories() if t.api_traced else {}
+    launch, sync = categories.get("launch"), categories.get("sync")
     return {
         "kernels": t.metrics["kernel_count"] / n,
         "launch_calls": launch["calls"] / n if launch else None,

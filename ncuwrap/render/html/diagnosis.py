@@ -118,11 +118,11 @@ clock_note = T.clock_note
 ROOFLINE_KERNELS = 8
 
 
-def roofline_groups(diagnosis, name: N.Names) -> list[tuple[str, list]]:
-    """The kernels of a report with a roofline point, by the kind of arithmetic they do (one chart
-    each: FP32, FP64, bf16 tensor...), at most ROOFLINE_KERNELS each."""
+def roofline_groups(kernel_groups, name: N.Names) -> list[tuple[str, list]]:
+    """The kernels of a report (Diagnosis.groups()) with a roofline point, by the kind of arithmetic
+    they do (one chart each: FP32, FP64, bf16 tensor...), at most ROOFLINE_KERNELS each."""
     groups: dict[str, list] = {}
-    for g in diagnosis.groups():
+    for g in kernel_groups:
         roof = g.longest.roofline
         if roof is not None and roof.says_something:
             members = groups.setdefault(roof.label, [])
@@ -139,6 +139,9 @@ def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY)
     views = [kernel_view(k, rank, total, rank <= detail, diagnosis.coverage) for rank, k in enumerate(kernels, start=1)]
     rest = views[summary:]
     rest_ns = sum(v.kernel.duration_ns or 0 for v in rest)
+    kernel_groups = diagnosis.groups()  # one pass over the launches, for every part of the page that needs them
+    # The fix-first lines and bars of a report of several kernels (or of a program's --top kernels).
+    first = [(p, T.priority_line(p, bool(diagnosis.coverage), name)) for p in T.fix_first(diagnosis)] if len(kernels) > 1 or diagnosis.coverage else []
     return {
         "title": diagnosis.source.path,
         "device": diagnosis.source.device or "unknown GPU",
@@ -150,17 +153,15 @@ def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY)
         "rest_share": f"{100.0 * rest_ns / total:.1f}%" if total else "n/a",
         "environment": environment_rows(diagnosis),
         "clock_note": clock_note(diagnosis),
-        "fix_first": ([T.priority_line(p, bool(diagnosis.coverage), name) for p in T.fix_first(diagnosis)]
-                      if len(kernels) > 1 or diagnosis.coverage else []),
-        "fix_first_bars": (svg.fix_first_bars([(name(p.name), p.share_pct or 0.0, p.saves_pct or 0.0, T.priority_line(p, bool(diagnosis.coverage), name))
-                                               for p in T.fix_first(diagnosis)]) if len(kernels) > 1 or diagnosis.coverage else None),
-        "rooflines": svg.report_rooflines(roofline_groups(diagnosis, name)) if len(diagnosis.groups()) > 1 else [],
+        "fix_first": [line for _, line in first],
+        "fix_first_bars": svg.fix_first_bars([(name(p.name), p.share_pct or 0.0, p.saves_pct or 0.0, line) for p, line in first]),
+        "rooflines": svg.report_rooflines(roofline_groups(kernel_groups, name)) if len(kernel_groups) > 1 else [],
         "fix_first_note": ("Share of the program's GPU time (nsys)" if diagnosis.coverage else "Share of the profiled time"),
         "coverage": T.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
         "processes": len(diagnosis.processes) > 1,
         "streams": len(diagnosis.streams) > 1,
         # One row per kernel (with its launches inside) where some kernel ran more than once.
-        "groups": diagnosis.groups() if diagnosis.grouped else [],
+        "groups": kernel_groups if diagnosis.grouped else [],
         "anchors": {v.kernel.id: v.anchor for v in views if v.detailed},
         "reprofile": diagnosis.reprofile,
         "lines_hint": diagnosis.lines_hint,

@@ -71,29 +71,29 @@ def _legend_item_w(name: str) -> float:
     return 14 + 7.5 * len(name) + 16  # swatch, text at ~7.5 px a character (12 px font), gap
 
 
-def legend_rows(items, x: float, right: float) -> int:
-    """How many rows the legend of ``items`` takes between ``x`` and ``right``."""
-    rows, at = 1, x
-    for name, _ in items:
-        w = _legend_item_w(name)
-        if at + w > right and at > x:
-            rows, at = rows + 1, x
-        at += w
-    return rows
-
-
-def _legend(items, x: float, y: float, right: float) -> list[str]:
-    """``(name, color)`` pairs in rows from ``x`` on the baseline ``y``, wrapped before ``right`` (the
-    chart's edge: nothing is drawn outside the SVG)."""
-    out, at = [], x
+def _legend_layout(items, x: float, right: float) -> list[tuple[str, str, float, int]]:
+    """Where each ``(name, color)`` of a legend goes: ``(name, color, x, row)``, in rows from ``x``,
+    wrapped before ``right`` (the chart's edge: nothing is drawn outside the SVG)."""
+    out, at, row = [], x, 0
     for name, color in items:
         w = _legend_item_w(name)
         if at + w > right and at > x:
-            at, y = x, y + LEGEND_ROW
-        out.append(f'<rect x="{at:.0f}" y="{y - 9:.0f}" width="10" height="10" fill="{color}"/>'
-                   f'<text x="{at + 14:.0f}" y="{y:.0f}" fill="{INK}">{_t(name)}</text>')
+            at, row = x, row + 1
+        out.append((name, color, at, row))
         at += w
     return out
+
+
+def legend_rows(items, x: float, right: float) -> int:
+    """How many rows the legend of ``items`` takes between ``x`` and ``right``."""
+    return max((row for *_, row in _legend_layout(items, x, right)), default=0) + 1
+
+
+def _legend(items, x: float, y: float, right: float) -> list[str]:
+    """``(name, color)`` pairs in rows from ``x``, the first on the baseline ``y``, wrapped before ``right``."""
+    return [f'<rect x="{at:.0f}" y="{y + LEGEND_ROW * row - 9:.0f}" width="10" height="10" fill="{color}"/>'
+            f'<text x="{at + 14:.0f}" y="{y + LEGEND_ROW * row:.0f}" fill="{INK}">{_t(name)}</text>'
+            for name, color, at, row in _legend_layout(items, x, right)]
 
 
 def _percent_grid(x0: float, width: float, top: float, end: float, label_y: float, step: int) -> list[str]:

@@ -15,5 +15,5 @@ def render(result, names: str = N.SHORT, **_options) -> str:
         where=[D.row(c) for c in (result.period, result.gpu_work, *result.breakdown, result.end_to_end)],
         host=[D.row(c) for c in result.activity],
         kernels=[(k, D.kernel_row(k)) for k in result.kernels_shown], hidden=D.hidden_line(result),
-        scope="a step, mean" if result.scope == "per step" else "the window",
+        where_title=D.where_title(result),
     )

@@ -18,11 +18,10 @@ def render(result, names: str = N.SHORT, **_options) -> str:
     b, a = result.before.source, result.after.source
     out = ["## ncuwrap compare (timelines)", "", f"{code(T.display_path(b.path))} → {code(T.display_path(a.path))}, {escape(D.title(result))}.", ""]
     out += [f"**{escape(D.headline(result))}.**", "", f"- **Bound:** {escape(D.verdicts(result))}", f"- **Findings:** {escape(D.findings(result))}", ""]
-    scope = "a step, mean" if result.scope == "per step" else "the window"
-    out += [f"### Where the time went ({scope})", ""]
+    out += [f"### {D.where_title(result)}", ""]
     out += _table(["", "before", "after", "change"], [[escape(c) for c in D.row(ch)] for ch in (result.period, result.gpu_work, *result.breakdown,
                                                                                                  result.end_to_end)])
-    out += ["", f"### Host and copies ({'a step' if result.scope == 'per step' else 'the window'})", ""]
+    out += ["", f"### {D.host_title(result)}", ""]
     out += _table(["", "before", "after", "change"], [[escape(c) for c in D.row(ch)] for ch in result.activity])
     out += ["", "### Kernels, by change of time", ""]
     out += _table(["kernel", "launches", "before", "after", "change", "speedup", ""],

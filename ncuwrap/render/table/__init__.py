@@ -80,6 +80,12 @@ class Page:
                 table.add_column(column, justify=justify, no_wrap=True)
         return table
 
+    def left_out(self, columns: str, where: str, shown_from: int) -> None:
+        """Say which columns a narrow terminal left out of a table, where they are instead, and from
+        how many columns the table shows them."""
+        self.line(f"{columns}: in {where} below (a terminal of {shown_from} columns shows them in the table)", "dim",
+                  label="left out of the table:")
+
     def print(self, renderable) -> None:
         self.console.print(renderable)
 

@@ -35,8 +35,7 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
     page.print(summary)
     left_out = [*(() if medium else ("ncu speedup",)), *(() if wide else ("resolved", "introduced"))]
     if left_out:
-        page.line(f"{', '.join(left_out)}: in each pair's section below (a terminal of {MEDIUM if not medium else WIDE} columns "
-                  "shows them in the table)", "dim", label="left out of the table:")
+        page.left_out(", ".join(left_out), "each pair's section", MEDIUM if not medium else WIDE)
     for p in result.pairs:
         page.heading(f"[{p.name}]  paired by {p.paired_by}")
         page.line(T.verdict_change(p), indent=2, label="verdict:")

@@ -77,8 +77,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
         page.print(summary)
     if not wide:
         left_out = "min, max and headline" if diagnosis.grouped else "headline" if medium else "launch and headline"
-        page.line(f"{left_out}: in each kernel's section below (a terminal of {WIDE} columns shows them in the table)", "dim",
-                  label="left out of the table:")
+        page.left_out(left_out, "each kernel's section", WIDE)
     first = T.fix_first(diagnosis)
     if (len(kernels) > 1 or diagnosis.coverage) and first:
         page.line(T.fix_first_title(diagnosis), "bold")

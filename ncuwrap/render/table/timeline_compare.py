@@ -25,13 +25,13 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
     page.line(D.verdicts(result), label="Bound:", label_style="bold")
     page.line(D.findings(result), label="Findings:", label_style="bold")
 
-    console.print(Text(f"\nWhere the time went ({'a step, mean' if result.scope == 'per step' else 'the window'})", style="bold"))
+    console.print(Text(f"\n{D.where_title(result)}", style="bold"))
     where = table("", "before", "after", "change", right=("before", "after", "change"))
     for change in (result.period, result.gpu_work, *result.breakdown, result.end_to_end):
         where.add_row(*D.row(change))
     console.print(where)
 
-    console.print(Text(f"\nHost and copies ({'a step' if result.scope == 'per step' else 'the window'})", style="bold"))
+    console.print(Text(f"\n{D.host_title(result)}", style="bold"))
     host = table("", "before", "after", "change", right=("before", "after", "change"))
     for change in result.activity:
         host.add_row(*D.row(change))
