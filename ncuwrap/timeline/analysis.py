@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from ncuwrap.timeline import metrics as TM
-from ncuwrap.timeline.model import (CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
-from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData
+from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
+from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData, launch_dims
 from ncuwrap.timeline.steps import LAUNCH_PREFIXES, SYNC_CALLS, Steps, steady_data, traced_span
 
 SPEEDUPS = (2, 4, 10)
@@ -41,6 +41,9 @@ HOST_PARTS = ("launch calls", "synchronize calls", "other CUDA calls", "host cod
 
 _MALLOC_PREFIXES = ("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
                     "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister", "cuMemHostUnregister", "cuMemCreate", "cuMemRelease")
+
+
+API_CODES = {c: i for i, c in enumerate(API_CATEGORIES)}
 
 
 def api_category(name: str) -> str:
@@ -217,33 +220,84 @@ def analyze_steady(data: TimelineData, steps: Steps) -> tuple[TimelineData, Time
     return steady, analyze(steady, span=(steps.steady_start_ns, steps.steady_end_ns), steps=steps)
 
 
-def _sync_roundtrips(ls: pd.DataFrame, synced, kernels: pd.DataFrame) -> int:
+def _sync_roundtrips(calls: "_Calls", synced: np.ndarray, kernels: pd.DataFrame) -> int:
     """GPU idle time the synchronizations after launches cost: for each synced launch, the sync's
     wake-up (from its kernel's end, or the sync call if later, to the sync's return) plus the next
     launch's latency (from that launch call, or the kernel's end if later, to its kernel's start).
-    Host code run between the sync and the next launch is not counted: it is the program's work."""
-    if not len(synced) or kernels["correlation"].isna().all():
+    Host code run between the sync and the next launch is not counted: it is the program's work.
+    ``calls``: the launch and synchronize calls by thread, then start; ``synced``: the positions among
+    them of the synced launches (their sync is the next call)."""
+    correlation = kernels["correlation"].to_numpy(dtype=float)
+    if not synced.size or np.isnan(correlation).all():
         return 0
-    first = kernels.groupby("correlation")["start"].min()
-    last = kernels.groupby("correlation")["end"].max()
-    rows = ls.reset_index(drop=True)
-    at = np.flatnonzero(ls.index.isin(synced))  # positions of the synced launches; their sync is the next row
-    launch_at = np.flatnonzero((rows["category"] == "launch").to_numpy())
-    nxt = np.searchsorted(launch_at, at + 1, side="right")  # the next launch after the sync
+    # Each correlationId's first kernel start and last kernel end.
+    known = ~np.isnan(correlation)
+    ids = correlation[known].astype(np.int64)
+    order = np.argsort(ids, kind="stable")
+    ids = ids[order]
+    heads = np.flatnonzero(np.diff(ids, prepend=ids[0] - 1))
+    first = np.minimum.reduceat(kernels["start"].to_numpy(dtype=np.int64)[known][order], heads)
+    last = np.maximum.reduceat(kernels["end"].to_numpy(dtype=np.int64)[known][order], heads)
+    ids = ids[heads]
+
+    def of(values: np.ndarray, corr: np.ndarray) -> np.ndarray:
+        out = np.full(corr.size, np.nan)
+        ok = ~np.isnan(corr)
+        want = corr[ok].astype(np.int64)
+        at = np.clip(np.searchsorted(ids, want), 0, ids.size - 1)
+        out[np.flatnonzero(ok)[ids[at] == want]] = values[at[ids[at] == want]]
+        return out
+
+    launch_at = np.flatnonzero(calls.launch)
+    nxt = np.searchsorted(launch_at, synced + 1, side="right")  # the next launch after the sync
     ok = nxt < launch_at.size
-    at, nxt = at[ok], launch_at[nxt[ok]]
-    same_thread = rows["tid"].to_numpy()[nxt] == rows["tid"].to_numpy()[at]
+    at, nxt = synced[ok], launch_at[nxt[ok]]
+    same_thread = calls.tid[nxt] == calls.tid[at]
     at, nxt = at[same_thread], nxt[same_thread]
-    corr = rows["correlation"].to_numpy()
-    k_end = last.reindex(corr[at]).to_numpy(dtype=float)
-    k_next = first.reindex(corr[nxt]).to_numpy(dtype=float)
-    sync_start, sync_end = rows["start"].to_numpy()[at + 1], rows["end"].to_numpy()[at + 1]
-    launch_start = rows["start"].to_numpy()[nxt]
+    k_end = of(last, calls.correlation[at])
+    k_next = of(first, calls.correlation[nxt])
+    sync_start, sync_end = calls.start[at + 1], calls.end[at + 1]
+    launch_start = calls.start[nxt]
     with np.errstate(invalid="ignore"):
         wake = np.maximum(0, sync_end - np.maximum(k_end, sync_start))
         latency = np.maximum(0, k_next - np.maximum(launch_start, k_end))
         cost = np.minimum(wake + latency, np.maximum(0, k_next - k_end))
     return int(np.nansum(cost))
+
+
+class _Calls:
+    """The launch and synchronize calls, by thread (none known: one thread) and then by start."""
+
+    def __init__(self, api: pd.DataFrame, category: np.ndarray):
+        rows = np.flatnonzero((category == API_CODES["launch"]) | (category == API_CODES["sync"]))
+        tid = np.nan_to_num(api["tid"].to_numpy(dtype=float)[rows], nan=0.0)
+        order = np.argsort(tid, kind="stable")  # the calls come sorted by start
+        self.tid, rows = tid[order], rows[order]
+        order = rows
+        self.start = api["start"].to_numpy(dtype=np.int64)[order]
+        self.end = api["end"].to_numpy(dtype=np.int64)[order]
+        self.correlation = api["correlation"].to_numpy(dtype=float)[order]
+        self.launch = category[order] == API_CODES["launch"]
+
+
+def group_stats(codes: np.ndarray, values: np.ndarray, groups: int):
+    """Per group 0..groups-1 of ``codes``: count, sum (exact), median, min and max of its ``values``
+    (int64), from one sort; an empty group has count 0 and NaN/0 elsewhere."""
+    order = np.lexsort((values, codes))
+    ranked = values[order]
+    counts = np.bincount(codes, minlength=groups)
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    present = counts > 0
+    sums = np.zeros(groups, dtype=np.int64)
+    if ranked.size:
+        sums[present] = np.add.reduceat(ranked, starts[present])
+    low, high = starts + (counts - 1) // 2, starts + counts // 2
+    medians = np.full(groups, np.nan)
+    medians[present] = (ranked[low[present]].astype(float) + ranked[high[present]].astype(float)) / 2
+    mins, maxs = np.zeros(groups, dtype=np.int64), np.zeros(groups, dtype=np.int64)
+    mins[present], maxs[present] = ranked[starts[present]], ranked[ends[present] - 1]
+    return counts, sums, medians, mins, maxs, ranked, starts
 
 
 def _cause(api: pd.DataFrame | None, lo: int, hi: int, untraced: str = HOST_CODE) -> str:
@@ -255,7 +309,7 @@ def _cause(api: pd.DataFrame | None, lo: int, hi: int, untraced: str = HOST_CODE
     rows = api[(api["end"] > lo) & (api["start"] < hi)]
     if rows.empty:
         return untraced
-    overlap = (np.minimum(rows["end"], hi) - np.maximum(rows["start"], lo)).groupby(rows["name"]).sum()
+    overlap = (np.minimum(rows["end"], hi) - np.maximum(rows["start"], lo)).groupby(rows["name"], observed=True).sum()
     top = overlap.idxmax()
     return str(top) if overlap[top] >= 0.5 * (hi - lo) else untraced
 
@@ -263,15 +317,21 @@ def _cause(api: pd.DataFrame | None, lo: int, hi: int, untraced: str = HOST_CODE
 def _kernels(kernels: pd.DataFrame, m: dict) -> tuple[tuple[KernelStats, ...], dict]:
     durations = (kernels["end"] - kernels["start"]).to_numpy(dtype=np.int64)
     total = int(durations.sum())
-    frame = kernels.assign(duration=durations)
+    # By whole columns: the kernels' rows grouped by demangled name (a code per row), each group's
+    # durations sorted for its median; a million launches hold a few hundred distinct kernels.
+    codes, names = pd.factorize(kernels["demangled"], sort=False)
+    count, sums, medians, mins, maxs, ranked, starts = group_stats(codes, durations, len(names))
+    first = np.full(len(names), codes.size)
+    np.minimum.at(first, codes, np.arange(codes.size))  # each group's first row, as it read
+    short = kernels["name"].array
     stats = []
-    for demangled, group in frame.groupby("demangled", sort=False):
-        d = group["duration"].to_numpy()
-        first = group.iloc[0]
+    for g, demangled in enumerate(names):
+        row = int(first[g])
         stats.append(KernelStats(
-            name=str(first["name"]), demangled=str(demangled), count=int(d.size), total_ns=int(d.sum()), mean_ns=float(d.mean()),
-            median_ns=float(np.median(d)), min_ns=int(d.min()), max_ns=int(d.max()), share_pct=pct(d.sum(), total),
-            grid=first["grid"], block=first["block"],
+            name=str(short[row]), demangled=str(demangled), count=int(count[g]), total_ns=int(sums[g]),
+            mean_ns=float(ranked[starts[g]:starts[g] + count[g]].mean()), median_ns=float(medians[g]), min_ns=int(mins[g]),
+            max_ns=int(maxs[g]), share_pct=pct(sums[g], total),
+            grid=launch_dims(kernels, row, "grid"), block=launch_dims(kernels, row, "block"),
         ))
     stats.sort(key=lambda k: (-k.total_ns, k.demangled))
     # Gaps between consecutive kernels (by start), from the latest end so far: concurrent kernels leave no gap.
@@ -332,37 +392,47 @@ def _api(api: pd.DataFrame | None, kernels: pd.DataFrame, m: dict, span: tuple[i
             m[name] = math.nan
             unknown[name] = api_unknown or "the CUDA API was not traced"
         return ()
-    api = api.assign(duration=(api["end"] - api["start"]).astype("int64"),
-                     category=api["name"].map({n: api_category(str(n)) for n in api["name"].unique()}))
-    stats = [ApiStats(str(name), api_category(str(name)), int(len(g)), int(g["duration"].sum()), float(g["duration"].median()))
-             for name, g in api.groupby("name", sort=False)]
+    # By whole columns: a call's name is a code, its category a code looked up from the name's.
+    calls = api["name"].array if isinstance(api["name"].dtype, pd.CategoricalDtype) else pd.Categorical(api["name"].astype(str))
+    texts = [str(c) for c in calls.categories]
+    codes = calls.codes
+    name_category = np.array([API_CODES[api_category(t)] for t in texts], dtype=np.int8)
+    category = name_category[codes]
+    duration = (api["end"].to_numpy(dtype=np.int64) - api["start"].to_numpy(dtype=np.int64))
+    count, total_ns, median_ns, *_ = group_stats(codes, duration, len(texts))
+    stats = [ApiStats(texts[i], API_CATEGORIES[name_category[i]], int(count[i]), int(total_ns[i]), float(median_ns[i]))
+             for i in np.flatnonzero(count).tolist()]
     stats.sort(key=lambda a: (-a.total_ns, a.name))
 
-    def total(category):
-        rows = api[api["category"] == category]
-        return len(rows), int(rows["duration"].sum()), rows
+    def total(kind: str) -> tuple[int, int]:
+        of = name_category == API_CODES[kind]
+        return int(count[of].sum()), int(total_ns[of].sum())
 
-    launch_n, launch_ns, launches = total("launch")
-    sync_n, sync_ns, _ = total("sync")
-    malloc_n, malloc_ns, _ = total("malloc")
-    memcpy_n, memcpy_ns, memcpys = total("memcpy")
+    launch_n, launch_ns = total("launch")
+    sync_n, sync_ns = total("sync")
+    malloc_n, malloc_ns = total("malloc")
+    memcpy_n, memcpy_ns = total("memcpy")
+    blocking = [i for i, t in enumerate(texts) if name_category[i] == API_CODES["memcpy"] and "Async" not in t]
     m.update(
-        api_ns=int(api["duration"].sum()), launch_calls=launch_n, launch_api_ns=launch_ns,
-        launch_api_median_ns=float(launches["duration"].median()) if launch_n else math.nan, launch_api_pct=pct(launch_ns, window),
+        api_ns=int(duration.sum()), launch_calls=launch_n, launch_api_ns=launch_ns,
+        launch_api_median_ns=float(np.median(duration[category == API_CODES["launch"]])) if launch_n else math.nan,
+        launch_api_pct=pct(launch_ns, window),
         sync_calls=sync_n, sync_api_ns=sync_ns, sync_api_pct=pct(sync_ns, window),
         malloc_calls=malloc_n, malloc_api_ns=malloc_ns, malloc_api_pct=pct(malloc_ns, window),
-        memcpy_calls=memcpy_n, memcpy_api_ns=memcpy_ns, blocking_memcpy_calls=int((~memcpys["name"].str.contains("Async")).sum()),
+        memcpy_calls=memcpy_n, memcpy_api_ns=memcpy_ns, blocking_memcpy_calls=int(count[blocking].sum()),
     )
+    del duration
     # A launch is "synced" when the next launch-or-sync call of its thread is a sync (all calls are one
     # thread when the export has no thread ids).
-    ls = api[api["category"].isin(["launch", "sync"])].assign(tid=lambda f: f["tid"].fillna(0)).sort_values(["tid", "start"], kind="stable")
-    next_is_sync = (ls["category"].shift(-1) == "sync") & (ls["tid"].shift(-1) == ls["tid"])
-    synced = ls[(ls["category"] == "launch") & next_is_sync]
-    m["synced_launches"] = len(synced)
-    m["synced_launch_pct"] = pct(len(synced), launch_n)
-    m["sync_roundtrip_ns"] = _sync_roundtrips(ls, synced.index, kernels)
+    ls = _Calls(api, category)
+    next_is_sync = np.zeros(ls.launch.size, dtype=bool)
+    next_is_sync[:-1] = ~ls.launch[1:] & (ls.tid[1:] == ls.tid[:-1])
+    synced = np.flatnonzero(ls.launch & next_is_sync)
+    m["synced_launches"] = int(synced.size)
+    m["synced_launch_pct"] = pct(synced.size, launch_n)
+    m["sync_roundtrip_ns"] = _sync_roundtrips(ls, synced, kernels)
     m["sync_roundtrip_span_pct"] = pct(m["sync_roundtrip_ns"], span[1] - span[0])
-    host = merge(api.loc[api["category"].isin(["launch", "sync"]), "start"].to_numpy(), api.loc[api["category"].isin(["launch", "sync"]), "end"].to_numpy())
+    host = merge(ls.start, ls.end)
     m["launch_sync_span_pct"] = pct(length(clip(host, *span)), span[1] - span[0])
     return tuple(stats)
 

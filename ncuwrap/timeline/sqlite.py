@@ -1,8 +1,12 @@
-"""Read an Nsight Systems SQLite export (``nsys export --type sqlite``) with the standard library.
+"""Read an Nsight Systems SQLite export (``nsys export --type sqlite``) by whole columns.
 
-Only what the timeline analysis needs is read: kernels, memory copies, memsets and CUDA API calls,
-plus a few facts about the capture (nsys version, GPU). The export's schema changes between nsys
-versions, so tables and columns are looked up, never assumed:
+Only what the timeline analysis needs is read: kernels, memory copies, memsets, CUDA API calls and
+NVTX ranges, plus a few facts about the capture (nsys version, GPU). A minute of training holds
+millions of events, so the event tables are scanned column by column into Arrow (Apache Arrow's ADBC
+SQLite driver) and kept as numpy columns, never a Python object per event: names stay string ids until
+the end and become pandas categories (a code per event, each distinct text once). The small tables
+(enums, metadata) are read with sqlite3. The export's schema changes between nsys versions, so tables
+and columns are looked up, never assumed:
 
 - ``CUPTI_ACTIVITY_KIND_KERNEL`` (or, for CUDA graphs traced as a whole, ``_GRAPH_TRACE``) and
   ``StringIds`` are required (nothing to diagnose without them);
@@ -62,6 +66,7 @@ COPY_LABELS = {"memcpy_htod": "H2D", "memcpy_dtoh": "D2H", "memcpy_dtod": "D2D",
 READ_TABLES = (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, GRAPH_TABLE, STRINGS_TABLE,
                "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND", "META_DATA_EXPORT", "TARGET_INFO_GPU",
                NVTX_TABLE, "ENUM_NSYS_EVENT_TYPE", "META_DATA_CAPTURE", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME")
+LAUNCH_DIMS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
 # Columns nsys writes as integers (times, ids, sizes, enum values); anything else in them is refused.
 INTEGER_COLUMNS = frozenset({"start", "end", "deviceId", "streamId", "correlationId", "graphId", "graphNodeId", "gridX", "gridY", "gridZ",
                              "blockX", "blockY", "blockZ", "shortName", "demangledName", "mangledName", "bytes", "copyKind",
@@ -72,6 +77,7 @@ INTEGER_COLUMNS = frozenset({"start", "end", "deviceId", "streamId", "correlatio
 STEPS_PER_BYTE = 100
 STEPS_FLOOR = 100_000_000
 _STEPS_PER_CALL = 10_000
+BATCH_ROWS = 65_536
 
 
 @dataclass
@@ -79,7 +85,7 @@ class TimelineData:
     """The raw events of one capture, one DataFrame per kind; times in ns on the capture's clock."""
 
     path: Path
-    kernels: pd.DataFrame  # start, end, name, demangled, device, stream, correlation, grid, block
+    kernels: pd.DataFrame  # start, end, name, demangled, mangled, device, stream, correlation, gridX..blockZ (-1: unknown)
     copies: pd.DataFrame  # start, end, bytes, category, direction, host_kind, pageable, device, stream, correlation
     memsets: pd.DataFrame  # start, end, bytes, device, stream
     api: pd.DataFrame | None  # start, end, name, tid, correlation (None: the CUDA API was not traced)
@@ -91,6 +97,7 @@ class TimelineData:
     nvtx: pd.DataFrame | None = None  # NVTX ranges: start, end, name (None: no NVTX_EVENTS table); the steps are among them
     # Read only for a multi-rank analysis (``read(path, ranks=True)``):
     run: RunInfo | None = None  # what identifies the run the capture belongs to
+    launch_index: object = field(default=None, repr=False, compare=False)  # ncuwrap.timeline.steps.api_starts' cache
 
 
 @dataclass(frozen=True)
@@ -119,27 +126,42 @@ def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
     problem. With ``ranks``, also what identifies the run (for ``timeline --ranks``)."""
     path = Path(path)
     check_file(path)
+    uri = f"{path.resolve().as_uri()}?mode=ro"
     try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        connection = sqlite3.connect(uri, uri=True)
     except sqlite3.Error as exc:
         raise InputError(f"{path}: cannot open the SQLite database ({exc}); check the file's permissions") from None
     budget = _Budget(STEPS_FLOOR + STEPS_PER_BYTE * path.stat().st_size)
     connection.set_progress_handler(budget, _STEPS_PER_CALL)
+    scanner = None
     try:
-        return _Reader(path, connection).read(ranks=ranks)
-    except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:  # pandas wraps the errors of its queries
+        reader = _Reader(path, connection)
+        scanner = _Scanner(uri, budget, reader)
+        reader.scanner = scanner
+        return reader.read(ranks=ranks)
+    except (sqlite3.DatabaseError, _ScanError) as exc:
         if budget.spent:
             raise InputError(f"{path}: reading it took more than {budget.steps:,} SQLite steps, far more than an nsys export "
                              "needs; export the report again with 'nsys export --type sqlite'") from None
-        detail = str(exc.__cause__ or exc).splitlines()[0]
-        raise InputError(f"{path}: corrupt or truncated SQLite database ({detail}); export the report again "
+        raise InputError(f"{path}: corrupt or truncated SQLite database ({_first_line(exc)}); export the report again "
                          "with 'nsys export --type sqlite --force-overwrite true'") from None
     finally:
+        if scanner is not None:
+            scanner.close()
         connection.close()
 
 
+def _first_line(exc: Exception) -> str:
+    """SQLite's own words from an sqlite3 or ADBC error ("database disk image is malformed")."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    for prefix in ("INVALID_ARGUMENT: ", "IO: ", "INTERNAL: ", "[SQLite] ", "Failed to prepare query: ", "Failed to step query: "):
+        text = text.removeprefix(prefix)
+    return text
+
+
 class _Budget:
-    """sqlite3 progress handler: stops the running query (it fails with "interrupted") past ``steps``."""
+    """sqlite3 progress handler: stops the running query (it fails with "interrupted") past ``steps``;
+    the column scans charge it too (:meth:`_Scanner.scan`)."""
 
     def __init__(self, steps: int):
         self.steps = steps
@@ -147,20 +169,137 @@ class _Budget:
         self.spent = False
 
     def __call__(self) -> int:
-        self.left -= _STEPS_PER_CALL
+        return int(self.charge(_STEPS_PER_CALL))
+
+    def charge(self, steps: int) -> bool:
+        self.left -= steps
         self.spent = self.left < 0
-        return int(self.spent)
+        return self.spent
+
+
+class _ScanError(Exception):
+    """A column scan failed (SQLite's message, from the ADBC driver)."""
+
+
+class _Scanner:
+    """Whole columns of one table at a time, read by Arrow's ADBC SQLite driver straight into Arrow
+    batches: a real capture's tables hold millions of rows, and sqlite3 makes a Python tuple of each
+    (a 1M-launch capture: 5.2 s to fetch the CUDA calls' five columns that way, 1.4 s by ADBC,
+    benchmarks/timeline_scale.py). The query is a plain scan of one table; nothing is joined."""
+
+    def __init__(self, uri: str, budget: _Budget, reader: "_Reader"):
+        from adbc_driver_sqlite import dbapi  # imports pyarrow: only timelines need it here
+
+        self.budget = budget
+        self.reader = reader
+        try:
+            self.db = dbapi.connect(uri)
+        except Exception as exc:  # the driver's errors derive from its own Error, its stream's from OSError
+            raise _ScanError(str(exc)) from None
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        except Exception:  # closing a connection whose query failed: nothing left to release
+            pass
+
+    def scan(self, table: str, columns: dict[str, str], *, text: tuple[str, ...] = (), where: str = "") -> dict:
+        """``columns`` (SQL expression -> name) of ``table``: integers as int64 arrays (float64 with NaN
+        where a row has NULL; a NULL start or end reads -1, a time no event has), ``text`` columns as
+        categories (each distinct text once)."""
+        import pyarrow as pa
+
+        names = list(columns.values())
+        # A leading row of the right types fixes each column's type (the driver infers it from the first
+        # rows: a text column NULL in its first thousand rows would be read as integers); it is dropped.
+        seed = ", ".join(f"{chr(39) * 2 if n in text else 0} AS \"{n}\"" for n in names)
+        selected = ", ".join(f'{expr} AS "{name}"' for expr, name in columns.items())
+        sql = f'SELECT 0 AS "_seed", {seed} UNION ALL SELECT 1, {selected} FROM "{table}"{" WHERE " + where if where else ""}'
+        cost = len(names) + 2  # SQLite takes at least a step per column, one for the row and one to move on
+        rows = self.reader.db.execute(f'SELECT COUNT(*) FROM "{table}"{" WHERE " + where if where else ""}').fetchone()[0]
+        if self.budget.charge(rows * cost):
+            raise _ScanError("interrupted")
+        # Filled batch by batch: no second copy of a column is ever held (nor Arrow's buffers kept).
+        numbers = {n: np.empty(rows, dtype=np.int64) for n in names if n not in text}
+        nulls: dict[str, np.ndarray] = {}
+        texts: dict[str, list] = {n: [] for n in text}
+        at = 0
+        try:
+            cursor = self.db.cursor()
+            try:
+                # Batches of 64k rows: each column's buffer is then big enough for malloc to hand back.
+                cursor.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(BATCH_ROWS)})
+                cursor.execute(sql)
+                seeded = False
+                for batch in cursor.fetch_record_batch():
+                    if not seeded:
+                        batch, seeded = batch.slice(1), True
+                    n = batch.num_rows
+                    if at + n > rows:
+                        raise _ScanError(f"{table} grew while it was read")
+                    for name in names:
+                        column = batch.column(name)
+                        if name in text:
+                            texts[name].append(column)
+                        elif pa.types.is_null(column.type):
+                            nulls.setdefault(name, np.zeros(rows, dtype=bool))[at:at + n] = True
+                        elif column.type != pa.int64():
+                            # The driver took the column's type from its first rows, and later ones hold another.
+                            self.reader.check_integers(table, self.reader.columns(table), force=True)
+                            raise _ScanError(f"column {name} of {table} read as {column.type}")
+                        else:
+                            valid = _int64_into(column, numbers[name][at:at + n])
+                            if valid is not None:
+                                nulls.setdefault(name, np.zeros(rows, dtype=bool))[at:at + n] = ~valid
+                    at += n
+            finally:
+                cursor.close()
+        except _ScanError:
+            raise
+        except Exception as exc:  # the driver's errors derive from its own Error, its stream's from OSError
+            # A value of another type than the column's first ones: say which, as the typed check does.
+            self.reader.check_integers(table, self.reader.columns(table), force=True)
+            raise _ScanError(str(exc)) from None
+        if at != rows:
+            raise _ScanError(f"{table} changed while it was read")
+        out: dict = {}
+        for name in names:
+            if name in text:
+                joined = pa.chunked_array(texts[name], pa.string()).combine_chunks().dictionary_encode() if texts[name] \
+                    else pa.array([], pa.string()).dictionary_encode()
+                out[name] = pd.Categorical.from_codes(joined.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32),
+                                                      categories=joined.dictionary.to_pylist())
+            elif name in nulls and name in ("start", "end"):
+                out[name] = np.where(nulls[name], -1, numbers[name])  # no event has that time: dropped by _times
+            elif name in nulls:
+                out[name] = np.where(nulls[name], np.nan, numbers[name])
+            else:
+                out[name] = numbers[name]
+        return out
+
+
+def _int64_into(column, out: np.ndarray) -> np.ndarray | None:
+    """Copy an Arrow int64 array's values into ``out`` straight from its buffers (no Arrow allocation);
+    return which are valid where some are NULL (their slots hold no value), else None."""
+    validity, data = column.buffers()[:2]
+    offset, n = column.offset, len(column)
+    out[:] = np.frombuffer(data, dtype=np.int64, count=offset + n)[offset:]
+    if not column.null_count or validity is None:
+        return None
+    return np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[offset:offset + n].astype(bool)
 
 
 class _Reader:
     def __init__(self, path: Path, connection: sqlite3.Connection):
         self.path = path
         self.db = connection
+        self.scanner: _Scanner | None = None
         kinds = dict(self.db.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')").fetchall())
         self.tables = set(kinds)
         self.notes: list[str] = []
         self.unknown: dict[str, str] = {}
         self._checked: set[str] = set()
+        self._strings: tuple[np.ndarray, np.ndarray] | None = None
         for name in READ_TABLES:
             if kinds.get(name) == "view":
                 raise InputError(f"{path}: {name} is a view, not a table as nsys writes it; export the report again "
@@ -169,13 +308,14 @@ class _Reader:
     # -- schema helpers -------------------------------------------------------------------------
 
     def columns(self, table: str) -> list[str]:
-        columns = [row[1] for row in self.db.execute(f'PRAGMA table_info("{table}")')]
-        self.check_integers(table, [c for c in columns if c in INTEGER_COLUMNS])
-        return columns
+        return [row[1] for row in self.db.execute(f'PRAGMA table_info("{table}")')]
 
-    def check_integers(self, table: str, columns: list[str]) -> None:
-        """Refuse text, real or blob values where nsys writes integers (one scan of the table)."""
-        if not columns or table in self._checked:
+    def check_integers(self, table: str, columns: list[str], *, force: bool = False) -> None:
+        """Refuse text, real or blob values where nsys writes integers (one scan of the table). The event
+        tables are checked only when their column scan found another type (``force``): reading them
+        as integers already proves the rest."""
+        columns = [c for c in columns if c in INTEGER_COLUMNS]
+        if not columns or (table in self._checked and not force):
             return
         self._checked.add(table)
         bad = " OR ".join(f'typeof("{c}") NOT IN (\'integer\', \'null\')' for c in columns)
@@ -202,8 +342,10 @@ class _Reader:
         return (f"the capture has no CUDA kernels: profile with 'nsys profile --trace=cuda' and make sure the "
                 f"program launches kernels (export schema {self.export_schema() or 'unknown'})")
 
-    def query(self, sql: str) -> pd.DataFrame:
-        return pd.read_sql_query(sql, self.db)
+    def scan(self, table: str, wanted: dict[str, str], columns: list[str], **options) -> pd.DataFrame:
+        """The ``wanted`` columns (table column -> name) that ``columns`` has, as a frame."""
+        assert self.scanner is not None
+        return pd.DataFrame(self.scanner.scan(table, {f'"{c}"': a for c, a in wanted.items() if c in columns}, **options), copy=False)
 
     def meta(self, key: str) -> str | None:
         if "META_DATA_EXPORT" not in self.tables:
@@ -215,9 +357,43 @@ class _Reader:
         return self.meta("EXPORT_SCHEMA_VERSION")
 
     def enum(self, table: str) -> dict[int, str] | None:
-        if table not in self.tables or not {"id", "name"} <= set(self.columns(table)):
+        if table not in self.tables:
             return None
+        columns = self.columns(table)
+        if not {"id", "name"} <= set(columns):
+            return None
+        self.check_integers(table, columns)
         return {int(i): str(n) for i, n in self.db.execute(f'SELECT id, name FROM "{table}"')}
+
+    def labels(self, *ids, fill: str) -> tuple[list[str], list[np.ndarray]]:
+        """String ids (NaN: none) as codes into one list of texts, -1 where a row has no id; ``fill``
+        is in the list, for the caller to put where a row has no name."""
+        known = [np.asarray(i, dtype=float) for i in ids]
+        used = np.unique(np.concatenate([k[~np.isnan(k)] for k in known])).astype(np.int64)
+        text = self.strings(used)
+        # Distinct ids may carry the same text: the list holds each text once.
+        categories = list(dict.fromkeys([*text, fill]))
+        code_of = {t: i for i, t in enumerate(categories)}
+        lookup = np.array([code_of[t] for t in text], dtype=np.int32)
+        codes = []
+        for k in known:
+            c = np.full(k.size, -1, dtype=np.int32)
+            ok = ~np.isnan(k)
+            c[ok] = lookup[np.searchsorted(used, k[ok].astype(np.int64))]
+            codes.append(c)
+        return categories, codes
+
+    def strings(self, ids: np.ndarray) -> list[str]:
+        """The text of each of the sorted string ids ``ids`` (an id missing from StringIds: its number)."""
+        if self._strings is None:
+            found = self.scanner.scan(STRINGS_TABLE, {'"id"': "id", '"value"': "value"}, text=("value",))
+            order = np.argsort(found["id"], kind="stable")
+            values = found["value"]
+            self._strings = (found["id"][order], values.codes[order], values.categories)
+        known, codes, texts = self._strings
+        at = np.clip(np.searchsorted(known, ids), 0, max(known.size - 1, 0)).tolist()
+        return [str(texts[codes[a]]) if known.size and known[a] == i and codes[a] >= 0 else f"(string {i})"
+                for a, i in zip(at, ids.tolist())]
 
     # -- tables ---------------------------------------------------------------------------------
 
@@ -254,7 +430,7 @@ class _Reader:
                                   "here; capture with nsys profile --cuda-graph-trace=node to see the kernels inside")
         if not frames:
             self.require(KERNEL_TABLE, ("start", "end"), "CUDA kernel activity")
-        frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        frame = _concat(frames) if len(frames) > 1 else frames[0]
         if frame.empty:
             raise InputError(f"{self.path}: table {KERNEL_TABLE} is empty; {self.schema_hint()}")
         kept = _times(frame)
@@ -270,68 +446,74 @@ class _Reader:
             raise InputError(f"{self.path}: table {KERNEL_TABLE} has none of the kernel name columns shortName, "
                              f"demangledName, mangledName (export schema {self.export_schema() or 'unknown'})")
         short, full = names[0], ("demangledName" if "demangledName" in columns else names[0])
-        optional = {"deviceId": "device", "streamId": "stream", "correlationId": "correlation",
-                    "gridX": "gridX", "gridY": "gridY", "gridZ": "gridZ", "blockX": "blockX", "blockY": "blockY", "blockZ": "blockZ"}
-        select = ", ".join(f'k."{c}" AS {a}' for c, a in optional.items() if c in columns)
-        # The mangled name is what ncu's --kernel-name-base mangled matches: `profile --top` picks kernels by it.
-        mangled = ("s3.value", f' LEFT JOIN {STRINGS_TABLE} s3 ON s3.id = k."mangledName"') if "mangledName" in columns else ("NULL", "")
-        frame = self.query(
-            f'SELECT k.start AS start, k."end" AS "end", s1.value AS name, s2.value AS demangled, {mangled[0]} AS mangled'
-            f'{", " + select if select else ""} FROM {KERNEL_TABLE} k '
-            f'LEFT JOIN {STRINGS_TABLE} s1 ON s1.id = k."{short}" LEFT JOIN {STRINGS_TABLE} s2 ON s2.id = k."{full}"{mangled[1]}'
-        )
+        wanted = {"start": "start", "end": "end", "deviceId": "device", "streamId": "stream", "correlationId": "correlation",
+                  **{d: d for d in LAUNCH_DIMS}, **{c: f"_{c}" for c in {short, full, "mangledName"}}}
+        frame = self.scan(KERNEL_TABLE, wanted, columns)
+        none = np.full(len(frame), np.nan)
+        categories, (s, f, m) = self.labels(frame[f"_{short}"], frame[f"_{full}"],
+                                            frame["_mangledName"] if "_mangledName" in frame else none, fill="(unnamed kernel)")
+        # Each name falls back on the one before: short -> demangled -> "(unnamed kernel)"; demangled -> the
+        # name; the mangled name (what ncu's --kernel-name-base mangled matches: `profile --top`) -> demangled.
+        name = np.where(s >= 0, s, np.where(f >= 0, f, categories.index("(unnamed kernel)")))
+        demangled = np.where(f >= 0, f, name)
+        mangled = np.where(m >= 0, m, demangled)
+        for column, codes in (("name", name), ("demangled", demangled), ("mangled", mangled)):
+            frame[column] = pd.Categorical.from_codes(codes, categories=categories)
+        frame = frame.drop(columns=[c for c in frame.columns if c.startswith("_")])
         if "graphNodeId" in columns:
             nodes = self.db.execute(f'SELECT COUNT(*) FROM {KERNEL_TABLE} WHERE "graphNodeId" IS NOT NULL').fetchone()[0]
             if nodes:
                 self.notes.append(f"{nodes:,} kernels ran inside CUDA graphs, traced node by node (nsys --cuda-graph-trace=node): each "
                                   "is named and timed, but tracing adds about 1-2 us to every node (H200, docs/timeline.md), so the "
                                   "graphs run slower than untraced; --nsys-arg --cuda-graph-trace=graph times each graph as one event")
-        frame["name"] = frame["name"].fillna(frame["demangled"]).fillna("(unnamed kernel)")
-        frame["demangled"] = frame["demangled"].fillna(frame["name"])
-        frame["mangled"] = frame["mangled"].fillna(frame["demangled"])
-        frame["grid"] = _dims(frame, "grid")
-        frame["block"] = _dims(frame, "block")
-        frame = frame.drop(columns=[c for c in frame.columns if c[:-1] in ("grid", "block") and c[-1] in "XYZ"])
+        for d in LAUNCH_DIMS:  # -1: not in the export (or NULL); CUDA's dimensions fit 32 bits
+            frame[d] = _small(np.nan_to_num(frame[d].to_numpy(dtype=float), nan=-1)) if d in frame else np.int32(-1)
+        for d in ("device", "stream"):
+            if d in frame:
+                frame[d] = _small(frame[d].to_numpy())
         return _fill(frame, ("device", "stream", "correlation"))
 
     def graph_executions(self) -> pd.DataFrame:
         columns = self.require(GRAPH_TABLE, ("start", "end"), "CUDA graph executions")
-        optional = {"deviceId": "device", "streamId": "stream", "correlationId": "correlation", "graphId": "graph"}
-        select = ", ".join(f'"{c}" AS {a}' for c, a in optional.items() if c in columns)
-        frame = _fill(self.query(f'SELECT start, "end"{", " + select if select else ""} FROM {GRAPH_TABLE}'),
-                      ("device", "stream", "correlation", "graph"))
-        frame["name"] = [f"CUDA graph {int(g)}" if pd.notna(g) else "CUDA graph" for g in frame["graph"]]
-        frame["demangled"] = frame["mangled"] = frame["name"]
-        frame["grid"] = frame["block"] = None
+        optional = {"start": "start", "end": "end", "deviceId": "device", "streamId": "stream", "correlationId": "correlation", "graphId": "graph"}
+        frame = _fill(self.scan(GRAPH_TABLE, optional, columns), ("device", "stream", "correlation", "graph"))
+        graph = frame["graph"].to_numpy(dtype=float)
+        ids = np.unique(graph[~np.isnan(graph)]).astype(np.int64)
+        categories = list(dict.fromkeys([*(f"CUDA graph {g}" for g in ids.tolist()), "CUDA graph"]))
+        codes = np.full(graph.size, len(categories) - 1, dtype=np.int32)
+        ok = ~np.isnan(graph)
+        codes[ok] = np.searchsorted(ids, graph[ok].astype(np.int64))
+        frame["name"] = frame["demangled"] = frame["mangled"] = pd.Categorical.from_codes(codes, categories=categories)
+        for d in LAUNCH_DIMS:
+            frame[d] = np.int32(-1)
         return frame.drop(columns=["graph"])
 
     def copies(self) -> pd.DataFrame:
-        empty = pd.DataFrame({**{c: pd.Series(dtype="int64") for c in ("start", "end", "bytes", "device", "stream", "correlation")},
-                              **{c: pd.Series(dtype=object) for c in ("category", "direction", "host_kind")},
-                              "pageable": pd.Series(dtype=float)})
         if MEMCPY_TABLE not in self.tables:
             self.notes.append(f"no {MEMCPY_TABLE} table: the program made no memory copy")
-            return empty
+            return pd.DataFrame({**{c: pd.Series(dtype="int64") for c in ("start", "end", "bytes", "device", "stream", "correlation")},
+                                 **{c: pd.Series(dtype=object) for c in ("category", "direction", "host_kind")},
+                                 "pageable": pd.Series(dtype=float)})
         columns = self.require(MEMCPY_TABLE, ("start", "end", "bytes", "copyKind"), "memory copies")
-        optional = {"srcKind": "src_kind", "dstKind": "dst_kind", "deviceId": "device", "streamId": "stream", "correlationId": "correlation"}
-        select = ", ".join(f'"{c}" AS {a}' for c, a in optional.items() if c in columns)
-        frame = _fill(self.query(f'SELECT start, "end", bytes, copyKind AS copy_kind{", " + select if select else ""} FROM {MEMCPY_TABLE}'),
-                      ("device", "stream", "correlation"))
+        wanted = {"start": "start", "end": "end", "bytes": "bytes", "copyKind": "copy_kind", "srcKind": "src_kind", "dstKind": "dst_kind",
+                  "deviceId": "device", "streamId": "stream", "correlationId": "correlation"}
+        frame = _fill(self.scan(MEMCPY_TABLE, wanted, columns), ("device", "stream", "correlation"))
         copy_enum = self.enum("ENUM_CUDA_MEMCPY_OPER")
         if copy_enum is None:
             self.notes.append("no ENUM_CUDA_MEMCPY_OPER table: copy directions decoded with CUPTI's numbering")
-            directions = {k: v for k, v in _CUPTI_COPY_KINDS.items()}
+            directions = dict(_CUPTI_COPY_KINDS)
         else:
             directions = {k: re.sub(r"^CUDA_MEMCPY_KIND_", "", v) for k, v in copy_enum.items()}
-        frame["direction"] = frame["copy_kind"].map(lambda k: directions.get(int(k), "UNKNOWN") if pd.notna(k) else "UNKNOWN")
-        frame["category"] = frame["direction"].map(lambda d: COPY_CATEGORY_BY_NAME.get(d, "memcpy_other"))
+        direction = _decode(frame["copy_kind"].to_numpy(dtype=float), directions, "UNKNOWN")
+        frame["direction"] = direction
+        frame["category"] = _relabel(direction, lambda d: COPY_CATEGORY_BY_NAME.get(d, "memcpy_other"))
         frame["host_kind"], frame["pageable"] = self.host_memory(frame)
         return _times(frame.drop(columns=[c for c in ("copy_kind", "src_kind", "dst_kind") if c in frame.columns]))
 
-    def host_memory(self, frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    def host_memory(self, frame: pd.DataFrame) -> tuple[pd.Categorical, np.ndarray]:
         """The host side's memory kind of each copy (pageable, pinned...) and whether it is pageable
         (NaN when unknown: no srcKind/dstKind columns or no ENUM_CUDA_MEM_KIND table)."""
-        unknown = (pd.Series([None] * len(frame), index=frame.index, dtype=object), pd.Series(np.nan, index=frame.index))
+        unknown = (pd.Categorical.from_codes(np.full(len(frame), -1), categories=[]), np.full(len(frame), np.nan))
         if not {"src_kind", "dst_kind"} <= set(frame.columns):
             self.notes.append(f"{MEMCPY_TABLE} has no srcKind/dstKind columns: pageable copies cannot be told from pinned ones")
             self.unknown["host_memory"] = f"{MEMCPY_TABLE} has no srcKind/dstKind columns"
@@ -343,12 +525,11 @@ class _Reader:
             return unknown
         labels = {k: re.sub(r"^CUDA_MEMOPR_MEMORY_KIND_", "", v).lower() for k, v in kinds.items()}
         # The host side: the source of a copy to the device, the destination of a copy to the host.
-        to_host = frame["direction"].isin(["DTOH", "ATOH", "UVM_DTOH"])
-        host_side = np.where(to_host, frame["dst_kind"], frame["src_kind"])
-        other_side = np.where(to_host, frame["src_kind"], frame["dst_kind"])
-        host_kind = pd.Series([labels.get(int(k)) if pd.notna(k) else None for k in host_side], index=frame.index, dtype=object)
-        other_kind = pd.Series([labels.get(int(k)) if pd.notna(k) else None for k in other_side], index=frame.index, dtype=object)
-        pageable = (host_kind == "pageable") | (other_kind == "pageable")
+        to_host = frame["direction"].isin(["DTOH", "ATOH", "UVM_DTOH"]).to_numpy()
+        src, dst = frame["src_kind"].to_numpy(dtype=float), frame["dst_kind"].to_numpy(dtype=float)
+        host_kind = _decode(np.where(to_host, dst, src), labels, None)
+        other_kind = _decode(np.where(to_host, src, dst), labels, None)
+        pageable = np.asarray(host_kind == "pageable") | np.asarray(other_kind == "pageable")
         return host_kind, pageable.astype(float)
 
     def memsets(self) -> pd.DataFrame:
@@ -356,8 +537,8 @@ class _Reader:
             self.notes.append(f"no {MEMSET_TABLE} table: the program made no memset")
             return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("start", "end", "bytes", "device", "stream")})
         columns = self.require(MEMSET_TABLE, ("start", "end"), "memsets")
-        select = ", ".join(f'"{c}" AS {a}' for c, a in {"bytes": "bytes", "deviceId": "device", "streamId": "stream"}.items() if c in columns)
-        return _times(_fill(self.query(f'SELECT start, "end"{", " + select if select else ""} FROM {MEMSET_TABLE}'), ("bytes", "device", "stream")))
+        wanted = {"start": "start", "end": "end", "bytes": "bytes", "deviceId": "device", "streamId": "stream"}
+        return _times(_fill(self.scan(MEMSET_TABLE, wanted, columns), ("bytes", "device", "stream")))
 
     def api(self) -> pd.DataFrame | None:
         if RUNTIME_TABLE not in self.tables:
@@ -365,14 +546,13 @@ class _Reader:
             self.unknown["api"] = f"no {RUNTIME_TABLE} table (CUDA API not traced; capture with nsys profile --trace=cuda)"
             return None
         columns = self.require(RUNTIME_TABLE, ("start", "end", "nameId"), "CUDA API calls")
-        optional = {"globalTid": "tid", "correlationId": "correlation"}
-        select = ", ".join(f'r."{c}" AS {a}' for c, a in optional.items() if c in columns)
-        frame = self.query(f'SELECT r.start AS start, r."end" AS "end", s.value AS raw_name{", " + select if select else ""} '
-                           f'FROM {RUNTIME_TABLE} r LEFT JOIN {STRINGS_TABLE} s ON s.id = r.nameId')
+        frame = self.scan(RUNTIME_TABLE, {"start": "start", "end": "end", "nameId": "_name", "globalTid": "tid", "correlationId": "correlation"}, columns)
         frame = _fill(frame, ("tid", "correlation"))
-        raw = frame["raw_name"].fillna("(unnamed call)")
-        frame["name"] = raw.map({n: api_name(n) for n in raw.unique()})
-        return _times(frame.drop(columns=["raw_name"]))
+        categories, (codes,) = self.labels(frame["_name"], fill="(unnamed call)")
+        codes = np.where(codes >= 0, codes, categories.index("(unnamed call)"))
+        # Each distinct call name once: cudaLaunchKernel_v7000 and cudaLaunchKernel are one call.
+        frame["name"] = _relabel(pd.Categorical.from_codes(codes, categories=categories), api_name)
+        return _times(frame.drop(columns=["_name"]))
 
     def nvtx(self) -> pd.DataFrame | None:
         """NVTX push/pop and start/end ranges (start, end, name); None without an NVTX_EVENTS table
@@ -384,15 +564,19 @@ class _Reader:
         wanted = sorted(k for k, v in types.items() if v in ("NvtxPushPopRange", "NvtxStartEndRange"))
         if not wanted:
             return None
-        text = "n.text" if "text" in columns else "NULL"
-        if "textId" in columns:
-            name, join = f"COALESCE({text}, s.value)", f' LEFT JOIN {STRINGS_TABLE} s ON s.id = n."textId"'
-        else:
-            name, join = text, ""
-        frame = self.query(f'SELECT n.start AS start, n."end" AS "end", {name} AS name FROM {NVTX_TABLE} n{join} '
-                           f'WHERE n.eventType IN ({", ".join(str(int(w)) for w in wanted)})')
-        frame["name"] = frame["name"].fillna("(unnamed range)").astype(str)
-        return _times(frame)
+        frame = self.scan(NVTX_TABLE, {"start": "start", "end": "end", "text": "text", "textId": "_text_id"}, columns, text=("text",),
+                          where=f'"eventType" IN ({", ".join(str(int(w)) for w in wanted)})')
+        ids = frame["_text_id"] if "_text_id" in frame else np.full(len(frame), np.nan)
+        categories, (codes,) = self.labels(ids, fill="(unnamed range)")
+        named = pd.Categorical.from_codes(np.where(codes >= 0, codes, categories.index("(unnamed range)")), categories=categories)
+        if "text" in frame:
+            # A range's own text wins over its registered string (nsys writes one or the other).
+            given = frame["text"].array
+            union = list(dict.fromkeys([*given.categories, *categories]))
+            given, named = given.set_categories(union), named.set_categories(union)
+            named = pd.Categorical.from_codes(np.where(given.codes >= 0, given.codes, named.codes), categories=union)
+        frame["name"] = named
+        return _times(frame.drop(columns=[c for c in ("text", "_text_id") if c in frame]))
 
     def run(self) -> RunInfo:
         host = None
@@ -424,11 +608,60 @@ def api_name(raw: str) -> str:
     return _VERSION_SUFFIX.sub("", str(raw)) or str(raw)
 
 
+def launch_dims(frame: pd.DataFrame, row: int, what: str) -> list[int] | None:
+    """The grid or block (``what``) of row ``row`` of a kernel frame; None where the export does not say."""
+    columns = [f"{what}{axis}" for axis in "XYZ"]
+    if not all(c in frame.columns for c in columns):
+        return None
+    values = [int(frame[c].iat[row]) for c in columns]
+    return None if min(values) < 0 else values
+
+
+def _relabel(values: pd.Categorical, label) -> pd.Categorical:
+    """``values`` with each category replaced by ``label(category)``, categories that become one merged."""
+    texts = [label(c) for c in values.categories]
+    categories = list(dict.fromkeys(texts))
+    lookup = np.array([categories.index(t) for t in texts] + [-1], dtype=np.int32)  # code -1 stays -1
+    return pd.Categorical.from_codes(lookup[values.codes], categories=categories)
+
+
+def _decode(numbers: np.ndarray, labels: dict[int, str], default) -> pd.Categorical:
+    """Enum values (NaN: none) as categories of their labels; ``default`` for NaN or a value not in ``labels``."""
+    known = ~np.isnan(numbers)
+    values = np.unique(numbers[known]).astype(np.int64)
+    text = [labels.get(v, default) for v in values.tolist()]
+    categories = [t for t in dict.fromkeys([*text, default]) if t is not None]
+    code_of = {t: i for i, t in enumerate(categories)}
+    code_of[None] = -1
+    codes = np.full(numbers.size, code_of[default], dtype=np.int32)
+    if values.size:
+        lookup = np.array([code_of[t] for t in text], dtype=np.int32)
+        codes[known] = lookup[np.searchsorted(values, numbers[known].astype(np.int64))]
+    return pd.Categorical.from_codes(codes, categories=categories)
+
+
+def _small(values: np.ndarray) -> np.ndarray:
+    """Integers as int32 where they fit (half the memory of a column a million rows long), else as given."""
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        return values
+    if values.size and (values.min() < -2**31 or values.max() >= 2**31):
+        return values
+    return values.astype(np.int32)
+
+
 def _fill(frame: pd.DataFrame, names) -> pd.DataFrame:
     for name in names:
         if name not in frame.columns:
             frame[name] = np.nan
     return frame
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Kernel frames one after the other, their name categories united (pandas would make them text)."""
+    names = ("name", "demangled", "mangled")
+    categories = list(dict.fromkeys(c for f in frames for n in names for c in f[n].cat.categories))
+    frames = [f.assign(**{n: f[n].cat.set_categories(categories) for n in names}) for f in frames]
+    return pd.concat(frames, ignore_index=True)
 
 
 # Times are ns on the capture's clock (session-relative, or since the epoch: 1.7e18); past 2**62
@@ -438,16 +671,14 @@ MAX_TIME = 2**62
 
 def _times(frame: pd.DataFrame) -> pd.DataFrame:
     """Sort by start; drop events without a start/end, that end before they start, or off the clock."""
-    frame = frame.dropna(subset=["start", "end"])
-    frame = frame[(frame["end"] >= frame["start"]) & (frame["start"] >= 0) & (frame["end"] <= MAX_TIME)].astype({"start": "int64", "end": "int64"})
-    return frame.sort_values(["start", "end"], kind="stable").reset_index(drop=True)
-
-
-def _dims(frame: pd.DataFrame, prefix: str) -> list:
-    cols = [f"{prefix}{axis}" for axis in "XYZ"]
-    if not all(c in frame.columns for c in cols):
-        return [None] * len(frame)
-    values = frame[cols].to_numpy(dtype=float)
-    known = ~np.isnan(values).any(axis=1)
-    rows = np.nan_to_num(values).astype(np.int64).tolist()
-    return [row if ok else None for row, ok in zip(rows, known)]
+    start, end = frame["start"].to_numpy(dtype=float), frame["end"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        keep = ~np.isnan(start) & ~np.isnan(end) & (end >= start) & (start >= 0) & (end <= MAX_TIME)
+    if not keep.all():
+        frame = frame[keep]
+    frame = frame.astype({"start": "int64", "end": "int64"})
+    start, end = frame["start"].to_numpy(), frame["end"].to_numpy()
+    order = np.lexsort((end, start))
+    if (order == np.arange(order.size)).all():
+        return frame.reset_index(drop=True)
+    return frame.take(order).reset_index(drop=True)

@@ -160,6 +160,14 @@ def _round(value):
     return round(float(value), 4)
 
 
+def text_is(names: pd.Series, test) -> np.ndarray:
+    """``test`` of each row's text, asked once per distinct text (a capture repeats its names millions
+    of times; event names are categories: ncuwrap.timeline.sqlite)."""
+    values = names.array if isinstance(names.dtype, pd.CategoricalDtype) else pd.Categorical(names.astype(str))
+    verdicts = np.array([bool(test(str(c))) for c in values.categories] + [False], dtype=bool)
+    return verdicts[values.codes]
+
+
 def check_pattern(pattern: str | None) -> str:
     """The step pattern to use (``pattern`` checked, or the default). RE2, as -k: NVTX names come from
     the capture, and a backtracking engine on a hostile pattern runs for minutes."""
@@ -176,9 +184,7 @@ def ranges(nvtx: pd.DataFrame | None, pattern: str = STEP_PATTERN) -> tuple[str,
         return None
     matches = compile_filter(pattern, "--step-range", "NVTX range name of a step")
     # Each distinct name is matched once (a capture repeats a step's name thousands of times).
-    names = nvtx["name"].astype(str)
-    hits = [name for name in names.unique().tolist() if matches(name)]
-    match = nvtx[names.isin(hits)]
+    match = nvtx[text_is(nvtx["name"], matches)]
     if match.empty:
         return None
     match = match.sort_values(["start", "end"], ascending=[True, False], kind="stable")
@@ -190,51 +196,118 @@ def ranges(nvtx: pd.DataFrame | None, pattern: str = STEP_PATTERN) -> tuple[str,
     return str(name), starts[outer], np.maximum(ends[outer], starts[outer])
 
 
-def launch_time(frame: pd.DataFrame, api_start: pd.Series | None) -> np.ndarray:
+class LaunchIndex:
+    """correlationId -> the start of the CUDA call with it (the first, if an export repeats one), as sorted
+    arrays: a capture holds millions of calls, and a hash map of them costs more than the calls' columns."""
+
+    def __init__(self, correlation: np.ndarray, start: np.ndarray):
+        known = ~np.isnan(correlation) if correlation.dtype.kind == "f" else np.ones(correlation.size, dtype=bool)
+        ids, start = correlation[known].astype(np.int64), start[known]
+        order = np.lexsort((start, ids))
+        ids, start = ids[order], start[order]
+        first = np.ones(ids.size, dtype=bool)
+        first[1:] = ids[1:] != ids[:-1]
+        self.ids, self.starts = ids[first], start[first]
+
+    def lookup(self, correlation) -> np.ndarray:
+        """The launch start of each correlationId (float, NaN where no call has it)."""
+        correlation = np.asarray(correlation, dtype=float)
+        out = np.full(correlation.size, np.nan)
+        if not self.ids.size:
+            return out
+        known = ~np.isnan(correlation)
+        wanted = correlation[known].astype(np.int64)
+        at = np.clip(np.searchsorted(self.ids, wanted), 0, self.ids.size - 1)
+        hit = self.ids[at] == wanted
+        found = np.full(wanted.size, np.nan)
+        found[hit] = self.starts[at[hit]]
+        out[known] = found
+        return out
+
+
+def launch_time(frame: pd.DataFrame, api_start: LaunchIndex | None) -> np.ndarray:
     """When each GPU event of ``frame`` was launched: its launching CUDA call's start (by correlationId),
     else (launch not traced) the event's own start."""
     own = frame["start"].to_numpy(dtype=np.int64)
     if api_start is None or "correlation" not in frame or not len(frame):
         return own
-    at = pd.to_numeric(frame["correlation"], errors="coerce").map(api_start).to_numpy(dtype=float)
+    at = api_start.lookup(pd.to_numeric(frame["correlation"], errors="coerce").to_numpy(dtype=float))
     return np.where(np.isnan(at), own, at).astype(np.int64)
 
 
-def api_starts(data) -> pd.Series | None:
-    """correlationId -> the start of the CUDA call with it (the first, if an export repeats one)."""
+def api_starts(data) -> LaunchIndex | None:
+    """The launches of ``data``'s CUDA calls by correlationId (None: no call has one); made once per API frame."""
     api = data.api
     if api is None or not len(api) or api["correlation"].isna().all():
         return None
-    known = api[api["correlation"].notna()]
-    return pd.Series(known["start"].to_numpy(dtype=np.int64), index=known["correlation"].to_numpy(dtype=float)).groupby(level=0).min()
+    cached = getattr(data, "launch_index", None)
+    if cached is not None and cached[0] is api:
+        return cached[1]
+    index = LaunchIndex(api["correlation"].to_numpy(), api["start"].to_numpy(dtype=np.int64))
+    data.launch_index = (api, index)
+    return index
 
 
 def _step_of(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The index of the step each time falls in ([start, end)), -1 for none."""
-    at = np.searchsorted(starts, times, side="right") - 1
-    inside = (at >= 0) & (times < ends[np.clip(at, 0, None)])
-    return np.where(inside, at, -1)
+    at = (np.searchsorted(starts, times, side="right") - 1).astype(np.int32)  # steps number far below 2**31
+    at[(at >= 0) & (times >= ends[np.clip(at, 0, None)])] = -1
+    return at
 
 
 def _union_by_group(groups: np.ndarray, s: np.ndarray, e: np.ndarray, n: int) -> np.ndarray:
     """Per group 0..n-1, the length of the union of its intervals [s, e)."""
     out = np.zeros(n, dtype=np.int64)
     keep = groups >= 0
-    groups, s, e = groups[keep], s[keep], e[keep]
+    if not keep.all():
+        groups, s, e = groups[keep], s[keep], e[keep]
     if not groups.size:
         return out
-    order = np.lexsort((s, groups))
-    groups, s, e = groups[order], s[order], e[order]
-    # Sorted by start within a group, an interval adds what lies beyond the furthest end before it.
-    reach = pd.Series(e).groupby(groups).cummax().to_numpy()
-    before = np.empty_like(reach)
-    before[1:] = reach[:-1]
+    # Sorted by group, then start (CUDA calls come sorted by start, and their steps follow it: no sort).
+    if (groups[1:] < groups[:-1]).any() or ((s[1:] < s[:-1]) & (groups[1:] == groups[:-1])).any():
+        order = np.lexsort((s, groups))
+        groups, s, e = groups[order], s[order], e[order]
+    heads = _heads(groups)
+    # Each group moved past the one before it (its times from its own first start, plus the widths of
+    # the groups before), so that one running maximum over all of them never reaches back a group.
+    base = s[heads]
+    widths = np.maximum.reduceat(e, heads) - base + 1
+    if int(widths.sum(dtype=object)) >= 2**62:  # would overflow: one running maximum per group
+        for a, b in zip(heads.tolist(), [*heads[1:].tolist(), groups.size]):
+            out[groups[a]] = _union_length(s[a:b], e[a:b])
+        return out
+    shift = np.repeat(np.cumsum(widths) - widths - base, np.diff(heads, append=groups.size))
+    e2 = e + shift
+    # Sorted by start, an interval adds what lies beyond the furthest end before it.
+    before = np.empty_like(e2)
+    np.maximum.accumulate(e2[:-1], out=before[1:])
+    np.add(s, shift, out=shift)  # the starts, moved
+    before[heads] = shift[heads]
+    np.maximum(shift, before, out=before)
+    del shift
+    np.subtract(e2, before, out=before)
+    np.maximum(before, 0, out=before)
+    return _add_by_group(out, groups, before)
+
+
+def _add_by_group(out: np.ndarray, groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``out`` plus each group's sum of ``values`` (integers, exactly; groups sorted)."""
+    heads = _heads(groups)
+    out[groups[heads]] += np.add.reduceat(values, heads)
+    return out
+
+
+def _heads(groups: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of ``groups`` begins."""
     first = np.ones(groups.size, dtype=bool)
     first[1:] = groups[1:] != groups[:-1]
-    before[first] = s[first]
-    added = np.maximum(0, e - np.maximum(s, before))
-    np.add.at(out, groups, added)
-    return out
+    return np.flatnonzero(first)
+
+
+def _union_length(s: np.ndarray, e: np.ndarray) -> int:
+    reach = np.maximum.accumulate(e)
+    before = np.concatenate([[s[0]], reach[:-1]])
+    return int(np.maximum(0, e - np.maximum(s, before)).sum())
 
 
 def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Steps | None:
@@ -261,22 +334,25 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Ste
     period[:-1] = starts[1:] - starts[:-1]
     period[-1] = max(int(ends[-1]), int(gpu_end[-1])) - int(starts[-1])
 
+    del which, gs, ge, gw, inside
     api = data.api
     if api is not None:
         a_start, a_end = api["start"].to_numpy(dtype=np.int64), api["end"].to_numpy(dtype=np.int64)
-        names = api["name"].astype(str)
-        is_launch = names.str.startswith(LAUNCH_PREFIXES).to_numpy(dtype=bool)
-        is_sync = names.isin(SYNC_CALLS).to_numpy(dtype=bool)
         a_step = _step_of(a_start, starts, ends)
-        launches = np.bincount(a_step[is_launch & (a_step >= 0)], minlength=n)
-        dur = a_end - a_start
-        launch_ns = np.bincount(a_step[is_launch & (a_step >= 0)], weights=dur[is_launch & (a_step >= 0)], minlength=n).astype(np.int64)
-        sync_ns = np.bincount(a_step[is_sync & (a_step >= 0)], weights=dur[is_sync & (a_step >= 0)], minlength=n).astype(np.int64)
+
+        def per_step(calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """How many of the ``calls`` (a mask) each step holds, and their time."""
+            at = np.flatnonzero(calls & (a_step >= 0))
+            return (np.bincount(a_step[at], minlength=n),
+                    np.bincount(a_step[at], weights=a_end[at] - a_start[at], minlength=n).astype(np.int64))
+
+        launches, launch_ns = per_step(text_is(api["name"], lambda n: n.startswith(LAUNCH_PREFIXES)))
+        sync_ns = per_step(text_is(api["name"], lambda n: n in SYNC_CALLS))[1]
+        del a_step
         # Host time in CUDA calls within each period: calls clipped to the period they start in.
         p_step = _step_of(a_start, starts, starts + period)
-        ok = p_step >= 0
         clipped_end = np.minimum(a_end, (starts + period)[np.clip(p_step, 0, None)])
-        api_ns = _union_by_group(np.where(ok, p_step, -1), a_start, clipped_end, n)
+        api_ns = _union_by_group(p_step, a_start, clipped_end, n)
     first_start, last_end = traced_span(data)
     warmup_n, why = _warmup(period, warmup, data.path)
     records = tuple(StepRecord(
@@ -334,8 +410,19 @@ def steady_data(data, steps: Steps):
         if frame is None:
             return None
         t = launch_time(frame, api_start)
-        return frame[(t >= lo) & (t < hi)].reset_index(drop=True)
+        return _rows(frame, (t >= lo) & (t < hi))
 
-    api = None if data.api is None else data.api[(data.api["start"] >= lo) & (data.api["start"] < hi)].reset_index(drop=True)
+    api = None
+    if data.api is not None:  # sorted by start: the calls of the window are one run of rows
+        first, last = np.searchsorted(data.api["start"].to_numpy(), [lo, hi], side="left")
+        api = data.api.iloc[first:last].reset_index(drop=True)
     return dataclasses.replace(data, kernels=launched_in(data.kernels), copies=launched_in(data.copies),
                                memsets=launched_in(data.memsets), api=api)
+
+
+def _rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """``frame``'s rows where ``keep``; a single run of rows is a slice, not a copy."""
+    at = np.flatnonzero(keep)
+    if at.size and at[-1] - at[0] + 1 == at.size:
+        return frame.iloc[int(at[0]):int(at[-1]) + 1].reset_index(drop=True)
+    return frame[keep].reset_index(drop=True)

@@ -45,7 +45,7 @@ NO_STEPS = "no NVTX range named like a step (mark each training step with an NVT
 
 def is_nccl(names: pd.Series) -> np.ndarray:
     """Whether each kernel (by nsys's short name) is an NCCL kernel."""
-    return names.astype(str).str.startswith(NCCL_PREFIX).to_numpy(dtype=bool)
+    return S.text_is(names, lambda n: n.startswith(NCCL_PREFIX))
 
 
 def _step_stats(found: S.Steps) -> StepStats:
@@ -82,7 +82,9 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
                  **{c: v for c, v in timeline.breakdown_ns.items() if c != "kernel"}}
     top, top_ns = None, 0
     if len(compute_k):
-        totals = (compute_k["end"] - compute_k["start"]).groupby(compute_k["name"].astype(str)).sum().sort_index()
+        totals = (compute_k["end"] - compute_k["start"]).groupby(compute_k["name"], observed=True).sum()
+        totals.index = totals.index.astype(str)
+        totals = totals.sort_index()
         top = str(totals.idxmax())
         top_ns = int(totals.max())
     run = data.run

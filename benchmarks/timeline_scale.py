@@ -1,0 +1,182 @@
+"""Scale benchmark of ``ncuwrap timeline``: big captures against the tools that read them (issue 23).
+
+SYNTHETIC SCALE DATA: a real H200 capture (default: tests/data/h200_ncuwrap/steps/small_launch_200,
+200 NVTX steps of a launch-bound PyTorch loop, 44,846 kernels and 92,402 CUDA calls) repeated until it
+holds N kernel launches. Every event table (kernels, CUDA calls, copies, memsets, NVTX ranges) is copied
+whole, each copy shifted in time past the previous one and its correlationIds renumbered, so the steps,
+the launches they match and the timeline's shape repeat; nothing in it was measured as such.
+
+Measured, each in a fresh process, interleaved (ncuwrap, yardstick, ncuwrap, ...), medians of --repeat:
+- ncuwrap: ``ncuwrap.timeline(path)`` (read, analyse, decide; imports not timed), peak RSS (ru_maxrss,
+  the interpreter and its imports included);
+- the yardstick: ``pandas.read_sql_query("SELECT * FROM <table>")`` of the kernel, memcpy and runtime
+  tables (imports not timed), peak RSS;
+- with ``--real`` (the real captures themselves, no scaling) and nsys on PATH: ``nsys stats`` of the same
+  SQLite with three reports (GPU kernels, CUDA API, GPU memory time: what the timeline's breakdown,
+  kernels and API tables hold), whole processes on both sides.
+
+    python benchmarks/timeline_scale.py --launches 1000000 5000000 --repeat 3 --json out.json
+    python benchmarks/timeline_scale.py --real --repeat 5          # on the GPU host, where nsys is
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "tests/data/h200_ncuwrap/steps/small_launch_200.sqlite.gz"
+REAL = [ROOT / "tests/data/h200_ncuwrap/steps" / f"{n}.sqlite.gz" for n in ("small_launch_200", "gpu_train", "decode_eager", "input_bound")]
+EVENT_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                "NVTX_EVENTS")
+YARDSTICK_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_RUNTIME")
+NSYS_REPORTS = "cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_mem_time_sum"
+
+NCUWRAP = """
+import resource, sys, time
+import ncuwrap.api, ncuwrap.timeline.diagnosis, ncuwrap.timeline.sqlite, pandas, pyarrow, adbc_driver_sqlite.dbapi
+t = time.perf_counter()
+d = ncuwrap.api.timeline(sys.argv[1])
+print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, d.bound)
+"""
+YARDSTICK = """
+import resource, sqlite3, sys, time
+import pandas
+t = time.perf_counter()
+db = sqlite3.connect(sys.argv[1])
+rows = 0
+for table in sys.argv[2:]:
+    rows += len(pandas.read_sql_query(f"SELECT * FROM {table}", db))
+print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, rows)
+"""
+
+
+def unpack(source: Path, folder: Path) -> Path:
+    if source.name.endswith(".gz"):
+        plain = folder / source.name[: -len(".gz")]
+        plain.write_bytes(gzip.decompress(source.read_bytes()))
+        return plain
+    return source
+
+
+def make(source: Path, launches: int, out: Path) -> dict:
+    """``source`` repeated until it holds at least ``launches`` kernels (see the module's docstring)."""
+    shutil.copyfile(source, out)
+    db = sqlite3.connect(out)
+    tables = [t for t in EVENT_TABLES if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (t,)).fetchone()]
+    lo = min(db.execute(f'SELECT MIN(start) FROM "{t}"').fetchone()[0] for t in tables)
+    hi = max(db.execute(f'SELECT MAX("end") FROM "{t}"').fetchone()[0] for t in tables)
+    span = hi - lo + 1_000_000  # a millisecond apart
+    kernels = db.execute('SELECT COUNT(*) FROM "CUPTI_ACTIVITY_KIND_KERNEL"').fetchone()[0]
+    copies = -(-launches // kernels)
+    corr = 1 + max(db.execute(f'SELECT COALESCE(MAX(correlationId), 0) FROM "{t}"').fetchone()[0]
+                   for t in tables if "correlationId" in _columns(db, t))
+    for table in tables:
+        columns = _columns(db, table)
+        db.execute(f'CREATE TEMP TABLE original AS SELECT * FROM "{table}"')
+        for k in range(1, copies):
+            shifted = [f'"{c}" + {k * span}' if c in ("start", "end") else f'"{c}" + {k * corr}' if c == "correlationId" else f'"{c}"'
+                       for c in columns]
+            db.execute(f'INSERT INTO "{table}" ({", ".join(chr(34) + c + chr(34) for c in columns)}) '
+                       f'SELECT {", ".join(shifted)} FROM original')
+        db.execute("DROP TABLE original")
+    db.commit()
+    counts = {t: db.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
+    db.close()
+    return {"copies": copies, "rows": counts, "bytes": out.stat().st_size}
+
+
+def _columns(db, table: str) -> list[str]:
+    return [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
+
+
+def _python(code: str, *args: str) -> tuple[float, int, str]:
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if done.returncode:
+        raise SystemExit(f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+    seconds, rss, what = done.stdout.split(None, 2)
+    return float(seconds), int(rss), what.strip()
+
+
+def _whole(argv: list[str]) -> float:
+    t = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if done.returncode:
+        raise SystemExit(f"{argv[0]} failed: {(done.stderr or done.stdout).strip()[-300:]}")
+    return time.perf_counter() - t
+
+
+def scaled(path: Path, repeat: int) -> dict:
+    db = sqlite3.connect(path)
+    launches = db.execute('SELECT COUNT(*) FROM "CUPTI_ACTIVITY_KIND_KERNEL"').fetchone()[0]
+    db.close()
+    ours, theirs = [], []
+    for _ in range(repeat):
+        ours.append(_python(NCUWRAP, str(path)))
+        theirs.append(_python(YARDSTICK, str(path), *YARDSTICK_TABLES))
+    s_ours, s_theirs = statistics.median(o[0] for o in ours), statistics.median(t[0] for t in theirs)
+    rss_ours, rss_theirs = max(o[1] for o in ours), max(t[1] for t in theirs)
+    return {"launches": launches, "ncuwrap_s": s_ours, "ncuwrap_samples": [o[0] for o in ours], "yardstick_s": s_theirs,
+            "yardstick_samples": [t[0] for t in theirs], "ratio": s_ours / s_theirs, "ncuwrap_peak_bytes": rss_ours,
+            "yardstick_peak_bytes": rss_theirs, "ncuwrap_bytes_per_launch": rss_ours / launches, "bound": ours[0][2]}
+
+
+def real(path: Path, repeat: int) -> dict:
+    nsys = shutil.which("nsys")
+    ours, stats, whole = [], [], []
+    for _ in range(repeat):
+        ours.append(_python(NCUWRAP, str(path))[0])
+        whole.append(_whole([sys.executable, "-m", "ncuwrap", "timeline", str(path), "--format", "json"]))
+        if nsys:
+            stats.append(_whole([nsys, "stats", "--force-export=false", "--report", NSYS_REPORTS, "--format", "csv", "--output", "-",
+                                 str(path)]))
+    row = {"capture": path.name, "ncuwrap_s": statistics.median(ours), "ncuwrap_process_s": statistics.median(whole),
+           "ncuwrap_process_samples": whole}
+    if stats:
+        row.update(nsys_stats_s=statistics.median(stats), nsys_stats_samples=stats, ratio=row["ncuwrap_process_s"] / statistics.median(stats))
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--launches", type=int, nargs="*", default=[1_000_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--source", type=Path, default=SOURCE, help="the real capture to repeat (.sqlite or .sqlite.gz)")
+    parser.add_argument("--real", action="store_true", help="time the real captures against nsys stats instead")
+    parser.add_argument("--keep", type=Path, help="build the scale data in this folder and keep it")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    results: dict = {"python": sys.version.split()[0], "cores": os.cpu_count(), "rows": []}
+    with tempfile.TemporaryDirectory(prefix="ncuwrap-scale-") as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        if args.real:
+            for source in REAL:
+                row = real(unpack(source, folder), args.repeat)
+                results["rows"].append(row)
+                print(json.dumps(row))
+        else:
+            plain = unpack(args.source, folder)
+            for n in args.launches:
+                path = folder / f"scale_{n}.sqlite"
+                made = make(plain, n, path) if not path.exists() else {"reused": True}
+                row = {**scaled(path, args.repeat), "data": made, "synthetic": True}
+                results["rows"].append(row)
+                print(json.dumps(row))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
