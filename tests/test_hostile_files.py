@@ -131,7 +131,7 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how):
     report = tmp_path / "report.ncu-rep"
     report.write_bytes((H200 / "transpose" / "copyKernel.ncu-rep").read_bytes())
 
-    def crash(path, module, shown):
+    def crash(path, module, shown, wanted=None):
         os.kill(os.getpid(), signal.SIGABRT if how == "abort" else signal.SIGSEGV)
 
     monkeypatch.setattr(ncu_rep, "_collect", crash)

@@ -106,7 +106,8 @@ def sha256(path: Path, stop: threading.Event | None = None) -> str | None:
 
 
 def load(path: str | Path, *, ncu: str | None = None, metrics=None) -> Profile:
-    """Load an Nsight Compute report or CSV export. ``metrics`` limits the columns read from a raw CSV."""
+    """Load an Nsight Compute report or CSV export. ``metrics`` limits the metrics read (a raw CSV's
+    columns, a report's metrics)."""
     from ncuwrap.ingest import ncu_csv
 
     path = check_file(Path(path))
@@ -119,7 +120,7 @@ def load(path: str | Path, *, ncu: str | None = None, metrics=None) -> Profile:
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ncuwrap-sha256") as pool:
         digest = pool.submit(sha256, path, stop)
         try:
-            profile = _read_rep(path, ncu) if kind == "ncu-rep" else ncu_csv.read(path, usecols=metrics)
+            profile = _read_rep(path, ncu, metrics) if kind == "ncu-rep" else ncu_csv.read(path, usecols=metrics)
         except BaseException:
             stop.set()
             raise
@@ -132,16 +133,16 @@ def load(path: str | Path, *, ncu: str | None = None, metrics=None) -> Profile:
 MAX_UNPACKED_REPORT = 4 << 30
 
 
-def _read_rep(path: Path, ncu: str | None) -> Profile:
+def _read_rep(path: Path, ncu: str | None, metrics=None) -> Profile:
     """A .ncu-rep, or a .ncu-rep.gz unpacked into a private temporary folder (removed after), read and
     named by the user's file in every message and output."""
     from ncuwrap import packed
     from ncuwrap.ingest import ncu_rep
 
     if not path.name.lower().endswith(".gz"):
-        return ncu_rep.read(path, ncu=ncu)
+        return ncu_rep.read(path, ncu=ncu, metrics=metrics)
     with packed.unpacked(path, limit=MAX_UNPACKED_REPORT, fix="give the .ncu-rep itself", prefix="ncuwrap-rep-") as plain:
-        return ncu_rep.read(plain, ncu=ncu, shown=path)
+        return ncu_rep.read(plain, ncu=ncu, shown=path, metrics=metrics)
 
 
 def rule_results(path: str | Path, *, ncu: str | None = None, of: Profile | None = None) -> dict[int, tuple[RuleResult, ...]]:

@@ -1,0 +1,98 @@
+"""``ncuwrap diagnose`` of a real .ncu-rep against Nsight Compute's own export of it (issue 23).
+
+Both sides are whole processes, interleaved (ncuwrap, ncu, ncuwrap, ...), medians of --repeat:
+- ncuwrap: ``python -m ncuwrap diagnose REPORT --format json -o OUT --force``;
+- the yardstick: ``ncu --import REPORT --page details --csv`` (its text to a file).
+Then, in fresh processes, where ncuwrap's time goes: importing, reading the report (NVIDIA's
+``ncu_report`` in a forked child, only the metrics the rules read, or ``--all-metrics``), deciding, and
+writing the JSON. ``--tree DIR`` times another source tree (a ``git archive`` of an older commit) too.
+
+    python benchmarks/ncurep_speed.py REPORT.ncu-rep --repeat 5 --json out.json [--tree /tmp/old]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PHASES = """
+import sys, time
+t0 = time.perf_counter()
+from ncuwrap import engine, ingest
+from ncuwrap import ruleset as R
+from ncuwrap.render import jsonfmt
+t1 = time.perf_counter()
+rules = R.load(None)
+metrics = None if sys.argv[2] == "all" else engine.needed_metrics(rules)
+profile = ingest.load(sys.argv[1], metrics=metrics)
+t2 = time.perf_counter()
+diagnosis = engine.diagnose_profile(profile, rules)
+t3 = time.perf_counter()
+text = jsonfmt.render(diagnosis)
+t4 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2, t4 - t3, len(profile.frame), len(profile.frame.columns))
+"""
+
+
+def _timed(argv: list[str], cwd: Path, out: Path | None = None) -> float:
+    env = {**os.environ, "PYTHONPATH": f"{cwd}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    t = time.perf_counter()
+    with open(out or os.devnull, "w") as sink:
+        done = subprocess.run(argv, cwd=cwd, env=env, stdout=sink, stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - t
+    if done.returncode:
+        raise SystemExit(f"{argv[:3]} failed: {done.stderr.strip()[-400:]}")
+    return seconds
+
+
+def _phases(tree: Path, report: Path, which: str) -> list[float]:
+    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run([sys.executable, "-c", PHASES, str(report), which], cwd=tree, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"phases failed: {done.stderr.strip()[-400:]}")
+    return [float(v) for v in done.stdout.split()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("report", type=Path)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--ncu", default=shutil.which("ncu") or "ncu")
+    parser.add_argument("--tree", type=Path, help="also time this source tree (an older commit's archive)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    report = args.report.resolve()
+    trees = {"ncuwrap": ROOT, **({"tree": args.tree.resolve()} if args.tree else {})}
+    samples: dict[str, list[float]] = {name: [] for name in [*trees, "ncu"]}
+    with tempfile.TemporaryDirectory(prefix="ncuwrap-ncurep-") as tmp:
+        for _ in range(args.repeat):
+            for name, tree in trees.items():
+                samples[name].append(_timed([sys.executable, "-m", "ncuwrap", "diagnose", str(report), "--format", "json",
+                                             "-o", f"{tmp}/{name}.json", "--force"], tree))
+            samples["ncu"].append(_timed([args.ncu, "--import", str(report), "--page", "details", "--csv"], ROOT, Path(tmp) / "ncu.csv"))
+        phases = {f"{name} {which}": [_phases(tree, report, which) for _ in range(args.repeat)]
+                  for name, tree in trees.items() for which in ("rules", "all")}
+    result = {"report": str(args.report), "cores": os.cpu_count(),
+              **{f"{k}_s": statistics.median(v) for k, v in samples.items()}, "samples": samples,
+              "phases": {k: {"imports_s": statistics.median(p[0] for p in v), "read_s": statistics.median(p[1] for p in v),
+                             "decide_s": statistics.median(p[2] for p in v), "json_s": statistics.median(p[3] for p in v),
+                             "launches": v[0][4], "columns": v[0][5]}
+                         for k, v in phases.items()}}
+    result["ratio"] = result["ncuwrap_s"] / result["ncu_s"]
+    print(json.dumps(result, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
