@@ -43,6 +43,38 @@ t4 = time.perf_counter()
 print(t1 - t0, t2 - t1, t3 - t2, t4 - t3, len(profile.frame), len(profile.frame.columns))
 """
 
+# Inside the reader (in process, no fork): NVIDIA's loading, then per launch the metric names, the
+# metric values the rules read, Nsight Compute's rule results and the per-instruction counters.
+READER = """
+import sys, time
+t = {}
+s = time.perf_counter()
+from ncuwrap import engine
+from ncuwrap import ruleset as R
+from ncuwrap.ingest import ncu_rep, source_counters
+from ncuwrap.ingest.names import function_name
+wanted = frozenset(engine.needed_metrics(R.load(None))) | ncu_rep.LAUNCH_METRICS
+module = ncu_rep.load_module()
+t["import ncu_report"] = time.perf_counter() - s
+s = time.perf_counter(); context = module.load_report(sys.argv[1]); t["load_report"] = time.perf_counter() - s
+for k in ("names", "values", "rule_results", "source_counters"):
+    t[k] = 0.0
+cache = {}
+for r in range(context.num_ranges()):
+    rng = context.range_by_idx(r)
+    for a in range(rng.num_actions()):
+        action = rng.action_by_idx(a)
+        s = time.perf_counter(); names = [n for n in action.metric_names() if n in wanted]; t["names"] += time.perf_counter() - s
+        s = time.perf_counter()
+        for n in names:
+            m = action.metric_by_name(n)
+            m.has_value() and m.as_double()
+        t["values"] += time.perf_counter() - s
+        s = time.perf_counter(); ncu_rep._rule_results(action); t["rule_results"] += time.perf_counter() - s
+        s = time.perf_counter(); source_counters.from_action(action, function_name(action.name()), cache); t["source_counters"] += time.perf_counter() - s
+print(" ".join(f"{k}={v:.3f}" for k, v in t.items()))
+"""
+
 
 def _timed(argv: list[str], cwd: Path, out: Path | None = None) -> float:
     env = {**os.environ, "PYTHONPATH": f"{cwd}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
@@ -70,8 +102,15 @@ def main() -> None:
     parser.add_argument("--ncu", default=shutil.which("ncu") or "ncu")
     parser.add_argument("--tree", type=Path, help="also time this source tree (an older commit's archive)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--reader", action="store_true", help="only time the reader's steps, in process")
     args = parser.parse_args()
     report = args.report.resolve()
+    if args.reader:
+        for _ in range(args.repeat):
+            done = subprocess.run([sys.executable, "-c", READER, str(report)], cwd=ROOT, capture_output=True, text=True,
+                                  env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+            print(done.stdout.strip() or done.stderr.strip()[-400:])
+        return
     trees = {"ncuwrap": ROOT, **({"tree": args.tree.resolve()} if args.tree else {})}
     samples: dict[str, list[float]] = {name: [] for name in [*trees, "ncu"]}
     with tempfile.TemporaryDirectory(prefix="ncuwrap-ncurep-") as tmp:

@@ -44,7 +44,11 @@ NSYS_REPORTS = "cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_mem_time_sum"
 
 NCUWRAP = """
 import resource, sys, time
-import ncuwrap.api, ncuwrap.timeline.diagnosis, ncuwrap.timeline.sqlite, pandas, pyarrow, adbc_driver_sqlite.dbapi
+import ncuwrap.api, ncuwrap.timeline.diagnosis, ncuwrap.timeline.sqlite, pandas, pyarrow
+try:
+    import adbc_driver_sqlite.dbapi
+except ImportError:  # a tree from before the columnar reader
+    pass
 t = time.perf_counter()
 d = ncuwrap.api.timeline(sys.argv[1])
 print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, d.bound)
@@ -100,9 +104,12 @@ def _columns(db, table: str) -> list[str]:
     return [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
 
 
+TREE = ROOT  # the ncuwrap timed (--tree: another source tree)
+
+
 def _python(code: str, *args: str) -> tuple[float, int, str]:
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          env={**os.environ, "PYTHONPATH": f"{TREE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
     if done.returncode:
         raise SystemExit(f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
     seconds, rss, what = done.stdout.split(None, 2)
@@ -111,7 +118,7 @@ def _python(code: str, *args: str) -> tuple[float, int, str]:
 
 def _whole(argv: list[str]) -> float:
     t = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": f"{TREE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
     if done.returncode:
         raise SystemExit(f"{argv[0]} failed: {(done.stderr or done.stdout).strip()[-300:]}")
     return time.perf_counter() - t
@@ -121,15 +128,23 @@ def scaled(path: Path, repeat: int) -> dict:
     db = sqlite3.connect(path)
     launches = db.execute('SELECT COUNT(*) FROM "CUPTI_ACTIVITY_KIND_KERNEL"').fetchone()[0]
     db.close()
-    ours, theirs = [], []
+    ours, theirs, stats = [], [], []
+    nsys = shutil.which("nsys")
     for _ in range(repeat):
         ours.append(_python(NCUWRAP, str(path)))
         theirs.append(_python(YARDSTICK, str(path), *YARDSTICK_TABLES))
+        if nsys:  # context where nsys is installed: its own reports of the same export
+            stats.append(_whole(_nsys_stats(nsys, path)))
     s_ours, s_theirs = statistics.median(o[0] for o in ours), statistics.median(t[0] for t in theirs)
     rss_ours, rss_theirs = max(o[1] for o in ours), max(t[1] for t in theirs)
     return {"launches": launches, "ncuwrap_s": s_ours, "ncuwrap_samples": [o[0] for o in ours], "yardstick_s": s_theirs,
             "yardstick_samples": [t[0] for t in theirs], "ratio": s_ours / s_theirs, "ncuwrap_peak_bytes": rss_ours,
-            "yardstick_peak_bytes": rss_theirs, "ncuwrap_bytes_per_launch": rss_ours / launches, "bound": ours[0][2]}
+            "yardstick_peak_bytes": rss_theirs, "ncuwrap_bytes_per_launch": rss_ours / launches, "bound": ours[0][2],
+            **({"nsys_stats_s": statistics.median(stats), "nsys_stats_samples": stats} if stats else {})}
+
+
+def _nsys_stats(nsys: str, path: Path) -> list[str]:
+    return [nsys, "stats", "--force-export=false", "--report", NSYS_REPORTS, "--format", "csv", "--output", "-", str(path)]
 
 
 def real(path: Path, repeat: int) -> dict:
@@ -137,10 +152,9 @@ def real(path: Path, repeat: int) -> dict:
     ours, stats, whole = [], [], []
     for _ in range(repeat):
         ours.append(_python(NCUWRAP, str(path))[0])
-        whole.append(_whole([sys.executable, "-m", "ncuwrap", "timeline", str(path), "--format", "json"]))
+        whole.append(_whole([sys.executable, "-m", "ncuwrap", "diagnose", str(path), "--format", "json", "-o", str(path.with_suffix(".ncuwrap.json")), "--force"]))
         if nsys:
-            stats.append(_whole([nsys, "stats", "--force-export=false", "--report", NSYS_REPORTS, "--format", "csv", "--output", "-",
-                                 str(path)]))
+            stats.append(_whole(_nsys_stats(nsys, path)))
     row = {"capture": path.name, "ncuwrap_s": statistics.median(ours), "ncuwrap_process_s": statistics.median(whole),
            "ncuwrap_process_samples": whole}
     if stats:
@@ -155,8 +169,11 @@ def main() -> None:
     parser.add_argument("--source", type=Path, default=SOURCE, help="the real capture to repeat (.sqlite or .sqlite.gz)")
     parser.add_argument("--real", action="store_true", help="time the real captures against nsys stats instead")
     parser.add_argument("--keep", type=Path, help="build the scale data in this folder and keep it")
+    parser.add_argument("--tree", type=Path, help="time the ncuwrap of this source tree (a git archive of an older commit)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    global TREE
+    TREE = args.tree.resolve() if args.tree else ROOT
     results: dict = {"python": sys.version.split()[0], "cores": os.cpu_count(), "rows": []}
     with tempfile.TemporaryDirectory(prefix="ncuwrap-scale-") as tmp:
         folder = args.keep or Path(tmp)

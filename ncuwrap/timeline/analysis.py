@@ -301,17 +301,24 @@ def group_stats(codes: np.ndarray, values: np.ndarray, groups: int):
 
 
 def _cause(api: pd.DataFrame | None, lo: int, hi: int, untraced: str = HOST_CODE) -> str:
-    """The CUDA call the host spent most of [lo, hi) in, if it covers at least half of it; else ``untraced``."""
+    """The CUDA call the host spent most of [lo, hi) in, if it covers at least half of it; else ``untraced``
+    (equal times: the name first in alphabetical order)."""
     if api is None:
         return NO_API
     if hi <= lo:
         return untraced
-    rows = api[(api["end"] > lo) & (api["start"] < hi)]
-    if rows.empty:
+    start, end = api["start"].to_numpy(dtype=np.int64), api["end"].to_numpy(dtype=np.int64)
+    rows = np.flatnonzero(end[:np.searchsorted(start, hi, side="left")] > lo)  # the calls come sorted by start
+    if not rows.size:
         return untraced
-    overlap = (np.minimum(rows["end"], hi) - np.maximum(rows["start"], lo)).groupby(rows["name"], observed=True).sum()
-    top = overlap.idxmax()
-    return str(top) if overlap[top] >= 0.5 * (hi - lo) else untraced
+    names = api["name"].array if isinstance(api["name"].dtype, pd.CategoricalDtype) else pd.Categorical(api["name"].astype(str))
+    codes = names.codes[rows]
+    overlap = np.minimum(end[rows], hi) - np.maximum(start[rows], lo)
+    totals = np.zeros(len(names.categories), dtype=np.int64)
+    np.add.at(totals, codes, overlap)
+    present = np.unique(codes)
+    best = min(present.tolist(), key=lambda c: (-int(totals[c]), str(names.categories[c])))
+    return str(names.categories[best]) if totals[best] >= 0.5 * (hi - lo) else untraced
 
 
 def _kernels(kernels: pd.DataFrame, m: dict) -> tuple[tuple[KernelStats, ...], dict]:

@@ -613,7 +613,7 @@ def launch_dims(frame: pd.DataFrame, row: int, what: str) -> list[int] | None:
     columns = [f"{what}{axis}" for axis in "XYZ"]
     if not all(c in frame.columns for c in columns):
         return None
-    values = [int(frame[c].iat[row]) for c in columns]
+    values = [int(frame[c].to_numpy()[row]) for c in columns]
     return None if min(values) < 0 else values
 
 
