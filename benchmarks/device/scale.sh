@@ -2,7 +2,7 @@
 # Issue 23's figures on the GPU host (docs/scale.md), in two parts of one device call each:
 #   benchmarks/device/scale.sh reports OUT [OLD_TREE]   a 220-launch .ncu-rep of the torch training step,
 #                                                       diagnose against 'ncu --import --page details'
-#   benchmarks/device/scale.sh timelines OUT            the real step captures against 'nsys stats',
+#   benchmarks/device/scale.sh timelines OUT [OLD_TREE] the real step captures against 'nsys stats',
 #                                                       and the 1M-launch synthetic capture against pandas
 # Expects ncu on PATH and nsys at NSYS (default: the one inside Nsight Compute's install, as on the H200).
 set -euo pipefail
@@ -19,7 +19,11 @@ case $part in
   timelines)
     nsys --version > "$out/nsys_version.txt"
     python3 benchmarks/timeline_scale.py --real --repeat 5 --json "$out/real.json"
-    python3 benchmarks/timeline_scale.py --launches 1000000 --repeat 3 --json "$out/scale_1m.json"
+    python3 benchmarks/timeline_scale.py --launches 1000000 --repeat 3 --keep /tmp/scale --json "$out/scale_1m.json"
+    if [ -n "$old" ]; then
+      python3 benchmarks/timeline_scale.py --real --repeat 5 --tree "$old" --json "$out/real_before.json"
+      python3 benchmarks/timeline_scale.py --launches 1000000 --repeat 1 --keep /tmp/scale --tree "$old" --json "$out/scale_1m_before.json"
+    fi
     ;;
   *) echo "usage: $0 reports|timelines OUT [OLD_TREE]" >&2; exit 2 ;;
 esac
