@@ -108,7 +108,8 @@ TREE = ROOT  # the ncuwrap timed (--tree: another source tree)
 
 
 def _python(code: str, *args: str) -> tuple[float, int, str]:
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT,
+    # Run from the tree timed: ``python -c`` puts the working folder before PYTHONPATH.
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=TREE,
                           env={**os.environ, "PYTHONPATH": f"{TREE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
     if done.returncode:
         raise SystemExit(f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
@@ -118,7 +119,7 @@ def _python(code: str, *args: str) -> tuple[float, int, str]:
 
 def _whole(argv: list[str]) -> float:
     t = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": f"{TREE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=TREE, env={**os.environ, "PYTHONPATH": f"{TREE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
     if done.returncode:
         raise SystemExit(f"{argv[0]} failed: {(done.stderr or done.stdout).strip()[-300:]}")
     return time.perf_counter() - t
