@@ -442,6 +442,21 @@ class Diagnosis(Displayed):
     def by_time(self) -> list[KernelVerdict]:
         return sorted(self.kernels, key=lambda k: -(k.duration_ns or 0.0))
 
+    def sections(self, detail: int, groups: list["KernelGroup"] | None = None) -> frozenset[int]:
+        """The launch IDs given a section of their own in a report of many launches: each kernel's
+        longest launch (most total time first, KERNEL_SECTIONS at most) before any kernel's second
+        launch, then the longest launches left, up to ``detail`` sections in all."""
+        groups = self.groups() if groups is None else groups
+        chosen = [g.longest.id for g in groups[:KERNEL_SECTIONS]]
+        picked = set(chosen)
+        for k in self.by_time():
+            if len(chosen) >= detail:
+                break
+            if k.id not in picked:
+                chosen.append(k.id)
+                picked.add(k.id)
+        return frozenset(chosen)
+
     @property
     def total_ns(self) -> float:
         return sum(k.duration_ns or 0.0 for k in self.kernels)
@@ -488,6 +503,12 @@ class Diagnosis(Displayed):
         return sorted(out, key=lambda p: -(p.saves_pct or 0.0))
 
 
+# How the reports meant for people (HTML, Markdown) show many launches; the JSON document lists every one.
+KERNEL_SECTIONS = 50  # kernels given a section of their own, most total time first
+LAUNCHES_LISTED = 20  # a kernel's launches listed: past this many, the longest and those that differ
+OUTLIER_FACTOR = 2.0  # an ncu time this many times the median (or a fraction of it) differs
+
+
 @dataclass(frozen=True)
 class KernelGroup:
     """Every launch of one kernel: the longest first."""
@@ -521,6 +542,25 @@ class KernelGroup:
     def in_order(self) -> tuple[KernelVerdict, ...]:
         """Its launches in the order they ran (launch ID)."""
         return tuple(sorted(self.launches, key=lambda k: k.id))
+
+    def listed(self, limit: int = LAUNCHES_LISTED) -> tuple[KernelVerdict, ...]:
+        """The launches a report lists, in the order they ran: all of them up to ``limit``; past it, the
+        longest and those that differ from the rest (another verdict than most launches', or an ncu
+        time more than OUTLIER_FACTOR off the median, farthest first), ``limit`` at most."""
+        if self.count <= limit:
+            return self.in_order()
+        typical = self.verdicts[0][0]
+        median = self.median_ns
+
+        def off(k: KernelVerdict) -> float:  # how far from the median, as a factor (1: at it)
+            if not median or not k.duration_ns:
+                return 1.0
+            return max(k.duration_ns / median, median / k.duration_ns)
+
+        odd = sorted((k for k in self.launches if k.verdict_label != typical), key=lambda k: -off(k))
+        far = sorted((k for k in self.launches if off(k) > OUTLIER_FACTOR), key=lambda k: -off(k))
+        chosen = list({k.id: k for k in [self.longest, *odd, *far]}.values())[:limit]
+        return tuple(sorted(chosen, key=lambda k: k.id))
 
     def to_json(self) -> dict:
         return {"name": self.name, "launches": self.count, "launch_ids": [k.id for k in self.in_order()],

@@ -1,10 +1,12 @@
 """HTML output of a kernel diagnosis (templates/diagnosis.html): a table of contents, the summary, a
 collapsible section per kernel, what could not be evaluated (once), the environment.
 
-A report with many launches stays small: the top ``detail`` launches by ncu duration get the full
-section (decision path, findings, charts), the summary lists the top ``summary`` launches, and every
-other launch is one row of a table. Where some kernel ran more than once, a "By kernel" table comes
-first: one row per kernel (Diagnosis.groups(): count, total, median, min, max) with its launches inside.
+A report with many launches stays small: each kernel's longest launch gets the full section (decision
+path, findings, charts) before any kernel's second launch does, up to ``detail`` sections
+(Diagnosis.sections); the summary lists the top ``summary`` launches; of the others, each kernel's
+listed launches (KernelGroup.listed: all of a few, else the longest and those that differ) are one row
+of a table. Where some kernel ran more than once, a "By kernel" table comes first: one row per kernel
+(Diagnosis.groups(): count, total, median, min, max) with its listed launches inside.
 """
 
 from __future__ import annotations
@@ -136,10 +138,14 @@ def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY)
     kernels = diagnosis.by_time()
     total = sum(k.duration_ns or 0 for k in kernels)
     summary = max(summary, detail)
-    views = [kernel_view(k, rank, total, rank <= detail, diagnosis.coverage) for rank, k in enumerate(kernels, start=1)]
-    rest = views[summary:]
-    rest_ns = sum(v.kernel.duration_ns or 0 for v in rest)
     kernel_groups = diagnosis.groups()  # one pass over the launches, for every part of the page that needs them
+    sections = diagnosis.sections(detail, kernel_groups)
+    listed = {g.name: g.listed() for g in kernel_groups}
+    shown = {k.id for launches in listed.values() for k in launches}
+    views = [kernel_view(k, rank, total, k.id in sections, diagnosis.coverage) for rank, k in enumerate(kernels, start=1)]
+    below = views[summary:]
+    rest = [v for v in below if v.kernel.id in shown]  # of a kernel's many launches, those that differ
+    rest_ns = sum(v.kernel.duration_ns or 0 for v in below)
     # The fix-first lines and bars of a report of several kernels (or of a program's --top kernels).
     first = [(p, T.priority_line(p, bool(diagnosis.coverage), name)) for p in T.fix_first(diagnosis)] if len(kernels) > 1 or diagnosis.coverage else []
     return {
@@ -150,6 +156,8 @@ def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY)
         "summary": views[:summary],
         "detailed": [v for v in views if v.detailed],
         "rest": rest,
+        "below": len(below),
+        "rest_left_out": len(below) - len(rest),
         "rest_share": f"{100.0 * rest_ns / total:.1f}%" if total else "n/a",
         "environment": environment_rows(diagnosis),
         "clock_note": clock_note(diagnosis),
@@ -161,7 +169,7 @@ def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY)
         "processes": len(diagnosis.processes) > 1,
         "streams": len(diagnosis.streams) > 1,
         # One row per kernel (with its launches inside) where some kernel ran more than once.
-        "groups": kernel_groups if diagnosis.grouped else [],
+        "groups": [(g, listed[g.name]) for g in kernel_groups] if diagnosis.grouped else [],
         "anchors": {v.kernel.id: v.anchor for v in views if v.detailed},
         "reprofile": diagnosis.reprofile,
         "lines_hint": diagnosis.lines_hint,

@@ -13,7 +13,6 @@ from ncuwrap.render.escape import fenced, code, escape, table, terminal
 DETAIL = 5
 SUMMARY = 15
 OPEN = 2  # kernel sections shown unfolded
-LAUNCHES_LISTED = 20  # the launches of a kernel listed in its section
 
 def verdict(kernel) -> str:
     return escape(T.verdict(kernel))
@@ -79,11 +78,13 @@ class _Seen:
 
 def launches_table(group, processes: bool, streams: bool) -> list[str]:
     """A kernel's launches in the order they ran, folded: the process and stream where the report has several."""
+    listed = group.listed()
     rows = [[str(k.id), *([escape(T.process(k))] if processes else []), *([escape(k.stream or "n/a")] if streams else []),
-             T.duration(k.duration_ns), verdict(k)] for k in group.in_order()[:LAUNCHES_LISTED]]
+             T.duration(k.duration_ns), verdict(k)] for k in listed]
     header = ["launch", *(["process"] if processes else []), *(["stream"] if streams else []), "ncu time", "verdict"]
     align = "r" + "l" * (processes + streams) + "rl"
-    more = [f"… and {group.count - LAUNCHES_LISTED} more (`--format json` lists them all).", ""] if group.count > LAUNCHES_LISTED else []
+    more = ([f"The longest and those that differ from the rest; {group.count - len(listed)} more like the rest "
+             "(`--format json` lists them all).", ""] if group.count > len(listed) else [])
     return details(f"The {group.count} launches", [table(header, rows, align), "", *more])
 
 

@@ -12,7 +12,6 @@ from ncuwrap.render.table import STYLE, Page, cell
 WIDE = 110
 MEDIUM = 100
 # The launches of a kernel listed under its section (in launch order).
-LAUNCHES_LISTED = 20
 
 
 def _group_summary(page: Page, groups, wide: bool, name: N.Names):
@@ -41,7 +40,7 @@ def _launches(page: Page, group, processes: bool, streams: bool):
     """A kernel's launches, in the order they ran: the process and stream where the report has several."""
     table = page.table("launch", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "verdict", "gain",
                        right=("launch", "time (ncu)", "gain"))
-    for k in group.in_order()[:LAUNCHES_LISTED]:
+    for k in group.listed():
         table.add_row(str(k.id), *((cell(T.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
                       T.duration(k.duration_ns), T.verdict(k), T.gain(k.estimated_gain_pct))
     return table
@@ -117,8 +116,10 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
             page.line(T.not_evaluated_count(k) + " (see the end)", "dim", indent=2)
         if group.count > 1:
             page.print(_launches(page, group, processes, streams))
-            if group.count > LAUNCHES_LISTED:
-                page.line(f"... and {group.count - LAUNCHES_LISTED} more launches (--format json lists them all)", "dim", indent=2)
+            left_out = group.count - len(group.listed())
+            if left_out:
+                page.line(f"the longest and those that differ from the rest; {left_out} more like the rest (--format json lists them all)",
+                          "dim", indent=2)
     if diagnosis.reprofile:
         page.heading("Not evaluated")
         page.line(T.reprofile_line(diagnosis.reprofile), indent=2)
