@@ -13,7 +13,7 @@ A kernel is right when the bound is one the expectation accepts, the limiting un
 else is: a finding outside `findings` and `allowed` must be minor or absent. Nsight Compute's verdict
 is read the same way: the bound and unit from its SOLBottleneck rule, the pipe from
 HighPipeUtilization, and its findings from the rules with a counterpart among ncuwrap's (the
-engine's NCU_COUNTERPARTS) that estimate a speedup of gain_minor (5%) or more.
+ncu_rules of the bundled rules' findings) that estimate a speedup of gain_minor (5%) or more.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ncuwrap import ruleset  # noqa: E402
-from ncuwrap.engine import NCU_COUNTERPARTS, diagnose  # noqa: E402
+from ncuwrap.engine import diagnose  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "realworld"
 GROUPS = ("blas", "dnn", "ops", "triton")
@@ -85,10 +85,11 @@ def ncu_verdict(rules, minor: float) -> Verdict:
         pipe = next((_PIPE.search(r.message) for r in rules if r.rule == "HighPipeUtilization" and _PIPE.search(r.message)), None)
         unit = pipe.group(1).lower().split()[0] if pipe else None
         unit = _PIPES.get(unit, unit)
+    counterparts = ruleset.load().ncu_counterparts
     found = []
     for r in rules:
-        if r.estimated_speedup is not None and r.estimated_speedup >= minor and r.rule in NCU_COUNTERPARTS:
-            found += [c for c in NCU_COUNTERPARTS[r.rule] if c not in found]
+        if r.estimated_speedup is not None and r.estimated_speedup >= minor and r.rule in counterparts:
+            found += [c for c in counterparts[r.rule] if c not in found]
     top = sorted((r for r in rules if r.estimated_speedup is not None and r.estimated_speedup >= minor), key=lambda r: -r.estimated_speedup)[:3]
     label = bound + (f" ({unit})" if unit else "")
     shown = "; ".join(f"{r.rule} est. {r.estimated_speedup:.0f}%" for r in top)

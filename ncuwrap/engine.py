@@ -346,7 +346,7 @@ def _ncu_rules(results, findings, rules, not_evaluated=()) -> tuple[NcuRule, ...
     unknown = {n.rule for n in not_evaluated}
     out = []
     for r in results:
-        counterparts = NCU_COUNTERPARTS.get(r.rule, ())
+        counterparts = rules.ncu_counterparts.get(r.rule, ())
         found = [by_id[c] for c in counterparts if c in by_id]
         counterpart = found[0].id if found else (counterparts[0] if counterparts else None)
         blind = [c for c in counterparts if c in unknown]
@@ -373,18 +373,6 @@ def _agreement(r, found, counterparts, minor: float, blind=()) -> str | None:
     if ncu_says:
         return f"differ: ncuwrap estimates {ours:.0f}% (after the fix {f.limited_after or 'another unit'} still limits the kernel)"
     return f"differ: ncuwrap estimates {ours:.0f}% against ncu's {r.estimated_speedup:.0f}%"
-
-
-# Nsight Compute's rules and the ncuwrap findings that speak about the same waste.
-NCU_COUNTERPARTS = {
-    "UncoalescedGlobalAccess": ("uncoalesced_global_loads", "uncoalesced_global_stores"),
-    "SharedMemoryConflicts": ("shared_bank_conflicts",),
-    "UncoalescedSharedAccess": ("shared_bank_conflicts",),
-    "ThreadDivergence": ("warp_divergence",),
-    "AchievedOccupancy": ("low_achieved_occupancy",),
-    "TheoreticalOccupancy": ("low_achieved_occupancy",),
-    "LaunchConfiguration": ("grid_too_small",),
-}
 
 
 def _chart(source: _Launches, row: int) -> dict:

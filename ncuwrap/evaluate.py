@@ -79,6 +79,7 @@ def finding_result(finding: R.Finding, level: str, values: dict, estimated_speed
         advice=R.render_text(_squeezed(advice), values),
         estimated_speedup=estimated_speedup,
         limited_after=limited_after,
+        role=finding.role,
     )
 
 

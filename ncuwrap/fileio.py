@@ -7,12 +7,13 @@ file without --force, a device, FIFO or socket (even with --force, and behind a 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
 from pathlib import Path
 
-from ncuwrap.errors import NcuwrapError, OutputExistsError
+from ncuwrap.errors import InputError, NcuwrapError, OutputExistsError
 from ncuwrap.packed import short_name
 
 
@@ -75,3 +76,40 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                (stat.S_ISSOCK, "a socket"))
+
+
+def check_file(path: Path, *, folder_fix: str = "give a report file (for a run folder, the .ncu-rep inside it)",
+               empty_fix: str | None = "profile again or re-export the report", missing: str = "no such file; check the path",
+               max_bytes: int | None = None, error: type[NcuwrapError] = InputError) -> Path:
+    """Refuse what is not a readable regular file, with what to do instead: a missing path, a folder,
+    a loop of symbolic links, a pipe, device or socket (reading one blocks or never ends: /dev/zero, a
+    FIFO), an unreadable file, an empty one (unless ``empty_fix`` is None) or one over ``max_bytes``.
+    Checked with stat() before anything opens the file. ``error``: the class raised (RulesError for rules)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise error(f"{path}: {missing}") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise error(f"{path}: a loop of symbolic links; point the link at the file itself") from None
+        raise error(f"{path}: cannot be read ({exc.strerror}); check the path and its permissions") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise error(f"{path}: is a folder; {folder_fix}")
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "not a regular file")
+        raise error(f"{path}: is {kind}, not a file; save the data to a file and give its path")
+    if info.st_size == 0 and empty_fix is not None:
+        raise error(f"{path}: the file is empty; {empty_fix}")
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise error(f"{path}: {info.st_size:,} bytes, more than the {max_bytes >> 20} MiB such a file can be; give the right file")
+    try:
+        # A regular file: opening cannot block. This tells an unreadable file before any work is done.
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise error(f"{path}: cannot be read ({exc.strerror}); check the file's permissions") from None
+    return path

@@ -15,8 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -662,6 +666,8 @@ class MetricTable:
     def _raw(self, column: str) -> np.ndarray:
         values = self.frame[column]
         if values.dtype == object:
+            import pandas as pd  # the catalogue is read by the rules loader, which needs no pandas
+
             return pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
         return values.to_numpy(dtype=float)
 

@@ -19,7 +19,7 @@ import yaml
 from ncuwrap import metrics, safeyaml, schema
 from ncuwrap.attribution import WASTES
 from ncuwrap.errors import RulesError
-from ncuwrap.ingest import check_file
+from ncuwrap.fileio import check_file
 from ncuwrap.expr import MAX_INT, Expression, ExpressionError, parse
 from ncuwrap.resources import data_dir
 from ncuwrap.schema import Node
@@ -75,6 +75,11 @@ class Finding:
     fills: Expression | None = None
     # The per-instruction waste (attribution.WASTES) that points at the lines causing it.
     where: str | None = None
+    # What the finding means to ncuwrap itself (ROLES: "stop", the kernel is done; "straggler", the slow
+    # rank), and the Nsight Compute rules that speak about the same waste: declared in the rules file,
+    # so a user's own rules keep these features whatever their ids.
+    role: str | None = None
+    ncu_rules: tuple[str, ...] = ()
 
     @property
     def estimated(self) -> bool:
@@ -120,6 +125,19 @@ class RuleSet:
     next: tuple[NextStep, ...] = ()
     # What a fixed kernel can reach on a unit (% of its peak) where less than `roof`: unit -> expression.
     reach: dict[str, Expression] = field(default_factory=dict)
+
+    def with_role(self, role: str) -> Finding | None:
+        """The finding that holds ``role`` (ROLES), if the rules give it to one."""
+        return next((f for f in self.findings if f.role == role), None)
+
+    @functools.cached_property
+    def ncu_counterparts(self) -> dict[str, tuple[str, ...]]:
+        """Nsight Compute's rule -> the findings that speak about the same waste, in the rules' order."""
+        out: dict[str, list[str]] = {}
+        for f in self.findings:
+            for rule in f.ncu_rules:
+                out.setdefault(rule, []).append(f.id)
+        return {rule: tuple(ids) for rule, ids in out.items()}
 
     def setting(self, name: str) -> float:
         """An estimate setting: the rules' constant, else ESTIMATE_DEFAULTS."""
@@ -280,7 +298,12 @@ def _computes_with(tree, names: set[str]) -> bool:
 
 _TOP = ("version", "name", "kind", "description", "constants", "bound", "findings", "display", "units", "borderline", "next", "reach")
 _BRANCH = ({"verdict", "when"}, {"why", "limiter", "cause", "where"})
-_FINDING = ({"id", "when", "title", "advice"}, {"under", "severity", "evidence", "advice_by", "unless", "estimate", "where"})
+_FINDING = ({"id", "when", "title", "advice"}, {"under", "severity", "evidence", "advice_by", "unless", "estimate", "where", "role",
+                                                "ncu_rules"})
+# The roles a finding may take, by kind of rules: what ncuwrap does with the finding that holds it.
+ROLES = {"kernel": {"stop": "the kernel is at its roofline with nothing left to fix: its advice is 'stop here'"},
+         "timeline": {},
+         "ranks": {"straggler": "names the slowest rank (the rank named in the output)"}}
 _NEXT = ({"id", "when", "title", "advice"}, {"under", "advice_by"})
 
 
@@ -406,9 +429,16 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         title = item["title"].text()
         check_texts(item, title, advice)
         removes, fills = _estimate(item["estimate"], units, lambda t, at=item.at(f"{item.where} estimate"): expr(t, at))
+        role = item["role"].value
+        if role is not None and role not in ROLES[kind]:
+            raise item.fail(f"'role' {str(role)[:40]!r} is not a role of {kind} rules "
+                            f"({', '.join(sorted(ROLES[kind])) or 'they have none'}; see rules/reference.yaml)")
+        if role is not None and any(f.role == role for f in findings):
+            raise item.fail(f"a second finding with role {role!r}; one finding holds each role")
+        ncu_rules = item["ncu_rules"].texts(what="a list of Nsight Compute rule identifiers, e.g. [UncoalescedGlobalAccess]", single=True)
         findings.append(Finding(id=fid, under=under, when=expr(item["when"].value, item), severity=severity, title=title.strip(),
                                 evidence=evidence, advice=advice, advice_by=item["advice_by"].value, unless=unless, removes=removes, fills=fills,
-                                where=_where(item)))
+                                where=_where(item), role=role, ncu_rules=ncu_rules))
     steps = []
     taken: set[str] = set()
     for item in root["next"].items(what="a list of next steps"):

@@ -26,8 +26,6 @@ SCHEMA = "ncuwrap.diagnosis/v2"
 
 # Theoretical occupancy this close to 100% is full (ncu rounds).
 FULL_OCCUPANCY_PCT = 99.5
-# The finding that says the kernel is at its roofline: stop tuning it.
-STOP_FINDING = "at_roofline"
 # Minor findings come last: listed, never the headline.
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3, "minor": 4}
 
@@ -47,6 +45,7 @@ class FindingResult:
     # The source lines (or instructions) holding the waste, or why they are not known; None where the
     # rule names no per-instruction waste or the report has no per-instruction counters at all.
     where: "Where | Unattributed | None" = None
+    role: str | None = None  # the rules' role of the finding (ruleset.ROLES: "stop", "straggler"); not in the JSON
 
     @property
     def minor(self) -> bool:
@@ -298,12 +297,12 @@ class KernelVerdict:
     @property
     def stop(self) -> FindingResult | None:
         """The finding that says to stop tuning (the kernel is at its roofline), when it fired."""
-        return next((f for f in self.findings if f.id == STOP_FINDING), None)
+        return next((f for f in self.findings if f.role == "stop"), None)
 
     @property
     def issues(self) -> tuple[FindingResult, ...]:
         """The findings worth acting on: neither the stop finding nor minor ones."""
-        return tuple(f for f in self.findings if f.id != STOP_FINDING and not f.minor)
+        return tuple(f for f in self.findings if f.role != "stop" and not f.minor)
 
     @property
     def occupancy_capped_by(self) -> str | None:
@@ -320,7 +319,7 @@ class KernelVerdict:
 
     @property
     def at_roofline(self) -> bool:
-        return any(f.id == "at_roofline" for f in self.findings)
+        return self.stop is not None
 
     def finding_ids(self) -> list[str]:
         return [f.id for f in self.findings]

@@ -4,6 +4,8 @@ above its own (at the top of the file or inside a function), and nothing imports
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "ncuwrap"
@@ -117,3 +119,12 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     fake.write_text("def f():\n    from ncuwrap.render import Format\n", encoding="utf-8")
     (target,) = imports(fake, "ncuwrap.engine")
     assert target == "ncuwrap.render" and LAYERS.index(layer(target)) > LAYERS.index(layer("ncuwrap.engine"))
+
+
+def test_the_rules_load_without_the_readers():
+    # Issue 21: loading (and checking) a rules file needs neither pandas nor pyarrow, so `ncuwrap rules`
+    # and the timeline's worker processes do not pay for the kernel readers.
+    code = ("import sys; from ncuwrap import ruleset; r = ruleset.load(None); t = ruleset.load(None, kind='timeline'); "
+            "print(sorted({'pandas', 'pyarrow', 'ncuwrap.ingest.ncu_csv'} & set(sys.modules)), len(r.findings) > 0 < len(t.findings))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent)
+    assert done.stdout.split() == ["[]", "True"]

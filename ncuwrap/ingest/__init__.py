@@ -7,10 +7,7 @@
 
 from __future__ import annotations
 
-import errno
 import hashlib
-import os
-import stat
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -18,7 +15,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ncuwrap.errors import InputError, NcuwrapError
+from ncuwrap.errors import InputError
 
 if TYPE_CHECKING:
     from ncuwrap.ingest.model import Profile, RuleResult
@@ -57,41 +54,9 @@ def kind_of(path: Path) -> str:
     raise InputError(f"{path}: unknown file type; give a .ncu-rep, an ncu CSV export (.csv or .csv.gz), or an nsys .nsys-rep/.sqlite")
 
 
-_NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                (stat.S_ISSOCK, "a socket"))
-
-
-def check_file(path: Path, *, folder_fix: str = "give a report file (for a run folder, the .ncu-rep inside it)",
-               empty_fix: str | None = "profile again or re-export the report", missing: str = "no such file; check the path",
-               max_bytes: int | None = None, error: type[NcuwrapError] = InputError) -> Path:
-    """Refuse what is not a readable regular file, with what to do instead: a missing path, a folder,
-    a loop of symbolic links, a pipe, device or socket (reading one blocks or never ends: /dev/zero, a
-    FIFO), an unreadable file, an empty one (unless ``empty_fix`` is None) or one over ``max_bytes``.
-    Checked with stat() before anything opens the file. ``error``: the class raised (RulesError for rules)."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise error(f"{path}: {missing}") from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise error(f"{path}: a loop of symbolic links; point the link at the file itself") from None
-        raise error(f"{path}: cannot be read ({exc.strerror}); check the path and its permissions") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise error(f"{path}: is a folder; {folder_fix}")
-    if not stat.S_ISREG(info.st_mode):
-        kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "not a regular file")
-        raise error(f"{path}: is {kind}, not a file; save the data to a file and give its path")
-    if info.st_size == 0 and empty_fix is not None:
-        raise error(f"{path}: the file is empty; {empty_fix}")
-    if max_bytes is not None and info.st_size > max_bytes:
-        raise error(f"{path}: {info.st_size:,} bytes, more than the {max_bytes >> 20} MiB such a file can be; give the right file")
-    try:
-        # A regular file: opening cannot block. This tells an unreadable file before any work is done.
-        with open(path, "rb"):
-            pass
-    except OSError as exc:
-        raise error(f"{path}: cannot be read ({exc.strerror}); check the file's permissions") from None
-    return path
+# Where a report file is checked before it is read: ncuwrap.fileio, beside the writing side (the rules
+# loader checks its file there too, without loading the readers).
+from ncuwrap.fileio import check_file  # noqa: E402
 
 
 def sha256(path: Path, stop: threading.Event | None = None) -> str | None:

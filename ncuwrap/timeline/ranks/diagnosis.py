@@ -62,7 +62,7 @@ class RanksDiagnosis(Displayed):
     @property
     def straggler(self) -> int | None:
         """The rank the rules name as the straggler (their 'straggler' finding), else None."""
-        return self.set.metrics["straggler_rank"] if any(f.id == "straggler" for f in self.findings) else None
+        return self.set.metrics["straggler_rank"] if any(f.role == "straggler" for f in self.findings) else None
 
     def to_json(self) -> dict:
         s = self.set
