@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ncuwrap.catalogue import Catalogue
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -693,3 +695,10 @@ class MetricTable:
         if name in self.frame.columns:
             return self._raw(name), []
         return np.full(self.n, np.nan), [name]
+
+
+# What kernel rules may read: the catalogue's metrics (canonical, derived, launch text) and any raw
+# ncu metric through metric("...").
+KERNEL = Catalogue(kind="kernel", rules_file="default.yaml", names=frozenset(CANONICAL) | frozenset(DERIVED) | frozenset(LAUNCH_TEXT),
+                   listing="see 'ncuwrap rules metrics --all' for the names", raw_allowed=True,
+                   roles={"stop": "the kernel is at its roofline with nothing left to fix: its advice is 'stop here'"})

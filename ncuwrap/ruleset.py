@@ -18,6 +18,7 @@ import yaml
 
 from ncuwrap import metrics, safeyaml, schema
 from ncuwrap.attribution import WASTES
+from ncuwrap.catalogue import Catalogue
 from ncuwrap.errors import RulesError
 from ncuwrap.fileio import check_file
 from ncuwrap.expr import MAX_INT, Expression, ExpressionError, parse
@@ -75,8 +76,8 @@ class Finding:
     fills: Expression | None = None
     # The per-instruction waste (attribution.WASTES) that points at the lines causing it.
     where: str | None = None
-    # What the finding means to ncuwrap itself (ROLES: "stop", the kernel is done; "straggler", the slow
-    # rank), and the Nsight Compute rules that speak about the same waste: declared in the rules file,
+    # What the finding means to ncuwrap itself (its catalogue's roles: "stop", the kernel is done;
+    # "straggler", the slow rank), and the Nsight Compute rules that speak about the same waste: declared in the rules file,
     # so a user's own rules keep these features whatever their ids.
     role: str | None = None
     ncu_rules: tuple[str, ...] = ()
@@ -127,7 +128,7 @@ class RuleSet:
     reach: dict[str, Expression] = field(default_factory=dict)
 
     def with_role(self, role: str) -> Finding | None:
-        """The finding that holds ``role`` (ROLES), if the rules give it to one."""
+        """The finding that holds ``role`` (one of its catalogue's roles), if the rules give it to one."""
         return next((f for f in self.findings if f.role == role), None)
 
     @functools.cached_property
@@ -189,31 +190,35 @@ def kind_of_file(path: str | Path) -> str:
     return str(doc.get("kind", "kernel")) if isinstance(doc, dict) else "kernel"
 
 
-def default_path(kind: str = "kernel") -> Path:
-    return data_dir("rules") / {"kernel": "default.yaml", "timeline": "timeline.yaml", "ranks": "ranks.yaml"}[kind]
+def default_path(catalogue: Catalogue = metrics.KERNEL) -> Path:
+    return data_dir("rules") / catalogue.rules_file
 
 
-def load(path: str | Path | None = None, *, kind: str = "kernel", extend: bool = False) -> RuleSet:
-    """Load ``path`` (default: the bundled rules). With ``extend``, its findings and constants are
+def load(path: str | Path | None = None, catalogue: Catalogue = metrics.KERNEL, *, extend: bool = False) -> RuleSet:
+    """Load ``path`` (default: the bundled rules of ``catalogue``'s kind) as rules that read ``catalogue``'s
+    names (ncuwrap.catalogue: kernel rules by default). With ``extend``, its findings and constants are
     added to the bundled rules (a finding with an existing id replaces it)."""
     if path is None:
-        return _load_file(default_path(kind), kind)
-    user = _load_file(Path(path), kind)
+        return _load_file(default_path(catalogue), catalogue)
+    user = _load_file(Path(path), catalogue)
     if not extend:
         if not user.bound:
             raise RulesError(f"{path}: no 'bound' branches, so no kernel could get a verdict; add them, or pass --extend to add these findings to the bundled rules")
         return user
-    base = _load_file(default_path(kind), kind)
+    base = _load_file(default_path(catalogue), catalogue)
     bound = user.bound or base.bound
     # A finding 'under: any' in a file without 'bound' applies under every verdict of the merged rules.
     verdicts = tuple(b.verdict for b in bound)
     findings = {f.id: f for f in base.findings}
     findings.update({f.id: f if f.under or user.bound else replace(f, under=verdicts) for f in user.findings})
+    # One finding holds each role: a user's finding with a role takes it from the bundled one.
+    taken, mine = {f.role for f in user.findings if f.role}, {f.id for f in user.findings}
+    findings = {fid: (replace(f, role=None) if f.role in taken and fid not in mine else f) for fid, f in findings.items()}
     return RuleSet(
         path=f"{base.path} + {user.path}",
         version=user.version,
         name=f"{base.name}+{user.name}",
-        kind=kind,
+        kind=catalogue.kind,
         constants={**base.constants, **user.constants},
         bound=bound,
         findings=tuple(findings.values()),
@@ -238,8 +243,8 @@ def display_path(path: Path) -> str:
     return str(path)
 
 
-def _load_file(path: Path, kind: str) -> RuleSet:
-    return _parse(_read_yaml(path), path, kind)
+def _load_file(path: Path, catalogue: Catalogue) -> RuleSet:
+    return _parse(_read_yaml(path), path, catalogue)
 
 
 # A rules file is tens of kilobytes (the bundled one: 15 KB); more is not a rules file.
@@ -259,21 +264,6 @@ def _read_yaml(path: Path):
         raise RulesError(f"{path}: not valid YAML{where} ({getattr(exc, 'problem', exc)}); fix the syntax") from None
     except UnicodeDecodeError:
         raise RulesError(f"{path}: not a text file; pass a YAML rules file") from None
-
-
-def known_names(kind: str) -> tuple[frozenset[str], bool, str]:
-    """The names a rules file of ``kind`` may read, whether raw ncu names (with "__") are allowed, and
-    where a user finds the list. Kernel rules read ncu metrics; timeline rules read one value per
-    capture (ncuwrap.timeline.metrics)."""
-    if kind == "timeline":
-        from ncuwrap.timeline.metrics import NAMES
-
-        return NAMES, False, "timeline rules read the names listed at the end of rules/timeline.yaml"
-    if kind == "ranks":
-        from ncuwrap.timeline.ranks.metrics import NAMES as RANK_NAMES
-
-        return RANK_NAMES, False, "rank rules read the names listed at the end of rules/ranks.yaml"
-    return frozenset(metrics.CANONICAL) | frozenset(metrics.DERIVED) | frozenset(metrics.LAUNCH_TEXT), True, "see 'ncuwrap rules metrics --all' for the names"
 
 
 def _computes_with(tree, names: set[str]) -> bool:
@@ -300,10 +290,7 @@ _TOP = ("version", "name", "kind", "description", "constants", "bound", "finding
 _BRANCH = ({"verdict", "when"}, {"why", "limiter", "cause", "where"})
 _FINDING = ({"id", "when", "title", "advice"}, {"under", "severity", "evidence", "advice_by", "unless", "estimate", "where", "role",
                                                 "ncu_rules"})
-# The roles a finding may take, by kind of rules: what ncuwrap does with the finding that holds it.
-ROLES = {"kernel": {"stop": "the kernel is at its roofline with nothing left to fix: its advice is 'stop here'"},
-         "timeline": {},
-         "ranks": {"straggler": "names the slowest rank (the rank named in the output)"}}
+
 _NEXT = ({"id", "when", "title", "advice"}, {"under", "advice_by"})
 
 
@@ -324,7 +311,8 @@ def _labelled(item: Node, key: str, label: str) -> Node:
     return item.at(label.format(value)) if isinstance(value, str) and value else item
 
 
-def _parse(doc, path: Path, kind: str) -> RuleSet:
+def _parse(doc, path: Path, catalogue: Catalogue) -> RuleSet:
+    kind = catalogue.kind
     root = schema.document(doc, str(path), RulesError, hint="see rules/reference.yaml")
     if not isinstance(doc, dict):
         raise root.fail("expected a mapping with 'version', 'bound' and 'findings'; see rules/reference.yaml")
@@ -341,7 +329,7 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         # Evaluated as floats: an integer past 2**53 is not exact, .inf/.nan compare with nothing.
         if not (abs(value) <= MAX_INT if isinstance(value, int) else math.isfinite(value)):
             raise root.fail(f"constants: {name}: {str(value)[:24]} is out of range (a finite number, integers up to 2**53)")
-    known, raw_allowed, listing = known_names(kind)
+    known, raw_allowed, listing = catalogue.names, catalogue.raw_allowed, catalogue.listing
 
     def is_metric(name: str) -> bool:
         # A raw ncu name (with "__") may be used through metric("..."); anything else must be known.
@@ -430,9 +418,9 @@ def _parse(doc, path: Path, kind: str) -> RuleSet:
         check_texts(item, title, advice)
         removes, fills = _estimate(item["estimate"], units, lambda t, at=item.at(f"{item.where} estimate"): expr(t, at))
         role = item["role"].value
-        if role is not None and role not in ROLES[kind]:
+        if role is not None and role not in catalogue.roles:
             raise item.fail(f"'role' {str(role)[:40]!r} is not a role of {kind} rules "
-                            f"({', '.join(sorted(ROLES[kind])) or 'they have none'}; see rules/reference.yaml)")
+                            f"({', '.join(sorted(catalogue.roles)) or 'they have none'}; see rules/reference.yaml)")
         if role is not None and any(f.role == role for f in findings):
             raise item.fail(f"a second finding with role {role!r}; one finding holds each role")
         ncu_rules = item["ncu_rules"].texts(what="a list of Nsight Compute rule identifiers, e.g. [UncoalescedGlobalAccess]", single=True)

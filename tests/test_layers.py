@@ -17,7 +17,7 @@ LAYER_OF = {
     "ncuwrap": "base", "ncuwrap.errors": "base", "ncuwrap.units": "base", "ncuwrap.resources": "base",
     "ncuwrap.fileio": "base", "ncuwrap.numbers": "base", "ncuwrap.bulk": "base", "ncuwrap.expr": "base", "ncuwrap.schema": "base",
     "ncuwrap.safeyaml": "base", "ncuwrap.safejson": "base", "ncuwrap.terminal": "base", "ncuwrap.process": "base",
-    "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base", "ncuwrap.display": "base",
+    "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base", "ncuwrap.display": "base", "ncuwrap.catalogue": "base",
     # Reading files and running the profilers' exporters.
     "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
@@ -124,7 +124,7 @@ def test_the_checker_sees_an_upward_import(tmp_path):
 def test_the_rules_load_without_the_readers():
     # Issue 21: loading (and checking) a rules file needs neither pandas nor pyarrow, so `ncuwrap rules`
     # and the timeline's worker processes do not pay for the kernel readers.
-    code = ("import sys; from ncuwrap import ruleset; r = ruleset.load(None); t = ruleset.load(None, kind='timeline'); "
+    code = ("import sys; from ncuwrap import ruleset; r = ruleset.load(None); from ncuwrap.timeline.metrics import TIMELINE; t = ruleset.load(None, TIMELINE); "
             "print(sorted({'pandas', 'pyarrow', 'ncuwrap.ingest.ncu_csv'} & set(sys.modules)), len(r.findings) > 0 < len(t.findings))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent)
     assert done.stdout.split() == ["[]", "True"]

@@ -87,3 +87,15 @@ def test_a_wrong_role_is_one_line(tmp_path, capsys, edit, message):
     code, out, err = run_cli(capsys, "diagnose", NAIVE, "--rules", path)
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and err.startswith(f"ncuwrap: error: {path}: ") and err.rstrip().endswith(message), err
+
+
+def test_an_extension_may_take_a_role_from_the_bundled_rules(tmp_path):
+    # --extend with a finding of its own holding 'stop': the bundled at_roofline keeps firing, but only
+    # the user's finding stops (one finding holds each role).
+    path = tmp_path / "extra.yaml"
+    path.write_text("version: 1\nfindings:\n  - id: my_stop\n    under: any\n    when: \"sm_pct >= 0\"\n    role: stop\n"
+                    "    severity: info\n    title: \"Stop: mine\"\n    advice: \"Mine.\"\n", encoding="utf-8")
+    rules = ruleset.load(path, extend=True)
+    assert [f.id for f in rules.findings if f.role == "stop"] == ["my_stop"]
+    kernel = diagnose(AT_ROOFLINE, path, extend=True).kernels[0]
+    assert kernel.stop.id == "my_stop" and "at_roofline" in kernel.finding_ids()

@@ -21,7 +21,7 @@ BAD = DATA / "timeline_bad"
 
 
 def test_bundled_timeline_rules_load():
-    rules = ruleset.load(kind="timeline")
+    rules = ruleset.load(None, TM.TIMELINE)
     assert rules.kind == "timeline" and rules.version == 1
     assert [b.verdict for b in rules.bound] == ["launch", "launch", "transfer", "transfer", "kernel", "kernel"]
     assert "step_gpu_busy_pct" in rules.bound[0].when.names  # the steady steps decide first
@@ -47,13 +47,13 @@ def _write(tmp_path: Path, body: str) -> Path:
 def test_timeline_rules_refuse_kernel_metric_names(tmp_path):
     path = _write(tmp_path, 'bound:\n  - verdict: kernel\n    when: "dram_pct > 50"\n')
     with pytest.raises(RulesError, match=r"mine.yaml: bound\[0\] \(kernel\): unknown metric 'dram_pct' \(timeline rules read the names listed at the end of rules/timeline.yaml\)"):
-        ruleset.load(path, kind="timeline")
+        ruleset.load(path, TM.TIMELINE)
 
 
 def test_timeline_rules_refuse_raw_ncu_names(tmp_path):
     path = _write(tmp_path, 'bound:\n  - verdict: kernel\n    when: "metric(\\"dram__bytes.sum\\") > 0"\n')
     with pytest.raises(RulesError, match=r"unknown metric 'dram__bytes.sum'"):
-        ruleset.load(path, kind="timeline")
+        ruleset.load(path, TM.TIMELINE)
 
 
 def test_kernel_rules_keep_their_message(tmp_path):
@@ -65,18 +65,18 @@ def test_kernel_rules_keep_their_message(tmp_path):
 
 def test_kernel_rules_are_not_timeline_rules():
     with pytest.raises(RulesError, match=r"default.yaml: a 'kernel' rules file where 'timeline' rules are needed"):
-        ruleset.load(ROOT / "rules" / "default.yaml", kind="timeline")
+        ruleset.load(ROOT / "rules" / "default.yaml", TM.TIMELINE)
 
 
 def test_timeline_expressions_are_as_safe_as_kernel_ones(tmp_path):
     path = _write(tmp_path, 'bound:\n  - verdict: kernel\n    when: "__import__(\'os\').system(\'true\')"\n')
     with pytest.raises(RulesError, match=r"only max\(\), min\(\), abs\(\), fallback\(\)"):
-        ruleset.load(path, kind="timeline")
+        ruleset.load(path, TM.TIMELINE)
 
 
 def test_unit_variants_are_names(tmp_path):
-    assert {"kernel_ms", "kernel_us", "memcpy_bytes", "memcpy_mib", "pageable_memcpy_mib"} <= TM.NAMES
-    assert TM.base_of("sync_roundtrip_ms") == "sync_roundtrip_ns"
+    assert {"kernel_ms", "kernel_us", "memcpy_bytes", "memcpy_mib", "pageable_memcpy_mib"} <= TM.TIMELINE.names
+    assert TM.TIMELINE.base_of("sync_roundtrip_ms") == "sync_roundtrip_ns"
 
 
 def test_extend_adds_a_finding(tmp_path, capsys):

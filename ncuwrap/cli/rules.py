@@ -65,7 +65,13 @@ def check_cmd(path: Path = typer.Argument(..., help="Rules YAML to validate.")) 
     """Validate a rules file; errors name the file and the rule."""
     from ncuwrap import ruleset
 
-    loaded = ruleset.load(path, kind=ruleset.kind_of_file(path))
+    from ncuwrap.metrics import KERNEL
+    from ncuwrap.timeline.metrics import TIMELINE
+    from ncuwrap.timeline.ranks.metrics import RANKS
+
+    # Whichever kind the file declares; an unknown kind is refused by the kernel rules' loader, in one line.
+    catalogue = {c.kind: c for c in (KERNEL, TIMELINE, RANKS)}.get(ruleset.kind_of_file(path), KERNEL)
+    loaded = ruleset.load(path, catalogue)
     steps = f", {len(loaded.next)} next steps" if loaded.next else ""
     typer.echo(f"{terminal(path)}: ok ({loaded.kind} rules: {len(loaded.bound)} bound branches, {len(loaded.findings)} findings{steps}, "
                f"version {loaded.version})")

@@ -100,12 +100,13 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     ``started(argv)``, if given, is called just before nsys starts (for a progress line).
     Raises KeyboardInterrupt after a Ctrl-C (nsys and the program are stopped; the log is kept)."""
     from ncuwrap import ruleset
+    from ncuwrap.timeline.metrics import TIMELINE
     from ncuwrap.timeline import sqlite
     from ncuwrap.timeline.diagnosis import diagnose_data
 
     from ncuwrap.timeline.steps import check_pattern
 
-    rules = ruleset.load(rules_path, kind="timeline", extend=extend)  # a bad rules file fails before the run
+    rules = ruleset.load(rules_path, TIMELINE, extend=extend)  # a bad rules file fails before the run
     check_pattern(step_pattern)
     options = (options or nsysrep.NsysOptions()).check()
     exe = nsysrep.find_nsys(nsys)

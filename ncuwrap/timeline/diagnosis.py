@@ -146,8 +146,9 @@ def diagnose_timeline(path: str | Path, rules_path: str | Path | None = None, ex
     """Diagnose an nsys capture (.sqlite or .nsys-rep) with the bundled timeline rules or ``rules_path``;
     ``step_pattern`` and ``warmup`` as in :func:`diagnose_data`."""
     from ncuwrap import ruleset
+    from ncuwrap.timeline.metrics import TIMELINE
 
-    rules = ruleset.load(rules_path, kind="timeline", extend=extend)
+    rules = ruleset.load(rules_path, TIMELINE, extend=extend)
     from ncuwrap.timeline.files import read_timeline
 
     data, kind = read_timeline(path, nsys=nsys)

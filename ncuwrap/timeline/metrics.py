@@ -1,7 +1,7 @@
 """The names timeline rules may read: one value per capture, computed by :mod:`ncuwrap.timeline.analysis`.
 
 The kernel rules read Nsight Compute metrics (:mod:`ncuwrap.metrics`); timeline rules read these
-instead. ``ncuwrap.ruleset`` validates a ``kind: timeline`` rules file against :data:`NAMES`.
+instead. ``ncuwrap.ruleset`` validates a ``kind: timeline`` rules file against :data:`TIMELINE`.
 
 Every ``*_ns`` quantity can also be read as ``*_us`` and ``*_ms`` and every ``*_bytes`` one as
 ``*_mib``, for titles ("{kernel_ms:.1f} ms"). A quantity whose source was not captured (the CUDA
@@ -11,22 +11,14 @@ evaluated with the reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class TimelineMetric:
-    name: str
-    unit: str
-    needs: str | None  # what must have been captured: "api" (CUDA API trace), "host_memory" (copy memory kinds), "steps" (NVTX step ranges)
-    description: str
+from ncuwrap.catalogue import Catalogue, Entry
 
 
 def _m(name, unit, description, needs=None):
-    return TimelineMetric(name, unit, needs, description)
+    return Entry(name, unit, needs, description)
 
 
-CATALOGUE: dict[str, TimelineMetric] = {
+CATALOGUE: dict[str, Entry] = {
     m.name: m
     for m in [
         # The traced window and how the GPU spent it (each instant counted once, see analysis.py).
@@ -126,22 +118,5 @@ CATALOGUE: dict[str, TimelineMetric] = {
 }
 
 
-def variants(catalogue) -> dict[str, tuple[str, float]]:
-    """Unit variants of ``catalogue``'s names: name -> (base name, divisor)."""
-    out: dict[str, tuple[str, float]] = {}
-    for name in catalogue:
-        if name.endswith("_ns"):
-            out[name[:-3] + "_us"] = (name, 1e3)
-            out[name[:-3] + "_ms"] = (name, 1e6)
-        elif name.endswith("_bytes"):
-            out[name[:-6] + "_mib"] = (name, 1024.0 * 1024.0)
-    return out
-
-
-VARIANTS = variants(CATALOGUE)
-NAMES: frozenset[str] = frozenset(CATALOGUE) | frozenset(VARIANTS)
-
-
-def base_of(name: str) -> str:
-    """The catalogued quantity behind ``name`` (itself, or the ns/bytes one of a unit variant)."""
-    return VARIANTS[name][0] if name in VARIANTS else name
+TIMELINE = Catalogue.of_entries("timeline", "timeline.yaml", CATALOGUE,
+                                "timeline rules read the names listed at the end of rules/timeline.yaml")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ncuwrap.catalogue import Catalogue
 from ncuwrap.timeline import metrics as TM
 from ncuwrap.verdict import clean
 
@@ -16,16 +17,13 @@ from ncuwrap.verdict import clean
 class CaptureValues:
     n = 1
 
-    def __init__(self, metrics: dict, unknown: dict, names=TM):
+    def __init__(self, metrics: dict, unknown: dict, names: Catalogue = TM.TIMELINE):
         self.values = metrics
         self.unknown = unknown  # name -> why the capture does not have it
-        self.names = names  # the catalogue module: ncuwrap.timeline.metrics, or ncuwrap.timeline.ranks.metrics for a set of ranks
+        self.names = names  # the names' catalogue: TIMELINE, or RANKS for a set of ranks
 
     def _raw(self, name: str):
-        value = self.values.get(self.names.base_of(name))
-        if name in self.names.VARIANTS and value is not None:
-            value = float(value) / self.names.VARIANTS[name][1]
-        return value
+        return self.names.value(name, self.values)
 
     def lookup(self, name: str) -> np.ndarray:
         value = self._raw(name)
@@ -40,7 +38,7 @@ class CaptureValues:
         return [self.value(name)]
 
     def known(self, name: str) -> bool:
-        return name in self.names.NAMES
+        return name in self.names
 
     def missing(self, names) -> list[str]:
         return [n for n in dict.fromkeys(names) if self.names.base_of(n) in self.unknown]

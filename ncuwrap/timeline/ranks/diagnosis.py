@@ -213,11 +213,11 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     different programs or started far apart are refused unless ``allow_mixed``. ``warmup``: leading steps
     left out of every rank's window (None: detected per rank, ncuwrap.timeline.steps)."""
     from ncuwrap import ruleset
+    from ncuwrap.timeline.ranks.metrics import RANKS
     from ncuwrap.evaluate import Evaluation
-    from ncuwrap.timeline.ranks import metrics as rankmetrics
     from ncuwrap.timeline.values import CaptureValues
 
-    rules = ruleset.load(rules_path, kind="ranks", extend=extend)
+    rules = ruleset.load(rules_path, RANKS, extend=extend)
     pattern = S.check_pattern(step_pattern)
     files = find(folder)
     def task(f, warm):
@@ -239,7 +239,7 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     if not allow_mixed:
         check_same_run(results)
     rank_set = compare(results, files.naming)
-    decision = Evaluation(CaptureValues(rank_set.metrics, rank_set.unknown, names=rankmetrics), rules).decide(0)
+    decision = Evaluation(CaptureValues(rank_set.metrics, rank_set.unknown, names=RANKS), rules).decide(0)
     notes = []
     if not files.by_name:
         notes.append(f"{files.naming}: " + ", ".join(f"rank {f.rank} = {f.path.name}" for f in files.files))

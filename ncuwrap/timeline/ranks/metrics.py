@@ -9,14 +9,14 @@ a rule that reads it is reported as not evaluated with the reason.
 
 from __future__ import annotations
 
-from ncuwrap.timeline.metrics import TimelineMetric, variants
+from ncuwrap.catalogue import Catalogue, Entry
 
 
 def _m(name, unit, description, needs=None):
-    return TimelineMetric(name, unit, needs, description)
+    return Entry(name, unit, needs, description)
 
 
-CATALOGUE: dict[str, TimelineMetric] = {
+CATALOGUE: dict[str, Entry] = {
     m.name: m
     for m in [
         _m("ranks", "", "rank captures analysed"),
@@ -59,10 +59,5 @@ CATALOGUE: dict[str, TimelineMetric] = {
     ]
 }
 
-VARIANTS = variants(CATALOGUE)
-NAMES: frozenset[str] = frozenset(CATALOGUE) | frozenset(VARIANTS)
-
-
-def base_of(name: str) -> str:
-    """The catalogued quantity behind ``name`` (itself, or the ns one of a unit variant)."""
-    return VARIANTS[name][0] if name in VARIANTS else name
+RANKS = Catalogue.of_entries("ranks", "ranks.yaml", CATALOGUE, "rank rules read the names listed at the end of rules/ranks.yaml",
+                             roles={"straggler": "names the slowest rank (the rank named in the output)"})
