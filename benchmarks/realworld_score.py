@@ -205,7 +205,8 @@ def write_doc(result: dict, path: Path) -> None:
         "| expectations | ncuwrap | Nsight Compute's rules |",
         "|---|---:|---:|",
         f"| written before looking (`expected.yaml`) | {s['ncuwrap_right']}/{s['kernels']} | {s['ncu_right']}/{s['kernels']} |",
-        f"| revised after looking, {s['revised']} kernels, each with its reason (`revisions.yaml`) | {s['ncuwrap_right_revised']}/{s['kernels']} | {s['ncu_right_revised']}/{s['kernels']} |",
+        f"| revised after looking, {s['revised']} kernels, each with its reason (`revisions.yaml`) | {s['ncuwrap_right_revised']}/{s['kernels']} | "
+        f"{s['ncu_right_revised']}/{s['kernels']} |",
         "",
         f"Kernels where ncu's rules are right and ncuwrap is not (revised expectations): "
         f"{', '.join(s['ncuwrap_behind_ncu']) or 'none'}.",

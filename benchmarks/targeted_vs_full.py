@@ -171,7 +171,8 @@ def markdown(doc: dict) -> str:
         f"{doc['gpu']} - ncu {doc['ncu']} - {doc['finished_utc'] or 'running'}; target: targeted <= {TARGET_PASSES} passes and "
         f"<= {int(TARGET_RATIO * 100)}% of full's wall time, identical bound, limiter and findings.",
         "",
-        "| variant | targeted passes | full passes | targeted s | full s | targeted/full | plain s | same verdict | verdict (targeted) | verdict (full) | expected (manifest) |",
+        "| variant | targeted passes | full passes | targeted s | full s | targeted/full | plain s | same verdict | verdict (targeted) | verdict (full) | "
+        "expected (manifest) |",
         "|---|---:|---:|---:|---:|---:|---:|:---:|---|---|---|",
     ]
     for row in doc["variants"]:

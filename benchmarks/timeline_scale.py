@@ -119,7 +119,8 @@ def _python(code: str, *args: str) -> tuple[float, int, str]:
 
 def _whole(argv: list[str]) -> float:
     t = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, cwd=TREE, env={**os.environ, "PYTHONPATH": f"{TREE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=TREE, env={**os.environ,
+                                                                               "PYTHONPATH": f"{TREE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
     if done.returncode:
         raise SystemExit(f"{argv[0]} failed: {(done.stderr or done.stdout).strip()[-300:]}")
     return time.perf_counter() - t
@@ -153,7 +154,8 @@ def real(path: Path, repeat: int) -> dict:
     ours, stats, whole = [], [], []
     for _ in range(repeat):
         ours.append(_python(NCUWRAP, str(path))[0])
-        whole.append(_whole([sys.executable, "-m", "ncuwrap", "diagnose", str(path), "--format", "json", "-o", str(path.with_suffix(".ncuwrap.json")), "--force"]))
+        whole.append(_whole([sys.executable, "-m", "ncuwrap", "diagnose", str(path), "--format", "json", "-o", str(path.with_suffix(".ncuwrap.json")),
+                             "--force"]))
         if nsys:
             stats.append(_whole(_nsys_stats(nsys, path)))
     row = {"capture": path.name, "ncuwrap_s": statistics.median(ours), "ncuwrap_process_s": statistics.median(whole),

@@ -351,11 +351,15 @@ def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str,
     if before_t and after_t:
         if after_t.median_ms > before_t.median_ms * limit:
             slower = 100.0 * (after_t.median_ms / before_t.median_ms - 1.0)
-            regressions.append(Regression(name, f"{slower:.1f}% slower (bench median {before_t.median_ms:.4g} -> {after_t.median_ms:.4g} ms; threshold {threshold_pct:g}%)"))
+            regressions.append(Regression(name,
+                                          f"{slower:.1f}% slower (bench median {before_t.median_ms:.4g} -> {after_t.median_ms:.4g} ms; threshold "
+                                          f"{threshold_pct:g}%)"))
     else:
         b, a = _number(before.duration_ns), _number(after.duration_ns)
         if b and a and a > b * limit:
-            regressions.append(Regression(name, f"{100.0 * (a / b - 1.0):.1f}% slower ({NCU_DURATION_LABEL}: {b / 1e3:.2f} -> {a / 1e3:.2f} us; threshold {threshold_pct:g}%)"))
+            regressions.append(Regression(name,
+                                          f"{100.0 * (a / b - 1.0):.1f}% slower ({NCU_DURATION_LABEL}: {b / 1e3:.2f} -> {a / 1e3:.2f} us; threshold "
+                                          f"{threshold_pct:g}%)"))
     estimate = before.effects.gain_pct(resolved) if before.effects is not None and resolved else None
     return Pair(name, paired_by, before, after, resolved, introduced, persisting, not_comparable, deltas, evidence,
                 before_t, after_t, tuple(notes), tuple(regressions), estimate, lines=_line_changes(before, after, resolved, persisting))

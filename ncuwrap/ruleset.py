@@ -203,7 +203,8 @@ def load(path: str | Path | None = None, catalogue: Catalogue = metrics.KERNEL, 
     user = _load_file(Path(path), catalogue)
     if not extend:
         if not user.bound:
-            raise RulesError(f"{path}: no 'bound' branches, so no kernel could get a verdict; add them, or pass --extend to add these findings to the bundled rules")
+            raise RulesError(f"{path}: no 'bound' branches, so no kernel could get a verdict; add them, or pass --extend to add these findings to the bundled "
+                             f"rules")
         return user
     base = _load_file(default_path(catalogue), catalogue)
     bound = user.bound or base.bound

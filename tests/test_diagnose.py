@@ -106,7 +106,8 @@ def test_bound_partially_evaluated_names_the_missing_unit():
     k = diagnose_profile(profile, ruleset.load()).kernels[0]
     assert (k.bound, k.limiter) == ("memory", "dram")
     bound = next(n for n in k.not_evaluated if n.rule == "bound")
-    assert bound.message.startswith("partially evaluated: l1tex__throughput.avg.pct_of_peak_sustained_elapsed not collected; re-profile with --section SpeedOfLight")
+    assert bound.message.startswith("partially evaluated: l1tex__throughput.avg.pct_of_peak_sustained_elapsed not collected; re-profile with --section "
+                                    "SpeedOfLight")
 
 
 def test_details_page_gives_the_same_bound_and_says_what_it_lacks():

@@ -62,7 +62,8 @@ def test_bad_report(capsys, tmp_path, report, message):
         ("rules_unknown_placeholder.yaml", r"finding 'busy': placeholder \{dram_pcnt\} names no metric"),
         ("rules_no_bound.yaml", r"no 'bound' branches, so no kernel could get a verdict"),
         ("rules_estimate_unknown_unit.yaml", r"finding 'waste'\.estimate\.removes\.hbm: unit 'hbm' is not in 'units' \(\['dram'\]\)"),
-        ("rules_estimate_without_units.yaml", r"finding 'waste'\.estimate: needs the top-level 'units' \(each unit and the metric of its utilization\), e\.g\. units: \{dram: dram_pct\}$"),
+        ("rules_estimate_without_units.yaml",
+         r"finding 'waste'\.estimate: needs the top-level 'units' \(each unit and the metric of its utilization\), e\.g\. units: \{dram: dram_pct\}$"),
         ("rules_bad_borderline.yaml", r"borderline: expected a mapping with 'when' \(a condition\) and 'note' \(text\), got the text"),
     ],
 )

@@ -173,7 +173,8 @@ def test_markdown_has_no_markup_from_a_name(docs, kind):
     name = N.of(docs[kind])
     kernels = {"diagnosis": lambda d: [k.name for k in d.kernels], "timeline": lambda d: [k.demangled for k in d.timeline.kernels],
                "timeline_compare": lambda d: [k.name for k in d.kernels],
-               "compare": lambda d: [p.name for p in d.pairs], "compare_unpaired": lambda d: [k.name for k in (*d.unpaired_before, *d.unpaired_after)]}[kind](docs[kind])
+               "compare": lambda d: [p.name for p in d.pairs], "compare_unpaired": lambda d: [k.name for k in (*d.unpaired_before,
+                                                                                                               *d.unpaired_after)]}[kind](docs[kind])
     hostile = [n for n in kernels if n.startswith(("<script>", "k|x", "ns::detail")) or "<script>" in n or "k|x" in n]
     assert hostile
     # Kernels only one side has are named whole (no section shows them).

@@ -54,11 +54,14 @@ def _refused(capsys, path: Path, message: str) -> None:
     ("  busy: 60\n", "  busy: 99999999999999999999\n", "constants: busy: 99999999999999999999 is out of range (a finite number, integers up to 2**53)"),
     # A3: format widths and precisions that would write megabytes per text.
     (TITLE, 'title: "Uncoalesced global loads: {gld_sectors_per_request:200000000f} sectors',
-     "finding 'uncoalesced_global_loads': placeholder {gld_sectors_per_request:200000000f} is too wide (width at most 64, precision at most 12), e.g. {gld_sectors_per_request:.1f}"),
+     "finding 'uncoalesced_global_loads': placeholder {gld_sectors_per_request:200000000f} is too wide (width at most 64, precision at most 12), e.g. "
+     "{gld_sectors_per_request:.1f}"),
     (TITLE, 'title: "Uncoalesced global loads: {gld_sectors_per_request:.99f} sectors',
-     "finding 'uncoalesced_global_loads': placeholder {gld_sectors_per_request:.99f} is too wide (width at most 64, precision at most 12), e.g. {gld_sectors_per_request:.1f}"),
+     "finding 'uncoalesced_global_loads': placeholder {gld_sectors_per_request:.99f} is too wide (width at most 64, precision at most 12), e.g. "
+     "{gld_sectors_per_request:.1f}"),
     (TITLE, 'title: "Uncoalesced global loads: {gld_sectors_per_request:' + "9" * 5000 + 'f} sectors',
-     "finding 'uncoalesced_global_loads': placeholder {gld_sectors_per_request:999999999999999 is too wide (width at most 64, precision at most 12), e.g. {gld_sectors_per_request:.1f}"),
+     "finding 'uncoalesced_global_loads': placeholder {gld_sectors_per_request:999999999999999 is too wide (width at most 64, precision at most 12), e.g. "
+     "{gld_sectors_per_request:.1f}"),
 ], ids=["alias-bomb", "deep-yaml", "self-alias", "deep-not", "long-sum", "power-tower", "big-power", "big-int", "inf-literal",
         "inf-constant", "big-constant", "wide-format", "long-precision", "5000-digit-width"])
 def test_hostile_rules_refused(capsys, tmp_path, old, new, message):

@@ -9,7 +9,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
 
 from conftest import run_cli
 

@@ -45,9 +45,15 @@ def test_backtracking_pattern_runs_in_linear_time(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("pattern, message", [
-    ("(?=x)", "'(?=x)': not a valid regular expression (invalid perl operator: (?=); quote it or escape special characters (RE2 syntax: no lookarounds or backreferences)"),
-    (r"(a)\1", r"'(a)\\1': not a valid regular expression (invalid escape sequence: \1); quote it or escape special characters (RE2 syntax: no lookarounds or backreferences)"),
-    ("a{1001}", "'a{1001}': not a valid regular expression (invalid repetition size: {1001}); quote it or escape special characters (RE2 syntax: no lookarounds or backreferences)"),
+    ("(?=x)",
+     "'(?=x)': not a valid regular expression (invalid perl operator: (?=); quote it or escape special characters (RE2 syntax: no lookarounds or "
+     "backreferences)"),
+    (r"(a)\1",
+     r"'(a)\\1': not a valid regular expression (invalid escape sequence: \1); quote it or escape special characters (RE2 syntax: no lookarounds or "
+     r"backreferences)"),
+    ("a{1001}",
+     "'a{1001}': not a valid regular expression (invalid repetition size: {1001}); quote it or escape special characters (RE2 syntax: no lookarounds or "
+     "backreferences)"),
     ("x" * 600, f"'{'x' * 60}'...: the regular expression is 600 characters long (at most 512); match a shorter part of the kernel name"),
     # Python's re raised OverflowError (a traceback); RE2 reads the count as literal text.
     ("a{9999999999}", f"'a{{9999999999}}' matched no kernel of {VECADD}; its kernels: coalesced_add"),

@@ -23,7 +23,8 @@ from ncuwrap.profile.targets import Target
 from ncuwrap.timeline import nsysrep
 from ncuwrap.timeline.capture import capture
 from ncuwrap.timeline.nsysrep import NsysOptions
-from tests.conftest import DATA, ROOT, run_cli, NO_STEPS_TAIL, bound_apart, next_steps_apart, rows_within, summary_apart, top_kernels_apart, with_estimates_now, with_lines_hint, with_roofline_advice
+from tests.conftest import (DATA, ROOT, run_cli, NO_STEPS_TAIL, bound_apart, next_steps_apart, summary_apart, top_kernels_apart,
+                            with_estimates_now, with_lines_hint, with_roofline_advice)
 
 TOP_RUN = ROOT / DATA / "h200_ncuwrap" / "top"
 FAKE_NCU = ROOT / "tests" / "data" / "profile" / "fake_ncu" / "ncu"

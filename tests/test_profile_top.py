@@ -19,7 +19,8 @@ from ncuwrap.profile import top as TOP
 from ncuwrap.timeline import sqlite
 from ncuwrap.profile.kernel_times import kernel_times
 from ncuwrap.verdict import KernelTime, KernelTimes
-from tests.conftest import DATA, ROOT, run_cli, NO_STEPS_TAIL, bound_apart, next_steps_apart, rows_within, summary_apart, top_kernels_apart, with_estimates_now, with_lines_hint, with_roofline_advice
+from tests.conftest import (DATA, ROOT, run_cli, NO_STEPS_TAIL, bound_apart, next_steps_apart, rows_within, summary_apart, top_kernels_apart,
+                            with_estimates_now, with_lines_hint, with_roofline_advice)
 
 RUN = DATA / "h200_ncuwrap" / "top"
 RUN_ABS = ROOT / RUN

@@ -244,7 +244,8 @@ def test_profile_reads_the_source_page_back(fake_ncu, tmp_path, capsys):
                        ["--import", str(run / "report.ncu-rep"), "--csv", "--page", "source", "--print-source", "cuda,sass"]]
     assert (run / "report.source.csv").is_file() and not (run / "report.source_sass.csv").exists()
     commands = (run / "commands.txt").read_text()
-    assert f"# source page export (cuda,sass)\n{FAKE_NCU} --import {run}/report.ncu-rep --csv --page source --print-source cuda,sass > {run}/report.source.csv\n" in commands
+    assert (f"# source page export (cuda,sass)\n{FAKE_NCU} --import {run}/report.ncu-rep --csv --page source --print-source cuda,sass "
+            f"> {run}/report.source.csv\n") in commands
     assert "report.source.csv, verdict.json" in err and "with SourceCounters and the sources on disk" in err
 
 

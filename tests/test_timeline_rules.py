@@ -46,7 +46,9 @@ def _write(tmp_path: Path, body: str) -> Path:
 
 def test_timeline_rules_refuse_kernel_metric_names(tmp_path):
     path = _write(tmp_path, 'bound:\n  - verdict: kernel\n    when: "dram_pct > 50"\n')
-    with pytest.raises(RulesError, match=r"mine.yaml: bound\[0\] \(kernel\): unknown metric 'dram_pct' \(timeline rules read the names listed at the end of rules/timeline.yaml\)"):
+    with pytest.raises(RulesError,
+                       match=r"mine.yaml: bound\[0\] \(kernel\): unknown metric 'dram_pct' \(timeline rules read the names listed at the end of "
+                             r"rules/timeline.yaml\)"):
         ruleset.load(path, TM.TIMELINE)
 
 

@@ -56,7 +56,8 @@ class StopLine:
     def to_json(self) -> dict:
         return {"benchmark": self.benchmark, "variant": self.variant, "median_ms": self.median_ms, "spread_pct": self.spread_pct,
                 "runs": self.runs, "measure": self.measure, "value": self.value, "unit": self.unit, "yardstick": self.yardstick,
-                "yardstick_value": self.yardstick_value, "yardstick_unit": self.yardstick_unit, "pct": self.pct, "stop_pct": self.stop_pct, "decision": self.decision,
+                "yardstick_value": self.yardstick_value, "yardstick_unit": self.yardstick_unit, "pct": self.pct, "stop_pct": self.stop_pct,
+                "decision": self.decision,
                 "further": self.further.to_json() if self.further else None, "source": self.source}
 
 
@@ -79,7 +80,8 @@ def stop_line(report: BenchReport, benchmark: str, variant: str, *, source: str,
     else:
         measure, value, unit = "time", None, ""
     return StopLine(benchmark=benchmark, variant=variant, median_ms=entry.median_ms, spread_pct=entry.spread_pct, runs=len(entry.runs),
-                    measure=measure, value=value, unit=unit, yardstick=yardstick, yardstick_value=figure, yardstick_unit=figure_unit, pct=pct, stop_pct=stop_pct,
+                    measure=measure, value=value, unit=unit, yardstick=yardstick, yardstick_value=figure, yardstick_unit=figure_unit, pct=pct,
+                    stop_pct=stop_pct,
                     decision=decision, further=further, source=source)
 
 

@@ -14,7 +14,9 @@ from ncuwrap.render import Format
 
 @app.command()
 def diagnose(
-    report: Optional[Path] = typer.Argument(None, help="A .ncu-rep, an ncu CSV export (--page raw or details), a run folder of 'ncuwrap profile', or an nsys .nsys-rep/.sqlite. Default: a sample H200 report shipped with ncuwrap."),
+    report: Optional[Path] = typer.Argument(None,
+                                            help="A .ncu-rep, an ncu CSV export (--page raw or details), a run folder of 'ncuwrap profile', or an nsys "
+                                                 ".nsys-rep/.sqlite. Default: a sample H200 report shipped with ncuwrap."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML replacing the bundled ones (see rules/reference.yaml)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", "--kernel-name",
@@ -24,12 +26,18 @@ def diagnose(
     process: Optional[str] = typer.Option(None, "--process", help="Only launches of this process (its ID or name), where the report holds several."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
     names: NamesStyle = typer.Option("short", "--names", help=NAMES_HELP),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout (never an input; an existing file only with --force)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o",
+                                          help="Write to this file instead of stdout (never an input; an existing file only with --force)."),
     force: bool = typer.Option(False, "--force", help="Replace the --output file if it exists."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
     nsys: Optional[str] = typer.Option(None, "--nsys-path", help="Path to nsys, used to export a .nsys-rep to SQLite (default: nsys on PATH)."),
-    source_page: Optional[Path] = typer.Option(None, "--source-page", help="Per-line counters for a CSV export: the source page of the same report ('ncu --import R --csv --page source --print-source cuda,sass', or sass for SASS only), so each finding names its line (a .ncu-rep with SourceCounters carries them already)."),
-    ncu_rules: Optional[Path] = typer.Option(None, "--ncu-rules", help="Show Nsight Compute's own rule results from this .ncu-rep or '--page details' CSV of the same report beside the findings (a .ncu-rep or details CSV given as REPORT carries them already)."),
+    source_page: Optional[Path] = typer.Option(None, "--source-page",
+                                               help="Per-line counters for a CSV export: the source page of the same report ('ncu --import R --csv --page "
+                                                    "source --print-source cuda,sass', or sass for SASS only), so each finding names its line (a .ncu-rep with "
+                                                    "SourceCounters carries them already)."),
+    ncu_rules: Optional[Path] = typer.Option(None, "--ncu-rules",
+                                             help="Show Nsight Compute's own rule results from this .ncu-rep or '--page details' CSV of the same report beside "
+                                                  "the findings (a .ncu-rep or details CSV given as REPORT carries them already)."),
 ) -> None:
     """Diagnose each kernel: compute-, memory- or latency-bound, the limiting unit, causes, advice."""
     from ncuwrap.api import diagnose as run

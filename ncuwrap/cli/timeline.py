@@ -59,7 +59,8 @@ def capture_file(program: list[str], output: Path | None, force: bool) -> Path |
 def timeline(
     program: Optional[List[str]] = typer.Argument(None, help="The program and its arguments, after '--': ncuwrap timeline -- ./prog args. "
                                                   "Or a capture made before: a .sqlite export or .nsys-rep.", show_default=False),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Run folder (default: ncuwrap-runs/timeline-<time>). Never overwritten without --force."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o",
+                                          help="Run folder (default: ncuwrap-runs/timeline-<time>). Never overwritten without --force."),
     force: bool = typer.Option(False, "--force", help="Replace the timeline files of an existing run folder."),
     nsys_path: Optional[str] = typer.Option(None, "--nsys-path", help="The nsys to run (default: nsys on PATH)."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Timeline rules YAML replacing the bundled ones (see rules/timeline.yaml)."),

@@ -467,7 +467,7 @@ def _read_details(path: Path, offset: int) -> Profile:
     _check_field_sizes(path, _lengths(launches, present), present)
     out = pd.concat([_launch_meta(path, launches), wide.reset_index(drop=True)], axis=1)
     out = out.sort_values("launch_id", kind="stable").reset_index(drop=True)
-    units = {_details_key(s, l): u for s, l, u in zip(metrics["Section Name"], metrics["Metric Name"], metrics["Metric Unit"])}
+    units = {_details_key(s, m): u for s, m, u in zip(metrics["Section Name"], metrics["Metric Name"], metrics["Metric Unit"])}
     return Profile(source=_source(path, "ncu-csv-details", out), frame=out, units=units, rules=details_rules(long))
 
 

@@ -166,7 +166,8 @@ def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | No
             signature = action.name(demangled) if demangled is not None else action.name()
             # A report cut short still "loads": its last launch comes back without a name or metrics.
             if not signature or not len(action.metric_names()):
-                raise InputError(f"{shown}: the report is truncated or corrupt (launch {len(rows)} has no name or metrics); copy it again or re-profile with 'ncu -o'")
+                raise InputError(f"{shown}: the report is truncated or corrupt (launch {len(rows)} has no name or metrics); copy it again or re-profile with "
+                                 f"'ncu -o'")
             row: dict = {
                 "launch_id": len(rows),
                 "name": function_name(signature),

@@ -26,7 +26,7 @@ import importlib
 
 # verdicts() shares its name with its module (light: no import): bound here, after the module, so that
 # ncuwrap.profile.verdicts is the function whichever imports the module first.
-from ncuwrap.profile.verdicts import same_verdicts, verdicts  # noqa: E402
+from ncuwrap.profile.verdicts import same_verdicts, verdicts  # noqa: E402, F401
 
 # The other names this package offers, each from its module: loaded on first use (PEP 562), so that a
 # light module of the package (rundir, rediagnose's run-folder check) does not import pandas with pipeline.

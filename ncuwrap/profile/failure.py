@@ -72,7 +72,8 @@ def failure(run: NcuRun, *, log: str, known_kernels: Sequence[str] = (), kernel_
         return ProfilerError(f"ncu failed: {run.errors[0].replace('==ERROR==', '').strip()}; full log: {log}")
     if run.no_kernels_profiled or (not run.kernels and not report_exists):
         if known_kernels:
-            return ProfilerError(f"the kernel filter{where} matched no launch; this benchmark launches: {', '.join(known_kernels)}; check -k, --launch-skip and --nth-launch")
+            return ProfilerError(f"the kernel filter{where} matched no launch; this benchmark launches: {', '.join(known_kernels)}; check -k, --launch-skip "
+                                 f"and --nth-launch")
         if kernel_filter:
             return ProfilerError(f"the kernel filter{where} matched no launch (or --launch-skip skipped them all); "
                                  f"run 'ncuwrap profile -- PROGRAM' without -k to see the kernels it launches, full log: {log}")

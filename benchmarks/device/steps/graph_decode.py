@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Token-by-token decoding, op by op or as one CUDA graph a token: the fixtures tests/data/h200_ncuwrap/steps/{decode_eager,graph_decode,graph_decode_pergraph}.sqlite.gz are nsys captures of it.
+"""Token-by-token decoding, op by op or as one CUDA graph a token: the fixtures
+tests/data/h200_ncuwrap/steps/{decode_eager,graph_decode,graph_decode_pergraph}.sqlite.gz are nsys captures of it.
 
 A small decoder (4 layers, dim 512, 8 heads, RMSNorm, SiLU-gated MLP, fp32) decodes
 greedily, batch 1, with a static KV cache of 256 positions. The position lives in a device tensor: each

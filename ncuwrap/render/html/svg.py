@@ -238,7 +238,8 @@ def bandwidth(charts: list[dict], series: list[str] | None = None, width: int = 
     y = top
     for label, achieved, peaks, pcts in rows:
         body.append(g.label(y, label) +
-                    f'<rect x="{label_w}" y="{y - 2}" width="{plot_w}" height="{group_h + 4}" fill="none" stroke="{ROOF_COLORS[label]}" stroke-dasharray="3 2"/>')
+                    f'<rect x="{label_w}" y="{y - 2}" width="{plot_w}" height="{group_h + 4}" fill="none" stroke="{ROOF_COLORS[label]}" stroke-dasharray="3 '
+                    f'2"/>')
         for a, p, pct, color, name in zip(achieved, peaks, pcts, palette, series):
             if a is None:
                 text = "not collected"
@@ -320,7 +321,8 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
         ridge = peak / bw
         color = ROOF_COLORS[label]
         start_ai = max(x_min, 10.0**y_lo / bw)
-        body.append(f'<polyline class="roof" points="{px(start_ai):.1f},{py(bw * start_ai):.1f} {px(ridge):.1f},{py(peak):.1f}" fill="none" stroke="{color}" stroke-width="2">'
+        body.append(f'<polyline class="roof" points="{px(start_ai):.1f},{py(bw * start_ai):.1f} {px(ridge):.1f},{py(peak):.1f}" fill="none" stroke="{color}" '
+                    f'stroke-width="2">'
                     f'<title>{_t(label + " roof: " + si(bw, "B/s"))}</title></polyline>')
     # Roof key, top left: that corner is above every roof (low intensity, high FLOP/s).
     for j, (label, bw) in enumerate(roofs):
@@ -328,8 +330,10 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
         body.append(f'<line x1="{left + 8}" y1="{ky - 4}" x2="{left + 26}" y2="{ky - 4}" stroke="{ROOF_COLORS[label]}" stroke-width="2"/>'
                     f'<text x="{left + 31}" y="{ky}" fill="{ROOF_COLORS[label]}" font-size="11">{_t(label + " roof " + si(bw, "B/s"))}</text>')
     ridge_min = min(ridges)
-    body.append(f'<line class="roof" x1="{px(ridge_min):.1f}" y1="{py(peak):.1f}" x2="{px(x_max):.1f}" y2="{py(peak):.1f}" stroke="{ROOF_COLORS["compute"]}" stroke-width="2"/>'
-                f'<text x="{px(x_max) - 4:.1f}" y="{py(peak) - 6:.1f}" fill="{ROOF_COLORS["compute"]}" font-size="11" text-anchor="end">{_t(name + " peak " + si(peak, "FLOP/s"))}</text>')
+    body.append(f'<line class="roof" x1="{px(ridge_min):.1f}" y1="{py(peak):.1f}" x2="{px(x_max):.1f}" y2="{py(peak):.1f}" stroke="{ROOF_COLORS["compute"]}" '
+                f'stroke-width="2"/>'
+                f'<text x="{px(x_max) - 4:.1f}" y="{py(peak) - 6:.1f}" fill="{ROOF_COLORS["compute"]}" font-size="11" '
+                f'text-anchor="end">{_t(name + " peak " + si(peak, "FLOP/s"))}</text>')
     # Points: one per memory level; with two series, an arrow from before to after at each level.
     marks = {"DRAM": "circle", "L2": "square", "L1": "diamond"}
     by_level: dict[str, dict[int, _Point]] = {}
@@ -341,7 +345,8 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
         for level, pair in by_level.items():
             if 0 in pair and 1 in pair:
                 a, b = pair[0], pair[1]
-                body.append(f'<line x1="{px(a.intensity):.1f}" y1="{py(a.flops):.1f}" x2="{px(b.intensity):.1f}" y2="{py(b.flops):.1f}" stroke="{MUTED}" stroke-dasharray="4 3"/>')
+                body.append(f'<line x1="{px(a.intensity):.1f}" y1="{py(a.flops):.1f}" x2="{px(b.intensity):.1f}" y2="{py(b.flops):.1f}" stroke="{MUTED}" '
+                            f'stroke-dasharray="4 3"/>')
     # Marker key.
     if points:
         kx = left + 8

@@ -19,7 +19,9 @@ def render(diagnosis, **_options) -> str:
     out += ["### Ranks", ""]
     rows = [[code(c["rank"]) if key == "rank" else escape(c[key]) for key, _ in T.RANK_COLUMNS] for c in T.rank_cells(diagnosis)]
     out += table([label for _, label in T.RANK_COLUMNS], rows, "ll" + "r" * (len(T.RANK_COLUMNS) - 2)).split("\n")
-    out += ["", "\\* the straggler (the most compute). Compute: time a non-NCCL kernel ran. NCCL: time any NCCL kernel ran; exposed: time only NCCL kernels ran; hidden: NCCL time under "
+    out += ["",
+            "\\* the straggler (the most compute). Compute: time a non-NCCL kernel ran. NCCL: time any NCCL kernel ran; exposed: time only NCCL kernels ran; "
+            "hidden: NCCL time under "
                 "a compute kernel. Wait: a rank's NCCL time beyond the least of any rank.", ""]
 
     out += ["### Where each rank's window went", "", "```text"]

@@ -64,7 +64,8 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     if diagnosis.grouped:
         page.print(_group_summary(page, groups, wide, name))
     else:
-        columns = ("#", *(("launch",) if medium else ()), "kernel", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "share",
+        columns = ("#", *(("launch",) if medium else ()), "kernel", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)",
+                   "share",
                    "verdict", "gain", *(("headline",) if wide else ()))
         summary = page.table(*columns, right=("#", "launch", "time (ncu)", "share", "gain"), names=("kernel",), prose=("headline",))
         for rank, k in enumerate(kernels, 1):

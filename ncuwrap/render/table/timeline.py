@@ -8,7 +8,7 @@ from rich.text import Text
 from ncuwrap.render import names as N
 from ncuwrap.render import text as T
 from ncuwrap.render import breakdown as B
-from ncuwrap.render.table import STYLE, Page, cell
+from ncuwrap.render.table import STYLE, Page
 from ncuwrap.timeline.model import CATEGORY_LABELS
 
 _BAR_STYLE = {"kernel": "blue", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red", "memcpy_dtod": "cyan",

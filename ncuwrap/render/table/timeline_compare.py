@@ -6,9 +6,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from ncuwrap.render import names as N
-from ncuwrap.render import text as T
 from ncuwrap.render import timeline_diff as D
-from ncuwrap.render.table import Page, cell
+from ncuwrap.render.table import Page
 
 
 def render(result, width: int | None = None, color: bool = False, names: str = N.SHORT, **_options) -> str:

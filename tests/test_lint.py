@@ -1,0 +1,66 @@
+"""The code's own quality bar (issue 21): ruff passes over the whole tree, and every command and option
+has help text and is mentioned in the README or docs/."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import typer
+
+from ncuwrap.cli import app
+from tests.conftest import ROOT
+
+
+def test_ruff_passes_on_the_whole_tree():
+    if shutil.which("ruff") is None and subprocess.run([sys.executable, "-m", "ruff", "--version"], capture_output=True).returncode:
+        pytest.fail("ruff is not installed: it is in the test extra (pip install '.[test]')")
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", "."], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _commands():
+    """(path, click command) for every command and subcommand of the CLI."""
+    root = typer.main.get_command(app)
+    out = []
+
+    def walk(cmd, path):
+        for name, sub in getattr(cmd, "commands", {}).items():
+            out.append((f"{path} {name}", sub))
+            walk(sub, f"{path} {name}")
+
+    walk(root, "ncuwrap")
+    return out
+
+
+DOCS = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
+
+
+def test_the_cli_has_its_commands():
+    names = [path for path, _ in _commands()]
+    assert {"ncuwrap diagnose", "ncuwrap compare", "ncuwrap profile", "ncuwrap timeline", "ncuwrap bench", "ncuwrap rules check"} <= set(names)
+    options = sum(1 for _, c in _commands() for p in c.params if p.param_type_name == "option")
+    assert options > 80  # every option of every command is checked below
+
+
+@pytest.mark.parametrize("path, command", _commands(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_command_and_option_has_help_and_docs(path, command):
+    missing = []
+    if not (command.help or "").strip():
+        missing.append(f"{path}: no help text")
+    if path not in DOCS and path.replace("ncuwrap ", "", 1) not in DOCS:
+        missing.append(f"{path}: neither README.md nor docs/ mentions it")
+    for param in command.params:
+        if param.param_type_name == "option":
+            longs = [o for o in param.opts if o.startswith("--")] or param.opts
+            if not (param.help or "").strip():
+                missing.append(f"{path} {longs[0]}: no help text")
+            if not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", DOCS) for o in longs):
+                missing.append(f"{path} {longs[0]}: neither README.md nor docs/ mentions it")
+        elif param.param_type_name == "argument" and not (getattr(param, "help", None) or "").strip():
+            missing.append(f"{path} {param.name}: no help text")
+    assert not missing, "\n".join(missing)
