@@ -69,10 +69,18 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
         if ncu_rules or source_page:
             raise InputError(f"{path}: a run folder brings its own source page and rules results; drop --ncu-rules and --source-page")
         return diagnose_run_dir(path, rules, extend=extend, ncu=ncu, select=select)
+    # The rules first (a bad rules file is said before any work), then the report's reader is started
+    # (a .ncu-rep: NVIDIA's reader in a child process) while the diagnosis's modules, pandas among
+    # them, are imported: on a 220-launch report that overlap saves ~0.3 s of 1.7.
+    from ncuwrap import ingest, ruleset
+
+    rule_set = ruleset.load(rules, extend=extend)
+    started = (rule_set, ingest.start(path, ncu=ncu, metrics=ruleset.report_metrics(rule_set)))
     from ncuwrap.engine import diagnose as run
 
     label = None if report is not None else f"ncuwrap:samples/{path.name}"
-    return run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select, source_page=source_page)
+    return run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select, source_page=source_page,
+               started=started)
 
 
 def compare(before: str | Path, after: str | Path, *, rules: str | Path | None = None, extend: bool = False, kernel: str | None = None,

@@ -425,26 +425,25 @@ def _environment(profile: Profile, source: _Launches) -> dict:
 
 
 def needed_metrics(rules: R.RuleSet) -> list[str]:
-    """Raw metrics worth reading from a large CSV: what the rules read, every canonical alias (for
-    the report's charts) and the device facts. Reading only these keeps time and memory bounded."""
-    names = list(rules.raw_metrics())
-    for canonical in M.CANONICAL.values():
-        names.extend(a for a in canonical.aliases if a not in names)
-    names += ["device__attribute_display_name", "device__attribute_compute_capability_major", "device__attribute_compute_capability_minor"]
-    return names
+    """Raw metrics worth reading from a report (ncuwrap.ruleset.report_metrics)."""
+    return R.report_metrics(rules)
 
 
 def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
              kernel: str | None = None, ncu: str | None = None, label: str | None = None,
              ncu_rules: str | Path | None = None, select: kernel_filter.LaunchSelection | None = None,
-             source_page: str | Path | None = None) -> Diagnosis:
+             source_page: str | Path | None = None, started=None) -> Diagnosis:
     """Load ``report`` and diagnose it with the bundled rules or ``rules_path``.
 
     ``label`` replaces the report's path in outputs (used for the bundled sample); ``ncu_rules``, a
     .ncu-rep or details-page CSV of the same report, supplies Nsight Compute's own rule results;
-    ``source_page``, the source page of a CSV export's report, its per-instruction counters."""
-    rules = R.load(rules_path, extend=extend)
-    profile = load(report, ncu=ncu, metrics=needed_metrics(rules))
+    ``source_page``, the source page of a CSV export's report, its per-instruction counters; ``started``,
+    (rules, ncuwrap.ingest.Loading of ``report``) when the caller loaded the rules and started the read."""
+    if started is None:
+        rules = R.load(rules_path, extend=extend)
+        profile = load(report, ncu=ncu, metrics=needed_metrics(rules))
+    else:  # the caller loaded the rules and started reading the report (ncuwrap.api.diagnose)
+        rules, profile = started[0], started[1].result()
     if ncu_rules is not None:
         profile.rules = rule_results(ncu_rules, ncu=ncu, of=profile)
     if source_page is not None:

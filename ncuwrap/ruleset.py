@@ -233,6 +233,16 @@ def load(path: str | Path | None = None, catalogue: Catalogue = metrics.KERNEL, 
     )
 
 
+def report_metrics(rules: RuleSet) -> list[str]:
+    """Raw metrics worth reading from a report for ``rules``: what the rules read, every canonical alias
+    (for the report's charts) and the device facts. Reading only these keeps time and memory bounded."""
+    names = list(rules.raw_metrics())
+    for canonical in metrics.CANONICAL.values():
+        names.extend(a for a in canonical.aliases if a not in names)
+    names += ["device__attribute_display_name", "device__attribute_compute_capability_major", "device__attribute_compute_capability_minor"]
+    return names
+
+
 def display_path(path: Path) -> str:
     """Bundled rules are shown as 'ncuwrap:rules/NAME' so outputs do not depend on the install location."""
     try:

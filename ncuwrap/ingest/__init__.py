@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -73,24 +72,55 @@ def sha256(path: Path, stop: threading.Event | None = None) -> str | None:
 def load(path: str | Path, *, ncu: str | None = None, metrics=None) -> Profile:
     """Load an Nsight Compute report or CSV export. ``metrics`` limits the metrics read (a raw CSV's
     columns, a report's metrics)."""
-    from ncuwrap.ingest import ncu_csv
+    return start(path, ncu=ncu, metrics=metrics).result()
 
+
+def start(path: str | Path, *, ncu: str | None = None, metrics=None) -> "Loading":
+    """Start loading ``path`` (see :func:`load`); :meth:`Loading.result` gives the Profile. A plain
+    .ncu-rep's reader starts here, in a child process: a caller that starts it before importing the
+    rest of the diagnosis (pandas among it) overlaps the two. Other inputs are read by ``result()``."""
     path = check_file(Path(path))
     kind = kind_of(path)
     if kind == "timeline":
         raise InputError(f"{path}: an Nsight Systems timeline; diagnose it with 'ncuwrap diagnose' (timeline support) instead of as a kernel report")
-    # The digest is taken beside the read (hashlib lets go of the GIL): on a 176 MB export it cost
-    # 0.13 s after it. A read that fails stops it.
-    stop = threading.Event()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ncuwrap-sha256") as pool:
-        digest = pool.submit(sha256, path, stop)
+    return Loading(path, kind, ncu, metrics)
+
+
+class Loading:
+    """A report being read, its sha256 taken beside it (hashlib lets go of the GIL: on a 176 MB export
+    it cost 0.13 s after the read). A read that fails stops the digest."""
+
+    def __init__(self, path: Path, kind: str, ncu: str | None, metrics):
+        from ncuwrap.ingest import ncu_rep
+
+        self.path, self.kind, self.ncu, self.metrics = path, kind, ncu, metrics
+        plain_rep = kind == "ncu-rep" and not path.name.lower().endswith(".gz")
+        # The reader's child is forked before the digest's thread starts: a fork never copies a thread.
+        self.reading = ncu_rep.start(path, ncu=ncu, metrics=metrics) if plain_rep else None
+        self.stop = threading.Event()
+        self.digest: list[str | None] = [None]
+        self.thread = threading.Thread(target=lambda: self.digest.__setitem__(0, sha256(path, self.stop)), name="ncuwrap-sha256", daemon=True)
+        self.thread.start()
+
+    def result(self) -> Profile:
+        from ncuwrap.ingest import ncu_csv
+
         try:
-            profile = _read_rep(path, ncu, metrics) if kind == "ncu-rep" else ncu_csv.read(path, usecols=metrics)
+            if self.reading is not None:
+                profile = self.reading.result()
+            elif self.kind == "ncu-rep":
+                profile = _read_rep(self.path, self.ncu, self.metrics)
+            else:
+                profile = ncu_csv.read(self.path, usecols=self.metrics)
         except BaseException:
-            stop.set()
+            self.stop.set()
             raise
-        profile.source = replace(profile.source, sha256=digest.result())
-    return profile
+        finally:
+            if self.stop.is_set():
+                self.thread.join()
+        self.thread.join()
+        profile.source = replace(profile.source, sha256=self.digest[0])
+        return profile
 
 
 # A gzipped report is unpacked to a temporary file for NVIDIA's reader, up to this size (the largest

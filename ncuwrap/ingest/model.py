@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # the model's names load without pandas (the .ncu-rep reader's child builds RuleResults)
+    import pandas as pd
 
 # Columns describing a launch; every other column of Profile.frame is an ncu metric (its name has "__").
 META_COLUMNS = (

@@ -16,13 +16,15 @@ import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ncuwrap.errors import InputError, ToolNotFoundError
 from ncuwrap.ingest.model import Profile, RuleResult, Source
 from ncuwrap.ingest import source_counters
 from ncuwrap.ingest.names import function_name
+
+if TYPE_CHECKING:  # pandas builds the frames in the parent, after the reader's child is started
+    import pandas as pd
 
 from ncuwrap.ingest import NCU_REP_MAGIC as MAGIC  # noqa: E402
 _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build \d+\)")
@@ -84,7 +86,14 @@ LAUNCH_METRICS = frozenset({f"launch__{d}_dim_{a}" for d in ("grid", "block") fo
 def read(path: Path, ncu: str | None = None, shown: Path | None = None, metrics=None) -> Profile:
     """Read every profiled launch of an ``.ncu-rep`` into a Profile; ``metrics``: the metric names to
     read (None: all). A full-set report holds ~2,000 metrics a launch, each one native call away, of
-    which the rules read ~150.
+    which the rules read ~150. See :func:`start`."""
+    return start(path, ncu, shown, metrics).result()
+
+
+def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics=None) -> "Reading":
+    """Start reading ``path`` (see :func:`read`); :meth:`Reading.result` gives the Profile. The reader
+    runs in a child process from here on, so a caller that starts it before importing pandas and the
+    rest of the diagnosis (ncuwrap.api) overlaps the two.
 
     NVIDIA's reader is native code: on a corrupt report it can abort() or crash the process instead of
     raising (seen under fuzzing, and on the lent H200 with ncu 2025.3.1's own extras/python). So it runs
@@ -97,49 +106,67 @@ def read(path: Path, ncu: str | None = None, shown: Path | None = None, metrics=
         raise InputError(f"{shown}: not an Nsight Compute report (bad file header); pass a .ncu-rep written by 'ncu -o'")
     module = load_module(ncu)  # a missing module is the parent's error to report, before any fork
     wanted = None if metrics is None else frozenset(metrics) | LAUNCH_METRICS
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return _assemble(path, shown, *_collect(path, module, shown, wanted))
-    return _assemble(path, shown, *_in_child(path, module, shown, wanted))
+    return Reading(path, shown, module, wanted)
 
 
-def _in_child(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None) -> tuple:
-    parent, child = multiprocessing.get_context("fork").Pipe(duplex=False)
+class Reading:
+    """A report being read: in a forked child where the platform has fork, else in process on :meth:`result`."""
 
-    def work() -> None:
-        # What a dying native library prints (abort messages, a fault handler's dump) is not for the
-        # user: the parent says what happened in one line.
-        faulthandler.disable()
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-        try:
-            result = ("ok", _collect(path, module, shown, wanted))
-        except InputError as exc:
-            result = ("input", str(exc))
-        except BaseException as exc:  # anything else is reported by the parent, as it would be in-process
-            result = ("error", f"{type(exc).__name__}: {exc}")
-        child.send(result)
+    def __init__(self, path: Path, shown: Path, module: ModuleType, wanted: frozenset | None):
+        self.path, self.shown, self.module, self.wanted = path, shown, module, wanted
+        self.child = _Child(path, module, shown, wanted) if "fork" in multiprocessing.get_all_start_methods() else None
+
+    def result(self) -> Profile:
+        collected = self.child.result() if self.child is not None else _collect(self.path, self.module, self.shown, self.wanted)
+        return _assemble(self.path, self.shown, *collected)
+
+
+class _Child:
+    """The forked reader and the pipe its answer comes back on."""
+
+    def __init__(self, path: Path, module: ModuleType, shown: Path, wanted: frozenset | None):
+        self.shown = shown
+        context = multiprocessing.get_context("fork")
+        self.parent, child = context.Pipe(duplex=False)
+
+        def work() -> None:
+            # What a dying native library prints (abort messages, a fault handler's dump) is not for the
+            # user: the parent says what happened in one line.
+            faulthandler.disable()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            try:
+                result = ("ok", _collect(path, module, shown, wanted))
+            except InputError as exc:
+                result = ("input", str(exc))
+            except BaseException as exc:  # anything else is reported by the parent, as it would be in-process
+                result = ("error", f"{type(exc).__name__}: {exc}")
+            child.send(result)
+            child.close()
+
+        self.worker = context.Process(target=work, daemon=True)
+        self.worker.start()
         child.close()
 
-    worker = multiprocessing.get_context("fork").Process(target=work, daemon=True)
-    worker.start()
-    child.close()
-    try:
-        kind, value = parent.recv()
-    except EOFError:  # the child died before it could answer
-        worker.join()
-        code = worker.exitcode
-        how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 and -code in signal.valid_signals() else f"exit code {code}"
-        raise InputError(f"{shown}: Nsight Compute's report reader crashed on it ({how}): the report is corrupt, truncated, or "
-                         "from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
-                         "('ncu --import REPORT --csv --page raw')") from None
-    finally:
-        parent.close()
-    worker.join()
-    if kind == "ok":
-        return value
-    if kind == "input":
-        raise InputError(value)
-    raise InputError(f"{shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
+    def result(self) -> tuple:
+        shown = self.shown
+        try:
+            kind, value = self.parent.recv()
+        except EOFError:  # the child died before it could answer
+            self.worker.join()
+            code = self.worker.exitcode
+            how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 and -code in signal.valid_signals() else f"exit code {code}"
+            raise InputError(f"{shown}: Nsight Compute's report reader crashed on it ({how}): the report is corrupt, truncated, or "
+                             "from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
+                             "('ncu --import REPORT --csv --page raw')") from None
+        finally:
+            self.parent.close()
+        self.worker.join()
+        if kind == "ok":
+            return value
+        if kind == "input":
+            raise InputError(value)
+        raise InputError(f"{shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
 
 
 def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None) -> tuple[list, dict, dict]:
@@ -195,6 +222,8 @@ def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | No
 
 def _assemble(path: Path, shown: Path, rows: list, rules: dict, sources: dict) -> Profile:
     """The Profile of what :func:`_collect` read: the launches' frame, the instruction tables."""
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     _fill_launch_meta(frame)
     version, command = _header_facts(path)
@@ -252,6 +281,8 @@ def _str_or_none(value) -> str | None:
 
 
 def _cc(row) -> str | None:
+    import pandas as pd
+
     major, minor = row.get("device__attribute_compute_capability_major"), row.get("device__attribute_compute_capability_minor")
     if major is None or minor is None or pd.isna(major) or pd.isna(minor):
         return None
@@ -262,6 +293,8 @@ _CC_COLUMNS = ("device__attribute_compute_capability_major", "device__attribute_
 
 
 def _dim3(frame: pd.DataFrame, prefix: str) -> pd.Series:
+    import pandas as pd
+
     cols = [f"{prefix}_{axis}" for axis in "xyz"]
     if not all(c in frame for c in cols):
         return pd.Series([None] * len(frame), index=frame.index, dtype=object)

@@ -18,11 +18,13 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ncuwrap import packed
 from ncuwrap.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 from ncuwrap.ingest.names import function_name
 
 # ncuwrap name -> (the ncu_report metric with one instance per instruction, the source page's column).
@@ -96,6 +98,8 @@ class SourceCounters:
 
 
 def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    import pandas as pd  # in the parent only: the .ncu-rep reader's child collects plain values
+
     frame = pd.DataFrame(rows, columns=[*FIXED, *columns])
     for name in columns:
         frame[name] = pd.to_numeric(frame[name], errors="coerce").astype(float)
