@@ -63,6 +63,37 @@ class Decision:
     next_step: NextStep | None = None
 
 
+class Decided:
+    """A result the rules judge as a whole (a timeline, a set of ranks): its answer is one Decision,
+    kept whole (``decision``) rather than copied field by field; these read it."""
+
+    decision: Decision
+
+    @property
+    def bound(self) -> str:
+        return self.decision.bound
+
+    @property
+    def limiter(self):
+        return self.decision.limiter
+
+    @property
+    def why(self) -> str:
+        return self.decision.why
+
+    @property
+    def findings(self) -> tuple[FindingResult, ...]:
+        return self.decision.findings
+
+    @property
+    def not_evaluated(self) -> tuple[NotEvaluated, ...]:
+        return self.decision.not_evaluated
+
+    @property
+    def path(self) -> tuple[Step, ...]:
+        return self.decision.path
+
+
 # Severities of findings that cost time: one of them is the next step (its advice), not the rules' 'next'.
 COSTLY = ("high", "medium", "low")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from ncuwrap import __version__
 from ncuwrap.display import Displayed
 from ncuwrap.errors import InputError
+from ncuwrap.evaluate import Decided, Decision
 from ncuwrap.numbers import clean
 from ncuwrap.timeline.model import Timeline, pct
-from ncuwrap.verdict import FindingResult, NotEvaluated, Step
 
 SCHEMA = "ncuwrap.timeline/v1"
 
@@ -30,18 +30,13 @@ class TimelineSource:
 
 
 @dataclass(frozen=True)
-class TimelineDiagnosis(Displayed):
+class TimelineDiagnosis(Decided, Displayed):
     source: TimelineSource
     rules_path: str
     rules_version: int
     rules_name: str
     timeline: Timeline
-    bound: str
-    limiter: str | None
-    why: str
-    findings: tuple[FindingResult, ...]
-    not_evaluated: tuple[NotEvaluated, ...]
-    path: tuple[Step, ...] = ()
+    decision: Decision  # the rules' answer: bound, limiter, why, findings, not evaluated, path (Decided)
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -134,9 +129,7 @@ def diagnose_data(data, rules, *, source_path: str, kind: str, step_pattern: str
     return TimelineDiagnosis(
         source=TimelineSource(path=source_path, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema,
                               device=data.device),
-        rules_path=rules.path, rules_version=rules.version, rules_name=rules.name, timeline=timeline,
-        bound=decision.bound, limiter=decision.limiter, why=decision.why, findings=decision.findings,
-        not_evaluated=decision.not_evaluated, path=decision.path,
+        rules_path=rules.path, rules_version=rules.version, rules_name=rules.name, timeline=timeline, decision=decision,
         notes=tuple(notes),
     )
 

@@ -25,12 +25,12 @@ from pathlib import Path
 from ncuwrap import __version__
 from ncuwrap.display import Displayed
 from ncuwrap.errors import ClusterError, InputError, NcuwrapError
+from ncuwrap.evaluate import Decided, Decision
 from ncuwrap.numbers import clean
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.ranks.analysis import analyze_file, compare
 from ncuwrap.timeline.ranks.files import find
 from ncuwrap.timeline.ranks.model import RANK_CATEGORIES, RankSet
-from ncuwrap.verdict import FindingResult, NotEvaluated, Step
 
 SCHEMA = "ncuwrap.ranks/v1"
 # Captures of one run start within seconds of each other (the launcher starts every rank); more than
@@ -39,19 +39,14 @@ MAX_START_SPREAD_NS = 10 * 60 * 1_000_000_000
 
 
 @dataclass(frozen=True)
-class RanksDiagnosis(Displayed):
+class RanksDiagnosis(Decided, Displayed):
     folder: str
     naming: str
     rules_path: str
     rules_version: int
     rules_name: str
     set: RankSet
-    bound: str
-    limiter: str | None
-    why: str
-    findings: tuple[FindingResult, ...]
-    not_evaluated: tuple[NotEvaluated, ...]
-    path: tuple[Step, ...] = ()
+    decision: Decision  # the rules' answer: bound, limiter, why, findings, not evaluated, path (Decided)
     workers: str = ""  # how the captures were analysed (serial, local cluster of N, the scheduler's address)
     notes: tuple[str, ...] = field(default=())
 
@@ -259,8 +254,7 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
         notes.append("no NCCL kernel in any capture: communication cannot be measured (single-GPU captures, or NCCL not traced)")
     return RanksDiagnosis(
         folder=str(folder), naming=files.naming, rules_path=rules.path, rules_version=rules.version, rules_name=rules.name,
-        set=rank_set, bound=decision.bound, limiter=decision.limiter, why=decision.why, findings=decision.findings,
-        not_evaluated=decision.not_evaluated, path=decision.path, workers=how, notes=tuple(notes),
+        set=rank_set, decision=decision, workers=how, notes=tuple(notes),
     )
 
 
