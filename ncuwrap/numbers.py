@@ -60,3 +60,8 @@ def round4(values: np.ndarray) -> list[float]:
     for i in np.flatnonzero(risky).tolist():
         out[i] = round(float(values[i]), 4)
     return out
+
+
+def pct(part, whole) -> float:
+    """``part`` as a share (%) of ``whole``; NaN when ``whole`` is zero or missing."""
+    return 100.0 * float(part) / float(whole) if whole else math.nan

@@ -370,6 +370,11 @@ class SourceInfo:
                 "compute_capability": self.compute_capability}
 
 
+# A report's "fix first" list: at most this many kernels, each saving at least this share (%) of the profile.
+FIX_FIRST = 5
+FIX_FIRST_MIN_SAVES_PCT = 0.5
+
+
 @dataclass(frozen=True)
 class Diagnosis(Displayed):
     source: SourceInfo
@@ -459,6 +464,19 @@ class Diagnosis(Displayed):
     @property
     def total_ns(self) -> float:
         return sum(k.duration_ns or 0.0 for k in self.kernels)
+
+    def share_pct(self, launches) -> float | None:
+        """The share (%) of the profiled time (ncu's summed durations) that ``launches`` take; None when
+        no launch has a duration, or one of a single launch without it."""
+        launches = list(launches)
+        total = self.total_ns
+        if not total or (len(launches) == 1 and launches[0].duration_ns is None):
+            return None
+        return 100.0 * sum(k.duration_ns or 0.0 for k in launches) / total
+
+    def fix_first(self, limit: int = FIX_FIRST) -> list["Priority"]:
+        """The ranking cut to the kernels whose fix saves a visible share of the profile."""
+        return [p for p in self.ranking() if (p.saves_pct or 0) >= FIX_FIRST_MIN_SAVES_PCT][:limit]
 
     def groups(self) -> list["KernelGroup"]:
         """The launches grouped by kernel name, most total time first: 200 launches of one kernel are

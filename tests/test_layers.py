@@ -128,3 +128,31 @@ def test_the_rules_load_without_the_readers():
             "print(sorted({'pandas', 'pyarrow', 'ncuwrap.ingest.ncu_csv'} & set(sys.modules)), len(r.findings) > 0 < len(t.findings))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent)
     assert done.stdout.split() == ["[]", "True"]
+
+
+def _computes_a_share(tree: ast.AST) -> list[int]:
+    """Lines holding ``100 * a / b`` (or ``a * 100 / b``, ``100.0 * ...``): a share computed from raw numbers."""
+
+    def hundred(node) -> bool:
+        return isinstance(node, ast.Constant) and node.value in (100, 100.0)
+
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            left = node.left
+            if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult) and (hundred(left.left) or hundred(left.right)):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_renderers_compute_no_share():
+    # Issue 21: shares are computed once, in the model (Diagnosis.share_pct, the groups' and the ranking's
+    # share_pct, timeline.model.pct); a renderer only formats them.
+    found = {name: _computes_a_share(ast.parse(path.read_text(encoding="utf-8")))
+             for name, path in MODULES.items() if layer(name) == "render"}
+    assert {name: lines for name, lines in found.items() if lines} == {}
+
+
+def test_the_share_checker_sees_a_share():
+    assert _computes_a_share(ast.parse("x = 100.0 * part / whole\ny = f'{part * 100 / whole:.1f}'")) == [1, 2]
+    assert _computes_a_share(ast.parse("x = 100 * share\ny = width * part / whole")) == []

@@ -86,9 +86,7 @@ def test_fix_first_bars():
     d = diagnose(DATA / "realworld" / "ops.raw.csv.gz")
     html = render(d, Format.html)
     (bars,) = [s for s in _svgs(html) if "Fix first" in s]
-    from ncuwrap.render import text as T
-
-    first = T.fix_first(d)
+    first = d.fix_first()
     assert len(re.findall(r'class="bar saves"', bars)) == len(first) >= 1
     assert all(f"saves ~{p.saves_pct:.1f}% of {p.share_pct:.1f}%" in bars for p in first)
 

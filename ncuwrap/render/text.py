@@ -95,10 +95,9 @@ def ncu_rules_shown(kernel) -> list:
     return [r for r in getattr(kernel, "ncu_rules", ()) if r.estimated_speedup is not None or r.counterpart]
 
 
-def share(kernel, total_ns: float) -> str:
-    if not total_ns or kernel.duration_ns is None:
-        return "n/a"
-    return f"{100.0 * kernel.duration_ns / total_ns:.1f}%"
+def share(pct: float | None) -> str:
+    """A share of the profiled time (Diagnosis.share_pct), as the reports print it."""
+    return "n/a" if pct is None else f"{pct:.1f}%"
 
 
 def si(value, unit: str) -> str:
@@ -202,11 +201,6 @@ def clock_note(diagnosis) -> str:
     if control.startswith("base"):
         return "were locked to base by ncu (--clock-control base, its default)"
     return f"were set by ncu (--clock-control {control})"
-
-
-def fix_first(diagnosis, limit: int = 5) -> list:
-    """The diagnosis's ranking cut to the kernels whose fix saves a visible share of the profile."""
-    return [p for p in diagnosis.ranking() if (p.saves_pct or 0) >= 0.5][:limit]
 
 
 def priority_line(p, program: bool, name) -> str:

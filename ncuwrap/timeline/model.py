@@ -6,10 +6,10 @@ the rules is added by :mod:`ncuwrap.timeline.diagnosis`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 
+from ncuwrap import numbers
 from ncuwrap.numbers import clean
 
 # The breakdown's categories, in attribution order (see analysis.breakdown).
@@ -19,8 +19,7 @@ CATEGORY_LABELS = {"kernel": "kernels", "memcpy_htod": "H2D copies", "memcpy_dto
 API_CATEGORIES = ("launch", "sync", "malloc", "memcpy", "memset", "other")
 
 
-def pct(part, whole) -> float:
-    return 100.0 * float(part) / float(whole) if whole else math.nan
+pct = numbers.pct  # a share of the window, of a step's period...
 
 
 @dataclass(frozen=True)

@@ -77,8 +77,8 @@ def kernel_charts(charts: list[dict], rooflines: list, series: list[str] | None 
     }
 
 
-def kernel_view(kernel, rank: int, total_ns: float, detailed: bool, coverage=None) -> KernelView:
-    share = T.share(kernel, total_ns)
+def kernel_view(kernel, rank: int, share_pct: float | None, detailed: bool, coverage=None) -> KernelView:
+    share = T.share(share_pct)
     anchor = f"k{rank}"
     if not detailed:
         return KernelView(rank, anchor, kernel, share, False)
@@ -136,18 +136,18 @@ def roofline_groups(kernel_groups, name: N.Names) -> list[tuple[str, list]]:
 def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
     """What the diagnosis template draws."""
     kernels = diagnosis.by_time()
-    total = sum(k.duration_ns or 0 for k in kernels)
+    total = diagnosis.total_ns
     summary = max(summary, detail)
     kernel_groups = diagnosis.groups()  # one pass over the launches, for every part of the page that needs them
     sections = diagnosis.sections(detail, kernel_groups)
     listed = {g.name: g.listed() for g in kernel_groups}
     shown = {k.id for launches in listed.values() for k in launches}
-    views = [kernel_view(k, rank, total, k.id in sections, diagnosis.coverage) for rank, k in enumerate(kernels, start=1)]
+    views = [kernel_view(k, rank, diagnosis.share_pct([k]), k.id in sections, diagnosis.coverage) for rank, k in enumerate(kernels, start=1)]
     below = views[summary:]
     rest = [v for v in below if v.kernel.id in shown]  # of a kernel's many launches, those that differ
-    rest_ns = sum(v.kernel.duration_ns or 0 for v in below)
+    rest_pct = diagnosis.share_pct(v.kernel for v in below)
     # The fix-first lines and bars of a report of several kernels (or of a program's --top kernels).
-    first = [(p, T.priority_line(p, bool(diagnosis.coverage), name)) for p in T.fix_first(diagnosis)] if len(kernels) > 1 or diagnosis.coverage else []
+    first = [(p, T.priority_line(p, bool(diagnosis.coverage), name)) for p in diagnosis.fix_first()] if len(kernels) > 1 or diagnosis.coverage else []
     return {
         "title": diagnosis.source.path,
         "device": diagnosis.source.device or "unknown GPU",
@@ -158,7 +158,7 @@ def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY)
         "rest": rest,
         "below": len(below),
         "rest_left_out": len(below) - len(rest),
-        "rest_share": f"{100.0 * rest_ns / total:.1f}%" if total else "n/a",
+        "rest_share": T.share(rest_pct),
         "environment": environment_rows(diagnosis),
         "clock_note": clock_note(diagnosis),
         "fix_first": [line for _, line in first],

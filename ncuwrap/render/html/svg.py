@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from ncuwrap.metrics import MEMORY_LEVELS
+from ncuwrap.numbers import pct as share_pct
 from ncuwrap.render import text as T
 from ncuwrap.render.escape import terminal
 
@@ -228,7 +229,7 @@ def bandwidth(charts: list[dict], series: list[str] | None = None, width: int = 
         return None
     rows = []
     for label, achieved, peaks in levels:
-        pcts = [100.0 * a / p if a is not None and p else None for a, p in zip(achieved, peaks)]
+        pcts = [share_pct(a, p) if a is not None and p else None for a, p in zip(achieved, peaks)]
         rows.append((label, achieved, peaks, pcts))
     palette = colors(len(series))
     g = _Groups(series, width, label_w=50, value_w=190)

@@ -12,7 +12,7 @@ from ncuwrap.numbers import clean
 from ncuwrap.render import breakdown as B
 from ncuwrap.render import names as N
 from ncuwrap.render.html import environment
-from ncuwrap.timeline.model import CATEGORY_LABELS
+from ncuwrap.timeline.model import CATEGORY_LABELS, pct
 
 BAR_WIDTH = 1000  # SVG user units of the stacked bar
 
@@ -44,8 +44,8 @@ def amdahl_bars(diagnosis) -> list[dict]:
     rows = [{"label": "today", "ns": t.window_ns, "speedup": 1.0, "kernel_ns": t.breakdown_ns["kernel"]}]
     rows += [{"label": row.label, "ns": row.end_to_end_ns, "speedup": row.end_to_end_speedup, "kernel_ns": row.kernel_ns} for row in t.amdahl]
     for r in rows:
-        r["width"] = round(100 * r["ns"] / t.window_ns, 2) if t.window_ns else 0
-        r["kernel_width"] = round(100 * r["kernel_ns"] / t.window_ns, 2) if t.window_ns else 0
+        r["width"] = round(pct(r["ns"], t.window_ns), 2) if t.window_ns else 0
+        r["kernel_width"] = round(pct(r["kernel_ns"], t.window_ns), 2) if t.window_ns else 0
     return rows
 
 

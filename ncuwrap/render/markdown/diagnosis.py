@@ -88,7 +88,7 @@ def launches_table(group, processes: bool, streams: bool) -> list[str]:
     return details(f"The {group.count} launches", [table(header, rows, align), "", *more])
 
 
-def kernel_section(rank: int, group, total_ns: float, seen: _Seen, processes: bool = False, streams: bool = False,
+def kernel_section(rank: int, group, share_pct: float | None, seen: _Seen, processes: bool = False, streams: bool = False,
                    coverage=None, *, name: N.Names) -> list[str]:
     """The body of a kernel's section (under its heading or a folded block's summary)."""
     kernel = group.longest
@@ -101,7 +101,7 @@ def kernel_section(rank: int, group, total_ns: float, seen: _Seen, processes: bo
              f"median {T.duration(group.median_ns)}, min {T.duration(group.min_ns)}, max {T.duration(group.max_ns)}; the longest: "
              if launches > 1 else "")
     out.append(f"{where}{T.duration(kernel.duration_ns)} ncu (instrumented)"
-               + ("" if launches > 1 else f", {T.share(kernel, total_ns)} of the profiled time")
+               + ("" if launches > 1 else f", {T.share(share_pct)} of the profiled time")
                + f" · grid {T.launch(kernel.grid)}, block {T.launch(kernel.block)}")
     if len(group.verdicts) > 1:
         out.append("")
@@ -192,10 +192,9 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, names: str =
                 "verdict, headline and gain are its longest launch's."]
     if len(groups) > len(shown):
         rest = groups[len(shown):]
-        rest_ns = sum(g.total_ns for g in rest)
-        share = f"{100.0 * rest_ns / total:.1f}%" if total else "n/a"
+        share = T.share(diagnosis.share_pct(k for g in rest for k in g.launches))
         out += ["", f"… and {len(rest)} more kernel{'s' if len(rest) != 1 else ''} ({share} of the ncu time): see the HTML report (`--format html`)."]
-    first = T.fix_first(diagnosis)
+    first = diagnosis.fix_first()
     if (n > 1 or diagnosis.coverage) and first:
         out += ["", f"**Fix first** ({T.fix_first_scope(diagnosis)} × estimated gain):", ""]
         out += [f"{i}. {escape(T.priority_line(p, bool(diagnosis.coverage), name))}" for i, p in enumerate(first, 1)]
@@ -204,7 +203,7 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, names: str =
         out += [f"**Stop line:** {escape(T.stop_line_text(diagnosis.stop_line))}", ""]
     seen = _Seen()
     for i, g in enumerate(groups[:detail], start=1):
-        section = kernel_section(i, g, total, seen, len(diagnosis.processes) > 1, len(diagnosis.streams) > 1,
+        section = kernel_section(i, g, diagnosis.share_pct([g.longest]), seen, len(diagnosis.processes) > 1, len(diagnosis.streams) > 1,
                                  diagnosis.coverage, name=name)
         # The first kernels open; the rest fold, so a long report stays a short comment.
         if i <= OPEN:

@@ -55,7 +55,6 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     if diagnosis.coverage:
         page.line(T.coverage_line(diagnosis.coverage))
     kernels = diagnosis.by_time()
-    total = sum(k.duration_ns or 0 for k in kernels)
     processes = len(diagnosis.processes) > 1
     streams = len(diagnosis.streams) > 1
     groups = diagnosis.groups()
@@ -73,12 +72,12 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
             headline = (N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
             summary.add_row(str(rank), *((str(k.id),) if medium else ()), N.Clamped(name(k.name)), *((cell(T.process(k)),) if processes else ()),
                             *((k.stream or "n/a",) if streams else ()), T.duration(k.duration_ns),
-                            T.share(k, total), T.verdict(k), T.gain(k.estimated_gain_pct), *headline)
+                            T.share(diagnosis.share_pct([k])), T.verdict(k), T.gain(k.estimated_gain_pct), *headline)
         page.print(summary)
     if not wide:
         left_out = "min, max and headline" if diagnosis.grouped else "headline" if medium else "launch and headline"
         page.left_out(left_out, "each kernel's section", WIDE)
-    first = T.fix_first(diagnosis)
+    first = diagnosis.fix_first()
     if (len(kernels) > 1 or diagnosis.coverage) and first:
         page.line(T.fix_first_title(diagnosis), "bold")
         for i, p in enumerate(first, 1):
