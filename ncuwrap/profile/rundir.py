@@ -34,7 +34,6 @@ from typing import Sequence
 from ncuwrap import __version__, fileio
 from ncuwrap import nvidia_smi as smi
 from ncuwrap.errors import OutputExistsError
-from ncuwrap.profile.launches import total_passes
 
 REPORT = "report.ncu-rep"
 EXPORT_STEM = "report"  # ncu --export appends .ncu-rep
@@ -110,6 +109,8 @@ class RunDir:
                error: str | None = None, warnings: Sequence[str] = (), timeline: dict | None = None) -> None:
         """Write profile.json: the run's status (running, ok, failed, interrupted), what was asked, what
         ncu did (``run``: an NcuRun) and which launch each profiled result was."""
+        from ncuwrap.profile.launches import total_passes  # the run's planning side: not for reading a folder
+
         passes = [launch.passes for launch in launches] or (run.passes if run else [])
         self.write_json(self.profile, {
             "schema": SCHEMA,
