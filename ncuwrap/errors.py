@@ -20,6 +20,11 @@ class RulesError(NcuwrapError):
     """A rules file that is not valid YAML or not a valid decision tree."""
 
 
+class OptionError(NcuwrapError):
+    """Profiling options that cannot work together or are out of range (--nth-launch with --launch-skip,
+    --collect of no known section, an ncu option ncuwrap sets itself...), said before anything runs."""
+
+
 class ToolNotFoundError(NcuwrapError):
     """An external tool (ncu, nsys, nvcc) is missing or too old."""
 

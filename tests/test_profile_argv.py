@@ -10,6 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from ncuwrap.errors import OptionError
+
 from ncuwrap import metrics as M
 from ncuwrap import ruleset
 from ncuwrap.errors import ToolNotFoundError
@@ -223,7 +225,7 @@ def test_extra_metrics_are_added_once():
 
 @pytest.mark.parametrize("bad", ["regex:.*", "Speed Of Light", "a;b", "SpeedOfLight,full", ","])
 def test_bad_collect_values_are_refused(bad):
-    with pytest.raises(ValueError, match="targeted, basic, full or a comma list"):
+    with pytest.raises(OptionError, match="targeted, basic, full or a comma list"):
         N.plan_collection(bad)
 
 
@@ -278,14 +280,14 @@ def test_nth_launch_uses_kernel_id():
 def test_kernel_id_forms():
     assert N.kernel_id(None, 4) == ":::4"
     assert N.kernel_id("regex:^gemm", 1) == "::regex:^gemm:1"
-    with pytest.raises(ValueError, match="':'"):
+    with pytest.raises(OptionError, match="':'"):
         N.kernel_id("ns::kernel", 1)
-    with pytest.raises(ValueError, match="1 or more"):
+    with pytest.raises(OptionError, match="1 or more"):
         N.kernel_id("k", 0)
 
 
 def test_launch_skip_and_nth_launch_exclude_each_other():
-    with pytest.raises(ValueError, match="exclude"):
+    with pytest.raises(OptionError, match="exclude"):
         N.ncu_argv(["./a.out"], collect=N.plan_collection("basic"), output="o", launch_skip=2, nth_launch=1)
 
 
@@ -435,9 +437,9 @@ def test_nth_launch_filter():
     assert (f.kernel, f.launch_skip, f.launch_count, f.nth_launch) == (None, None, None, 2)
     assert f.describe(0, "scale_rows") == "launch 2 of scale_rows with this grid, block and shared memory (--nth-launch 2)"
     assert launch_filter(BUNDLED, nth_launch=3).kernel == "^transpose_naive$"
-    with pytest.raises(ValueError, match="exclude"):
+    with pytest.raises(OptionError, match="exclude"):
         launch_filter(PROG, nth_launch=2, launch_skip=3)
-    with pytest.raises(ValueError, match="1 or more"):
+    with pytest.raises(OptionError, match="1 or more"):
         launch_filter(PROG, nth_launch=0)
 
 
@@ -520,7 +522,7 @@ def test_every_allowed_value_passes_and_others_are_refused(field, flag, allowed)
     for value in allowed:
         argv = N.NcuOptions(**{field: value}).check().argv()
         assert argv == ([] if field == "clock_control" else [flag, value])
-    with pytest.raises(ValueError, match=f"^{flag} 'bogus': expected "):
+    with pytest.raises(OptionError, match=f"^{flag} 'bogus': expected "):
         N.NcuOptions(**{field: "bogus"}).check()
-    with pytest.raises(ValueError, match=f"^{flag} 'bogus'"):  # ncu_argv checks too (library use)
+    with pytest.raises(OptionError, match=f"^{flag} 'bogus'"):  # ncu_argv checks too (library use)
         N.ncu_argv(["./a.out"], collect=N.plan_collection("basic"), output="o", options=N.NcuOptions(**{field: "bogus"}))

@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+from ncuwrap.errors import OptionError
+
 from ncuwrap.profile import top as TOP
 from ncuwrap.timeline import sqlite
 from ncuwrap.profile.kernel_times import kernel_times
@@ -68,7 +70,7 @@ def test_a_kernel_launched_once_makes_it_launch_1():
     assert TOP.plan(times, 1).nth_launch == 2
     assert TOP.plan(times, 2).nth_launch == 1
     assert TOP.plan(times, 2).regex == "^(a|b)$"
-    with pytest.raises(ValueError, match="--top must be 1 or more"):
+    with pytest.raises(OptionError, match="--top must be 1 or more"):
         TOP.plan(times, 0)
 
 

@@ -233,17 +233,14 @@ def profile(
         return
     # Cheap checks first: a bad --collect or a missing ncu must not wait for an nvcc build.
     from ncuwrap import ruleset
-    from ncuwrap.errors import InputError, NcuwrapError
+    from ncuwrap.errors import InputError
     from ncuwrap.profile.ncu import NcuOptions, ncu_tool, plan_collection
     from ncuwrap.timeline.nsysrep import NsysOptions
 
-    try:
-        plan_collection(collect, ruleset.load(rules, extend=extend), _parse_metrics(metrics), source=source)
-        ncu_options = NcuOptions(nvtx_include=tuple(nvtx_include or ()), nvtx_exclude=tuple(nvtx_exclude or ()), replay_mode=replay_mode,
-                                 target_processes=target_processes, cache_control=cache_control, clock_control=clock_control,
-                                 graph_profiling=graph_profiling, extra=tuple(ncu_args or ())).check()
-    except ValueError as exc:
-        raise NcuwrapError(str(exc)) from None
+    plan_collection(collect, ruleset.load(rules, extend=extend), _parse_metrics(metrics), source=source)
+    ncu_options = NcuOptions(nvtx_include=tuple(nvtx_include or ()), nvtx_exclude=tuple(nvtx_exclude or ()), replay_mode=replay_mode,
+                             target_processes=target_processes, cache_control=cache_control, clock_control=clock_control,
+                             graph_profiling=graph_profiling, extra=tuple(ncu_args or ())).check()
     nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
     flag = nsys_options.first_flag
     if flag and not (nsys or top):  # not silently unused

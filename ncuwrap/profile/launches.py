@@ -8,6 +8,8 @@ program given no filter is profiled for its first :data:`DEFAULT_PROGRAM_LAUNCH_
 
 from __future__ import annotations
 
+from ncuwrap.errors import OptionError
+
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -65,13 +67,13 @@ def launch_filter(target: Target, *, kernel: str | None = None, launch_skip: int
     ``launch_count`` 0 means no limit. A user's ``-k`` replaces a bundled variant's filter and skip.
     """
     if nth_launch is not None and launch_skip:
-        raise ValueError("--nth-launch and --launch-skip exclude each other: --nth-launch N already picks the Nth launch of each kernel")
+        raise OptionError("--nth-launch and --launch-skip exclude each other: --nth-launch N already picks the Nth launch of each kernel")
     if nth_launch is not None and nth_launch < 1:
-        raise ValueError(f"--nth-launch must be 1 or more (got {nth_launch})")
+        raise OptionError(f"--nth-launch must be 1 or more (got {nth_launch})")
     if launch_skip is not None and launch_skip < 0:
-        raise ValueError(f"--launch-skip must be 0 or more (got {launch_skip})")
+        raise OptionError(f"--launch-skip must be 0 or more (got {launch_skip})")
     if launch_count is not None and launch_count < 0:
-        raise ValueError(f"--launch-count must be 0 (no limit) or more (got {launch_count})")
+        raise OptionError(f"--launch-count must be 0 (no limit) or more (got {launch_count})")
     count = None if launch_count == 0 else launch_count
     regex = kernel_regex(kernel)
     if target.bundled and regex is None:

@@ -40,7 +40,7 @@ from typing import Iterable, Sequence
 from ncuwrap import metrics as M
 from ncuwrap import process
 from ncuwrap import ruleset as R
-from ncuwrap.errors import ToolNotFoundError
+from ncuwrap.errors import OptionError, ToolNotFoundError
 from ncuwrap.profile.console import ConsoleListener, NcuRun, Progress
 
 MIN_VERSION = (2023, 1, 0)
@@ -360,7 +360,7 @@ def _plan_collection(collect: str, rules=None, extra_metrics: Sequence[str] = ()
         return _plan_collection(sections[0], rules, extra)
     bad = [s for s in sections if not _SECTION_NAME.match(s) or s in COLLECT_CHOICES]
     if not sections or bad:
-        raise ValueError(f"--collect {value!r}: expected targeted, basic, full or a comma list of ncu section names "
+        raise OptionError(f"--collect {value!r}: expected targeted, basic, full or a comma list of ncu section names "
                          f"(e.g. SpeedOfLight,Occupancy; 'ncu --list-sections' lists them)")
     return Collection(mode=CollectMode.SECTIONS, sections=tuple(dict.fromkeys(sections)), metrics=extra)
 
@@ -384,12 +384,12 @@ def kernel_id(kernel: str | None, nth: int) -> str:
     configuration (grid, block, shared memory), so a kernel launched with two grid sizes is profiled
     once per size."""
     if nth < 1:
-        raise ValueError(f"the launch number must be 1 or more (got {nth})")
+        raise OptionError(f"the launch number must be 1 or more (got {nth})")
     regex = kernel_regex(kernel)
     if regex is None:
         return f":::{nth}"
     if ":" in regex:
-        raise ValueError(f"-k {regex!r}: a regular expression with ':' cannot go into ncu's --kernel-id; drop the ':' (match around it with '.')")
+        raise OptionError(f"-k {regex!r}: a regular expression with ':' cannot go into ncu's --kernel-id; drop the ':' (match around it with '.')")
     return f"::regex:{regex}:{nth}"
 
 
@@ -420,11 +420,11 @@ def _words(values: Sequence[str]) -> str:
 
 
 def check_choice(flag: str, value: str | None, allowed: Sequence[str]) -> str | None:
-    """``value`` of ``flag`` if ncu accepts it (None stays None); ValueError, one line, otherwise."""
+    """``value`` of ``flag`` if ncu accepts it (None stays None); OptionError, one line, otherwise."""
     if value is None:
         return None
     if value not in allowed:
-        raise ValueError(f"{flag} {value!r}: expected {_words(allowed)}")
+        raise OptionError(f"{flag} {value!r}: expected {_words(allowed)}")
     return value
 
 
@@ -445,7 +445,7 @@ class NcuOptions:
     extra: tuple[str, ...] = ()
 
     def check(self) -> "NcuOptions":
-        """Itself when every value is one ncu accepts; ValueError (one line naming the option) otherwise."""
+        """Itself when every value is one ncu accepts; OptionError (one line naming the option) otherwise."""
         check_choice("--replay-mode", self.replay_mode, REPLAY_MODES)
         check_choice("--target-processes", self.target_processes, TARGET_PROCESSES)
         check_choice("--cache-control", self.cache_control, CACHE_CONTROL)
@@ -453,11 +453,11 @@ class NcuOptions:
         check_choice("--graph-profiling", self.graph_profiling, GRAPH_PROFILING)
         for flag, expressions in (("--nvtx-include", self.nvtx_include), ("--nvtx-exclude", self.nvtx_exclude)):
             if any(not e.strip() for e in expressions):
-                raise ValueError(f"{flag}: an empty NVTX expression; give a range name, e.g. {flag} 'train_step/'")
+                raise OptionError(f"{flag}: an empty NVTX expression; give a range name, e.g. {flag} 'train_step/'")
         for arg in self.extra:
             name = str(arg).split("=", 1)[0]
             if name in OWNED_OPTIONS:
-                raise ValueError(f"--ncu-arg {arg!r}: ncuwrap sets {name} itself; use ncuwrap's {OWNED_OPTIONS[name]} instead")
+                raise OptionError(f"--ncu-arg {arg!r}: ncuwrap sets {name} itself; use ncuwrap's {OWNED_OPTIONS[name]} instead")
         return self
 
     @property
@@ -510,9 +510,9 @@ def ncu_argv(
         options.check()
         clock_control = options.clock_control
     if not target_argv:
-        raise ValueError("no program to profile")
+        raise OptionError("no program to profile")
     if nth_launch is not None and launch_skip:
-        raise ValueError("--nth-launch and --launch-skip exclude each other")
+        raise OptionError("--nth-launch and --launch-skip exclude each other")
     argv = [str(ncu), "--export", str(output)]
     if force:
         argv.append("--force-overwrite")

@@ -147,12 +147,9 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
     chosen = top.plan(times, options.top, before)
     filt = LaunchFilter(kernel=chosen.regex, nth_launch=chosen.nth_launch, origin="top", why=chosen.why())
     tool = record["tool"]
-    try:
-        argv = ncu_argv(target.argv, collect=record["collection"], output=rd.export_stem, ncu=tool.path, kernel=filt.kernel,
-                        nth_launch=filt.nth_launch, force=options.force, extra=options.extra_ncu_args, kernel_name_base="mangled",
-                        options=options.ncu_options)
-    except ValueError as exc:
-        raise NcuwrapError(str(exc)) from None
+    argv = ncu_argv(target.argv, collect=record["collection"], output=rd.export_stem, ncu=tool.path, kernel=filt.kernel,
+                    nth_launch=filt.nth_launch, force=options.force, extra=options.extra_ncu_args, kernel_name_base="mangled",
+                    options=options.ncu_options)
     record.update(filt=filt, argv=argv)
     return _TopRun(capture=captured, times=times, plan=chosen)
 
@@ -192,12 +189,9 @@ def _cover(rd: RD.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
 
 def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_tool) -> dict:
     """What to collect, which launches, which ncu, the exact argv: the checks that need no run folder."""
-    try:
-        collection = plan_collection(options.collect, rules, options.metrics, source=options.source)
-        filt = launch_filter(target, kernel=options.kernel, launch_skip=options.launch_skip,
-                             launch_count=options.launch_count, nth_launch=options.nth_launch)
-    except ValueError as exc:
-        raise NcuwrapError(str(exc)) from None
+    collection = plan_collection(options.collect, rules, options.metrics, source=options.source)
+    filt = launch_filter(target, kernel=options.kernel, launch_skip=options.launch_skip,
+                         launch_count=options.launch_count, nth_launch=options.nth_launch)
     options.nsys_options.check()
     tool = find_tool(options.ncu)
     if options.nsys:  # a missing nsys fails now, not after the ncu run
@@ -207,12 +201,9 @@ def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_to
             pass  # timeline() says what is missing
         else:
             find_nsys(options.nsys_path)
-    try:
-        argv = ncu_argv(target.argv, collect=collection, output=rd.export_stem, ncu=tool.path, kernel=filt.kernel,
-                        launch_skip=filt.launch_skip, launch_count=filt.launch_count, nth_launch=filt.nth_launch,
-                        force=options.force, extra=options.extra_ncu_args, options=options.ncu_options)
-    except ValueError as exc:
-        raise NcuwrapError(str(exc)) from None
+    argv = ncu_argv(target.argv, collect=collection, output=rd.export_stem, ncu=tool.path, kernel=filt.kernel,
+                    launch_skip=filt.launch_skip, launch_count=filt.launch_count, nth_launch=filt.nth_launch,
+                    force=options.force, extra=options.extra_ncu_args, options=options.ncu_options)
     return dict(target=target, collection=collection, filt=filt, tool=tool, argv=argv)
 
 

@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from ncuwrap.errors import OptionError
+
 import csv
 import io
 import re
@@ -56,7 +58,7 @@ def plan(times: KernelTimes, top: int, before: dict | None = None) -> TopPlan:
     group (by :func:`group_key`) made before the steady steps, when ``times`` are the steady steps': ncu then
     profiles a launch past all of them (one launch number serves every kernel)."""
     if top < 1:
-        raise ValueError(f"--top must be 1 or more (got {top})")
+        raise OptionError(f"--top must be 1 or more (got {top})")
     groups = times.groups[:top]
     if before is not None and groups:
         nth = max(PREFERRED_LAUNCH, 1 + max(before.get(group_key(g), 0) for g in groups))
