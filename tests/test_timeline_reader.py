@@ -133,3 +133,14 @@ def test_launch_index_finds_each_call():
     index = LaunchIndex(np.array([5.0, np.nan, 3.0, 5.0]), np.array([50, 10, 30, 40]))
     assert index.lookup([5, 3]).tolist() == [40.0, 30.0]
     assert np.isnan(index.lookup([7, np.nan, 1, 9])).all()
+
+
+def test_a_path_with_uri_characters_is_read_and_left_alone(tmp_path):
+    # The export is opened as a read-only file: URI (spaces, '#', '?', '%' in the name) by both readers,
+    # and nothing is written beside it (no journal).
+    folder = tmp_path / "odd dir #1"
+    folder.mkdir()
+    path = folder / "a b%20c?.sqlite"
+    shutil.copyfile(BENCH, path)
+    assert len(reader.read(path).kernels) == 52
+    assert sorted(p.name for p in folder.iterdir()) == [path.name]

@@ -265,7 +265,8 @@ class _Scanner:
         out: dict = {}
         for name in names:
             if name in text:
-                joined = pa.chunked_array(texts[name], pa.string()).combine_chunks().dictionary_encode() if texts[name] \
+                # Each batch's column has the stream's one type (the seed row made it text).
+                joined = pa.chunked_array(texts[name]).combine_chunks().dictionary_encode() if texts[name] \
                     else pa.array([], pa.string()).dictionary_encode()
                 out[name] = pd.Categorical.from_codes(joined.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32),
                                                       categories=joined.dictionary.to_pylist())
