@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from ncuwrap import estimate as E
+from ncuwrap import rule_texts as RT
 from ncuwrap import ruleset as R
 from ncuwrap.verdict import SEVERITY_ORDER, FindingResult, NextStep, NotEvaluated, Step, Undecided, clean
 
@@ -101,13 +102,13 @@ COSTLY = ("high", "medium", "low")
 def finding_result(finding: R.Finding, level: str, values: dict, estimated_speedup: float | None = None,
                    limited_after: str | None = None) -> FindingResult:
     """The finding as reported, its texts filled from ``values`` (see Finding.value_names)."""
-    advice = R.chosen_advice(finding.advice, finding.advice_by, values)
+    advice = RT.chosen_advice(finding.advice, finding.advice_by, values)
     return FindingResult(
         id=finding.id,
         severity=level,
-        title=R.render_text(_squeezed(finding.title), values),
+        title=RT.render_text(_squeezed(finding.title), values),
         evidence={name: values.get(name) for name in finding.evidence},
-        advice=R.render_text(_squeezed(advice), values),
+        advice=RT.render_text(_squeezed(advice), values),
         estimated_speedup=estimated_speedup,
         limited_after=limited_after,
         role=finding.role,
@@ -282,8 +283,8 @@ class Evaluation:
         step = steps[chosen]
         values = self.values(step.value_names(), row)
         values["bound"] = bound
-        advice = R.chosen_advice(step.advice, step.advice_by, values)
-        return NextStep(step.id, R.render_text(_squeezed(step.title), values), R.render_text(_squeezed(advice), values), undecided)
+        advice = RT.chosen_advice(step.advice, step.advice_by, values)
+        return NextStep(step.id, RT.render_text(_squeezed(step.title), values), RT.render_text(_squeezed(advice), values), undecided)
 
     def _steps_of(self, bound: str):
         """The next steps listed under ``bound``, and for every row the index of the first that holds
@@ -300,7 +301,7 @@ class Evaluation:
         # (placeholders unfilled would read "n/a": the values are what is missing).
         if step.id not in self._undecided:
             missing = self.next_missing[step.id]
-            title = R.render_text(_squeezed(step.title), {}) if not R.placeholders(step.title) else step.id.replace("_", " ")
+            title = RT.render_text(_squeezed(step.title), {}) if not RT.placeholders(step.title) else step.id.replace("_", " ")
             self._undecided[step.id] = Undecided(step.id, title, tuple(missing), self.source.hint(missing))
         return self._undecided[step.id]
 
@@ -316,16 +317,16 @@ class Evaluation:
         cause sentence whose values are all known, and the borderline note where it applies."""
         rules = self.rules
         template = _squeezed(branch.why)
-        out = [R.render_text(template, values) for values in self.records(R.placeholders(branch.why), rows)]
+        out = [RT.render_text(template, values) for values in self.records(RT.placeholders(branch.why), rows)]
         for sentence in branch.cause:
-            for i, known in enumerate(self.records(R.placeholders(sentence), rows)):
+            for i, known in enumerate(self.records(RT.placeholders(sentence), rows)):
                 if all(v is not None for v in known.values()):
-                    out[i] += " " + R.render_text(sentence, known)
+                    out[i] += " " + RT.render_text(sentence, known)
         if rules.borderline_note:
             close = [i for i, b in enumerate(borderline) if b]
             note = rules.borderline_note
-            for i, values in zip(close, self.records(R.placeholders(note), [rows[i] for i in close])):
-                out[i] += " " + R.render_text(note, values)
+            for i, values in zip(close, self.records(RT.placeholders(note), [rows[i] for i in close])):
+                out[i] += " " + RT.render_text(note, values)
         return out
 
     def _plan(self, bound: str) -> "_BoundPlan":

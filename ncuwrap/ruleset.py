@@ -24,18 +24,16 @@ from ncuwrap.fileio import check_file
 from ncuwrap.expr import MAX_INT, Expression, ExpressionError, parse
 from ncuwrap.resources import data_dir
 from ncuwrap.schema import Node
+# The rules' texts (placeholders, how they are filled) live in ncuwrap.rule_texts; these names stay here too.
+from ncuwrap.rule_texts import VERDICT_FIELDS, check_formats as _check_formats, chosen_advice, placeholders, render_text, text_names  # noqa: F401
 
 SUPPORTED_VERSIONS = (1,)
 # Estimate settings a rules file may set among its constants (documented in rules/reference.yaml).
 ESTIMATE_DEFAULTS = {"roof": 90.0, "launch_floor_ns": 2000.0, "gain_minor": 5.0, "gain_high": 20.0, "saving_minor_ns": 1000.0, "busy": 60.0}
 # Facts of the verdict (not metrics) that texts and advice_by may name.
-VERDICT_FIELDS = ("bound",)
 SEVERITIES = ("high", "medium", "low", "minor", "info")
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?::([<>^]?\d*(?:\.\d+)?[fgde%]?))?\}")
 # Bounds of a placeholder's format spec ({dram_pct:8.2f}): {x:200000000f} is 800 MB per text.
-MAX_WIDTH = 64
-MAX_PRECISION = 12
 
 
 @dataclass(frozen=True)
@@ -498,74 +496,3 @@ def _severity(spec: Node, expr) -> tuple[SeverityLevel, ...]:
         when = entry["when"]
         levels.append(SeverityLevel(entry["level"].choice(SEVERITIES), None if when.absent else expr(when.value)))
     return tuple(levels)
-
-
-def _check_formats(texts, path: Path, where: str) -> None:
-    """Refuse a placeholder whose width or precision would make a text huge ({x:200000000f})."""
-    for text in texts:
-        for match in _PLACEHOLDER.finditer(text):
-            spec = re.fullmatch(r"[<>^]?(\d*)(?:\.(\d+))?[fgde%]?", match.group(2) or "")
-            width, precision = spec.group(1), spec.group(2)
-            # Lengths first: int() refuses more than 4,300 digits.
-            if (width and (len(width) > 3 or int(width) > MAX_WIDTH)) or (precision and (len(precision) > 3 or int(precision) > MAX_PRECISION)):
-                raise RulesError(f"{path}: {where}: placeholder {match.group(0)[:40]} is too wide (width at most {MAX_WIDTH}, "
-                                 f"precision at most {MAX_PRECISION}), e.g. {{{match.group(1)}:.1f}}")
-
-
-def text_names(title: str, advice: str | dict[str, str], advice_by: str | None) -> list[str]:
-    """The metrics a rule's title and advice show: the one choosing the advice, then the placeholders."""
-    texts = [title] + (list(advice.values()) if isinstance(advice, dict) else [advice])
-    names = [advice_by] if advice_by and advice_by not in VERDICT_FIELDS else []
-    return list(dict.fromkeys(names + [name for text in texts for name in placeholders(text)]))
-
-
-def chosen_advice(advice: str | dict[str, str], advice_by: str | None, values: dict) -> str:
-    """A rule's advice for the values at hand: the case ``advice_by`` picks (``default`` otherwise)."""
-    if isinstance(advice, dict):
-        return advice.get(str(values.get(advice_by)), advice.get("default", ""))
-    return advice
-
-
-def placeholders(text: str) -> list[str]:
-    """The metric names a text's {name} / {name:.1f} placeholders read."""
-    return list(_placeholders(text))
-
-
-@functools.lru_cache(maxsize=1024)
-def _placeholders(text: str) -> tuple[str, ...]:
-    # Cached: the same few texts are filled for every launch of a large report.
-    return tuple(m.group(1) for m in _PLACEHOLDER.finditer(text))
-
-
-def render_text(template: str, values: dict) -> str:
-    """Fill ``{name}`` / ``{name:.1f}`` placeholders from ``values`` (no attribute access, no eval)."""
-    parts, tail = _segments(template)
-    out = []
-    for literal, name, spec in parts:
-        out.append(literal)
-        out.append(_fill(values.get(name), spec))
-    out.append(tail)
-    return "".join(out)
-
-
-@functools.lru_cache(maxsize=1024)
-def _segments(template: str) -> tuple[tuple[tuple[str, str, str | None], ...], str]:
-    # Parsed once: the same few texts are filled for every launch of a large report.
-    parts, pos = [], 0
-    for match in _PLACEHOLDER.finditer(template):
-        parts.append((template[pos:match.start()], match.group(1), match.group(2)))
-        pos = match.end()
-    return tuple(parts), template[pos:]
-
-
-def _fill(value, spec: str | None) -> str:
-    if value is None or (isinstance(value, float) and value != value):
-        return "n/a"
-    if spec and isinstance(value, (int, float)):
-        try:
-            return format(value, spec)
-        except ValueError:
-            return str(value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)

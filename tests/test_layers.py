@@ -26,7 +26,7 @@ LAYER_OF = {
     "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.attribution": "metrics", "ncuwrap.timeline.metrics": "metrics",
     "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics",
     "ncuwrap.timeline.ranks.metrics": "metrics", "ncuwrap.timeline.ranks.analysis": "metrics", "ncuwrap.timeline.ranks.model": "metrics",
-    "ncuwrap.ruleset": "rules",
+    "ncuwrap.ruleset": "rules", "ncuwrap.rule_texts": "rules",
     # Verdicts, and the workflows that produce them (profile, bench, capture).
     "ncuwrap.verdict": "verdict", "ncuwrap.evaluate": "verdict", "ncuwrap.engine": "verdict", "ncuwrap.compare": "verdict",
     "ncuwrap.timeline": "verdict", "ncuwrap.profile": "verdict", "ncuwrap.benchmarks": "verdict",
