@@ -98,9 +98,12 @@ class Loading:
         # The reader's child is forked before the digest's thread starts: a fork never copies a thread.
         self.reading = ncu_rep.start(path, ncu=ncu, metrics=metrics) if plain_rep else None
         self.stop = threading.Event()
-        self.digest: list[str | None] = [None]
-        self.thread = threading.Thread(target=lambda: self.digest.__setitem__(0, sha256(path, self.stop)), name="ncuwrap-sha256", daemon=True)
+        self.digest: str | None = None
+        self.thread = threading.Thread(target=self._hash, name="ncuwrap-sha256", daemon=True)
         self.thread.start()
+
+    def _hash(self) -> None:
+        self.digest = sha256(self.path, self.stop)
 
     def result(self) -> Profile:
         from ncuwrap.ingest import ncu_csv
@@ -114,12 +117,10 @@ class Loading:
                 profile = ncu_csv.read(self.path, usecols=self.metrics)
         except BaseException:
             self.stop.set()
+            self.thread.join()
             raise
-        finally:
-            if self.stop.is_set():
-                self.thread.join()
         self.thread.join()
-        profile.source = replace(profile.source, sha256=self.digest[0])
+        profile.source = replace(profile.source, sha256=self.digest)
         return profile
 
 

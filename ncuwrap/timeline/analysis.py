@@ -26,7 +26,7 @@ import pandas as pd
 from ncuwrap.timeline import metrics as TM
 from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
 from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData, launch_dims
-from ncuwrap.timeline.steps import LAUNCH_PREFIXES, SYNC_CALLS, Steps, steady_data, traced_span
+from ncuwrap.timeline.steps import LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, categories_of, steady_data, traced_span
 
 SPEEDUPS = (2, 4, 10)
 LONG_GAP_NS = 1_000_000  # gaps of 1 ms or more are counted as long
@@ -231,31 +231,16 @@ def _sync_roundtrips(calls: "_Calls", synced: np.ndarray, kernels: pd.DataFrame)
     if not synced.size or np.isnan(correlation).all():
         return 0
     # Each correlationId's first kernel start and last kernel end.
-    known = ~np.isnan(correlation)
-    ids = correlation[known].astype(np.int64)
-    order = np.argsort(ids, kind="stable")
-    ids = ids[order]
-    heads = np.flatnonzero(np.diff(ids, prepend=ids[0] - 1))
-    first = np.minimum.reduceat(kernels["start"].to_numpy(dtype=np.int64)[known][order], heads)
-    last = np.maximum.reduceat(kernels["end"].to_numpy(dtype=np.int64)[known][order], heads)
-    ids = ids[heads]
-
-    def of(values: np.ndarray, corr: np.ndarray) -> np.ndarray:
-        out = np.full(corr.size, np.nan)
-        ok = ~np.isnan(corr)
-        want = corr[ok].astype(np.int64)
-        at = np.clip(np.searchsorted(ids, want), 0, ids.size - 1)
-        out[np.flatnonzero(ok)[ids[at] == want]] = values[at[ids[at] == want]]
-        return out
-
+    first = LaunchIndex(correlation, kernels["start"].to_numpy(dtype=np.int64))
+    last = LaunchIndex(correlation, kernels["end"].to_numpy(dtype=np.int64), reduce=np.maximum)
     launch_at = np.flatnonzero(calls.launch)
     nxt = np.searchsorted(launch_at, synced + 1, side="right")  # the next launch after the sync
     ok = nxt < launch_at.size
     at, nxt = synced[ok], launch_at[nxt[ok]]
     same_thread = calls.tid[nxt] == calls.tid[at]
     at, nxt = at[same_thread], nxt[same_thread]
-    k_end = of(last, calls.correlation[at])
-    k_next = of(first, calls.correlation[nxt])
+    k_end = last.lookup(calls.correlation[at])
+    k_next = first.lookup(calls.correlation[nxt])
     sync_start, sync_end = calls.start[at + 1], calls.end[at + 1]
     launch_start = calls.start[nxt]
     with np.errstate(invalid="ignore"):
@@ -271,9 +256,8 @@ class _Calls:
     def __init__(self, api: pd.DataFrame, category: np.ndarray):
         rows = np.flatnonzero((category == API_CODES["launch"]) | (category == API_CODES["sync"]))
         tid = np.nan_to_num(api["tid"].to_numpy(dtype=float)[rows], nan=0.0)
-        order = np.argsort(tid, kind="stable")  # the calls come sorted by start
-        self.tid, rows = tid[order], rows[order]
-        order = rows
+        by_thread = np.argsort(tid, kind="stable")  # the calls come sorted by start
+        self.tid, order = tid[by_thread], rows[by_thread]
         self.start = api["start"].to_numpy(dtype=np.int64)[order]
         self.end = api["end"].to_numpy(dtype=np.int64)[order]
         self.correlation = api["correlation"].to_numpy(dtype=float)[order]
@@ -311,7 +295,7 @@ def _cause(api: pd.DataFrame | None, lo: int, hi: int, untraced: str = HOST_CODE
     rows = np.flatnonzero(end[:np.searchsorted(start, hi, side="left")] > lo)  # the calls come sorted by start
     if not rows.size:
         return untraced
-    names = api["name"].array if isinstance(api["name"].dtype, pd.CategoricalDtype) else pd.Categorical(api["name"].astype(str))
+    names = categories_of(api["name"])
     codes = names.codes[rows]
     overlap = np.minimum(end[rows], hi) - np.maximum(start[rows], lo)
     totals = np.zeros(len(names.categories), dtype=np.int64)
@@ -400,7 +384,7 @@ def _api(api: pd.DataFrame | None, kernels: pd.DataFrame, m: dict, span: tuple[i
             unknown[name] = api_unknown or "the CUDA API was not traced"
         return ()
     # By whole columns: a call's name is a code, its category a code looked up from the name's.
-    calls = api["name"].array if isinstance(api["name"].dtype, pd.CategoricalDtype) else pd.Categorical(api["name"].astype(str))
+    calls = categories_of(api["name"])
     texts = [str(c) for c in calls.categories]
     codes = calls.codes
     name_category = np.array([API_CODES[api_category(t)] for t in texts], dtype=np.int8)

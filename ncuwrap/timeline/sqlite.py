@@ -300,7 +300,7 @@ class _Reader:
         self.notes: list[str] = []
         self.unknown: dict[str, str] = {}
         self._checked: set[str] = set()
-        self._strings: tuple[np.ndarray, np.ndarray] | None = None
+        self._strings: tuple[np.ndarray, np.ndarray, pd.Index] | None = None  # StringIds: sorted ids, their text codes, the texts
         for name in READ_TABLES:
             if kinds.get(name) == "view":
                 raise InputError(f"{path}: {name} is a view, not a table as nsys writes it; export the report again "
@@ -383,6 +383,11 @@ class _Reader:
             c[ok] = lookup[np.searchsorted(used, k[ok].astype(np.int64))]
             codes.append(c)
         return categories, codes
+
+    def named(self, ids, fill: str) -> pd.Categorical:
+        """One column of string ids as categories of their text, ``fill`` where a row has none."""
+        categories, (codes,) = self.labels(ids, fill=fill)
+        return pd.Categorical.from_codes(np.where(codes >= 0, codes, categories.index(fill)), categories=categories)
 
     def strings(self, ids: np.ndarray) -> list[str]:
         """The text of each of the sorted string ids ``ids`` (an id missing from StringIds: its number)."""
@@ -479,12 +484,8 @@ class _Reader:
         optional = {"start": "start", "end": "end", "deviceId": "device", "streamId": "stream", "correlationId": "correlation", "graphId": "graph"}
         frame = _fill(self.scan(GRAPH_TABLE, optional, columns), ("device", "stream", "correlation", "graph"))
         graph = frame["graph"].to_numpy(dtype=float)
-        ids = np.unique(graph[~np.isnan(graph)]).astype(np.int64)
-        categories = list(dict.fromkeys([*(f"CUDA graph {g}" for g in ids.tolist()), "CUDA graph"]))
-        codes = np.full(graph.size, len(categories) - 1, dtype=np.int32)
-        ok = ~np.isnan(graph)
-        codes[ok] = np.searchsorted(ids, graph[ok].astype(np.int64))
-        frame["name"] = frame["demangled"] = frame["mangled"] = pd.Categorical.from_codes(codes, categories=categories)
+        ids = np.unique(graph[~np.isnan(graph)]).astype(np.int64).tolist()
+        frame["name"] = frame["demangled"] = frame["mangled"] = _decode(graph, {g: f"CUDA graph {g}" for g in ids}, "CUDA graph")
         for d in LAUNCH_DIMS:
             frame[d] = np.int32(-1)
         return frame.drop(columns=["graph"])
@@ -549,10 +550,8 @@ class _Reader:
         columns = self.require(RUNTIME_TABLE, ("start", "end", "nameId"), "CUDA API calls")
         frame = self.scan(RUNTIME_TABLE, {"start": "start", "end": "end", "nameId": "_name", "globalTid": "tid", "correlationId": "correlation"}, columns)
         frame = _fill(frame, ("tid", "correlation"))
-        categories, (codes,) = self.labels(frame["_name"], fill="(unnamed call)")
-        codes = np.where(codes >= 0, codes, categories.index("(unnamed call)"))
         # Each distinct call name once: cudaLaunchKernel_v7000 and cudaLaunchKernel are one call.
-        frame["name"] = _relabel(pd.Categorical.from_codes(codes, categories=categories), api_name)
+        frame["name"] = _relabel(self.named(frame["_name"], "(unnamed call)"), api_name)
         return _times(frame.drop(columns=["_name"]))
 
     def nvtx(self) -> pd.DataFrame | None:
@@ -568,12 +567,11 @@ class _Reader:
         frame = self.scan(NVTX_TABLE, {"start": "start", "end": "end", "text": "text", "textId": "_text_id"}, columns, text=("text",),
                           where=f'"eventType" IN ({", ".join(str(int(w)) for w in wanted)})')
         ids = frame["_text_id"] if "_text_id" in frame else np.full(len(frame), np.nan)
-        categories, (codes,) = self.labels(ids, fill="(unnamed range)")
-        named = pd.Categorical.from_codes(np.where(codes >= 0, codes, categories.index("(unnamed range)")), categories=categories)
+        named = self.named(ids, "(unnamed range)")
         if "text" in frame:
             # A range's own text wins over its registered string (nsys writes one or the other).
             given = frame["text"].array
-            union = list(dict.fromkeys([*given.categories, *categories]))
+            union = list(dict.fromkeys([*given.categories, *named.categories]))
             given, named = given.set_categories(union), named.set_categories(union)
             named = pd.Categorical.from_codes(np.where(given.codes >= 0, given.codes, named.codes), categories=union)
         frame["name"] = named
@@ -621,8 +619,9 @@ def launch_dims(frame: pd.DataFrame, row: int, what: str) -> list[int] | None:
 def _relabel(values: pd.Categorical, label) -> pd.Categorical:
     """``values`` with each category replaced by ``label(category)``, categories that become one merged."""
     texts = [label(c) for c in values.categories]
-    categories = list(dict.fromkeys(texts))
-    lookup = np.array([categories.index(t) for t in texts] + [-1], dtype=np.int32)  # code -1 stays -1
+    code_of = {t: i for i, t in enumerate(dict.fromkeys(texts))}
+    categories = list(code_of)
+    lookup = np.array([code_of[t] for t in texts] + [-1], dtype=np.int32)  # code -1 stays -1
     return pd.Categorical.from_codes(lookup[values.codes], categories=categories)
 
 

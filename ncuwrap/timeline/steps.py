@@ -160,10 +160,15 @@ def _round(value):
     return round(float(value), 4)
 
 
+def categories_of(names: pd.Series) -> pd.Categorical:
+    """An event frame's name column as categories (the reader's already are: ncuwrap.timeline.sqlite)."""
+    return names.array if isinstance(names.dtype, pd.CategoricalDtype) else pd.Categorical(names.astype(str))
+
+
 def text_is(names: pd.Series, test) -> np.ndarray:
     """``test`` of each row's text, asked once per distinct text (a capture repeats its names millions
-    of times; event names are categories: ncuwrap.timeline.sqlite)."""
-    values = names.array if isinstance(names.dtype, pd.CategoricalDtype) else pd.Categorical(names.astype(str))
+    of times)."""
+    values = categories_of(names)
     verdicts = np.array([bool(test(str(c))) for c in values.categories] + [False], dtype=bool)
     return verdicts[values.codes]
 
@@ -197,20 +202,21 @@ def ranges(nvtx: pd.DataFrame | None, pattern: str = STEP_PATTERN) -> tuple[str,
 
 
 class LaunchIndex:
-    """correlationId -> the start of the CUDA call with it (the first, if an export repeats one), as sorted
-    arrays: a capture holds millions of calls, and a hash map of them costs more than the calls' columns."""
+    """correlationId -> a value of the events with it, as sorted arrays: by default the start of the CUDA
+    call with it (the first, if an export repeats one); ``reduce`` picks another (np.maximum of kernel
+    ends: the last). A capture holds millions of calls, and a hash map of them costs more than their columns."""
 
-    def __init__(self, correlation: np.ndarray, start: np.ndarray):
+    def __init__(self, correlation: np.ndarray, values: np.ndarray, reduce=np.minimum):
         known = ~np.isnan(correlation) if correlation.dtype.kind == "f" else np.ones(correlation.size, dtype=bool)
-        ids, start = correlation[known].astype(np.int64), start[known]
-        order = np.lexsort((start, ids))
-        ids, start = ids[order], start[order]
-        first = np.ones(ids.size, dtype=bool)
-        first[1:] = ids[1:] != ids[:-1]
-        self.ids, self.starts = ids[first], start[first]
+        ids, values = correlation[known].astype(np.int64), values[known]
+        order = np.argsort(ids, kind="stable")
+        ids, values = ids[order], values[order]
+        heads = _heads(ids)
+        self.ids = ids[heads]
+        self.values = reduce.reduceat(values, heads) if ids.size else values
 
     def lookup(self, correlation) -> np.ndarray:
-        """The launch start of each correlationId (float, NaN where no call has it)."""
+        """The value of each correlationId (float, NaN where no event has it)."""
         correlation = np.asarray(correlation, dtype=float)
         out = np.full(correlation.size, np.nan)
         if not self.ids.size:
@@ -220,7 +226,7 @@ class LaunchIndex:
         at = np.clip(np.searchsorted(self.ids, wanted), 0, self.ids.size - 1)
         hit = self.ids[at] == wanted
         found = np.full(wanted.size, np.nan)
-        found[hit] = self.starts[at[hit]]
+        found[hit] = self.values[at[hit]]
         out[known] = found
         return out
 

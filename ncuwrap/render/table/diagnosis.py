@@ -36,11 +36,12 @@ def group_line(group) -> str:
             f"per launch median {T.duration(group.median_ns)}, min {T.duration(group.min_ns)}, max {T.duration(group.max_ns)}")
 
 
-def _launches(page: Page, group, processes: bool, streams: bool):
-    """A kernel's launches, in the order they ran: the process and stream where the report has several."""
+def _launches(page: Page, listed, processes: bool, streams: bool):
+    """A kernel's listed launches (KernelGroup.listed), in the order they ran: the process and stream where
+    the report has several."""
     table = page.table("launch", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "verdict", "gain",
                        right=("launch", "time (ncu)", "gain"))
-    for k in group.listed():
+    for k in listed:
         table.add_row(str(k.id), *((cell(T.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
                       T.duration(k.duration_ns), T.verdict(k), T.gain(k.estimated_gain_pct))
     return table
@@ -115,8 +116,9 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
         if k.not_evaluated:
             page.line(T.not_evaluated_count(k) + " (see the end)", "dim", indent=2)
         if group.count > 1:
-            page.print(_launches(page, group, processes, streams))
-            left_out = group.count - len(group.listed())
+            listed = group.listed()
+            page.print(_launches(page, listed, processes, streams))
+            left_out = group.count - len(listed)
             if left_out:
                 page.line(f"the longest and those that differ from the rest; {left_out} more like the rest (--format json lists them all)",
                           "dim", indent=2)
