@@ -27,6 +27,8 @@ WARP = 32
 COVER = 0.9
 MAX_LINES = 3
 MIN_SHARE = 0.05
+# Lines holding less than this share of the waste between them: the waste is spread out (said so).
+SPREAD_OUT = 0.5
 MAX_SASS = 3  # instructions shown per line
 CONTEXT = 2  # source lines shown around a hot line in the snippet
 MAX_TEXT = 240  # characters of a source line kept (untrusted text, bounded)
@@ -151,6 +153,11 @@ class Where:
     lines: tuple[HotLine, ...]
     covered: float  # share of the waste the lines shown hold, 0..1
     snippet: tuple[SnippetLine, ...] = field(default=())
+
+    @property
+    def spread_out(self) -> bool:
+        """The lines shown hold less than SPREAD_OUT of the waste: no one place to fix."""
+        return self.covered < SPREAD_OUT
 
     def to_json(self) -> dict:
         return {"waste": self.waste, "label": self.label, "function": self.function, "total": clean(self.total),

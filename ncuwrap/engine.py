@@ -137,12 +137,11 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
     with no_collection_pauses():
         kernels = _kernels(evaluation, profile, [int(r) for r in rows], meta, rules)
     return Diagnosis(
-        source=_source_info(profile),
+        source=_source_info(profile, source),
         rules_path=rules.path,
         rules_version=rules.version,
         rules_name=rules.name,
         kernels=tuple(kernels),
-        environment=_environment(profile, source),
         reprofile=_reprofile(kernels, source.kind),
         lines_hint=None if profile.sources or not _points_at_lines(rules) else NO_COUNTERS,
     )
@@ -384,12 +383,6 @@ def _isnan(value) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _source_info(profile: Profile) -> SourceInfo:
-    s = profile.source
-    return SourceInfo(path=s.path, kind=s.kind, ncu_version=s.ncu_version, device=s.device,
-                      compute_capability=s.compute_capability, command_line=s.command_line, sha256=s.sha256)
-
-
 def _option(argv: list[str], name: str) -> str | None:
     for i, arg in enumerate(argv):
         if arg == name and i + 1 < len(argv):
@@ -399,29 +392,27 @@ def _option(argv: list[str], name: str) -> str | None:
     return None
 
 
-def _environment(profile: Profile, source: _Launches) -> dict:
-    """Facts a reviewer needs to trust the numbers: GPU, clocks, how ncu was run."""
+def _source_info(profile: Profile, source: _Launches) -> SourceInfo:
+    """The report's facts (verdict.SourceInfo): what recorded it, and how ncu was run."""
     s = profile.source
     # The command is read from the report's header, where a field tag can trail it (' "').
     command = s.command_line
     if command and command.endswith('"') and command.count('"') % 2:
         command = command[:-1].rstrip()
-    env = {"gpu": s.device, "compute_capability": s.compute_capability, "ncu_version": s.ncu_version,
-           "command_line": command, "report": s.path, "sha256": s.sha256}
+    clock_control = cache_control = None
     if s.command_line:
         try:
             argv = shlex.split(s.command_line.rstrip('"'))
         except ValueError:
             argv = s.command_line.split()
         # ncu's defaults: clocks locked to base, caches flushed between replay passes.
-        env["clock_control"] = _option(argv, "--clock-control") or "base (ncu default)"
-        env["cache_control"] = _option(argv, "--cache-control") or "all (ncu default)"
-    # ncu 2025.3 records no driver version among a launch's metrics nor in CSV exports: say so, don't guess.
-    env["driver"] = None
+        clock_control = _option(argv, "--clock-control") or "base (ncu default)"
+        cache_control = _option(argv, "--cache-control") or "all (ncu default)"
     clocks = source.table.get("sm_cycles_per_s")
-    if len(clocks) and not np.isnan(clocks).all():
-        env["sm_clock_mhz"] = clean(float(np.nanmedian(clocks)) / 1e6)
-    return env
+    clock = clean(float(np.nanmedian(clocks)) / 1e6) if len(clocks) and not np.isnan(clocks).all() else None
+    return SourceInfo(path=s.path, kind=s.kind, ncu_version=s.ncu_version, device=s.device, compute_capability=s.compute_capability,
+                      command_line=command or s.command_line, sha256=s.sha256, clock_control=clock_control, cache_control=cache_control,
+                      sm_clock_mhz=clock)
 
 
 def needed_metrics(rules: R.RuleSet) -> list[str]:

@@ -295,6 +295,12 @@ class KernelVerdict:
         return f"{self.bound} ({unit})" if unit else self.bound
 
     @property
+    def ncu_rules_shown(self) -> tuple[NcuRule, ...]:
+        """Nsight Compute's rules worth showing beside the findings: those with an estimate or a
+        counterpart among ncuwrap's findings."""
+        return tuple(r for r in self.ncu_rules if r.estimated_speedup is not None or r.counterpart)
+
+    @property
     def stop(self) -> FindingResult | None:
         """The finding that says to stop tuning (the kernel is at its roofline), when it fired."""
         return next((f for f in self.findings if f.role == "stop"), None)
@@ -357,6 +363,10 @@ class KernelVerdict:
 
 @dataclass(frozen=True)
 class SourceInfo:
+    """The report's facts a reviewer needs to trust its numbers, in one record: what was profiled, on
+    which GPU, how ncu ran (its clock and cache control read from the recorded command line), the SM
+    clock while it measured. Every format shows these fields; none reconciles them."""
+
     path: str
     kind: str
     ncu_version: str | None
@@ -364,6 +374,13 @@ class SourceInfo:
     compute_capability: str | None
     command_line: str | None = None
     sha256: str | None = None
+    # ncu's --clock-control / --cache-control as run ("base (ncu default)" where the command line gives none);
+    # None: the report recorded no command line.
+    clock_control: str | None = None
+    cache_control: str | None = None
+    # ncu 2025.3 records no driver version among a launch's metrics nor in CSV exports: None, not a guess.
+    driver: str | None = None
+    sm_clock_mhz: float | None = None  # the launches' median SM clock while profiled
 
     def to_json(self) -> dict:
         return {"path": self.path, "kind": self.kind, "ncu_version": self.ncu_version, "device": self.device,
@@ -382,7 +399,6 @@ class Diagnosis(Displayed):
     rules_version: int
     rules_name: str
     kernels: tuple[KernelVerdict, ...]
-    environment: dict = field(default_factory=dict)
     # Every rule not evaluated on some launch, and one way to collect what they read; None: all evaluated.
     reprofile: Reprofile | None = None
     # profile --top: the whole program's GPU time (nsys) and the part the profiled kernels cover.
@@ -475,7 +491,10 @@ class Diagnosis(Displayed):
         return 100.0 * sum(k.duration_ns or 0.0 for k in launches) / total
 
     def fix_first(self, limit: int = FIX_FIRST) -> list["Priority"]:
-        """The ranking cut to the kernels whose fix saves a visible share of the profile."""
+        """The ranking cut to the kernels whose fix saves a visible share of the profile; none for a
+        report of one launch outside a program's time (nothing to rank it against)."""
+        if len(self.kernels) < 2 and self.coverage is None:
+            return []
         return [p for p in self.ranking() if (p.saves_pct or 0) >= FIX_FIRST_MIN_SAVES_PCT][:limit]
 
     def groups(self) -> list["KernelGroup"]:

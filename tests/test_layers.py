@@ -29,6 +29,7 @@ LAYER_OF = {
     "ncuwrap.ruleset": "rules", "ncuwrap.rule_texts": "rules",
     # Verdicts, and the workflows that produce them (profile, bench, capture).
     "ncuwrap.verdict": "verdict", "ncuwrap.evaluate": "verdict", "ncuwrap.engine": "verdict", "ncuwrap.compare": "verdict",
+    "ncuwrap.shown": "verdict",
     "ncuwrap.timeline": "verdict", "ncuwrap.profile": "verdict", "ncuwrap.benchmarks": "verdict",
     "ncuwrap.render": "render",
     # The Python API: the commands as functions, over the library and the renderers.
@@ -156,3 +157,34 @@ def test_renderers_compute_no_share():
 def test_the_share_checker_sees_a_share():
     assert _computes_a_share(ast.parse("x = 100.0 * part / whole\ny = f'{part * 100 / whole:.1f}'")) == [1, 2]
     assert _computes_a_share(ast.parse("x = 100 * share\ny = width * part / whole")) == []
+
+
+# Sequences of results a renderer could cut to a length of its own choosing.
+_RESULT_SEQUENCES = {"api", "pairs", "kernels", "launches", "groups", "findings", "ranks", "steps", "gaps", "copies", "rules", "fix_first"}
+
+
+def _cuts_by_a_number(tree: ast.AST) -> list[int]:
+    """Lines slicing a result's sequence by a number written in the renderer (``t.api[:5]``,
+    ``result.pairs[:DETAIL]`` with DETAIL a module constant): what to show decided outside the model."""
+    constants = {t.id for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                 and isinstance(node.value.value, int) for t in node.targets if isinstance(t, ast.Name)}
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and isinstance(node.value, ast.Attribute) \
+                and node.value.attr in _RESULT_SEQUENCES:
+            for bound in (node.slice.lower, node.slice.upper):
+                if isinstance(bound, ast.Constant) or (isinstance(bound, ast.Name) and bound.id in constants):
+                    lines.append(node.lineno)
+    return lines
+
+
+def test_renderers_hold_no_limits_of_what_they_show():
+    # Issue 21: how many kernels get a section, summary rows, unfolded sections, slowest calls: ncuwrap.shown
+    # decides (PAGE, COMMENT), the renderers draw what it gives them.
+    found = {name: _cuts_by_a_number(ast.parse(path.read_text(encoding="utf-8")))
+             for name, path in MODULES.items() if layer(name) == "render"}
+    assert {name: lines for name, lines in found.items() if lines} == {}
+
+
+def test_the_limit_checker_sees_a_limit():
+    assert _cuts_by_a_number(ast.parse("DETAIL = 5\nx = result.pairs[:DETAIL]\ny = t.api[:10]\nz = name[:33]\nw = t.api[:shown.calls]")) == [2, 3]

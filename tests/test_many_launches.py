@@ -64,3 +64,28 @@ def test_every_kernel_gets_a_section_before_a_second_launch():
     assert len(sections) == 10 and {1000, 1002, 1003} <= sections  # the three others, then the longest launches
     assert len(d.sections(2)) == 4  # every kernel has one, whatever the detail asked
     assert KERNEL_SECTIONS >= 4
+
+
+def test_what_a_report_shows_is_the_layout_s_choice_not_the_renderer_s():
+    # Issue 21: the HTML page and the Markdown comment draw what ncuwrap.shown decides; handed another
+    # Shown, they show that much. SYNTHETIC: the four real verdicts, 40 launches of each.
+    import re
+
+    from ncuwrap.render import Format, render
+    from ncuwrap.shown import COMMENT, PAGE, Shown, layout
+
+    base = four_transposes()
+    d = dataclasses.replace(base, kernels=tuple(dataclasses.replace(base.kernels[i % 4], id=i) for i in range(160)))
+    small = Shown(detail=4, summary=6, open=1)
+    parts = layout(d, small)
+    assert (parts.summary, len(parts.sections), parts.below) == (6, 4, 154)
+    assert parts.rest_left_out == parts.below - len(parts.rest) and parts.rest_share_pct == d.share_pct(d.by_time()[6:])
+    page = render(d, Format.html, shown=small)
+    assert len(re.findall(r'<details class="kernel" id="k\d+"', page)) == 4
+    assert len(re.findall(r'<details class="kernel" id="k\d+" open', page)) == 1
+    assert len(re.findall(r'<details class="kernel" id="k\d+"', render(d, Format.html))) == PAGE.detail
+    comment = render(d, Format.markdown, shown=small)
+    sections = re.compile(r"<details><summary>\d+\. ")
+    assert len(sections.findall(comment)) == 3 and comment.count("\n### ") == 1  # four kernels, one unfolded
+    default = render(d, Format.markdown)
+    assert default.count("\n### ") == min(COMMENT.open, 4)

@@ -24,6 +24,7 @@ from markupsafe import Markup
 from ncuwrap.engine import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render.html import diagnosis as html, environment, svg
+from ncuwrap.shown import PAGE
 from tests.conftest import DATA, H200, run_cli
 from tests.multi import four_transposes, hostile, scaled, single
 
@@ -169,7 +170,7 @@ def test_many_kernels_stay_small_and_readable():
     assert len(text.encode("utf-8")) < 400_000
     page = Page(text)
     sections = page.with_class("details", "kernel")
-    assert len(sections) == html.DETAIL
+    assert len(sections) == PAGE.detail
     heads = [text[text.index(f'id="{s["id"]}"'):].split("</summary>")[0] for s in sections]
     for kernel in ("copyKernel", "transposeNaive", "transposeShared", "transposePadded"):
         assert any(kernel in h for h in heads), kernel

@@ -90,11 +90,6 @@ def ncu_rule_line(rule) -> str:
     return f"{rule.rule}: {est}{tail}"
 
 
-def ncu_rules_shown(kernel) -> list:
-    """The ncu rules worth showing: those with an estimate or a counterpart among ncuwrap's findings."""
-    return [r for r in getattr(kernel, "ncu_rules", ()) if r.estimated_speedup is not None or r.counterpart]
-
-
 def share(pct: float | None) -> str:
     """A share of the profiled time (Diagnosis.share_pct), as the reports print it."""
     return "n/a" if pct is None else f"{pct:.1f}%"
@@ -193,7 +188,7 @@ METRIC_LABELS = {
 
 def clock_note(diagnosis) -> str:
     """How the GPU clocks were handled while ncu measured, from the report's command line."""
-    control = (diagnosis.environment or {}).get("clock_control")
+    control = diagnosis.source.clock_control
     if control is None:
         return "are set by ncu (its default locks them to base)"
     if control.startswith("none"):
@@ -410,7 +405,7 @@ def where_note(where) -> str | None:
     if not where.by_line:
         return (f"SASS only (no line information for {where.function}: built without -lineinfo); "
                 f"the instructions below hold {100 * where.covered:.0f}% of the waste")
-    if where.covered < 0.5:
+    if where.spread_out:
         return f"spread out: the lines below hold {100 * where.covered:.0f}% of the {where.label}"
     return None
 

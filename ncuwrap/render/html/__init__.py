@@ -56,7 +56,6 @@ def environment():
         describe=M.description,
         gbps=T.gbps,
         size=T.size,
-        ncu_rules_shown=T.ncu_rules_shown,
         ms=T.ms,
         not_evaluated_count=T.not_evaluated_count,
         where_note=T.where_note,

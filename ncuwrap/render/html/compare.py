@@ -13,8 +13,8 @@ from ncuwrap.render import names as N
 from ncuwrap.render.html import diagnosis as H
 from ncuwrap.render.html import environment
 from ncuwrap.render import text as T
+from ncuwrap.shown import PAGE, Shown
 
-DETAIL = 10
 SERIES = ["before", "after"]
 
 
@@ -59,9 +59,9 @@ def environment_rows(result) -> list[tuple[str, object, object]]:
     return rows + [(label, None, value) for label, value in after.items()]
 
 
-def render(result, detail: int = DETAIL, names: str = N.SHORT, **_options) -> str:
+def render(result, shown: Shown = PAGE, names: str = N.SHORT, **_options) -> str:
     env = environment()
-    views = [pair_view(p, i, i <= detail) for i, p in enumerate(result.pairs, start=1)]
+    views = [pair_view(p, i, i <= shown.detail) for i, p in enumerate(result.pairs, start=1)]
     page = {
         "before": result.before,
         "after": result.after,

@@ -1,11 +1,11 @@
 """HTML output of a kernel diagnosis (templates/diagnosis.html): a table of contents, the summary, a
 collapsible section per kernel, what could not be evaluated (once), the environment.
 
-A report with many launches stays small: each kernel's longest launch gets the full section (decision
-path, findings, charts) before any kernel's second launch does, up to ``detail`` sections
-(Diagnosis.sections); the summary lists the top ``summary`` launches; of the others, each kernel's
-listed launches (KernelGroup.listed: all of a few, else the longest and those that differ) are one row
-of a table. Where some kernel ran more than once, a "By kernel" table comes first: one row per kernel
+A report with many launches stays small; what it shows is decided by ncuwrap.shown (its PAGE preset):
+each kernel's longest launch gets the full section (decision path, findings, charts) before any
+kernel's second launch does; the summary lists the top launches; of the others, each kernel's listed
+launches (KernelGroup.listed: all of a few, else the longest and those that differ) are one row of a
+table. Where some kernel ran more than once, a "By kernel" table comes first: one row per kernel
 (Diagnosis.groups(): count, total, median, min, max) with its listed launches inside.
 """
 
@@ -17,9 +17,7 @@ from ncuwrap import __version__
 from ncuwrap.render import names as N
 from ncuwrap.render.html import environment, svg
 from ncuwrap.render import text as T
-
-DETAIL = 10
-SUMMARY = 25
+from ncuwrap.shown import PAGE, Shown, layout
 
 
 @dataclass(frozen=True)
@@ -44,8 +42,6 @@ class KernelView:
 
 _LIMITS = (("registers", "occ_limit_registers"), ("shared memory", "occ_limit_shared_mem"),
            ("warps", "occ_limit_warps"), ("block limit", "occ_limit_blocks"))
-# Kernel sections shown unfolded; the others are one click away (<details>).
-OPEN = 3
 
 
 def roofline_note(rooflines: list) -> str | None:
@@ -77,7 +73,7 @@ def kernel_charts(charts: list[dict], rooflines: list, series: list[str] | None 
     }
 
 
-def kernel_view(kernel, rank: int, share_pct: float | None, detailed: bool, coverage=None) -> KernelView:
+def kernel_view(kernel, rank: int, share_pct: float | None, detailed: bool, coverage=None, unfolded: bool = False) -> KernelView:
     share = T.share(share_pct)
     anchor = f"k{rank}"
     if not detailed:
@@ -85,91 +81,66 @@ def kernel_view(kernel, rank: int, share_pct: float | None, detailed: bool, cove
     findings = [FindingView(f, f"{anchor}-{f.id}") for f in kernel.findings if not f.minor]
     chart = kernel.chart_metrics or {}
     limits = [(label, chart.get(key)) for label, key in _LIMITS if chart.get(key) is not None]
-    return KernelView(rank, anchor, kernel, share, True, findings, kernel_charts([chart], [kernel.roofline]), limits, rank <= OPEN,
+    return KernelView(rank, anchor, kernel, share, True, findings, kernel_charts([chart], [kernel.roofline]), limits, unfolded,
                       T.program_line(kernel, coverage))
 
 
 def environment_rows(diagnosis) -> list[tuple[str, object]]:
-    """(label, value) rows of the environment block; None shows as 'not recorded in the report'."""
-    env = dict(diagnosis.environment or {})
+    """(label, value) rows of the environment block (the report's facts, verdict.SourceInfo); None
+    shows as 'not recorded in the report'."""
     source = diagnosis.source
-    clock = env.pop("sm_clock_mhz", None)
-    rows = [
-        ("GPU", env.pop("gpu", None) or source.device),
-        ("compute capability", env.pop("compute_capability", None) or source.compute_capability),
-        ("driver", env.pop("driver", None)),
-        ("Nsight Compute", env.pop("ncu_version", None) or source.ncu_version),
-        ("clock control", env.pop("clock_control", None)),
-        ("cache control", env.pop("cache_control", None)),
+    clock = source.sm_clock_mhz
+    return [
+        ("GPU", source.device),
+        ("compute capability", source.compute_capability),
+        ("driver", source.driver),
+        ("Nsight Compute", source.ncu_version),
+        ("clock control", source.clock_control),
+        ("cache control", source.cache_control),
         ("SM clock while profiled", f"{T.number(clock)} MHz (median over the launches)" if clock is not None else None),
-        ("command line", env.pop("command_line", None) or source.command_line),
-        ("report", env.pop("report", None) or source.path),
+        ("command line", source.command_line),
+        ("report", source.path),
         ("report kind", source.kind),
-        ("report sha256", env.pop("sha256", None) or source.sha256),
+        ("report sha256", source.sha256),
         ("ncuwrap", __version__),
         ("rules", f"{diagnosis.rules_name} version {diagnosis.rules_version} ({diagnosis.rules_path})"),
     ]
-    rows += [(key.replace("_", " "), value) for key, value in env.items()]
-    return rows
 
 
 clock_note = T.clock_note
 
 
-# Kernels drawn on one report roofline (its longest launch each, most total time first).
-ROOFLINE_KERNELS = 8
-
-
-def roofline_groups(kernel_groups, name: N.Names) -> list[tuple[str, list]]:
-    """The kernels of a report (Diagnosis.groups()) with a roofline point, by the kind of arithmetic
-    they do (one chart each: FP32, FP64, bf16 tensor...), at most ROOFLINE_KERNELS each."""
-    groups: dict[str, list] = {}
-    for g in kernel_groups:
-        roof = g.longest.roofline
-        if roof is not None and roof.says_something:
-            members = groups.setdefault(roof.label, [])
-            if len(members) < ROOFLINE_KERNELS:
-                members.append((name(g.name), roof))
-    return list(groups.items())
-
-
-def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY) -> dict:
+def page(diagnosis, name: N.Names, shown: Shown = PAGE) -> dict:
     """What the diagnosis template draws."""
-    kernels = diagnosis.by_time()
+    parts = layout(diagnosis, shown)
+    kernels = parts.launches
     total = diagnosis.total_ns
-    summary = max(summary, detail)
-    kernel_groups = diagnosis.groups()  # one pass over the launches, for every part of the page that needs them
-    sections = diagnosis.sections(detail, kernel_groups)
-    listed = {g.name: g.listed() for g in kernel_groups}
-    shown = {k.id for launches in listed.values() for k in launches}
-    views = [kernel_view(k, rank, diagnosis.share_pct([k]), k.id in sections, diagnosis.coverage) for rank, k in enumerate(kernels, start=1)]
-    below = views[summary:]
-    rest = [v for v in below if v.kernel.id in shown]  # of a kernel's many launches, those that differ
-    rest_pct = diagnosis.share_pct(v.kernel for v in below)
-    # The fix-first lines and bars of a report of several kernels (or of a program's --top kernels).
-    first = [(p, T.priority_line(p, bool(diagnosis.coverage), name)) for p in diagnosis.fix_first()] if len(kernels) > 1 or diagnosis.coverage else []
+    views = [kernel_view(k, rank, diagnosis.share_pct([k]), k.id in parts.sections, diagnosis.coverage, parts.unfolded(rank))
+             for rank, k in enumerate(kernels, start=1)]
+    rest = {k.id for k in parts.rest}
+    first = [(p, T.priority_line(p, bool(diagnosis.coverage), name)) for p in parts.fix_first]
     return {
         "title": diagnosis.source.path,
         "device": diagnosis.source.device or "unknown GPU",
         "count": len(kernels),
         "total": T.duration(total) if total else "n/a",
-        "summary": views[:summary],
+        "summary": views[:parts.summary],
         "detailed": [v for v in views if v.detailed],
-        "rest": rest,
-        "below": len(below),
-        "rest_left_out": len(below) - len(rest),
-        "rest_share": T.share(rest_pct),
+        "rest": [v for v in views[parts.summary:] if v.kernel.id in rest],
+        "below": parts.below,
+        "rest_left_out": parts.rest_left_out,
+        "rest_share": T.share(parts.rest_share_pct),
         "environment": environment_rows(diagnosis),
         "clock_note": clock_note(diagnosis),
         "fix_first": [line for _, line in first],
         "fix_first_bars": svg.fix_first_bars([(name(p.name), p.share_pct or 0.0, p.saves_pct or 0.0, line) for p, line in first]),
-        "rooflines": svg.report_rooflines(roofline_groups(kernel_groups, name)) if len(kernel_groups) > 1 else [],
+        "rooflines": svg.report_rooflines([(label, [(name(g.name), g.longest.roofline) for g in groups]) for label, groups in parts.rooflines]),
         "fix_first_note": ("Share of the program's GPU time (nsys)" if diagnosis.coverage else "Share of the profiled time"),
         "coverage": T.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
         "processes": len(diagnosis.processes) > 1,
         "streams": len(diagnosis.streams) > 1,
         # One row per kernel (with its launches inside) where some kernel ran more than once.
-        "groups": [(g, listed[g.name]) for g in kernel_groups] if diagnosis.grouped else [],
+        "groups": [(g, parts.listed[g.name]) for g in parts.groups] if diagnosis.grouped else [],
         "anchors": {v.kernel.id: v.anchor for v in views if v.detailed},
         "reprofile": diagnosis.reprofile,
         "lines_hint": diagnosis.lines_hint,
@@ -179,7 +150,7 @@ def page(diagnosis, name: N.Names, detail: int = DETAIL, summary: int = SUMMARY)
     }
 
 
-def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, names: str = N.SHORT, **_options) -> str:
+def render(diagnosis, shown: Shown = PAGE, names: str = N.SHORT, **_options) -> str:
     template = environment().get_template("diagnosis.html")
     name = N.of(diagnosis, names)
-    return template.render(page=page(diagnosis, name, detail=detail, summary=summary), version=__version__, name=name)
+    return template.render(page=page(diagnosis, name, shown), version=__version__, name=name)

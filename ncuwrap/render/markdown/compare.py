@@ -6,8 +6,7 @@ from ncuwrap import __version__
 from ncuwrap.render import names as N
 from ncuwrap.render import text as T
 from ncuwrap.render.escape import code, escape, table
-
-DETAIL = 5
+from ncuwrap.shown import COMMENT, Shown
 
 
 def _kernel_name(pair, name: N.Names) -> str:
@@ -60,7 +59,7 @@ def pair_section(pair, name: N.Names) -> list[str]:
     return out
 
 
-def render(result, detail: int = DETAIL, names: str = N.SHORT, **_options) -> str:
+def render(result, shown: Shown = COMMENT, names: str = N.SHORT, **_options) -> str:
     name = N.of(result, names)
     b, a = result.before, result.after
     out = ["## ncuwrap compare", "", f"**before** {code(T.display_path(b.source.path))} → **after** {code(T.display_path(a.source.path))}", ""]
@@ -81,6 +80,7 @@ def render(result, detail: int = DETAIL, names: str = N.SHORT, **_options) -> st
     else:
         out.append(f"**No regression** (what counts: {escape(result.gate)}).")
     out.append("")
+    detail = shown.detail
     for p in result.pairs[:detail]:
         out += pair_section(p, name)
     if len(result.pairs) > detail:

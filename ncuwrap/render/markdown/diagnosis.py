@@ -9,10 +9,8 @@ import html
 from ncuwrap.render import names as N
 from ncuwrap.render import text as T
 from ncuwrap.render.escape import fenced, code, escape, table, terminal
+from ncuwrap.shown import COMMENT, Shown, layout
 
-DETAIL = 5
-SUMMARY = 15
-OPEN = 2  # kernel sections shown unfolded
 
 def verdict(kernel) -> str:
     return escape(T.verdict(kernel))
@@ -24,7 +22,7 @@ def headline(kernel) -> str:
 
 
 def ncu_rules(kernel) -> list[str]:
-    rules = T.ncu_rules_shown(kernel)
+    rules = kernel.ncu_rules_shown
     if not rules:
         return []
     rows = [[code(r.rule), T.gain(r.estimated_speedup) + (f" ({r.speedup_type})" if r.speedup_type and r.estimated_speedup is not None else ""),
@@ -47,19 +45,16 @@ def reprofile(diagnosis) -> list[str]:
 
 
 def environment_line(diagnosis) -> str:
-    env = diagnosis.environment or {}
     src = diagnosis.source
-    parts = [escape(env.get("gpu") or src.device or "unknown GPU")]
-    cc = env.get("compute_capability") or src.compute_capability
-    if cc:
-        parts.append(f"CC {escape(cc)}")
-    parts.append(f"ncu {escape(env.get('ncu_version') or src.ncu_version or 'version not recorded')}")
-    if env.get("clock_control"):
-        parts.append(f"clock control {escape(env['clock_control'])}")
-    if env.get("sm_clock_mhz") is not None:
-        parts.append(f"SM clock {T.number(env['sm_clock_mhz'])} MHz")
-    sha = env.get("sha256") or src.sha256
-    report = code(T.display_path(src.path)) + (f" (sha256 {code(sha[:16])}…)" if sha else "")
+    parts = [escape(src.device or "unknown GPU")]
+    if src.compute_capability:
+        parts.append(f"CC {escape(src.compute_capability)}")
+    parts.append(f"ncu {escape(src.ncu_version or 'version not recorded')}")
+    if src.clock_control:
+        parts.append(f"clock control {escape(src.clock_control)}")
+    if src.sm_clock_mhz is not None:
+        parts.append(f"SM clock {T.number(src.sm_clock_mhz)} MHz")
+    report = code(T.display_path(src.path)) + (f" (sha256 {code(src.sha256[:16])}…)" if src.sha256 else "")
     rules = f"rules {code(diagnosis.rules_name)} v{diagnosis.rules_version}"
     return f"{' · '.join(parts)} · report {report} · ncuwrap {__version__} · {rules}"
 
@@ -165,12 +160,12 @@ def details(summary: str, lines: list[str]) -> list[str]:
     return [f"<details><summary>{html.escape(terminal(summary), quote=False)}</summary>", "", *lines, "</details>", ""]
 
 
-def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, names: str = N.SHORT, **_options) -> str:
+def render(diagnosis, shown: Shown = COMMENT, names: str = N.SHORT, **_options) -> str:
     name = N.of(diagnosis, names)
-    kernels = diagnosis.by_time()
+    parts = layout(diagnosis, shown)
     total = diagnosis.total_ns
-    groups = diagnosis.groups()
-    n = len(kernels)
+    groups = parts.groups
+    n = len(parts.launches)
     out = [f"## ncuwrap: {code(T.display_path(diagnosis.source.path))}", ""]
     what = f"{n} kernel launch{'es' if n != 1 else ''}" + (f" of {len(groups)} kernel{'s' if len(groups) != 1 else ''}" if len(groups) != n else "")
     out.append(f"{what}, {T.duration(total) if total else 'n/a'} ncu time in all. "
@@ -178,35 +173,33 @@ def render(diagnosis, detail: int = DETAIL, summary: int = SUMMARY, names: str =
     out.append("")
     if diagnosis.coverage:
         out += [escape(T.coverage_line(diagnosis.coverage)), ""]
-    shown = groups[: max(summary, detail)]
     grouped = len(groups) != n
     spread = (lambda g: [T.duration(g.median_ns), T.duration(g.min_ns), T.duration(g.max_ns)]) if grouped else (lambda g: [])
     rows = [[str(i), code(name(g.name)), *([str(len(g.launches))] if grouped else []), verdict(g.longest), headline(g.longest),
              T.gain(g.longest.estimated_gain_pct), T.duration(g.total_ns), *spread(g), T.percent(g.share_pct)]
-            for i, g in enumerate(shown, start=1)]
+            for i, g in enumerate(parts.summary_groups, start=1)]
     header = ["#", "kernel", *(["launches"] if grouped else []), "verdict", "headline", "est. gain", "ncu time",
               *(["median", "min", "max"] if grouped else []), "share"]
     out.append(table(header, rows, "rl" + ("r" if grouped else "") + "lllr" + ("rrr" if grouped else "") + "r"))
     if grouped:
         out += ["", "One row per kernel (its launches together): ncu time is their total, median, min and max are per launch; "
                 "verdict, headline and gain are its longest launch's."]
-    if len(groups) > len(shown):
-        rest = groups[len(shown):]
-        share = T.share(diagnosis.share_pct(k for g in rest for k in g.launches))
-        out += ["", f"… and {len(rest)} more kernel{'s' if len(rest) != 1 else ''} ({share} of the ncu time): see the HTML report (`--format html`)."]
-    first = diagnosis.fix_first()
-    if (n > 1 or diagnosis.coverage) and first:
+    rest = parts.groups_below
+    if rest:
+        out += ["", f"… and {len(rest)} more kernel{'s' if len(rest) != 1 else ''} ({T.share(parts.groups_rest_share_pct)} of the ncu time): "
+                "see the HTML report (`--format html`)."]
+    if parts.fix_first:
         out += ["", f"**Fix first** ({T.fix_first_scope(diagnosis)} × estimated gain):", ""]
-        out += [f"{i}. {escape(T.priority_line(p, bool(diagnosis.coverage), name))}" for i, p in enumerate(first, 1)]
+        out += [f"{i}. {escape(T.priority_line(p, bool(diagnosis.coverage), name))}" for i, p in enumerate(parts.fix_first, 1)]
     out.append("")
     if diagnosis.stop_line is not None:
         out += [f"**Stop line:** {escape(T.stop_line_text(diagnosis.stop_line))}", ""]
     seen = _Seen()
-    for i, g in enumerate(groups[:detail], start=1):
+    for i, g in enumerate(parts.section_groups, start=1):
         section = kernel_section(i, g, diagnosis.share_pct([g.longest]), seen, len(diagnosis.processes) > 1, len(diagnosis.streams) > 1,
                                  diagnosis.coverage, name=name)
         # The first kernels open; the rest fold, so a long report stays a short comment.
-        if i <= OPEN:
+        if parts.unfolded(i):
             out += [f"### {i}. {code(name(g.name))}: {verdict(g.longest)}", "", *section]
         else:
             out += details(f"{i}. {name(g.name)}: {g.longest.verdict_label}", section)

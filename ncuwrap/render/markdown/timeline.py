@@ -7,6 +7,7 @@ from ncuwrap.render import names as N
 from ncuwrap.render import text as T
 from ncuwrap.render import breakdown as B
 from ncuwrap.render.escape import code, escape, table
+from ncuwrap.shown import COMMENT, Shown
 from ncuwrap.timeline.model import CATEGORY_LABELS
 
 
@@ -15,7 +16,7 @@ def _table(header: list[str], rows: list[list], left: tuple[int, ...] = (0,)) ->
     return table(header, [[str(v) for v in row] for row in rows], "".join("l" if i in left else "r" for i in range(len(header)))).split("\n")
 
 
-def render(diagnosis, names: str = N.SHORT, **_options) -> str:
+def render(diagnosis, shown: Shown = COMMENT, names: str = N.SHORT, **_options) -> str:
     name = N.of(diagnosis, names)
     t = diagnosis.timeline
     s = diagnosis.source
@@ -64,7 +65,7 @@ def render(diagnosis, names: str = N.SHORT, **_options) -> str:
                       [[r.category, T.number(r.calls), T.duration(r.total_ns), T.percent(r.pct)] for r in t.api_rows()])
         out += ["", "Slowest calls:", ""]
         out += _table(["call", "calls", "time", "median"],
-                      [[code(a.name), T.number(a.calls), T.duration(a.total_ns), T.duration(a.median_ns)] for a in t.api[:10]])
+                      [[code(a.name), T.number(a.calls), T.duration(a.total_ns), T.duration(a.median_ns)] for a in t.api[:shown.calls]])
     else:
         out.append("Not traced (capture with `nsys profile --trace=cuda`).")
     out.append("")

@@ -79,7 +79,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
         left_out = "min, max and headline" if diagnosis.grouped else "headline" if medium else "launch and headline"
         page.left_out(left_out, "each kernel's section", WIDE)
     first = diagnosis.fix_first()
-    if (len(kernels) > 1 or diagnosis.coverage) and first:
+    if first:
         page.line(T.fix_first_title(diagnosis), "bold")
         for i, p in enumerate(first, 1):
             page.line(T.priority_line(p, bool(diagnosis.coverage), name), indent=2, label=f"{i}.")
@@ -111,7 +111,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
             _where(page, f.where, indent=9, label="at:")
             page.line(f.advice, indent=9, label="advice:")
         _next_step(page, k.next_step, told, rank)
-        for r in T.ncu_rules_shown(k):
+        for r in k.ncu_rules_shown:
             page.line(T.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
         if k.not_evaluated:
             page.line(T.not_evaluated_count(k) + " (see the end)", "dim", indent=2)

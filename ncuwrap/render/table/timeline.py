@@ -9,6 +9,7 @@ from ncuwrap.render import names as N
 from ncuwrap.render import text as T
 from ncuwrap.render import breakdown as B
 from ncuwrap.render.table import STYLE, Page
+from ncuwrap.shown import TERMINAL_CALLS
 from ncuwrap.timeline.model import CATEGORY_LABELS
 
 _BAR_STYLE = {"kernel": "blue", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red", "memcpy_dtod": "cyan",
@@ -52,7 +53,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
         for row in t.api_rows():
             api.add_row(row.category, T.number(row.calls), T.duration(row.total_ns), T.percent(row.pct))
         console.print(api)
-        page.line(", ".join(f"{a.name} {T.duration(a.total_ns)} ({a.calls}x)" for a in t.api[:5]), indent=2, label="slowest calls:")
+        page.line(", ".join(f"{a.name} {T.duration(a.total_ns)} ({a.calls}x)" for a in t.api[:TERMINAL_CALLS]), indent=2, label="slowest calls:")
     else:
         console.print(Text("\nCUDA API: not traced (capture with nsys profile --trace=cuda)", style="dim"))
 
