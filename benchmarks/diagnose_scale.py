@@ -61,7 +61,10 @@ import sys; sys.modules["pyarrow"] = None
 """ + PANDAS_ALONE
 NCUWRAP = """
 import sys, resource, time
-from ncuwrap.engine import diagnose
+try:
+    from ncuwrap.kernel_diagnosis import diagnose
+except ImportError:  # a tree from before the rename (--tree)
+    from ncuwrap.engine import diagnose
 from ncuwrap.render import Format, render
 t = time.perf_counter(); d = diagnose(sys.argv[1]); text = render(d, Format.json); t = time.perf_counter() - t
 print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(d.kernels))
@@ -73,7 +76,10 @@ print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(d.kernels))
 FLOOR = """
 import sys, time, orjson
 from ncuwrap import ruleset
-from ncuwrap.engine import diagnose, load, needed_metrics
+try:
+    from ncuwrap.kernel_diagnosis import diagnose, load, needed_metrics
+except ImportError:  # a tree from before the rename (--tree)
+    from ncuwrap.engine import diagnose, load, needed_metrics
 from ncuwrap.render.jsonfmt import dumps
 t = time.perf_counter(); rules = ruleset.load(); t_rules = time.perf_counter() - t
 t = time.perf_counter(); load(sys.argv[1], metrics=needed_metrics(rules)); t_read = time.perf_counter() - t

@@ -28,15 +28,19 @@ ROOT = Path(__file__).resolve().parent.parent
 PHASES = """
 import sys, time
 t0 = time.perf_counter()
-from ncuwrap import engine, ingest
+from ncuwrap import ingest
+try:
+    from ncuwrap import kernel_diagnosis
+except ImportError:  # a tree from before the rename (--tree)
+    from ncuwrap import engine as kernel_diagnosis
 from ncuwrap import ruleset as R
 from ncuwrap.render import jsonfmt
 t1 = time.perf_counter()
 rules = R.load(None)
-metrics = None if sys.argv[2] == "all" else engine.needed_metrics(rules)
+metrics = None if sys.argv[2] == "all" else kernel_diagnosis.needed_metrics(rules)
 profile = ingest.load(sys.argv[1], metrics=metrics)
 t2 = time.perf_counter()
-diagnosis = engine.diagnose_profile(profile, rules)
+diagnosis = kernel_diagnosis.diagnose_profile(profile, rules)
 t3 = time.perf_counter()
 text = jsonfmt.render(diagnosis)
 t4 = time.perf_counter()
@@ -49,11 +53,14 @@ READER = """
 import sys, time
 t = {}
 s = time.perf_counter()
-from ncuwrap import engine
+try:
+    from ncuwrap import kernel_diagnosis
+except ImportError:  # a tree from before the rename (--tree)
+    from ncuwrap import engine as kernel_diagnosis
 from ncuwrap import ruleset as R
 from ncuwrap.ingest import ncu_rep, source_counters
 from ncuwrap.ingest.names import function_name
-wanted = frozenset(engine.needed_metrics(R.load(None))) | ncu_rep.LAUNCH_METRICS
+wanted = frozenset(kernel_diagnosis.needed_metrics(R.load(None))) | ncu_rep.LAUNCH_METRICS
 module = ncu_rep.load_module()
 t["import ncu_report"] = time.perf_counter() - s
 s = time.perf_counter(); context = module.load_report(sys.argv[1]); t["load_report"] = time.perf_counter() - s

@@ -32,7 +32,7 @@ TRANSPOSE = ("copyKernel", "transposeNaive", "transposeShared", "transposePadded
 
 
 def scaled(n: int):
-    from ncuwrap.engine import diagnose
+    from ncuwrap.kernel_diagnosis import diagnose
 
     parts = [diagnose(ROOT / "tests/data/h200/transpose" / f"{name}.ncu-rep") for name in TRANSPOSE]
     weights = [i + 1 for i in range(len(parts))]

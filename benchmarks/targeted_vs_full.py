@@ -33,7 +33,7 @@ from ncuwrap.cli.profile import write_documents  # noqa: E402
 from ncuwrap.errors import NcuwrapError  # noqa: E402
 from ncuwrap.profile import ProfileOptions, profile, same_verdicts, verdicts  # noqa: E402
 from ncuwrap.profile import targets as T  # noqa: E402
-from ncuwrap.profile.ncu import ncu_tool  # noqa: E402
+from ncuwrap.profile.ncu_tool import ncu_tool  # noqa: E402
 
 TARGET_PASSES = 10
 TARGET_RATIO = 0.40
@@ -59,7 +59,9 @@ CALIBRATION = (
 
 def calibrate(target, folder: Path, tool) -> list[dict]:
     """Replay passes and ncu wall time of each part of targeted (console passes; nothing diagnosed)."""
-    from ncuwrap.profile.ncu import Collection, ncu_argv, plan_collection, run_ncu
+    from ncuwrap.profile.collection import Collection, plan_collection
+    from ncuwrap.profile.ncu_argv import ncu_argv
+    from ncuwrap.profile.ncu_tool import run_ncu
 
     targeted = plan_collection("targeted")
     rows = []
@@ -97,7 +99,7 @@ def selected(manifest, only: str | None) -> list[tuple[str, str]]:
 
 def build_all(families: list[str], manifest, arch: str | None) -> dict[str, object]:
     """family -> binary path, or the error text."""
-    from ncuwrap.benchmarks.build import build_one, detect_arch, find_nvcc
+    from ncuwrap.bundled.build import build_one, detect_arch, find_nvcc
 
     nvcc = find_nvcc()
     arch = arch or detect_arch().arch
@@ -242,7 +244,7 @@ def main(argv=None) -> int:
     parser.add_argument("--summary-to", type=Path, default=None, help="also keep the JSON and markdown summary there (updated after every variant)")
     args = parser.parse_args(argv)
     t0 = time.monotonic()
-    from ncuwrap.benchmarks.manifest import load_manifest
+    from ncuwrap.bundled.manifest import load_manifest
     from ncuwrap.profile.rundir import nvidia_smi
 
     manifest = load_manifest()

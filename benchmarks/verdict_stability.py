@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ncuwrap.cli.profile import write_documents  # noqa: E402
 from ncuwrap.profile import ProfileOptions, profile  # noqa: E402
 from ncuwrap.profile import targets as T  # noqa: E402
-from ncuwrap.benchmarks.manifest import load_manifest  # noqa: E402
-from ncuwrap.profile.ncu import ncu_tool  # noqa: E402
+from ncuwrap.bundled.manifest import load_manifest  # noqa: E402
+from ncuwrap.profile.ncu_tool import ncu_tool  # noqa: E402
 from targeted_vs_full import selected  # noqa: E402
 
 

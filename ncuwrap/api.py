@@ -76,7 +76,7 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
 
     rule_set = ruleset.load(rules, extend=extend)
     started = (rule_set, ingest.start(path, ncu=ncu, metrics=ruleset.report_metrics(rule_set)))
-    from ncuwrap.engine import diagnose as run
+    from ncuwrap.kernel_diagnosis import diagnose as run
 
     label = None if report is not None else f"ncuwrap:samples/{path.name}"
     return run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select, source_page=source_page,

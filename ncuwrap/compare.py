@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ncuwrap import __version__, entry
 from ncuwrap import metrics as M
-from ncuwrap.benchmarks.report import SCHEMA as BENCH_SCHEMA, BenchTimings, Timing, load_bench  # noqa: F401 (public names)
-from ncuwrap.engine import KEY_METRICS  # the metrics compared for every pair, in this order
+from ncuwrap.bundled.report import SCHEMA as BENCH_SCHEMA, BenchTimings, Timing, load_bench  # noqa: F401 (public names)
+from ncuwrap.kernel_diagnosis import KEY_METRICS  # the metrics compared for every pair, in this order
 from ncuwrap.display import Displayed
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import clean
@@ -454,7 +454,7 @@ def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str
 def compare_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
                   kernel: str | None = None, ncu: str | None = None, **options) -> CompareResult:
     """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV) with the same rules and compare them."""
-    from ncuwrap.engine import diagnose
+    from ncuwrap.kernel_diagnosis import diagnose
     from ncuwrap.ingest import kind_of
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work

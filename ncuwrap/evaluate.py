@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from ncuwrap import estimate as E
-from ncuwrap import rule_texts as RT
+from ncuwrap.ruleset import texts as RT
 from ncuwrap import ruleset as R
 from ncuwrap.verdict import SEVERITY_ORDER, FindingResult, NextStep, NotEvaluated, Step, Undecided, clean
 

@@ -16,7 +16,7 @@ from ncuwrap.numbers import clean, clean_all
 
 if TYPE_CHECKING:
     from ncuwrap.attribution import Unattributed, Where
-    from ncuwrap.benchmarks.stopline import StopLine
+    from ncuwrap.bundled.stopline import StopLine
     from ncuwrap.estimate import KernelEffects
 
 # v2 (from v1): findings carry estimated_speedup and limited_after, severity may be "minor";
@@ -254,7 +254,7 @@ class KernelVerdict:
     # The metrics the rules file lists under 'display' that the report has (JSON "metrics").
     display_metrics: dict
     path: tuple[Step, ...] = ()
-    # What the charts draw (Speed of Light, bandwidth, occupancy); see engine.CHART_METRICS (JSON "chart").
+    # What the charts draw (Speed of Light, bandwidth, occupancy); see kernel_diagnosis.CHART_METRICS (JSON "chart").
     chart_metrics: dict = field(default_factory=dict)
     # Every metric a finding's evidence or a comparison reads, known or not (None): lets 'compare'
     # show how a resolved finding's evidence moved. Not part of the JSON document.
@@ -405,7 +405,7 @@ class Diagnosis(Displayed):
     coverage: "Coverage | None" = None
     # Said once when no launch has per-instruction counters and a rule would point at lines with them.
     lines_hint: str | None = None
-    # A bundled lesson's stop line (ncuwrap.benchmarks.stopline.StopLine): the profiled variant's
+    # A bundled lesson's stop line (ncuwrap.bundled.stopline.StopLine): the profiled variant's
     # uninstrumented speed against the copy ceiling or the library; None outside bundled runs.
     stop_line: "StopLine | None" = None
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.benchmarks import build as b
-from ncuwrap.benchmarks.manifest import load_manifest
+from ncuwrap.bundled import build as b
+from ncuwrap.bundled.manifest import load_manifest
 from ncuwrap.errors import BuildError, InputError, ToolNotFoundError
 
 MANIFEST = load_manifest()

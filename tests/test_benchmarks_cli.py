@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.benchmarks import bench as bench_mod
-from ncuwrap.benchmarks import build as build_mod
-from ncuwrap.benchmarks import report as report_mod
-from ncuwrap.benchmarks import runner as runner_mod
-from ncuwrap.benchmarks.build import BuildResult, KernelResources
-from ncuwrap.benchmarks.manifest import load_manifest
-from ncuwrap.benchmarks.runner import gpu_problem
+from ncuwrap.bundled import bench as bench_mod
+from ncuwrap.bundled import build as build_mod
+from ncuwrap.bundled import report as report_mod
+from ncuwrap.bundled import runner as runner_mod
+from ncuwrap.bundled.build import BuildResult, KernelResources
+from ncuwrap.bundled.manifest import load_manifest
+from ncuwrap.bundled.runner import gpu_problem
 from tests.conftest import ROOT, golden, has_gpu, run_cli
 
 def test_list_json_matches_golden(capsys):

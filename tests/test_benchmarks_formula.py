@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ncuwrap.benchmarks.formula import FormulaError, parse_formula
+from ncuwrap.bundled.formula import FormulaError, parse_formula
 from ncuwrap.errors import NcuwrapError
 from ncuwrap.expr import FORMULA, ExpressionError, parse
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from ncuwrap.benchmarks.build import build_many
-from ncuwrap.benchmarks.manifest import load_manifest
-from ncuwrap.benchmarks.runner import gpu_problem, run_binary
+from ncuwrap.bundled.build import build_many
+from ncuwrap.bundled.manifest import load_manifest
+from ncuwrap.bundled.runner import gpu_problem, run_binary
 
 pytestmark = pytest.mark.gpu
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ncuwrap import ruleset
-from ncuwrap.benchmarks.manifest import CeilingBasis, ManifestError, Peak, finding_ids, load_manifest
+from ncuwrap.bundled.manifest import CeilingBasis, ManifestError, Peak, finding_ids, load_manifest
 from ncuwrap.resources import data_dir
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""The ``ncuwrap.bench/v1`` report format (ncuwrap/benchmarks/report.py) on every report recorded on the H200.
+"""The ``ncuwrap.bench/v1`` report format (ncuwrap/bundled/report.py) on every report recorded on the H200.
 
 Each file was written by ``ncuwrap bench``; reading it into the typed records and writing it again must
 give the same bytes, and compare must find each kernel's median in it.
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.benchmarks import report
-from ncuwrap.benchmarks.manifest import load_manifest
-from ncuwrap.engine import diagnose
+from ncuwrap.bundled import report
+from ncuwrap.bundled.manifest import load_manifest
+from ncuwrap.kernel_diagnosis import diagnose
 
 OURS = Path(__file__).resolve().parent / "data" / "h200_ncuwrap"
 RECORDED = sorted([OURS / "bench" / "bench_all_runs3.json", *(OURS / "bench_pairs").glob("*.json")])

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.benchmarks import bench as bench_mod
-from ncuwrap.benchmarks import library as libmod
-from ncuwrap.benchmarks import report as report_mod
-from ncuwrap.benchmarks.build import BuildResult
-from ncuwrap.benchmarks.manifest import Library, load_manifest
-from ncuwrap.benchmarks.peaks import spec_peaks
-from ncuwrap.benchmarks.runner import binary_argv, parse_binary_output, run_stats, summarize
+from ncuwrap.bundled import bench as bench_mod
+from ncuwrap.bundled import library as libmod
+from ncuwrap.bundled import report as report_mod
+from ncuwrap.bundled.build import BuildResult
+from ncuwrap.bundled.manifest import Library, load_manifest
+from ncuwrap.bundled.peaks import spec_peaks
+from ncuwrap.bundled.runner import binary_argv, parse_binary_output, run_stats, summarize
 from ncuwrap.errors import BenchError, InputError
 from ncuwrap.render import Format, render
 from tests.conftest import golden, golden_json

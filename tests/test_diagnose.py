@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ncuwrap.engine import diagnose
+from ncuwrap.kernel_diagnosis import diagnose
 from ncuwrap.render import Format
 from tests.conftest import H200, golden, golden_json, run_cli
 
@@ -98,7 +98,7 @@ def test_uncollected_metrics_are_reported_not_passed():
 
 def test_bound_partially_evaluated_names_the_missing_unit():
     from ncuwrap import ruleset
-    from ncuwrap.engine import diagnose_profile
+    from ncuwrap.kernel_diagnosis import diagnose_profile
     from ncuwrap.ingest import load
 
     profile = load(H200 / "vecadd" / "bench_add.raw.csv")

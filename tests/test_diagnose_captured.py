@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ncuwrap.engine import diagnose
+from ncuwrap.kernel_diagnosis import diagnose
 from ncuwrap.ingest import load
 from tests.conftest import DATA
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from ncuwrap import ruleset
-from ncuwrap.engine import diagnose, diagnose_profile
+from ncuwrap.kernel_diagnosis import diagnose, diagnose_profile
 from ncuwrap.ingest import load
 from ncuwrap.kernel_filter import LaunchSelection
 from ncuwrap.render import Format, render

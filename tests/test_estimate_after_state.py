@@ -11,7 +11,7 @@ import pytest
 
 from ncuwrap import estimate as E
 from ncuwrap import ruleset
-from ncuwrap.engine import _Launches, diagnose
+from ncuwrap.kernel_diagnosis import _Launches, diagnose
 from ncuwrap.evaluate import Evaluation
 from ncuwrap.ingest import load
 from tests.conftest import DATA

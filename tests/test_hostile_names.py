@@ -26,7 +26,7 @@ import unicodedata
 import pytest
 
 from ncuwrap.compare import compare
-from ncuwrap.engine import diagnose
+from ncuwrap.kernel_diagnosis import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render import names as N
 from ncuwrap.render.escape import terminal

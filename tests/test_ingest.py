@@ -186,11 +186,11 @@ def test_nsys_csv_is_not_taken_for_an_ncu_export():
 def test_a_report_read_for_the_rules_diagnoses_as_read_whole(report):
     # Issue 23: a .ncu-rep is read for the rules' metrics only (~150 of a full set's ~2,200, each a native
     # call), and the diagnosis document is the same as from every metric read.
-    from ncuwrap import engine
+    from ncuwrap import kernel_diagnosis
     from ncuwrap.render import jsonfmt
 
     rules = ruleset.load(None)
     path = f"tests/data/{report}"
-    some, whole = load(path, metrics=engine.needed_metrics(rules)), load(path)
+    some, whole = load(path, metrics=kernel_diagnosis.needed_metrics(rules)), load(path)
     assert len(some.frame.columns) < len(whole.frame.columns) / 4
-    assert jsonfmt.render(engine.diagnose_profile(some, rules)) == jsonfmt.render(engine.diagnose_profile(whole, rules))
+    assert jsonfmt.render(kernel_diagnosis.diagnose_profile(some, rules)) == jsonfmt.render(kernel_diagnosis.diagnose_profile(whole, rules))

@@ -4,6 +4,7 @@ above its own (at the top of the file or inside a function), and nothing imports
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,22 +16,22 @@ LAYERS = ("base", "ingest", "metrics", "rules", "verdict", "render", "api", "cli
 LAYER_OF = {
     # Used everywhere: no knowledge of reports, rules or verdicts.
     "ncuwrap": "base", "ncuwrap.errors": "base", "ncuwrap.units": "base", "ncuwrap.resources": "base",
-    "ncuwrap.fileio": "base", "ncuwrap.numbers": "base", "ncuwrap.bulk": "base", "ncuwrap.expr": "base", "ncuwrap.schema": "base",
+    "ncuwrap.fileio": "base", "ncuwrap.numbers": "base", "ncuwrap.gc_pause": "base", "ncuwrap.expr": "base", "ncuwrap.schema": "base",
     "ncuwrap.safeyaml": "base", "ncuwrap.safejson": "base", "ncuwrap.terminal": "base", "ncuwrap.process": "base",
     "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base", "ncuwrap.display": "base", "ncuwrap.catalogue": "base",
     # Reading files and running the profilers' exporters.
     "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
-    "ncuwrap.benchmarks.report": "ingest",
+    "ncuwrap.bundled.report": "ingest",
     # Quantities computed from what was read.
     "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.attribution": "metrics", "ncuwrap.timeline.metrics": "metrics",
     "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics",
     "ncuwrap.timeline.ranks.metrics": "metrics", "ncuwrap.timeline.ranks.analysis": "metrics", "ncuwrap.timeline.ranks.model": "metrics",
-    "ncuwrap.ruleset": "rules", "ncuwrap.rule_texts": "rules",
+    "ncuwrap.ruleset": "rules",
     # Verdicts, and the workflows that produce them (profile, bench, capture).
-    "ncuwrap.verdict": "verdict", "ncuwrap.evaluate": "verdict", "ncuwrap.engine": "verdict", "ncuwrap.compare": "verdict",
+    "ncuwrap.verdict": "verdict", "ncuwrap.evaluate": "verdict", "ncuwrap.kernel_diagnosis": "verdict", "ncuwrap.compare": "verdict",
     "ncuwrap.shown": "verdict",
-    "ncuwrap.timeline": "verdict", "ncuwrap.profile": "verdict", "ncuwrap.benchmarks": "verdict",
+    "ncuwrap.timeline": "verdict", "ncuwrap.profile": "verdict", "ncuwrap.bundled": "verdict",
     "ncuwrap.render": "render",
     # The Python API: the commands as functions, over the library and the renderers.
     "ncuwrap.api": "api",
@@ -118,8 +119,8 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     # The layer test must be able to fail: an engine that imported the renderers is caught.
     fake = tmp_path / "engine.py"
     fake.write_text("def f():\n    from ncuwrap.render import Format\n", encoding="utf-8")
-    (target,) = imports(fake, "ncuwrap.engine")
-    assert target == "ncuwrap.render" and LAYERS.index(layer(target)) > LAYERS.index(layer("ncuwrap.engine"))
+    (target,) = imports(fake, "ncuwrap.kernel_diagnosis")
+    assert target == "ncuwrap.render" and LAYERS.index(layer(target)) > LAYERS.index(layer("ncuwrap.kernel_diagnosis"))
 
 
 def test_the_rules_load_without_the_readers():
@@ -188,3 +189,14 @@ def test_renderers_hold_no_limits_of_what_they_show():
 
 def test_the_limit_checker_sees_a_limit():
     assert _cuts_by_a_number(ast.parse("DETAIL = 5\nx = result.pairs[:DETAIL]\ny = t.api[:10]\nz = name[:33]\nw = t.api[:shown.calls]")) == [2, 3]
+
+
+def test_the_architecture_page_names_only_modules_that_exist():
+    # docs/architecture.md is the map of this test's LAYER_OF: every module or folder it names in code
+    # spans (`kernel_diagnosis.py`, `ruleset/model.py`, `timeline/ranks/`) is there.
+    text = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:[a-z_]+/)*[a-z_]+(?:\.py|/))`", text))
+    outside = {"rules/", "templates/", "kernels/", "benchmarks/", "cli/"}  # top-level folders (cli/ is under ncuwrap)
+    missing = sorted(n for n in named - outside if not any((base / n).exists() for base in (ROOT, ROOT.parent, ROOT / "timeline", ROOT / "render",
+                                                                                                ROOT / "profile", ROOT / "ruleset")))
+    assert len(named) > 30 and missing == []

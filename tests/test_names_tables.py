@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from ncuwrap.engine import diagnose
+from ncuwrap.kernel_diagnosis import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render import names as N
 from ncuwrap.timeline.compare import compare_timeline_files

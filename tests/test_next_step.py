@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from ncuwrap import ruleset
 from ncuwrap.cli import app
-from ncuwrap.engine import diagnose
+from ncuwrap.kernel_diagnosis import diagnose
 from ncuwrap.errors import RulesError
 
 DATA = Path(__file__).parent / "data"

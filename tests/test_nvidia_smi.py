@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ncuwrap import nvidia_smi as S
-from ncuwrap.benchmarks.bench import query_clocks
-from ncuwrap.benchmarks.build import ArchChoice, detect_arch
+from ncuwrap.bundled.bench import query_clocks
+from ncuwrap.bundled.build import ArchChoice, detect_arch
 from ncuwrap.profile.rundir import NVIDIA_SMI_FIELDS, nvidia_smi
 
 H200 = Path(__file__).resolve().parent / "data" / "nvidia_smi" / "h200"

@@ -16,7 +16,7 @@ from ncuwrap import metrics as M
 from ncuwrap import ruleset
 from ncuwrap.errors import ToolNotFoundError
 from ncuwrap.profile import DEFAULT_PROGRAM_LAUNCH_COUNT, LaunchFilter, launch_filter
-from ncuwrap.profile import ncu as N
+from ncuwrap.profile import collection as collections_, ncu_argv as argvs, ncu_tool as ncu
 from ncuwrap.profile.targets import Target
 from tests.process_helpers import FinishedPopen
 
@@ -132,7 +132,7 @@ def _query_bases() -> set[str]:
 
 @pytest.fixture(scope="module")
 def targeted():
-    return N.plan_collection("targeted", ruleset.load())
+    return collections_.plan_collection("targeted", ruleset.load())
 
 
 # ------------------------------------------------------------------------------------- collection
@@ -154,7 +154,7 @@ def test_targeted_collection_is_the_contract(targeted):
 def test_targeted_metrics_are_the_rules_metrics_minus_what_the_sections_give(targeted):
     rules = ruleset.load()
     needed = list(rules.raw_metrics())
-    for name in N.report_names():
+    for name in collections_.report_names():
         needed += [m for m in M.raw_inputs(name) if m not in needed]
     given_by_sections = {m for m in needed if M.section_of(m) in targeted.sections}
     skipped = {m for s in targeted.skipped for m in s.missing}
@@ -178,7 +178,7 @@ def test_every_metric_asked_by_name_exists_on_hopper(targeted):
 def test_section_only_metrics_never_go_to_metrics(targeted):
     for metric in targeted.metrics:
         assert not metric.startswith(("derived__", "launch__", "device__"))
-        assert metric not in N.OCCUPANCY_CALCULATOR
+        assert metric not in collections_.OCCUPANCY_CALCULATOR
 
 
 def test_every_rule_condition_is_collected(targeted):
@@ -186,7 +186,7 @@ def test_every_rule_condition_is_collected(targeted):
     the verdicts --set full gives."""
     rules = ruleset.load()
     skipped = {s.name for s in targeted.skipped}
-    for name in N.decisive_names(rules):
+    for name in collections_.decisive_names(rules):
         assert name not in skipped
         for raw in M.raw_inputs(name):
             assert raw in targeted.metrics or M.section_of(raw) in targeted.sections or raw.startswith("device__"), raw
@@ -199,7 +199,7 @@ def test_a_rule_condition_on_a_section_only_metric_adds_that_section(tmp_path):
         "findings:\n  - id: spills\n    when: 'spill_requests > 0'\n    title: spills\n    advice: fewer registers\n",
         encoding="utf-8",
     )
-    collection = N.plan_collection("targeted", ruleset.load(rules_file))
+    collection = collections_.plan_collection("targeted", ruleset.load(rules_file))
     assert "MemoryWorkloadAnalysis" in collection.sections
     assert "derived__local_spilling_requests" not in collection.metrics
     assert all(s.name != "spill_requests" for s in collection.skipped)
@@ -212,13 +212,13 @@ def test_a_rule_condition_on_a_section_only_metric_adds_that_section(tmp_path):
     (" MemoryWorkloadAnalysis ", ["--section", "MemoryWorkloadAnalysis"]),
 ])
 def test_set_and_section_collections(collect, expected):
-    assert N.plan_collection(collect).argv() == expected
+    assert collections_.plan_collection(collect).argv() == expected
 
 
 def test_extra_metrics_are_added_once():
-    collection = N.plan_collection("full", extra_metrics=["dram__bytes_read.sum", " dram__bytes_read.sum", ""])
+    collection = collections_.plan_collection("full", extra_metrics=["dram__bytes_read.sum", " dram__bytes_read.sum", ""])
     assert collection.argv() == ["--set", "full", "--metrics", "dram__bytes_read.sum"]
-    targeted = N.plan_collection("targeted", extra_metrics=["gpu__time_duration.sum", "sm__warps_launched.sum"])
+    targeted = collections_.plan_collection("targeted", extra_metrics=["gpu__time_duration.sum", "sm__warps_launched.sum"])
     assert targeted.metrics.count("gpu__time_duration.sum") == 1
     assert targeted.metrics[-1] == "sm__warps_launched.sum"
 
@@ -226,19 +226,19 @@ def test_extra_metrics_are_added_once():
 @pytest.mark.parametrize("bad", ["regex:.*", "Speed Of Light", "a;b", "SpeedOfLight,full", ","])
 def test_bad_collect_values_are_refused(bad):
     with pytest.raises(OptionError, match="targeted, basic, full or a comma list"):
-        N.plan_collection(bad)
+        collections_.plan_collection(bad)
 
 
 @pytest.mark.parametrize("given, mode", [("", "targeted"), ("full,", "full"), (" basic ", "basic")])
 def test_collect_spellings(given, mode):
-    assert N.plan_collection(given).mode == mode
+    assert collections_.plan_collection(given).mode == mode
 
 
 # ------------------------------------------------------------------------------------------ argv
 
 
 def test_targeted_argv_for_a_bundled_benchmark(targeted):
-    argv = N.ncu_argv(PROGRAM, collect=targeted, output="runs/naive/report", ncu="/opt/ncu/ncu",
+    argv = argvs.ncu_argv(PROGRAM, collect=targeted, output="runs/naive/report", ncu="/opt/ncu/ncu",
                       kernel="^transpose_naive$", launch_skip=4, launch_count=1)
     assert argv == [
         "/opt/ncu/ncu", "--export", "runs/naive/report", "--clock-control", "none",
@@ -250,7 +250,7 @@ def test_targeted_argv_for_a_bundled_benchmark(targeted):
 
 def test_full_argv_differs_only_in_what_is_collected(targeted):
     common = dict(output="r/report", kernel="^transpose_naive$", launch_skip=4, launch_count=1)
-    full = N.ncu_argv(PROGRAM, collect=N.plan_collection("full"), **common)
+    full = argvs.ncu_argv(PROGRAM, collect=collections_.plan_collection("full"), **common)
     assert full == ["ncu", "--export", "r/report", "--clock-control", "none", "--kernel-name", "regex:^transpose_naive$",
                     "--launch-skip", "4", "--launch-count", "1", "--set", "full", *PROGRAM]
 
@@ -258,56 +258,56 @@ def test_full_argv_differs_only_in_what_is_collected(targeted):
 @pytest.mark.parametrize("collect", ["targeted", "basic", "full", "SpeedOfLight"])
 @pytest.mark.parametrize("nth", [None, 3])
 def test_clock_control_none_is_always_there(collect, nth):
-    argv = N.ncu_argv(["./a.out"], collect=N.plan_collection(collect), output="o", nth_launch=nth)
+    argv = argvs.ncu_argv(["./a.out"], collect=collections_.plan_collection(collect), output="o", nth_launch=nth)
     assert argv[argv.index("--clock-control") + 1] == "none"
     assert argv.count("--clock-control") == 1
 
 
 def test_force_overwrite_only_with_force():
-    collect = N.plan_collection("basic")
-    assert "--force-overwrite" not in N.ncu_argv(["./a.out"], collect=collect, output="o")
-    assert N.ncu_argv(["./a.out"], collect=collect, output="o", force=True)[:4] == ["ncu", "--export", "o", "--force-overwrite"]
+    collect = collections_.plan_collection("basic")
+    assert "--force-overwrite" not in argvs.ncu_argv(["./a.out"], collect=collect, output="o")
+    assert argvs.ncu_argv(["./a.out"], collect=collect, output="o", force=True)[:4] == ["ncu", "--export", "o", "--force-overwrite"]
 
 
 def test_nth_launch_uses_kernel_id():
-    collect = N.plan_collection("basic")
-    argv = N.ncu_argv(["./a.out", "-x"], collect=collect, output="o", kernel="scale_.*", nth_launch=2)
+    collect = collections_.plan_collection("basic")
+    argv = argvs.ncu_argv(["./a.out", "-x"], collect=collect, output="o", kernel="scale_.*", nth_launch=2)
     assert argv == ["ncu", "--export", "o", "--clock-control", "none", "--kernel-id", "::regex:scale_.*:2", "--set", "basic", "./a.out", "-x"]
-    every = N.ncu_argv(["./a.out"], collect=collect, output="o", nth_launch=1, launch_count=5)
+    every = argvs.ncu_argv(["./a.out"], collect=collect, output="o", nth_launch=1, launch_count=5)
     assert every == ["ncu", "--export", "o", "--clock-control", "none", "--kernel-id", ":::1", "--launch-count", "5", "--set", "basic", "./a.out"]
 
 
 def test_kernel_id_forms():
-    assert N.kernel_id(None, 4) == ":::4"
-    assert N.kernel_id("regex:^gemm", 1) == "::regex:^gemm:1"
+    assert argvs.kernel_id(None, 4) == ":::4"
+    assert argvs.kernel_id("regex:^gemm", 1) == "::regex:^gemm:1"
     with pytest.raises(OptionError, match="':'"):
-        N.kernel_id("ns::kernel", 1)
+        argvs.kernel_id("ns::kernel", 1)
     with pytest.raises(OptionError, match="1 or more"):
-        N.kernel_id("k", 0)
+        argvs.kernel_id("k", 0)
 
 
 def test_launch_skip_and_nth_launch_exclude_each_other():
     with pytest.raises(OptionError, match="exclude"):
-        N.ncu_argv(["./a.out"], collect=N.plan_collection("basic"), output="o", launch_skip=2, nth_launch=1)
+        argvs.ncu_argv(["./a.out"], collect=collections_.plan_collection("basic"), output="o", launch_skip=2, nth_launch=1)
 
 
 def test_kernel_filter_is_always_a_regex():
-    collect = N.plan_collection("basic")
+    collect = collections_.plan_collection("basic")
     for given in ("add", "regex:add"):
-        argv = N.ncu_argv(["./a.out"], collect=collect, output="o", kernel=given)
+        argv = argvs.ncu_argv(["./a.out"], collect=collect, output="o", kernel=given)
         assert argv[argv.index("--kernel-name") + 1] == "regex:add"
-    assert "--launch-skip" not in N.ncu_argv(["./a.out"], collect=collect, output="o", launch_skip=0)
+    assert "--launch-skip" not in argvs.ncu_argv(["./a.out"], collect=collect, output="o", launch_skip=0)
 
 
 def test_import_csv_argv():
-    assert N.import_csv_argv("run/report.ncu-rep", "/x/ncu") == ["/x/ncu", "--import", "run/report.ncu-rep", "--csv", "--page", "raw"]
+    assert argvs.import_csv_argv("run/report.ncu-rep", "/x/ncu") == ["/x/ncu", "--import", "run/report.ncu-rep", "--csv", "--page", "raw"]
 
 
 # -------------------------------------------------------------------------------- finding ncu
 
 
 def test_ncu_on_path_and_its_version(monkeypatch):
-    monkeypatch.setattr(N.shutil, "which", lambda name: "/usr/local/cuda/bin/ncu" if name == "ncu" else None)
+    monkeypatch.setattr(ncu.shutil, "which", lambda name: "/usr/local/cuda/bin/ncu" if name == "ncu" else None)
     calls = []
 
     def run(argv, **kwargs):
@@ -315,7 +315,7 @@ def test_ncu_on_path_and_its_version(monkeypatch):
         return SimpleNamespace(returncode=0, stderr="", stdout="NVIDIA (R) Nsight Compute Command Line Profiler\n"
                                "Copyright (c) 2018-2025 NVIDIA Corporation\nVersion 2025.3.1.0 (build 36398880) (public-release)\n")
 
-    tool = N.ncu_tool(run=run)
+    tool = ncu.ncu_tool(run=run)
     assert calls == [["/usr/local/cuda/bin/ncu", "--version"]]
     assert tool.path == "/usr/local/cuda/bin/ncu"
     assert tool.version == (2025, 3, 1, 0)
@@ -323,9 +323,9 @@ def test_ncu_on_path_and_its_version(monkeypatch):
 
 
 def test_ncu_missing_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(N.shutil, "which", lambda name: None)
+    monkeypatch.setattr(ncu.shutil, "which", lambda name: None)
     with pytest.raises(ToolNotFoundError, match=r"ncu \(Nsight Compute\) is not on PATH; install Nsight Compute 2023.1 or newer .* --ncu"):
-        N.ncu_tool()
+        ncu.ncu_tool()
 
 
 def test_ncu_too_old(monkeypatch, tmp_path):
@@ -333,12 +333,12 @@ def test_ncu_too_old(monkeypatch, tmp_path):
     exe.write_text("")
     run = lambda argv, **kw: SimpleNamespace(returncode=0, stderr="", stdout="Version 2022.4.1.0 (build 1) (public-release)\n")  # noqa: E731
     with pytest.raises(ToolNotFoundError, match=r"is Nsight Compute 2022.4.1.0; ncuwrap needs 2023.1 or newer"):
-        N.ncu_tool(str(exe), run=run)
+        ncu.ncu_tool(str(exe), run=run)
 
 
 def test_ncu_path_that_is_not_there():
     with pytest.raises(ToolNotFoundError, match=r"^/nowhere/ncu: no ncu there"):
-        N.find_ncu("/nowhere/ncu")
+        ncu.find_ncu("/nowhere/ncu")
 
 
 @pytest.mark.parametrize("text, version", [
@@ -348,7 +348,7 @@ def test_ncu_path_that_is_not_there():
     ("nothing here", None),
 ])
 def test_parse_version(text, version):
-    assert N.parse_version(text) == version
+    assert ncu.parse_version(text) == version
 
 
 def test_importing_the_cli_runs_no_tool():
@@ -357,9 +357,10 @@ def test_importing_the_cli_runs_no_tool():
     code = ("import shutil, subprocess, sys\n"
             "def refuse(*a, **k): raise SystemExit('a tool was looked up or run at import time')\n"
             "subprocess.run = subprocess.Popen = shutil.which = refuse\n"
-            "import ncuwrap.cli, ncuwrap.cli.profile, ncuwrap.cli.timeline, ncuwrap.profile, ncuwrap.profile.ncu, ncuwrap.profile.console,"
+            "import ncuwrap.cli, ncuwrap.cli.profile, ncuwrap.cli.timeline, ncuwrap.profile, ncuwrap.profile.ncu_tool, ncuwrap.profile.collection,"
+            " ncuwrap.profile.ncu_argv, ncuwrap.profile.console,"
             " ncuwrap.profile.failure, ncuwrap.profile.pipeline, ncuwrap.profile.targets, ncuwrap.process, ncuwrap.nvidia_smi,"
-            " ncuwrap.timeline.capture, ncuwrap.timeline.nsysrep, ncuwrap.benchmarks.build, ncuwrap.benchmarks.bench\n"
+            " ncuwrap.timeline.capture, ncuwrap.timeline.nsysrep, ncuwrap.bundled.build, ncuwrap.bundled.bench\n"
             "print('ok')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=DATA.parent.parent)
     assert done.stdout.strip() == "ok", done.stderr
@@ -378,7 +379,7 @@ def test_popen_gets_the_exact_argv_its_own_session_and_no_stdin(tmp_path):
         return FinishedPopen(stdout=CONSOLE.read_bytes())
 
     argv = ["/opt/ncu/ncu", "--export", "r/report", "--clock-control", "none", "--set", "full", "./transpose"]
-    run = N.run_ncu(argv, tmp_path / "ncu.log", popen=popen)
+    run = ncu.run_ncu(argv, tmp_path / "ncu.log", popen=popen)
     assert seen["argv"] == argv
     assert seen["kwargs"]["start_new_session"] is True
     assert seen["kwargs"]["stdin"] == subprocess.DEVNULL
@@ -389,10 +390,10 @@ def test_popen_gets_the_exact_argv_its_own_session_and_no_stdin(tmp_path):
 
 def test_an_ncu_that_cannot_start(tmp_path):
     with pytest.raises(ToolNotFoundError) as missing:
-        N.run_ncu(["/nowhere/ncu", "--version"])
+        ncu.run_ncu(["/nowhere/ncu", "--version"])
     assert str(missing.value) == "/nowhere/ncu: not found; install Nsight Compute or pass --ncu /path/to/ncu"
     with pytest.raises(ToolNotFoundError) as folder:
-        N.run_ncu([str(tmp_path), "--version"])
+        ncu.run_ncu([str(tmp_path), "--version"])
     assert str(folder.value) == f"{tmp_path}: not executable; pass --ncu the path of a working ncu"
 
 
@@ -471,9 +472,9 @@ def test_program_targets(tmp_path):
 
 
 def test_ncu_options_argv_order_and_nvtx():
-    options = N.NcuOptions(nvtx_include=("A@step/",), nvtx_exclude=("warmup/",), replay_mode="application", target_processes="application-only",
+    options = argvs.NcuOptions(nvtx_include=("A@step/",), nvtx_exclude=("warmup/",), replay_mode="application", target_processes="application-only",
                            cache_control="none", clock_control="base", graph_profiling="graph", extra=("--print-summary", "none"))
-    argv = N.ncu_argv(["./a.out", "-x"], collect=N.plan_collection("basic", source=True), output="o", kernel="gemm", launch_skip=1,
+    argv = argvs.ncu_argv(["./a.out", "-x"], collect=collections_.plan_collection("basic", source=True), output="o", kernel="gemm", launch_skip=1,
                       launch_count=2, options=options)
     assert argv == ["ncu", "--export", "o", "--clock-control", "base", "--cache-control", "none", "--replay-mode", "application",
                     "--target-processes", "application-only", "--graph-profiling", "graph", "--nvtx", "--nvtx-include", "A@step/",
@@ -490,12 +491,12 @@ def test_ncu_options_argv_order_and_nvtx():
 ])
 def test_source_collection_argv(collect, source, expected):
     """--source (the default of the CLI) adds ncu's SourceCounters section, once, and the sources on disk."""
-    assert N.plan_collection(collect, source=source).argv() == expected
+    assert collections_.plan_collection(collect, source=source).argv() == expected
 
 
 def test_targeted_with_source_argv():
-    plain = N.plan_collection("targeted")
-    with_source = N.plan_collection("targeted", source=True)
+    plain = collections_.plan_collection("targeted")
+    with_source = collections_.plan_collection("targeted", source=True)
     assert plain.argv()[:4] == ["--section", "LaunchStats", "--section", "Occupancy"]
     assert with_source.argv() == ["--section", "LaunchStats", "--section", "Occupancy", "--section", "SourceCounters",
                                   "--metrics", ",".join(plain.metrics), "--import-source", "yes"]
@@ -503,26 +504,26 @@ def test_targeted_with_source_argv():
 
 
 def test_source_page_export_argv():
-    assert N.import_source_argv("run/report.ncu-rep", "/opt/ncu") == [
+    assert argvs.import_source_argv("run/report.ncu-rep", "/opt/ncu") == [
         "/opt/ncu", "--import", "run/report.ncu-rep", "--csv", "--page", "source", "--print-source", "cuda,sass"]
-    assert N.import_source_argv("r.ncu-rep", lines=False) == ["ncu", "--import", "r.ncu-rep", "--csv", "--page", "source", "--print-source", "sass"]
+    assert argvs.import_source_argv("r.ncu-rep", lines=False) == ["ncu", "--import", "r.ncu-rep", "--csv", "--page", "source", "--print-source", "sass"]
 
 
 def test_default_ncu_options_change_nothing():
-    collect = N.plan_collection("basic")
-    assert N.ncu_argv(["./a.out"], collect=collect, output="o", options=N.NcuOptions()) == N.ncu_argv(["./a.out"], collect=collect, output="o")
-    assert "--nvtx" not in N.NcuOptions(extra=("--nvtx",), nvtx_include=("r/",)).argv()
+    collect = collections_.plan_collection("basic")
+    assert argvs.ncu_argv(["./a.out"], collect=collect, output="o", options=argvs.NcuOptions()) == argvs.ncu_argv(["./a.out"], collect=collect, output="o")
+    assert "--nvtx" not in argvs.NcuOptions(extra=("--nvtx",), nvtx_include=("r/",)).argv()
 
 
 @pytest.mark.parametrize("field, flag, allowed", [
-    ("replay_mode", "--replay-mode", N.REPLAY_MODES), ("target_processes", "--target-processes", N.TARGET_PROCESSES),
-    ("cache_control", "--cache-control", N.CACHE_CONTROL), ("clock_control", "--clock-control", N.CLOCK_CONTROL),
-    ("graph_profiling", "--graph-profiling", N.GRAPH_PROFILING)])
+    ("replay_mode", "--replay-mode", argvs.REPLAY_MODES), ("target_processes", "--target-processes", argvs.TARGET_PROCESSES),
+    ("cache_control", "--cache-control", argvs.CACHE_CONTROL), ("clock_control", "--clock-control", argvs.CLOCK_CONTROL),
+    ("graph_profiling", "--graph-profiling", argvs.GRAPH_PROFILING)])
 def test_every_allowed_value_passes_and_others_are_refused(field, flag, allowed):
     for value in allowed:
-        argv = N.NcuOptions(**{field: value}).check().argv()
+        argv = argvs.NcuOptions(**{field: value}).check().argv()
         assert argv == ([] if field == "clock_control" else [flag, value])
     with pytest.raises(OptionError, match=f"^{flag} 'bogus': expected "):
-        N.NcuOptions(**{field: "bogus"}).check()
+        argvs.NcuOptions(**{field: "bogus"}).check()
     with pytest.raises(OptionError, match=f"^{flag} 'bogus'"):  # ncu_argv checks too (library use)
-        N.ncu_argv(["./a.out"], collect=N.plan_collection("basic"), output="o", options=N.NcuOptions(**{field: "bogus"}))
+        argvs.ncu_argv(["./a.out"], collect=collections_.plan_collection("basic"), output="o", options=argvs.NcuOptions(**{field: "bogus"}))

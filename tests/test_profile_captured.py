@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ncuwrap.engine import diagnose
+from ncuwrap.kernel_diagnosis import diagnose
 from ncuwrap.profile.console import NcuRun, parse_console
 from ncuwrap.profile.failure import failure
 from tests.conftest import DATA
@@ -32,7 +32,7 @@ def test_targeted_report_gives_the_same_verdict_as_full(variant):
 
 
 def test_targeted_vs_full_on_the_bundled_variants():
-    from ncuwrap.benchmarks.manifest import load_manifest
+    from ncuwrap.bundled.manifest import load_manifest
 
     profiled = {f"{b.name}/{v.name}" for b in load_manifest().benchmarks for v in b.variants if v.profile is not None}
     # Variants added in issue 12 were never captured (no GPU then): the recording covers all the others.

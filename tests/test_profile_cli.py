@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import run_cli
-from ncuwrap.profile.ncu import plan_collection
+from ncuwrap.profile.collection import plan_collection
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_NCU = ROOT / "tests" / "data" / "profile" / "fake_ncu" / "ncu"
@@ -229,7 +229,7 @@ def test_bundled_benchmark(capsys, tmp_path, fake, monkeypatch):
         built.append((name, arch))
         return SimpleNamespace(binary=binary, arch="sm_90", cached=True, key="k" * 64)
 
-    monkeypatch.setattr("ncuwrap.benchmarks.build.build_one", build_one)
+    monkeypatch.setattr("ncuwrap.bundled.build.build_one", build_one)
     code, out, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", tmp_path / "run", "transpose_naive")
     assert code == 0, err
     assert built == [("transpose", None)]
@@ -244,7 +244,7 @@ def test_bundled_benchmark(capsys, tmp_path, fake, monkeypatch):
 
 
 def test_bundled_names(capsys):
-    from ncuwrap.benchmarks.manifest import load_manifest
+    from ncuwrap.bundled.manifest import load_manifest
     from ncuwrap.profile.targets import bundled_names
 
     names = bundled_names(load_manifest())

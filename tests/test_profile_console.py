@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ncuwrap.process import LineSplitter
 from ncuwrap.profile import console as C
-from ncuwrap.profile.ncu import run_ncu
+from ncuwrap.profile.ncu_tool import run_ncu
 
 DATA = Path(__file__).resolve().parent / "data"
 CONSOLE = DATA / "h200" / "transpose" / "ncu_console_transposeNaive.log"

@@ -33,7 +33,7 @@ REPRESENTATIVE = [("transpose", "naive"), ("transpose", "shared_tile"), ("diverg
 
 
 def _variants():
-    from ncuwrap.benchmarks.manifest import load_manifest
+    from ncuwrap.bundled.manifest import load_manifest
 
     profiled = {(b.name, v.name) for b in load_manifest().benchmarks for v in b.variants if v.profile is not None}
     assert set(REPRESENTATIVE) <= profiled
@@ -42,7 +42,7 @@ def _variants():
 
 @pytest.fixture(scope="module")
 def tool():
-    from ncuwrap.profile.ncu import ncu_tool
+    from ncuwrap.profile.ncu_tool import ncu_tool
 
     return ncu_tool()
 

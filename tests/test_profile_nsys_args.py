@@ -18,7 +18,7 @@ import pytest
 
 from ncuwrap.errors import InputError
 from ncuwrap.profile import ProfileOptions, profile
-from ncuwrap.profile.ncu import plan_collection
+from ncuwrap.profile.collection import plan_collection
 from ncuwrap.profile.targets import Target
 from ncuwrap.timeline import nsysrep
 from ncuwrap.timeline.capture import capture

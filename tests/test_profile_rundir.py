@@ -11,7 +11,7 @@ import pytest
 
 from ncuwrap.errors import OutputExistsError
 from ncuwrap.profile import rundir as RD
-from ncuwrap.profile.ncu import NcuTool
+from ncuwrap.profile.ncu_tool import NcuTool
 
 
 def test_layout():

@@ -75,7 +75,7 @@ def test_a_kernel_launched_once_makes_it_launch_1():
 
 
 def test_results_are_matched_to_their_groups_by_mangled_name(times):
-    from ncuwrap.engine import diagnose
+    from ncuwrap.kernel_diagnosis import diagnose
 
     diagnosis = diagnose(RUN / "report.raw.csv")
     mangled = TOP.read_mangled((RUN / "report.mangled.csv").read_text())

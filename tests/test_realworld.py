@@ -16,7 +16,7 @@ from functools import lru_cache
 import pytest
 
 from ncuwrap import ruleset
-from ncuwrap.engine import diagnose
+from ncuwrap.kernel_diagnosis import diagnose
 from tests.conftest import DATA, ROOT
 
 RW = DATA / "realworld"
@@ -157,14 +157,14 @@ def test_targeted_columns_give_the_full_sets_verdicts_on_every_corpus_kernel(tmp
     import io
 
     from ncuwrap import ruleset
-    from ncuwrap.profile import ncu as N
+    from ncuwrap.profile import collection as collections_
     from ncuwrap.profile import verdicts
-    from ncuwrap.profile.ncu import STALL_RATIOS
+    from ncuwrap.profile.collection import STALL_RATIOS
 
     header = next(csv.reader(open(DATA / "h200_ncuwrap" / "top" / "report.raw.csv")))
     keep = set(header) - STALL_RATIOS
     assert len(header) - len(keep) == 19
-    asked = set(N.plan_collection("targeted", ruleset.load()).metrics)
+    asked = set(collections_.plan_collection("targeted", ruleset.load()).metrics)
     assert asked - set(header) >= {"lts__t_requests_srcunit_tex.sum", "sm__mio_pq_read_cycles_active.avg.pct_of_peak_sustained_elapsed"}
     keep |= asked
     total = 0

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from markupsafe import Markup
 
-from ncuwrap.engine import diagnose
+from ncuwrap.kernel_diagnosis import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render.html import diagnosis as html, environment, svg
 from ncuwrap.shown import PAGE

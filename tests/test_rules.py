@@ -92,7 +92,7 @@ def test_render_text_fills_only_names():
 
 
 def test_advice_placeholders_are_filled(tmp_path):
-    from ncuwrap.engine import diagnose
+    from ncuwrap.kernel_diagnosis import diagnose
 
     extra = tmp_path / "advice.yaml"
     extra.write_text(
@@ -108,7 +108,7 @@ def test_advice_placeholders_are_filled(tmp_path):
 def test_rules_metrics_for_ncu_is_one_list_ncu_takes(capsys):
     # Issue 25: one metric a line is not what `ncu --metrics` takes; --ncu prints the comma list, and
     # names on stderr what only a section gives.
-    from ncuwrap.profile.ncu import by_name
+    from ncuwrap.profile.collection import by_name
 
     code, out, err = run_cli(capsys, "rules", "metrics", "--format", "ncu")
     assert code == 0 and out.count("\n") == 1 and " " not in out.strip()

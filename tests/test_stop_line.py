@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import run_cli
-from ncuwrap.benchmarks.report import read
-from ncuwrap.benchmarks.stopline import stop_line
-from ncuwrap.render.text import stop_line_text
+from ncuwrap.bundled.report import read
+from ncuwrap.bundled.stopline import stop_line
+from ncuwrap.render.phrasing import stop_line_text
 from test_profile_cli import FAKE_NCU, _prog, fake  # noqa: F401  (the fixture)
 
 BENCH = Path(__file__).parent / "data" / "h200_ncuwrap" / "bench_issue12" / "all_4096_runs3.json"
@@ -69,7 +69,7 @@ def test_a_result_missing_from_the_bench_file_names_the_file():
 
 def _bundled(monkeypatch, tmp_path):
     binary = _prog(tmp_path, "echo '{\"benchmark\": \"transpose\"}'", name="transpose")
-    monkeypatch.setattr("ncuwrap.benchmarks.build.build_one",
+    monkeypatch.setattr("ncuwrap.bundled.build.build_one",
                         lambda name, arch=None, **kw: SimpleNamespace(binary=binary, arch="sm_90", cached=True, key="k" * 64))
 
 
@@ -93,7 +93,7 @@ def test_profile_prints_the_stop_line_from_a_bench_json(capsys, tmp_path, fake, 
 
 def test_without_a_gpu_the_stop_line_is_a_warning_and_no_bench_drops_it(capsys, tmp_path, fake, monkeypatch):  # noqa: F811
     _bundled(monkeypatch, tmp_path)
-    monkeypatch.setattr("ncuwrap.benchmarks.runner.gpu_problem", lambda: "no NVIDIA driver found (in this test)")
+    monkeypatch.setattr("ncuwrap.bundled.runner.gpu_problem", lambda: "no NVIDIA driver found (in this test)")
     code, out, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", tmp_path / "a", "transpose_naive", "--format", "json")
     assert code == 0, err
     assert "warning: no stop line (the verdicts stand without it): no GPU: no NVIDIA driver found (in this test); run `ncuwrap bench`" in err

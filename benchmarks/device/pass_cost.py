@@ -22,7 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
 from ncuwrap.profile import targets as T  # noqa: E402
-from ncuwrap.profile.ncu import Collection, ncu_argv, ncu_tool, plan_collection, run_ncu  # noqa: E402
+from ncuwrap.profile.collection import Collection, plan_collection  # noqa: E402
+from ncuwrap.profile.ncu_argv import ncu_argv  # noqa: E402
+from ncuwrap.profile.ncu_tool import ncu_tool, run_ncu  # noqa: E402
 
 # Groups in the order a verdict needs them: throughputs first, instrumented (SASS-patched) metrics last.
 GROUPS = (
@@ -92,7 +94,7 @@ def main(argv=None) -> int:
     parser.add_argument("--breakdown", action="store_true", help="also list what the SOL throughputs are a max over, and their passes")
     args = parser.parse_args(argv)
     t0 = time.monotonic()
-    from ncuwrap.benchmarks.manifest import load_manifest
+    from ncuwrap.bundled.manifest import load_manifest
 
     tool = ncu_tool(args.ncu)
     family, variant = args.variant.split("/")

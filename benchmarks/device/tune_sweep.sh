@@ -186,7 +186,7 @@ if [ "${TUNE_FINAL:-0}" = 1 ]; then
   export NCUWRAP_CACHE=$W/ncuwrap-cache
   python3 - <<'PY' 2>&1 | tee "$OUT/final_bench.txt"
 import json, os
-from ncuwrap.benchmarks.bench import run_bench
+from ncuwrap.bundled.bench import run_bench
 from ncuwrap.render import Format, render
 report = run_bench(["transpose", "vecadd", "gemm"], runs=3, progress=lambda m: None)
 open(os.path.join(os.environ["OUT"], "final_bench.json"), "w").write(render(report, Format.json))

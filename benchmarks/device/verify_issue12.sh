@@ -53,7 +53,7 @@ log "3. bench --all --runs 3"
 if [ $GH_OK -eq 1 ]; then
   timeout 300 $NCUWRAP bench --all --runs 3 -o "$OUT/bench_all_runs3.json" --force > "$OUT/bench_all_runs3.txt" 2>&1; result bench_all $?
 else  # every family but gemm_hopper, one report each (bench takes one name or --all)
-  for fam in $(python3 -c "from ncuwrap.benchmarks.manifest import load_manifest; print(' '.join(n for n in load_manifest().names() if n != 'gemm_hopper'))"); do
+  for fam in $(python3 -c "from ncuwrap.bundled.manifest import load_manifest; print(' '.join(n for n in load_manifest().names() if n != 'gemm_hopper'))"); do
     timeout 60 $NCUWRAP bench "$fam" --runs 3 -o "$OUT/bench_${fam}_runs3.json" --force >> "$OUT/bench_all_runs3.txt" 2>&1; result "bench $fam" $?
   done
 fi

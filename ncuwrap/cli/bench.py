@@ -21,7 +21,7 @@ class ListFormat(str, Enum):
 
 def list_document() -> list[dict]:
     """What ``ncuwrap list --format json`` prints: one object per benchmark."""
-    from ncuwrap.benchmarks.manifest import load_manifest
+    from ncuwrap.bundled.manifest import load_manifest
 
     manifest = load_manifest()
     out = []
@@ -58,7 +58,7 @@ def list_document() -> list[dict]:
 
 
 def _names(name: Optional[str], all_: bool) -> list[str]:
-    from ncuwrap.benchmarks.manifest import load_manifest
+    from ncuwrap.bundled.manifest import load_manifest
 
     manifest = load_manifest()
     if all_ and name:
@@ -95,7 +95,7 @@ def build_cmd(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel nvcc processes (default: CPU count)."),
 ) -> None:
     """Compile benchmarks with nvcc (-O3 -std=c++17 -lineinfo), cached by sources, flags and nvcc version."""
-    from ncuwrap.benchmarks.build import build_many, detect_arch
+    from ncuwrap.bundled.build import build_many, detect_arch
 
     names = _names(name, all_)
     if arch is None:
@@ -126,7 +126,7 @@ def bench_cmd(
     no_ceiling: bool = typer.Option(False, "--no-ceiling", help="Skip measuring the copy ceiling."),
 ) -> None:
     """Uninstrumented baseline: verified results, median of N launches over R process runs, GB/s, TFLOP/s, % of peak and ceiling."""
-    from ncuwrap.benchmarks.bench import WrongResultError, run_bench
+    from ncuwrap.bundled.bench import WrongResultError, run_bench
     from ncuwrap.cli.output import check_output, emit
 
     names = _names(name, all_)

@@ -234,7 +234,9 @@ def profile(
     # Cheap checks first: a bad --collect or a missing ncu must not wait for an nvcc build.
     from ncuwrap import ruleset
     from ncuwrap.errors import InputError
-    from ncuwrap.profile.ncu import NcuOptions, ncu_tool, plan_collection
+    from ncuwrap.profile.collection import plan_collection
+    from ncuwrap.profile.ncu_argv import NcuOptions
+    from ncuwrap.profile.ncu_tool import ncu_tool
     from ncuwrap.timeline.nsysrep import NsysOptions
 
     plan_collection(collect, ruleset.load(rules, extend=extend), _parse_metrics(metrics), source=source)
@@ -251,7 +253,7 @@ def profile(
         typer.echo(f"nvcc: building {name} (cached after the first build) ...", err=True)
 
     if bench_json is not None:  # a bad file fails before the build and the run
-        from ncuwrap.benchmarks.report import read as read_bench
+        from ncuwrap.bundled.report import read as read_bench
 
         read_bench(bench_json)
     resolved = targets.resolve(target or [], arch=arch, on_build=before_build)

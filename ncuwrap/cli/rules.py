@@ -46,7 +46,7 @@ def metrics_cmd(
     if as_json:
         typer.echo(json.dumps({"rules": loaded.path, "metrics": raw}, indent=2))
     elif fmt == "ncu":
-        from ncuwrap.profile.ncu import ALWAYS_RECORDED_PREFIX, by_name, section_for
+        from ncuwrap.profile.collection import ALWAYS_RECORDED_PREFIX, by_name, section_for
 
         typer.echo(terminal(",".join(m for m in raw if by_name(m))))
         by_section: dict[str, list[str]] = {}

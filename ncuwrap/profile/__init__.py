@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import importlib
 
-# verdicts() shares its name with its module (light: no import): bound here, after the module, so that
-# ncuwrap.profile.verdicts is the function whichever imports the module first.
-from ncuwrap.profile.verdicts import same_verdicts, verdicts  # noqa: E402, F401
+# What must not change between two collections of the same launches (light: no import).
+from ncuwrap.profile.verdict_match import same_verdicts, verdicts  # noqa: E402, F401
 
 # The other names this package offers, each from its module: loaded on first use (PEP 562), so that a
 # light module of the package (rundir, rediagnose's run-folder check) does not import pandas with pipeline.

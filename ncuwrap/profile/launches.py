@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ncuwrap.profile.console import ProfiledKernel
-from ncuwrap.profile.ncu import kernel_regex
+from ncuwrap.profile.ncu_argv import kernel_regex
 from ncuwrap.profile.targets import Target
 
 # A program (not a bundled benchmark) given no filter is profiled for its first launches only: a real

@@ -15,7 +15,9 @@ from ncuwrap.profile import rundir as RD
 from ncuwrap.profile.console import Progress
 from ncuwrap.profile.failure import failure
 from ncuwrap.profile.launches import LaunchFilter, launch_filter, profiled_launches
-from ncuwrap.profile.ncu import NcuTool, import_csv_argv, import_source_argv, ncu_argv, ncu_tool, plan_collection, run_ncu
+from ncuwrap.profile.collection import plan_collection
+from ncuwrap.profile.ncu_argv import import_csv_argv, import_source_argv, ncu_argv
+from ncuwrap.profile.ncu_tool import NcuTool, ncu_tool, run_ncu
 from ncuwrap.profile.result import ProfileOptions, ProfileResult
 from ncuwrap.profile.targets import Target
 from ncuwrap.timeline.nsysrep import NsysOptions
@@ -42,7 +44,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
     rd.write_json(rd.environment, RD.environment(record["tool"]))
     build = target.build_command()
     if build:
-        rd.add_command("build (cached by ncuwrap.benchmarks)", build)
+        rd.add_command("build (cached by ncuwrap.bundled)", build)
     rd.add_command("profile", record["argv"])
     rd.record(status="running", **record)
 
@@ -58,7 +60,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
         rd.record(status="failed", run=run, error=str(error), **record)
         raise error
 
-    from ncuwrap.engine import diagnose_profile
+    from ncuwrap.kernel_diagnosis import diagnose_profile
 
     loaded, warnings = _load(rd, record["tool"], record["argv"], options.export_csv, record["collection"].source)
     launches = profiled_launches(loaded.frame, run.kernels, record["filt"])
@@ -88,14 +90,14 @@ def _stop_line(rd: RD.RunDir, target: Target, options: ProfileOptions, progress:
     """The bundled variant's stop line, from its family timed now without instruments (written to
     bench.json) or from --bench-json (copied there); (None, why) when it cannot be had: the verdicts
     stand without it."""
-    from ncuwrap.benchmarks import report as bench_report
-    from ncuwrap.benchmarks.stopline import stop_line
+    from ncuwrap.bundled import report as bench_report
+    from ncuwrap.bundled.stopline import stop_line
 
     try:
         if options.bench_json is not None:
             report, source = bench_report.read(options.bench_json), str(options.bench_json)
         else:
-            from ncuwrap.benchmarks.bench import run_bench
+            from ncuwrap.bundled.bench import run_bench
 
             if progress is not None:
                 progress.stage(f"bench: timing {target.benchmark}'s variants uninstrumented ({options.bench_runs} runs) for the stop line ...")

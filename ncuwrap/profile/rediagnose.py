@@ -30,7 +30,7 @@ def run_dir_inputs(path: Path) -> tuple[Path, ...]:
 def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: str | None = None, select=None):
     """The run folder's diagnosis, with the stop line where the folder has a bundled benchmark's bench.json."""
     from ncuwrap import ruleset
-    from ncuwrap.engine import diagnose_profile, needed_metrics
+    from ncuwrap.kernel_diagnosis import diagnose_profile, needed_metrics
     from ncuwrap.ingest import load
     from ncuwrap.ingest.source_counters import is_source_page
     from ncuwrap.profile.pipeline import attach_source_page, load_raw_csv
@@ -51,8 +51,8 @@ def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: 
     diagnosis = diagnose_profile(loaded, rules, select=select)
     target = record["target"]
     if target.get("benchmark") and target.get("variant") and rd.bench.is_file():
-        from ncuwrap.benchmarks.report import read
-        from ncuwrap.benchmarks.stopline import stop_line
+        from ncuwrap.bundled.report import read
+        from ncuwrap.bundled.stopline import stop_line
 
         line = stop_line(read(rd.bench), str(target["benchmark"]), str(target["variant"]), source=str(rd.bench))
         diagnosis = replace(diagnosis, stop_line=line)

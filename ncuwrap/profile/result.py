@@ -10,7 +10,9 @@ from pathlib import Path
 
 from ncuwrap.profile import rundir as RD
 from ncuwrap.profile.launches import LaunchFilter, ProfiledLaunch, total_passes
-from ncuwrap.profile.ncu import Collection, NcuOptions, NcuTool
+from ncuwrap.profile.collection import Collection
+from ncuwrap.profile.ncu_argv import NcuOptions
+from ncuwrap.profile.ncu_tool import NcuTool
 from ncuwrap.profile.targets import Target
 from ncuwrap.timeline.nsysrep import NsysOptions
 

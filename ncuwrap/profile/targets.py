@@ -95,7 +95,7 @@ def resolve(target: Sequence[str], *, manifest=None, build=None, arch: str | Non
                          "ncuwrap profile -- ./my_program args")
     first = target[0]
     if len(target) == 1 and not Path(first).exists():
-        from ncuwrap.benchmarks.manifest import load_manifest
+        from ncuwrap.bundled.manifest import load_manifest
 
         manifest = manifest or load_manifest()
         matches = bundled_names(manifest).get(first)
@@ -137,7 +137,7 @@ def program(argv: Sequence[str]) -> Target:
 def bundled(benchmark: str, variant: str, *, manifest=None, build=None, arch: str | None = None, on_build=None) -> Target:
     """The bundled ``benchmark``/``variant``, built (cached) and ready to run under ncu.
     ``on_build(name)`` is called before the build (for a progress line)."""
-    from ncuwrap.benchmarks.manifest import load_manifest
+    from ncuwrap.bundled.manifest import load_manifest
 
     manifest = manifest or load_manifest()
     bench = manifest.get(benchmark)
@@ -147,7 +147,7 @@ def bundled(benchmark: str, variant: str, *, manifest=None, build=None, arch: st
     if on_build is not None:
         on_build(bench.name)
     if build is None:
-        from ncuwrap.benchmarks.build import build_one
+        from ncuwrap.bundled.build import build_one
 
         result = build_one(benchmark, arch, manifest=manifest)
         binary, record = result.binary, {"binary": str(result.binary), "arch": result.arch, "cached": result.cached, "key": result.key}
@@ -172,7 +172,7 @@ def bundled(benchmark: str, variant: str, *, manifest=None, build=None, arch: st
 
 def bundled_list(manifest=None) -> list[tuple[str, str, str]]:
     """(family/variant, kernel regex, lesson) of every profiled variant, for --list."""
-    from ncuwrap.benchmarks.manifest import load_manifest
+    from ncuwrap.bundled.manifest import load_manifest
 
     manifest = manifest or load_manifest()
     return [(f"{b.name}/{v.name}", v.kernel or "", v.lesson) for b in manifest.benchmarks for v in b.variants if v.profile is not None]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import orjson
 
-from ncuwrap.bulk import no_collection_pauses
+from ncuwrap.gc_pause import no_collection_pauses
 
 
 def dumps(doc) -> str:

@@ -3,7 +3,7 @@ quantity with its unit, its change, the headline, the verdicts and the findings.
 
 from __future__ import annotations
 
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 
 
 def amount(value, unit: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ncuwrap import metrics as M
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render.escape import terminal
 
 

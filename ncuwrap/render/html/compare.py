@@ -12,7 +12,7 @@ from ncuwrap import __version__
 from ncuwrap.render import names as N
 from ncuwrap.render.html import diagnosis as H
 from ncuwrap.render.html import environment
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.shown import PAGE, Shown
 
 SERIES = ["before", "after"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ncuwrap import __version__
 from ncuwrap.render import names as N
 from ncuwrap.render.html import environment, svg
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.shown import PAGE, Shown, layout
 
 

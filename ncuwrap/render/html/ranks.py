@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ncuwrap import __version__
 from ncuwrap.render import breakdown as B
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render.html import environment, svg
 
 

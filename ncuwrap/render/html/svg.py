@@ -6,7 +6,7 @@ escaped here, and only then is the whole returned as :class:`markupsafe.Markup`,
 can insert it without escaping it a second time and without letting a kernel name inject markup.
 
 A series is one set of numbers to draw (one kernel, or the "before" and "after" of a comparison);
-each is a ``KernelVerdict.chart_metrics`` dict (see ``ncuwrap.engine.CHART_METRICS``), or for the
+each is a ``KernelVerdict.chart_metrics`` dict (see ``ncuwrap.kernel_diagnosis.CHART_METRICS``), or for the
 roofline a ``KernelVerdict.roofline``.
 """
 
@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from ncuwrap.metrics import MEMORY_LEVELS
 from ncuwrap.numbers import pct as share_pct
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render.escape import terminal
 
 # One colour per series (1 series: blue; 2 series: before grey, after blue); roofs and grid in greys.

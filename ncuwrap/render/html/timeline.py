@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ncuwrap import __version__
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.numbers import clean
 from ncuwrap.render import breakdown as B
 from ncuwrap.render import names as N

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ncuwrap import __version__
 from ncuwrap.render import names as N
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render.escape import code, escape, table
 from ncuwrap.shown import COMMENT, Shown
 

@@ -7,7 +7,7 @@ from ncuwrap import __version__
 import html
 
 from ncuwrap.render import names as N
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render.escape import fenced, code, escape, table, terminal
 from ncuwrap.shown import COMMENT, Shown, layout
 

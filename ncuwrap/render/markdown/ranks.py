@@ -4,7 +4,7 @@ Markdown renderer (ncuwrap.render.escape): names and paths in code spans, prose 
 from __future__ import annotations
 
 from ncuwrap.render import breakdown as B
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render.escape import code, escape, table
 from ncuwrap.render.markdown.timeline import findings
 

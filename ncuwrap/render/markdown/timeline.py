@@ -4,7 +4,7 @@ of the breakdown, tables, Amdahl, findings."""
 from __future__ import annotations
 
 from ncuwrap.render import names as N
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render import breakdown as B
 from ncuwrap.render.escape import code, escape, table
 from ncuwrap.shown import COMMENT, Shown

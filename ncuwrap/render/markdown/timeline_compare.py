@@ -4,7 +4,7 @@ after, the verdicts, where a step's time went, the host and the copies, the kern
 from __future__ import annotations
 
 from ncuwrap.render import names as N
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render import timeline_diff as D
 from ncuwrap.render.escape import code, escape, table
 

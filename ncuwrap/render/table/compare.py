@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ncuwrap.render import names as N
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render.table import Page, cell
 
 # From this many columns the summary table has room for the findings resolved and introduced, and

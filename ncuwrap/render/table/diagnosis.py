@@ -4,7 +4,7 @@ findings, and once for the report what could not be evaluated."""
 from __future__ import annotations
 
 from ncuwrap.render import names as N
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render.table import STYLE, Page, cell
 
 # From this many columns the summary table has room for each kernel's headline, and from MEDIUM for

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ncuwrap.render import breakdown as B
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render.table import Page, TextTable
 from ncuwrap.render.table.timeline import findings
 

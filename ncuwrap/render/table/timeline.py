@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ncuwrap.render import names as N
-from ncuwrap.render import text as T
+from ncuwrap.render import phrasing as T
 from ncuwrap.render import breakdown as B
 from ncuwrap.render.table import STYLE, Page
 from ncuwrap.shown import TERMINAL_CALLS

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ncuwrap.benchmarks.report import RunTiming
+from ncuwrap.bundled.report import RunTiming
 from ncuwrap.errors import BenchError, InputError
 
 _RUN_TIMEOUT_S = 1800

@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ncuwrap.benchmarks.manifest import Library
+from ncuwrap.bundled.manifest import Library
 from ncuwrap.errors import BenchError
 
 DESCRIPTIONS = {

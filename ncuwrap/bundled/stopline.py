@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ncuwrap.benchmarks.report import BenchEntry, BenchReport
+from ncuwrap.bundled.report import BenchEntry, BenchReport
 from ncuwrap.errors import InputError
 
 # The seeds' rule: past ~90% of the copy ceiling (the minimum traffic moved at the best rate), stop.

@@ -1,5 +1,5 @@
 """``ncuwrap bench``: the uninstrumented baseline of the bundled benchmarks, as an ``ncuwrap.bench/v1`` report
-(:class:`~ncuwrap.benchmarks.report.BenchReport`).
+(:class:`~ncuwrap.bundled.report.BenchReport`).
 
 For every variant: R separate process runs of its binary (each verifying, warming up and timing N
 launches with CUDA events), median/min/max per run and across runs, effective GB/s and TFLOP/s from the
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ncuwrap import __version__, nvidia_smi
-from ncuwrap.benchmarks import library as libmod
-from ncuwrap.benchmarks.build import NVCC_FLAGS, NVCC_TAIL_FLAGS, BuildResult, build_many, detect_arch, normalize_arch
-from ncuwrap.benchmarks.manifest import Benchmark, CeilingBasis, Manifest, Peak, Variant, load_manifest
-from ncuwrap.benchmarks.peaks import SpecPeaks, spec_peaks
-from ncuwrap.benchmarks.report import BenchEntry, BenchReport, Ceiling, ExpectedVerdict, LibraryResult
-from ncuwrap.benchmarks.runner import BinaryRun, Summary, require_gpu, run_binary, summarize
+from ncuwrap.bundled import library as libmod
+from ncuwrap.bundled.build import NVCC_FLAGS, NVCC_TAIL_FLAGS, BuildResult, build_many, detect_arch, normalize_arch
+from ncuwrap.bundled.manifest import Benchmark, CeilingBasis, Manifest, Peak, Variant, load_manifest
+from ncuwrap.bundled.peaks import SpecPeaks, spec_peaks
+from ncuwrap.bundled.report import BenchEntry, BenchReport, Ceiling, ExpectedVerdict, LibraryResult
+from ncuwrap.bundled.runner import BinaryRun, Summary, require_gpu, run_binary, summarize
 from ncuwrap.errors import BenchError
 
 

@@ -1,6 +1,6 @@
 """The ``ncuwrap.bench/v1`` report: typed records, written by ``ncuwrap bench``, read by ``ncuwrap compare``.
 
-This module owns the format. :class:`BenchReport` and its parts are what :mod:`ncuwrap.benchmarks.bench`
+This module owns the format. :class:`BenchReport` and its parts are what :mod:`ncuwrap.bundled.bench`
 builds; :meth:`BenchReport.to_json` is the document it writes (key order included) and :func:`read` turns
 a file back into the same records (``read(p).to_json()`` is the file's document again). A file that is
 not such a report is a one-line :class:`InputError` naming it and the place in it.

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ncuwrap.benchmarks.manifest import Peak
+from ncuwrap.bundled.manifest import Peak
 
 # FP32 FLOP per clock per SM (2 x FP32 lanes).
 FP32_FLOP_PER_CLK_PER_SM = {

@@ -19,7 +19,7 @@ import yaml
 
 from ncuwrap import safeyaml
 from ncuwrap import ruleset, schema
-from ncuwrap.benchmarks.formula import Formula, FormulaError, parse_formula
+from ncuwrap.bundled.formula import Formula, FormulaError, parse_formula
 from ncuwrap.errors import InputError
 from ncuwrap.resources import data_dir
 
@@ -152,7 +152,7 @@ class Benchmark:
     iters: int
     variants: tuple[Variant, ...]
     # The architecture-specific target (``sm_90a``) the family needs for instructions that exist only
-    # there (wgmma, setmaxnreg); None for portable code. See :func:`ncuwrap.benchmarks.build.target_arch`.
+    # there (wgmma, setmaxnreg); None for portable code. See :func:`ncuwrap.bundled.build.target_arch`.
     arch_specific: str | None = None
 
     def variant(self, name: str) -> Variant:

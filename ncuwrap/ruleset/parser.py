@@ -1,244 +1,23 @@
-"""Load a rules file (versioned YAML) into typed objects.
-
-The format is documented, with comments, in ``rules/reference.yaml``. YAML is read with
-``yaml.safe_load`` only; conditions go through :mod:`ncuwrap.expr` (no eval). Every error names the
-file and the rule.
-"""
+"""A rules file's YAML document into a :class:`~ncuwrap.ruleset.model.RuleSet`: every key checked
+against the format (rules/reference.yaml), every condition parsed by :mod:`ncuwrap.expr` (no eval),
+every name against the catalogue of the rules' kind; each error names the file and the rule."""
 
 from __future__ import annotations
 
 import ast
-import functools
 import math
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
-import yaml
-
-from ncuwrap import metrics, safeyaml, schema
+from ncuwrap import metrics, schema
 from ncuwrap.attribution import WASTES
 from ncuwrap.catalogue import Catalogue
 from ncuwrap.errors import RulesError
-from ncuwrap.fileio import check_file
 from ncuwrap.expr import MAX_INT, Expression, ExpressionError, parse
 from ncuwrap.resources import data_dir
+from ncuwrap.ruleset.model import ID_PATTERN, SEVERITIES, SUPPORTED_VERSIONS, Branch, Finding, NextStep, RuleSet, SeverityLevel
+from ncuwrap.ruleset.texts import VERDICT_FIELDS, check_formats as _check_formats, placeholders
 from ncuwrap.schema import Node
-# The rules' texts (placeholders, how they are filled) live in ncuwrap.rule_texts; these names stay here too.
-from ncuwrap.rule_texts import VERDICT_FIELDS, check_formats as _check_formats, chosen_advice, placeholders, render_text, text_names  # noqa: F401
-
-SUPPORTED_VERSIONS = (1,)
-# Estimate settings a rules file may set among its constants (documented in rules/reference.yaml).
-ESTIMATE_DEFAULTS = {"roof": 90.0, "launch_floor_ns": 2000.0, "gain_minor": 5.0, "gain_high": 20.0, "saving_minor_ns": 1000.0, "busy": 60.0}
-# Facts of the verdict (not metrics) that texts and advice_by may name.
-SEVERITIES = ("high", "medium", "low", "minor", "info")
-_ID = re.compile(r"^[a-z][a-z0-9_]*$")
-# Bounds of a placeholder's format spec ({dram_pct:8.2f}): {x:200000000f} is 800 MB per text.
-
-
-@dataclass(frozen=True)
-class Branch:
-    """One step of the ``bound`` decision: the first branch whose condition holds gives the verdict."""
-
-    verdict: str
-    when: Expression
-    why: str
-    limiter: str  # metric holding the limiting unit's name, or a literal unit
-    # Sentences naming the cause (stall reasons, the busiest pipe): each shown only when every
-    # metric it reads is known for the launch.
-    cause: tuple[str, ...] = ()
-    # The per-instruction waste (attribution.WASTES) whose lines go with the cause line.
-    where: str | None = None
-
-
-@dataclass(frozen=True)
-class SeverityLevel:
-    level: str
-    when: Expression | None
-
-
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    under: tuple[str, ...]  # verdicts this cause applies to
-    when: Expression
-    severity: tuple[SeverityLevel, ...]
-    title: str
-    evidence: tuple[str, ...]
-    advice: str | dict[str, str]
-    advice_by: str | None = None
-    unless: tuple[str, ...] = ()
-    # What fixing it buys (ncuwrap.estimate): the share of each unit's work the fix removes, and the
-    # share of the GPU the launch keeps busy. A finding with either has its severity set by the gain.
-    removes: dict[str, Expression] = field(default_factory=dict)
-    fills: Expression | None = None
-    # The per-instruction waste (attribution.WASTES) that points at the lines causing it.
-    where: str | None = None
-    # What the finding means to ncuwrap itself (its catalogue's roles: "stop", the kernel is done;
-    # "straggler", the slow rank), and the Nsight Compute rules that speak about the same waste: declared in the rules file,
-    # so a user's own rules keep these features whatever their ids.
-    role: str | None = None
-    ncu_rules: tuple[str, ...] = ()
-
-    @property
-    def estimated(self) -> bool:
-        return bool(self.removes) or self.fills is not None
-
-    def value_names(self) -> list[str]:
-        """Every metric its output shows: the evidence, and the placeholders of title and advice."""
-        return list(dict.fromkeys([*self.evidence, *text_names(self.title, self.advice, self.advice_by)]))
-
-
-@dataclass(frozen=True)
-class NextStep:
-    """What to do next for a kernel no costly finding explains: the first entry of ``next`` whose
-    verdict and condition match (the lever for its limiting unit, kernel kind or stall reason)."""
-
-    id: str
-    under: tuple[str, ...]
-    when: Expression
-    title: str
-    advice: str | dict[str, str]
-    advice_by: str | None = None
-
-    def value_names(self) -> list[str]:
-        return text_names(self.title, self.advice, self.advice_by)
-
-
-@dataclass(frozen=True)
-class RuleSet:
-    path: str
-    version: int
-    name: str
-    kind: str  # kernel | timeline | ranks
-    constants: dict[str, float]
-    bound: tuple[Branch, ...]
-    findings: tuple[Finding, ...]
-    display: tuple[str, ...] = field(default=())  # metrics shown per kernel besides the evidence
-    # The units estimates move work between: unit name -> the metric giving its utilization (%).
-    units: dict[str, str] = field(default_factory=dict)
-    # When the bound decision is too close to call (another run may decide otherwise), and what to say.
-    borderline: Expression | None = None
-    borderline_note: str = ""
-    # The next step for a kernel without a costly finding, tried in order.
-    next: tuple[NextStep, ...] = ()
-    # What a fixed kernel can reach on a unit (% of its peak) where less than `roof`: unit -> expression.
-    reach: dict[str, Expression] = field(default_factory=dict)
-
-    def with_role(self, role: str) -> Finding | None:
-        """The finding that holds ``role`` (one of its catalogue's roles), if the rules give it to one."""
-        return next((f for f in self.findings if f.role == role), None)
-
-    @functools.cached_property
-    def ncu_counterparts(self) -> dict[str, tuple[str, ...]]:
-        """Nsight Compute's rule -> the findings that speak about the same waste, in the rules' order."""
-        out: dict[str, list[str]] = {}
-        for f in self.findings:
-            for rule in f.ncu_rules:
-                out.setdefault(rule, []).append(f.id)
-        return {rule: tuple(ids) for rule, ids in out.items()}
-
-    def setting(self, name: str) -> float:
-        """An estimate setting: the rules' constant, else ESTIMATE_DEFAULTS."""
-        return float(self.constants.get(name, ESTIMATE_DEFAULTS[name]))
-
-    def metric_names(self) -> list[str]:
-        """Every metric name (canonical, derived or raw) the rules read."""
-        names: list[str] = []
-
-        def add(items):
-            names.extend(n for n in items if n not in names)
-
-        for branch in self.bound:
-            add(branch.when.names + branch.when.optional)
-            add([n for text in (branch.why, *branch.cause) for n in placeholders(text)])
-            if branch.limiter in metrics.DERIVED or branch.limiter in metrics.CANONICAL:
-                add([branch.limiter])
-        for finding in self.findings:
-            add(finding.when.names + finding.when.optional)
-            for level in finding.severity:
-                if level.when:
-                    add(level.when.names + level.when.optional)
-            for expr in [*finding.removes.values(), *([finding.fills] if finding.fills else [])]:
-                add(expr.names + expr.optional)
-            add(finding.value_names())
-        if any(f.estimated for f in self.findings):
-            add(list(self.units.values()) + ["duration_ns"])
-            for expr in self.reach.values():
-                add(expr.names + expr.optional)
-        if self.borderline is not None:
-            add(self.borderline.names + self.borderline.optional)
-        add(self.display)
-        for step in self.next:
-            add(step.when.names + step.when.optional)
-            add(step.value_names())
-        return names
-
-    def raw_metrics(self) -> list[str]:
-        """The raw ncu metrics needed to evaluate every rule (what targeted profiling collects)."""
-        out: list[str] = []
-        for name in self.metric_names():
-            out.extend(m for m in metrics.raw_inputs(name) if m not in out)
-        return out
-
-
-def kind_of_file(path: str | Path) -> str:
-    """The ``kind:`` a rules file declares (``kernel`` when absent), for commands that take either."""
-    doc = _read_yaml(Path(path))
-    return str(doc.get("kind", "kernel")) if isinstance(doc, dict) else "kernel"
-
-
-def default_path(catalogue: Catalogue = metrics.KERNEL) -> Path:
-    return data_dir("rules") / catalogue.rules_file
-
-
-def load(path: str | Path | None = None, catalogue: Catalogue = metrics.KERNEL, *, extend: bool = False) -> RuleSet:
-    """Load ``path`` (default: the bundled rules of ``catalogue``'s kind) as rules that read ``catalogue``'s
-    names (ncuwrap.catalogue: kernel rules by default). With ``extend``, its findings and constants are
-    added to the bundled rules (a finding with an existing id replaces it)."""
-    if path is None:
-        return _load_file(default_path(catalogue), catalogue)
-    user = _load_file(Path(path), catalogue)
-    if not extend:
-        if not user.bound:
-            raise RulesError(f"{path}: no 'bound' branches, so no kernel could get a verdict; add them, or pass --extend to add these findings to the bundled "
-                             f"rules")
-        return user
-    base = _load_file(default_path(catalogue), catalogue)
-    bound = user.bound or base.bound
-    # A finding 'under: any' in a file without 'bound' applies under every verdict of the merged rules.
-    verdicts = tuple(b.verdict for b in bound)
-    findings = {f.id: f for f in base.findings}
-    findings.update({f.id: f if f.under or user.bound else replace(f, under=verdicts) for f in user.findings})
-    # One finding holds each role: a user's finding with a role takes it from the bundled one.
-    taken, mine = {f.role for f in user.findings if f.role}, {f.id for f in user.findings}
-    findings = {fid: (replace(f, role=None) if f.role in taken and fid not in mine else f) for fid, f in findings.items()}
-    return RuleSet(
-        path=f"{base.path} + {user.path}",
-        version=user.version,
-        name=f"{base.name}+{user.name}",
-        kind=catalogue.kind,
-        constants={**base.constants, **user.constants},
-        bound=bound,
-        findings=tuple(findings.values()),
-        display=tuple(dict.fromkeys(base.display + user.display)),
-        units={**base.units, **user.units},
-        borderline=user.borderline or base.borderline,
-        borderline_note=user.borderline_note if user.borderline else base.borderline_note,
-        # A user's next steps come first (an entry with a bundled id replaces it there).
-        next=tuple(user.next) + tuple(n for n in base.next if n.id not in {u.id for u in user.next}),
-        reach={**base.reach, **user.reach},
-    )
-
-
-def report_metrics(rules: RuleSet) -> list[str]:
-    """Raw metrics worth reading from a report for ``rules``: what the rules read, every canonical alias
-    (for the report's charts) and the device facts. Reading only these keeps time and memory bounded."""
-    names = list(rules.raw_metrics())
-    for canonical in metrics.CANONICAL.values():
-        names.extend(a for a in canonical.aliases if a not in names)
-    names += ["device__attribute_display_name", "device__attribute_compute_capability_major", "device__attribute_compute_capability_minor"]
-    return names
 
 
 def display_path(path: Path) -> str:
@@ -250,29 +29,6 @@ def display_path(path: Path) -> str:
     except FileNotFoundError:
         pass
     return str(path)
-
-
-def _load_file(path: Path, catalogue: Catalogue) -> RuleSet:
-    return _parse(_read_yaml(path), path, catalogue)
-
-
-# A rules file is tens of kilobytes (the bundled one: 15 KB); more is not a rules file.
-MAX_RULES_BYTES = 4 << 20
-
-
-def _read_yaml(path: Path):
-    check_file(path, folder_fix="pass a YAML rules file", missing="rules file not found; pass an existing YAML file to --rules",
-               empty_fix=None, max_bytes=MAX_RULES_BYTES, error=RulesError)
-    try:
-        return safeyaml.load(path.read_text(encoding="utf-8"))
-    except safeyaml.TooLarge as exc:
-        raise RulesError(f"{path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise RulesError(f"{path}: not valid YAML{where} ({getattr(exc, 'problem', exc)}); fix the syntax") from None
-    except UnicodeDecodeError:
-        raise RulesError(f"{path}: not a text file; pass a YAML rules file") from None
 
 
 def _computes_with(tree, names: set[str]) -> bool:
@@ -320,7 +76,7 @@ def _labelled(item: Node, key: str, label: str) -> Node:
     return item.at(label.format(value)) if isinstance(value, str) and value else item
 
 
-def _parse(doc, path: Path, catalogue: Catalogue) -> RuleSet:
+def parse_document(doc, path: Path, catalogue: Catalogue) -> RuleSet:
     kind = catalogue.kind
     root = schema.document(doc, str(path), RulesError, hint="see rules/reference.yaml")
     if not isinstance(doc, dict):
@@ -359,7 +115,7 @@ def _parse(doc, path: Path, catalogue: Catalogue) -> RuleSet:
 
     units = {}
     for unit_name, node in root["units"].pairs(what="a mapping of unit names to the metric giving each one's utilization, e.g. {dram: dram_pct}"):
-        if not _ID.match(unit_name):
+        if not ID_PATTERN.match(unit_name):
             raise node.fail(f"{unit_name!r} is not a name (lower-case letters, digits, '_')")
         units[unit_name] = node.text()
         if not is_metric(units[unit_name]):
@@ -386,7 +142,7 @@ def _parse(doc, path: Path, catalogue: Catalogue) -> RuleSet:
     def rule_id(item: Node, seen: set[str]) -> str:
         """A finding's or next step's id: a name, not taken before (``seen`` is updated)."""
         rid = item["id"].value
-        if not isinstance(rid, str) or not _ID.match(rid):
+        if not isinstance(rid, str) or not ID_PATTERN.match(rid):
             raise item.fail("needs an 'id' of lower-case letters, digits and '_'")
         if rid in seen:
             raise item.fail("duplicate id")

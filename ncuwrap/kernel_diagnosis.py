@@ -17,7 +17,7 @@ import numpy as np
 
 from ncuwrap import kernel_filter
 from ncuwrap.attribution import NO_COUNTERS, attribute
-from ncuwrap.bulk import no_collection_pauses
+from ncuwrap.gc_pause import no_collection_pauses
 from ncuwrap import metrics as M
 from ncuwrap import ruleset as R
 from ncuwrap.ingest import Profile, load, rule_results

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncuwrap import nvidia_smi
-from ncuwrap.benchmarks.manifest import Manifest, load_manifest
+from ncuwrap.bundled.manifest import Manifest, load_manifest
 from ncuwrap.errors import BuildError, InputError, ToolNotFoundError
 
 NVCC_FLAGS: tuple[str, ...] = ("-O3", "-std=c++17")
