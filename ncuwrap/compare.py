@@ -453,18 +453,25 @@ def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str
 
 def compare_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
                   kernel: str | None = None, ncu: str | None = None, **options) -> CompareResult:
-    """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV) with the same rules and compare them."""
+    """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV) with the same rules and compare them.
+    Either may instead be a diagnosis document (``diagnose --format json``, schema v2 or v3): it was
+    judged when it was written, so the rules and ``kernel`` apply to the reports only."""
+    from ncuwrap import diagnosis_doc
     from ncuwrap.kernel_diagnosis import diagnose
     from ncuwrap.ingest import kind_of
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     for path in (Path(before), Path(after)):
-        if path.is_file() and kind_of(path) == "timeline":
+        if path.is_file() and not diagnosis_doc.is_document(path) and kind_of(path) == "timeline":
             raise InputError(f"{path}: an Nsight Systems timeline; compare_files takes kernel reports (two timelines: "
                              "ncuwrap.timeline.compare.compare_timeline_files, or ncuwrap.compare)")
-    left = diagnose(before, rules_path, extend=extend, kernel=kernel, ncu=ncu)
-    right = diagnose(after, rules_path, extend=extend, kernel=kernel, ncu=ncu)
-    return compare(left, right, **options)
+
+    def judged(path):
+        if diagnosis_doc.is_document(Path(path)):
+            return diagnosis_doc.read(path)
+        return diagnose(path, rules_path, extend=extend, kernel=kernel, ncu=ncu)
+
+    return compare(judged(before), judged(after), **options)
 
 
 # ncuwrap.compare(...) is the API function of that name (ncuwrap/__init__.py).

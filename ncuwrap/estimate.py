@@ -132,6 +132,27 @@ class KernelEffects:
     # What the fixed kernel can reach on a unit (% of peak), the whole report's arrays; empty: roof.
     reach: dict = field(default_factory=dict)
 
+    def to_json(self) -> dict:
+        """This launch's part (the diagnosis document v3 carries it, so that 'compare' of two documents
+        estimates a fix as it does for two reports); NaN as null."""
+        def at(values) -> float | None:
+            values = np.asarray(values, dtype=float).reshape(-1)
+            value = float(values[self.row if len(values) > 1 else 0])
+            return None if np.isnan(value) else value
+
+        return {"util": {u: at(v) for u, v in self.util.items()}, "duration_ns": self.duration_ns,
+                "findings": {i: {"keep": {u: at(k) for u, k in fx.keep.items()}, "fill": at(fx.fill)} for i, fx in self.findings.items()},
+                "roof": self.roof, "floor_ns": self.floor_ns, "busy": self.busy, "reach": {u: at(v) for u, v in self.reach.items()}}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> "KernelEffects":
+        def one(value) -> np.ndarray:
+            return np.array([np.nan if value is None else float(value)])
+
+        return cls(util={u: one(v) for u, v in doc["util"].items()}, duration_ns=doc["duration_ns"],
+                   findings={i: Effect(keep={u: one(k) for u, k in fx["keep"].items()}, fill=one(fx["fill"])) for i, fx in doc["findings"].items()},
+                   roof=doc["roof"], floor_ns=doc["floor_ns"], busy=doc["busy"], reach={u: one(v) for u, v in doc["reach"].items()})
+
     def gain_pct(self, ids) -> float | None:
         """Estimated % of the launch's time saved by fixing the findings ``ids`` together."""
         chosen = [self.findings[i] for i in ids if i in self.findings]

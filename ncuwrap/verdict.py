@@ -1,4 +1,4 @@
-"""Typed results of a diagnosis and their JSON form (schema ``ncuwrap.diagnosis/v2``)."""
+"""Typed results of a diagnosis and their JSON form (schema ``ncuwrap.diagnosis/v3``; v2 by ncuwrap.diagnosis_doc.expand)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 
 from ncuwrap import __version__
 from ncuwrap.display import Displayed
+from ncuwrap.json_delta import share_launches
 from ncuwrap.numbers import clean, clean_all
 
 if TYPE_CHECKING:
@@ -21,7 +22,10 @@ if TYPE_CHECKING:
 
 # v2 (from v1): findings carry estimated_speedup and limited_after, severity may be "minor";
 # kernels carry borderline, pipe, tensor, estimated_gain_pct, stalls and ncu_rules; the document has a ranking.
-SCHEMA = "ncuwrap.diagnosis/v2"
+# v3 (from v2): a kernel's later launches are what they differ in from its first (ncuwrap.json_delta), and
+# the document names the findings that hold the rules' roles; ncuwrap.diagnosis_doc.expand gives v2 back.
+SCHEMA = "ncuwrap.diagnosis/v3"
+SCHEMA_V2 = "ncuwrap.diagnosis/v2"
 
 
 # Theoretical occupancy this close to 100% is full (ncu rounds).
@@ -294,6 +298,12 @@ class KernelVerdict:
         unit = self.pipe if self.bound == "compute" and self.pipe else self.limiter
         return f"{self.bound} ({unit})" if unit else self.bound
 
+    def document(self) -> dict:
+        """Its record in the diagnosis document (v3): the v2 record, then what 'compare' reads besides it
+        (every metric a finding's evidence or a comparison reads; the effects that estimate a fix)."""
+        return {**self.to_json(), "compared": dict(self.compared_metrics),
+                "effects": self.effects.to_json() if self.effects is not None else None}
+
     @property
     def ncu_rules_shown(self) -> tuple[NcuRule, ...]:
         """Nsight Compute's rules worth showing beside the findings: those with an estimate or a
@@ -386,6 +396,11 @@ class SourceInfo:
         return {"path": self.path, "kind": self.kind, "ncu_version": self.ncu_version, "device": self.device,
                 "compute_capability": self.compute_capability}
 
+    def facts(self) -> dict:
+        """The rest of its fields (the diagnosis document v3 carries them apart from v2's 'source')."""
+        return {"command_line": self.command_line, "sha256": self.sha256, "clock_control": self.clock_control,
+                "cache_control": self.cache_control, "driver": self.driver, "sm_clock_mhz": self.sm_clock_mhz}
+
 
 # A report's "fix first" list: at most this many kernels, each saving at least this share (%) of the profile.
 FIX_FIRST = 5
@@ -420,6 +435,11 @@ class Diagnosis(Displayed):
         return tuple(dict.fromkeys(k.stream for k in self.kernels if k.stream is not None))
 
     @property
+    def roles(self) -> dict[str, str]:
+        """The rules' roles and the finding holding each, among the findings of its launches ({"stop": "at_roofline"})."""
+        return {f.role: f.id for k in self.kernels for f in k.findings if f.role}
+
+    @property
     def grouped(self) -> bool:
         """Some kernel was launched more than once: outputs show one row per kernel."""
         return len({k.name for k in self.kernels}) != len(self.kernels)
@@ -430,7 +450,9 @@ class Diagnosis(Displayed):
             "tool": {"name": "ncuwrap", "version": __version__},
             "source": self.source.to_json(),
             "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
-            "kernels": [k.to_json() for k in self.kernels],
+            "facts": self.source.facts(),
+            "roles": self.roles,
+            "kernels": share_launches([k.document() for k in self.kernels]),
             "ranking": [r.to_json() for r in self.ranking()],
             "groups": [g.to_json() for g in self.groups()],
             "reprofile": self.reprofile.to_json() if self.reprofile else None,

@@ -19,6 +19,7 @@ from ncuwrap.timeline.compare import TimelineCompare
 from ncuwrap.timeline.diagnosis import TimelineDiagnosis
 from ncuwrap.timeline.ranks.diagnosis import RanksDiagnosis
 from ncuwrap.verdict import Diagnosis
+from ncuwrap.diagnosis_doc import expand
 from tests.conftest import DATA, H200, ROOT, run_cli
 
 OURS = DATA / "h200_ncuwrap"
@@ -47,7 +48,7 @@ def test_diagnose_gives_the_diagnosis_and_one_row_per_launch():
     assert list(frame["verdict"]) == [k.verdict_label for k in d.kernels]
     assert list(frame["findings"]) == [k.finding_ids() for k in d.kernels]
     # The rules' display metrics are columns too, with the values of the JSON document.
-    doc = json.loads(render(d, Format.json))
+    doc = expand(json.loads(render(d, Format.json)))
     assert frame["sm_pct"].tolist() == [k["metrics"]["sm_pct"] for k in doc["kernels"]]
     assert set(frame["process"]) == {k.process_id for k in d.kernels}
 

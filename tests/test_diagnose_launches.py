@@ -16,6 +16,7 @@ from ncuwrap.kernel_diagnosis import diagnose, diagnose_profile
 from ncuwrap.ingest import load
 from ncuwrap.kernel_filter import LaunchSelection
 from ncuwrap.render import Format, render
+from ncuwrap.diagnosis_doc import expand
 from tests.conftest import DATA, H200, golden, golden_json, run_cli
 
 TWO = DATA / "h200_ncuwrap" / "multi" / "two_processes.raw.csv"  # 3 kernels x 2 processes, launches 0-5
@@ -113,7 +114,7 @@ def test_groups_in_the_json(capsys):
     assert data["groups"][0] == {"name": "scale_add<float, 4>", "launches": 2, "launch_ids": [0, 3], "total_ns": 50560, "median_ns": 25280,
                                  "min_ns": 24928, "max_ns": 25632, "share_pct": 45.612,
                                  "verdicts": [{"verdict": "memory (l2)", "launches": 2}], "processes": ["2709", "2751"], "streams": ["7"]}
-    assert {k["stream"] for k in data["kernels"]} == {"7"}
+    assert {k["stream"] for k in expand(data)["kernels"]} == {"7"}
     golden_json("diagnose_two_processes.json", data)
 
 

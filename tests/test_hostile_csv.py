@@ -12,6 +12,7 @@ import tracemalloc
 import pytest
 
 from ncuwrap.ingest import ncu_csv
+from ncuwrap.diagnosis_doc import expand
 from tests.conftest import H200, run_cli
 
 VECADD = H200 / "vecadd" / "bench_add.raw.csv"
@@ -33,7 +34,7 @@ def _write(path, rows, encoding="utf-8"):
 def _kernels(capsys, path) -> list[tuple]:
     code, out, err = run_cli(capsys, "diagnose", path, "-f", "json")
     assert code == 0 and err == "", err
-    return [(k["id"], k["name"], k["bound"]) for k in json.loads(out)["kernels"]]
+    return [(k["id"], k["name"], k["bound"]) for k in expand(json.loads(out))["kernels"]]
 
 
 def test_byte_order_mark_before_the_header(capsys, tmp_path):

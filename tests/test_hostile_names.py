@@ -32,6 +32,7 @@ from ncuwrap.render import names as N
 from ncuwrap.render.escape import terminal
 from ncuwrap.timeline.compare import compare_timelines
 from ncuwrap.timeline.diagnosis import diagnose_timeline
+from ncuwrap.diagnosis_doc import expand
 from tests.conftest import DATA, H200
 from tests.test_render_html import Page
 from tests.test_render_markdown import assert_clean_gfm, gfm
@@ -203,7 +204,7 @@ def test_terminal_table_has_no_control_characters(docs, kind, color):
 
 
 def test_json_gives_back_every_name_as_written(docs):
-    d = json.loads(render(docs["diagnosis"], Format.json))
+    d = expand(json.loads(render(docs["diagnosis"], Format.json)))
     assert {k["display_name"] for k in d["kernels"]} >= {f"void {NCU_NAME}(float *, const float *, int)", f"void {LONG}(T1 *, const T1 *, T1, int)"}
     assert PROCESS in {k["process"]["name"] for k in d["kernels"] if k.get("process")}
     assert d["source"]["path"] == str(docs["diagnosis"].source.path) and FILE in d["source"]["path"]

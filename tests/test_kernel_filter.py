@@ -9,6 +9,7 @@ import signal
 import pytest
 
 from tests.conftest import H200, run_cli
+from ncuwrap.diagnosis_doc import expand
 
 VECADD = H200 / "vecadd" / "bench_add.raw.csv"
 PREFIX = "ncuwrap: error: --kernel "
@@ -78,4 +79,4 @@ def test_a_pattern_still_selects(capsys, tmp_path):
     assert code == 0, err
     import json
 
-    assert [k["name"] for k in json.loads(out)["kernels"]] == ["kernel_0", "kernel_0", "kernel_2", "kernel_2"]
+    assert [k["name"] for k in expand(json.loads(out))["kernels"]] == ["kernel_0", "kernel_0", "kernel_2", "kernel_2"]

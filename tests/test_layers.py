@@ -19,6 +19,7 @@ LAYER_OF = {
     "ncuwrap.fileio": "base", "ncuwrap.numbers": "base", "ncuwrap.gc_pause": "base", "ncuwrap.expr": "base", "ncuwrap.schema": "base",
     "ncuwrap.safeyaml": "base", "ncuwrap.safejson": "base", "ncuwrap.terminal": "base", "ncuwrap.process": "base",
     "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base", "ncuwrap.display": "base", "ncuwrap.catalogue": "base",
+    "ncuwrap.json_delta": "base",
     # Reading files and running the profilers' exporters.
     "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
@@ -30,7 +31,7 @@ LAYER_OF = {
     "ncuwrap.ruleset": "rules",
     # Verdicts, and the workflows that produce them (profile, bench, capture).
     "ncuwrap.verdict": "verdict", "ncuwrap.evaluate": "verdict", "ncuwrap.kernel_diagnosis": "verdict", "ncuwrap.compare": "verdict",
-    "ncuwrap.shown": "verdict",
+    "ncuwrap.shown": "verdict", "ncuwrap.diagnosis_doc": "verdict",
     "ncuwrap.timeline": "verdict", "ncuwrap.profile": "verdict", "ncuwrap.bundled": "verdict",
     "ncuwrap.render": "render",
     # The Python API: the commands as functions, over the library and the renderers.

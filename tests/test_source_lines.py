@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from ncuwrap.diagnosis_doc import expand
 
 DATA = Path(__file__).resolve().parent / "data" / "h200_ncuwrap" / "source"
 OLD = Path(__file__).resolve().parent / "data" / "h200"
@@ -42,7 +43,7 @@ def unpacked(name: str, tmp_path: Path) -> Path:
 def diagnosis(capsys, *args) -> dict:
     code, out, err = run_cli(capsys, "diagnose", *args, "-f", "json")
     assert code == 0, err
-    return json.loads(out)
+    return expand(json.loads(out))
 
 
 def location(line: dict) -> str:
