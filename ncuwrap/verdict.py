@@ -499,8 +499,9 @@ class Diagnosis(Displayed):
                 picked.add(k.id)
         return frozenset(chosen)
 
-    @property
+    @functools.cached_property
     def total_ns(self) -> float:
+        # Once per diagnosis: a report's share of each of 100,000 launches reads it 100,000 times.
         return sum(k.duration_ns or 0.0 for k in self.kernels)
 
     def share_pct(self, launches) -> float | None:
