@@ -33,8 +33,9 @@ from ncuwrap.verdict import (Diagnosis, FindingResult, KernelVerdict, NcuRule, N
 from ncuwrap.verdict import SCHEMA as V3, SCHEMA_V2 as V2
 
 SCHEMAS = (V2, V3)
-# A diagnosis document of 100,000 launches is tens of megabytes; more is not one.
-MAX_BYTES = 2 << 30
+# A v3 document of 100,000 launches is tens of megabytes, a v2 one of 70,000 full-set launches 1 GB (13.9 KB
+# a launch, parsed into ten times that in memory): past it, refused rather than read.
+MAX_BYTES = 1 << 30
 _FIX = "pass a document written by 'ncuwrap diagnose --format json'"
 
 

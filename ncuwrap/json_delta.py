@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import orjson
 
+
 def _pointer(path: str, key) -> str:
     return f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
 
