@@ -37,6 +37,8 @@ SCHEMAS = (V2, V3)
 # a launch, parsed into ten times that in memory): past it, refused rather than read.
 MAX_BYTES = 1 << 30
 _FIX = "pass a document written by 'ncuwrap diagnose --format json'"
+# What a v3 launch record holds beside v2's (what 'compare' reads): not in the v2 document.
+V3_ONLY = ("compared", "effects")
 
 
 def expand(doc: dict) -> dict:
@@ -48,10 +50,6 @@ def expand(doc: dict) -> dict:
     out = {key: value for key, value in doc.items() if key not in ("roles", "facts")}
     out["schema"], out["kernels"] = V2, [{key: value for key, value in k.items() if key not in V3_ONLY} for k in _launches(doc)]
     return out
-
-
-# What a v3 launch record holds beside v2's (what 'compare' reads): not in the v2 document.
-V3_ONLY = ("compared", "effects")
 
 
 def _launches(doc: dict) -> list[dict]:
@@ -79,7 +77,8 @@ def read(path: str | Path) -> Diagnosis:
     schema = doc.get("schema") if isinstance(doc, dict) else None
     if schema not in SCHEMAS:
         raise InputError(f"{path}: not an ncuwrap diagnosis (schema {schema!r}, expected {' or '.join(SCHEMAS)}); {_FIX}")
-    roles = {finding: role for role, finding in (doc.get("roles") or _bundled_roles(doc)).items()}
+    # v3 names the finding of each role; v2 did not (the bundled rules it was judged by say them).
+    roles = {finding: role for role, finding in (doc.get("roles", {}) if schema == V3 else _bundled_roles(doc)).items()}
     try:
         return _diagnosis(doc, roles)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:

@@ -59,10 +59,6 @@ class Layout:
         return self.below - len(self.rest)
 
     @property
-    def summary_launches(self) -> tuple[KernelVerdict, ...]:
-        return self.launches[: self.summary]
-
-    @property
     def summary_groups(self) -> tuple[KernelGroup, ...]:
         return self.groups[: self.summary]
 

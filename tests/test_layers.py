@@ -133,6 +133,12 @@ def test_the_rules_load_without_the_readers():
     assert done.stdout.split() == ["[]", "True"]
 
 
+def _renderers_where(check) -> dict[str, list[int]]:
+    """The render-layer modules in which ``check`` (a tree -> lines function) finds lines, with them."""
+    found = {name: check(ast.parse(path.read_text(encoding="utf-8"))) for name, path in MODULES.items() if layer(name) == "render"}
+    return {name: lines for name, lines in found.items() if lines}
+
+
 def _computes_a_share(tree: ast.AST) -> list[int]:
     """Lines holding ``100 * a / b`` (or ``a * 100 / b``, ``100.0 * ...``): a share computed from raw numbers."""
 
@@ -151,9 +157,7 @@ def _computes_a_share(tree: ast.AST) -> list[int]:
 def test_renderers_compute_no_share():
     # Issue 21: shares are computed once, in the model (Diagnosis.share_pct, the groups' and the ranking's
     # share_pct, timeline.model.pct); a renderer only formats them.
-    found = {name: _computes_a_share(ast.parse(path.read_text(encoding="utf-8")))
-             for name, path in MODULES.items() if layer(name) == "render"}
-    assert {name: lines for name, lines in found.items() if lines} == {}
+    assert _renderers_where(_computes_a_share) == {}
 
 
 def test_the_share_checker_sees_a_share():
@@ -183,9 +187,7 @@ def _cuts_by_a_number(tree: ast.AST) -> list[int]:
 def test_renderers_hold_no_limits_of_what_they_show():
     # Issue 21: how many kernels get a section, summary rows, unfolded sections, slowest calls: ncuwrap.shown
     # decides (PAGE, COMMENT), the renderers draw what it gives them.
-    found = {name: _cuts_by_a_number(ast.parse(path.read_text(encoding="utf-8")))
-             for name, path in MODULES.items() if layer(name) == "render"}
-    assert {name: lines for name, lines in found.items() if lines} == {}
+    assert _renderers_where(_cuts_by_a_number) == {}
 
 
 def test_the_limit_checker_sees_a_limit():

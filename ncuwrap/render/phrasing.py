@@ -304,13 +304,13 @@ def gbps(value) -> str:
     return "n/a" if value is None or value != value else f"{float(value):.1f} GB/s"
 
 
-def size(nbytes) -> str:
-    """'64.0 MiB', '4.0 KiB', '12 B'."""
+def size(nbytes, spec: str = ",.1f", missing: str = "n/a") -> str:
+    """'64.0 MiB', '4.0 KiB', '12 B' (``spec``: how the scaled number is written; ``missing``: for None)."""
     if nbytes is None:
-        return "n/a"
+        return missing
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if nbytes >= scale:
-            return f"{nbytes / scale:,.1f} {unit}"
+            return f"{format(nbytes / scale, spec)} {unit}"
     return f"{int(nbytes)} B"
 
 

@@ -7,6 +7,7 @@ marked ``*``; older reports keep the single ``%ceil`` column.
 
 from __future__ import annotations
 
+from ncuwrap.render import phrasing as T
 from ncuwrap.render.escape import terminal
 
 
@@ -15,12 +16,7 @@ def _fmt(value: float | None, spec: str) -> str:
 
 
 def _size(nbytes: int | None) -> str:
-    if nbytes is None:
-        return "?"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.4g} {unit}"
-    return f"{nbytes} B"
+    return T.size(nbytes, ".4g", "?")
 
 
 def _marked(value: float | None, judged: bool) -> str:
