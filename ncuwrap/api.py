@@ -37,10 +37,9 @@ display.use(lambda result: _render(result, Format.html))
 
 
 def _is_timeline(path: Path) -> bool:
-    from ncuwrap.diagnosis_doc import is_document
     from ncuwrap.ingest import kind_of
 
-    return path.is_file() and not is_document(path) and kind_of(path) == "timeline"
+    return path.is_file() and kind_of(path) == "timeline"
 
 
 def diagnose(report: str | Path | None = None, *, rules: str | Path | None = None, extend: bool = False, kernel: str | None = None,

@@ -458,16 +458,16 @@ def compare_files(before: str | Path, after: str | Path, rules_path: str | Path 
     judged when it was written, so the rules and ``kernel`` apply to the reports only."""
     from ncuwrap import diagnosis_doc
     from ncuwrap.kernel_diagnosis import diagnose
-    from ncuwrap.ingest import kind_of
+    from ncuwrap.ingest import is_document, kind_of
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     for path in (Path(before), Path(after)):
-        if path.is_file() and not diagnosis_doc.is_document(path) and kind_of(path) == "timeline":
+        if path.is_file() and kind_of(path) == "timeline":
             raise InputError(f"{path}: an Nsight Systems timeline; compare_files takes kernel reports (two timelines: "
                              "ncuwrap.timeline.compare.compare_timeline_files, or ncuwrap.compare)")
 
     def judged(path):
-        if diagnosis_doc.is_document(Path(path)):
+        if is_document(Path(path)):
             return diagnosis_doc.read(path)
         return diagnose(path, rules_path, extend=extend, kernel=kernel, ncu=ncu)
 

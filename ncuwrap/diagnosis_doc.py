@@ -59,10 +59,6 @@ def _launches(doc: dict) -> list[dict]:
 # ------------------------------------------------------------------------------------------ reading
 
 
-def is_document(path: Path) -> bool:
-    return path.name.lower().endswith(".json")
-
-
 def read(path: str | Path) -> Diagnosis:
     """A diagnosis document (v2 or v3) as the Diagnosis it was written from, for ``compare``. What the
     document does not hold stays empty: the source snippets, ``--top``'s coverage, a bundled lesson's

@@ -24,6 +24,7 @@ BAD = DATA / "bad"
         (BAD / "not_ncu.csv", r"not_ncu.csv: not an Nsight Compute CSV export"),
         (H200 / "nsys" / "bench_st_cuda_api_sum.csv", r"bench_st_cuda_api_sum.csv: not an Nsight Compute CSV export"),
         (BAD / "README.md", r"README.md: unknown file type"),
+        (DATA / "diagnosis_v2" / "diagnose_two_processes.json", r"diagnose_two_processes.json: a diagnosis document, not a kernel report; 'ncuwrap compare'"),
         (BAD, r"bad: is a folder"),
     ],
 )

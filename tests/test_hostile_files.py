@@ -9,6 +9,7 @@ import stat
 
 import pytest
 
+from ncuwrap.errors import InputError
 from tests.conftest import DATA, H200, run_cli
 
 TRANSPOSE = H200 / "transpose"
@@ -131,7 +132,7 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how):
     report = tmp_path / "report.ncu-rep"
     report.write_bytes((H200 / "transpose" / "copyKernel.ncu-rep").read_bytes())
 
-    def crash(path, module, shown, wanted=None):
+    def crash(path, module, shown, wanted=None, part=(0, 1)):
         os.kill(os.getpid(), signal.SIGABRT if how == "abort" else signal.SIGSEGV)
 
     monkeypatch.setattr(ncu_rep, "_collect", crash)
@@ -177,3 +178,49 @@ def test_the_forked_reader_runs_after_pyarrow_has_run():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "23"]  # copyKernel: one launch, 23 instructions
+
+
+@pytest.mark.parametrize("report", ["h200_ncuwrap/multi/two_processes.ncu-rep", "h200/vecadd/bench_add.ncu-rep"])
+def test_a_report_read_in_parts_is_the_report_read_whole(report):
+    """Several children each read every n-th launch (a large report on a host with free cores): the
+    Profile is the one a single child reads, launches, rule results and instruction tables alike, also
+    with more children than launches (bench_add: 2 launches with SourceCounters; two_processes: 6)."""
+    from ncuwrap.ingest import ncu_rep
+
+    path = DATA / report
+    whole = ncu_rep.start(path, parts=1).result()
+    assert len(whole.frame) in (2, 6)
+    for parts in (2, 3, 4):
+        split = ncu_rep.start(path, parts=parts).result()
+        assert split.frame.equals(whole.frame) and split.rules == whole.rules and split.source == whole.source
+        assert split.sources.keys() == whole.sources.keys()
+        assert all(split.sources[k].table.equals(whole.sources[k].table) for k in whole.sources)
+
+
+def test_a_truncated_report_read_in_parts_says_so_once(capsys):
+    """The child that meets the cut-off launch says which; the others' launches are discarded."""
+    from ncuwrap.ingest import ncu_rep
+
+    path = DATA / "bad" / "truncated.ncu-rep"
+    with pytest.raises(InputError, match=r"truncated.ncu-rep: the report is truncated or corrupt \(launch \d+ has no name or metrics\)") as whole:
+        ncu_rep.start(path, parts=1).result()
+    with pytest.raises(InputError) as split:
+        ncu_rep.start(path, parts=3).result()
+    assert str(split.value) == str(whole.value)
+
+
+def test_how_many_children_read_a_report(tmp_path, monkeypatch):
+    """One per 8 MB of report, at most 4, and never more than the cores beside the parent's."""
+    from ncuwrap.ingest import ncu_rep
+
+    report = tmp_path / "r.ncu-rep"
+    cores = {"n": 16}
+    monkeypatch.setattr(ncu_rep.os, "sched_getaffinity", lambda pid: set(range(cores["n"])), raising=False)
+    for size, expected in ((1 << 20, 1), (8 << 20, 1), (17 << 20, 2), (58 << 20, 4), (1 << 30, 4)):
+        with report.open("wb") as fh:
+            fh.truncate(size)
+        assert ncu_rep.parts_for(report) == expected, size
+    cores["n"] = 2
+    assert ncu_rep.parts_for(report) == 1  # the CI box: the parent's imports keep one core
+    cores["n"] = 3
+    assert ncu_rep.parts_for(report) == 2

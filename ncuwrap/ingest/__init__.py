@@ -32,15 +32,26 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ncuwrap.ingest' has no attribute {name!r}")
 
 
-__all__ = ["load", "kind_of", "rule_results", "source_page", "Profile", "RuleResult", "Source", "META_COLUMNS"]
+__all__ = ["load", "kind_of", "is_document", "rule_results", "source_page", "Profile", "RuleResult", "Source", "META_COLUMNS"]
 
 TIMELINE_SUFFIXES = (".nsys-rep", ".sqlite", ".sqlite.gz", ".qdstrm")
 NCU_REP_MAGIC = b"NVR\x00"  # the first bytes of a .ncu-rep
+# Told apart here, by suffix, so that asking a file's kind loads no diagnosis-document reader (numpy
+# among its imports) before a report's reader starts.
+DOCUMENT_SUFFIX = ".json"
+
+
+def is_document(path: Path) -> bool:
+    """A diagnosis document (``diagnose --format json``), by its suffix alone: the file need not exist."""
+    return path.name.lower().endswith(DOCUMENT_SUFFIX)
 
 
 def kind_of(path: Path) -> str:
-    """``ncu-rep``, ``ncu-csv`` or ``timeline``, from the suffix and, for .ncu-rep, the file header."""
+    """``ncu-rep``, ``ncu-csv``, ``timeline`` or ``document`` (a diagnosis document, ``diagnose --format
+    json``), from the suffix and, for .ncu-rep, the file header."""
     name = path.name.lower()
+    if is_document(path):
+        return "document"
     if name.endswith(TIMELINE_SUFFIXES):
         return "timeline"
     if name.endswith((".csv", ".csv.gz")):
@@ -83,6 +94,9 @@ def start(path: str | Path, *, ncu: str | None = None, metrics=None) -> "Loading
     kind = kind_of(path)
     if kind == "timeline":
         raise InputError(f"{path}: an Nsight Systems timeline; diagnose it with 'ncuwrap diagnose' (timeline support) instead of as a kernel report")
+    if kind == "document":
+        raise InputError(f"{path}: a diagnosis document, not a kernel report; 'ncuwrap compare' takes it as it is "
+                         "(ncuwrap.diagnosis_doc.read in Python), or diagnose the report it was written from")
     return Loading(path, kind, ncu, metrics)
 
 

@@ -90,14 +90,15 @@ def read(path: Path, ncu: str | None = None, shown: Path | None = None, metrics=
     return start(path, ncu, shown, metrics).result()
 
 
-def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics=None) -> "Reading":
+def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics=None, parts: int | None = None) -> "Reading":
     """Start reading ``path`` (see :func:`read`); :meth:`Reading.result` gives the Profile. The reader
-    runs in a child process from here on, so a caller that starts it before importing pandas and the
+    runs in child processes from here on, so a caller that starts it before importing pandas and the
     rest of the diagnosis (ncuwrap.api) overlaps the two.
 
     NVIDIA's reader is native code: on a corrupt report it can abort() or crash the process instead of
     raising (seen under fuzzing, and on the lent H200 with ncu 2025.3.1's own extras/python). So it runs
-    in a forked child where the platform has fork; a child killed by a signal becomes one InputError.
+    in forked children where the platform has fork; a child killed by a signal becomes one InputError.
+    ``parts``: how many children read the launches, each every ``parts``-th one (None: :func:`parts_for`).
     ``shown``: the file the user gave, named in messages and outputs (``path`` is then its unpacked copy)."""
     shown = shown or path
     with path.open("rb") as fh:
@@ -106,25 +107,50 @@ def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics
         raise InputError(f"{shown}: not an Nsight Compute report (bad file header); pass a .ncu-rep written by 'ncu -o'")
     module = load_module(ncu)  # a missing module is the parent's error to report, before any fork
     wanted = None if metrics is None else frozenset(metrics) | LAUNCH_METRICS
-    return Reading(path, shown, module, wanted)
+    return Reading(path, shown, module, wanted, parts_for(path) if parts is None else parts)
+
+
+# One child per this much report, up to MAX_PARTS. NVIDIA's reader loads a report lazily (a 58 MB one in
+# 0.06-0.16 s and 12 MB), then spends ~2 ms a launch reading it (2025.3 and 2026.3): a 220-launch report's
+# read is the critical path of a diagnosis on the H200 host, the parent's imports done first.
+PART_BYTES = 8 << 20
+MAX_PARTS = 4
+
+
+def parts_for(path: Path) -> int:
+    """How many children read ``path``: one per PART_BYTES of report, no more than MAX_PARTS and the cores
+    beside the parent's (which imports the diagnosis meanwhile)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_PARTS, cores - 1, path.stat().st_size // PART_BYTES))
 
 
 class Reading:
-    """A report being read: in a forked child where the platform has fork, else in process on :meth:`result`."""
+    """A report being read: in forked children where the platform has fork, else in process on :meth:`result`."""
 
-    def __init__(self, path: Path, shown: Path, module: ModuleType, wanted: frozenset | None):
+    def __init__(self, path: Path, shown: Path, module: ModuleType, wanted: frozenset | None, parts: int = 1):
         self.path, self.shown, self.module, self.wanted = path, shown, module, wanted
-        self.child = _Child(path, module, shown, wanted) if "fork" in multiprocessing.get_all_start_methods() else None
+        forks = "fork" in multiprocessing.get_all_start_methods()
+        self.children = [_Child(path, module, shown, wanted, (part, parts)) for part in range(parts)] if forks else None
 
     def result(self) -> Profile:
-        collected = self.child.result() if self.child is not None else _collect(self.path, self.module, self.shown, self.wanted)
-        return _assemble(self.path, self.shown, *collected)
+        if self.children is None:
+            collected = [_collect(self.path, self.module, self.shown, self.wanted)]
+        else:
+            collected, failed = [], None
+            for child in self.children:  # every child is waited for, the first failure said
+                try:
+                    collected.append(child.result())
+                except InputError as exc:
+                    failed = failed or exc
+            if failed is not None:
+                raise failed
+        return _assemble(self.path, self.shown, *_merged(collected, self.shown))
 
 
 class _Child:
-    """The forked reader and the pipe its answer comes back on."""
+    """A forked reader of every ``part[1]``-th launch from ``part[0]`` on, and the pipe its answer comes back on."""
 
-    def __init__(self, path: Path, module: ModuleType, shown: Path, wanted: frozenset | None):
+    def __init__(self, path: Path, module: ModuleType, shown: Path, wanted: frozenset | None, part: tuple[int, int] = (0, 1)):
         self.shown = shown
         context = multiprocessing.get_context("fork")
         self.parent, child = context.Pipe(duplex=False)
@@ -136,7 +162,7 @@ class _Child:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 2)
             try:
-                result = ("ok", _collect(path, module, shown, wanted))
+                result = ("ok", _collect(path, module, shown, wanted, part))
             except InputError as exc:
                 result = ("input", str(exc))
             except BaseException as exc:  # anything else is reported by the parent, as it would be in-process
@@ -169,8 +195,10 @@ class _Child:
         raise InputError(f"{shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
 
 
-def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None) -> tuple[list, dict, dict]:
-    """Every launch's metrics, rule results and per-instruction counters, as plain Python values.
+def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None,
+             part: tuple[int, int] = (0, 1)) -> tuple[list, dict, dict]:
+    """The metrics, rule results and per-instruction counters of every ``part[1]``-th launch from
+    ``part[0]`` on, as plain Python values.
 
     It runs in the forked child: no pandas, numpy or pyarrow here. A child forked from a process whose
     pyarrow thread pool has run (the CSV reader) deadlocks on that pool's locks (seen in the test suite);
@@ -186,17 +214,22 @@ def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | No
     where_cache: dict = {}
     string_kind = None
     demangled = getattr(module.IAction, "NameBase_DEMANGLED", None)
+    first, step = part
+    launch = -1
     for r in range(context.num_ranges()):
         rng = context.range_by_idx(r)
         for a in range(rng.num_actions()):
+            launch += 1
+            if launch % step != first:
+                continue
             action = rng.action_by_idx(a)
             signature = action.name(demangled) if demangled is not None else action.name()
             # A report cut short still "loads": its last launch comes back without a name or metrics.
             if not signature or not len(action.metric_names()):
-                raise InputError(f"{shown}: the report is truncated or corrupt (launch {len(rows)} has no name or metrics); copy it again or re-profile with "
+                raise InputError(f"{shown}: the report is truncated or corrupt (launch {launch} has no name or metrics); copy it again or re-profile with "
                                  f"'ncu -o'")
             row: dict = {
-                "launch_id": len(rows),
+                "launch_id": launch,
                 "name": function_name(signature),
                 "display_name": signature,
                 "mangled_name": action.name(module.IAction.NameBase_MANGLED) if demangled is not None else None,
@@ -209,15 +242,21 @@ def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | No
                 if string_kind is None:
                     string_kind = metric.ValueKind_STRING
                 row[metric_name] = _value(metric, string_kind)
-            rules[len(rows)] = _rule_results(action)
+            rules[launch] = _rule_results(action)
             counters = source_counters.from_action(action, row["name"], where_cache)
             if counters is not None:
-                sources[len(rows)] = counters
+                sources[launch] = counters
             rows.append(row)
+    return rows, rules, sources
+
+
+def _merged(parts: list[tuple[list, dict, dict]], shown: Path) -> tuple[list, dict, dict]:
+    """The parts' launches in the report's order (each part read every n-th launch)."""
+    rows = sorted((row for part in parts for row in part[0]), key=lambda row: row["launch_id"])
     # A truncated file can still "load" with no launches in it.
     if not rows:
         raise InputError(f"{shown}: the report holds no profiled kernel (empty or truncated); profile again with 'ncu -o'")
-    return rows, rules, sources
+    return rows, {k: v for part in parts for k, v in part[1].items()}, {k: v for part in parts for k, v in part[2].items()}
 
 
 def _assemble(path: Path, shown: Path, rows: list, rules: dict, sources: dict) -> Profile:
