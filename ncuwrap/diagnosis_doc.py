@@ -1,20 +1,23 @@
-"""The diagnosis document (JSON) in its two versions, and reading one back into a Diagnosis.
+"""The diagnosis document (JSON) in its versions, and reading one back into a Diagnosis.
 
-``ncuwrap.diagnosis/v3`` (what ``--format json`` writes) says once what the launches of one kernel
+``ncuwrap.diagnosis/v4`` (what ``--format json`` writes) says once what the launches of one kernel
 share. The first launch of each kernel (by name, in the report's order) is a whole launch record, as
 in v2; every later launch of that kernel is::
 
-    {"id": 7, "like": 0, "differs": {"/duration_ns": 25630.0, "/metrics/dram_pct": 71.2}}
+    {"id": 7, "like": 3, "differs": {"/duration_ns": 25630.0, "/metrics/dram_pct": 71.2}, "digits": {"/why": ["71"]}}
 
-``like`` is the ID of the kernel's first launch, ``differs`` maps RFC 6901 JSON Pointers into that
-record to this launch's values there; a mapping whose keys differ and a list of another length are
-given whole at their pointer. Beside v2's keys, a launch record holds what ``compare`` reads
-(``compared``: every metric a finding's evidence or a comparison reads; ``effects``: what estimates a
-fix), and the document the rest of the report's facts (``facts``: command line, sha256, clock and
-cache control, SM clock) and which finding holds each rule role (``roles``). Everything else is v2's.
+``like`` is the latest earlier launch of the kernel with the same shape (a training loop's launch is like
+its twin in the step before), ``differs`` maps RFC 6901 JSON Pointers into that record to this launch's
+values there, ``digits`` the texts that differ from it only in their numbers (:mod:`ncuwrap.json_delta`
+says exactly how, repeated values included). Beside v2's keys, a launch record holds what ``compare``
+reads (``compared``: every metric a finding's evidence or a comparison reads; ``effects``: what
+estimates a fix), and the document the rest of the report's facts (``facts``: command line, sha256,
+clock and cache control, SM clock) and which finding holds each rule role (``roles``). Everything else
+is v2's. v3 (written by ncuwrap until 2026-12-02) is v4 with ``like`` always the kernel's first launch,
+no ``digits`` and no repeats marked.
 
 :func:`expand` gives the v2 document back, the same JSON text v2 wrote (tested); :func:`read` gives a
-:class:`~ncuwrap.verdict.Diagnosis` of a v2 or v3 file, which ``compare`` takes beside reports.
+:class:`~ncuwrap.verdict.Diagnosis` of a v2, v3 or v4 file, which ``compare`` takes beside reports.
 """
 
 from __future__ import annotations
@@ -30,22 +33,22 @@ from ncuwrap.fileio import check_file
 from ncuwrap.json_delta import expand_launches
 from ncuwrap.verdict import (Diagnosis, FindingResult, KernelVerdict, NcuRule, NextStep, NotEvaluated, Reprofile, Roofline, RooflinePoint,
                              SourceInfo, Stall, Step, Undecided)
-from ncuwrap.verdict import SCHEMA as V3, SCHEMA_V2 as V2
+from ncuwrap.verdict import SCHEMA as V4, SCHEMA_V2 as V2, SCHEMA_V3 as V3
 
-SCHEMAS = (V2, V3)
-# A v3 document of 100,000 launches is tens of megabytes, a v2 one of 70,000 full-set launches 1 GB (13.9 KB
+SCHEMAS = (V2, V3, V4)
+# A v4 document of 100,000 launches is tens of megabytes, a v2 one of 70,000 full-set launches 1 GB (13.9 KB
 # a launch, parsed into ten times that in memory): past it, refused rather than read.
 MAX_BYTES = 1 << 30
 _FIX = "pass a document written by 'ncuwrap diagnose --format json'"
-# What a v3 launch record holds beside v2's (what 'compare' reads): not in the v2 document.
+# What a v3 and v4 launch record holds beside v2's (what 'compare' reads): not in the v2 document.
 V3_ONLY = ("compared", "effects")
 
 
 def expand(doc: dict) -> dict:
-    """A v3 document as the v2 document of the same diagnosis (a v2 document is returned as it is)."""
+    """A v3 or v4 document as the v2 document of the same diagnosis (a v2 document is returned as it is)."""
     if doc.get("schema") == V2:
         return doc
-    if doc.get("schema") != V3:
+    if doc.get("schema") not in (V3, V4):
         raise ValueError(f"not an ncuwrap diagnosis document (schema {doc.get('schema')!r})")
     out = {key: value for key, value in doc.items() if key not in ("roles", "facts")}
     out["schema"], out["kernels"] = V2, [{key: value for key, value in k.items() if key not in V3_ONLY} for k in _launches(doc)]
@@ -53,14 +56,16 @@ def expand(doc: dict) -> dict:
 
 
 def _launches(doc: dict) -> list[dict]:
-    return expand_launches(doc["kernels"]) if doc.get("schema") == V3 else doc["kernels"]
+    if doc.get("schema") == V2:
+        return doc["kernels"]
+    return expand_launches(doc["kernels"], marked=doc.get("schema") == V4)
 
 
 # ------------------------------------------------------------------------------------------ reading
 
 
 def read(path: str | Path) -> Diagnosis:
-    """A diagnosis document (v2 or v3) as the Diagnosis it was written from, for ``compare``. What the
+    """A diagnosis document (v2, v3 or v4) as the Diagnosis it was written from, for ``compare``. What the
     document does not hold stays empty: the source snippets, ``--top``'s coverage, a bundled lesson's
     stop line; a v2 document also lacks the metrics only a comparison reads and the findings' effects
     (compare then shows fewer evidence changes and no estimate of what the fix should have bought)."""
@@ -73,8 +78,8 @@ def read(path: str | Path) -> Diagnosis:
     schema = doc.get("schema") if isinstance(doc, dict) else None
     if schema not in SCHEMAS:
         raise InputError(f"{path}: not an ncuwrap diagnosis (schema {schema!r}, expected {' or '.join(SCHEMAS)}); {_FIX}")
-    # v3 names the finding of each role; v2 did not (the bundled rules it was judged by say them).
-    roles = {finding: role for role, finding in (doc.get("roles", {}) if schema == V3 else _bundled_roles(doc)).items()}
+    # v3 and v4 name the finding of each role; v2 did not (the bundled rules it was judged by say them).
+    roles = {finding: role for role, finding in (doc.get("roles", {}) if schema != V2 else _bundled_roles(doc)).items()}
     try:
         return _diagnosis(doc, roles)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:

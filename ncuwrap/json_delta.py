@@ -1,28 +1,62 @@
-"""Records that share most of their values, written as what each differs from the first of its kind
-(the diagnosis document v3, :mod:`ncuwrap.diagnosis_doc`), and expanded back. Pure JSON values in and
-out; the pointers are RFC 6901 JSON Pointers."""
+"""Launch records that share most of their values, written as what each differs from an earlier launch
+of its kernel (the diagnosis document, :mod:`ncuwrap.diagnosis_doc`), and expanded back. Pure JSON
+values in and out; the pointers are RFC 6901 JSON Pointers.
+
+v4 (what :func:`share_launches` writes), for a kernel's later launch::
+
+    {"id": 9, "like": 4, "differs": {"/duration_ns": 25630.0}, "digits": {"/why": ["71", "12"]}}
+
+- ``like``: the latest earlier launch of the kernel with the same shape (launch configuration, verdict,
+  the rules that fired, the decision's steps: :func:`_shape`), else the kernel's first launch. A
+  training loop's step N launch is like its step N-1 twin, and ``like`` may itself be a later launch.
+- ``differs``: pointer -> this launch's value there (a mapping whose keys differ, a list of another
+  length, given whole), against the like launch's record *with its repeats marked* (:func:`mark_repeats`).
+- ``plain``: true where this launch or its like holds the text ``"="`` itself in those parts (a report's
+  string metric can): its ``differs`` are then against the like's record as it is.
+- ``digits``: pointer -> the digit runs of a text that differs from the like's only in its numbers
+  ("occupancy (63.1%)" after "occupancy (58.4%)": ``["63", "1"]``).
+
+v3 wrote ``like`` as the kernel's first launch and no ``digits``, against the unmarked record: the same
+:func:`expand_launches` reads it (a v3 document is expanded with ``marked=False``).
+"""
 
 from __future__ import annotations
 
+import re
+
 import orjson
+
+# A value said once in a launch record: in these parts, a value equal to the same key's value in the
+# record's `metrics` (else its `compared`) is marked, so that it is compared, and written, once.
+REPEAT = "="
+_DIGITS = re.compile(r"(\d+)")
 
 
 def _pointer(path: str, key) -> str:
     return f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
 
 
-def _diff(first, this, path: str, out: dict) -> None:
-    """The pointers under ``path`` where ``this`` differs from ``first`` (both JSON values), into ``out``."""
+def _diff(first, this, path: str, out: dict, digits: dict | None) -> None:
+    """The pointers under ``path`` where ``this`` differs from ``first`` (both JSON values), into ``out``;
+    texts that differ only in their digit runs into ``digits`` (None: no such texts)."""
     if type(first) is dict and type(this) is dict and list(first) == list(this):
         for key, value in this.items():
             if not _same(first[key], value):
-                _diff(first[key], value, _pointer(path, key), out)
+                _diff(first[key], value, _pointer(path, key), out, digits)
     elif type(first) is list and type(this) is list and len(first) == len(this):
         for i, (a, b) in enumerate(zip(first, this)):
             if not _same(a, b):
-                _diff(a, b, _pointer(path, i), out)
+                _diff(a, b, _pointer(path, i), out, digits)
+    elif digits is not None and type(first) is str and type(this) is str and (runs := _runs(first, this)) is not None:
+        digits[path] = runs
     else:
         out[path] = this
+
+
+def _runs(first: str, this: str) -> list[str] | None:
+    """``this``'s digit runs where it is ``first`` with other digits (None where the rest differs too)."""
+    a, b = _DIGITS.split(first), _DIGITS.split(this)
+    return b[1::2] if len(a) == len(b) and len(a) > 1 and a[0::2] == b[0::2] else None
 
 
 def _same(a, b) -> bool:
@@ -30,41 +64,144 @@ def _same(a, b) -> bool:
     return type(a) is type(b) and (a == b if not isinstance(a, (dict, list)) else orjson.dumps(a) == orjson.dumps(b))
 
 
+def _shape(record: dict) -> bytes:
+    """What a launch's twin in another step shares with it: its like is the latest launch of this shape."""
+    def names(part, key):
+        return [item.get(key) for item in record.get(part) or () if isinstance(item, dict)]
+
+    return orjson.dumps([record.get("name"), record.get("launch"), record.get("bound"), record.get("limiter"), names("ncu_rules", "rule"),
+                         names("findings", "id"), names("not_evaluated", "rule"), names("decision_path", "verdict")])
+
+
+# ------------------------------------------------------------------------------------------ repeats
+
+
+def _parts(record: dict):
+    """(mapping, whether its repeats come from `metrics` alone): the parts of a record whose values repeat others."""
+    if isinstance(record.get("compared"), dict):
+        yield record["compared"], True
+    if isinstance(record.get("chart"), dict):
+        yield record["chart"], True
+    for part, key in (("decision_path", "values"), ("findings", "evidence")):
+        for item in record.get(part) or ():
+            if isinstance(item, dict) and isinstance(item.get(key), dict):
+                yield item[key], False
+
+
+def mark_repeats(record: dict) -> dict | None:
+    """A copy of a launch record (v2's, with v3's `compared`) where each value of `compared` and `chart`
+    equal to the same key's in `metrics`, and each decision value and finding evidence equal to the same
+    key's in `metrics` (else `compared`), reads REPEAT. Copies only what it marks. None where a part holds
+    REPEAT itself (a report's text): marking it could not be undone."""
+    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
+    compared = record.get("compared") if isinstance(record.get("compared"), dict) else {}
+    swaps: dict[int, dict] = {}
+    for mapping, metrics_only in _parts(record):
+        marked = {}
+        for key, value in mapping.items():
+            kind = type(value)
+            if kind is int or kind is float:
+                source = metrics.get(key) if metrics_only or key in metrics else compared.get(key)
+                marked[key] = REPEAT if type(source) is kind and source == value else value
+            elif value == REPEAT:
+                return None
+            else:
+                marked[key] = value
+        swaps[id(mapping)] = marked
+    return _rebuilt(record, swaps)
+
+
+def unmark_repeats(record: dict) -> dict:
+    """:func:`mark_repeats` undone, in place: every REPEAT replaced by the value it stands for."""
+    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
+    for mapping, metrics_only in _parts(record):  # `compared` first: the others may read it
+        compared = record.get("compared") if isinstance(record.get("compared"), dict) else {}
+        for key, value in mapping.items():
+            if value == REPEAT:
+                mapping[key] = metrics[key] if key in metrics or metrics_only else compared[key]
+    return record
+
+
+def _rebuilt(record: dict, swaps: dict[int, dict]) -> dict:
+    """``record`` with the mappings named in ``swaps`` (by id) replaced, the containers above them copied."""
+    out = dict(record)
+    for key in ("compared", "chart"):
+        if id(out.get(key)) in swaps:
+            out[key] = swaps[id(out[key])]
+    for part, key in (("decision_path", "values"), ("findings", "evidence")):
+        items = out.get(part)
+        if isinstance(items, list):
+            out[part] = [{**item, key: swaps[id(item[key])]} if isinstance(item, dict) and id(item.get(key)) in swaps else item for item in items]
+    return out
+
+
+# ------------------------------------------------------------------------------------------ sharing
+
+
 def share_launches(records: list[dict]) -> list[dict]:
-    """v2 launch records -> v3's: each kernel's first launch whole, the later ones as what differs from it."""
-    firsts: dict[str, tuple[dict, dict]] = {}  # kernel name -> (its first record, that record's values as JSON text)
+    """Launch records (v2's and v3's keys) -> v4's: each kernel's first launch whole, the later ones as
+    what differs from the latest earlier launch of their shape (see the module's docstring)."""
+    # kernel name -> its first launch; shape -> its latest launch: (record, marked or None, marked's values as JSON text)
+    firsts: dict[str, tuple] = {}
+    latest: dict[bytes, tuple] = {}
     out = []
     for record in records:
+        shape = _shape(record)
+        marked = mark_repeats(record)
+        this = (record, marked, {key: orjson.dumps(value) for key, value in (marked or record).items()})
         known = firsts.get(record["name"])
         if known is None:
-            firsts[record["name"]] = (record, {key: orjson.dumps(value) for key, value in record.items()})
+            firsts[record["name"]] = latest[shape] = this
             out.append(record)
             continue
-        first, text = known
+        like, like_marked, like_text = latest.get(shape, known)
+        latest[shape] = this
+        plain = marked is None or like_marked is None
+        values, base = (record, like) if plain else (marked, like_marked)
+        if plain:
+            like_text = {key: orjson.dumps(value) for key, value in like.items()}
+            text = {key: orjson.dumps(value) for key, value in record.items()}
+        else:
+            text = this[2]
         differs: dict = {}
-        if list(first) != list(record):
+        digits: dict = {}
+        if list(like) != list(record):
             differs[""] = record  # another shape of record (never from one report's launches): whole
         else:
-            for key, value in record.items():
-                if key != "id" and orjson.dumps(value) != text[key]:
-                    _diff(first[key], value, _pointer("", key), differs)
-        out.append({"id": record["id"], "like": first["id"], "differs": differs})
+            for key, value in values.items():
+                if key != "id" and text[key] != like_text[key]:
+                    _diff(base[key], value, _pointer("", key), differs, digits)
+        out.append({"id": record["id"], "like": like["id"], **({"plain": True} if plain else {}), "differs": differs,
+                    **({"digits": digits} if digits else {})})
     return out
+
+
+def _get(record, keys: list[str]):
+    node = record
+    for key in keys:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    return node
 
 
 def _set(record: dict, pointer: str, value) -> None:
     keys = [k.replace("~1", "/").replace("~0", "~") for k in pointer.split("/")[1:]]
-    node = record
-    for key in keys[:-1]:
-        node = node[int(key)] if isinstance(node, list) else node[key]
+    node = _get(record, keys[:-1])
     if isinstance(node, list):
         node[int(keys[-1])] = value
     else:
         node[keys[-1]] = value
 
 
-def expand_launches(records: list[dict]) -> list[dict]:
-    """v3 launch records -> v2's (share_launches undone): every launch whole, in the first's key order."""
+def _with_digits(pointer: str, record: dict, runs: list[str]) -> str:
+    text = _get(record, [k.replace("~1", "/").replace("~0", "~") for k in pointer.split("/")[1:]])
+    pieces = _DIGITS.split(text)
+    pieces[1::2] = runs
+    return "".join(pieces)
+
+
+def expand_launches(records: list[dict], *, marked: bool = True) -> list[dict]:
+    """v4 launch records (v3's with ``marked=False``) -> whole ones (share_launches undone): every launch
+    whole, in its like's key order."""
     by_id: dict = {}
     kernels = []
     for record in records:
@@ -73,12 +210,20 @@ def expand_launches(records: list[dict]) -> list[dict]:
             if "" in differs:
                 full = differs[""]
             else:
-                full = orjson.loads(orjson.dumps(by_id[record["like"]]))  # a deep copy, in the first's key order
+                like = by_id[record["like"]]
+                repeats = marked and not record.get("plain")
+                base = mark_repeats(like) if repeats else like
+                if base is None:
+                    raise ValueError(f"launch {record['id']}: its like holds the repeat mark {REPEAT!r} and this launch is not plain")
+                full = orjson.loads(orjson.dumps(base))  # a deep copy, in the like's key order
                 full["id"] = record["id"]
                 for pointer, value in differs.items():
                     _set(full, pointer, value)
+                for pointer, runs in record.get("digits", {}).items():
+                    _set(full, pointer, _with_digits(pointer, full, runs))
+                if repeats:
+                    unmark_repeats(full)
             record = full
-        else:
-            by_id[record["id"]] = record
+        by_id[record["id"]] = record
         kernels.append(record)
     return kernels

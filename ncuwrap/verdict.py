@@ -1,4 +1,4 @@
-"""Typed results of a diagnosis and their JSON form (schema ``ncuwrap.diagnosis/v3``; v2 by ncuwrap.diagnosis_doc.expand)."""
+"""Typed results of a diagnosis and their JSON form (schema ``ncuwrap.diagnosis/v4``; v2 by ncuwrap.diagnosis_doc.expand)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 # kernels carry borderline, pipe, tensor, estimated_gain_pct, stalls and ncu_rules; the document has a ranking.
 # v3 (from v2): a kernel's later launches are what they differ in from its first (ncuwrap.json_delta), and
 # the document names the findings that hold the rules' roles; ncuwrap.diagnosis_doc.expand gives v2 back.
-SCHEMA = "ncuwrap.diagnosis/v3"
+# v4 (from v3): a later launch is like the latest earlier launch of its shape, its texts that differ only in
+# their numbers are given as those numbers, and a value a record repeats is compared once (ncuwrap.json_delta).
+SCHEMA = "ncuwrap.diagnosis/v4"
+SCHEMA_V3 = "ncuwrap.diagnosis/v3"
 SCHEMA_V2 = "ncuwrap.diagnosis/v2"
 
 
@@ -299,7 +302,7 @@ class KernelVerdict:
         return f"{self.bound} ({unit})" if unit else self.bound
 
     def document(self) -> dict:
-        """Its record in the diagnosis document (v3): the v2 record, then what 'compare' reads besides it
+        """Its record in the diagnosis document (v3 and v4): the v2 record, then what 'compare' reads besides it
         (every metric a finding's evidence or a comparison reads; the effects that estimate a fix)."""
         return {**self.to_json(), "compared": dict(self.compared_metrics),
                 "effects": self.effects.to_json() if self.effects is not None else None}

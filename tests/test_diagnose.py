@@ -139,7 +139,7 @@ def test_full_json_output(capsys, report, name):
     code, out, err = run_cli(capsys, "diagnose", report, "--format", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert data["schema"] == "ncuwrap.diagnosis/v3"
+    assert data["schema"] == "ncuwrap.diagnosis/v4"
     golden_json(name, data)
 
 

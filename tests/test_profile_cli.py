@@ -261,7 +261,7 @@ def test_bundled_names(capsys):
 def test_format_json(capsys, tmp_path, fake):
     code, out, err = run_cli(capsys, "profile", "--ncu", FAKE_NCU, "-o", tmp_path / "run", "-f", "json", "--", _prog(tmp_path))
     assert code == 0, err
-    assert json.loads(out)["schema"] == "ncuwrap.diagnosis/v3"
+    assert json.loads(out)["schema"] == "ncuwrap.diagnosis/v4"
 
 
 def test_ctrl_c_stops_ncu_and_keeps_what_was_written(capsys, tmp_path, fake, monkeypatch):

@@ -185,7 +185,7 @@ def test_top_json_is_one_document(capsys, fakes, tmp_path):
                              "--", *program)
     assert code == 0, err
     doc = json.loads(out)  # raises on two documents one after the other
-    assert doc["schema"] == "ncuwrap.diagnosis/v3" and doc["timeline"]["schema"] == "ncuwrap.timeline/v1"
+    assert doc["schema"] == "ncuwrap.diagnosis/v4" and doc["timeline"]["schema"] == "ncuwrap.timeline/v1"
     assert doc["coverage"]["scope"] == "capture" and doc["timeline"]["window"]["scope"] == "capture"
     assert {k: v for k, v in doc.items() if k != "timeline"} == json.loads((tmp_path / "top" / "verdict.json").read_text())
     assert doc["timeline"] == json.loads((tmp_path / "top" / "timeline.json").read_text())

@@ -76,7 +76,7 @@ class ProfileResult:
 
 @dataclass(frozen=True)
 class ProfileDocument:
-    """``profile --nsys -f json``: one JSON document, the diagnosis (``ncuwrap.diagnosis/v3``) with the
+    """``profile --nsys -f json``: one JSON document, the diagnosis (``ncuwrap.diagnosis/v4``) with the
     timeline's document (``ncuwrap.timeline/v1``) under its ``timeline`` key."""
 
     diagnosis: object  # Diagnosis

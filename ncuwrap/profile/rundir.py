@@ -5,7 +5,7 @@
       report.raw.csv     its raw page (ncu --import report.ncu-rep --csv --page raw)
       report.source.csv  its source page with the per-instruction counters (--source, the default):
                          --print-source cuda,sass (lines), report.source_sass.csv the SASS form
-      verdict.json       the diagnosis (ncuwrap.diagnosis/v3)
+      verdict.json       the diagnosis (ncuwrap.diagnosis/v4)
       report.html        the diagnosis as a self-contained page
       commands.txt       every command run, exactly, shell-quoted (build, ncu, export, nsys)
       environment.json   ncu version, nvidia-smi, python, ncuwrap, host

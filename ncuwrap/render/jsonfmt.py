@@ -1,4 +1,4 @@
-"""JSON output: every result's ``to_json()`` document (``ncuwrap.diagnosis/v3``, ``ncuwrap.compare/v1``,
+"""JSON output: every result's ``to_json()`` document (``ncuwrap.diagnosis/v4``, ``ncuwrap.compare/v1``,
 ``ncuwrap.timeline/v1``, the bench report) through the one encoder of ncuwrap.
 
 orjson (a well-kept C encoder) writes the same text as ``json.dumps(indent=2, ensure_ascii=False)`` at
