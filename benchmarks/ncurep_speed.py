@@ -8,6 +8,8 @@ Then, in fresh processes, where ncuwrap's time goes: importing, reading the repo
 writing the JSON. ``--tree DIR`` times another source tree (a ``git archive`` of an older commit) too.
 
     python benchmarks/ncurep_speed.py REPORT.ncu-rep --repeat 5 --json out.json [--tree /tmp/old]
+    python benchmarks/ncurep_speed.py REPORT.ncu-rep --parts 1 2 4 8 --repeat 3   # the read by k children
+    python benchmarks/ncurep_speed.py REPORT.ncu-rep --critical --repeat 3        # which side waits
 """
 
 from __future__ import annotations
@@ -83,6 +85,54 @@ print(" ".join(f"{k}={v:.3f}" for k, v in t.items()))
 """
 
 
+# The read alone by k children (ncu_rep.start(parts=k)), the parent's imports done first.
+PARTS = """
+import sys, time
+from ncuwrap import ruleset as R, kernel_diagnosis
+from ncuwrap.ingest import ncu_rep
+import pandas  # noqa: F401
+metrics = kernel_diagnosis.needed_metrics(R.load(None))
+s = time.perf_counter(); ncu_rep.start(ncu_rep.Path(sys.argv[1]), metrics=metrics, parts=int(sys.argv[2])).result()
+print(time.perf_counter() - s)
+"""
+
+# The CLI in process, with timestamps (from the process's start) at the fork, the children's reading,
+# and the parent's wait for their answer: which side is the critical path.
+CRITICAL = """
+import os, sys, tempfile, time
+T0 = time.perf_counter()
+from ncuwrap.ingest import ncu_rep
+marks, done = {}, tempfile.mkdtemp()
+collect, child_init, result = ncu_rep._collect, ncu_rep._Child.__init__, ncu_rep.Reading.result
+def timed_collect(*a, **k):
+    s = time.perf_counter(); out = collect(*a, **k)
+    with open(f"{done}/{os.getpid()}", "w") as fh:
+        fh.write(f"{s - T0} {time.perf_counter() - T0}")
+    return out
+def timed_init(self, *a, **k):
+    marks.setdefault("fork", time.perf_counter() - T0); child_init(self, *a, **k)
+def timed_result(self):
+    marks["wait"] = time.perf_counter() - T0; out = result(self); marks["got"] = time.perf_counter() - T0; return out
+ncu_rep._collect, ncu_rep._Child.__init__, ncu_rep.Reading.result = timed_collect, timed_init, timed_result
+sys.argv = ["ncuwrap", "diagnose", sys.argv[1], "--format", "json", "-o", f"{done}/out.json", "--force"]
+from ncuwrap.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+reads = [tuple(map(float, open(f"{done}/{f}").read().split())) for f in os.listdir(done) if f != "out.json"]
+print(marks["fork"], min(r[0] for r in reads), max(r[1] for r in reads), marks["wait"], marks["got"], time.perf_counter() - T0)
+"""
+
+
+def _snippet(code: str, *args: str) -> list[float]:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"snippet failed: {done.stderr.strip()[-400:]}")
+    return [float(v) for v in done.stdout.split()]
+
+
 def _timed(argv: list[str], cwd: Path, out: Path | None = None) -> float:
     env = {**os.environ, "PYTHONPATH": f"{cwd}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     t = time.perf_counter()
@@ -110,8 +160,23 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, help="also time this source tree (an older commit's archive)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--reader", action="store_true", help="only time the reader's steps, in process")
+    parser.add_argument("--parts", type=int, nargs="+", help="only time the read by this many children, each")
+    parser.add_argument("--critical", action="store_true", help="only say when the fork, the children's read and the parent's wait happen")
     args = parser.parse_args()
     report = args.report.resolve()
+    if args.parts:
+        times = {k: [] for k in args.parts}
+        for _ in range(args.repeat):
+            for k in args.parts:
+                times[k].append(_snippet(PARTS, str(report), str(k))[0])
+        print(json.dumps({f"{k} children": {"median_s": statistics.median(v), "samples": v} for k, v in times.items()}, indent=2))
+        return
+    if args.critical:
+        for _ in range(args.repeat):
+            fork, start, end, wait, got, total = _snippet(CRITICAL, str(report))
+            print(f"forked at {fork:.3f} s; children read {start:.3f}-{end:.3f} s; the parent waits from {wait:.3f} s, "
+                  f"has the launches at {got:.3f} s, done at {total:.3f} s")
+        return
     if args.reader:
         for _ in range(args.repeat):
             done = subprocess.run([sys.executable, "-c", READER, str(report)], cwd=ROOT, capture_output=True, text=True,

@@ -13,7 +13,9 @@ mkdir -p "$out"
 case $part in
   reports)
     ncu --clock-control none -c 220 -f -o /tmp/train220 python3 benchmarks/device/train_step.py --steps 2 > "$out/ncu_capture.log" 2>&1
-    python3 benchmarks/ncurep_speed.py /tmp/train220.ncu-rep --repeat 5 ${old:+--tree "$old"} --json "$out/ncurep.json"
+    python3 benchmarks/ncurep_speed.py /tmp/train220.ncu-rep --repeat 7 ${old:+--tree "$old"} --json "$out/ncurep.json"
+    python3 benchmarks/ncurep_speed.py /tmp/train220.ncu-rep --parts 1 2 4 8 --repeat 3 > "$out/parts.json"
+    python3 benchmarks/ncurep_speed.py /tmp/train220.ncu-rep --critical --repeat 3 > "$out/critical.txt"
     ls -la /tmp/train220.ncu-rep > "$out/report_size.txt"
     ;;
   timelines)
