@@ -22,6 +22,7 @@ v3 wrote ``like`` as the kernel's first launch and no ``digits``, against the un
 
 from __future__ import annotations
 
+import math
 import re
 
 import orjson
@@ -102,7 +103,9 @@ def mark_repeats(record: dict) -> dict | None:
             kind = type(value)
             if kind is int or kind is float:
                 source = metrics.get(key) if metrics_only or key in metrics else compared.get(key)
-                marked[key] = REPEAT if type(source) is kind and source == value else value
+                # -0.0 == 0.0, but the document writes them apart
+                same = type(source) is kind and source == value and (value != 0 or kind is int or math.copysign(1, value) == math.copysign(1, source))
+                marked[key] = REPEAT if same else value
             elif value == REPEAT:
                 return None
             else:

@@ -162,6 +162,9 @@ def test_repeated_values_and_numbers_in_texts_are_said_once():
     assert shared == {"id": 1, "like": 0, "differs": {"/metrics/dram_pct": 64.5, "/decision_path/0/values/busiest": 64.5, "/compared/grid_size": 16},
                       "digits": {"/why": ["64", "5"]}}
     assert json.dumps(expand_launches([first, shared])) == json.dumps([first, later])
+    # -0.0 is not 0.0 in the document: not a repeat.
+    signed = {**first, "id": 3, "chart": {"dram_pct": 71.2, "sm_pct": -0.0}, "metrics": {"dram_pct": 71.2, "sm_pct": 0.0}}
+    assert json.dumps(expand_launches(share_launches([first, signed]))) == json.dumps([first, signed])
     # A text that differs in more than its numbers is given whole.
     other = {**later, "id": 2, "why": "dram at 64.5% or peak"}
     assert share_launches([first, later, other])[2]["differs"] == {"/why": "dram at 64.5% or peak"}
