@@ -10,6 +10,8 @@ per step (STEP apart), on every rank r
     gradient bucket overlaps the backward pass) and ends, on every rank, ``transfer`` after the LAST
     rank started it: a collective completes only when every rank has joined;
   - a small optimizer kernel (stream 7) after the all-reduce;
+  - with ``gather_ns``, an NCCL all-gather (stream 14) of that length from the step's start, under the
+    compute (FSDP gathering the next layer's parameters while this one computes): hidden whole;
   - an NVTX range ``train_step`` around the whole step.
 
 With ``startup_ns``, the steps start that late, after a start-up holding one NCCL broadcast kernel (DDP
@@ -24,6 +26,7 @@ from pathlib import Path
 
 MS = 1_000_000
 NCCL_KERNEL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+GATHER_KERNEL = "ncclDevKernel_AllGather_RING_LL"
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class Run:
     start_utc_ns: int = 1_796_065_788_580_446_395
     host: str = "node0"
     startup_ns: int = 0
+    gather_ns: int = 0
 
     def compute(self, rank: int) -> int:
         return self.compute_ns + (self.extra_ns if rank == self.slow_rank else 0)
@@ -50,7 +54,7 @@ class Run:
 def write_rank(path: Path, run: Run, rank: int, *, command: str | None = None, start_utc_ns: int | None = None) -> Path:
     """One rank's SYNTHETIC export of ``run``."""
     strings = {1: run.compute_name, 2: NCCL_KERNEL, 3: "optimizer_step_kernel", 4: "cudaLaunchKernel_v7000", 5: "train_step",
-               6: "ncclDevKernel_Broadcast_RING_LL"}
+               6: "ncclDevKernel_Broadcast_RING_LL", 7: GATHER_KERNEL}
     kernels, launches, nvtx = [], [], []
     slowest = max(run.compute(r) for r in range(run.ranks))
     corr = 0
@@ -62,7 +66,8 @@ def write_rank(path: Path, run: Run, rank: int, *, command: str | None = None, s
         nccl_start = t0 + run.compute(rank) - run.overlap_ns
         nccl_end = t0 + slowest - run.overlap_ns + run.transfer_ns
         opt_end = nccl_end + run.optimizer_ns
-        for start, end, name, stream in ((t0, t0 + run.compute(rank), 1, 7), (nccl_start, nccl_end, 2, 13), (nccl_end, opt_end, 3, 7)):
+        gather = ((t0, t0 + run.gather_ns, 7, 14),) if run.gather_ns else ()
+        for start, end, name, stream in ((t0, t0 + run.compute(rank), 1, 7), *gather, (nccl_start, nccl_end, 2, 13), (nccl_end, opt_end, 3, 7)):
             corr += 1
             kernels.append((start, end, rank, stream, corr, name, name, name, 132, 1, 1, 256, 1, 1))
             # A launch 5 us before its kernel; a step's first kernel is launched as its NVTX range opens (work

@@ -358,3 +358,52 @@ def test_hostile_host_name_is_escaped_in_the_rank_table(tmp_path):
     table = render(diagnose_ranks(folder, workers=0), "table", width=200)
     assert "\x1b" not in table and "\x07" not in table
     assert "node\\x1b]0;pwned\\x07[bold]x" in table  # shown as written: rich markup would have swallowed "[bold]"
+
+
+@pytest.mark.parametrize("name, collective", [
+    ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "AllReduce"),  # the real H200 x2 captures' (NCCL 2.28)
+    ("ncclKernel_AllReduce_RING_LL_Sum_float", "AllReduce"),  # before NCCL 2.19
+    ("ncclDevKernel_AllGather_RING_LL", "AllGather"),
+    ("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", "ReduceScatter"),
+    ("ncclKernel_Reduce_RING_LL_Sum_half", "Reduce"),
+    ("ncclDevKernel_Broadcast_RING_LL", "Broadcast"),
+    ("ncclDevKernel_SendRecv", "SendRecv"),
+    ("ncclDevKernel_Generic", "other"),  # NCCL 2.19+: one kernel runs any collective
+])
+def test_nccl_kernels_are_named_by_collective(name, collective):
+    from ncuwrap.timeline.ranks.analysis import collective_of
+
+    assert collective_of(name) == collective
+
+
+def test_real_captures_communicate_by_all_reduce_only(capsys):
+    """The real H200 x2 DDP captures: every NCCL kernel of the steady steps is an all-reduce, and its row
+    is the rank's whole NCCL time and hidden part."""
+    d = diagnose_ranks(DATA / "h200_ncuwrap" / "ranks" / "slow1", workers=0)
+    for r in d.set.ranks:
+        (c,) = r.collectives
+        assert (c.name, c.kernels, c.ns, c.hidden_ns) == ("AllReduce", r.nccl_kernels, r.nccl_ns, r.nccl_hidden_ns)
+    (total,) = d.set.collectives()
+    assert (total.kernels, total.ns, total.hidden_ns) == (48, 127_379_099, 6_117_736)
+    assert [c["name"] for c in d.to_json()["collectives"]] == ["AllReduce"]
+
+
+def test_synthetic_collectives_hidden_and_exposed(tmp_path):
+    """SYNTHETIC (tests/synthetic_ranks.py): an FSDP-like step, a 3 ms all-gather under each step's
+    compute beside the all-reduce: the gather is hidden whole, the all-reduce as without it."""
+    plain = diagnose_ranks(write_run(tmp_path / "plain", Run(slow_rank=1, extra_ns=5 * MS)), workers=0)
+    d = diagnose_ranks(write_run(tmp_path / "fsdp", Run(slow_rank=1, extra_ns=5 * MS, gather_ns=3 * MS)), workers=0)
+    for r, before in zip(d.set.ranks, plain.set.ranks):
+        by = {c.name: c for c in r.collectives}
+        steps = r.steps.count
+        assert (by["AllGather"].kernels, by["AllGather"].ns, by["AllGather"].hidden_ns) == (steps, steps * 3 * MS, steps * 3 * MS)
+        assert by["AllGather"].exposed_ns == 0 and by["AllGather"].hidden_pct == 100
+        assert (by["AllReduce"].ns, by["AllReduce"].hidden_ns) == (before.nccl_ns, before.nccl_hidden_ns)
+        assert r.nccl_exposed_ns == before.nccl_exposed_ns  # hidden communication exposes nothing
+    assert [c.name for c in d.set.collectives()] == ["AllReduce", "AllGather"]  # most time first
+    text = render(d, "table", width=120)
+    assert "Communication by collective" in text and "AllGather" in text
+    md = render(d, "markdown")
+    section = md.split("### Communication by collective")[1].split("###")[0]
+    assert "| `AllGather` |       6 | 18.00 ms | 100.0% |     0 ns |" in section and "`AllReduce`" in section
+    assert "<h2>Communication by collective</h2>" in render(d, "html")

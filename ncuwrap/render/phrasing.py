@@ -388,6 +388,17 @@ def rank_cells(diagnosis) -> list[dict]:
     return out
 
 
+def collective_cells(diagnosis) -> list[dict]:
+    """One row per NCCL collective, summed over the ranks, its cells as text (the table, Markdown and HTML)."""
+    return [{"collective": c.name, "kernels": f"{c.kernels:,}", "time": duration(c.ns), "hidden": percent(c.hidden_pct),
+             "exposed": duration(c.exposed_ns)} for c in diagnosis.set.collectives()]
+
+
+COLLECTIVE_COLUMNS = (("collective", "collective"), ("kernels", "kernels"), ("time", "time"), ("hidden", "hidden"), ("exposed", "exposed"))
+COLLECTIVE_NOTE = ("summed over the ranks; time: its kernels ran (union, per rank); hidden: the share under a compute kernel; "
+                   "exposed: the rest (collectives that overlap each other each count it)")
+
+
 RANK_COLUMNS = (("rank", "rank"), ("host", "host"), ("window", "window"), ("compute", "compute"), ("nccl", "NCCL"),
                 ("exposed", "exposed"), ("hidden", "hidden"), ("wait", "wait"), ("idle", "idle"), ("steps", "steps"))
 

@@ -26,4 +26,5 @@ def render(diagnosis, **_options) -> str:
     return environment().get_template("ranks.html").render(
         d=diagnosis, version=__version__, verdict=T.ranks_verdict(diagnosis), rows=T.rank_cells(diagnosis),
         columns=T.RANK_COLUMNS, chart=chart(diagnosis), evidence=T.evidence,
+        collectives=T.collective_cells(diagnosis), collective_columns=T.COLLECTIVE_COLUMNS, collective_note=T.COLLECTIVE_NOTE,
     )

@@ -24,6 +24,13 @@ def render(diagnosis, **_options) -> str:
             "hidden: NCCL time under "
                 "a compute kernel. Wait: a rank's NCCL time beyond the least of any rank.", ""]
 
+    collectives = T.collective_cells(diagnosis)
+    if collectives:
+        out += ["### Communication by collective", ""]
+        rows = [[code(c[key]) if key == "collective" else escape(c[key]) for key, _ in T.COLLECTIVE_COLUMNS] for c in collectives]
+        out += table([label for _, label in T.COLLECTIVE_COLUMNS], rows, "l" + "r" * (len(T.COLLECTIVE_COLUMNS) - 1)).split("\n")
+        out += ["", escape(T.COLLECTIVE_NOTE[0].upper() + T.COLLECTIVE_NOTE[1:]) + ".", ""]
+
     out += ["### Where each rank's window went", "", "```text"]
     out += [f"rank {r.rank:<4} [{B.text_bar(r)}]" for r in s.ranks]
     legend = {}

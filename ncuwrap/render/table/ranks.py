@@ -34,6 +34,17 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     page.line("* the straggler; compute: a non-NCCL kernel ran; exposed: only NCCL kernels ran; hidden: NCCL time under compute; "
               "wait: NCCL time beyond the least of any rank", "dim", indent=2)
 
+    collectives = T.collective_cells(diagnosis)
+    if collectives:
+        console.print(Text("\nCommunication by collective", style="bold"))
+        table = TextTable(header_style="bold", box=None, pad_edge=False)
+        for i, (_, name) in enumerate(T.COLLECTIVE_COLUMNS):
+            table.add_column(name, justify="right" if i else "left", overflow="fold")
+        for cells in collectives:
+            table.add_row(*(cells[key] for key, _ in T.COLLECTIVE_COLUMNS))
+        console.print(table)
+        page.line(T.COLLECTIVE_NOTE, "dim", indent=2)
+
     console.print(Text("\nWhere each rank's window went", style="bold"))
     for r in s.ranks:
         bar = Text(f"  rank {r.rank:<4} [")

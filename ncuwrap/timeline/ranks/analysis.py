@@ -27,6 +27,7 @@ the comparison that names the straggler.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 import numpy as np
@@ -35,12 +36,40 @@ import pandas as pd
 from ncuwrap.timeline import analysis as A
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.model import pct
-from ncuwrap.timeline.ranks.model import RankRow, RankSet, RankTimeline, StepStats
+from ncuwrap.timeline.ranks.model import CollectiveTime, RankRow, RankSet, RankTimeline, StepStats
 from ncuwrap.timeline.ranks.metrics import CATALOGUE
 from ncuwrap.timeline.sqlite import TimelineData
 
 NCCL_PREFIX = "nccl"
 NO_STEPS = "no NVTX range named like a step (mark each training step with an NVTX range named 'step', or pass --step-range)"
+
+
+# The collectives NCCL's kernel names spell (ncclDevKernel_AllReduce_Sum_f32_RING_LL, ncclKernel_ReduceScatter_
+# RING_LL_Sum_bf16, ncclDevKernel_SendRecv); the longer of two names sharing a start first.
+_COLLECTIVE = re.compile(r"(AllReduce|AllGather|ReduceScatter|AllToAll|Broadcast|Reduce|SendRecv|Send|Recv)")
+OTHER_COLLECTIVE = "other"
+
+
+def collective_of(name: str) -> str:
+    """The collective an NCCL kernel runs, from its name; ``other`` where the name does not say
+    (``ncclDevKernel_Generic``, NCCL 2.19 and later, runs whichever collective it is given)."""
+    found = _COLLECTIVE.search(name)
+    return found.group(1) if found else OTHER_COLLECTIVE
+
+
+def _collectives(nccl_k: pd.DataFrame, compute, compute_ns: int) -> tuple[CollectiveTime, ...]:
+    """Each collective's kernels on one rank: their time (union) and how much of it compute hid."""
+    if not len(nccl_k):
+        return ()
+    names = S.categories_of(nccl_k["name"])
+    kinds = np.array([collective_of(str(c)) for c in names.categories] + [OTHER_COLLECTIVE], dtype=object)[names.codes]
+    out = []
+    for kind in sorted(set(kinds)):
+        rows = nccl_k[kinds == kind]
+        spans = A.merge(rows["start"].to_numpy(), rows["end"].to_numpy())
+        ns = A.length(spans)
+        out.append(CollectiveTime(kind, int(len(rows)), ns, compute_ns + ns - A.length(A.union(compute, spans))))
+    return tuple(sorted(out, key=lambda c: (-c.ns, c.name)))
 
 
 def is_nccl(names: pd.Series) -> np.ndarray:
@@ -96,6 +125,7 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
         steps=_step_stats(found) if found is not None else None, step_compute_ns=step_compute,
         nvtx_ranges=None if data.nvtx is None else int(len(data.nvtx)),
         window_scope="steps" if steady is not None else "capture", capture_ns=capture_ns, notes=tuple(data.notes),
+        collectives=_collectives(nccl_k, compute, compute_ns),
     )
 
 

@@ -75,6 +75,7 @@ class RanksDiagnosis(Decided, Displayed):
             "findings": [f.to_json(estimates=False) for f in self.findings],
             "not_evaluated": [n.to_json() for n in self.not_evaluated],
             "ranks": [self._rank_json(r) for r in s.ranks],
+            "collectives": [c.to_json() for c in s.collectives()],
             "metrics": {name: clean(value) for name, value in s.metrics.items()},
             "notes": list(self.notes),
         }
@@ -104,6 +105,7 @@ class RanksDiagnosis(Decided, Displayed):
             "breakdown_pct": {c: clean(r.share(c)) for c in RANK_CATEGORIES},
             "compute_ns": r.compute_ns, "nccl_ns": r.nccl_ns, "nccl_hidden_ns": r.nccl_hidden_ns, "nccl_hidden_pct": clean(r.hidden_pct),
             "nccl_kernels": r.nccl_kernels, "nccl_wait_ns": row.wait_ns, "straggler": r.rank == self.straggler,
+            "collectives": [c.to_json() for c in r.collectives],
             "top_compute_kernel": r.top_compute_kernel, "kernel_count": r.timeline.metrics["kernel_count"],
             "steps": r.steps.to_json() if r.steps else None, "nvtx_ranges": r.nvtx_ranges,
         }

@@ -44,6 +44,31 @@ class StepStats:
 
 
 @dataclass(frozen=True)
+class CollectiveTime:
+    """One NCCL collective (AllReduce, AllGather, ReduceScatter...) on a rank, or summed over ranks: its
+    kernels, their time (union), and how much of it ran while a compute kernel ran. Exposed is the rest;
+    collectives that overlap each other each count the overlap, so exposed times add up to at least the
+    breakdown's ``nccl``."""
+
+    name: str  # ncuwrap.timeline.ranks.analysis.collective_of
+    kernels: int
+    ns: int
+    hidden_ns: int
+
+    @property
+    def exposed_ns(self) -> int:
+        return self.ns - self.hidden_ns
+
+    @property
+    def hidden_pct(self) -> float:
+        return pct(self.hidden_ns, self.ns)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kernels": self.kernels, "ns": self.ns, "hidden_ns": self.hidden_ns, "exposed_ns": self.exposed_ns,
+                "hidden_pct": clean(self.hidden_pct)}
+
+
+@dataclass(frozen=True)
 class RankTimeline:
     """One rank's capture, analysed."""
 
@@ -69,6 +94,7 @@ class RankTimeline:
     window_scope: str = "capture"  # "steps": the window is the rank's steps; "capture": the whole capture
     capture_ns: int = 0  # the whole capture's window (equal to window_ns when window_scope is "capture")
     notes: tuple[str, ...] = ()
+    collectives: tuple[CollectiveTime, ...] = ()  # by time, most first
 
     @property
     def window_ns(self) -> int:
@@ -113,3 +139,14 @@ class RankSet:
 
     def row(self, rank: int) -> RankRow:
         return next(r for r in self.rows if r.rank == rank)
+
+    def collectives(self) -> tuple[CollectiveTime, ...]:
+        """Each collective summed over the ranks, most time first."""
+        total: dict[str, list[int]] = {}
+        for r in self.ranks:
+            for c in r.collectives:
+                t = total.setdefault(c.name, [0, 0, 0])
+                t[0] += c.kernels
+                t[1] += c.ns
+                t[2] += c.hidden_ns
+        return tuple(sorted((CollectiveTime(name, k, ns, hidden) for name, (k, ns, hidden) in total.items()), key=lambda c: (-c.ns, c.name)))
