@@ -179,6 +179,11 @@ def share_launches(records: list[dict]) -> list[dict]:
     return out
 
 
+def _keys(pointer: str) -> list[str]:
+    """An RFC 6901 pointer's reference tokens, unescaped."""
+    return [k.replace("~1", "/").replace("~0", "~") for k in pointer.split("/")[1:]]
+
+
 def _get(record, keys: list[str]):
     node = record
     for key in keys:
@@ -187,7 +192,7 @@ def _get(record, keys: list[str]):
 
 
 def _set(record: dict, pointer: str, value) -> None:
-    keys = [k.replace("~1", "/").replace("~0", "~") for k in pointer.split("/")[1:]]
+    keys = _keys(pointer)
     node = _get(record, keys[:-1])
     if isinstance(node, list):
         node[int(keys[-1])] = value
@@ -196,7 +201,7 @@ def _set(record: dict, pointer: str, value) -> None:
 
 
 def _with_digits(pointer: str, record: dict, runs: list[str]) -> str:
-    text = _get(record, [k.replace("~1", "/").replace("~0", "~") for k in pointer.split("/")[1:]])
+    text = _get(record, _keys(pointer))
     pieces = _DIGITS.split(text)
     pieces[1::2] = runs
     return "".join(pieces)

@@ -44,24 +44,6 @@ def parse(argv=None) -> argparse.Namespace:
     return args
 
 
-def busy(ms: float, device) -> None:
-    """About ``ms`` of GPU compute: 4096^2 bf16 matrix products, their time measured first."""
-    import torch
-
-    if ms <= 0:
-        return
-    a = torch.randn(4096, 4096, device=device, dtype=torch.bfloat16)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    a @ a
-    end.record()
-    end.synchronize()
-    each = max(start.elapsed_time(end), 0.01)
-    for _ in range(max(1, round(ms / each))):
-        a = a @ a
-        a = a / a.abs().amax().clamp(min=1)
-
-
 def build(mode: str, dim: int, layers: int, device, world: int):
     """The model of ``mode`` on this rank, and the batch it takes (tensor parallel: every rank the same batch)."""
     import torch
@@ -92,6 +74,7 @@ def main(argv=None) -> None:
     args = parse(argv)
     import torch
     import torch.distributed as dist
+    from ddp_step import busy  # beside this script (its folder is the script's sys.path[0]); it imports torch
 
     dist.init_process_group("nccl")
     rank, world, local = dist.get_rank(), dist.get_world_size(), int(os.environ.get("LOCAL_RANK", 0))
