@@ -21,7 +21,7 @@ LAYER_OF = {
     "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base", "ncuwrap.display": "base", "ncuwrap.catalogue": "base",
     "ncuwrap.json_delta": "base",
     # Reading files and running the profilers' exporters.
-    "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
+    "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
     "ncuwrap.bundled.report": "ingest",
     # Quantities computed from what was read.

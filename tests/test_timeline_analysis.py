@@ -13,6 +13,7 @@ import pytest
 from ncuwrap.render import Format, render
 from ncuwrap.timeline.diagnosis import diagnose_timeline
 from ncuwrap.timeline.analysis import analyze, api_category, merge, union
+from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.model import CATEGORIES
 from ncuwrap.timeline.sqlite import TimelineData, api_name
 from tests.conftest import DATA, H200, golden, golden_json
@@ -141,9 +142,10 @@ def test_transpose_capture():
 
 
 def _frame(rows, **extra):
-    frame = pd.DataFrame(rows, columns=["start", "end"]).astype("int64")
+    frame = Events({"start": np.array([r[0] for r in rows], dtype=np.int64), "end": np.array([r[1] for r in rows], dtype=np.int64)},
+                   n=len(rows))
     for key, value in extra.items():
-        frame[key] = value
+        frame[key] = Labels.of([value] * len(rows)) if isinstance(value, str) else value
     return frame
 
 
@@ -157,7 +159,7 @@ def _data(kernels, copies, api=None):
 
 def test_overlap_goes_to_the_kernel_and_each_instant_counts_once():
     # Two concurrent kernels [0,10) and [5,15); a copy [10,30) half under the second kernel; idle [30,40).
-    api = pd.DataFrame({"start": [0], "end": [40], "name": ["cudaStreamSynchronize"], "tid": [1], "correlation": [1]})
+    api = Events({"start": [0], "end": [40], "name": Labels.of(["cudaStreamSynchronize"]), "tid": [1], "correlation": [1]})
     t = analyze(_data([(0, 10), (5, 15)], [(10, 30)], api))
     assert t.window_ns == 40
     assert t.breakdown_ns == {"kernel": 15, "memcpy_htod": 15, "memcpy_dtoh": 0, "memcpy_dtod": 0, "memcpy_other": 0,

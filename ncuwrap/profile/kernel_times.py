@@ -10,21 +10,23 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ncuwrap.timeline.events import Events
 from ncuwrap.timeline.sqlite import LAUNCH_DIMS, launch_dims
 from ncuwrap.verdict import KernelTime, KernelTimes
 
 
-def kernel_times(kernels: pd.DataFrame, scope: str = "capture") -> KernelTimes:
-    """Group ``kernels`` (ncuwrap.timeline.sqlite's frame: start, end, name, demangled, mangled, gridX..blockZ);
+def kernel_times(kernels: Events, scope: str = "capture") -> KernelTimes:
+    """Group ``kernels`` (ncuwrap.timeline.sqlite's table: start, end, name, demangled, mangled, gridX..blockZ);
     ``scope`` says which of the capture's kernels they are."""
     if kernels is None or not len(kernels):
         return KernelTimes((), 0.0, 0, scope)
     dims = [d for d in LAUNCH_DIMS if d in kernels]
+    table = kernels.to_pandas()
     frame = pd.DataFrame({
-        "name": kernels["name"], "demangled": kernels["demangled"],
-        "mangled": kernels["mangled"] if "mangled" in kernels else kernels["demangled"],
-        **{d: kernels[d] for d in dims},
-        "ns": (kernels["end"] - kernels["start"]).astype("float64"), "row": np.arange(len(kernels)),
+        "name": table["name"], "demangled": table["demangled"],
+        "mangled": table["mangled"] if "mangled" in table else table["demangled"],
+        **{d: table[d] for d in dims},
+        "ns": (table["end"] - table["start"]).astype("float64"), "row": np.arange(len(table)),
     })
     total = float(frame["ns"].sum())
     stats = frame.groupby(["mangled", *dims], sort=False, observed=True).agg(

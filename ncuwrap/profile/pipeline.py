@@ -168,7 +168,7 @@ def _steady_times(captured):
         return kernel_times(data.kernels), None
     steady = S.steady_data(data, found).kernels
     launched = S.launch_time(data.kernels, S.api_starts(data))
-    early = kernel_times(data.kernels[launched < found.steady_start_ns])
+    early = kernel_times(data.kernels.rows(launched < found.steady_start_ns))
     return kernel_times(steady, "steady steps"), {top.group_key(g): g.launches for g in early.groups}
 
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 
 from ncuwrap.timeline import metrics as TM
+from ncuwrap.timeline.events import Events
 from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
 from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData, launch_dims
 from ncuwrap.timeline.steps import LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, categories_of, steady_data, traced_span
@@ -107,10 +107,10 @@ def _empty():
     return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
 
 
-def _intervals(frame: pd.DataFrame | None) -> tuple[np.ndarray, np.ndarray]:
+def _intervals(frame: Events | None) -> tuple[np.ndarray, np.ndarray]:
     if frame is None or frame.empty:
         return _empty()
-    return merge(frame["start"].to_numpy(), frame["end"].to_numpy())
+    return merge(frame["start"], frame["end"])
 
 
 # -- the analysis --------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
 
     sets = {"kernel": _intervals(kernels), "memset": _intervals(memsets)}
     for category in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"):
-        sets[category] = _intervals(copies[copies["category"] == category])
+        sets[category] = _intervals(copies.rows(copies["category"] == category))
     # Exposed time: what each category adds to the union of the categories before it.
     breakdown: dict[str, int] = {}
     covered, covered_len = _empty(), 0
@@ -183,7 +183,7 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
 
     copy_stats = _copies(copies, m, data.unknown.get("host_memory"), unknown, window)
     m.update(memset_count=len(memsets))
-    memset_info = {"count": len(memsets), "bytes": int(memsets["bytes"].fillna(0).sum()) if len(memsets) else 0, "total_ns": busy["memset"]}
+    memset_info = {"count": len(memsets), "bytes": int(_bytes(memsets).sum()) if len(memsets) else 0, "total_ns": busy["memset"]}
 
     api_stats = _api(api, kernels, m, (span_lo, span_hi), window, data.unknown.get("api"), unknown)
 
@@ -207,8 +207,20 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
         window_start_ns=lo, window_end_ns=hi, breakdown_ns=breakdown, busy_ns=busy, api=api_stats, api_traced=api is not None,
         copies=copy_stats, memsets=memset_info, kernels=kernel_stats, kernel_gaps=kernel_gaps, startup=startup, gaps=gaps,
         amdahl=amdahl, metrics={n: m[n] for n in TM.CATALOGUE}, unknown=unknown,
-        devices=max(1, int(pd.concat([f["device"] for f in (kernels, copies, memsets) if len(f)]).nunique())), steps=steps,
+        devices=_devices(kernels, copies, memsets), steps=steps,
     )
+
+
+def _bytes(frame: Events) -> np.ndarray:
+    """Each event's bytes, 0 where the export does not say (float columns hold NaN there)."""
+    column = np.asarray(frame["bytes"])
+    return np.nan_to_num(column, nan=0).astype(np.int64) if column.dtype.kind == "f" else column.astype(np.int64)
+
+
+def _devices(*frames: Events) -> int:
+    """How many GPUs the events ran on (at least one; a device not in the export counts none)."""
+    ids = np.concatenate([np.asarray(f["device"], dtype=float) for f in frames if len(f)])
+    return max(1, int(np.unique(ids[~np.isnan(ids)]).size))
 
 
 def analyze_steady(data: TimelineData, steps: Steps) -> tuple[TimelineData, Timeline] | None:
@@ -220,19 +232,19 @@ def analyze_steady(data: TimelineData, steps: Steps) -> tuple[TimelineData, Time
     return steady, analyze(steady, span=(steps.steady_start_ns, steps.steady_end_ns), steps=steps)
 
 
-def _sync_roundtrips(calls: "_Calls", synced: np.ndarray, kernels: pd.DataFrame) -> int:
+def _sync_roundtrips(calls: "_Calls", synced: np.ndarray, kernels: Events) -> int:
     """GPU idle time the synchronizations after launches cost: for each synced launch, the sync's
     wake-up (from its kernel's end, or the sync call if later, to the sync's return) plus the next
     launch's latency (from that launch call, or the kernel's end if later, to its kernel's start).
     Host code run between the sync and the next launch is not counted: it is the program's work.
     ``calls``: the launch and synchronize calls by thread, then start; ``synced``: the positions among
     them of the synced launches (their sync is the next call)."""
-    correlation = kernels["correlation"].to_numpy(dtype=float)
+    correlation = np.asarray(kernels["correlation"], dtype=float)
     if not synced.size or np.isnan(correlation).all():
         return 0
     # Each correlationId's first kernel start and last kernel end.
-    first = LaunchIndex(correlation, kernels["start"].to_numpy(dtype=np.int64))
-    last = LaunchIndex(correlation, kernels["end"].to_numpy(dtype=np.int64), reduce=np.maximum)
+    first = LaunchIndex(correlation, np.asarray(kernels["start"], dtype=np.int64))
+    last = LaunchIndex(correlation, np.asarray(kernels["end"], dtype=np.int64), reduce=np.maximum)
     launch_at = np.flatnonzero(calls.launch)
     nxt = np.searchsorted(launch_at, synced + 1, side="right")  # the next launch after the sync
     ok = nxt < launch_at.size
@@ -253,14 +265,14 @@ def _sync_roundtrips(calls: "_Calls", synced: np.ndarray, kernels: pd.DataFrame)
 class _Calls:
     """The launch and synchronize calls, by thread (none known: one thread) and then by start."""
 
-    def __init__(self, api: pd.DataFrame, category: np.ndarray):
+    def __init__(self, api: Events, category: np.ndarray):
         rows = np.flatnonzero((category == API_CODES["launch"]) | (category == API_CODES["sync"]))
-        tid = np.nan_to_num(api["tid"].to_numpy(dtype=float)[rows], nan=0.0)
+        tid = np.nan_to_num(np.asarray(api["tid"], dtype=float)[rows], nan=0.0)
         by_thread = np.argsort(tid, kind="stable")  # the calls come sorted by start
         self.tid, order = tid[by_thread], rows[by_thread]
-        self.start = api["start"].to_numpy(dtype=np.int64)[order]
-        self.end = api["end"].to_numpy(dtype=np.int64)[order]
-        self.correlation = api["correlation"].to_numpy(dtype=float)[order]
+        self.start = np.asarray(api["start"], dtype=np.int64)[order]
+        self.end = np.asarray(api["end"], dtype=np.int64)[order]
+        self.correlation = np.asarray(api["correlation"], dtype=float)[order]
         self.launch = category[order] == API_CODES["launch"]
 
 
@@ -284,14 +296,14 @@ def group_stats(codes: np.ndarray, values: np.ndarray, groups: int):
     return counts, sums, medians, mins, maxs, ranked, starts
 
 
-def _cause(api: pd.DataFrame | None, lo: int, hi: int, untraced: str = HOST_CODE) -> str:
+def _cause(api: Events | None, lo: int, hi: int, untraced: str = HOST_CODE) -> str:
     """The CUDA call the host spent most of [lo, hi) in, if it covers at least half of it; else ``untraced``
     (equal times: the name first in alphabetical order)."""
     if api is None:
         return NO_API
     if hi <= lo:
         return untraced
-    start, end = api["start"].to_numpy(dtype=np.int64), api["end"].to_numpy(dtype=np.int64)
+    start, end = np.asarray(api["start"], dtype=np.int64), np.asarray(api["end"], dtype=np.int64)
     rows = np.flatnonzero(end[:np.searchsorted(start, hi, side="left")] > lo)  # the calls come sorted by start
     if not rows.size:
         return untraced
@@ -305,16 +317,16 @@ def _cause(api: pd.DataFrame | None, lo: int, hi: int, untraced: str = HOST_CODE
     return str(names.categories[best]) if totals[best] >= 0.5 * (hi - lo) else untraced
 
 
-def _kernels(kernels: pd.DataFrame, m: dict) -> tuple[tuple[KernelStats, ...], dict]:
-    durations = (kernels["end"] - kernels["start"]).to_numpy(dtype=np.int64)
+def _kernels(kernels: Events, m: dict) -> tuple[tuple[KernelStats, ...], dict]:
+    durations = np.asarray(kernels["end"] - kernels["start"], dtype=np.int64)
     total = int(durations.sum())
     # By whole columns: the kernels' rows grouped by demangled name (a code per row), each group's
     # durations sorted for its median; a million launches hold a few hundred distinct kernels.
-    codes, names = pd.factorize(kernels["demangled"], sort=False)
+    codes, names = categories_of(kernels["demangled"]).factorize()
     count, sums, medians, mins, maxs, ranked, starts = group_stats(codes, durations, len(names))
     first = np.full(len(names), codes.size)
     np.minimum.at(first, codes, np.arange(codes.size))  # each group's first row, as it read
-    short = kernels["name"].array
+    short = categories_of(kernels["name"])
     stats = []
     for g, demangled in enumerate(names):
         row = int(first[g])
@@ -326,7 +338,7 @@ def _kernels(kernels: pd.DataFrame, m: dict) -> tuple[tuple[KernelStats, ...], d
         ))
     stats.sort(key=lambda k: (-k.total_ns, k.demangled))
     # Gaps between consecutive kernels (by start), from the latest end so far: concurrent kernels leave no gap.
-    starts, ends = kernels["start"].to_numpy(dtype=np.int64), kernels["end"].to_numpy(dtype=np.int64)
+    starts, ends = np.asarray(kernels["start"], dtype=np.int64), np.asarray(kernels["end"], dtype=np.int64)
     gaps = np.maximum(starts[1:] - np.maximum.accumulate(ends)[:-1], 0) if starts.size > 1 else np.array([], dtype=np.int64)
     kernel_gaps = {
         "count": int(gaps.size),
@@ -346,10 +358,10 @@ def _kernels(kernels: pd.DataFrame, m: dict) -> tuple[tuple[KernelStats, ...], d
     return tuple(stats), kernel_gaps
 
 
-def _copies(copies: pd.DataFrame, m: dict, host_unknown: str | None, unknown: dict, window: int) -> tuple[CopyStats, ...]:
-    durations = (copies["end"] - copies["start"]).astype("int64")
-    nbytes = copies["bytes"].fillna(0).astype("int64")
-    pageable = copies["pageable"] == 1.0
+def _copies(copies: Events, m: dict, host_unknown: str | None, unknown: dict, window: int) -> tuple[CopyStats, ...]:
+    durations = np.asarray(copies["end"] - copies["start"], dtype=np.int64)
+    nbytes = _bytes(copies)
+    pageable = np.asarray(copies["pageable"], dtype=float) == 1.0
     stats = []
     for category in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"):
         rows = copies["category"] == category
@@ -375,7 +387,7 @@ def _copies(copies: pd.DataFrame, m: dict, host_unknown: str | None, unknown: di
     return tuple(stats)
 
 
-def _api(api: pd.DataFrame | None, kernels: pd.DataFrame, m: dict, span: tuple[int, int], window: int,
+def _api(api: Events | None, kernels: Events, m: dict, span: tuple[int, int], window: int,
          api_unknown: str | None, unknown: dict) -> tuple[ApiStats, ...]:
     names = [n for n, item in TM.CATALOGUE.items() if item.needs == "api"]
     if api is None:
@@ -389,7 +401,7 @@ def _api(api: pd.DataFrame | None, kernels: pd.DataFrame, m: dict, span: tuple[i
     codes = calls.codes
     name_category = np.array([API_CODES[api_category(t)] for t in texts], dtype=np.int8)
     category = name_category[codes]
-    duration = (api["end"].to_numpy(dtype=np.int64) - api["start"].to_numpy(dtype=np.int64))
+    duration = np.asarray(api["end"], dtype=np.int64) - np.asarray(api["start"], dtype=np.int64)
     count, total_ns, median_ns, *_ = group_stats(codes, duration, len(texts))
     stats = [ApiStats(texts[i], API_CATEGORIES[name_category[i]], int(count[i]), int(total_ns[i]), float(median_ns[i]))
              for i in np.flatnonzero(count).tolist()]

@@ -4,8 +4,8 @@ Only what the timeline analysis needs is read: kernels, memory copies, memsets, 
 NVTX ranges, plus a few facts about the capture (nsys version, GPU). A minute of training holds
 millions of events, so the event tables are scanned column by column into Arrow (Apache Arrow's ADBC
 SQLite driver) and kept as numpy columns, never a Python object per event: names stay string ids until
-the end and become pandas categories (a code per event, each distinct text once). The small tables
-(enums, metadata) are read with sqlite3. The export's schema changes between nsys versions, so tables
+the end and become :class:`~ncuwrap.timeline.events.Labels` (a code per event, each distinct text once).
+The small tables (enums, metadata) are read with sqlite3. The export's schema changes between nsys versions, so tables
 and columns are looked up, never assumed:
 
 - ``CUPTI_ACTIVITY_KIND_KERNEL`` (or, for CUDA graphs traced as a whole, ``_GRAPH_TRACE``) and
@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ncuwrap import ingest
 from ncuwrap.errors import InputError
+from ncuwrap.timeline.events import Events, Labels
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -82,19 +82,19 @@ BATCH_ROWS = 65_536
 
 @dataclass
 class TimelineData:
-    """The raw events of one capture, one DataFrame per kind; times in ns on the capture's clock."""
+    """The raw events of one capture, one table of columns per kind; times in ns on the capture's clock."""
 
     path: Path
-    kernels: pd.DataFrame  # start, end, name, demangled, mangled, device, stream, correlation, gridX..blockZ (-1: unknown)
-    copies: pd.DataFrame  # start, end, bytes, category, direction, host_kind, pageable, device, stream, correlation
-    memsets: pd.DataFrame  # start, end, bytes, device, stream
-    api: pd.DataFrame | None  # start, end, name, tid, correlation (None: the CUDA API was not traced)
+    kernels: Events  # start, end, name, demangled, mangled, device, stream, correlation, gridX..blockZ (-1: unknown)
+    copies: Events  # start, end, bytes, category, direction, host_kind, pageable, device, stream, correlation
+    memsets: Events  # start, end, bytes, device, stream
+    api: Events | None  # start, end, name, tid, correlation (None: the CUDA API was not traced)
     nsys_version: str | None = None
     export_schema: str | None = None
     device: str | None = None
     notes: list[str] = field(default_factory=list)  # what was missing and how it was read
     unknown: dict[str, str] = field(default_factory=dict)  # quantity group -> why it is unknown
-    nvtx: pd.DataFrame | None = None  # NVTX ranges: start, end, name (None: no NVTX_EVENTS table); the steps are among them
+    nvtx: Events | None = None  # NVTX ranges: start, end, name (None: no NVTX_EVENTS table); the steps are among them
     # Read only for a multi-rank analysis (``read(path, ranks=True)``):
     run: RunInfo | None = None  # what identifies the run the capture belongs to
     launch_index: object = field(default=None, repr=False, compare=False)  # ncuwrap.timeline.steps.api_starts' cache
@@ -185,23 +185,31 @@ class _Scanner:
     """Whole columns of one table at a time, read by Arrow's ADBC SQLite driver straight into Arrow
     batches: a real capture's tables hold millions of rows, and sqlite3 makes a Python tuple of each
     (a 1M-launch capture: 5.2 s to fetch the CUDA calls' five columns that way, 1.4 s by ADBC,
-    benchmarks/timeline_scale.py). The query is a plain scan of one table; nothing is joined."""
+    benchmarks/timeline_scale.py). The query is a plain scan of one table; nothing is joined. The driver
+    manager's own objects are used, not its DB-API module, which imports pyarrow.dataset and with it
+    pandas (0.45 s of a process whose whole analysis of a 200-step capture takes 0.2 s)."""
 
     def __init__(self, uri: str, budget: _Budget, reader: "_Reader"):
-        from adbc_driver_sqlite import dbapi  # imports pyarrow: only timelines need it here
+        import adbc_driver_manager
+        import adbc_driver_sqlite  # with pyarrow: only timelines need them here
 
         self.budget = budget
         self.reader = reader
+        self.db = self.connection = None
         try:
-            self.db = dbapi.connect(uri)
+            self.db = adbc_driver_sqlite.connect(uri)
+            self.connection = adbc_driver_manager.AdbcConnection(self.db)
         except Exception as exc:  # the driver's errors derive from its own Error, its stream's from OSError
+            self.close()
             raise _ScanError(str(exc)) from None
 
     def close(self) -> None:
-        try:
-            self.db.close()
-        except Exception:  # closing a connection whose query failed: nothing left to release
-            pass
+        for handle in (self.connection, self.db):
+            try:
+                if handle is not None:
+                    handle.close()
+            except Exception:  # closing a connection whose query failed: nothing left to release
+                pass
 
     def scan(self, table: str, columns: dict[str, str], *, text: tuple[str, ...] = (), where: str = "") -> dict:
         """``columns`` (SQL expression -> name) of ``table``: integers as int64 arrays (float64 with NaN
@@ -225,13 +233,16 @@ class _Scanner:
         texts: dict[str, list] = {n: [] for n in text}
         at = 0
         try:
-            cursor = self.db.cursor()
+            import adbc_driver_manager
+
+            statement = adbc_driver_manager.AdbcStatement(self.connection)
             try:
                 # Batches of 64k rows: each column's buffer is then big enough for malloc to hand back.
-                cursor.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(BATCH_ROWS)})
-                cursor.execute(sql)
+                statement.set_options(**{"adbc.sqlite.query.batch_rows": str(BATCH_ROWS)})
+                statement.set_sql_query(sql)
+                stream, _ = statement.execute_query()
                 seeded = False
-                for batch in cursor.fetch_record_batch():
+                for batch in pa.RecordBatchReader._import_from_c(stream.address):
                     if not seeded:
                         batch, seeded = batch.slice(1), True
                     n = batch.num_rows
@@ -253,7 +264,7 @@ class _Scanner:
                                 nulls.setdefault(name, np.zeros(rows, dtype=bool))[at:at + n] = ~valid
                     at += n
             finally:
-                cursor.close()
+                statement.close()
         except _ScanError:
             raise
         except Exception as exc:  # the driver's errors derive from its own Error, its stream's from OSError
@@ -265,11 +276,10 @@ class _Scanner:
         out: dict = {}
         for name in names:
             if name in text:
-                # Each batch's column has the stream's one type (the seed row made it text).
-                joined = pa.chunked_array(texts[name]).combine_chunks().dictionary_encode() if texts[name] \
-                    else pa.array([], pa.string()).dictionary_encode()
-                out[name] = pd.Categorical.from_codes(joined.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32),
-                                                      categories=joined.dictionary.to_pylist())
+                # Each batch's column has the stream's one type (the seed row made it text). Made labels here:
+                # Arrow's dictionary_encode loads pyarrow.compute and pandas (0.25 s), and a text column
+                # (NVTX texts, the string table) holds far fewer rows than the event tables.
+                out[name] = Labels.of(text for column in texts[name] for text in column.to_pylist())
             elif name in nulls and name in ("start", "end"):
                 out[name] = np.where(nulls[name], -1, numbers[name])  # no event has that time: dropped by _times
             elif name in nulls:
@@ -300,7 +310,7 @@ class _Reader:
         self.notes: list[str] = []
         self.unknown: dict[str, str] = {}
         self._checked: set[str] = set()
-        self._strings: tuple[np.ndarray, np.ndarray, pd.Index] | None = None  # StringIds: sorted ids, their text codes, the texts
+        self._strings: tuple[np.ndarray, np.ndarray, list] | None = None  # StringIds: sorted ids, their text codes, the texts
         for name in READ_TABLES:
             if kinds.get(name) == "view":
                 raise InputError(f"{path}: {name} is a view, not a table as nsys writes it; export the report again "
@@ -343,10 +353,11 @@ class _Reader:
         return (f"the capture has no CUDA kernels: profile with 'nsys profile --trace=cuda' and make sure the "
                 f"program launches kernels (export schema {self.export_schema() or 'unknown'})")
 
-    def scan(self, table: str, wanted: dict[str, str], columns: list[str], **options) -> pd.DataFrame:
-        """The ``wanted`` columns (table column -> name) that ``columns`` has, as a frame."""
+    def scan(self, table: str, wanted: dict[str, str], columns: list[str], **options) -> Events:
+        """The ``wanted`` columns (table column -> name) that ``columns`` has, as a table."""
         assert self.scanner is not None
-        return pd.DataFrame(self.scanner.scan(table, {f'"{c}"': a for c, a in wanted.items() if c in columns}, **options), copy=False)
+        found = self.scanner.scan(table, {f'"{c}"': a for c, a in wanted.items() if c in columns}, **options)
+        return Events(found, n=len(next(iter(found.values()))))
 
     def meta(self, key: str) -> str | None:
         if "META_DATA_EXPORT" not in self.tables:
@@ -384,10 +395,10 @@ class _Reader:
             codes.append(c)
         return categories, codes
 
-    def named(self, ids, fill: str) -> pd.Categorical:
-        """One column of string ids as categories of their text, ``fill`` where a row has none."""
+    def named(self, ids, fill: str) -> Labels:
+        """One column of string ids as labels of their text, ``fill`` where a row has none."""
         categories, (codes,) = self.labels(ids, fill=fill)
-        return pd.Categorical.from_codes(np.where(codes >= 0, codes, categories.index(fill)), categories=categories)
+        return Labels(np.where(codes >= 0, codes, categories.index(fill)), categories)
 
     def strings(self, ids: np.ndarray) -> list[str]:
         """The text of each of the sorted string ids ``ids`` (an id missing from StringIds: its number)."""
@@ -422,7 +433,7 @@ class _Reader:
         data.notes, data.unknown = self.notes, self.unknown
         return data
 
-    def kernels(self) -> pd.DataFrame:
+    def kernels(self) -> Events:
         """Kernel executions; a CUDA graph traced as a whole (nsys --cuda-graph-trace=graph, the default)
         counts as one kernel per execution, named after the graph."""
         frames = []
@@ -436,7 +447,7 @@ class _Reader:
                                   "here; capture with nsys profile --cuda-graph-trace=node to see the kernels inside")
         if not frames:
             self.require(KERNEL_TABLE, ("start", "end"), "CUDA kernel activity")
-        frame = _concat(frames) if len(frames) > 1 else frames[0]
+        frame = Events.concat(frames) if len(frames) > 1 else frames[0]
         if frame.empty:
             raise InputError(f"{self.path}: table {KERNEL_TABLE} is empty; {self.schema_hint()}")
         kept = _times(frame)
@@ -445,7 +456,7 @@ class _Reader:
                              "starts, or is missing a time); export the report again with 'nsys export --type sqlite'")
         return kept
 
-    def launched_kernels(self) -> pd.DataFrame:
+    def launched_kernels(self) -> Events:
         columns = self.require(KERNEL_TABLE, ("start", "end"), "CUDA kernel activity")
         names = [c for c in ("shortName", "demangledName", "mangledName") if c in columns]
         if not names:
@@ -464,8 +475,8 @@ class _Reader:
         demangled = np.where(f >= 0, f, name)
         mangled = np.where(m >= 0, m, demangled)
         for column, codes in (("name", name), ("demangled", demangled), ("mangled", mangled)):
-            frame[column] = pd.Categorical.from_codes(codes, categories=categories)
-        frame = frame.drop(columns=[c for c in frame.columns if c.startswith("_")])
+            frame[column] = Labels(codes, categories)
+        frame = frame.drop([c for c in frame.columns if c.startswith("_")])
         if "graphNodeId" in columns:
             nodes = self.db.execute(f'SELECT COUNT(*) FROM {KERNEL_TABLE} WHERE "graphNodeId" IS NOT NULL').fetchone()[0]
             if nodes:
@@ -473,29 +484,29 @@ class _Reader:
                                   "is named and timed, but tracing adds about 1-2 us to every node (H200, docs/timeline.md), so the "
                                   "graphs run slower than untraced; --nsys-arg --cuda-graph-trace=graph times each graph as one event")
         for d in LAUNCH_DIMS:  # -1: not in the export (or NULL); CUDA's dimensions fit 32 bits
-            frame[d] = _small(np.nan_to_num(frame[d].to_numpy(dtype=float), nan=-1)) if d in frame else np.int32(-1)
+            frame[d] = _small(np.nan_to_num(np.asarray(frame[d], dtype=float), nan=-1)) if d in frame else np.int32(-1)
         for d in ("device", "stream"):
             if d in frame:
-                frame[d] = _small(frame[d].to_numpy())
+                frame[d] = _small(frame[d])
         return _fill(frame, ("device", "stream", "correlation"))
 
-    def graph_executions(self) -> pd.DataFrame:
+    def graph_executions(self) -> Events:
         columns = self.require(GRAPH_TABLE, ("start", "end"), "CUDA graph executions")
         optional = {"start": "start", "end": "end", "deviceId": "device", "streamId": "stream", "correlationId": "correlation", "graphId": "graph"}
         frame = _fill(self.scan(GRAPH_TABLE, optional, columns), ("device", "stream", "correlation", "graph"))
-        graph = frame["graph"].to_numpy(dtype=float)
+        graph = np.asarray(frame["graph"], dtype=float)
         ids = np.unique(graph[~np.isnan(graph)]).astype(np.int64).tolist()
         frame["name"] = frame["demangled"] = frame["mangled"] = _decode(graph, {g: f"CUDA graph {g}" for g in ids}, "CUDA graph")
         for d in LAUNCH_DIMS:
             frame[d] = np.int32(-1)
-        return frame.drop(columns=["graph"])
+        return frame.drop(["graph"])
 
-    def copies(self) -> pd.DataFrame:
+    def copies(self) -> Events:
         if MEMCPY_TABLE not in self.tables:
             self.notes.append(f"no {MEMCPY_TABLE} table: the program made no memory copy")
-            return pd.DataFrame({**{c: pd.Series(dtype="int64") for c in ("start", "end", "bytes", "device", "stream", "correlation")},
-                                 **{c: pd.Series(dtype=object) for c in ("category", "direction", "host_kind")},
-                                 "pageable": pd.Series(dtype=float)})
+            return Events({**{c: np.array([], dtype=np.int64) for c in ("start", "end", "bytes", "device", "stream", "correlation")},
+                           **{c: Labels([], []) for c in ("category", "direction", "host_kind")},
+                           "pageable": np.array([], dtype=float)})
         columns = self.require(MEMCPY_TABLE, ("start", "end", "bytes", "copyKind"), "memory copies")
         wanted = {"start": "start", "end": "end", "bytes": "bytes", "copyKind": "copy_kind", "srcKind": "src_kind", "dstKind": "dst_kind",
                   "deviceId": "device", "streamId": "stream", "correlationId": "correlation"}
@@ -506,16 +517,16 @@ class _Reader:
             directions = dict(_CUPTI_COPY_KINDS)
         else:
             directions = {k: re.sub(r"^CUDA_MEMCPY_KIND_", "", v) for k, v in copy_enum.items()}
-        direction = _decode(frame["copy_kind"].to_numpy(dtype=float), directions, "UNKNOWN")
+        direction = _decode(np.asarray(frame["copy_kind"], dtype=float), directions, "UNKNOWN")
         frame["direction"] = direction
-        frame["category"] = _relabel(direction, lambda d: COPY_CATEGORY_BY_NAME.get(d, "memcpy_other"))
+        frame["category"] = direction.relabel(lambda d: COPY_CATEGORY_BY_NAME.get(d, "memcpy_other"))
         frame["host_kind"], frame["pageable"] = self.host_memory(frame)
-        return _times(frame.drop(columns=[c for c in ("copy_kind", "src_kind", "dst_kind") if c in frame.columns]))
+        return _times(frame.drop([c for c in ("copy_kind", "src_kind", "dst_kind") if c in frame.columns]))
 
-    def host_memory(self, frame: pd.DataFrame) -> tuple[pd.Categorical, np.ndarray]:
+    def host_memory(self, frame: Events) -> tuple[Labels, np.ndarray]:
         """The host side's memory kind of each copy (pageable, pinned...) and whether it is pageable
         (NaN when unknown: no srcKind/dstKind columns or no ENUM_CUDA_MEM_KIND table)."""
-        unknown = (pd.Categorical.from_codes(np.full(len(frame), -1), categories=[]), np.full(len(frame), np.nan))
+        unknown = (Labels(np.full(len(frame), -1), []), np.full(len(frame), np.nan))
         if not {"src_kind", "dst_kind"} <= set(frame.columns):
             self.notes.append(f"{MEMCPY_TABLE} has no srcKind/dstKind columns: pageable copies cannot be told from pinned ones")
             self.unknown["host_memory"] = f"{MEMCPY_TABLE} has no srcKind/dstKind columns"
@@ -527,22 +538,22 @@ class _Reader:
             return unknown
         labels = {k: re.sub(r"^CUDA_MEMOPR_MEMORY_KIND_", "", v).lower() for k, v in kinds.items()}
         # The host side: the source of a copy to the device, the destination of a copy to the host.
-        to_host = frame["direction"].isin(["DTOH", "ATOH", "UVM_DTOH"]).to_numpy()
-        src, dst = frame["src_kind"].to_numpy(dtype=float), frame["dst_kind"].to_numpy(dtype=float)
+        to_host = frame["direction"].isin(["DTOH", "ATOH", "UVM_DTOH"])
+        src, dst = np.asarray(frame["src_kind"], dtype=float), np.asarray(frame["dst_kind"], dtype=float)
         host_kind = _decode(np.where(to_host, dst, src), labels, None)
         other_kind = _decode(np.where(to_host, src, dst), labels, None)
-        pageable = np.asarray(host_kind == "pageable") | np.asarray(other_kind == "pageable")
+        pageable = (host_kind == "pageable") | (other_kind == "pageable")
         return host_kind, pageable.astype(float)
 
-    def memsets(self) -> pd.DataFrame:
+    def memsets(self) -> Events:
         if MEMSET_TABLE not in self.tables:
             self.notes.append(f"no {MEMSET_TABLE} table: the program made no memset")
-            return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("start", "end", "bytes", "device", "stream")})
+            return Events({c: np.array([], dtype=np.int64) for c in ("start", "end", "bytes", "device", "stream")})
         columns = self.require(MEMSET_TABLE, ("start", "end"), "memsets")
         wanted = {"start": "start", "end": "end", "bytes": "bytes", "deviceId": "device", "streamId": "stream"}
         return _times(_fill(self.scan(MEMSET_TABLE, wanted, columns), ("bytes", "device", "stream")))
 
-    def api(self) -> pd.DataFrame | None:
+    def api(self) -> Events | None:
         if RUNTIME_TABLE not in self.tables:
             self.notes.append(f"no {RUNTIME_TABLE} table: CUDA API calls were not traced (nsys profile --trace=cuda)")
             self.unknown["api"] = f"no {RUNTIME_TABLE} table (CUDA API not traced; capture with nsys profile --trace=cuda)"
@@ -551,10 +562,10 @@ class _Reader:
         frame = self.scan(RUNTIME_TABLE, {"start": "start", "end": "end", "nameId": "_name", "globalTid": "tid", "correlationId": "correlation"}, columns)
         frame = _fill(frame, ("tid", "correlation"))
         # Each distinct call name once: cudaLaunchKernel_v7000 and cudaLaunchKernel are one call.
-        frame["name"] = _relabel(self.named(frame["_name"], "(unnamed call)"), api_name)
-        return _times(frame.drop(columns=["_name"]))
+        frame["name"] = self.named(frame["_name"], "(unnamed call)").relabel(api_name)
+        return _times(frame.drop(["_name"]))
 
-    def nvtx(self) -> pd.DataFrame | None:
+    def nvtx(self) -> Events | None:
         """NVTX push/pop and start/end ranges (start, end, name); None without an NVTX_EVENTS table
         (nsys writes none when the program marked no range or NVTX was not traced)."""
         if NVTX_TABLE not in self.tables:
@@ -570,12 +581,12 @@ class _Reader:
         named = self.named(ids, "(unnamed range)")
         if "text" in frame:
             # A range's own text wins over its registered string (nsys writes one or the other).
-            given = frame["text"].array
+            given = frame["text"]
             union = list(dict.fromkeys([*given.categories, *named.categories]))
-            given, named = given.set_categories(union), named.set_categories(union)
-            named = pd.Categorical.from_codes(np.where(given.codes >= 0, given.codes, named.codes), categories=union)
+            given, named = given.recode(union), named.recode(union)
+            named = Labels(np.where(given.codes >= 0, given.codes, named.codes), union)
         frame["name"] = named
-        return _times(frame.drop(columns=[c for c in ("text", "_text_id") if c in frame]))
+        return _times(frame.drop([c for c in ("text", "_text_id") if c in frame]))
 
     def run(self) -> RunInfo:
         host = None
@@ -607,25 +618,16 @@ def api_name(raw: str) -> str:
     return _VERSION_SUFFIX.sub("", str(raw)) or str(raw)
 
 
-def launch_dims(frame: pd.DataFrame, row: int, what: str) -> list[int] | None:
-    """The grid or block (``what``) of row ``row`` of a kernel frame; None where the export does not say."""
+def launch_dims(frame: Events, row: int, what: str) -> list[int] | None:
+    """The grid or block (``what``) of row ``row`` of a kernel table; None where the export does not say."""
     columns = [f"{what}{axis}" for axis in "XYZ"]
-    if not all(c in frame.columns for c in columns):
+    if not all(c in frame for c in columns):
         return None
-    values = [int(frame[c].to_numpy()[row]) for c in columns]
+    values = [int(frame[c][row]) for c in columns]
     return None if min(values) < 0 else values
 
 
-def _relabel(values: pd.Categorical, label) -> pd.Categorical:
-    """``values`` with each category replaced by ``label(category)``, categories that become one merged."""
-    texts = [label(c) for c in values.categories]
-    code_of = {t: i for i, t in enumerate(dict.fromkeys(texts))}
-    categories = list(code_of)
-    lookup = np.array([code_of[t] for t in texts] + [-1], dtype=np.int32)  # code -1 stays -1
-    return pd.Categorical.from_codes(lookup[values.codes], categories=categories)
-
-
-def _decode(numbers: np.ndarray, labels: dict[int, str], default) -> pd.Categorical:
+def _decode(numbers: np.ndarray, labels: dict[int, str], default) -> Labels:
     """Enum values (NaN: none) as categories of their labels; ``default`` for NaN or a value not in ``labels``."""
     known = ~np.isnan(numbers)
     values = np.unique(numbers[known]).astype(np.int64)
@@ -637,7 +639,7 @@ def _decode(numbers: np.ndarray, labels: dict[int, str], default) -> pd.Categori
     if values.size:
         lookup = np.array([code_of[t] for t in text], dtype=np.int32)
         codes[known] = lookup[np.searchsorted(values, numbers[known].astype(np.int64))]
-    return pd.Categorical.from_codes(codes, categories=categories)
+    return Labels(codes, categories)
 
 
 def _small(values: np.ndarray) -> np.ndarray:
@@ -649,19 +651,11 @@ def _small(values: np.ndarray) -> np.ndarray:
     return values.astype(np.int32)
 
 
-def _fill(frame: pd.DataFrame, names) -> pd.DataFrame:
+def _fill(frame: Events, names) -> Events:
     for name in names:
-        if name not in frame.columns:
+        if name not in frame:
             frame[name] = np.nan
     return frame
-
-
-def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """Kernel frames one after the other, their name categories united (pandas would make them text)."""
-    names = ("name", "demangled", "mangled")
-    categories = list(dict.fromkeys(c for f in frames for n in names for c in f[n].cat.categories))
-    frames = [f.assign(**{n: f[n].cat.set_categories(categories) for n in names}) for f in frames]
-    return pd.concat(frames, ignore_index=True)
 
 
 # Times are ns on the capture's clock (session-relative, or since the epoch: 1.7e18); past 2**62
@@ -669,16 +663,15 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
 MAX_TIME = 2**62
 
 
-def _times(frame: pd.DataFrame) -> pd.DataFrame:
+def _times(frame: Events) -> Events:
     """Sort by start; drop events without a start/end, that end before they start, or off the clock."""
-    start, end = frame["start"].to_numpy(dtype=float), frame["end"].to_numpy(dtype=float)
+    start, end = np.asarray(frame["start"], dtype=float), np.asarray(frame["end"], dtype=float)
     with np.errstate(invalid="ignore"):
         keep = ~np.isnan(start) & ~np.isnan(end) & (end >= start) & (start >= 0) & (end <= MAX_TIME)
     if not keep.all():
-        frame = frame[keep]
-    frame = frame.astype({"start": "int64", "end": "int64"})
-    start, end = frame["start"].to_numpy(), frame["end"].to_numpy()
-    order = np.lexsort((end, start))
+        frame = frame.rows(keep)
+    frame["start"], frame["end"] = np.asarray(frame["start"], dtype=np.int64), np.asarray(frame["end"], dtype=np.int64)
+    order = np.lexsort((frame["end"], frame["start"]))
     if (order == np.arange(order.size)).all():
-        return frame.reset_index(drop=True)
-    return frame.take(order).reset_index(drop=True)
+        return frame
+    return frame.rows(order)

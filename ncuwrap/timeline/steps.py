@@ -28,10 +28,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ncuwrap.errors import InputError
 from ncuwrap.kernel_filter import compile_filter
+from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.model import pct
 
 STEP_PATTERN = r"(?i)(?:^|[^a-z])step(?:[^a-z]|$)|^ProfilerStep#"
@@ -160,17 +160,15 @@ def _round(value):
     return round(float(value), 4)
 
 
-def categories_of(names: pd.Series) -> pd.Categorical:
-    """An event frame's name column as categories (the reader's already are: ncuwrap.timeline.sqlite)."""
-    return names.array if isinstance(names.dtype, pd.CategoricalDtype) else pd.Categorical(names.astype(str))
+def categories_of(names) -> Labels:
+    """An event table's name column as labels (the reader's already are: ncuwrap.timeline.sqlite)."""
+    return names if isinstance(names, Labels) else Labels.of(names)
 
 
-def text_is(names: pd.Series, test) -> np.ndarray:
+def text_is(names, test) -> np.ndarray:
     """``test`` of each row's text, asked once per distinct text (a capture repeats its names millions
     of times)."""
-    values = categories_of(names)
-    verdicts = np.array([bool(test(str(c))) for c in values.categories] + [False], dtype=bool)
-    return verdicts[values.codes]
+    return categories_of(names).test(test)
 
 
 def check_pattern(pattern: str | None) -> str:
@@ -182,22 +180,22 @@ def check_pattern(pattern: str | None) -> str:
     return pattern
 
 
-def ranges(nvtx: pd.DataFrame | None, pattern: str = STEP_PATTERN) -> tuple[str, np.ndarray, np.ndarray] | None:
+def ranges(nvtx: Events | None, pattern: str = STEP_PATTERN) -> tuple[str, np.ndarray, np.ndarray] | None:
     """The steps among ``nvtx``'s ranges (name, starts, ends, in time order): matching ranges inside no
     other matching range; None when none matches."""
     if nvtx is None or nvtx.empty:
         return None
     matches = compile_filter(pattern, "--step-range", "NVTX range name of a step")
     # Each distinct name is matched once (a capture repeats a step's name thousands of times).
-    match = nvtx[text_is(nvtx["name"], matches)]
+    match = nvtx.rows(text_is(nvtx["name"], matches))
     if match.empty:
         return None
-    match = match.sort_values(["start", "end"], ascending=[True, False], kind="stable")
-    starts, ends = match["start"].to_numpy(dtype=np.int64), match["end"].to_numpy(dtype=np.int64)
+    match = match.rows(np.lexsort((-np.asarray(match["end"], dtype=np.int64), match["start"])))  # by start, the longest first
+    starts, ends = np.asarray(match["start"], dtype=np.int64), np.asarray(match["end"], dtype=np.int64)
     reach = np.maximum.accumulate(ends)
     outer = np.ones(starts.size, dtype=bool)
     outer[1:] = ends[1:] > reach[:-1]  # not contained in an earlier (outer) range
-    name = Counter(match["name"].to_numpy()[outer].tolist()).most_common(1)[0][0]
+    name = Counter(match["name"][outer].tolist()).most_common(1)[0][0]
     return str(name), starts[outer], np.maximum(ends[outer], starts[outer])
 
 
@@ -231,25 +229,25 @@ class LaunchIndex:
         return out
 
 
-def launch_time(frame: pd.DataFrame, api_start: LaunchIndex | None) -> np.ndarray:
+def launch_time(frame: Events, api_start: LaunchIndex | None) -> np.ndarray:
     """When each GPU event of ``frame`` was launched: its launching CUDA call's start (by correlationId),
     else (launch not traced) the event's own start."""
-    own = frame["start"].to_numpy(dtype=np.int64)
+    own = np.asarray(frame["start"], dtype=np.int64)
     if api_start is None or "correlation" not in frame or not len(frame):
         return own
-    at = api_start.lookup(pd.to_numeric(frame["correlation"], errors="coerce").to_numpy(dtype=float))
+    at = api_start.lookup(np.asarray(frame["correlation"], dtype=float))
     return np.where(np.isnan(at), own, at).astype(np.int64)
 
 
 def api_starts(data) -> LaunchIndex | None:
     """The launches of ``data``'s CUDA calls by correlationId (None: no call has one); made once per API frame."""
     api = data.api
-    if api is None or not len(api) or api["correlation"].isna().all():
+    if api is None or not len(api) or np.isnan(np.asarray(api["correlation"], dtype=float)).all():
         return None
     cached = getattr(data, "launch_index", None)
     if cached is not None and cached[0] is api:
         return cached[1]
-    index = LaunchIndex(api["correlation"].to_numpy(), api["start"].to_numpy(dtype=np.int64))
+    index = LaunchIndex(np.asarray(api["correlation"]), np.asarray(api["start"], dtype=np.int64))
     data.launch_index = (api, index)
     return index
 
@@ -327,8 +325,8 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Ste
     api_start = api_starts(data)
     frames = [f for f in (data.kernels, data.copies, data.memsets) if f is not None]  # kernels first
     which = [_step_of(launch_time(f, api_start), starts, ends) for f in frames]
-    gs = np.concatenate([f["start"].to_numpy(dtype=np.int64) for f in frames])
-    ge = np.concatenate([f["end"].to_numpy(dtype=np.int64) for f in frames])
+    gs = np.concatenate([np.asarray(f["start"], dtype=np.int64) for f in frames])
+    ge = np.concatenate([np.asarray(f["end"], dtype=np.int64) for f in frames])
     gw = np.concatenate(which)
     work = _union_by_group(gw, gs, ge, n)
     gpu_end = np.full(n, np.iinfo(np.int64).min)
@@ -343,7 +341,7 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Ste
     del which, gs, ge, gw, inside
     api = data.api
     if api is not None:
-        a_start, a_end = api["start"].to_numpy(dtype=np.int64), api["end"].to_numpy(dtype=np.int64)
+        a_start, a_end = np.asarray(api["start"], dtype=np.int64), np.asarray(api["end"], dtype=np.int64)
         a_step = _step_of(a_start, starts, ends)
 
         def per_step(calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -370,13 +368,13 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Ste
                  capture_start_ns=min(first_start, int(starts[0])), capture_end_ns=max(last_end, int(ends[-1])))
 
 
-def work_by_step(data, frame: pd.DataFrame, steps: Steps) -> np.ndarray:
+def work_by_step(data, frame: Events, steps: Steps) -> np.ndarray:
     """Per step, the union of the intervals of ``frame``'s GPU events (a subset of ``data``'s kernels,
     say) launched in it."""
     starts = np.array([r.start_ns for r in steps.records], dtype=np.int64)
     ends = np.array([r.end_ns for r in steps.records], dtype=np.int64)
     which = _step_of(launch_time(frame, api_starts(data)), starts, ends)
-    return _union_by_group(which, frame["start"].to_numpy(dtype=np.int64), frame["end"].to_numpy(dtype=np.int64), starts.size)
+    return _union_by_group(which, np.asarray(frame["start"], dtype=np.int64), np.asarray(frame["end"], dtype=np.int64), starts.size)
 
 
 def traced_span(data) -> tuple[int, int]:
@@ -420,15 +418,15 @@ def steady_data(data, steps: Steps):
 
     api = None
     if data.api is not None:  # sorted by start: the calls of the window are one run of rows
-        first, last = np.searchsorted(data.api["start"].to_numpy(), [lo, hi], side="left")
-        api = data.api.iloc[first:last].reset_index(drop=True)
+        first, last = np.searchsorted(data.api["start"], [lo, hi], side="left")
+        api = data.api.rows(slice(int(first), int(last)))
     return dataclasses.replace(data, kernels=launched_in(data.kernels), copies=launched_in(data.copies),
                                memsets=launched_in(data.memsets), api=api)
 
 
-def _rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+def _rows(frame: Events, keep: np.ndarray) -> Events:
     """``frame``'s rows where ``keep``; a single run of rows is a slice, not a copy."""
     at = np.flatnonzero(keep)
     if at.size and at[-1] - at[0] + 1 == at.size:
-        return frame.iloc[int(at[0]):int(at[-1]) + 1].reset_index(drop=True)
-    return frame[keep].reset_index(drop=True)
+        return frame.rows(slice(int(at[0]), int(at[-1]) + 1))
+    return frame.rows(keep)

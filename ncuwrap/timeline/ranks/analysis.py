@@ -31,10 +31,10 @@ import re
 from collections import Counter
 
 import numpy as np
-import pandas as pd
 
 from ncuwrap.timeline import analysis as A
 from ncuwrap.timeline import steps as S
+from ncuwrap.timeline.events import Events
 from ncuwrap.timeline.model import pct
 from ncuwrap.timeline.ranks.model import CollectiveTime, RankRow, RankSet, RankTimeline, StepStats
 from ncuwrap.timeline.ranks.metrics import CATALOGUE
@@ -57,7 +57,7 @@ def collective_of(name: str) -> str:
     return found.group(1) if found else OTHER_COLLECTIVE
 
 
-def _collectives(nccl_k: pd.DataFrame, compute, compute_ns: int) -> tuple[CollectiveTime, ...]:
+def _collectives(nccl_k: Events, compute, compute_ns: int) -> tuple[CollectiveTime, ...]:
     """Each collective's kernels on one rank: their time (union) and how much of it compute hid."""
     if not len(nccl_k):
         return ()
@@ -65,14 +65,14 @@ def _collectives(nccl_k: pd.DataFrame, compute, compute_ns: int) -> tuple[Collec
     kinds = np.array([collective_of(str(c)) for c in names.categories] + [OTHER_COLLECTIVE], dtype=object)[names.codes]
     out = []
     for kind in sorted(set(kinds)):
-        rows = nccl_k[kinds == kind]
-        spans = A.merge(rows["start"].to_numpy(), rows["end"].to_numpy())
+        rows = nccl_k.rows(kinds == kind)
+        spans = A.merge(rows["start"], rows["end"])
         ns = A.length(spans)
         out.append(CollectiveTime(kind, int(len(rows)), ns, compute_ns + ns - A.length(A.union(compute, spans))))
     return tuple(sorted(out, key=lambda c: (-c.ns, c.name)))
 
 
-def is_nccl(names: pd.Series) -> np.ndarray:
+def is_nccl(names) -> np.ndarray:
     """Whether each kernel (by nsys's short name) is an NCCL kernel."""
     return S.text_is(names, lambda n: n.startswith(NCCL_PREFIX))
 
@@ -93,15 +93,15 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
     capture_ns = hi - lo
     step_compute: tuple[int, ...] = ()
     if found is not None:
-        compute_only = data.kernels[~is_nccl(data.kernels["name"])]
+        compute_only = data.kernels.rows(~is_nccl(data.kernels["name"]))
         step_compute = tuple(int(v) for v in S.work_by_step(data, compute_only, found))
     steady = A.analyze_steady(data, found) if found is not None else None
     data, timeline = steady if steady is not None else (data, A.analyze(data))
     kernels = data.kernels
     nccl_rows = is_nccl(kernels["name"])
-    compute_k, nccl_k = kernels[~nccl_rows], kernels[nccl_rows]
-    compute = A.merge(compute_k["start"].to_numpy(), compute_k["end"].to_numpy())
-    nccl = A.merge(nccl_k["start"].to_numpy(), nccl_k["end"].to_numpy())
+    compute_k, nccl_k = kernels.rows(~nccl_rows), kernels.rows(nccl_rows)
+    compute = A.merge(compute_k["start"], compute_k["end"])
+    nccl = A.merge(nccl_k["start"], nccl_k["end"])
     compute_ns, nccl_ns = A.length(compute), A.length(nccl)
     both = A.length(A.union(compute, nccl))
     hidden = compute_ns + nccl_ns - both
@@ -111,11 +111,12 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
                  **{c: v for c, v in timeline.breakdown_ns.items() if c != "kernel"}}
     top, top_ns = None, 0
     if len(compute_k):
-        totals = (compute_k["end"] - compute_k["start"]).groupby(compute_k["name"], observed=True).sum()
-        totals.index = totals.index.astype(str)
-        totals = totals.sort_index()
-        top = str(totals.idxmax())
-        top_ns = int(totals.max())
+        # Each kernel name's total time; of equal totals, the name first in alphabetical order.
+        names = S.categories_of(compute_k["name"])
+        counts, totals, *_ = A.group_stats(names.codes, np.asarray(compute_k["end"] - compute_k["start"], dtype=np.int64),
+                                           len(names.categories))
+        best = min(np.flatnonzero(counts).tolist(), key=lambda c: (-int(totals[c]), str(names.categories[c])))
+        top, top_ns = str(names.categories[best]), int(totals[best])
     run = data.run
     return RankTimeline(
         rank=rank, path=path, kind=kind, hostname=run.hostname if run else None, command=run.command if run else None,
