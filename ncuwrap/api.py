@@ -118,7 +118,7 @@ def timeline(path: str | Path, *, rules: str | Path | None = None, extend: bool 
              step_range: str | None = None, warmup: int | None = None):
     """A capture made before (.sqlite, .sqlite.gz, .nsys-rep): a :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`,
     judged by its steady steps where it has NVTX steps."""
-    from ncuwrap.timeline.diagnosis import diagnose_timeline
+    from ncuwrap.timeline.diagnosing import diagnose_timeline
 
     return diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys, step_pattern=step_range, warmup=warmup)
 

@@ -31,7 +31,7 @@ from ncuwrap.render import Format, render
 from ncuwrap.render import names as N
 from ncuwrap.render.escape import terminal
 from ncuwrap.timeline.compare import compare_timelines
-from ncuwrap.timeline.diagnosis import diagnose_timeline
+from ncuwrap.timeline.diagnosing import diagnose_timeline
 from ncuwrap.diagnosis_doc import expand
 from tests.conftest import DATA, H200
 from tests.test_render_html import Page

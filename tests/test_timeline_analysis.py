@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from ncuwrap.render import Format, render
-from ncuwrap.timeline.diagnosis import diagnose_timeline
+from ncuwrap.timeline.diagnosing import diagnose_timeline
 from ncuwrap.timeline.analysis import analyze, api_category, merge, union
 from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.model import CATEGORIES

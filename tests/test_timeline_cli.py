@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap import process
+from ncuwrap import forked, process
 from ncuwrap.timeline import nsysrep
 from tests.conftest import DATA, H200, ROOT, run_cli
 from tests.process_helpers import FinishedPopen, alive
@@ -103,6 +103,8 @@ class FakeNsys:
         monkeypatch.setattr(nsysrep.shutil, "which", which or (lambda name: FAKE_NSYS if name in ("nsys", FAKE_NSYS) else None))
         monkeypatch.setattr(nsysrep.subprocess, "run", self)
         monkeypatch.setattr(process.subprocess, "Popen", self.popen)
+        # The calls are recorded in this process: a capture read in a forked child would record them there.
+        monkeypatch.setattr(forked, "can_fork", lambda: False)
         return self
 
 
@@ -238,7 +240,7 @@ def test_timeline_command_with_a_missing_program(capsys, fake_nsys, tmp_path):
 @pytest.mark.gpu
 @pytest.mark.skipif(shutil.which("nsys") is None, reason="needs nsys on PATH to export the .nsys-rep")
 def test_real_nsys_export_gives_the_same_timeline():
-    from ncuwrap.timeline.diagnosis import diagnose_timeline
+    from ncuwrap.timeline.diagnosing import diagnose_timeline
 
     from_rep = diagnose_timeline(NSYS_DIR / "bench.nsys-rep").to_json()
     from_sqlite = diagnose_timeline(NSYS_DIR / "bench.sqlite").to_json()

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from ncuwrap.render import Format, render
-from ncuwrap.timeline.diagnosis import diagnose_timeline
+from ncuwrap.timeline.diagnosing import diagnose_timeline
 from ncuwrap.render.breakdown import text_bar
 from tests.conftest import H200, run_cli
 

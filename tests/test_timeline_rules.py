@@ -12,7 +12,7 @@ import pytest
 
 from ncuwrap import ruleset
 from ncuwrap.errors import RulesError
-from ncuwrap.timeline.diagnosis import diagnose_timeline
+from ncuwrap.timeline.diagnosing import diagnose_timeline
 from ncuwrap.timeline import metrics as TM
 from tests.conftest import DATA, H200, ROOT, run_cli
 
@@ -215,7 +215,7 @@ def test_tiny_kernels_launched_back_to_back_are_launch_bound_too(tmp_path):
 
 
 def test_overlap_is_judged_against_what_could_overlap():
-    from ncuwrap.timeline.diagnosis import diagnose_timeline
+    from ncuwrap.timeline.diagnosing import diagnose_timeline
 
     serial = diagnose_timeline("tests/data/h200/nsys/bench.sqlite").to_json()
     streams = diagnose_timeline("tests/data/h200_ncuwrap/nsys/e2e.sqlite").to_json()

@@ -138,7 +138,7 @@ def timeline(
         raise InputError("no program given; run 'ncuwrap timeline -- ./program args' or 'ncuwrap timeline --ranks DIR'")
     path = capture_file(program, output, force)
     if path is not None:
-        from ncuwrap.timeline.diagnosis import diagnose_timeline
+        from ncuwrap.timeline.diagnosing import diagnose_timeline
 
         no_capture_options()
         emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path, step_pattern=step_range, warmup=warmup), fmt, None, names=names)

@@ -1,13 +1,14 @@
 """Nsight Systems timelines: where a whole program's time goes, and what limits it.
 
->>> from ncuwrap.timeline.diagnosis import diagnose_timeline
+>>> from ncuwrap.timeline.diagnosing import diagnose_timeline
 >>> result = diagnose_timeline("run.sqlite")       # or a .nsys-rep (exported with nsys)
 >>> result.bound, result.timeline.breakdown_ns["kernel"]
 
 Stages: :mod:`.files` reads a capture (:mod:`.sqlite` an nsys SQLite export, :mod:`.nsysrep` runs nsys
-to export or profile), :mod:`.analysis` measures the window into :mod:`.model`, and
-:mod:`.diagnosis` applies the YAML rules (rules/timeline.yaml) with ncuwrap.evaluate over
-:mod:`.values`; ncuwrap.render draws the result. This package module imports nothing of its own (the
+to export or profile), :mod:`.steps` and :mod:`.analysis` measure the window into :mod:`.model`
+(:mod:`.measured`: one capture file, in a forked child), :mod:`.diagnosis` applies the YAML rules
+(rules/timeline.yaml) with ncuwrap.evaluate over :mod:`.values`, and :mod:`.diagnosing` runs the two
+side by side; ncuwrap.render draws the result. This package module imports nothing of its own (the
 rules loader reads :mod:`.metrics`, the names timeline rules may use, without loading the rest); it is
 also the API function ``ncuwrap.timeline(path)``.
 """

@@ -292,8 +292,9 @@ def compare_timeline_files(before: str | Path, after: str | Path, rules_path: st
                            nsys: str | Path | None = None, step_pattern: str | None = None, warmup: int | None = None,
                            **options) -> TimelineCompare:
     """Diagnose two captures (.sqlite, .sqlite.gz, .nsys-rep) with the same rules and compare them."""
-    from ncuwrap.timeline.diagnosis import diagnose_timeline
+    from ncuwrap.timeline.diagnosing import Diagnosing
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
-    sides = [diagnose_timeline(p, rules_path, extend=extend, nsys=nsys, step_pattern=step_pattern, warmup=warmup) for p in (before, after)]
+    # The two captures are read side by side (each in a child, where the platform forks).
+    sides = Diagnosing([before, after], rules_path, extend, nsys, step_pattern, warmup).results()
     return compare_timelines(*sides, **options)

@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ncuwrap import __version__
 from ncuwrap.display import Displayed
-from ncuwrap.errors import InputError
 from ncuwrap.evaluate import Decided, Decision
 from ncuwrap.numbers import clean
 from ncuwrap.timeline.model import Timeline, pct
@@ -104,45 +102,24 @@ class TimelineDiagnosis(Decided, Displayed):
         }
 
 
-def diagnose_data(data, rules, *, source_path: str, kind: str, step_pattern: str | None = None, warmup: int | None = None):
-    """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet): over its steady
-    steps where it has steps (``step_pattern``, ``warmup``: ncuwrap.timeline.steps), else over the whole capture."""
-    from ncuwrap.timeline import steps as S
-    from ncuwrap.timeline.analysis import analyze, analyze_steady
+def decide(measured, rules, *, source_path: str) -> TimelineDiagnosis:
+    """Apply ``rules`` (a loaded timeline RuleSet) to a measured capture (ncuwrap.timeline.measured.Measured)."""
     from ncuwrap.evaluate import Evaluation
     from ncuwrap.timeline.values import CaptureValues
 
-    found = S.measure(data, S.check_pattern(step_pattern), warmup)
-    notes = list(data.notes)
-    steady = analyze_steady(data, found) if found is not None else None
-    if steady is not None:
-        timeline = steady[1]
-    else:
-        if warmup is not None:
-            raise InputError(f"{source_path}: --warmup {warmup}: the capture has no NVTX range named like a step "
-                             f"({'no kernel was launched in its steps' if found is not None else 'none matches the step pattern'}); "
-                             "mark each iteration with an NVTX range named 'step', or pass --step-range")
-        timeline = analyze(data)  # without steps, the rules' step_* values are unknown, and say why (NO_STEPS)
-        if found is not None:
-            notes.append(f"{found.count} steps ('{found.name}') launched no kernel: the window is the whole capture, start-up included")
+    timeline = measured.timeline
     decision = Evaluation(CaptureValues(timeline.metrics, timeline.unknown), rules).decide(0)
     return TimelineDiagnosis(
-        source=TimelineSource(path=source_path, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema,
-                              device=data.device),
+        source=TimelineSource(path=source_path, kind=measured.kind, nsys_version=measured.nsys_version, export_schema=measured.export_schema,
+                              device=measured.device),
         rules_path=rules.path, rules_version=rules.version, rules_name=rules.name, timeline=timeline, decision=decision,
-        notes=tuple(notes),
+        notes=measured.notes,
     )
 
 
-def diagnose_timeline(path: str | Path, rules_path: str | Path | None = None, extend: bool = False, nsys: str | Path | None = None,
-                      step_pattern: str | None = None, warmup: int | None = None):
-    """Diagnose an nsys capture (.sqlite or .nsys-rep) with the bundled timeline rules or ``rules_path``;
-    ``step_pattern`` and ``warmup`` as in :func:`diagnose_data`."""
-    from ncuwrap import ruleset
-    from ncuwrap.timeline.metrics import TIMELINE
+def diagnose_data(data, rules, *, source_path: str, kind: str, step_pattern: str | None = None, warmup: int | None = None):
+    """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet): over its steady
+    steps where it has steps (``step_pattern``, ``warmup``: ncuwrap.timeline.steps), else over the whole capture."""
+    from ncuwrap.timeline.measured import measure
 
-    rules = ruleset.load(rules_path, TIMELINE, extend=extend)
-    from ncuwrap.timeline.files import read_timeline
-
-    data, kind = read_timeline(path, nsys=nsys)
-    return diagnose_data(data, rules, source_path=str(path), kind=kind, step_pattern=step_pattern, warmup=warmup)
+    return decide(measure(data, kind=kind, source_path=source_path, step_pattern=step_pattern, warmup=warmup), rules, source_path=source_path)

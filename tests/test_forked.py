@@ -1,0 +1,115 @@
+"""Work run in a forked child (ncuwrap.forked): its result, its errors and its death come back to the
+parent as they would in process; a cancelled child is gone; and a timeline is measured that way."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import pytest
+
+from ncuwrap import forked
+from ncuwrap.errors import InputError
+from ncuwrap.forked import Forked
+from tests.conftest import H200
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    """Fork even where an earlier test left a thread behind (Dask's offload thread, after a cluster test):
+    the work here takes no lock such a thread could hold."""
+    monkeypatch.setattr(forked, "can_fork", lambda: True)
+
+
+def _crashed(how: str) -> InputError:
+    return InputError(f"capture: the reader crashed ({how})")
+
+
+def test_the_result_comes_from_a_child(forks):
+    work = Forked(lambda: (os.getpid(), {"x": [1.5, None]}), _crashed)
+    assert work.pid is not None  # this test process has one thread: the work was forked
+    pid, value = work.result()
+    assert pid != os.getpid() and value == {"x": [1.5, None]}
+
+
+def test_an_input_error_is_raised_as_it_was(forks):
+    def work():
+        raise InputError("capture.sqlite: table X is empty; export it again")
+
+    with pytest.raises(InputError, match=r"^capture.sqlite: table X is empty; export it again$"):
+        Forked(work, _crashed).result()
+
+
+def test_an_error_that_does_not_pickle_keeps_its_text(forks):
+    class Local(Exception):  # a class defined in a function cannot be pickled
+        pass
+
+    def work():
+        raise Local("odd")
+
+    with pytest.raises(RuntimeError, match=r"^Local: odd$"):
+        Forked(work, _crashed).result()
+
+
+def test_a_child_that_dies_is_one_line(forks):
+    def work():
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    with pytest.raises(InputError, match=r"^capture: the reader crashed \(signal SIGSEGV\)$"):
+        Forked(work, _crashed).result()
+
+
+def test_cancel_ends_the_child(forks):
+    work = Forked(lambda: threading.Event().wait(60), _crashed)
+    pid = work.pid
+    work.cancel()
+    with pytest.raises(ChildProcessError):  # reaped: no such child left
+        os.waitpid(pid, os.WNOHANG)
+    work.cancel()  # twice is harmless
+
+
+def test_with_threads_running_the_work_runs_in_process():
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        work = Forked(os.getpid, _crashed)
+        assert work.pid is None and work.result() == os.getpid()
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_a_timeline_measured_in_a_child_is_the_one_measured_in_process(forks, monkeypatch):
+    from ncuwrap.render import render
+    from ncuwrap.timeline.diagnosing import diagnose_timeline
+
+    capture = H200 / "nsys" / "bench.sqlite"
+    child = render(diagnose_timeline(capture), "json")
+    monkeypatch.setattr(forked, "can_fork", lambda: False)  # now in process
+    assert render(diagnose_timeline(capture), "json") == child
+
+
+def test_a_bad_rules_file_is_said_before_the_capture_and_the_child_is_stopped(forks, monkeypatch, tmp_path, capsys):
+    from tests.conftest import run_cli
+
+    children = []
+
+    def fork():
+        pid = real_fork()
+        if pid:
+            children.append(pid)
+        return pid
+
+    real_fork = os.fork
+    monkeypatch.setattr(forked.os, "fork", fork)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: [\n")
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
+    code, out, err = run_cli(capsys, "diagnose", empty, "--rules", bad)
+    assert code == 2 and str(bad) in err and "SQLite" not in err
+    assert len(children) == 1
+    with pytest.raises(ChildProcessError):  # reaped: no child left behind
+        os.waitpid(children[0], os.WNOHANG)
