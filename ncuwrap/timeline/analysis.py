@@ -24,6 +24,7 @@ import numpy as np
 
 from ncuwrap.timeline import metrics as TM
 from ncuwrap.timeline.events import Events
+from ncuwrap.numbers import distinct, median, percentile
 from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
 from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData, launch_dims
 from ncuwrap.timeline.steps import LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, categories_of, steady_data, traced_span
@@ -220,7 +221,7 @@ def _bytes(frame: Events) -> np.ndarray:
 def _devices(*frames: Events) -> int:
     """How many GPUs the events ran on (at least one; a device not in the export counts none)."""
     ids = np.concatenate([np.asarray(f["device"], dtype=float) for f in frames if len(f)])
-    return max(1, int(np.unique(ids[~np.isnan(ids)]).size))
+    return max(1, int(distinct(ids[~np.isnan(ids)]).size))
 
 
 def analyze_steady(data: TimelineData, steps: Steps) -> tuple[TimelineData, Timeline] | None:
@@ -312,7 +313,7 @@ def _cause(api: Events | None, lo: int, hi: int, untraced: str = HOST_CODE) -> s
     overlap = np.minimum(end[rows], hi) - np.maximum(start[rows], lo)
     totals = np.zeros(len(names.categories), dtype=np.int64)
     np.add.at(totals, codes, overlap)
-    present = np.unique(codes)
+    present = distinct(codes)
     best = min(present.tolist(), key=lambda c: (-int(totals[c]), str(names.categories[c])))
     return str(names.categories[best]) if totals[best] >= 0.5 * (hi - lo) else untraced
 
@@ -343,13 +344,13 @@ def _kernels(kernels: Events, m: dict) -> tuple[tuple[KernelStats, ...], dict]:
     kernel_gaps = {
         "count": int(gaps.size),
         "total_ns": int(gaps.sum()),
-        "median_ns": float(np.median(gaps)) if gaps.size else None,
-        "p90_ns": float(np.percentile(gaps, 90)) if gaps.size else None,
+        "median_ns": median(gaps) if gaps.size else None,
+        "p90_ns": percentile(gaps, 90) if gaps.size else None,
         "max_ns": int(gaps.max()) if gaps.size else None,
     }
     m.update(
         kernel_count=int(durations.size), distinct_kernels=len(stats), kernel_sum_ns=total,
-        kernel_median_ns=float(np.median(durations)), kernel_mean_ns=float(durations.mean()),
+        kernel_median_ns=median(durations), kernel_mean_ns=float(durations.mean()),
         kernel_gap_median_ns=kernel_gaps["median_ns"] if gaps.size else math.nan,
         kernel_gap_total_ns=kernel_gaps["total_ns"], kernel_gap_max_ns=kernel_gaps["max_ns"] if gaps.size else math.nan,
         top_kernel=stats[0].name, top_kernel_pct=stats[0].share_pct,
@@ -418,7 +419,7 @@ def _api(api: Events | None, kernels: Events, m: dict, span: tuple[int, int], wi
     blocking = [i for i, t in enumerate(texts) if name_category[i] == API_CODES["memcpy"] and "Async" not in t]
     m.update(
         api_ns=int(duration.sum()), launch_calls=launch_n, launch_api_ns=launch_ns,
-        launch_api_median_ns=float(np.median(duration[category == API_CODES["launch"]])) if launch_n else math.nan,
+        launch_api_median_ns=median(duration[category == API_CODES["launch"]]) if launch_n else math.nan,
         launch_api_pct=pct(launch_ns, window),
         sync_calls=sync_n, sync_api_ns=sync_ns, sync_api_pct=pct(sync_ns, window),
         malloc_calls=malloc_n, malloc_api_ns=malloc_ns, malloc_api_pct=pct(malloc_ns, window),
@@ -457,9 +458,6 @@ def _steps(steps: Steps | None, m: dict, unknown: dict, api_unknown: str | None)
             m[name] = math.nan
             unknown[name] = api_unknown or "the CUDA API was not traced"
         return
-
-    def median(values) -> float:
-        return float(np.median(values))
 
     shares = {
         "launch calls": median([pct(r.launch_api_ns, r.period_ns) for r in steady]),

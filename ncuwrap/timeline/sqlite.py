@@ -32,6 +32,7 @@ import numpy as np
 
 from ncuwrap import ingest
 from ncuwrap.errors import InputError
+from ncuwrap.numbers import distinct
 from ncuwrap.timeline.events import Events, Labels
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -381,7 +382,7 @@ class _Reader:
         """String ids (NaN: none) as codes into one list of texts, -1 where a row has no id; ``fill``
         is in the list, for the caller to put where a row has no name."""
         known = [np.asarray(i, dtype=float) for i in ids]
-        used = np.unique(np.concatenate([k[~np.isnan(k)] for k in known])).astype(np.int64)
+        used = distinct(np.concatenate([k[~np.isnan(k)] for k in known])).astype(np.int64)
         text = self.strings(used)
         # Distinct ids may carry the same text: the list holds each text once.
         categories = list(dict.fromkeys([*text, fill]))
@@ -495,7 +496,7 @@ class _Reader:
         optional = {"start": "start", "end": "end", "deviceId": "device", "streamId": "stream", "correlationId": "correlation", "graphId": "graph"}
         frame = _fill(self.scan(GRAPH_TABLE, optional, columns), ("device", "stream", "correlation", "graph"))
         graph = np.asarray(frame["graph"], dtype=float)
-        ids = np.unique(graph[~np.isnan(graph)]).astype(np.int64).tolist()
+        ids = distinct(graph[~np.isnan(graph)]).astype(np.int64).tolist()
         frame["name"] = frame["demangled"] = frame["mangled"] = _decode(graph, {g: f"CUDA graph {g}" for g in ids}, "CUDA graph")
         for d in LAUNCH_DIMS:
             frame[d] = np.int32(-1)
@@ -630,7 +631,7 @@ def launch_dims(frame: Events, row: int, what: str) -> list[int] | None:
 def _decode(numbers: np.ndarray, labels: dict[int, str], default) -> Labels:
     """Enum values (NaN: none) as categories of their labels; ``default`` for NaN or a value not in ``labels``."""
     known = ~np.isnan(numbers)
-    values = np.unique(numbers[known]).astype(np.int64)
+    values = distinct(numbers[known]).astype(np.int64)
     text = [labels.get(v, default) for v in values.tolist()]
     categories = [t for t in dict.fromkeys([*text, default]) if t is not None]
     code_of = {t: i for i, t in enumerate(categories)}

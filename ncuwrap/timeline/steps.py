@@ -32,6 +32,7 @@ import numpy as np
 from ncuwrap.errors import InputError
 from ncuwrap.kernel_filter import compile_filter
 from ncuwrap.timeline.events import Events, Labels
+from ncuwrap.numbers import median
 from ncuwrap.timeline.model import pct
 
 STEP_PATTERN = r"(?i)(?:^|[^a-z])step(?:[^a-z]|$)|^ProfilerStep#"
@@ -127,7 +128,7 @@ class Steps:
     def median(self, field: str) -> float:
         values = [getattr(r, field) for r in self.steady]
         values = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-        return float(np.median(values)) if values else math.nan
+        return median(values) if values else math.nan
 
     @property
     def period_ns(self) -> float:
@@ -392,7 +393,7 @@ def _warmup(period: np.ndarray, warmup: int | None, path) -> tuple[int, str]:
         return warmup, f"the first {warmup} step{'s' if warmup != 1 else ''}, as given (--warmup {warmup})"
     if n < 2:
         return 0, "a single step: nothing to compare it with"
-    reference = float(np.median(period[n // 2:]))
+    reference = median(period[n // 2:])
     k = 0
     while k < n // 2 and period[k] > WARMUP_FACTOR * reference:
         k += 1

@@ -35,6 +35,7 @@ import numpy as np
 from ncuwrap.timeline import analysis as A
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.events import Events
+from ncuwrap.numbers import median
 from ncuwrap.timeline.model import pct
 from ncuwrap.timeline.ranks.model import CollectiveTime, RankRow, RankSet, RankTimeline, StepStats
 from ncuwrap.timeline.ranks.metrics import CATALOGUE
@@ -79,7 +80,7 @@ def is_nccl(names) -> np.ndarray:
 
 def _step_stats(found: S.Steps) -> StepStats:
     d = np.array([r.end_ns - r.start_ns for r in found.steady], dtype=np.int64)  # the ranges' own lengths, as before periods
-    return StepStats(name=found.name, count=int(d.size), median_ns=float(np.median(d)), min_ns=int(d.min()), max_ns=int(d.max()),
+    return StepStats(name=found.name, count=int(d.size), median_ns=median(d), min_ns=int(d.min()), max_ns=int(d.max()),
                      total_ns=int(d.sum()), start_ns=found.steady_start_ns, end_ns=found.steady_end_ns, warmup=found.warmup,
                      warmup_why=found.warmup_why, all_count=found.count)
 
@@ -132,7 +133,7 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
 
 def _median(values) -> float:
     values = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    return float(np.median(values)) if values else math.nan
+    return median(values) if values else math.nan
 
 
 def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
@@ -149,8 +150,8 @@ def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
     rows = tuple(RankRow(r.rank, r.compute_ns, r.nccl_ns, w) for r, w in zip(ranks, waits))
     m: dict[str, object] = {}
     unknown: dict[str, str] = {}
-    median_compute = float(np.median(compute))
-    others_median = float(np.median(others)) if others.size else math.nan
+    median_compute = median(compute)
+    others_median = median(others) if others.size else math.nan
     imbalance = float(compute.max()) / others_median if others_median else math.nan
     m.update(
         ranks=len(ranks), window_max_ns=max(r.window_ns for r in ranks),
@@ -214,7 +215,7 @@ def _per_step(ranks: list[RankTimeline], m: dict, unknown: dict) -> None:
         return
     table = np.array([r.step_compute_ns[first:last] for r in ranks], dtype=float)  # ranks x steps
     slowest = table.max(axis=0)
-    others = np.array([np.median(np.delete(table[:, j], int(np.argmax(table[:, j])))) for j in range(table.shape[1])])
+    others = np.array([median(np.delete(table[:, j], int(np.argmax(table[:, j])))) for j in range(table.shape[1])])
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(others > 0, slowest / others, np.nan)
     if np.isnan(ratio).all():
