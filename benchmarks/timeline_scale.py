@@ -8,7 +8,8 @@ the launches they match and the timeline's shape repeat; nothing in it was measu
 
 Measured, each in a fresh process, interleaved (ncuwrap, yardstick, ncuwrap, ...), medians of --repeat:
 - ncuwrap: ``ncuwrap.timeline(path)`` (read, analyse, decide; imports not timed), peak RSS (ru_maxrss,
-  the interpreter and its imports included);
+  the interpreter and its imports included; the larger of this process's and its children's, since
+  the capture is read in a forked child);
 - the yardstick: ``pandas.read_sql_query("SELECT * FROM <table>")`` of the kernel, memcpy and runtime
   tables (imports not timed), peak RSS;
 - with ``--real`` (the real captures themselves, no scaling) and nsys on PATH: ``nsys stats`` of the same
@@ -51,7 +52,9 @@ except ImportError:  # a tree from before the columnar reader
     pass
 t = time.perf_counter()
 d = ncuwrap.api.timeline(sys.argv[1])
-print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, d.bound)
+# The capture is read in a forked child (ncuwrap.forked): the peak is the larger of the two processes'.
+peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+print(time.perf_counter() - t, peak * 1024, d.bound)
 """
 YARDSTICK = """
 import resource, sqlite3, sys, time

@@ -159,6 +159,37 @@ def test_every_format_shows_the_line_and_its_text(fmt, tmp_path, capsys):
         assert "if (r &lt; rows &amp;&amp; c &lt; cols)" in out and "<script" not in out
 
 
+TOP = Path(__file__).resolve().parent / "data" / "h200_ncuwrap" / "top_source"
+
+
+def test_names_ncu_spells_apart_on_its_pages_still_meet(capsys):
+    """cuBLAS's 'sgemm_largek_lds64<(bool)1, ...>' and PyTorch's 'at::native::reduce_kernel<...>' on the source
+    page are 'sgemm_largek_lds64<1, ...>' and 'at::reduce_kernel<...>' on the raw page (H200, profile --top):
+    the bool casts are read as the numbers they are, and a block no launch's name matches goes to the next
+    launch when it executed as many instructions. The whole output, and each kernel's stalls at its SASS."""
+    from conftest import golden
+
+    raw, page = TOP / "report.raw.csv.gz", TOP / "report.source_sass.csv.gz"
+    code, out, err = run_cli(capsys, "diagnose", raw, "--source-page", page, "--names", "function")
+    assert code == 0 and err == "", err
+    golden("source_top_names_apart.txt", out.replace(str(TOP), "TOP"))
+    d = diagnosis(capsys, raw, "--source-page", page)
+    read = {k["name"].split("<")[0]: (k["source_counters"], k["where"]) for k in d["kernels"]}
+    assert set(read) == {"sgemm_largek_lds64", "at::reduce_kernel"}
+    assert read["sgemm_largek_lds64"][0] == {"origin": "source-page", "by": "instruction", "instructions": 528}
+    assert read["at::reduce_kernel"][0] == {"origin": "source-page", "by": "instruction", "instructions": 6008}
+    sgemm = read["sgemm_largek_lds64"][1]
+    assert (sgemm["waste"], sgemm["total"], sgemm["covered"]) == ("stall_samples", 41, 0.561)
+    assert sgemm["lines"][0]["sass"] == [{"pc": "0x7ff1397a4a50", "sass": "ULDC.64 UR4, c[0x0][0x210]", "value": 17}]
+
+
+def test_bool_template_arguments_are_numbers():
+    from ncuwrap.ingest.names import function_name
+
+    assert function_name("void sgemm_largek_lds64<(bool)1, (bool)0, (int)5, (unsigned long long)8>(float *, int)") == \
+        "sgemm_largek_lds64<1, 0, 5, 8>"
+
+
 def test_source_page_of_another_report_is_refused(capsys):
     code, out, err = run_cli(capsys, "diagnose", DATA / "spill-spill.raw.csv.gz", "--source-page", DATA / "transpose-naive.source_cuda_sass.csv.gz")
     assert code == 2 and len(err.strip().splitlines()) == 1

@@ -206,6 +206,19 @@ def _same_launches(path: Path, other: Profile, of: Profile) -> None:
 _SAME_LAUNCH = 0.01
 
 
+def _same_count(after: int, total, executed: list):
+    """The next launch from row ``after`` on if it executed ``total`` warp instructions (within
+    _SAME_LAUNCH), else None. ncu's pages spell some names apart (PyTorch's reduction kernel is
+    'at::native::reduce_kernel<...>' on the source page and 'at::reduce_kernel<...>' on the raw page,
+    H200, ncu 2025.3.1), so a block whose name no launch has is the next launch's when the counts agree."""
+    if total is None or after >= len(executed):
+        return None
+    expected = executed[after]
+    if expected is None or expected != expected or expected <= 0 or abs(total - expected) > _SAME_LAUNCH * expected:
+        return None
+    return after
+
+
 def source_page(path: str | Path, profile: Profile) -> tuple[dict, dict]:
     """The per-instruction counters of a source page export (``ncu --import R --csv --page source
     --print-source sass`` or ``cuda,sass``) for the launches of ``profile`` (a CSV export of the same
@@ -227,17 +240,22 @@ def source_page(path: str | Path, profile: Profile) -> tuple[dict, dict]:
     taken: dict = {}
     start: dict[str, int] = {}
     last: dict[str, object] = {}  # each kernel's block before this one
+    after = 0  # the launches come in order: the row after the last one given a block
     for block in page.blocks:
         name = function_name(block.function)
+        total = block.table["inst_executed"].sum() if "inst_executed" in block.table else None
         row = next((i for i in range(start.get(name, 0), len(names)) if names[i] == name), None)
         if row is None and name in last and last[name].table.equals(block.table):
             continue  # ncu 2025.3 writes a --set full report's blocks twice, identical: one launch, not two
         last[name] = block
         if row is None:
+            row = _same_count(after, total, executed)
+        if row is None:
             raise InputError(f"{path}: its kernel {block.function[:80]!r} is not among the launches of {profile.source.path} "
                              "(or it has more launches of it); export the source page of the same report")
         start[name] = row + 1
-        total, expected = block.table["inst_executed"].sum() if "inst_executed" in block.table else None, executed[row]
+        after = max(after, row + 1)
+        expected = executed[row]
         if total is not None and expected is not None and expected == expected and expected > 0 and abs(total - expected) > _SAME_LAUNCH * expected:
             raise InputError(f"{path}: its {block.function[:60]!r} executed {total:,.0f} warp instructions where launch {ids[row]} of "
                              f"{profile.source.path} executed {expected:,.0f}: not the same launch; export the source page of the same report")

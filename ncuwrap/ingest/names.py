@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import re
 
-# ncu_report demangles integer template arguments as casts ("k<(int)4>"), ncu's CSV pages as plain
-# numbers ("k<4>"): normalise to the CSV form so one kernel has one name in every input.
-_INT_CAST = re.compile(r"\((?:unsigned |signed )?(?:int|long|long long|short|char)\)(-?\d+)")
+# ncu_report and ncu's source page demangle integer and bool template arguments as casts ("k<(int)4>",
+# cuBLAS's "sgemm_largek_lds64<(bool)1, (bool)0, ...>"), ncu's raw and details pages as plain numbers
+# ("k<4>", "<1, 0, ...>"): normalise to the plain form so one kernel has one name in every input.
+_INT_CAST = re.compile(r"\((?:unsigned |signed )?(?:int|long|long long|short|char|bool)\)(-?\d+)")
 
 
 @functools.lru_cache(maxsize=4096)
