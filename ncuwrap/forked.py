@@ -19,11 +19,13 @@ import pickle
 import signal
 import sys
 import threading
+import time
 from typing import Callable, Generic, TypeVar
 
 from ncuwrap.errors import NcuwrapError
 
 T = TypeVar("T")
+STOP_GRACE_S = 2.0  # a cancelled child's time to unwind before SIGKILL
 
 
 def can_fork() -> bool:
@@ -46,6 +48,8 @@ class Forked(Generic[T]):
             # user: the parent says what happened, in one line.
             faulthandler.disable()
             os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+            # Stopped by cancel(): unwind, so that the work's temporary files (an unpacked .sqlite.gz) go.
+            signal.signal(signal.SIGTERM, _unwind)
             _answer(work, write)
             os._exit(0)
         os.close(write)
@@ -58,8 +62,10 @@ class Forked(Generic[T]):
             with os.fdopen(self.pipe, "rb") as answer:
                 self.pipe = None
                 payload = answer.read()
-        finally:
-            status = self._reap()
+        except BaseException:  # interrupted while waiting: the child is not waited for to its end
+            self.cancel()
+            raise
+        status = self._reap()
         if not payload:  # the child died before it could answer
             code = os.waitstatus_to_exitcode(status)
             how = f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exit code {code}"
@@ -70,21 +76,30 @@ class Forked(Generic[T]):
         raise value  # as the work raised it (an error whose type does not pickle: a RuntimeError with its text)
 
     def cancel(self) -> None:
-        """Stop the work (the parent failed, or was interrupted, before asking for it)."""
+        """Stop the work (the parent failed, or was interrupted, before asking for it): SIGTERM, which
+        the child unwinds from, and SIGKILL after STOP_GRACE_S."""
         if self.pid is None:
             return
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         if self.pipe is not None:
             os.close(self.pipe)
             self.pipe = None
-        self._reap()
+        pid, self.pid = self.pid, None
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return
+            time.sleep(0.005)
 
     def _reap(self) -> int:
         pid, self.pid = self.pid, None
         return os.waitpid(pid, 0)[1] if pid is not None else 0
+
+
+def _unwind(signum, frame) -> None:
+    raise SystemExit(1)
 
 
 def _answer(work: Callable, fd: int) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -60,13 +61,29 @@ def test_a_child_that_dies_is_one_line(forks):
         Forked(work, _crashed).result()
 
 
-def test_cancel_ends_the_child(forks):
-    work = Forked(lambda: threading.Event().wait(60), _crashed)
-    pid = work.pid
-    work.cancel()
+def test_cancel_ends_the_child_and_its_temporary_files_go(forks, tmp_path):
+    marker = tmp_path / "made"
+
+    def work():
+        import tempfile
+
+        with tempfile.TemporaryDirectory(dir=tmp_path) as held:  # as an unpacked .sqlite.gz is held
+            marker.write_text(held)
+            threading.Event().wait(60)
+
+    work_ = Forked(work, _crashed)
+    pid = work_.pid
+    for _ in range(2000):  # the child has made its folder
+        if marker.exists():
+            break
+        threading.Event().wait(0.005)
+    held = Path(marker.read_text())
+    assert held.is_dir()
+    work_.cancel()
     with pytest.raises(ChildProcessError):  # reaped: no such child left
         os.waitpid(pid, os.WNOHANG)
-    work.cancel()  # twice is harmless
+    assert not held.exists()  # SIGTERM unwound the child: its temporary folder is gone
+    work_.cancel()  # twice is harmless
 
 
 def test_with_threads_running_the_work_runs_in_process():
