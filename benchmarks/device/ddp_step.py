@@ -54,18 +54,25 @@ def main() -> None:
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(args.batch, args.dim, device=device)
     slow = args.slow_ms if rank == args.slow_rank else 0.0
-    for step in range(args.steps):
+    train_steps(model, opt, x, args.steps, rank, before=lambda: busy(slow, device))
+    dist.destroy_process_group()
+
+
+def train_steps(model, opt, x, steps: int, rank: int, before=lambda: None) -> None:
+    """``steps`` training steps, each an NVTX range named ``train_step`` (what ``ncuwrap timeline --ranks``
+    reads as steps) that starts with ``before()`` (a slowed rank's extra work) and ends synchronized;
+    each step's host time printed."""
+    for step in range(steps):
         torch.cuda.nvtx.range_push("train_step")
         t = time.perf_counter()
-        busy(slow, device)
+        before()
         loss = model(x).square().mean()
-        loss.backward()  # DDP all-reduces the gradient buckets (NCCL) during and after the backward pass
+        loss.backward()  # the parallel wrapper's collectives run during and after the backward pass
         opt.step()
         opt.zero_grad(set_to_none=True)
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
         print(f"rank {rank} step {step}: {1e3 * (time.perf_counter() - t):.1f} ms", flush=True)
-    dist.destroy_process_group()
 
 
 if __name__ == "__main__":

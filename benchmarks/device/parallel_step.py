@@ -74,7 +74,7 @@ def main(argv=None) -> None:
     args = parse(argv)
     import torch
     import torch.distributed as dist
-    from ddp_step import busy  # beside this script (its folder is the script's sys.path[0]); it imports torch
+    from ddp_step import busy, train_steps  # beside this script (its folder is the script's sys.path[0]); it imports torch
 
     dist.init_process_group("nccl")
     rank, world, local = dist.get_rank(), dist.get_world_size(), int(os.environ.get("LOCAL_RANK", 0))
@@ -86,20 +86,14 @@ def main(argv=None) -> None:
         torch.manual_seed(0)
     x = torch.randn(args.batch, args.dim, device=device)
     slowed = rank == args.slow_rank
-    for step in range(args.steps):
-        torch.cuda.nvtx.range_push("train_step")
-        t = time.perf_counter()
+
+    def before() -> None:  # the slowed rank's slow input pipeline, then its extra GPU compute
         if slowed and args.input_ms > 0:
             time.sleep(args.input_ms / 1e3)
         if slowed:
             busy(args.slow_ms, device)
-        loss = model(x).square().mean()
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_pop()
-        print(f"rank {rank} step {step}: {1e3 * (time.perf_counter() - t):.1f} ms", flush=True)
+
+    train_steps(model, opt, x, args.steps, rank, before)
     dist.destroy_process_group()
 
 
