@@ -21,12 +21,11 @@ def kernel_times(kernels: Events, scope: str = "capture") -> KernelTimes:
     if kernels is None or not len(kernels):
         return KernelTimes((), 0.0, 0, scope)
     dims = [d for d in LAUNCH_DIMS if d in kernels]
-    table = kernels.to_pandas()
     frame = pd.DataFrame({
-        "name": table["name"], "demangled": table["demangled"],
-        "mangled": table["mangled"] if "mangled" in table else table["demangled"],
-        **{d: table[d] for d in dims},
-        "ns": (table["end"] - table["start"]).astype("float64"), "row": np.arange(len(table)),
+        "name": kernels["name"].to_pandas(), "demangled": kernels["demangled"].to_pandas(),
+        "mangled": kernels["mangled" if "mangled" in kernels else "demangled"].to_pandas(),
+        **{d: kernels[d] for d in dims},
+        "ns": (kernels["end"] - kernels["start"]).astype("float64"), "row": np.arange(len(kernels)),
     })
     total = float(frame["ns"].sum())
     stats = frame.groupby(["mangled", *dims], sort=False, observed=True).agg(
