@@ -45,11 +45,18 @@ NSYS_REPORTS = "cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_mem_time_sum"
 
 NCUWRAP = """
 import resource, sys, time
-import ncuwrap.api, ncuwrap.timeline.diagnosis, ncuwrap.timeline.sqlite, pandas, pyarrow
-try:
-    import adbc_driver_sqlite.dbapi
-except ImportError:  # a tree from before the columnar reader
-    pass
+import ncuwrap.api, ncuwrap.timeline.diagnosis, ncuwrap.timeline.sqlite, pyarrow
+# The reader's own libraries, not timed: pandas and ADBC's DB-API module for a tree whose reader uses
+# pandas, the driver manager's objects for one that does not (importing pandas there would only add to
+# its peak memory, the forked reader's included).
+if hasattr(ncuwrap.timeline.sqlite, "pd"):
+    import pandas
+    try:
+        import adbc_driver_sqlite.dbapi
+    except ImportError:  # a tree from before the columnar reader
+        pass
+else:
+    import adbc_driver_manager, adbc_driver_sqlite
 t = time.perf_counter()
 d = ncuwrap.api.timeline(sys.argv[1])
 # The capture is read in a forked child (ncuwrap.forked): the peak is the larger of the two processes'.
