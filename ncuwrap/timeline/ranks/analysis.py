@@ -224,7 +224,7 @@ def _per_step(ranks: list[RankTimeline], m: dict, unknown: dict) -> None:
             unknown[name] = "no compute kernel launched in the steps"
         return
     worst = int(np.nanargmax(ratio))
-    m.update(step_imbalance_median=float(np.nanmedian(ratio)), step_imbalance_max=float(ratio[worst]), step_imbalance_max_step=first + worst)
+    m.update(step_imbalance_median=median(ratio[~np.isnan(ratio)]), step_imbalance_max=float(ratio[worst]), step_imbalance_max_step=first + worst)
 
 
 def analyze_file(rank: int, path: str, step_pattern: str = S.STEP_PATTERN, nsys: str | None = None,
