@@ -206,17 +206,20 @@ def _same_launches(path: Path, other: Profile, of: Profile) -> None:
 _SAME_LAUNCH = 0.01
 
 
+def _counts_agree(total, expected) -> bool | None:
+    """Whether a page's block (``total`` warp instructions) and a launch (``expected``) executed the same
+    instructions, within _SAME_LAUNCH; None where either count is unknown."""
+    if total is None or total != total or expected is None or expected != expected or expected <= 0:
+        return None
+    return abs(total - expected) <= _SAME_LAUNCH * expected
+
+
 def _same_count(after: int, total, executed: list):
     """The next launch from row ``after`` on if it executed ``total`` warp instructions (within
     _SAME_LAUNCH), else None. ncu's pages spell some names apart (PyTorch's reduction kernel is
     'at::native::reduce_kernel<...>' on the source page and 'at::reduce_kernel<...>' on the raw page,
     H200, ncu 2025.3.1), so a block whose name no launch has is the next launch's when the counts agree."""
-    if total is None or after >= len(executed):
-        return None
-    expected = executed[after]
-    if expected is None or expected != expected or expected <= 0 or abs(total - expected) > _SAME_LAUNCH * expected:
-        return None
-    return after
+    return after if after < len(executed) and _counts_agree(total, executed[after]) else None
 
 
 def source_page(path: str | Path, profile: Profile) -> tuple[dict, dict]:
@@ -256,7 +259,7 @@ def source_page(path: str | Path, profile: Profile) -> tuple[dict, dict]:
         start[name] = row + 1
         after = max(after, row + 1)
         expected = executed[row]
-        if total is not None and expected is not None and expected == expected and expected > 0 and abs(total - expected) > _SAME_LAUNCH * expected:
+        if _counts_agree(total, expected) is False:
             raise InputError(f"{path}: its {block.function[:60]!r} executed {total:,.0f} warp instructions where launch {ids[row]} of "
                              f"{profile.source.path} executed {expected:,.0f}: not the same launch; export the source page of the same report")
         taken[int(ids[row]) if ids[row] == ids[row] else row] = block
