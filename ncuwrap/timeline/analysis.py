@@ -297,6 +297,12 @@ def group_stats(codes: np.ndarray, values: np.ndarray, groups: int):
     return counts, sums, medians, mins, maxs, ranked, starts
 
 
+def heaviest(totals: np.ndarray, present: list[int], names: list) -> int:
+    """Of the groups ``present``, the one of the largest total; of equal totals, the name first in
+    alphabetical order (outputs do not depend on the order the capture lists its events in)."""
+    return min(present, key=lambda c: (-int(totals[c]), str(names[c])))
+
+
 def _cause(api: Events | None, lo: int, hi: int, untraced: str = HOST_CODE) -> str:
     """The CUDA call the host spent most of [lo, hi) in, if it covers at least half of it; else ``untraced``
     (equal times: the name first in alphabetical order)."""
@@ -313,8 +319,7 @@ def _cause(api: Events | None, lo: int, hi: int, untraced: str = HOST_CODE) -> s
     overlap = np.minimum(end[rows], hi) - np.maximum(start[rows], lo)
     totals = np.zeros(len(names.categories), dtype=np.int64)
     np.add.at(totals, codes, overlap)
-    present = distinct(codes)
-    best = min(present.tolist(), key=lambda c: (-int(totals[c]), str(names.categories[c])))
+    best = heaviest(totals, distinct(codes).tolist(), names.categories)
     return str(names.categories[best]) if totals[best] >= 0.5 * (hi - lo) else untraced
 
 

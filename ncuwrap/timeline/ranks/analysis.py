@@ -116,7 +116,7 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
         names = S.categories_of(compute_k["name"])
         counts, totals, *_ = A.group_stats(names.codes, np.asarray(compute_k["end"] - compute_k["start"], dtype=np.int64),
                                            len(names.categories))
-        best = min(np.flatnonzero(counts).tolist(), key=lambda c: (-int(totals[c]), str(names.categories[c])))
+        best = A.heaviest(totals, np.flatnonzero(counts).tolist(), names.categories)
         top, top_ns = str(names.categories[best]), int(totals[best])
     run = data.run
     return RankTimeline(
