@@ -14,7 +14,8 @@ starts, the last one to the loop's end), step_gpu_ms (a torch.cuda.Event pair ar
 work, elapsed_time) and their medians over the steady steps (all but the first).
 
     python3 benchmarks/device/steps/gpu_train.py [--steps 8] [--batch 16] [--seq 1024] [--dim 1024]
-        [--heads 16] [--layers 4] [--vocab 32768]
+        [--heads 16] [--layers 4] [--vocab 32768] [--eval-steps 0]
+        [--marks nvtx|none] [--kineto PATH ...]
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import time
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from marks import Marks, add_arguments  # this folder's: how iterations are marked
 
 
 class Block(nn.Module):
@@ -69,7 +72,11 @@ def main() -> None:
     parser.add_argument("--heads", type=int, default=16)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--vocab", type=int, default=32768)
+    parser.add_argument("--eval-steps", type=int, default=0,
+                        help="after training, this many evaluation iterations (forward and loss.item() without gradients): a second loop")
+    add_arguments(parser)
     args = parser.parse_args()
+    marks = Marks(args)
     torch.manual_seed(0)
     model = GPT(args.vocab, args.dim, args.heads, args.layers).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
@@ -77,9 +84,10 @@ def main() -> None:
     inputs, targets = tokens[:, :-1], tokens[:, 1:].reshape(-1)
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(args.steps)]
     starts, losses = [], []
+    marks.start()
     for step in range(args.steps):
         starts.append(time.perf_counter())
-        torch.cuda.nvtx.range_push("step")
+        marks.push()
         events[step][0].record()
         with torch.autocast("cuda", dtype=torch.bfloat16):
             logits = model(inputs)
@@ -89,9 +97,20 @@ def main() -> None:
         opt.step()
         events[step][1].record()
         losses.append(loss.item())
-        torch.cuda.nvtx.range_pop()
+        marks.pop()
+    marks.stop()
     starts.append(time.perf_counter())
     torch.cuda.synchronize()
+    eval_wall = []
+    if args.eval_steps:  # a second loop, shorter iterations with less GPU work each: never marked
+        model.eval()
+        with torch.no_grad():
+            for _ in range(args.eval_steps):
+                t = time.perf_counter()
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    loss = F.cross_entropy(model(inputs).float().view(-1, args.vocab), targets)
+                loss.item()
+                eval_wall.append(round((time.perf_counter() - t) * 1e3, 3))
     wall = [(b - a) * 1e3 for a, b in zip(starts, starts[1:])]
     gpu = [s.elapsed_time(e) for s, e in events]
     params = sum(p.numel() for p in model.parameters())
@@ -102,7 +121,7 @@ def main() -> None:
         "steady_from": 1,
         "steady_wall_ms_median": round(statistics.median(wall[1:] or wall), 3),
         "steady_gpu_ms_median": round(statistics.median(gpu[1:] or gpu), 3),
-        "losses": [round(v, 4) for v in losses],
+        "losses": [round(v, 4) for v in losses], "eval_steps": args.eval_steps, "eval_wall_ms": eval_wall,
         "device": torch.cuda.get_device_name(), "torch": torch.__version__,
     }))
 

@@ -34,6 +34,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from marks import Marks, add_arguments  # this folder's: how iterations are marked
+
 
 def rms_norm(x, weight, eps: float = 1e-6):
     return x * x.pow(2).mean(-1, keepdim=True).add(eps).rsqrt() * weight
@@ -87,7 +89,9 @@ def main() -> None:
     parser.add_argument("--ctx", type=int, default=256, help="KV cache positions")
     parser.add_argument("--vocab", type=int, default=32768)
     parser.add_argument("--warmup", type=int, default=3, help="tokens decoded (and discarded) before the steps")
+    add_arguments(parser)
     args = parser.parse_args()
+    marks = Marks(args)
     if max(args.steps, args.warmup) > args.ctx:
         parser.error("--steps and --warmup must fit in --ctx")
     torch.manual_seed(0)
@@ -125,9 +129,10 @@ def main() -> None:
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                   for _ in range(args.steps)]
         starts, tokens = [], []
+        marks.start()
         for step in range(args.steps):
             starts.append(time.perf_counter())
-            torch.cuda.nvtx.range_push("step")
+            marks.push()
             events[step][0].record()
             if graph is None:
                 one_token()
@@ -135,7 +140,8 @@ def main() -> None:
                 graph.replay()
             events[step][1].record()
             tokens.append(tok.item())
-            torch.cuda.nvtx.range_pop()
+            marks.pop()
+        marks.stop()
         starts.append(time.perf_counter())
     torch.cuda.synchronize()
     wall = [(b - a) * 1e3 for a, b in zip(starts, starts[1:])]

@@ -28,6 +28,8 @@ import time
 
 import torch
 
+from marks import Marks, add_arguments  # this folder's: how iterations are marked
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -35,7 +37,9 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=256, help="size of each step's batch, float32")
     parser.add_argument("--matmul", type=int, default=1024, help="side of the matrix product on a slice")
     parser.add_argument("--pinned", action="store_true", help="one reused pinned batch buffer, copied with non_blocking=True")
+    add_arguments(parser)
     args = parser.parse_args()
+    marks = Marks(args)
     n = args.mib * 2**20 // 4
     m = args.matmul
     if m * m > n:
@@ -44,9 +48,10 @@ def main() -> None:
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(args.steps)]
     starts, results = [], []
     pinned = torch.empty(n, dtype=torch.float32, pin_memory=True) if args.pinned else None
+    marks.start()
     for step in range(args.steps):
         starts.append(time.perf_counter())
-        torch.cuda.nvtx.range_push("step")
+        marks.push()
         batch = pinned if args.pinned else torch.empty(n, dtype=torch.float32)   # pinned and reused, or pageable and fresh
         events[step][0].record()
         x = batch.to("cuda", non_blocking=args.pinned)
@@ -54,7 +59,8 @@ def main() -> None:
         result = x.sum() + (a @ a).sum()
         events[step][1].record()
         results.append(result.item())
-        torch.cuda.nvtx.range_pop()
+        marks.pop()
+    marks.stop()
     starts.append(time.perf_counter())
     torch.cuda.synchronize()
     wall = [(b - a) * 1e3 for a, b in zip(starts, starts[1:])]

@@ -26,6 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from marks import Marks, add_arguments  # this folder's: how iterations are marked
+
 
 def mlp(width: int, layers: int) -> nn.Sequential:
     mods: list[nn.Module] = []
@@ -42,7 +44,9 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=6, help="Linear layers (LayerNorm+GELU between them)")
     parser.add_argument("--width", type=int, default=64)
     parser.add_argument("--batch", type=int, default=32)
+    add_arguments(parser)
     args = parser.parse_args()
+    marks = Marks(args)
     torch.manual_seed(0)
     model = mlp(args.width, args.layers).cuda()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)
@@ -50,9 +54,10 @@ def main() -> None:
     y = torch.randn(args.batch, args.width, device="cuda")
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(args.steps)]
     starts, losses = [], []
+    marks.start()
     for step in range(args.steps):
         starts.append(time.perf_counter())
-        torch.cuda.nvtx.range_push("step")
+        marks.push()
         events[step][0].record()
         loss = F.mse_loss(model(x), y)
         opt.zero_grad(set_to_none=True)
@@ -60,7 +65,8 @@ def main() -> None:
         opt.step()
         events[step][1].record()
         losses.append(loss.item())
-        torch.cuda.nvtx.range_pop()
+        marks.pop()
+    marks.stop()
     starts.append(time.perf_counter())
     torch.cuda.synchronize()
     wall = [(b - a) * 1e3 for a, b in zip(starts, starts[1:])]
