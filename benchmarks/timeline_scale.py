@@ -16,8 +16,15 @@ Measured, each in a fresh process, interleaved (ncuwrap, yardstick, ncuwrap, ...
   SQLite with three reports (GPU kernels, CUDA API, GPU memory time: what the timeline's breakdown,
   kernels and API tables hold), whole processes on both sides.
 
+With ``--steps-found`` (issue 36: what finding steps by repetition costs), the source is a capture without
+step ranges (default: tests/data/h200_ncuwrap/unmarked/small_launch_unmarked, 30 iterations of the same
+launch-bound loop, 6,818 launches) repeated the same way, and ncuwrap is timed twice per sample, interleaved:
+``--steps marked`` (no search: today's path for a capture without step ranges) and ``--steps auto`` (the
+steps found by repetition), with the pandas yardstick beside them.
+
     python benchmarks/timeline_scale.py --launches 1000000 5000000 --repeat 3 --json out.json
     python benchmarks/timeline_scale.py --real --repeat 5          # on the GPU host, where nsys is
+    python benchmarks/timeline_scale.py --steps-found --launches 1000000 5000000 --repeat 3
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests/data/h200_ncuwrap/steps/small_launch_200.sqlite.gz"
+UNMARKED = ROOT / "tests/data/h200_ncuwrap/unmarked/small_launch_unmarked.sqlite.gz"
 REAL = [ROOT / "tests/data/h200_ncuwrap/steps" / f"{n}.sqlite.gz" for n in ("small_launch_200", "gpu_train", "decode_eager", "input_bound")]
 EVENT_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                 "NVTX_EVENTS")
@@ -58,7 +66,7 @@ if hasattr(ncuwrap.timeline.sqlite, "pd"):
 else:
     import adbc_driver_manager, adbc_driver_sqlite
 t = time.perf_counter()
-d = ncuwrap.api.timeline(sys.argv[1])
+d = ncuwrap.api.timeline(sys.argv[1], **({"steps": sys.argv[2]} if len(sys.argv) > 2 else {}))
 # The capture is read in a forked child (ncuwrap.forked): the peak is the larger of the two processes'.
 peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 print(time.perf_counter() - t, peak * 1024, d.bound)
@@ -155,6 +163,24 @@ def scaled(path: Path, repeat: int) -> dict:
             **({"nsys_stats_s": statistics.median(stats), "nsys_stats_samples": stats} if stats else {})}
 
 
+def steps_found(path: Path, repeat: int) -> dict:
+    """ncuwrap with and without the search for steps (``--steps auto`` / ``marked``), interleaved with the
+    yardstick; the step counts found are reported with the times."""
+    db = sqlite3.connect(path)
+    launches = db.execute('SELECT COUNT(*) FROM "CUPTI_ACTIVITY_KIND_KERNEL"').fetchone()[0]
+    db.close()
+    off, on, theirs = [], [], []
+    for _ in range(repeat):
+        off.append(_python(NCUWRAP, str(path), "marked"))
+        on.append(_python(NCUWRAP, str(path), "auto"))
+        theirs.append(_python(YARDSTICK, str(path), *YARDSTICK_TABLES))
+    s_off, s_on = statistics.median(o[0] for o in off), statistics.median(o[0] for o in on)
+    return {"launches": launches, "ncuwrap_no_search_s": s_off, "ncuwrap_search_s": s_on, "search_cost": s_on / s_off - 1,
+            "no_search_samples": [o[0] for o in off], "search_samples": [o[0] for o in on],
+            "yardstick_s": statistics.median(t[0] for t in theirs), "no_search_peak_bytes": max(o[1] for o in off),
+            "search_peak_bytes": max(o[1] for o in on), "bound_no_search": off[0][2], "bound_search": on[0][2]}
+
+
 def _nsys_stats(nsys: str, path: Path) -> list[str]:
     return [nsys, "stats", "--force-export=false", "--report", NSYS_REPORTS, "--format", "csv", "--output", "-", str(path)]
 
@@ -183,8 +209,11 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="time the real captures against nsys stats instead")
     parser.add_argument("--keep", type=Path, help="build the scale data in this folder and keep it")
     parser.add_argument("--tree", type=Path, help="time the ncuwrap of this source tree (a git archive of an older commit)")
+    parser.add_argument("--steps-found", action="store_true", help="time the search for steps by repetition (see the docstring)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.steps_found and args.source == SOURCE:
+        args.source = UNMARKED
     global TREE
     TREE = args.tree.resolve() if args.tree else ROOT
     results: dict = {"python": sys.version.split()[0], "cores": os.cpu_count(), "rows": []}
@@ -199,9 +228,9 @@ def main() -> None:
         else:
             plain = unpack(args.source, folder)
             for n in args.launches:
-                path = folder / f"scale_{n}.sqlite"
+                path = folder / f"scale_{'unmarked_' if args.steps_found else ''}{n}.sqlite"
                 made = make(plain, n, path) if not path.exists() else {"reused": True}
-                row = {**scaled(path, args.repeat), "data": made, "synthetic": True}
+                row = {**(steps_found if args.steps_found else scaled)(path, args.repeat), "data": made, "synthetic": True}
                 results["rows"].append(row)
                 print(json.dumps(row))
     if args.json:

@@ -45,7 +45,7 @@ def _is_timeline(path: Path) -> bool:
 def diagnose(report: str | Path | None = None, *, rules: str | Path | None = None, extend: bool = False, kernel: str | None = None,
              launch_skip: int = 0, launch_count: int | None = None, process: str | None = None, source_page: str | Path | None = None,
              ncu_rules: str | Path | None = None, ncu: str | None = None, nsys: str | None = None, step_range: str | None = None,
-             warmup: int | None = None):
+             warmup: int | None = None, steps: str = "auto"):
     """``ncuwrap diagnose``: a kernel report (.ncu-rep, ncu CSV export, a run folder of ``ncuwrap profile``)
     gives a :class:`~ncuwrap.verdict.Diagnosis`; an nsys capture a :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`.
     None: the sample H200 report shipped with ncuwrap."""
@@ -58,9 +58,9 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
         if kernel or ncu_rules or launch_skip or launch_count or process or source_page:
             raise InputError(f"{path}: --kernel, --launch-skip, --launch-count, --process, --ncu-rules and --source-page apply to Nsight Compute reports; "
                              "a timeline is diagnosed as a whole")
-        return timeline(path, rules=rules, extend=extend, nsys=nsys, step_range=step_range, warmup=warmup)
-    if step_range is not None or warmup is not None:
-        raise InputError(f"{path}: --step-range and --warmup apply to nsys captures (timelines); this is a kernel report")
+        return timeline(path, rules=rules, extend=extend, nsys=nsys, step_range=step_range, warmup=warmup, steps=steps)
+    if step_range is not None or warmup is not None or steps != "auto":
+        raise InputError(f"{path}: --step-range, --warmup and --steps apply to nsys captures (timelines); this is a kernel report")
     from ncuwrap.kernel_filter import LaunchSelection
     from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
@@ -86,7 +86,7 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
 def compare(before: str | Path, after: str | Path, *, rules: str | Path | None = None, extend: bool = False, kernel: str | None = None,
             pairs=(), before_timing: str | Path | None = None, after_timing: str | Path | None = None, threshold_pct: float = 5.0,
             fail_on_finding: str = "high", ncu: str | None = None, nsys: str | None = None, step_range: str | None = None,
-            warmup: int | None = None):
+            warmup: int | None = None, steps: str = "auto"):
     """``ncuwrap compare``: two kernel reports give a :class:`~ncuwrap.compare.CompareResult` (``pairs``:
     (old, new) names to pair renamed kernels); two nsys captures a
     :class:`~ncuwrap.timeline.compare.TimelineCompare` (per step where both have steps)."""
@@ -104,8 +104,10 @@ def compare(before: str | Path, after: str | Path, *, rules: str | Path | None =
             raise InputError(f"{flag}: applies to kernel reports; two timelines are compared as wholes (drop {flag})")
         from ncuwrap.timeline.compare import compare_timeline_files
 
-        return compare_timeline_files(before, after, rules, extend=extend, nsys=nsys, step_pattern=step_range, warmup=warmup, **gate)
-    flag = next((f for f, given in (("--step-range", step_range), ("--warmup", warmup is not None), ("--nsys-path", nsys)) if given), None)
+        return compare_timeline_files(before, after, rules, extend=extend, nsys=nsys, step_pattern=step_range, warmup=warmup,
+                                      find_steps=steps, **gate)
+    flag = next((f for f, given in (("--step-range", step_range), ("--warmup", warmup is not None), ("--nsys-path", nsys),
+                                    ("--steps", steps != "auto")) if given), None)
     if flag:
         raise InputError(f"{flag}: applies to two nsys captures; {before} and {after} are kernel reports (drop {flag})")
     from ncuwrap.compare import compare_files
@@ -115,19 +117,19 @@ def compare(before: str | Path, after: str | Path, *, rules: str | Path | None =
 
 
 def timeline(path: str | Path, *, rules: str | Path | None = None, extend: bool = False, nsys: str | None = None,
-             step_range: str | None = None, warmup: int | None = None):
+             step_range: str | None = None, warmup: int | None = None, steps: str = "auto"):
     """A capture made before (.sqlite, .sqlite.gz, .nsys-rep): a :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`,
     judged by its steady steps where it has NVTX steps."""
     from ncuwrap.timeline.diagnosing import diagnose_timeline
 
-    return diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys, step_pattern=step_range, warmup=warmup)
+    return diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys, step_pattern=step_range, warmup=warmup, find_steps=steps)
 
 
 def ranks(folder: str | Path, *, rules: str | Path | None = None, extend: bool = False, workers: int | None = None,
           scheduler: str | None = None, step_range: str | None = None, warmup: int | None = None, allow_mixed: bool = False,
-          nsys: str | None = None):
+          nsys: str | None = None, steps: str = "auto"):
     """``ncuwrap timeline --ranks``: one capture per rank in ``folder``, a :class:`~ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis`."""
     from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 
     return diagnose_ranks(folder, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
-                          nsys=nsys, allow_mixed=allow_mixed, warmup=warmup)
+                          nsys=nsys, allow_mixed=allow_mixed, warmup=warmup, find_steps=steps)

@@ -209,3 +209,19 @@ def next_steps_apart(text: str) -> tuple[str, list[str]]:
 NO_STEPS_TAIL = ("  bound: partially evaluated: step_gpu_busy_pct unknown: no NVTX range named like a step: the window\n"
                  "         is the whole capture, start-up included (mark each iteration with an NVTX range named\n"
                  "         'step', or pass --step-range, to judge the steady state)\n")
+
+
+def whole_capture(path):
+    """The timeline diagnosis of ``path`` over its whole traced span (no steps, start-up included): the
+    analysis engine as nsys stats sees a capture, for tests that check its numbers against nsys's."""
+    from ncuwrap import ruleset
+    from ncuwrap.timeline.analysis import analyze
+    from ncuwrap.timeline.diagnosis import decide
+    from ncuwrap.timeline.files import read_timeline
+    from ncuwrap.timeline.measured import Measured
+    from ncuwrap.timeline.metrics import TIMELINE
+
+    data, kind = read_timeline(path)
+    measured = Measured(timeline=analyze(data), kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema,
+                        device=data.device, notes=tuple(data.notes))
+    return decide(measured, ruleset.load(None, TIMELINE), source_path=str(path))

@@ -114,6 +114,6 @@ def test_render_gives_what_the_commands_print(capsys):
 def test_bad_input_raises_the_commands_error(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         ncuwrap.diagnose(tmp_path / "missing.ncu-rep")
-    with pytest.raises(InputError, match="--step-range and --warmup apply to nsys captures"):
+    with pytest.raises(InputError, match="--step-range, --warmup and --steps apply to nsys captures"):
         ncuwrap.diagnose(TRANSPOSE / "transposeNaive.raw.csv", warmup=1)
     assert isinstance(ncuwrap.diagnose().to_frame(), pd.DataFrame)  # the bundled sample

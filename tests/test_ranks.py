@@ -77,7 +77,7 @@ def test_real_capture_identity_and_nvtx(top_sqlite, tmp_path):
 
 
 def test_no_step_ranges_leaves_the_step_rule_not_evaluated(tmp_path):
-    d = diagnose_ranks(_copies(tmp_path / "r", BENCH, 2), workers=0)
+    d = diagnose_ranks(_copies(tmp_path / "r", BENCH, 2), workers=0, find_steps="marked")
     assert d.ranks[0].nvtx_ranges is None and d.ranks[0].steps is None
     (step,) = [n for n in d.not_evaluated if n.rule == "step_spread"]
     assert "no NVTX range named like a step" in step.message

@@ -10,16 +10,15 @@ import re
 import pytest
 
 from ncuwrap.render import Format, render
-from ncuwrap.timeline.diagnosing import diagnose_timeline
 from ncuwrap.render.breakdown import text_bar
-from tests.conftest import H200, run_cli
+from tests.conftest import H200, run_cli, whole_capture
 
 BENCH = H200 / "nsys" / "bench.sqlite"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    return diagnose_timeline(BENCH)
+    return whole_capture(BENCH)  # the whole capture: both kernels, the copies and the start-up
 
 
 def test_every_format_has_a_renderer(bench):
@@ -62,7 +61,7 @@ def test_html_escapes_kernel_names(bench):
 
 def test_table_shows_verdict_breakdown_and_amdahl(bench):
     text = render(bench, Format.table)
-    assert "Bound: transfer (H2D) - Copies take 64% of the GPU's busy time (25.8 ms, mostly H2D) against 14.8 ms of kernels." in " ".join(text.split())
+    assert "Bound: launch (other CUDA calls) - Judged without steps, over the window from the first GPU work to the last" in " ".join(text.split())
     assert "kernels take no time   184.84 ms     1.08x" in text
     assert "HIGH   4 copies from/to pageable host memory (256 MiB) at 10.4 GB/s" in text
 

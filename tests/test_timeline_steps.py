@@ -160,13 +160,16 @@ def test_warmup_without_steps_is_one_line(capsys):
     path = DATA / "h200_ncuwrap" / "nsys" / "e2e.sqlite"
     code, out, err = run_cli(capsys, "timeline", str(path), "--warmup", "1")
     assert code == 2 and out == ""
-    assert err.startswith(f"ncuwrap: error: {path}: --warmup 1: the capture has no NVTX range named like a step") and err.count("\n") == 1
+    assert err.startswith(f"ncuwrap: error: {path}: --warmup 1: the capture has no steps (none is marked or found by repetition)") and err.count("\n") == 1
 
 
 def test_a_step_pattern_of_no_match_falls_back_to_the_capture(captures):
+    # No range matches: the steps are found by repetition instead (auto); with --steps marked, none.
     d = diagnose_timeline(captures["small_launch"], step_pattern="^no such range$")
-    assert d.timeline.steps is None and d.to_json()["window"]["scope"] == "capture"
-    assert any(n.rule == "bound" and "step_gpu_busy_pct unknown: no NVTX range named like a step" in n.message for n in d.not_evaluated)
+    assert d.timeline.steps.found_by == "repetition" and d.timeline.steps.count == 30
+    d = diagnose_timeline(captures["small_launch"], step_pattern="^no such range$", find_steps="marked")
+    assert d.timeline.steps is None and d.to_json()["window"]["scope"] == "first to last GPU work"
+    assert any(n.rule == "bound" and "step_gpu_busy_pct unknown: no steps: none is marked" in n.message for n in d.not_evaluated)
 
 
 def test_cuda_graph_kernels_are_named_with_node_tracing(diagnoses):

@@ -11,6 +11,7 @@ import typer
 
 from ncuwrap.cli import app
 from ncuwrap.cli.output import NAMES_HELP, NamesStyle, check_output, emit
+from ncuwrap.cli.steps_option import StepsFind, steps_option
 from ncuwrap.render import Format
 from ncuwrap.terminal import one_line
 
@@ -50,6 +51,7 @@ def compare(
     warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Timelines: how many leading steps of each capture are warm-up "
                                          "(default: detected)."),
     nsys: Optional[str] = typer.Option(None, "--nsys-path", help="Timelines: the nsys that exports a .nsys-rep to SQLite (default: nsys on PATH)."),
+    steps: StepsFind = steps_option("Timelines: "),
 ) -> None:
     """Pair kernels of two reports; show verdict changes, findings resolved and introduced, metric deltas, speedup.
     Given two nsys captures: the step's period, where its time went, launches, copies and each kernel's time, before and after."""
@@ -60,7 +62,7 @@ def compare(
     check_output(output, *inputs, force=force)
     result = run(before, after, rules=rules, extend=extend, kernel=kernel, ncu=ncu, pairs=[parse_pair_option(p) for p in pair or []],
                  before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold, fail_on_finding=fail_on_finding.value,
-                 nsys=nsys, step_range=step_range, warmup=warmup)
+                 nsys=nsys, step_range=step_range, warmup=warmup, steps=steps.value)
     emit(result, fmt, output, force=force, inputs=inputs, names=names)
     if fail_on_regression and result.regressions:
         for line in result.regressions:

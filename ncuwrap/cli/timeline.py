@@ -17,6 +17,7 @@ import typer
 
 from ncuwrap.cli import app
 from ncuwrap.cli.output import NAMES_HELP, NamesStyle, emit, write_document
+from ncuwrap.cli.steps_option import StepsFind, steps_option
 from ncuwrap.errors import InputError
 from ncuwrap.render import Format
 from ncuwrap.render.escape import terminal
@@ -79,6 +80,7 @@ def timeline(
                                              "of the steady steps."),
     warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="How many leading steps are warm-up, left out of the "
                                          "verdict (default: detected, the first steps slower than 1.5x the later ones' median)."),
+    steps: StepsFind = steps_option(),
     allow_mixed: bool = typer.Option(False, "--allow-mixed", help="With --ranks: accept captures of different programs or started "
                                      "far apart (different runs)."),
     per_rank: bool = typer.Option(False, "--per-rank", help="Capture one report per rank of a torchrun launch (-- torchrun ...), "
@@ -118,7 +120,7 @@ def timeline(
         from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 
         emit(diagnose_ranks(ranks, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
-                            nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup), fmt, None)
+                            nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup, find_steps=steps.value), fmt, None)
         return
     if per_rank:
         from ncuwrap.timeline.ranks.capture import capture_ranks
@@ -129,7 +131,7 @@ def timeline(
                                started=lambda argv: typer.echo(f"nsys: capturing each rank: {terminal(shlex.join(argv))} ...", err=True))
         typer.echo(f"run folder: {terminal(folder)}", err=True)
         emit(diagnose_ranks(folder, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
-                            nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup), fmt, None)
+                            nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup, find_steps=steps.value), fmt, None)
         return
     if scheduler is not None or workers is not None or allow_mixed:
         raise InputError("--scheduler, --workers and --allow-mixed apply to --ranks DIR only; "
@@ -141,11 +143,12 @@ def timeline(
         from ncuwrap.timeline.diagnosing import diagnose_timeline
 
         no_capture_options()
-        emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path, step_pattern=step_range, warmup=warmup), fmt, None, names=names)
+        emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path, step_pattern=step_range, warmup=warmup,
+                               find_steps=steps.value), fmt, None, names=names)
         return
     run_dir = output or default_run_dir()
     result = capture(list(program), run_dir, nsys=nsys_path, force=force, rules_path=rules, extend=extend, options=nsys_options,
-                     step_pattern=step_range, warmup=warmup,
+                     step_pattern=step_range, warmup=warmup, find_steps=steps.value,
                      started=lambda argv: typer.echo(f"nsys: capturing {terminal(shlex.join(program))} ...", err=True))
     documents = write_timeline_documents(result.diagnosis, result.run_dir)
     written = [result.report, result.sqlite, *documents, result.log]

@@ -326,15 +326,32 @@ def amdahl_lesson(timeline) -> str:
 
 def window_title(timeline) -> str:
     """'Steady steps: 72.6 ms' or 'Traced window: 6.12 s'."""
-    return (f"Steady steps ({len(timeline.steps.steady)} of {timeline.steps.count}): {duration(timeline.window_ns)}"
-            if timeline.steps is not None else f"Traced window: {duration(timeline.window_ns)}")
+    if timeline.steps is not None:
+        return f"Steady steps ({len(timeline.steps.steady)} of {timeline.steps.count}): {duration(timeline.window_ns)}"
+    if timeline.scope == "active":
+        return f"First to last GPU work: {duration(timeline.window_ns)}"
+    return f"Traced window: {duration(timeline.window_ns)}"
+
+
+def startup_label(timeline) -> str:
+    """What the start-up line of a timeline without steps measures."""
+    return ("start-up (before the first GPU work, left out):" if timeline.scope == "active"
+            else "start-up (first CUDA call to first GPU work):")
+
+
+def steps_title(steps) -> str:
+    """'Steps ('step')' for NVTX ranges, 'Steps (found by repetition)'."""
+    return "Steps (found by repetition)" if steps.found is not None else f"Steps ('{steps.name}')"
 
 
 def step_lines(steps) -> list[tuple[str, str]]:
-    """The phases of a capture with steps, as (label, text): start-up, warm-up, steady steps, after."""
+    """The phases of a capture with steps, as (label, text): how they were found (by repetition), start-up,
+    warm-up, steady steps, after."""
     w = steps.warmup
-    lines = [("start-up:", f"{duration(steps.startup_ns)} before the first step ('{steps.name}')"),
-             ("warm-up:", f"{w} step{'s' if w != 1 else ''}, {duration(steps.warmup_ns)}: {steps.warmup_why}")]
+    found = steps.found_text()
+    lines = [("found by repetition:", found)] if found else []
+    lines += [("start-up:", f"{duration(steps.startup_ns)} before the first step" + ("" if found else f" ('{steps.name}')")),
+              ("warm-up:", f"{w} step{'s' if w != 1 else ''}, {duration(steps.warmup_ns)}: {steps.warmup_why}")]
     busy = steps.gpu_busy_pct
     lines.append(("steady:", f"{len(steps.steady)} steps, {duration(steps.steady_ns)}: a step every {duration(steps.period_ns)}, "
                              f"{duration(steps.gpu_work_ns)} of GPU work launched in it, GPU busy "

@@ -18,6 +18,7 @@ rest of the timeline does not move; where copies overlap kernels the real gain i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -27,7 +28,8 @@ from ncuwrap.timeline.events import Events
 from ncuwrap.numbers import distinct, median, percentile
 from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
 from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData, launch_dims
-from ncuwrap.timeline.steps import LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, categories_of, steady_data, traced_span
+from ncuwrap.timeline.steps import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, active_window, categories_of, steady_data,
+                                    traced_span, window_data)
 
 SPEEDUPS = (2, 4, 10)
 LONG_GAP_NS = 1_000_000  # gaps of 1 ms or more are counted as long
@@ -36,8 +38,9 @@ HOST_CODE = "host code (no CUDA call)"
 # friends are not traced) or the program's set-up.
 STARTUP_UNTRACED = "CUDA initialization or host set-up (no traced CUDA call)"
 NO_API = "unknown (CUDA API not traced)"
-NO_STEPS = ("no NVTX range named like a step: the window is the whole capture, start-up included (mark each iteration "
-            "with an NVTX range named 'step', or pass --step-range, to judge the steady state)")
+NO_STEPS = ("no steps: none is marked (an NVTX range named like a step) and none was found by repetition; the window runs "
+            "from the first GPU work to the last (mark each iteration with an NVTX range named 'step', or pass --step-range, "
+            "to judge the steady state)")
 HOST_PARTS = ("launch calls", "synchronize calls", "other CUDA calls", "host code (no CUDA call)")
 
 _MALLOC_PREFIXES = ("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
@@ -186,7 +189,9 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
     m.update(memset_count=len(memsets))
     memset_info = {"count": len(memsets), "bytes": int(_bytes(memsets).sum()) if len(memsets) else 0, "total_ns": busy["memset"]}
 
+    m["window_lo_hi"] = (lo, hi)
     api_stats = _api(api, kernels, m, (span_lo, span_hi), window, data.unknown.get("api"), unknown)
+    del m["window_lo_hi"]
 
     kernel_time = breakdown["kernel"]
 
@@ -222,6 +227,18 @@ def _devices(*frames: Events) -> int:
     """How many GPUs the events ran on (at least one; a device not in the export counts none)."""
     ids = np.concatenate([np.asarray(f["device"], dtype=float) for f in frames if len(f)])
     return max(1, int(distinct(ids[~np.isnan(ids)]).size))
+
+
+def analyze_active(data: TimelineData) -> Timeline:
+    """Without steps: the window from the first GPU work's launch to the end of the last, with what was
+    launched in it; its ``startup`` is the start-up left out before it (first CUDA call to that launch)."""
+    window = active_window(data)
+    if window is None:
+        return analyze(data)
+    first = traced_span(data)[0]
+    timeline = analyze(window_data(data, *window), span=window)
+    left_out = Gap(0, max(0, window[0] - first), _cause(data.api, first, window[0], untraced=STARTUP_UNTRACED))
+    return dataclasses.replace(timeline, startup=left_out, scope="active")
 
 
 def analyze_steady(data: TimelineData, steps: Steps) -> tuple[TimelineData, Timeline] | None:
@@ -443,6 +460,16 @@ def _api(api: Events | None, kernels: Events, m: dict, span: tuple[int, int], wi
     m["sync_roundtrip_span_pct"] = pct(m["sync_roundtrip_ns"], span[1] - span[0])
     host = merge(ls.start, ls.end)
     m["launch_sync_span_pct"] = pct(length(clip(host, *span)), span[1] - span[0])
+    m["launch_fix_buys_pct"] = min(m["launch_sync_span_pct"], m["kernel_span_idle_pct"])
+    m["sync_fix_buys_pct"] = min(m["sync_roundtrip_span_pct"], m["kernel_span_idle_pct"])
+    # The host's time in the window: in launch, synchronize or other CUDA calls, or in none (host code).
+    lo, hi = m["window_lo_hi"]
+    in_api = length(clip(merge(api["start"], api["end"]), lo, hi))
+    shares = {"launch calls": m["launch_api_pct"], "synchronize calls": m["sync_api_pct"],
+              "other CUDA calls": max(0.0, pct(in_api, window) - m["launch_api_pct"] - m["sync_api_pct"]),
+              "host code (no CUDA call)": max(0.0, 100.0 - pct(in_api, window))}
+    m["host_code_pct"] = shares["host code (no CUDA call)"]
+    m["window_host_limiter"] = max(HOST_PARTS, key=lambda part: shares[part])
     return tuple(stats)
 
 

@@ -94,7 +94,8 @@ def _qdstrm(run_dir: Path, output: str) -> Path | None:
 
 def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None, force: bool = False,
             rules_path: str | Path | None = None, extend: bool = False, started=None,
-            options: nsysrep.NsysOptions | None = None, step_pattern: str | None = None, warmup: int | None = None) -> Capture:
+            options: nsysrep.NsysOptions | None = None, step_pattern: str | None = None, warmup: int | None = None,
+            find_steps: str = "auto") -> Capture:
     """Run ``program`` under nsys into ``run_dir``, export it and diagnose it.
     ``options`` set nsys's trace list and pass more arguments on (--nsys-trace, --nsys-arg).
     ``started(argv)``, if given, is called just before nsys starts (for a progress line).
@@ -136,5 +137,6 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"$ {shlex.join(nsysrep.export_argv(exe, report, run_dir / f'{STEM}.sqlite'))}\n")
     data = sqlite.read(exported)
-    diagnosis = diagnose_data(data, rules, source_path=str(report), kind="nsys-rep", step_pattern=step_pattern, warmup=warmup)
+    diagnosis = diagnose_data(data, rules, source_path=str(report), kind="nsys-rep", step_pattern=step_pattern, warmup=warmup,
+                              find_steps=find_steps)
     return Capture(run_dir=run_dir, report=report, sqlite=exported, log=log, diagnosis=diagnosis, data=data)

@@ -289,12 +289,12 @@ def compare_timelines(before: TimelineDiagnosis, after: TimelineDiagnosis, *, th
 
 
 def compare_timeline_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
-                           nsys: str | Path | None = None, step_pattern: str | None = None, warmup: int | None = None,
+                           nsys: str | Path | None = None, step_pattern: str | None = None, warmup: int | None = None, find_steps: str = "auto",
                            **options) -> TimelineCompare:
     """Diagnose two captures (.sqlite, .sqlite.gz, .nsys-rep) with the same rules and compare them."""
     from ncuwrap.timeline.diagnosing import Diagnosing
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     # The two captures are read side by side (each in a child, where the platform forks).
-    sides = Diagnosing([before, after], rules_path, extend, nsys, step_pattern, warmup).results()
+    sides = Diagnosing([before, after], rules_path, extend, nsys, step_pattern, warmup, find_steps).results()
     return compare_timelines(*sides, **options)

@@ -19,13 +19,14 @@ class Diagnosing:
     stopped, before any capture's own error; of two captures' errors, the first one's."""
 
     def __init__(self, paths, rules_path: str | Path | None = None, extend: bool = False, nsys: str | Path | None = None,
-                 step_pattern: str | None = None, warmup: int | None = None):
+                 step_pattern: str | None = None, warmup: int | None = None, find_steps: str = "auto"):
         self.paths = [str(p) for p in paths]
         self.rules_path, self.extend = rules_path, extend
         self.measuring: list = []
         try:
             for path in paths:
-                self.measuring.append(measured.start(path, nsys=nsys, step_pattern=step_pattern, warmup=warmup))
+                self.measuring.append(measured.start(path, nsys=nsys, step_pattern=step_pattern, warmup=warmup,
+                                                    find_steps=find_steps))
         except BaseException:
             self.cancel()
             raise
@@ -48,8 +49,8 @@ class Diagnosing:
 
 
 def diagnose_timeline(path: str | Path, rules_path: str | Path | None = None, extend: bool = False, nsys: str | Path | None = None,
-                      step_pattern: str | None = None, warmup: int | None = None):
+                      step_pattern: str | None = None, warmup: int | None = None, find_steps: str = "auto"):
     """Diagnose an nsys capture (.sqlite, .sqlite.gz or .nsys-rep) with the bundled timeline rules or
     ``rules_path``: over its steady steps where it has steps (``step_pattern``, ``warmup``:
     ncuwrap.timeline.steps), else over the whole capture."""
-    return Diagnosing([path], rules_path, extend, nsys, step_pattern, warmup).results()[0]
+    return Diagnosing([path], rules_path, extend, nsys, step_pattern, warmup, find_steps).results()[0]

@@ -73,7 +73,7 @@ class TimelineDiagnosis(Decided, Displayed):
             "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
             "window_ns": t.window_ns,
             "window": {"start_ns": t.window_start_ns, "end_ns": t.window_end_ns, "devices": t.devices,
-                       "scope": "steady steps" if t.steps is not None else "capture"},
+                       "scope": "steady steps" if t.steps is not None else "first to last GPU work" if t.scope == "active" else "capture"},
             "steps": t.steps.to_json() if t.steps is not None else None,
             "breakdown_ns": dict(t.breakdown_ns),
             "breakdown_pct": {k: clean(pct(v, t.window_ns)) for k, v in t.breakdown_ns.items()},
@@ -117,9 +117,11 @@ def decide(measured, rules, *, source_path: str) -> TimelineDiagnosis:
     )
 
 
-def diagnose_data(data, rules, *, source_path: str, kind: str, step_pattern: str | None = None, warmup: int | None = None):
+def diagnose_data(data, rules, *, source_path: str, kind: str, step_pattern: str | None = None, warmup: int | None = None,
+                  find_steps: str = "auto"):
     """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet): over its steady
     steps where it has steps (``step_pattern``, ``warmup``: ncuwrap.timeline.steps), else over the whole capture."""
     from ncuwrap.timeline.measured import measure
 
-    return decide(measure(data, kind=kind, source_path=source_path, step_pattern=step_pattern, warmup=warmup), rules, source_path=source_path)
+    return decide(measure(data, kind=kind, source_path=source_path, step_pattern=step_pattern, warmup=warmup, find_steps=find_steps), rules,
+                  source_path=source_path)

@@ -28,44 +28,52 @@ class Measured:
     notes: tuple[str, ...]  # what was missing and how it was read, and how the window was chosen
 
 
-def measure(data, *, kind: str, source_path: str, step_pattern: str | None = None, warmup: int | None = None) -> Measured:
+def measure(data, *, kind: str, source_path: str, step_pattern: str | None = None, warmup: int | None = None,
+            find_steps: str = "auto") -> Measured:
     """The steps of ``data`` (a read capture: ncuwrap.timeline.sqlite.TimelineData; ``step_pattern``, ``warmup``:
     ncuwrap.timeline.steps) and the analysis of its steady steps, else of the whole capture."""
     from ncuwrap.timeline import steps as S
-    from ncuwrap.timeline.analysis import analyze, analyze_steady
+    from ncuwrap.timeline.analysis import analyze_steady, analyze_active
 
-    found = S.measure(data, S.check_pattern(step_pattern), warmup)
+    found = S.measure(data, S.check_pattern(step_pattern), warmup, find_steps)
     notes = list(data.notes)
     steady = analyze_steady(data, found) if found is not None else None
     if steady is not None:
         timeline = steady[1]
     else:
         if warmup is not None:
-            raise InputError(f"{source_path}: --warmup {warmup}: the capture has no NVTX range named like a step "
-                             f"({'no kernel was launched in its steps' if found is not None else 'none matches the step pattern'}); "
+            why = ("no kernel was launched in its steps" if found is not None else "steps are not looked for (--steps none)"
+                   if find_steps == "none" else "none is marked" + (" or found by repetition" if find_steps == "auto" else ""))
+            raise InputError(f"{source_path}: --warmup {warmup}: the capture has no steps ({why}); "
                              "mark each iteration with an NVTX range named 'step', or pass --step-range")
-        timeline = analyze(data)  # without steps, the rules' step_* values are unknown, and say why (NO_STEPS)
+        # Without steps, the rules' step_* values are unknown and say why (NO_STEPS); the window runs from the
+        # first GPU work to the last, so that start-up (imports, CUDA's initialisation) is not averaged in.
+        timeline = analyze_active(data)
         if found is not None:
-            notes.append(f"{found.count} steps ('{found.name}') launched no kernel: the window is the whole capture, start-up included")
+            notes.append(f"{found.count} steps ('{found.name}') launched no kernel: judged without steps")
+        if timeline.scope == "active":
+            notes.append(f"no steps {'looked for (--steps none)' if find_steps == 'none' else 'marked or found'}: the window runs from "
+                         f"the first GPU work's launch to the end of the last GPU work, and the {timeline.startup.duration_ns / 1e9:.2f} s "
+                         "of start-up before it are left out")
     return Measured(timeline=timeline, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema, device=data.device,
                     notes=tuple(notes))
 
 
 def measure_file(path: str | Path, *, nsys: str | Path | None = None, step_pattern: str | None = None,
-                 warmup: int | None = None) -> Measured:
+                 warmup: int | None = None, find_steps: str = "auto") -> Measured:
     """Read a capture file (.sqlite, .sqlite.gz, .nsys-rep) and measure it."""
     from ncuwrap.timeline.files import read_timeline
 
     data, kind = read_timeline(path, nsys=nsys)
-    return measure(data, kind=kind, source_path=str(path), step_pattern=step_pattern, warmup=warmup)
+    return measure(data, kind=kind, source_path=str(path), step_pattern=step_pattern, warmup=warmup, find_steps=find_steps)
 
 
 def start(path: str | Path, *, nsys: str | Path | None = None, step_pattern: str | None = None,
-          warmup: int | None = None) -> Forked[Measured]:
+          warmup: int | None = None, find_steps: str = "auto") -> Forked[Measured]:
     """:func:`measure_file` under way in a child; ``.result()`` gives it, ``.cancel()`` stops it."""
 
     def crashed(how: str) -> InputError:
         return InputError(f"{path}: the capture's reader crashed on it ({how}): the export is corrupt or truncated; export the report "
                           "again with 'nsys export --type sqlite --force-overwrite true'")
 
-    return Forked(lambda: measure_file(path, nsys=nsys, step_pattern=step_pattern, warmup=warmup), crashed)
+    return Forked(lambda: measure_file(path, nsys=nsys, step_pattern=step_pattern, warmup=warmup, find_steps=find_steps), crashed)

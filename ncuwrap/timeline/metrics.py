@@ -98,6 +98,14 @@ CATALOGUE: dict[str, Entry] = {
         _m("memcpy_calls", "", "cudaMemcpy* / cuMemcpy* calls", "api"),
         _m("memcpy_api_ns", "ns", "time in memcpy calls", "api"),
         _m("blocking_memcpy_calls", "", "memcpy calls that block the host (not *Async)", "api"),
+        _m("host_code_pct", "%", "time the host was in no CUDA call (Python, data preparation), % of the window", "api"),
+        _m("window_host_limiter", "", "what the host spends most of the window in: launch calls, synchronize calls, other CUDA calls, "
+           "or host code", "api"),
+        # What fixing a waste can buy at most, % of the window (the steady steps' where there are steps):
+        # the host time it removes, and no more than the GPU's idle time it fills.
+        _m("launch_fix_buys_pct", "%", "fewer launches (fusion, a CUDA graph): the host's launch and synchronize time, at most the "
+           "GPU's idle share of the kernel span", "api"),
+        _m("sync_fix_buys_pct", "%", "no synchronize after each launch: the GPU idle time those round trips cost, % of the kernel span", "api"),
         # Steps (NVTX ranges named like a step): the steady state, warm-up left out (ncuwrap.timeline.steps).
         _m("step_count", "", "steady steps (after the warm-up)", "steps"),
         _m("warmup_steps", "", "leading steps left out as warm-up", "steps"),

@@ -35,7 +35,13 @@ from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.numbers import median
 from ncuwrap.timeline.model import pct
 
-STEP_PATTERN = r"(?i)(?:^|[^a-z])step(?:[^a-z]|$)|^ProfilerStep#"
+# "step" as a word, not after a dot: PyTorch's own ranges ("Optimizer.step#AdamW.step", recorded by
+# torch.profiler and nsys --pytorch) are an optimizer's step inside the iteration, not the iteration.
+STEP_PATTERN = r"(?i)(?:^|[^a-z.])step(?:[^a-z]|$)|^ProfilerStep#"
+# How a capture's steps are found (--steps): NVTX ranges, else by repetition (auto); NVTX ranges only
+# (marked); none (the window from the first GPU work to the last is judged).
+FIND_CHOICES = ("auto", "marked", "none")
+FOUND_NAME = "found by repetition"
 WARMUP_FACTOR = 1.5
 # CUDA calls by kind (names without their version suffix), for the steps and ncuwrap.timeline.analysis.
 LAUNCH_PREFIXES = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch")
@@ -86,6 +92,16 @@ class Steps:
     warmup_why: str
     capture_start_ns: int  # the whole capture's traced span
     capture_end_ns: int
+    found: object = None  # ncuwrap.timeline.repetition.Found: the steps were found by repetition, not marked
+
+    @property
+    def found_by(self) -> str:
+        return "repetition" if self.found is not None else "nvtx"
+
+    def found_text(self) -> str | None:
+        """How the steps were found by repetition ('steps found by repetition: 12 steps of 324 launches...');
+        None for marked steps."""
+        return None if self.found is None else self.found.describe([r.period_ns for r in self.steady])
 
     @property
     def count(self) -> int:
@@ -145,7 +161,8 @@ class Steps:
     def to_json(self) -> dict:
         origin = self.capture_start_ns
         return {
-            "count": self.count, "name": self.name,
+            "count": self.count, "name": self.name, "found_by": self.found_by,
+            **({"repetition": self.found.to_json([r.period_ns for r in self.steady])} if self.found is not None else {}),
             "warmup": {"count": self.warmup, "how": "set" if self.warmup_set else "detected", "why": self.warmup_why,
                        "ns": self.warmup_ns},
             "steady_count": len(self.steady), "startup_ns": self.startup_ns, "steady_ns": self.steady_ns, "after_ns": self.after_ns,
@@ -315,10 +332,20 @@ def _union_length(s: np.ndarray, e: np.ndarray) -> int:
     return int(np.maximum(0, e - np.maximum(s, before)).sum())
 
 
-def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Steps | None:
+def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: str = "auto") -> Steps | None:
     """The steps of ``data`` (a TimelineData read with its NVTX ranges), or None without any. ``warmup``:
-    how many leading steps are warm-up (None: detected, see the module's docstring)."""
-    found = ranges(data.nvtx, pattern)
+    how many leading steps are warm-up (None: detected, see the module's docstring). ``find``
+    (:data:`FIND_CHOICES`): with "auto", a capture without step ranges has its steps found by repetition
+    (ncuwrap.timeline.repetition)."""
+    if find == "none":
+        return None
+    found, repeated = ranges(data.nvtx, pattern), None
+    if found is None and find == "auto":
+        from ncuwrap.timeline import repetition
+
+        repeated = repetition.find(launch_sequence(data, api_starts(data)))
+        if repeated is not None:
+            found = (FOUND_NAME, repeated.starts_ns, repeated.ends_ns)
     if found is None:
         return None
     name, starts, ends = found
@@ -366,7 +393,53 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None) -> Ste
         sync_api_ns=int(sync_ns[i]) if api is not None else None, api_ns=int(api_ns[i]) if api is not None else None,
         warmup=i < warmup_n) for i in range(n))
     return Steps(name=name, records=records, warmup=warmup_n, warmup_set=warmup is not None, warmup_why=why,
-                 capture_start_ns=min(first_start, int(starts[0])), capture_end_ns=max(last_end, int(ends[-1])))
+                 capture_start_ns=min(first_start, int(starts[0])), capture_end_ns=max(last_end, int(ends[-1])), found=repeated)
+
+
+def launch_sequence(data, api_start):
+    """``data``'s GPU work launches in launch order, as ncuwrap.timeline.repetition searches them (a
+    repetition.Launches; None: no GPU work). ``api_start``: :func:`api_starts` (None: the API was not traced)."""
+    from ncuwrap.timeline.repetition import Launches
+
+    tables, names, to_host, offset = [], [], [], 0
+    # Memsets are left out: libraries issue them beside their kernels (cuBLASLt's workspace) in an order
+    # that varies from call to call, and not every call; they are still a step's work (ncuwrap.timeline.steps).
+    for frame, column in ((data.kernels, "demangled"), (data.copies, "category")):
+        if frame is None or not len(frame):
+            continue
+        codes, texts = categories_of(frame[column]).factorize()
+        codes = np.where(codes < 0, len(texts), codes)
+        texts = [*texts, "unnamed"]
+        tables.append((frame, codes + offset))
+        names += [str(t) for t in texts]
+        to_host += [column == "category" and t == "memcpy_dtoh" for t in texts]
+        offset += len(texts)
+    if not tables:
+        return None
+    start = np.concatenate([np.asarray(f["start"], dtype=np.int64) for f, _ in tables])
+    end = np.concatenate([np.asarray(f["end"], dtype=np.int64) for f, _ in tables])
+    token = np.concatenate([c for _, c in tables])
+    launched = np.concatenate([launch_time(f, api_start) for f, _ in tables])
+    corr = np.concatenate([np.asarray(f["correlation"], dtype=float) if "correlation" in f else np.full(len(f), np.nan)
+                           for f, _ in tables])
+    # One launch per correlationId (a CUDA graph's nodes share their launch's); work without one is its own launch.
+    unknown = np.isnan(corr)
+    key = np.where(unknown, -1.0 - np.arange(corr.size), corr)
+    order = np.lexsort((start, key))
+    key = key[order]
+    heads = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    gpu = np.add.reduceat((end - start)[order], heads) if heads.size else np.zeros(0, dtype=np.int64)
+    rows = order[heads]
+    call_end = launched[rows].copy()
+    if api_start is not None:
+        ends = LaunchIndex(np.asarray(data.api["correlation"]), np.asarray(data.api["end"], dtype=np.int64), reduce=np.maximum)
+        found = ends.lookup(corr[rows])
+        call_end = np.where(np.isnan(found), call_end, found).astype(np.int64)
+    # Launches at one instant (a library's several launches timed alike) in the order they ran.
+    by_time = np.lexsort((key[heads], start[rows], launched[rows]))
+    rows = rows[by_time]
+    return Launches(tokens=token[rows], times=launched[rows], call_ends=call_end[by_time], gpu_ns=gpu[by_time].astype(np.int64),
+                    to_host=np.array(to_host, dtype=bool), names=names)
 
 
 def work_by_step(data, frame: Events, steps: Steps) -> np.ndarray:
@@ -405,10 +478,26 @@ def _warmup(period: np.ndarray, warmup: int | None, path) -> tuple[int, str]:
                f"{n - n // 2} steps ({reference / 1e6:.3g} ms; slowest {slowest / reference:.1f}x)")
 
 
+def active_window(data) -> tuple[int, int] | None:
+    """From the launch of the first GPU work to the end of the last (start-up and teardown left out);
+    None without GPU work."""
+    api_start = api_starts(data)
+    frames = [f for f in (data.kernels, data.copies, data.memsets) if f is not None and len(f)]
+    if not frames:
+        return None
+    lo = min(int(launch_time(f, api_start).min()) for f in frames)
+    hi = max(int(np.asarray(f["end"], dtype=np.int64).max()) for f in frames)
+    return lo, max(hi, lo + 1)
+
+
 def steady_data(data, steps: Steps):
     """``data`` keeping the CUDA calls that start in the steady window and the GPU work they launched
     (placed by its own start where its launch is not traced), whole: work that runs on after the window is kept."""
-    lo, hi = steps.steady_start_ns, steps.steady_end_ns
+    return window_data(data, steps.steady_start_ns, steps.steady_end_ns)
+
+
+def window_data(data, lo: int, hi: int):
+    """``data`` keeping the CUDA calls that start in [lo, hi) and the GPU work they launched, as steady_data."""
     api_start = api_starts(data)
 
     def launched_in(frame):

@@ -25,13 +25,13 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = N.SHORT, **_options) 
     out += [f"**Bound: {escape(T.timeline_verdict(diagnosis))}.** {escape(diagnosis.why)}", ""]
 
     if t.steps is not None:
-        out += [f"### Steps ({code(t.steps.name)})", ""]
+        out += [f"### Steps ({code(t.steps.name)})" if t.steps.found is None else f"### {T.steps_title(t.steps)}", ""]
         out += [f"- **{escape(label[:-1])}:** {escape(line)}" for label, line in T.step_lines(t.steps)] + [""]
     out += [f"### Where the {T.duration(t.window_ns)} {'of the steady steps ' if t.steps is not None else ''}went", "",
             "```text", f"[{B.text_bar(t)}]", B.legend(t), "```", ""]
     out += _table(["", "time", "share of window"], [[f"`{B.GLYPHS[seg.category]}` {seg.label}", T.duration(seg.ns), T.percent(seg.pct)]
                                                      for seg in t.segments()])
-    startup = ("" if t.steps is not None else f"Start-up (first CUDA call to first GPU work): {T.duration(t.startup.duration_ns)}"
+    startup = ("" if t.steps is not None else f"{T.startup_label(t)[0].upper()}{T.startup_label(t)[1:-1]}: {T.duration(t.startup.duration_ns)}"
                f"{' (host in: ' + code(t.startup.cause) + ')' if t.startup.duration_ns else ''}. ")
     out += ["", f"{startup}Each instant counts once: a copy running under a kernel is kernel time.", ""]
 

@@ -29,7 +29,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     page.line(diagnosis.why, label=f"Bound: {T.timeline_verdict(diagnosis)} -", label_style="bold")
 
     if t.steps is not None:
-        console.print(Text(f"\nSteps ('{t.steps.name}')", style="bold"))
+        console.print(Text(f"\n{T.steps_title(t.steps)}", style="bold"))
         for label, line in T.step_lines(t.steps):
             page.line(line, indent=2, label=label)
     console.print(Text(f"\n{T.window_title(t)}", style="bold"))
@@ -45,7 +45,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     console.print(breakdown)
     if t.steps is None:
         page.line(f"{T.duration(t.startup.duration_ns)}{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}",
-                  indent=2, label="start-up (first CUDA call to first GPU work):")
+                  indent=2, label=T.startup_label(t))
 
     if t.api_traced:
         console.print(Text("\nCUDA API (host)", style="bold"))

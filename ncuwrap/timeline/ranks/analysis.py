@@ -86,10 +86,10 @@ def _step_stats(found: S.Steps) -> StepStats:
 
 
 def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pattern: str = S.STEP_PATTERN,
-                 warmup: int | None = None) -> RankTimeline:
+                 warmup: int | None = None, find_steps: str = "auto") -> RankTimeline:
     """One rank's capture (read with ``sqlite.read(path, ranks=True)``) analysed, over its steady steps
     where it has any (see the module's docstring), else over the whole capture."""
-    found = S.measure(data, step_pattern, warmup)
+    found = S.measure(data, step_pattern, warmup, find_steps)
     lo, hi = S.traced_span(data)  # the whole capture's window, as A.analyze takes it without a span
     capture_ns = hi - lo
     step_compute: tuple[int, ...] = ()
@@ -228,9 +228,9 @@ def _per_step(ranks: list[RankTimeline], m: dict, unknown: dict) -> None:
 
 
 def analyze_file(rank: int, path: str, step_pattern: str = S.STEP_PATTERN, nsys: str | None = None,
-                 warmup: int | None = None) -> RankTimeline:
+                 warmup: int | None = None, find_steps: str = "auto") -> RankTimeline:
     """Read and analyse one rank's capture: the task each Dask worker runs (module-level, so it pickles)."""
     from ncuwrap.timeline.files import read_timeline
 
     data, kind = read_timeline(path, nsys=nsys, ranks=True)
-    return analyze_rank(data, rank, path=str(path), kind=kind, step_pattern=step_pattern, warmup=warmup)
+    return analyze_rank(data, rank, path=str(path), kind=kind, step_pattern=step_pattern, warmup=warmup, find_steps=find_steps)

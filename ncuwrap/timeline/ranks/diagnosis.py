@@ -205,7 +205,7 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
 
 def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, extend: bool = False, scheduler: str | None = None,
                    workers: int | None = None, step_pattern: str | None = None, nsys: str | None = None,
-                   allow_mixed: bool = False, warmup: int | None = None) -> RanksDiagnosis:
+                   allow_mixed: bool = False, warmup: int | None = None, find_steps: str = "auto") -> RanksDiagnosis:
     """Diagnose the rank captures in ``folder`` (naming rule: ncuwrap.timeline.ranks.files). Captures of
     different programs or started far apart are refused unless ``allow_mixed``. ``warmup``: leading steps
     left out of every rank's window (None: detected per rank, ncuwrap.timeline.steps)."""
@@ -218,7 +218,7 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     pattern = S.check_pattern(step_pattern)
     files = find(folder)
     def task(f, warm):
-        return (f.rank, str(f.path), pattern, nsys, warm)
+        return (f.rank, str(f.path), pattern, nsys, warm, find_steps)
 
     why = ""
     if workers is None and scheduler is None:  # chosen by the captures' size and the cores; --workers N forces
