@@ -78,13 +78,6 @@ def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
     return _data(path, doc, tables, ranks)
 
 
-def rank_of(head: bytes) -> int | None:
-    """The rank a trace's ``distributedInfo`` gives (written before the events: its first bytes are
-    enough), None where it has none."""
-    found = re.search(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d{1,9})\b', head)
-    return int(found.group(1)) if found else None
-
-
 # -- the text, bounded -------------------------------------------------------------------------------
 
 def _text(path: Path) -> bytes:

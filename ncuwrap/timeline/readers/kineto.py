@@ -12,6 +12,14 @@ from ncuwrap.timeline.readers.interface import TimelineReader
 # written again by another tool may lead with traceEvents); ncuwrap's documents open with "schema".
 _KEYS = rb'"(?:schemaVersion|traceEvents|deviceProperties|distributedInfo|displayTimeUnit|baseTimeNanoseconds|traceName|trace_id)"'
 _OPENING = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*\{\s*" + _KEYS + rb"\s*:")
+_RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d{1,9})\b')
+
+
+def rank_of(head: bytes) -> int | None:
+    """The rank a trace's ``distributedInfo`` gives (torch.profiler writes it before the events: a
+    trace's first bytes, ncuwrap.timeline.readers.head, are enough); None where it has none."""
+    found = _RANK.search(head)
+    return int(found.group(1)) if found else None
 
 
 class KinetoTrace(TimelineReader):
