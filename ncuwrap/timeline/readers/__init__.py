@@ -38,20 +38,23 @@ def head(path: Path) -> bytes:
         return b""
 
 
-def _by_suffix(name: str) -> TimelineReader | None:
-    """The reader whose suffix ends ``name`` (the longest such suffix: .sqlite.gz before .gz)."""
-    matches = [(len(s), r) for r in READERS for s in r.suffixes if name.endswith(s)]
-    return max(matches, key=lambda m: m[0])[1] if matches else None
+def _by_suffix(name: str) -> tuple[TimelineReader, str] | tuple[None, None]:
+    """The reader whose suffix ends ``name``, with that suffix (the longest: .sqlite.gz before .gz,
+    .pt.trace.json before .json)."""
+    matches = [(s, r) for r in READERS for s in r.suffixes if name.endswith(s)]
+    if not matches:
+        return None, None
+    suffix, reader = max(matches, key=lambda m: len(m[0]))
+    return reader, suffix
 
 
 def find(path: str | Path) -> TimelineReader | None:
     """The reader of ``path``: by its suffix (one other files share, such as .json, only where the
     reader's sniff knows its first bytes), else by sniffing a file of no known suffix; None for neither."""
     path = Path(path)
-    name = path.name.lower()
-    reader = _by_suffix(name)
+    reader, suffix = _by_suffix(path.name.lower())
     if reader is not None:
-        if not any(name.endswith(s) for s in reader.shared):
+        if suffix not in reader.shared:
             return reader
         return reader if path.is_file() and reader.sniff(head(path)) else None
     if not path.is_file():
@@ -69,7 +72,7 @@ def read(path: str | Path, nsys: str | Path | None = None, *, ranks: bool = Fals
     """The timeline model of ``path`` and its source kind, read by its reader (:func:`find`); the
     producer's name is set where the reader left it unsaid."""
     path = Path(path)
-    reader = _by_suffix(path.name.lower()) or find(path)
+    reader = _by_suffix(path.name.lower())[0] or find(path)
     if reader is None:
         raise InputError(f"{path}: not a timeline of a known kind; "
                          f"{'; or '.join(dict.fromkeys(r.fix for r in READERS))}")

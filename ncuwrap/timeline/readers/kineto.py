@@ -27,7 +27,7 @@ class KinetoTrace(TimelineReader):
 
     kind = "kineto"
     producer = "PyTorch profiler (Kineto)"
-    suffixes = (".json", ".json.gz")
+    suffixes = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz")  # torch.profiler writes the first two
     shared = (".json", ".json.gz")
     fix = "give a torch.profiler trace (.json or .json.gz, from export_chrome_trace or tensorboard_trace_handler)"
 
