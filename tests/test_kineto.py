@@ -341,3 +341,36 @@ def test_a_diagnosis_document_given_as_a_trace_is_refused(capsys, tmp_path):
     _refused(capsys, path, r"not a PyTorch profiler trace \(a JSON object without a traceEvents list\)")
     with pytest.raises(InputError, match="not a PyTorch profiler trace"):
         kineto.read(path)
+
+
+# -- big traces: read a piece at a time, the same as whole ---------------------------------------
+
+def _same(a, b):
+    for name in ("kernels", "copies", "memsets", "api", "nvtx", "ops", "frames"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.columns == y.columns and len(x) == len(y), name
+        for c in x.columns:
+            xs, ys = x[c], y[c]
+            assert (xs.tolist() == ys.tolist()) if hasattr(xs, "categories") else np.array_equal(xs, ys, equal_nan=True), (name, c)
+
+
+def test_pieces_read_what_the_whole_document_reads(monkeypatch):
+    text = gzip.open(ROOT / GPU_TRAIN).read()
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", 4096)  # hundreds of pieces
+    doc, tables = kineto._chunked(text)
+    whole = kineto._Tables()
+    whole.add_all(orjson.loads(text)["traceEvents"])
+    whole.check()
+    path = ROOT / GPU_TRAIN
+    _same(kineto._data(path, doc, tables, False), kineto._data(path, orjson.loads(text), whole, False))
+
+
+def test_a_name_that_looks_like_an_events_end_is_read_as_a_name(tmp_path, monkeypatch):
+    # Hostile: '}, {' and ']' inside names, where a piece would be cut; the pieces that fail to parse send
+    # the trace to the whole-document path, which reads the names as they are.
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", 16)
+    events = _small()["traceEvents"]
+    events[2]["name"] = 'void k<"}, {">(int)'
+    path = _write(tmp_path / "tricky.json", _small(events, traceName="a ] b"))
+    data, _ = read_timeline(path)
+    assert data.kernels["demangled"].tolist() == ['void k<"}, {">(int)'] and len(data.nvtx) == 1
