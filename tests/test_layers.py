@@ -22,7 +22,8 @@ LAYER_OF = {
     "ncuwrap.json_delta": "base", "ncuwrap.forked": "base",
     # Reading files and running the profilers' exporters.
     "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
-    "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
+    "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest", "ncuwrap.timeline.readers": "ingest",
+    "ncuwrap.timeline.kineto": "ingest",
     "ncuwrap.bundled.report": "ingest",
     # Quantities computed from what was read.
     "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.attribution": "metrics", "ncuwrap.timeline.metrics": "metrics",

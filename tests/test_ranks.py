@@ -260,12 +260,12 @@ def _bad(tmp_path, case) -> tuple[Path, str]:
         return f, (f"{f}/rank1.sqlite: not an SQLite database (no 'SQLite format 3' header); give the output of "
                    "'nsys export --type sqlite' or the .nsys-rep itself")
     if case == "empty":
-        return f, (f"{f}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep) (it is empty); capture one report per rank with "
-                   "'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
+        return f, (f"{f}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep) or PyTorch profiler trace (.json) (it is empty); "
+                   "capture one report per rank with 'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
     if case == "only-logs":
         (f / "train.log").write_text("x")
-        return f, (f"{f}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep) (it holds train.log); capture one report per rank with "
-                   "'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
+        return f, (f"{f}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep) or PyTorch profiler trace (.json) (it holds train.log); "
+                   "capture one report per rank with 'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
     if case == "some-unnamed":
         _copies(f, BENCH, 2)
         shutil.copyfile(BENCH, f / "extra.sqlite")

@@ -15,8 +15,8 @@ from ncuwrap.render import Format
 @app.command()
 def diagnose(
     report: Optional[Path] = typer.Argument(None,
-                                            help="A .ncu-rep, an ncu CSV export (--page raw or details), a run folder of 'ncuwrap profile', or an nsys "
-                                                 ".nsys-rep/.sqlite. Default: a sample H200 report shipped with ncuwrap."),
+                                            help="A .ncu-rep, an ncu CSV export (--page raw or details), a run folder of 'ncuwrap profile', an nsys "
+                                                 ".nsys-rep/.sqlite, or a PyTorch profiler trace (.json). Default: a sample H200 report shipped with ncuwrap."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML replacing the bundled ones (see rules/reference.yaml)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", "--kernel-name",

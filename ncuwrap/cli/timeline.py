@@ -1,8 +1,9 @@
 """``ncuwrap timeline -- ./program args``: capture a program with Nsight Systems and diagnose its
 timeline (thin wrapper over :mod:`ncuwrap.timeline.capture`); ``ncuwrap timeline FILE.sqlite`` (or
-.nsys-rep) diagnoses a capture made before; ``ncuwrap timeline --ranks DIR`` diagnoses a multi-GPU run
-from one capture per rank (:mod:`ncuwrap.timeline.ranks`), and ``--per-rank -- torchrun ...`` captures
-one (:mod:`ncuwrap.timeline.ranks.capture`).
+.nsys-rep, or a PyTorch profiler trace: :mod:`ncuwrap.timeline.readers`) diagnoses a capture made
+before; ``ncuwrap timeline --ranks DIR`` diagnoses a multi-GPU run from one capture per rank
+(:mod:`ncuwrap.timeline.ranks`), and ``--per-rank -- torchrun ...`` captures one
+(:mod:`ncuwrap.timeline.ranks.capture`).
 
 The verdict goes to stdout in --format; where the files went goes to stderr.
 """
@@ -59,7 +60,8 @@ def capture_file(program: list[str], output: Path | None, force: bool) -> Path |
 @app.command(context_settings={"ignore_unknown_options": True})
 def timeline(
     program: Optional[List[str]] = typer.Argument(None, help="The program and its arguments, after '--': ncuwrap timeline -- ./prog args. "
-                                                  "Or a capture made before: a .sqlite export or .nsys-rep.", show_default=False),
+                                                  "Or a capture made before: a .sqlite export or .nsys-rep, or a PyTorch profiler trace "
+                                                  "(.json, .json.gz).", show_default=False),
     output: Optional[Path] = typer.Option(None, "--output", "-o",
                                           help="Run folder (default: ncuwrap-runs/timeline-<time>). Never overwritten without --force."),
     force: bool = typer.Option(False, "--force", help="Replace the timeline files of an existing run folder."),
@@ -95,7 +97,8 @@ def timeline(
     kernels, host<->device transfers, or launch and synchronization overhead.
 
     Writes timeline.nsys-rep, timeline.sqlite, timeline.json, timeline.html and timeline.log into the run folder.
-    Given a .sqlite (or .nsys-rep) instead of a program, diagnoses that capture and writes nothing.
+    Given a .sqlite (or .nsys-rep, or a PyTorch profiler trace .json) instead of a program, diagnoses that
+    capture and writes nothing.
     With --ranks DIR, diagnoses one capture per rank of a multi-GPU run: which rank is slow, and whether
     the run is compute-, communication-, input- or launch-bound.
     """

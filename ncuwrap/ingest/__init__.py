@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ncuwrap.errors import InputError
+from ncuwrap.timeline import readers
 
 if TYPE_CHECKING:
     from ncuwrap.ingest.model import Profile, RuleResult
@@ -34,7 +35,8 @@ def __getattr__(name: str):
 
 __all__ = ["load", "kind_of", "is_document", "rule_results", "source_page", "Profile", "RuleResult", "Source", "META_COLUMNS"]
 
-TIMELINE_SUFFIXES = (".nsys-rep", ".sqlite", ".sqlite.gz", ".qdstrm")
+# Every timeline reader's suffixes (.json among them: a PyTorch profiler trace where its first bytes say so).
+TIMELINE_SUFFIXES = readers.SUFFIXES
 NCU_REP_MAGIC = b"NVR\x00"  # the first bytes of a .ncu-rep
 # Told apart here, by suffix, so that asking a file's kind loads no diagnosis-document reader (numpy
 # among its imports) before a report's reader starts.
@@ -48,12 +50,12 @@ def is_document(path: Path) -> bool:
 
 def kind_of(path: Path) -> str:
     """``ncu-rep``, ``ncu-csv``, ``timeline`` or ``document`` (a diagnosis document, ``diagnose --format
-    json``), from the suffix and, for .ncu-rep, the file header."""
+    json``), from the suffix and, for .ncu-rep, a .json and a file of no known suffix, the file header."""
     name = path.name.lower()
+    if name.endswith(TIMELINE_SUFFIXES) and readers.takes(path):  # a .json only where it is a trace
+        return "timeline"
     if is_document(path):
         return "document"
-    if name.endswith(TIMELINE_SUFFIXES):
-        return "timeline"
     if name.endswith((".csv", ".csv.gz")):
         return "ncu-csv"
     if name.endswith((".ncu-rep", ".ncu-rep.gz")):
@@ -61,7 +63,10 @@ def kind_of(path: Path) -> str:
     with path.open("rb") as fh:
         if fh.read(4) == NCU_REP_MAGIC:
             return "ncu-rep"
-    raise InputError(f"{path}: unknown file type; give a .ncu-rep, an ncu CSV export (.csv or .csv.gz), or an nsys .nsys-rep/.sqlite")
+    if readers.takes(path):  # a capture named without its suffix, known by its first bytes
+        return "timeline"
+    raise InputError(f"{path}: unknown file type; give a .ncu-rep, an ncu CSV export (.csv or .csv.gz), an nsys .nsys-rep/.sqlite, "
+                     "or a PyTorch profiler trace (.json)")
 
 
 # Where a report file is checked before it is read: ncuwrap.fileio, beside the writing side (the rules

@@ -1,4 +1,5 @@
-"""Kernel names: the function name without its parameter list, from a demangled signature."""
+"""Kernel names: the function name without its parameter list, from a demangled signature; the short
+name nsys gives a kernel."""
 
 from __future__ import annotations
 
@@ -45,6 +46,22 @@ def function_name(signature: str) -> str:
         elif ch == " " and angle == 0:
             last_space = i
     return _INT_CAST.sub(r"\1", name[last_space + 1 :] if last_space >= 0 else name)
+
+
+def short_name(name: str) -> str:
+    """``void at::<unnamed>::cunn_SoftMaxForwardReg<float, ...>(T3 *, ...)`` -> ``cunn_SoftMaxForwardReg``:
+    what nsys calls the kernel's short name, whichever demangler spelled the rest. The function's own
+    name: after its return type (``std::enable_if<...>::type`` among them), without template arguments,
+    namespaces or classes."""
+    depth, kept = 0, []
+    for ch in function_name(name):
+        if ch == "<":
+            depth += 1
+        elif ch == ">" and depth:
+            depth -= 1
+        elif depth == 0:
+            kept.append(ch)
+    return "".join(kept).rsplit("::", 1)[-1].strip() or name
 
 
 def dims(text: str | None) -> list[int] | None:

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ncuwrap.ingest.names import short_name
 from ncuwrap.verdict import KernelTime, KernelTimes
 from ncuwrap.verdict import Coverage, CoveredKernel
 
@@ -90,18 +91,6 @@ def read_mangled(text: str) -> dict[int, str]:
     return out
 
 
-_FUNCTION = re.compile(r"([A-Za-z_]\w*)\s*(?:<|\(|$)")
-
-
-def function_name(name: str) -> str:
-    """``void at::<unnamed>::cunn_SoftMaxForwardReg<float, ...>(T3 *, ...)`` -> ``cunn_SoftMaxForwardReg``:
-    what nsys calls the kernel's short name, whichever demangler spelled the rest."""
-    text = name.replace("<unnamed>", "").replace("(anonymous namespace)", "")
-    text = text[5:] if text.startswith("void ") else text
-    match = _FUNCTION.search(text)
-    return match.group(1) if match else name
-
-
 def _key(grid, block) -> tuple:
     return (tuple(grid) if grid else None, tuple(block) if block else None)
 
@@ -117,7 +106,7 @@ def coverage(kernels, plan: TopPlan, times: KernelTimes, mangled: dict[int, str]
         name = mangled.get(k.id)
         match = [g for g in candidates if g.mangled == name] if name else []
         if not match:
-            match = [g for g in candidates if g.name in (k.name, k.display_name, function_name(k.name)) or g.demangled == k.name]
+            match = [g for g in candidates if g.name in (k.name, k.display_name, short_name(k.name)) or g.demangled == k.name]
         if len(match) == 1:
             found.setdefault(rank[id(match[0])], []).append(k.id)
     covered = tuple(CoveredKernel(time=times.groups[r - 1], rank=r, launch_ids=tuple(ids)) for r, ids in sorted(found.items()))

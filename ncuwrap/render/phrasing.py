@@ -370,7 +370,7 @@ def timeline_verdict(diagnosis) -> str:
 
 def timeline_header(diagnosis) -> str:
     s = diagnosis.source
-    return f"{s.path}  ({s.kind}; {s.device or 'unknown GPU'}; nsys {s.nsys_version or '?'})"
+    return f"{s.path}  ({s.kind}; {s.device or 'unknown GPU'}; {s.producer})"
 
 
 def evidence(finding) -> str:

@@ -1,11 +1,12 @@
-"""Nsight Systems timelines: where a whole program's time goes, and what limits it.
+"""Timelines (Nsight Systems captures, PyTorch profiler traces): where a whole program's time goes, and what limits it.
 
 >>> from ncuwrap.timeline.diagnosing import diagnose_timeline
 >>> result = diagnose_timeline("run.sqlite")       # or a .nsys-rep (exported with nsys)
 >>> result.bound, result.timeline.breakdown_ns["kernel"]
 
-Stages: :mod:`.files` reads a capture (:mod:`.sqlite` an nsys SQLite export, :mod:`.nsysrep` runs nsys
-to export or profile), :mod:`.steps` and :mod:`.analysis` measure the window into :mod:`.model`
+Stages: :mod:`.files` reads a capture through the declared readers of :mod:`.readers` (:mod:`.sqlite` an
+nsys SQLite export, :mod:`.nsysrep` runs nsys to export or profile, :mod:`.kineto` a PyTorch profiler
+trace), :mod:`.steps` and :mod:`.analysis` measure the window into :mod:`.model`
 (:mod:`.measured`: one capture file, in a forked child), :mod:`.diagnosis` applies the YAML rules
 (rules/timeline.yaml) with ncuwrap.evaluate over :mod:`.values`, and :mod:`.diagnosing` runs the two
 side by side; ncuwrap.render draws the result. This package module imports nothing of its own (the

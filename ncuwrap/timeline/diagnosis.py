@@ -14,17 +14,28 @@ from ncuwrap.timeline.model import Timeline, pct
 SCHEMA = "ncuwrap.timeline/v1"
 
 
+# The kinds whose documents name their producer by nsys_version alone (the key they have always had).
+NSYS_KINDS = ("nsys-sqlite", "nsys-rep")
+
+
 @dataclass(frozen=True)
 class TimelineSource:
+    """The file a timeline verdict is of: its path, kind (its reader's, ncuwrap.timeline.readers) and
+    what wrote it."""
+
     path: str
-    kind: str  # nsys-sqlite | nsys-rep
+    kind: str  # nsys-sqlite | nsys-rep | kineto
     nsys_version: str | None
-    export_schema: str | None
+    export_schema: str | None  # nsys's export schema; a PyTorch profiler trace's schemaVersion
     device: str | None
+    producer: str | None = None  # the program that wrote the file, as the reports name it ("nsys 2025.3.2.0")
 
     def to_json(self) -> dict:
-        return {"path": self.path, "kind": self.kind, "nsys_version": self.nsys_version, "export_schema": self.export_schema,
-                "device": self.device}
+        out = {"path": self.path, "kind": self.kind, "nsys_version": self.nsys_version, "export_schema": self.export_schema,
+               "device": self.device}
+        if self.kind not in NSYS_KINDS:
+            out["producer"] = self.producer  # added for other producers; an nsys document stays as it was
+        return out
 
 
 @dataclass(frozen=True)
@@ -111,7 +122,9 @@ def decide(measured, rules, *, source_path: str) -> TimelineDiagnosis:
     decision = Evaluation(CaptureValues(timeline.metrics, timeline.unknown), rules).decide(0)
     return TimelineDiagnosis(
         source=TimelineSource(path=source_path, kind=measured.kind, nsys_version=measured.nsys_version, export_schema=measured.export_schema,
-                              device=measured.device),
+                              device=measured.device,
+                              # Events built by hand (tests, synthetic ranks) name no producer: nsys's, as the reports always said.
+                              producer=measured.producer or f"nsys {measured.nsys_version or '?'}"),
         rules_path=rules.path, rules_version=rules.version, rules_name=rules.name, timeline=timeline, decision=decision,
         notes=measured.notes,
     )

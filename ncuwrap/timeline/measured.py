@@ -21,11 +21,12 @@ if TYPE_CHECKING:  # the model imports numpy: a child is forked before it is imp
 @dataclass(frozen=True)
 class Measured:
     timeline: Timeline  # over the steady steps where the capture has steps, else over the whole capture
-    kind: str  # nsys-sqlite | nsys-rep
+    kind: str  # nsys-sqlite | nsys-rep | kineto (ncuwrap.timeline.readers)
     nsys_version: str | None
     export_schema: str | None
     device: str | None
     notes: tuple[str, ...]  # what was missing and how it was read, and how the window was chosen
+    producer: str | None = None  # the program that wrote the file (TimelineData.producer)
 
 
 def measure(data, *, kind: str, source_path: str, step_pattern: str | None = None, warmup: int | None = None,
@@ -56,7 +57,7 @@ def measure(data, *, kind: str, source_path: str, step_pattern: str | None = Non
                          f"the first GPU work's launch to the end of the last GPU work, and the {timeline.startup.duration_ns / 1e9:.2f} s "
                          "of start-up before it are left out")
     return Measured(timeline=timeline, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema, device=data.device,
-                    notes=tuple(notes))
+                    notes=tuple(notes), producer=data.producer)
 
 
 def measure_file(path: str | Path, *, nsys: str | Path | None = None, step_pattern: str | None = None,

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ncuwrap import ingest
+from ncuwrap import fileio
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import distinct
 from ncuwrap.timeline.events import Events, Labels
@@ -83,7 +83,8 @@ BATCH_ROWS = 65_536
 
 @dataclass
 class TimelineData:
-    """The raw events of one capture, one table of columns per kind; times in ns on the capture's clock."""
+    """The raw events of one capture, one table of columns per kind; times in ns on the capture's clock.
+    Every timeline reader (ncuwrap.timeline.readers) gives one, whatever wrote the file."""
 
     path: Path
     kernels: Events  # start, end, name, demangled, mangled, device, stream, correlation, gridX..blockZ (-1: unknown)
@@ -99,6 +100,15 @@ class TimelineData:
     # Read only for a multi-rank analysis (``read(path, ranks=True)``):
     run: RunInfo | None = None  # what identifies the run the capture belongs to
     launch_index: object = field(default=None, repr=False, compare=False)  # ncuwrap.timeline.steps.api_starts' cache
+    # The program that wrote the file, as the reports name it ("nsys 2025.3.2.0", "PyTorch profiler (Kineto)");
+    # None: the reader's declared producer (ncuwrap.timeline.readers).
+    producer: str | None = None
+    # Read from PyTorch profiler traces only (None: the capture holds none), for attributing kernels:
+    # ops: start, end, name, tid, seq (autograd sequence number), fwd_tid (the forward thread of a backward
+    #   op), external_id (the id Kineto gives the op's launches too), user (a record_function range) (-1: none);
+    # frames: Python frames: start, end, name ("file.py(first line): function"), tid, python_id, parent_id (-1: none).
+    ops: Events | None = None
+    frames: Events | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +123,7 @@ class RunInfo:
 
 def check_file(path: Path) -> None:
     """Refuse files that cannot be an SQLite export, with the reason."""
-    ingest.check_file(path, folder_fix="give an nsys .sqlite export or .nsys-rep report",
+    fileio.check_file(path, folder_fix="give an nsys .sqlite export or .nsys-rep report",
                       empty_fix="export the report again with 'nsys export --type sqlite'")
     with path.open("rb") as fh:
         head = fh.read(len(SQLITE_MAGIC))
@@ -429,6 +439,7 @@ class _Reader:
             device=self.device(),
         )
         data.nvtx = self.nvtx()
+        data.producer = f"nsys {data.nsys_version or '?'}"  # as the reports have always named it
         if ranks:
             data.run = self.run()
         data.notes, data.unknown = self.notes, self.unknown

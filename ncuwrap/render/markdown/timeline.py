@@ -20,7 +20,7 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = N.SHORT, **_options) 
     name = N.of(diagnosis, names)
     t = diagnosis.timeline
     s = diagnosis.source
-    out = ["## ncuwrap timeline", "", f"{code(T.display_path(s.path))}: {escape(s.device or 'unknown GPU')}, nsys {escape(s.nsys_version or '?')} "
+    out = ["## ncuwrap timeline", "", f"{code(T.display_path(s.path))}: {escape(s.device or 'unknown GPU')}, {escape(s.producer)} "
            f"({s.kind}); rules {code(diagnosis.rules_name)} version {diagnosis.rules_version}.", ""]
     out += [f"**Bound: {escape(T.timeline_verdict(diagnosis))}.** {escape(diagnosis.why)}", ""]
 

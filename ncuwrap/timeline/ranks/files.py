@@ -2,12 +2,16 @@
 
 Naming rule:
 
-1. The captures are the folder's ``.sqlite``, ``.sqlite.gz`` and ``.nsys-rep`` files (not its
-   subfolders). Where several forms of ``X`` exist, the ``.sqlite`` is read, then the ``.sqlite.gz``.
-2. A file named with ``rank`` and a number (``rank0.sqlite``, ``rank_3.nsys-rep``, ``run.rank12.sqlite``,
+1. The captures are the folder's ``.sqlite``, ``.sqlite.gz`` and ``.nsys-rep`` files and its PyTorch
+   profiler traces (``.json``, ``.json.gz`` that are traces; not its subfolders). Where several forms
+   of ``X`` exist, the ``.sqlite`` is read, then the ``.sqlite.gz``.
+2. Where every capture is a PyTorch profiler trace whose ``distributedInfo`` gives its rank (torch.profiler
+   writes it under torch.distributed; tensorboard_trace_handler names the files by host and pid), that
+   is its rank.
+3. A file named with ``rank`` and a number (``rank0.sqlite``, ``rank_3.nsys-rep``, ``run.rank12.sqlite``,
    as ``nsys profile -o rank%q{RANK}`` or ``%q{SLURM_PROCID}`` write them) is that rank. Then every
    file must be named so, each rank once, and the ranks must run 0..N-1 without a gap.
-3. Otherwise (``report.<pid>.sqlite``, ``node1.sqlite``) the files are ranks 0..N-1 in the natural
+4. Otherwise (``report.<pid>.sqlite``, ``node1.sqlite``) the files are ranks 0..N-1 in the natural
    order of their names (numbers compared as numbers). A pid is not a rank: the result says which
    file got which rank.
 
@@ -21,9 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncuwrap.errors import InputError
+from ncuwrap.timeline import readers
+from ncuwrap.timeline.readers import kineto
 from ncuwrap.timeline.sqlite import check_file
 
-SUFFIXES = (".sqlite", ".sqlite.gz", ".nsys-rep")  # in the order preferred where a capture has several forms
+# In the order preferred where a capture has several forms; a .json is a capture where it is a trace.
+SUFFIXES = (".sqlite", ".sqlite.gz", ".nsys-rep", ".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz")
+_SNIFFED = (".json", ".json.gz")
 _RANK = re.compile(r"rank[_.-]?(\d+)", re.IGNORECASE)
 _NUMBERS = re.compile(r"(\d+)")
 
@@ -70,6 +78,8 @@ def find(folder: str | Path) -> RankFiles:
         lower = path.name.lower()
         if not path.is_file() or not lower.endswith(SUFFIXES):
             continue
+        if lower.endswith(_SNIFFED) and not readers.takes(path):
+            continue  # a .json that is no trace (a verdict written beside the captures)
         stem = _stem(path)
         if stem in found and _preference(found[stem]) <= _preference(path):
             continue  # the .sqlite export of the same report is read instead
@@ -77,11 +87,14 @@ def find(folder: str | Path) -> RankFiles:
     if not found:
         others = sorted(p.name for p in folder.iterdir() if p.is_file())
         seen = f" (it holds {', '.join(others[:3])}{'...' if len(others) > 3 else ''})" if others else " (it is empty)"
-        raise InputError(f"{folder}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep){seen}; capture one report per rank with "
-                         "'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
+        raise InputError(f"{folder}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep) or PyTorch profiler trace (.json){seen}; "
+                         "capture one report per rank with 'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
     for path in found.values():
         if path.name.lower().endswith(".sqlite"):
             check_file(path)
+    traced = _traced_ranks(folder, found)
+    if traced is not None:
+        return traced
     numbered = {stem: _RANK.findall(stem) for stem in found}
     with_rank = [s for s, n in numbered.items() if n]
     if not with_rank:
@@ -105,3 +118,24 @@ def find(folder: str | Path) -> RankFiles:
         raise InputError(f"{folder}: rank{'s' if len(missing) > 1 else ''} {listed} missing (found {len(by_rank)} captures, "
                          f"ranks up to {max(by_rank)}); add the missing rank's capture, or analyse a complete set")
     return RankFiles(tuple(RankFile(r, by_rank[r]) for r in sorted(by_rank)), "ranks from the file names (rankN)", True)
+
+
+def _traced_ranks(folder: Path, found: dict[str, Path]) -> RankFiles | None:
+    """The ranks the traces' distributedInfo gives, where every capture is a trace that gives one; None otherwise."""
+    if not all(p.name.lower().endswith(_SNIFFED) for p in found.values()):
+        return None
+    given = {p: kineto.rank_of(readers.head(p)) for p in sorted(found.values(), key=lambda p: _natural(p.name))}
+    if any(r is None for r in given.values()):
+        return None
+    by_rank: dict[int, Path] = {}
+    for path, rank in given.items():
+        if rank in by_rank:
+            raise InputError(f"{path}: rank {rank} again (also {by_rank[rank].name}, by their distributedInfo); keep one trace "
+                             "per rank in the folder")
+        by_rank[rank] = path
+    missing = sorted(set(range(max(by_rank) + 1)) - set(by_rank))
+    if missing:
+        listed = ", ".join(str(r) for r in missing[:5]) + ("..." if len(missing) > 5 else "")
+        raise InputError(f"{folder}: rank{'s' if len(missing) > 1 else ''} {listed} missing (found {len(by_rank)} traces, "
+                         f"ranks up to {max(by_rank)} by their distributedInfo); add the missing rank's trace, or analyse a complete set")
+    return RankFiles(tuple(RankFile(r, by_rank[r]) for r in sorted(by_rank)), "ranks from the traces' distributedInfo", True)

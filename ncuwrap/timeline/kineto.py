@@ -1,0 +1,520 @@
+"""Read a PyTorch profiler trace (torch.profiler's Chrome-trace JSON, written by Kineto) into the
+timeline model an nsys capture is read into (:class:`~ncuwrap.timeline.sqlite.TimelineData`).
+
+What is taken (complete events, ``"ph": "X"``, by ``cat``; docs/kineto.md says what each missing part means):
+
+- ``kernel``, ``gpu_memcpy``, ``gpu_memset``: the GPU work. ``args.correlation`` is the launching CUDA
+  call's (the ``ac2g`` flows join the same two ids, so the flows themselves are not read). A kernel's
+  name is its demangled name (Kineto writes no mangled one), its short name cut from it as nsys cuts
+  it; a copy's direction and host memory kind come from its name ("Memcpy DtoH (Device -> Pinned)").
+- ``cuda_runtime``, ``cuda_driver``: the CUDA calls, with their thread and correlation id.
+- ``user_annotation`` named ``ProfilerStep#N``: the steps (as NVTX ranges are in an nsys capture).
+  The ``gpu_user_annotation`` copies of them, and other annotations ("Optimizer.step#AdamW.step" would
+  match the step pattern), are not steps.
+- ``cpu_op``, and the other ``user_annotation`` ranges (``record_function``; flagged ``user``): the ops,
+  with their sequence number, forward thread and external id, for attributing kernels to ops.
+- ``python_function`` (recorded with ``with_stack=True``): the Python frames, with their parent.
+
+Times are int64 ns on the trace's own clock (``round(ts * 1000)``; ``baseTimeNanoseconds`` plus that is
+the epoch time). A trace is parsed whole with orjson, then each read event's fields go straight into
+typed columns (the stdlib's ``array``: a C number per field, no Python object kept per event).
+
+A damaged or hostile trace is refused in one line naming the file (:class:`~ncuwrap.errors.InputError`):
+bigger than MAX_TRACE_BYTES unpacked (a huge single line among them), gzip inflating past
+:data:`ncuwrap.packed.MAX_RATIO`, truncated or invalid JSON, nesting deeper than orjson's 1,024 levels,
+numbers past a double. An event that is read but lacks a field Kineto always writes (``name``, ``ts``,
+``dur``), holds a value of another type, or a time off the clock (a negative duration, a time past
+2**62 ns) is refused, not skipped: Kineto always writes them, so the file was damaged or made, and
+skipping would change the verdict silently. Fields Kineto may leave out (``args.correlation``,
+``device``, ``stream``, grid, block, bytes, the op ids) read as unknown (NaN, -1).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from array import array
+from pathlib import Path
+
+import numpy as np
+
+from ncuwrap import fileio, packed
+from ncuwrap.errors import InputError
+from ncuwrap.timeline.events import Events, Labels
+from ncuwrap.timeline.sqlite import COPY_CATEGORY_BY_NAME, MAX_TIME, RunInfo, TimelineData, api_name
+
+PRODUCER = "PyTorch profiler (Kineto)"
+# The whole text is held while it is read (and a trace of another layout, or a damaged one, is parsed
+# whole: 5 times its size in objects), so it is bounded; a 1 GB single line is refused here too.
+MAX_TRACE_BYTES = 512 << 20
+_FIX = "record it again with torch.profiler (export_chrome_trace or tensorboard_trace_handler)"
+STEP_NAME = re.compile(r"ProfilerStep#\d+")
+_COPY_NAME = re.compile(r"Memcpy (\w+) \((\w+) -> (\w+)\)")
+_TO_HOST = ("DTOH", "ATOH", "UVM_DTOH")
+GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+API_CATEGORIES = ("cuda_runtime", "cuda_driver")
+_NONE = -1  # an id the trace does not give (ids are never negative)
+_NO_DIMS = (_NONE, _NONE, _NONE)
+
+
+def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
+    """The events of the Kineto trace ``path`` (.json or .json.gz); ``ranks``: also what identifies the
+    run. Raise InputError naming the file on any problem."""
+    path = Path(path)
+    fileio.check_file(path, folder_fix="give a torch.profiler trace (.json or .json.gz)", empty_fix=_FIX)
+    text = _text(path)
+    chunked = _chunked(text)
+    if chunked is not None:
+        return _data(path, *chunked, ranks)
+    # The whole document at once: a trace of another layout, or a damaged one (whose fault this finds and says).
+    doc = _parse(path, text)
+    del text
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        shown = "a JSON object without a traceEvents list" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}"
+        raise InputError(f"{path}: not a PyTorch profiler trace ({shown}); give the trace torch.profiler wrote "
+                         "(export_chrome_trace or tensorboard_trace_handler)")
+    events = doc["traceEvents"]
+    try:
+        tables = _Tables()
+        tables.add_all(events)
+        tables.check()
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError):
+        raise InputError(f"{path}: {_first_bad(events)}; the trace is damaged or was not written by torch.profiler: {_FIX}") from None
+    return _data(path, doc, tables, ranks)
+
+
+# -- the text, bounded -------------------------------------------------------------------------------
+
+def _text(path: Path) -> bytes:
+    """The trace's bytes, unpacked where gzipped: at most MAX_TRACE_BYTES, and no gzip inflating more
+    than packed.MAX_RATIO times (as for a gzipped SQLite export)."""
+    with path.open("rb") as fh:
+        gzipped = fh.read(2) == b"\x1f\x8b"
+    if not gzipped:
+        size = path.stat().st_size
+        if size > MAX_TRACE_BYTES:
+            raise InputError(f"{path}: {size >> 20:,} MiB of JSON, more than the {MAX_TRACE_BYTES >> 20:,} MiB a trace is read "
+                             "whole up to; record fewer steps (the schedule's active=) or fewer details (with_stack, record_shapes)")
+        return path.read_bytes()
+    parts, size = [], 0
+    fix = "record fewer steps (the schedule's active=) or give the trace unpacked"
+    try:
+        with path.open("rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as src:
+            while chunk := src.read(1 << 20):
+                size += len(chunk)
+                if size > MAX_TRACE_BYTES:
+                    raise InputError(f"{path}: unpacks to more than the {MAX_TRACE_BYTES >> 20:,} MiB of JSON a trace is read whole up to; {fix}")
+                if packed.inflates_too_much(size, raw.tell()):
+                    raise InputError(f"{path}: inflates more than {packed.MAX_RATIO} times its size (a real trace inflates 5-20 times), "
+                                     f"so it is damaged or made to exhaust memory; {_FIX}")
+                parts.append(chunk)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{path}: not a readable gzip file ({exc}); give the trace again, gzipped whole, or unpacked") from None
+    return b"".join(parts)
+
+
+def _parse(path: Path, text: bytes):
+    import orjson
+
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        what = str(exc)
+        if "unexpected end of data" in what:
+            why = "truncated JSON (the trace ends early: it was cut while written or copied)"
+        elif "depth limit" in what:
+            why = "JSON nested deeper than 1,024 levels (a Kineto trace nests 5)"
+        elif "infinity" in what:
+            why = f"a number past a double's range ({what})"
+        else:
+            why = f"invalid JSON ({what})"
+        raise InputError(f"{path}: {why}; {_FIX}") from None
+
+
+# -- the events a piece at a time ---------------------------------------------------------------------
+
+# Parsed whole, a trace's Python objects take 5 times its text (a 162 MiB trace, small_launch_nosched
+# repeated: 960 MiB, 3.5 s); a piece at a time, the text and one piece's objects (30 MiB, 1.4 s with
+# the columns filled; 8 MiB pieces: 77 MiB, 2.5 s: small pieces stay in the CPU's caches).
+CHUNK_BYTES = 1 << 20
+_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_BETWEEN = re.compile(rb"\}\s*,\s*\{")  # one event's end and the next one's start
+_SOMETHING = re.compile(rb"\S")
+
+
+def _chunked(text: bytes) -> tuple[dict, "_Tables"] | None:
+    """The document without its events, and the events' columns, reading the traceEvents array a piece of
+    about CHUNK_BYTES at a time (cut between two events); None where that fails, for the whole-document
+    path to read or refuse. A cut inside a string leaves that piece unterminated, so it fails to parse:
+    every piece that parses is a run of whole events, and the pieces together are exactly the array."""
+    import orjson
+
+    key = _EVENTS_KEY.search(text)
+    if key is None:
+        return None
+    start, close, doc = key.end(), len(text), None
+    for _ in range(3):  # the array's "]": the last one whose document around it parses (not one in a string after it)
+        close = text.rfind(b"]", start, close)
+        if close < 0:
+            return None
+        try:
+            doc = orjson.loads(text[:start] + text[close:])
+        except orjson.JSONDecodeError:
+            continue
+        break
+    if not isinstance(doc, dict) or doc.get("traceEvents") != []:
+        return None
+    tables = _Tables()
+    at = start
+    try:
+        if _SOMETHING.search(text, start, close):  # (no slice: a copy of the whole array)
+            while at < close:
+                cut = _BETWEEN.search(text, min(at + CHUNK_BYTES, close), close)
+                end = cut.start() + 1 if cut else close
+                tables.add_all(orjson.loads(b"[" + text[at:end] + b"]"))
+                at = cut.end() - 1 if cut else close
+        tables.check()
+    except (orjson.JSONDecodeError, TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError):
+        return None
+    return doc, tables
+
+
+# -- events into columns -----------------------------------------------------------------------------
+
+class _Names:
+    """A text column being filled: a code per event, each distinct text once."""
+
+    __slots__ = ("codes", "code_of")
+
+    def __init__(self):
+        self.codes = array("i")
+        self.code_of: dict[str, int] = {}
+
+    def add(self, text: str) -> None:
+        code = self.code_of.get(text)
+        if code is None:
+            if not isinstance(text, str):
+                raise TypeError("name")
+            code = self.code_of[text] = len(self.code_of)
+        self.codes.append(code)
+
+    def labels(self, rows=None) -> Labels:
+        codes = np.frombuffer(self.codes, dtype=np.int32) if len(self.codes) else np.zeros(0, dtype=np.int32)
+        return Labels(codes if rows is None else codes[rows], list(self.code_of))
+
+
+class _Table:
+    """One kind of event's columns being filled: times (float us, as written) and named int64 columns."""
+
+    def __init__(self, *ints: str):
+        self.ts, self.dur = array("d"), array("d")
+        self.name = _Names()
+        self.ints = {n: array("q") for n in ints}
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+    def times(self, e) -> None:
+        self.ts.append(e["ts"])
+        self.dur.append(e["dur"])
+        self.name.add(e["name"])
+
+    def column(self, name: str) -> np.ndarray:
+        values = self.ints[name]
+        return np.frombuffer(values, dtype=np.int64).copy() if len(values) else np.zeros(0, dtype=np.int64)
+
+    def events(self, rows=None) -> Events:
+        """start, end (int64 ns) and name; the int columns are the caller's to add."""
+        ts = np.frombuffer(self.ts, dtype=np.float64) if len(self.ts) else np.zeros(0)
+        dur = np.frombuffer(self.dur, dtype=np.float64) if len(self.dur) else np.zeros(0)
+        if rows is not None:
+            ts, dur = ts[rows], dur[rows]
+        start = np.rint(ts * 1000.0)
+        end = start + np.rint(dur * 1000.0)
+        return Events({"start": start.astype(np.int64), "end": end.astype(np.int64), "name": self.name.labels(rows)})
+
+
+class _Tables:
+    """The columns of every kind of event read, filled in one pass over the events."""
+
+    def __init__(self):
+        self.kernels = _Table("device", "stream", "correlation", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
+        self.copies = _Table("bytes", "device", "stream", "correlation")
+        self.memsets = _Table("bytes", "device", "stream")
+        self.api = _Table("tid", "correlation")
+        self.annotations = _Table("tid", "external_id")
+        self.ops = _Table("tid", "seq", "fwd_tid", "external_id")
+        self.frames = _Table("tid", "python_id", "parent_id")
+        self.gpu_annotations = 0
+        self.first_ts: float | None = None
+
+    def add_all(self, events: list) -> None:
+        kernel, copy, memset, api = self.kernels, self.copies, self.memsets, self.api
+        annotation, op, frame = self.annotations, self.ops, self.frames
+        for e in events:
+            if e.get("ph") != "X":
+                continue
+            cat = e.get("cat")
+            if cat == "cpu_op":
+                a = e.get("args") or {}
+                op.times(e)
+                c = op.ints
+                c["tid"].append(e["tid"])
+                seq, fwd = a.get("Sequence number"), a.get("Fwd thread id")
+                c["seq"].append(_NONE if seq is None else seq)
+                c["fwd_tid"].append(_NONE if fwd is None else fwd)
+                c["external_id"].append(a.get("External id", _NONE))
+            elif cat == "python_function":
+                a = e.get("args") or {}
+                frame.times(e)
+                c = frame.ints
+                c["tid"].append(e["tid"])
+                pid, parent = a.get("Python id"), a.get("Python parent id")
+                c["python_id"].append(_NONE if pid is None else pid)
+                c["parent_id"].append(_NONE if parent is None else parent)
+            elif cat == "kernel":
+                a = e.get("args") or {}
+                kernel.times(e)
+                c = kernel.ints
+                c["device"].append(a.get("device", _NONE))
+                c["stream"].append(a.get("stream", _NONE))
+                c["correlation"].append(a.get("correlation", _NONE))
+                gx, gy, gz = a.get("grid") or _NO_DIMS
+                bx, by, bz = a.get("block") or _NO_DIMS
+                c["gridX"].append(gx), c["gridY"].append(gy), c["gridZ"].append(gz)
+                c["blockX"].append(bx), c["blockY"].append(by), c["blockZ"].append(bz)
+            elif cat in API_CATEGORIES:
+                api.times(e)
+                api.ints["tid"].append(e["tid"])
+                api.ints["correlation"].append((e.get("args") or {}).get("correlation", _NONE))
+            elif cat == "gpu_memcpy" or cat == "gpu_memset":
+                a = e.get("args") or {}
+                table = copy if cat == "gpu_memcpy" else memset
+                table.times(e)
+                c = table.ints
+                c["bytes"].append(a.get("bytes", _NONE))
+                c["device"].append(a.get("device", _NONE))
+                c["stream"].append(a.get("stream", _NONE))
+                if cat == "gpu_memcpy":
+                    c["correlation"].append(a.get("correlation", _NONE))
+            elif cat == "user_annotation":
+                annotation.times(e)
+                annotation.ints["tid"].append(e["tid"])
+                annotation.ints["external_id"].append((e.get("args") or {}).get("External id", _NONE))
+            elif cat == "gpu_user_annotation":
+                self.gpu_annotations += 1
+
+    def check(self) -> None:
+        """Times on the clock: no negative duration, nothing past MAX_TIME (ns). Raises ValueError."""
+        for table in self.all():
+            if not len(table):
+                continue
+            ts, dur = np.frombuffer(table.ts, dtype=np.float64), np.frombuffer(table.dur, dtype=np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                bad = ~((ts >= 0) & (dur >= 0) & (ts * 1000.0 + dur * 1000.0 < MAX_TIME))
+            if bad.any():
+                raise ValueError("time off the clock")
+            start = float(ts.min())
+            self.first_ts = start if self.first_ts is None else min(self.first_ts, start)
+
+    def all(self) -> tuple[_Table, ...]:
+        return (self.kernels, self.copies, self.memsets, self.api, self.annotations, self.ops, self.frames)
+
+
+_READ = {"kernel": ("device", "stream", "correlation"), "gpu_memcpy": ("bytes", "device", "stream", "correlation"),
+         "gpu_memset": ("bytes", "device", "stream"), "cuda_runtime": ("correlation",), "cuda_driver": ("correlation",),
+         "cpu_op": ("Sequence number", "Fwd thread id", "External id"), "python_function": ("Python id", "Python parent id"),
+         "user_annotation": ("External id",)}
+_WITH_TID = ("cuda_runtime", "cuda_driver", "cpu_op", "python_function", "user_annotation")
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _first_bad(events: list) -> str:
+    """What is wrong with the first event the fast pass (:meth:`_Tables.add_all`) could not read, in words."""
+    for at, e in enumerate(events):
+        if not isinstance(e, dict):
+            return f"traceEvents[{at}] is a JSON {type(e).__name__}, not an event object"
+        if e.get("ph") != "X" or e.get("cat") not in _READ:
+            continue
+        cat = e["cat"]
+        where = f"traceEvents[{at}] ({cat})"
+        for key in ("name", "ts", "dur", *(("tid",) if cat in _WITH_TID else ())):
+            if key not in e:
+                return f"{where} has no {key!r}"
+        if not isinstance(e["name"], str):
+            return f"{where}: name is {_shown(e['name'])}, not a text"
+        for key in ("ts", "dur"):
+            value = e[key]
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                return f"{where}: {key} is {_shown(value)}, not a number"
+            if value < 0 or value * 1000.0 >= MAX_TIME:
+                return f"{where}: {key} {_shown(value)} is off the clock (negative, or past 2**62 ns)"
+        if e["ts"] * 1000.0 + e["dur"] * 1000.0 >= MAX_TIME:
+            return f"{where}: ends past 2**62 ns, off the clock"
+        ints = {"tid": e["tid"]} if cat in _WITH_TID else {}
+        args = e.get("args", {})
+        if args is not None and not isinstance(args, dict):
+            return f"{where}: args is {_shown(args)}, not an object"
+        ints.update({k: args[k] for k in _READ[cat] if args and args.get(k) is not None})
+        for key, value in ints.items():
+            if not isinstance(value, int) or isinstance(value, bool) or not -2**63 <= value < 2**63:
+                return f"{where}: {key} is {_shown(value)}, not a 64-bit integer"
+        if cat == "kernel":
+            for key in ("grid", "block"):
+                dims = (args or {}).get(key)
+                if dims and not (isinstance(dims, list) and len(dims) == 3 and all(isinstance(d, int) and not isinstance(d, bool)
+                                                                                   and 0 <= d < 2**31 for d in dims)):
+                    return f"{where}: {key} is {_shown(dims)}, not three integers"
+    return "an event of a malformed shape (a field of another type than Kineto writes)"
+
+
+# -- the timeline model ------------------------------------------------------------------------------
+
+def _known(values: np.ndarray) -> np.ndarray:
+    """int64 ids with _NONE where unknown as int64, or float with NaN where any is unknown (as the nsys
+    reader gives a NULL)."""
+    missing = values == _NONE
+    if not missing.any():
+        return values
+    out = values.astype(np.float64)
+    out[missing] = np.nan
+    return out
+
+
+def _sorted(frame: Events) -> Events:
+    order = np.lexsort((frame["end"], frame["start"]))
+    return frame if (order == np.arange(order.size)).all() else frame.rows(order)
+
+
+def _kernels(t: _Table) -> Events:
+    from ncuwrap.ingest.names import short_name
+
+    frame = t.events()
+    demangled = frame["name"]
+    frame["demangled"] = frame["mangled"] = demangled  # Kineto writes no mangled name
+    frame["name"] = demangled.relabel(short_name)
+    for column in ("device", "stream", "correlation"):
+        frame[column] = _known(t.column(column))
+    for column in ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"):
+        frame[column] = t.column(column).astype(np.int32)  # -1: unknown, as the nsys reader says it
+    return _sorted(frame)
+
+
+def _copy_kinds(name: str) -> tuple[str, str | None, float]:
+    """``"Memcpy DtoH (Device -> Pinned)"`` -> (``"DTOH"``, ``"pinned"``, 0.0): the direction, the host
+    side's memory kind (the destination of a copy to the host, else the source) and whether it is pageable."""
+    found = _COPY_NAME.match(name)
+    if found is None:
+        return "UNKNOWN", None, float("nan")
+    direction, src, dst = found.group(1).upper(), found.group(2).lower(), found.group(3).lower()
+    host = dst if direction in _TO_HOST else src
+    return direction, host, float("pageable" in (src, dst))
+
+
+def _copies(t: _Table) -> Events:
+    frame = t.events()
+    names = frame["name"]
+    kinds = [_copy_kinds(n) for n in names.categories]
+    direction = names.relabel(lambda n: _copy_kinds(n)[0])
+    frame["direction"] = direction
+    frame["category"] = direction.relabel(lambda d: COPY_CATEGORY_BY_NAME.get(d, "memcpy_other"))
+    hosts = list(dict.fromkeys(h for _, h, _ in kinds if h is not None))
+    lookup = np.array([hosts.index(h) if h is not None else -1 for _, h, _ in kinds] + [-1], dtype=np.int32)
+    frame["host_kind"] = Labels(lookup[names.codes], hosts)
+    frame["pageable"] = np.array([p for _, _, p in kinds] + [np.nan])[names.codes]
+    frame["bytes"] = t.column("bytes")
+    for column in ("device", "stream", "correlation"):
+        frame[column] = _known(t.column(column))
+    return _sorted(frame.drop(["name"]))
+
+
+def _memsets(t: _Table) -> Events:
+    frame = t.events()
+    frame["bytes"] = t.column("bytes")
+    for column in ("device", "stream"):
+        frame[column] = _known(t.column(column))
+    return _sorted(frame.drop(["name"]))
+
+
+def _with_ints(t: _Table, rows=None, **renamed: str) -> Events:
+    frame = t.events(rows)
+    for name in t.ints:
+        values = t.column(name)
+        frame[renamed.get(name, name)] = values if rows is None else values[rows]
+    return _sorted(frame)
+
+
+def _device(doc: dict) -> str | None:
+    props = doc.get("deviceProperties")
+    if not isinstance(props, list):
+        return None
+    names = sorted({str(p["name"]) for p in props if isinstance(p, dict) and isinstance(p.get("name"), str) and p["name"]})
+    return ", ".join(names) or None
+
+
+def _data(path: Path, doc: dict, tables: _Tables, ranks: bool) -> TimelineData:
+    gpu = len(tables.kernels) + len(tables.copies) + len(tables.memsets)
+    if not gpu:
+        raise InputError(f"{path}: no GPU event (kernel, memcpy, memset): the trace was recorded without CUDA activity; profile with "
+                         "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])")
+    if not len(tables.kernels):
+        raise InputError(f"{path}: {gpu:,} GPU copies and memsets but no kernel: nothing to diagnose; profile a part of the "
+                         "program that launches kernels")
+    notes: list[str] = []
+    unknown: dict[str, str] = {}
+    api = None
+    if len(tables.api):
+        api = _with_ints(tables.api)
+        api["name"] = api["name"].relabel(api_name)
+        api["correlation"] = _known(api["correlation"])
+    else:
+        notes.append("no CUDA runtime or driver call in the trace: launch and sync times are unknown")
+        unknown["api"] = "no cuda_runtime or cuda_driver events in the trace (CUDA activity recorded without its API calls)"
+    steps = STEP_NAME.fullmatch
+    is_step = tables.annotations.name.labels().test(lambda n: steps(n) is not None)
+    nvtx = tables.annotations.events(is_step)
+    if nvtx.empty:
+        notes.append("no ProfilerStep#N range: the trace was recorded without a schedule and prof.step() each iteration, so "
+                     "its steps are not marked")
+    ops = None
+    if len(tables.ops) or (~is_step).any():
+        ops = Events.concat([_ops(tables.ops), _annotation_ops(tables.annotations, ~is_step)])
+        ops = _sorted(ops)
+    else:
+        notes.append("no CPU op in the trace (recorded without ProfilerActivity.CPU): kernels cannot be attributed to ops")
+    frames = _with_ints(tables.frames) if len(tables.frames) else None
+    if frames is None or not doc.get("with_stack", True):
+        notes.append("no Python stacks: the trace was recorded without with_stack=True, so kernels cannot be attributed to "
+                     "lines of Python")
+    base = doc.get("baseTimeNanoseconds")
+    run = None
+    if ranks:
+        first = tables.first_ts
+        start = (base + int(round(first * 1000))) if isinstance(base, int) and not isinstance(base, bool) and first is not None else None
+        run = RunInfo(hostname=None, command=None, start_utc_ns=start)
+    schema = doc.get("schemaVersion")
+    return TimelineData(
+        path=path, kernels=_kernels(tables.kernels), copies=_copies(tables.copies), memsets=_memsets(tables.memsets), api=api,
+        export_schema=str(schema) if isinstance(schema, (int, str)) and not isinstance(schema, bool) else None,
+        device=_device(doc), notes=notes, unknown=unknown, nvtx=nvtx, run=run, producer=PRODUCER, ops=ops, frames=frames)
+
+
+def _ops(t: _Table) -> Events:
+    frame = _with_ints(t)
+    frame["user"] = np.zeros(len(frame), dtype=bool)
+    return frame
+
+
+def _annotation_ops(t: _Table, rows: np.ndarray) -> Events:
+    """The user's record_function ranges as ops (flagged ``user``): they enclose kernels as ops do, but
+    have no sequence number or forward thread."""
+    frame = _with_ints(t, rows)
+    n = len(frame)
+    frame["seq"] = frame["fwd_tid"] = np.full(n, _NONE, dtype=np.int64)
+    frame["user"] = np.ones(n, dtype=bool)
+    return Events({c: frame[c] for c in ("start", "end", "name", "tid", "seq", "fwd_tid", "external_id", "user")}, n=n)

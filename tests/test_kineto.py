@@ -1,0 +1,376 @@
+"""PyTorch profiler (Kineto) traces as timelines, and the timeline-reader registry they are read through.
+
+Real behaviour on the H200 traces of tests/data/h200_ncuwrap/kineto (torch 2.11, with_stack, record_shapes;
+the programs are benchmarks/device/steps/*.py, their own timings in kineto_*.log). Hostile inputs are small
+hand-made files, each labelled with what it breaks.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+
+from ncuwrap.errors import InputError
+from ncuwrap.timeline import kineto, readers
+from ncuwrap.timeline.files import read_timeline
+from ncuwrap.timeline.readers.interface import TimelineReader
+from ncuwrap.timeline.readers.kineto import KinetoTrace, rank_of
+from ncuwrap.timeline.readers.nsys import NsysReport, NsysSqlite, NsysSqliteGz
+from tests.conftest import DATA, H200, ROOT, golden_json, run_cli
+
+TRACES = DATA / "h200_ncuwrap" / "kineto"
+GPU_TRAIN = TRACES / "gpu_train.pt.trace.json.gz"
+PROGRAMS = ("gpu_train", "small_launch", "host_prep", "small_launch_nosched")
+
+
+def _events(name: str) -> list[dict]:
+    return orjson.loads(gzip.open(ROOT / TRACES / f"{name}.pt.trace.json.gz").read())["traceEvents"]
+
+
+@pytest.fixture(scope="module")
+def read():
+    """Each real trace read once, with its raw events."""
+    return {name: (read_timeline(ROOT / TRACES / f"{name}.pt.trace.json.gz")[0], _events(name)) for name in PROGRAMS}
+
+
+# -- the registry: every reader keeps the contract -----------------------------------------------
+
+# A real file of each reader's kind; a reader added without one fails test_every_reader_has_a_sample.
+SAMPLES = {NsysSqlite: H200 / "nsys" / "bench.sqlite", NsysSqliteGz: DATA / "h200_ncuwrap" / "steps" / "gpu_train.sqlite.gz",
+           KinetoTrace: GPU_TRAIN}
+# Needs nsys to export: tests/test_timeline_cli.py reads one through a stand-in nsys.
+NEEDS_A_TOOL = {NsysReport}
+
+
+def test_every_reader_has_a_sample():
+    assert {type(r) for r in readers.READERS} == set(SAMPLES) | NEEDS_A_TOOL
+
+
+@pytest.mark.parametrize("reader", readers.READERS, ids=lambda r: type(r).__name__)
+def test_every_reader_declares_what_it_takes_and_who_wrote_it(reader):
+    assert isinstance(reader, TimelineReader) and type(reader).__doc__
+    assert reader.kind and reader.producer and reader.fix
+    assert reader.suffixes and all(s.startswith(".") and s == s.lower() for s in reader.suffixes)
+    assert set(reader.shared) <= set(reader.suffixes)
+    assert reader.sniff(b"") is False
+    for suffix in reader.suffixes:
+        assert readers._by_suffix(f"x{suffix}") == (reader, suffix)  # no two readers take one suffix
+    assert set(reader.suffixes) <= set(readers.SUFFIXES)
+
+
+@pytest.mark.parametrize("reader", [r for r in readers.READERS if type(r) in SAMPLES], ids=lambda r: type(r).__name__)
+def test_every_reader_reads_its_sample_into_the_timeline_model(reader):
+    path = ROOT / SAMPLES[type(reader)]
+    assert readers.find(path) is reader
+    data, kind = readers.read(path)
+    assert kind == reader.kind and data.producer
+    for table in (data.kernels, data.copies, data.memsets, data.api):
+        assert table["start"].dtype == table["end"].dtype == np.int64
+        assert (np.diff(table["start"]) >= 0).all() and (table["end"] >= table["start"]).all()
+    assert len(data.kernels) and {"name", "demangled", "mangled", "device", "stream", "correlation", "gridX", "blockZ"} <= set(data.kernels.columns)
+    assert {"bytes", "category", "direction", "host_kind", "pageable", "correlation"} <= set(data.copies.columns)
+    assert {"name", "tid", "correlation"} <= set(data.api.columns)
+
+
+def test_a_file_is_found_by_its_first_bytes_where_its_name_does_not_say(tmp_path):
+    trace = tmp_path / "trace"
+    trace.write_bytes(gzip.open(ROOT / GPU_TRAIN).read())
+    export = tmp_path / "export"
+    shutil.copyfile(ROOT / SAMPLES[NsysSqlite], export)
+    verdict = tmp_path / "timeline.json"  # ncuwrap's own document shares the .json suffix
+    verdict.write_text('{"schema": "ncuwrap.timeline/v1", "traceEvents": []}')
+    assert type(readers.find(trace)) is KinetoTrace and type(readers.find(export)) is NsysSqlite
+    assert readers.find(verdict) is None and readers.find(tmp_path / "missing.json") is None
+    assert type(readers.find(tmp_path / "x.pt.trace.json")) is KinetoTrace  # unambiguous: taken by its name
+    data, kind = read_timeline(trace)
+    assert kind == "kineto" and len(data.kernels) == 1108
+
+
+# -- the real traces: everything the trace holds, counted against the raw events ----------------
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_each_kind_of_event_is_read_whole(read, name):
+    data, events = read[name]
+    cats = Counter(e.get("cat") for e in events if e.get("ph") == "X")
+    steps = [e for e in events if e.get("cat") == "user_annotation" and re.fullmatch(r"ProfilerStep#\d+", e["name"])]
+    assert len(data.kernels) == cats["kernel"]
+    assert len(data.copies) == cats["gpu_memcpy"] and len(data.memsets) == cats["gpu_memset"]
+    assert len(data.api) == cats["cuda_runtime"] + cats["cuda_driver"]
+    assert len(data.nvtx) == len(steps) and set(data.nvtx["name"].tolist()) == {e["name"] for e in steps}
+    assert len(data.ops) == cats["cpu_op"] + cats["user_annotation"] - len(steps)
+    assert int(data.ops["user"].sum()) == cats["user_annotation"] - len(steps)
+    assert len(data.frames) == cats["python_function"]
+    assert data.device == "NVIDIA H200" and data.producer == "PyTorch profiler (Kineto)" and data.export_schema == "1"
+    # Every kernel was launched by a CUDA call of the trace (the ac2g flows' correlation).
+    assert np.isin(data.kernels["correlation"], data.api["correlation"]).all()
+
+
+def test_times_are_the_traces_microseconds_as_nanoseconds(read):
+    data, events = read["gpu_train"]
+    first = min((e for e in events if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+    assert data.kernels["start"][0] == round(first["ts"] * 1000)
+    assert data.kernels["end"][0] - data.kernels["start"][0] == round(first["dur"] * 1000)
+    assert data.kernels["gridX"].dtype == np.int32 and data.kernels["blockX"][0] == first["args"]["block"][0]
+
+
+def test_copies_take_direction_and_host_memory_from_their_names(read):
+    data, _ = read["host_prep"]
+    directions = Counter(data.copies["direction"].tolist())
+    assert directions == {"HTOD": 8, "DTOH": 8}
+    assert set(data.copies["category"].tolist()) == {"memcpy_htod", "memcpy_dtoh"}
+    assert set(data.copies["host_kind"].tolist()) == {"pinned"} and not data.copies["pageable"].any()
+    assert kineto._copy_kinds("Memcpy HtoD (Pageable -> Device)") == ("HTOD", "pageable", 1.0)
+    assert kineto._copy_kinds("Memcpy DtoD (Device -> Device)")[:2] == ("DTOD", "device")
+    assert kineto._copy_kinds("Memcpy weird")[:2] == ("UNKNOWN", None)
+
+
+def test_kernels_get_the_short_names_nsys_gives_them(read):
+    data, _ = read["host_prep"]
+    names = set(data.kernels["name"].tolist())
+    assert "kernel" in names and not any("enable_if" in n for n in names)  # cuBLAS's gemvx::kernel, after its return type
+    nsys, _ = read_timeline(ROOT / DATA / "h200_ncuwrap" / "steps" / "small_launch.sqlite.gz")
+    assert set(read["small_launch"][0].kernels["name"].tolist()) <= set(nsys.kernels["name"].tolist())
+
+
+def test_ops_and_frames_keep_the_links_attribution_follows(read):
+    data, events = read["gpu_train"]
+    ops, frames = data.ops, data.frames
+    backward = ops.rows(ops["name"] == "NllLossBackward0")
+    assert len(backward) and (backward["seq"] >= 0).all() and (backward["fwd_tid"] >= 0).all()
+    assert (ops["external_id"] >= 0).sum() > 0.9 * len(ops)
+    assert (frames["parent_id"] == -1).sum() >= 1 and (frames["python_id"] >= 0).all()
+    assert "gpu_train.py(100): main" in frames["name"].tolist()
+    assert "Optimizer.step#AdamW.step" in ops.rows(ops["user"])["name"].tolist()  # an annotation, never a step
+
+
+def test_a_trace_without_a_schedule_says_its_steps_are_not_marked(read):
+    data, _ = read["small_launch_nosched"]
+    assert data.nvtx.empty and any("no ProfilerStep#N range" in n for n in data.notes)
+    assert not any("ProfilerStep" in n for n in read["gpu_train"][0].notes)
+
+
+# -- the verdicts: what the programs' own timings say ------------------------------------------
+
+def _doc(capsys, *args) -> dict:
+    code, out, err = run_cli(capsys, *args, "-f", "json")
+    assert (code, err) == (0, ""), err
+    return json.loads(out)
+
+
+def test_the_gpu_bound_loop_is_kernel_bound_in_its_steady_steps(capsys):
+    # kineto_gpu_train.log: a step every 30.0 ms (median), GPU busy by CUDA events 29.2 ms of it. The trace's
+    # kernels fill 89% of each CPU step (the nsys capture of the program without the profiler: 96%).
+    doc = _doc(capsys, "timeline", GPU_TRAIN)
+    assert doc["bound"] == "kernel" and doc["steps"]["count"] == 4
+    assert doc["steps"]["period_ns"] == pytest.approx(30.0e6, rel=0.02)
+    assert 85 <= doc["metrics"]["step_gpu_busy_pct"] <= 97
+
+
+def test_the_small_launch_loop_is_launch_bound_and_the_host_prep_loop_host_bound(capsys):
+    small = _doc(capsys, "timeline", TRACES / "small_launch.pt.trace.json.gz")
+    assert small["bound"] == "launch" and small["steps"]["count"] == 10 and small["metrics"]["step_gpu_busy_pct"] < 10
+    assert small["steps"]["period_ns"] == pytest.approx(7.7e6, rel=0.05)  # the log: 5.4-8.1 ms in the profiled steps
+    host = _doc(capsys, "timeline", TRACES / "host_prep.pt.trace.json.gz")
+    assert host["bound"] == "launch" and host["limiter"] == "host code (no CUDA call)"
+    assert host["metrics"]["step_gpu_busy_pct"] < 5  # the log: 3 ms of GPU in a 37.6 ms step
+
+
+def test_the_json_verdict_of_the_training_loop(capsys):
+    golden_json("timeline_kineto_gpu_train.json", _doc(capsys, "timeline", GPU_TRAIN))
+
+
+def test_diagnose_compare_and_the_api_take_a_trace(capsys):
+    import ncuwrap
+
+    doc = _doc(capsys, "timeline", GPU_TRAIN)
+    assert _doc(capsys, "diagnose", GPU_TRAIN) == doc
+    assert ncuwrap.timeline(GPU_TRAIN).to_json() == doc == ncuwrap.diagnose(GPU_TRAIN).to_json()
+    assert doc["source"] == {"path": str(GPU_TRAIN), "kind": "kineto", "nsys_version": None, "export_schema": "1",
+                             "device": "NVIDIA H200", "producer": "PyTorch profiler (Kineto)"}
+    compared = _doc(capsys, "compare", DATA / "h200_ncuwrap" / "steps" / "gpu_train.sqlite.gz", GPU_TRAIN)
+    assert compared["schema"] == "ncuwrap.timeline-compare/v1"
+    code, out, err = run_cli(capsys, "timeline", GPU_TRAIN)
+    assert code == 0 and "(kineto; NVIDIA H200; PyTorch profiler (Kineto))" in " ".join(out.split())
+    code, out, err = run_cli(capsys, "timeline", GPU_TRAIN, "-f", "markdown")
+    assert code == 0 and "NVIDIA H200, PyTorch profiler (Kineto) (kineto)" in out
+
+
+def _with_rank(raw: bytes, rank: int) -> bytes:
+    return raw.replace(b'"schemaVersion": 1,', b'"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": %d, "world_size": 2},'
+                       % rank, 1)
+
+
+def test_ranks_of_a_folder_of_traces_come_from_distributed_info(capsys, tmp_path):
+    raw = gzip.open(ROOT / GPU_TRAIN).read()
+    # tensorboard_trace_handler names traces by host and pid: the name order says nothing of the rank.
+    (tmp_path / "host_9.1.pt.trace.json").write_bytes(_with_rank(raw, 0))
+    (tmp_path / "host_1.2.pt.trace.json").write_bytes(_with_rank(raw, 1))
+    (tmp_path / "timeline.json").write_text('{"schema": "ncuwrap.timeline/v1"}')  # no trace: left out
+    assert rank_of(readers.head(tmp_path / "host_1.2.pt.trace.json")) == 1
+    doc = _doc(capsys, "timeline", "--ranks", tmp_path)
+    assert doc["source"]["naming"] == "ranks from the traces' distributedInfo"
+    assert [(r["rank"], Path(r["path"]).name, r["kind"]) for r in doc["ranks"]] == [
+        (0, "host_9.1.pt.trace.json", "kineto"), (1, "host_1.2.pt.trace.json", "kineto")]
+
+
+# -- what a trace lacks, said --------------------------------------------------------------------
+
+def _write(path: Path, doc) -> Path:
+    path.write_bytes(orjson.dumps(doc))
+    return path
+
+
+def _small(events=None, **top) -> dict:
+    """A hand-made trace: one step, one launch and its kernel."""
+    base = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 100.0, "dur": 50.0},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 110.0, "dur": 5.0,
+             "args": {"correlation": 7}},
+            {"ph": "X", "cat": "kernel", "name": "void k<int>(int)", "pid": 0, "tid": 7, "ts": 120.0, "dur": 20.0,
+             "args": {"device": 0, "stream": 7, "correlation": 7, "grid": [1, 1, 1], "block": [32, 1, 1]}}]
+    return {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H200"}], **top,
+            "traceEvents": base if events is None else events}
+
+
+def test_a_trace_without_python_stacks_or_ops_says_so(tmp_path):
+    data, kind = read_timeline(_write(tmp_path / "plain.json", _small(with_stack=0)))
+    assert kind == "kineto" and data.frames is None and data.ops is None
+    assert any("no Python stacks" in n for n in data.notes) and any("no CPU op" in n for n in data.notes)
+    assert data.kernels["name"].tolist() == ["k"] and data.kernels["correlation"].tolist() == [7]
+
+
+def test_a_trace_without_gpu_events_is_refused_with_the_fix(capsys, tmp_path):
+    path = _write(tmp_path / "cpu_only.json", _small(_small()["traceEvents"][:2]))
+    code, out, err = run_cli(capsys, "timeline", path)
+    assert code == 2 and out == ""
+    assert err.strip() == (f"ncuwrap: error: {path}: no GPU event (kernel, memcpy, memset): the trace was recorded without CUDA "
+                           "activity; profile with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])")
+
+
+def test_fields_kineto_may_leave_out_read_as_unknown(tmp_path):
+    events = _small()["traceEvents"]
+    del events[2]["args"]["correlation"], events[2]["args"]["grid"]
+    data, _ = read_timeline(_write(tmp_path / "sparse.json", _small(events)))
+    assert np.isnan(data.kernels["correlation"]).all() and data.kernels["gridX"].tolist() == [-1]
+
+
+# -- hostile traces: one line, exit 2, naming the file and the fix -------------------------------
+
+def _refused(capsys, path, pattern):
+    code, out, err = run_cli(capsys, "timeline", path)
+    assert code == 2 and out == "", err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"ncuwrap: error: {path}: "), err
+    assert re.search(pattern, lines[0]), lines[0]
+
+
+def _event(**change) -> list:
+    events = _small()["traceEvents"]
+    events[2].update(change)
+    return events
+
+
+HOSTILE = {
+    # name: (file content, what the one line says)
+    "truncated": (orjson.dumps(_small())[:-40], r"truncated JSON \(the trace ends early"),
+    "not_json": (b"{ this is not json }", r"invalid JSON"),
+    "a_list": (b"[1, 2, 3]", r"not a PyTorch profiler trace \(a JSON list\)"),
+    "no_events": (b'{"schemaVersion": 1, "events": []}', r"not a PyTorch profiler trace \(a JSON object without a traceEvents list\)"),
+    "deep": (b'{"traceEvents": ' + b"[" * 5000 + b"]" * 5000 + b"}", r"nested deeper than 1,024 levels"),
+    "infinite": (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1e999}]}', r"a number past a double's range"),
+    "event_not_object": (orjson.dumps(_small([*_small()["traceEvents"], "x"])), r"traceEvents\[3\] is a JSON str, not an event object"),
+    "no_ts": (orjson.dumps(_small([{k: v for k, v in e.items() if k != "ts"} for e in _small()["traceEvents"]])),
+              r"traceEvents\[0\] \(user_annotation\) has no 'ts'"),
+    "ts_text": (orjson.dumps(_small(_event(ts="120"))), r"traceEvents\[2\] \(kernel\): ts is '120', not a number"),
+    "negative_dur": (orjson.dumps(_small(_event(dur=-1.0))), r"traceEvents\[2\] \(kernel\): dur -1.0 is off the clock"),
+    "huge_ts": (orjson.dumps(_small(_event(ts=1e300))), r"traceEvents\[2\] \(kernel\): ts 1e\+300 is off the clock"),
+    "huge_id": (orjson.dumps(_small(_event(args={"correlation": 1234567}))).replace(b"1234567", b"9" * 40),
+                r"traceEvents\[2\] \(kernel\): correlation is 1e\+40, not a 64-bit integer"),
+    "bad_grid": (orjson.dumps(_small(_event(args={"grid": [1, 2]}))), r"grid is \[1, 2\], not three integers"),
+    "name_number": (orjson.dumps(_small(_event(name=5))), r"traceEvents\[2\] \(kernel\): name is 5, not a text"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_traces_are_refused_in_one_line(capsys, tmp_path, case):
+    content, pattern = HOSTILE[case]
+    path = tmp_path / f"{case}.json"
+    path.write_bytes(content)
+    _refused(capsys, path, pattern)
+    gz = tmp_path / f"{case}.json.gz"  # gzipped: the same words
+    gz.write_bytes(gzip.compress(content))
+    _refused(capsys, gz, pattern)
+
+
+def test_a_truncated_gzip_is_refused(capsys, tmp_path):
+    path = tmp_path / "cut.pt.trace.json.gz"
+    path.write_bytes((ROOT / GPU_TRAIN).read_bytes()[:50_000])
+    _refused(capsys, path, r"not a readable gzip file .*; give the trace again")
+
+
+def test_a_huge_single_line_is_refused_before_it_is_parsed(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(kineto, "MAX_TRACE_BYTES", 1 << 20)  # the bound, scaled down: the same code path as 512 MiB
+    line = b'{"traceEvents": [' + b'{"ph": "X", "cat": "kernel", "name": "' + b"k" * (2 << 20) + b'"}]}'
+    path = tmp_path / "line.json"
+    path.write_bytes(line)
+    _refused(capsys, path, r"2 MiB of JSON, more than the 1 MiB a trace is read whole up to; record fewer steps")
+    packed = tmp_path / "line.json.gz"
+    packed.write_bytes(gzip.compress(line))
+    _refused(capsys, packed, r"unpacks to more than the 1 MiB of JSON")
+
+
+def test_a_gzip_bomb_is_stopped_by_its_ratio(capsys, tmp_path, monkeypatch):
+    from ncuwrap import packed
+
+    monkeypatch.setattr(packed, "RATIO_AFTER", 1 << 20)
+    path = tmp_path / "bomb.json.gz"
+    path.write_bytes(gzip.compress(b'{"traceEvents": [' + b" " * (64 << 20) + b"]}", compresslevel=9))
+    _refused(capsys, path, r"inflates more than 250 times its size")
+
+
+def test_a_diagnosis_document_given_as_a_trace_is_refused(capsys, tmp_path):
+    path = tmp_path / "verdict.json"
+    path.write_text('{"schema": "ncuwrap.timeline/v1", "bound": "kernel"}')
+    _refused(capsys, path, r"not a PyTorch profiler trace \(a JSON object without a traceEvents list\)")
+    with pytest.raises(InputError, match="not a PyTorch profiler trace"):
+        kineto.read(path)
+
+
+# -- big traces: read a piece at a time, the same as whole ---------------------------------------
+
+def _same(a, b):
+    for name in ("kernels", "copies", "memsets", "api", "nvtx", "ops", "frames"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.columns == y.columns and len(x) == len(y), name
+        for c in x.columns:
+            xs, ys = x[c], y[c]
+            assert (xs.tolist() == ys.tolist()) if hasattr(xs, "categories") else np.array_equal(xs, ys, equal_nan=True), (name, c)
+
+
+def test_pieces_read_what_the_whole_document_reads(monkeypatch):
+    text = gzip.open(ROOT / GPU_TRAIN).read()
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", 4096)  # hundreds of pieces
+    doc, tables = kineto._chunked(text)
+    whole = kineto._Tables()
+    whole.add_all(orjson.loads(text)["traceEvents"])
+    whole.check()
+    path = ROOT / GPU_TRAIN
+    _same(kineto._data(path, doc, tables, False), kineto._data(path, orjson.loads(text), whole, False))
+
+
+def test_a_name_that_looks_like_an_events_end_is_read_as_a_name(tmp_path, monkeypatch):
+    # Hostile: '}, {' and ']' inside names, where a piece would be cut; the pieces that fail to parse send
+    # the trace to the whole-document path, which reads the names as they are.
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", 16)
+    events = _small()["traceEvents"]
+    events[2]["name"] = 'void k<"}, {">(int)'
+    path = _write(tmp_path / "tricky.json", _small(events, traceName="a ] b"))
+    data, _ = read_timeline(path)
+    assert data.kernels["demangled"].tolist() == ['void k<"}, {">(int)'] and len(data.nvtx) == 1
