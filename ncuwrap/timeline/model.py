@@ -39,6 +39,11 @@ class LaunchedFrom:
     share_pct: float  # of the kernel's time launched from this place
     line_is: str | None = None  # which line ``line`` is (FIRST_LINE), None without a frame
 
+    @property
+    def partial(self) -> bool:
+        """Whether some of the kernel's time was launched from elsewhere."""
+        return self.share_pct < 100.0
+
     def to_json(self) -> dict:
         return {"op": self.op, "forward_op": self.forward_op, "file": self.file, "line": self.line, "function": self.function,
                 "via": self.via, "share_pct": clean(self.share_pct), "line_is": self.line_is}
