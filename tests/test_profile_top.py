@@ -110,8 +110,8 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     code, out, err = run_cli(capsys, "profile", "--top", "5", "--ncu", FAKE_NCU, "--nsys-path", FAKE_NSYS, "-o", "top", "--", *program)
     assert code == 0, err
     nsys = fakes("nsys")
-    assert nsys[0] == ["profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "top/timeline",
-                       "--force-overwrite", "true", "--", *program]
+    assert nsys[0] == ["profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "--pytorch=autograd-nvtx",
+                       "-o", "top/timeline", "--force-overwrite", "true", "--", *program]
     assert nsys[1][:3] == ["export", "--type", "sqlite"]
     profile_call = next(c for c in fakes("ncu") if c[0] == "--export")
     device = _device_argv()
