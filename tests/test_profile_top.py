@@ -146,6 +146,8 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     assert out == recorded + NO_STEPS_TAIL
     assert steps and all(steps)
     verdict = json.loads((tmp_path / "top" / "verdict.json").read_text())
+    # Since issue 37, each covered kernel says where it was launched from: null, the capture holds no PyTorch ops.
+    assert all(k.pop("launched_from") is None for k in verdict["coverage"]["kernels"] + verdict["coverage"]["missed"])
     assert verdict["coverage"] == json.loads((RUN_ABS / "verdict.json").read_text())["coverage"] | {"capture": "top/timeline.sqlite",
                                                                                                     "scope": "capture"}
     assert "launch 2 of each: the first is often a warm-up" in json.dumps(json.loads((tmp_path / "top" / "profile.json").read_text())["filter"])

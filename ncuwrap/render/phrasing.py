@@ -237,7 +237,8 @@ def program_line(kernel, coverage) -> str | None:
     t = covered.time
     return (f"#{covered.rank} by GPU time: {t.launches:,} launch{'es' if t.launches != 1 else ''}, {duration(t.total_ns)} in total "
             f"({t.share_pct:.1f}% of {gpu_time_of(coverage)}); per launch median {duration(t.median_ns)}, "
-            f"min {duration(t.min_ns)}, max {duration(t.max_ns)}")
+            f"min {duration(t.min_ns)}, max {duration(t.max_ns)}"
+            + (f"; from: {launched_from(t.launched_from)}" if t.launched_from is not None else ""))
 
 
 def headline_text(kernel) -> str:
