@@ -139,7 +139,7 @@ def _innermost(s: np.ndarray, e: np.ndarray, at: np.ndarray) -> np.ndarray:
 # -- kernels ---------------------------------------------------------------------------------------
 
 @dataclass
-class _Launches:
+class Launches:
     """Per kernel row: the op (a code into the ops' names), the forward op of a backward one, the user
     frame (a code into the frames' names), all -1 where unknown, and how (an index into VIA)."""
 
@@ -149,7 +149,8 @@ class _Launches:
     via: np.ndarray
 
 
-def _trace(data, kernels: Events) -> _Launches:
+def trace(data, kernels: Events) -> Launches:
+    """Each kernel of ``kernels`` (rows of ``data.kernels``) traced back: its op, forward op, user frame and how."""
     n = len(kernels)
     op = np.full(n, -1, dtype=np.int64)
     forward = np.full(n, -1, dtype=np.int64)
@@ -157,7 +158,7 @@ def _trace(data, kernels: Events) -> _Launches:
     via = np.full(n, VIA.index(UNKNOWN), dtype=np.int64)
     api = data.api
     if api is None or not len(api) or "correlation" not in kernels:
-        return _Launches(op, forward, frame, via)
+        return Launches(op, forward, frame, via)
     row_of = LaunchIndex(np.asarray(api["correlation"], dtype=float), np.arange(len(api), dtype=np.int64))
     call = row_of.lookup(np.asarray(kernels["correlation"], dtype=float))
     launched = ~np.isnan(call)
@@ -201,7 +202,7 @@ def _trace(data, kernels: Events) -> _Launches:
         frame[known] = np.where(hit >= 0, f_names.codes[mine[np.clip(hit, 0, None)]], -1)
         if ops is None:
             via[known] = np.where(hit >= 0, VIA.index(STACK), VIA.index(UNKNOWN))
-    return _Launches(op, forward, frame, via)
+    return Launches(op, forward, frame, via)
 
 
 def forward_op(seq: np.ndarray, start: np.ndarray, forward: np.ndarray, want_seq: np.ndarray, before: np.ndarray) -> np.ndarray:
@@ -244,7 +245,7 @@ def attach(data, kernels: tuple, top: int = ATTRIBUTED) -> tuple:
 
 def trace_groups(data, kernels: Events, group: np.ndarray, groups: int) -> list[LaunchedFrom]:
     """Each group 0..groups-1 of ``kernels`` (``group``: a group per row) traced back: its heaviest place."""
-    launches = _trace(data, kernels)
+    launches = trace(data, kernels)
     ns = np.asarray(kernels["end"], dtype=np.int64) - np.asarray(kernels["start"], dtype=np.int64)
     op_names = categories_of(data.ops["name"]).categories if data.ops is not None else []
     frame_names = categories_of(data.frames["name"]).categories if data.frames is not None else []
