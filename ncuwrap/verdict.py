@@ -663,12 +663,14 @@ class KernelTime:
     min_ns: float
     max_ns: float
     share_pct: float  # of the capture's summed kernel time
+    launched_from: object = None  # ncuwrap.timeline.model.LaunchedFrom: its op and Python line (None: the capture holds no ops)
 
     def to_json(self) -> dict:
         return {"name": self.name, "demangled": self.demangled, "mangled": self.mangled,
                 "grid": list(self.grid) if self.grid else None, "block": list(self.block) if self.block else None,
                 "launches": self.launches, "total_ns": clean(self.total_ns), "median_ns": clean(self.median_ns),
-                "min_ns": clean(self.min_ns), "max_ns": clean(self.max_ns), "share_pct": clean(self.share_pct)}
+                "min_ns": clean(self.min_ns), "max_ns": clean(self.max_ns), "share_pct": clean(self.share_pct),
+                "launched_from": self.launched_from.to_json() if self.launched_from is not None else None}
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,14 @@ LAYER_OF = {
     "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest", "ncuwrap.timeline.readers": "ingest",
     "ncuwrap.timeline.kineto": "ingest",
+    "ncuwrap.timeline.pytorch_nvtx": "ingest",
+    "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
     "ncuwrap.bundled.report": "ingest",
     # Quantities computed from what was read.
     "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.attribution": "metrics", "ncuwrap.timeline.metrics": "metrics",
     "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.measured": "metrics", "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics",
     "ncuwrap.timeline.repetition": "metrics",
+    "ncuwrap.timeline.launched_from": "metrics",
     "ncuwrap.timeline.ranks.metrics": "metrics", "ncuwrap.timeline.ranks.analysis": "metrics", "ncuwrap.timeline.ranks.model": "metrics",
     "ncuwrap.ruleset": "rules",
     # Verdicts, and the workflows that produce them (profile, bench, capture).

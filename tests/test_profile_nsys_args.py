@@ -81,7 +81,9 @@ def test_top_passes_the_trace_list_and_the_nsys_args(capsys, calls, monkeypatch,
                              "--nsys-trace", "cuda,nvtx,osrt,cublas", "--nsys-arg=--cuda-memory-usage=true",
                              "--nsys-arg", "-e", "--nsys-arg", "CUDA_MODULE_LOADING=EAGER", "--", *program)
     assert code == 0, err
-    profile_argv = ["profile", "--trace=cuda,nvtx,osrt,cublas", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "top/timeline",
+    # A Python program: nsys also records PyTorch's ops (nsysrep.PYTORCH_TRACE), for each kernel's op and line.
+    profile_argv = ["profile", "--trace=cuda,nvtx,osrt,cublas", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node",
+                    "--pytorch=autograd-nvtx", "-o", "top/timeline",
                     "--force-overwrite", "true", "--cuda-memory-usage=true", "-e", "CUDA_MODULE_LOADING=EAGER", "--", *program]
     assert calls("nsys") == [profile_argv, ["export", "--type", "sqlite", "--output", "top/timeline.sqlite", "--force-overwrite",
                                             "true", "top/timeline.nsys-rep"]]

@@ -110,8 +110,8 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     code, out, err = run_cli(capsys, "profile", "--top", "5", "--ncu", FAKE_NCU, "--nsys-path", FAKE_NSYS, "-o", "top", "--", *program)
     assert code == 0, err
     nsys = fakes("nsys")
-    assert nsys[0] == ["profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "top/timeline",
-                       "--force-overwrite", "true", "--", *program]
+    assert nsys[0] == ["profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "--pytorch=autograd-nvtx",
+                       "-o", "top/timeline", "--force-overwrite", "true", "--", *program]
     assert nsys[1][:3] == ["export", "--type", "sqlite"]
     profile_call = next(c for c in fakes("ncu") if c[0] == "--export")
     device = _device_argv()
@@ -146,6 +146,8 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     assert out == recorded + NO_STEPS_TAIL
     assert steps and all(steps)
     verdict = json.loads((tmp_path / "top" / "verdict.json").read_text())
+    # Since issue 37, each covered kernel says where it was launched from: null, the capture holds no PyTorch ops.
+    assert all(k.pop("launched_from") is None for k in verdict["coverage"]["kernels"] + verdict["coverage"]["missed"])
     assert verdict["coverage"] == json.loads((RUN_ABS / "verdict.json").read_text())["coverage"] | {"capture": "top/timeline.sqlite",
                                                                                                     "scope": "capture"}
     assert "launch 2 of each: the first is often a warm-up" in json.dumps(json.loads((tmp_path / "top" / "profile.json").read_text())["filter"])

@@ -124,6 +124,26 @@ def test_profile_argv():
         "--force-overwrite", "true", "--", "./prog", "-n", "5"]
 
 
+@pytest.mark.parametrize("program, python", [
+    (["python", "train.py"], True), (["python3", "-m", "pkg.train"], True), (["/opt/venv/bin/python3.12", "t.py"], True),
+    (["./train.py", "--lr", "1"], True), (["./prog", "-n", "5"], False), (["pythonista"], False), (["torchrun", "train.py"], False), ([], False)])
+def test_is_python(program, python):
+    assert nsysrep.is_python(program) is python
+
+
+def test_profile_argv_of_a_python_program_records_pytorch_ops():
+    options = nsysrep.NsysOptions().for_program(["python3", "train.py"])
+    assert nsysrep.profile_argv("/usr/bin/nsys", Path("runs/t/timeline"), ["python3", "train.py"], options) == [
+        "/usr/bin/nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node",
+        "--pytorch=autograd-nvtx", "-o", "runs/t/timeline", "--force-overwrite", "true", "--", "python3", "train.py"]
+    # --nsys-arg --pytorch=... replaces ncuwrap's; a program that is not Python gets none.
+    given = nsysrep.NsysOptions(extra=("--pytorch=autograd-shapes-nvtx",)).for_program(["python3", "train.py"])
+    assert nsysrep.profile_argv("nsys", Path("t"), ["python3", "train.py"], given) == [
+        "nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "t",
+        "--force-overwrite", "true", "--pytorch=autograd-shapes-nvtx", "--", "python3", "train.py"]
+    assert "--pytorch=autograd-nvtx" not in nsysrep.profile_argv("nsys", Path("t"), ["./prog"], nsysrep.NsysOptions().for_program(["./prog"]))
+
+
 def test_nsys_rep_is_exported_then_diagnosed(capsys, fake_nsys):
     rep = NSYS_DIR / "bench.nsys-rep"
     code, out, err = run_cli(capsys, "diagnose", rep, "-f", "json")

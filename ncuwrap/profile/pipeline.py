@@ -142,7 +142,7 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
             progress.stage(f"nsys: timing every kernel to pick the top {options.top} ...")
 
     captured = capture(list(target.argv), rd.path, nsys=nsys, force=True, started=started, options=options.nsys_options)
-    times, before = _steady_times(captured)
+    times, before = _steady_times(captured, options.top)
     if not times.groups:
         raise ProfilerError(f"{captured.sqlite}: nsys saw no kernel launch; check that the program runs work on the GPU "
                             f"(log: {captured.log})")
@@ -156,7 +156,7 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
     return _TopRun(capture=captured, times=times, plan=chosen)
 
 
-def _steady_times(captured):
+def _steady_times(captured, top_n: int = 0):
     """The kernels to rank: those launched in the steady steps where the capture has steps (with each
     group's launches before them, so that ncu profiles a steady launch), else all of them."""
     from ncuwrap.profile import top
@@ -164,12 +164,13 @@ def _steady_times(captured):
     from ncuwrap.timeline import steps as S
 
     data, found = captured.data, captured.diagnosis.timeline.steps
+    traced = top_n  # the groups ncu profiles get their op and Python line (a Python program's capture holds its ops)
     if found is None:
-        return kernel_times(data.kernels), None
+        return kernel_times(data.kernels, data=data, traced=traced), None
     steady = S.steady_data(data, found).kernels
     launched = S.launch_time(data.kernels, S.api_starts(data))
     early = kernel_times(data.kernels.rows(launched < found.steady_start_ns))
-    return kernel_times(steady, "steady steps"), {top.group_key(g): g.launches for g in early.groups}
+    return kernel_times(steady, "steady steps", data=data, traced=traced), {top.group_key(g): g.launches for g in early.groups}
 
 
 def _cover(rd: RD.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):

@@ -237,7 +237,8 @@ def program_line(kernel, coverage) -> str | None:
     t = covered.time
     return (f"#{covered.rank} by GPU time: {t.launches:,} launch{'es' if t.launches != 1 else ''}, {duration(t.total_ns)} in total "
             f"({t.share_pct:.1f}% of {gpu_time_of(coverage)}); per launch median {duration(t.median_ns)}, "
-            f"min {duration(t.min_ns)}, max {duration(t.max_ns)}")
+            f"min {duration(t.min_ns)}, max {duration(t.max_ns)}"
+            + (f"; from: {launched_from(t.launched_from)}" if t.launched_from is not None else ""))
 
 
 def headline_text(kernel) -> str:
@@ -493,3 +494,27 @@ def stop_line_text(line) -> str:
     if further is not None:
         return text + f"; {further.variant} is {line.median_ms / further.median_ms:.1f}x faster ({ms(further.median_ms)})."
     return text + "; it is the fastest variant measured."
+
+
+def launched_from(place) -> str:
+    """'gpu_train.py:43 forward (aten::mm, backward of aten::addmm), 52% of its time': a kernel's
+    ncuwrap.timeline.model.LaunchedFrom, for every format's 'from:' line."""
+    if place.op is None and place.file is None:
+        return "unknown (launch not traced, or replayed from a CUDA graph)"
+    ops = ", ".join(p for p in (place.op, f"backward of {place.forward_op}" if place.forward_op else None) if p)
+    where = f"{place.file}:{place.line} {place.function}" if place.file is not None else None
+    text = f"{where} ({ops})" if where and ops else where or ops
+    return f"{text}, {place.share_pct:.0f}% of its time" if place.partial else text
+
+
+def line_is_note(kernels, host_time=None) -> str | None:
+    """What the line of a 'from:' or host-time place is (torch.profiler's frames name the function's first
+    line), once; None when no place shows a line."""
+    places = [k.launched_from for k in kernels if k.launched_from is not None] + list(host_time or ())
+    kind = next((p.line_is for p in places if p.line_is), None)
+    return f"file:line is the {kind}, as the profiler names Python frames" if kind else None
+
+
+def host_time_line(h) -> str:
+    """'gpu_train.py:100 main: 92.5 ms (75.6% of the window)'."""
+    return f"{h.file}:{h.line} {h.function}: {duration(h.ns)} ({h.pct:.1f}% of the window)"

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from ncuwrap.timeline import launched_from
 from ncuwrap.timeline import metrics as TM
 from ncuwrap.timeline.events import Events
 from ncuwrap.numbers import distinct, median, percentile
@@ -206,6 +207,7 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
     m["copy_ceiling"] = speedup(window - memcpy_ns)
 
     _steps(steps, m, unknown, data.unknown.get("api"))
+    kernel_stats = launched_from.attach(data, kernel_stats)  # the top kernels' op and Python line (ops, frames)
 
     missing = [n for n in TM.CATALOGUE if n not in m]
     assert not missing, f"analysis does not compute {missing}"
@@ -213,7 +215,7 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
         window_start_ns=lo, window_end_ns=hi, breakdown_ns=breakdown, busy_ns=busy, api=api_stats, api_traced=api is not None,
         copies=copy_stats, memsets=memset_info, kernels=kernel_stats, kernel_gaps=kernel_gaps, startup=startup, gaps=gaps,
         amdahl=amdahl, metrics={n: m[n] for n in TM.CATALOGUE}, unknown=unknown,
-        devices=_devices(kernels, copies, memsets), steps=steps,
+        devices=_devices(kernels, copies, memsets), steps=steps, host_time=launched_from.host_time(data, lo, hi),
     )
 
 

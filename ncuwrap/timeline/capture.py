@@ -114,7 +114,7 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     check_program(program)
     prepare(run_dir, force)
     log = run_dir / f"{STEM}.log"
-    argv = nsysrep.profile_argv(exe, run_dir / STEM, list(program), options)
+    argv = nsysrep.profile_argv(exe, run_dir / STEM, list(program), options.for_program(list(program)))  # a Python program's ops
     if started is not None:
         started(argv)
     _write(log, f"$ {shlex.join(argv)}\n")

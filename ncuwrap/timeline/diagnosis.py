@@ -99,6 +99,7 @@ class TimelineDiagnosis(Decided, Displayed):
             "findings": [f.to_json(estimates=False) for f in self.findings],
             "not_evaluated": [n.to_json() for n in self.not_evaluated],
             "top_kernels": [k.to_json() for k in t.top_kernels()],
+            "host_time": [h.to_json() for h in t.host_time] if t.host_time is not None else None,
             "kernels": {"count": t.metrics["kernel_count"], "distinct": len(t.kernels), "sum_ns": t.metrics["kernel_sum_ns"],
                         "median_ns": clean(t.metrics["kernel_median_ns"]), "span_ns": t.metrics["kernel_span_ns"]},
             "kernel_gaps": t.kernel_gaps,

@@ -22,8 +22,53 @@ API_CATEGORIES = ("launch", "sync", "malloc", "memcpy", "memset", "other")
 pct = numbers.pct  # a share of the window, of a step's period...
 
 
+# Which line of a Python frame a place shows: torch.profiler names a frame by its function's first line.
+FIRST_LINE = "function's first line"
+
+
+@dataclass(frozen=True)
+class LaunchedFrom:
+    """Where a kernel was launched from (the place holding most of its time: ``share_pct``)."""
+
+    op: str | None  # the innermost op enclosing the launch (None: none, or a CUDA graph replay)
+    forward_op: str | None  # for a backward kernel, the forward op whose backward launched it
+    file: str | None  # the user's innermost Python frame (None: the capture has no frames, or none is the user's)
+    line: int | None
+    function: str | None
+    via: str  # "stack at launch", "forward op of a backward kernel" or "unknown" (ncuwrap.timeline.launched_from)
+    share_pct: float  # of the kernel's time launched from this place
+    line_is: str | None = None  # which line ``line`` is (FIRST_LINE), None without a frame
+
+    @property
+    def partial(self) -> bool:
+        """Whether some of the kernel's time was launched from elsewhere."""
+        return self.share_pct < 100.0
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "forward_op": self.forward_op, "file": self.file, "line": self.line, "function": self.function,
+                "via": self.via, "share_pct": clean(self.share_pct), "line_is": self.line_is}
+
+
+@dataclass(frozen=True)
+class HostTime:
+    """The window's host time spent in one user function (its own, and that of the library code it calls)."""
+
+    file: str
+    line: int
+    function: str
+    ns: int
+    pct: float  # of the window
+    line_is: str = FIRST_LINE
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "function": self.function, "ns": self.ns, "pct": clean(self.pct),
+                "line_is": self.line_is}
+
+
 @dataclass(frozen=True)
 class KernelStats:
+    """Every launch of one kernel (by demangled name) in the window: count, times, share."""
+
     name: str
     demangled: str
     count: int
@@ -35,11 +80,13 @@ class KernelStats:
     share_pct: float  # of the sum of all kernel durations
     grid: list[int] | None
     block: list[int] | None
+    launched_from: LaunchedFrom | None = None  # the top kernels' op and Python line, where the capture holds ops or frames
 
     def to_json(self) -> dict:
         return {"name": self.name, "demangled": self.demangled, "count": self.count, "total_ns": self.total_ns,
                 "mean_ns": clean(self.mean_ns), "median_ns": clean(self.median_ns), "min_ns": self.min_ns, "max_ns": self.max_ns,
-                "share_pct": clean(self.share_pct), "grid": self.grid, "block": self.block}
+                "share_pct": clean(self.share_pct), "grid": self.grid, "block": self.block,
+                "launched_from": self.launched_from.to_json() if self.launched_from is not None else None}
 
 
 @dataclass(frozen=True)
@@ -141,6 +188,7 @@ class Timeline:
     # Without steps: "active", the window from the first GPU work's launch to the end of the last, and
     # ``startup`` the start-up left out before it; "capture", the whole traced span.
     scope: str = "capture"
+    host_time: tuple[HostTime, ...] | None = None  # the window's host time by user function (None: no Python frames)
 
     @property
     def window_ns(self) -> int:

@@ -8,6 +8,7 @@ without nsys.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -47,6 +48,27 @@ def export_argv(nsys: str, report: Path, output: Path) -> list[str]:
     return [nsys, "export", "--type", "sqlite", "--output", str(output), "--force-overwrite", "true", str(report)]
 
 
+# For a Python program, PyTorch's ops as NVTX ranges on the thread that runs them (ncuwrap.timeline.pytorch_nvtx):
+# what ties each top kernel to its op, and a backward kernel to its forward op (ncuwrap.timeline.launched_from).
+# Its cost, measured on the H200 (tests/data/h200_ncuwrap/kineto/cost_*.log, each program's steady step median,
+# two runs): a GPU-bound GPT training step 28.07/28.48 ms under nsys's default trace, 28.21/28.17 ms with it (no
+# cost beyond the noise: the host runs ahead of the GPU); a launch-bound tiny MLP 6.58/6.34 ms, 9.34/7.84 ms with it
+# (+33% on the host's side; 4.07/3.97 ms without nsys). A launch-bound program stays launch-bound, its host share
+# a little larger. --python-backtrace=cuda is not added: it needs CPU sampling, which ncuwrap turns off
+# (--sample=none), and those captures hold no Python backtrace (no callchain on any CUDA call) while it costs more
+# on the launch-bound loop (8.15/8.84 ms). --nsys-arg --pytorch=... replaces this one.
+PYTORCH_TRACE = "--pytorch=autograd-nvtx"
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+
+
+def is_python(program: list[str]) -> bool:
+    """Whether ``program`` is a Python program: run by python, python3, python3.12..., or a .py file."""
+    if not program:
+        return False
+    exe = os.path.basename(str(program[0]))
+    return _PYTHON.match(exe) is not None or exe.endswith(".py")
+
+
 # nsys profile options ncuwrap sets itself, and what to do instead: --nsys-arg may not set them again
 # (nsys refuses an option given twice, and ncuwrap reads the capture by its own file names).
 # Kernels inside CUDA graphs traced one by one, so that they are named and timed (costs: docs/timeline.md).
@@ -74,6 +96,17 @@ class NsysOptions:
 
     trace: str | None = None
     extra: tuple[str, ...] = ()
+    python: bool = False  # the program is Python: add PYTORCH_TRACE (:meth:`for_program`)
+
+    def for_program(self, program: list[str]) -> "NsysOptions":
+        """These options for ``program``: with PyTorch's op ranges when it is Python (:func:`is_python`)."""
+        return dataclasses.replace(self, python=is_python(program))
+
+    @property
+    def pytorch_trace(self) -> tuple[str, ...]:
+        """PYTORCH_TRACE for a Python program, unless --nsys-arg sets --pytorch itself."""
+        given = any(str(a).split("=", 1)[0] == "--pytorch" for a in self.extra)
+        return (PYTORCH_TRACE,) if self.python and not given else ()
 
     @property
     def trace_list(self) -> str:
@@ -108,10 +141,12 @@ class NsysOptions:
 
 def profile_argv(nsys: str, output: Path, program: list[str], options: NsysOptions | None = None) -> list[str]:
     """``nsys profile`` of ``program``, writing ``output``.nsys-rep (CUDA API + GPU activity, NVTX,
-    OS runtime calls; no CPU sampling or context-switch trace, which cost and are not used).
+    OS runtime calls; no CPU sampling or context-switch trace, which cost and are not used; PyTorch's ops
+    where ``options`` are for a Python program: :meth:`NsysOptions.for_program`).
     ``options`` (checked here) replace the trace list and add their ``extra`` just before ``--``."""
     options = (options or NsysOptions()).check()
-    return [nsys, "profile", f"--trace={options.trace_list}", "--sample=none", "--cpuctxsw=none", *options.graph_trace, "-o", str(output),
+    return [nsys, "profile", f"--trace={options.trace_list}", "--sample=none", "--cpuctxsw=none", *options.graph_trace, *options.pytorch_trace,
+            "-o", str(output),
             "--force-overwrite", "true", *[str(a) for a in options.extra], "--", *program]
 
 

@@ -1,7 +1,7 @@
 """Read an Nsight Systems SQLite export (``nsys export --type sqlite``) by whole columns.
 
 Only what the timeline analysis needs is read: kernels, memory copies, memsets, CUDA API calls and
-NVTX ranges, plus a few facts about the capture (nsys version, GPU). A minute of training holds
+NVTX ranges (PyTorch's ops among them, :mod:`ncuwrap.timeline.pytorch_nvtx`), plus a few facts about the capture (nsys version, GPU). A minute of training holds
 millions of events, so the event tables are scanned column by column into Arrow (Apache Arrow's ADBC
 SQLite driver) and kept as numpy columns, never a Python object per event: names stay string ids until
 the end and become :class:`~ncuwrap.timeline.events.Labels` (a code per event, each distinct text once).
@@ -33,6 +33,7 @@ import numpy as np
 from ncuwrap import fileio
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import distinct
+from ncuwrap.timeline import pytorch_nvtx
 from ncuwrap.timeline.events import Events, Labels
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -96,19 +97,20 @@ class TimelineData:
     device: str | None = None
     notes: list[str] = field(default_factory=list)  # what was missing and how it was read
     unknown: dict[str, str] = field(default_factory=dict)  # quantity group -> why it is unknown
-    nvtx: Events | None = None  # NVTX ranges: start, end, name (None: no NVTX_EVENTS table); the steps are among them
+    nvtx: Events | None = None  # NVTX ranges: start, end, name, tid (None: no NVTX_EVENTS table); the steps are among them
+    # What launched the kernels (ncuwrap.timeline.launched_from), None where the capture does not hold it:
+    # ops: start, end, name, tid, seq (autograd sequence number), fwd_tid (the forward thread of a backward op),
+    #   external_id (the id Kineto gives the op's launches too) (-1: none), and from Kineto user (a
+    #   record_function range); nsys's autograd-nvtx ranges (ncuwrap.timeline.pytorch_nvtx) or Kineto's cpu_op;
+    # frames: Python frames (Kineto only): start, end, name ("file.py(first line): function"), tid, python_id, parent_id.
+    ops: Events | None = None
+    frames: Events | None = None
     # Read only for a multi-rank analysis (``read(path, ranks=True)``):
     run: RunInfo | None = None  # what identifies the run the capture belongs to
     launch_index: object = field(default=None, repr=False, compare=False)  # ncuwrap.timeline.steps.api_starts' cache
     # The program that wrote the file, as the reports name it ("nsys 2025.3.2.0", "PyTorch profiler (Kineto)");
     # None: the reader's declared producer (ncuwrap.timeline.readers).
     producer: str | None = None
-    # Read from PyTorch profiler traces only (None: the capture holds none), for attributing kernels:
-    # ops: start, end, name, tid, seq (autograd sequence number), fwd_tid (the forward thread of a backward
-    #   op), external_id (the id Kineto gives the op's launches too), user (a record_function range) (-1: none);
-    # frames: Python frames: start, end, name ("file.py(first line): function"), tid, python_id, parent_id (-1: none).
-    ops: Events | None = None
-    frames: Events | None = None
 
 
 @dataclass(frozen=True)
@@ -440,6 +442,7 @@ class _Reader:
         )
         data.nvtx = self.nvtx()
         data.producer = f"nsys {data.nsys_version or '?'}"  # as the reports have always named it
+        data.ops = pytorch_nvtx.ops_from_nvtx(data.nvtx)  # nsys keeps no Python frames: data.frames stays None
         if ranks:
             data.run = self.run()
         data.notes, data.unknown = self.notes, self.unknown
@@ -587,7 +590,8 @@ class _Reader:
         wanted = sorted(k for k, v in types.items() if v in ("NvtxPushPopRange", "NvtxStartEndRange"))
         if not wanted:
             return None
-        frame = self.scan(NVTX_TABLE, {"start": "start", "end": "end", "text": "text", "textId": "_text_id"}, columns, text=("text",),
+        frame = self.scan(NVTX_TABLE, {"start": "start", "end": "end", "text": "text", "textId": "_text_id", "globalTid": "tid"}, columns,
+                          text=("text",),
                           where=f'"eventType" IN ({", ".join(str(int(w)) for w in wanted)})')
         ids = frame["_text_id"] if "_text_id" in frame else np.full(len(frame), np.nan)
         named = self.named(ids, "(unnamed range)")
@@ -598,7 +602,7 @@ class _Reader:
             given, named = given.recode(union), named.recode(union)
             named = Labels(np.where(given.codes >= 0, given.codes, named.codes), union)
         frame["name"] = named
-        return _times(frame.drop([c for c in ("text", "_text_id") if c in frame]))
+        return _times(_fill(frame, ("tid",)).drop([c for c in ("text", "_text_id") if c in frame]))
 
     def run(self) -> RunInfo:
         host = None

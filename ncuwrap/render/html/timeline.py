@@ -66,6 +66,9 @@ def render(diagnosis, names: str = N.SHORT, **_options) -> str:
         labels=CATEGORY_LABELS,
         colors=B.COLORS,
         evidence=T.evidence,
+        launched_from=T.launched_from,
+        host_time_line=T.host_time_line,
+        line_is_note=T.line_is_note(diagnosis.timeline.top_kernels(), diagnosis.timeline.host_time),
         bar_width=BAR_WIDTH,
         metrics={name: clean(value) for name, value in diagnosis.timeline.metrics.items()},
     )

@@ -43,9 +43,16 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = N.SHORT, **_options) 
     out += findings(diagnosis)
 
     out += ["### Top kernels", ""]
-    out += _table(["kernel", "launches", "total", "median", "share"],
+    traced = any(k.launched_from is not None for k in t.top_kernels())
+    out += _table(["kernel", "launches", "total", "median", "share"] + (["launched from"] if traced else []),
                   [[code(name(k.demangled)), T.number(k.count), T.duration(k.total_ns), T.duration(k.median_ns), T.percent(k.share_pct)]
-                   for k in t.top_kernels()])
+                   + ([escape(T.launched_from(k.launched_from)) if k.launched_from is not None else ""] if traced else [])
+                   for k in t.top_kernels()], left=(0, 5))
+    note = T.line_is_note(t.top_kernels(), t.host_time)
+    if note:
+        out += ["", escape(note) + "."]
+    if t.host_time:
+        out += ["", "Host time by user function (Python):", ""] + [f"- {escape(T.host_time_line(h))}" for h in t.host_time]
     gaps = t.kernel_gaps
     if gaps["count"]:
         out += ["", f"Gaps between consecutive kernels: {gaps['count']}, median {T.duration(gaps['median_ns'])}, "

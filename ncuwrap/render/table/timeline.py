@@ -61,7 +61,16 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     kernels = table("kernel", "launches", "total", "median", "share", right=("launches", "total", "median", "share"), names=("kernel",))
     for k in t.top_kernels():
         kernels.add_row(N.Clamped(name(k.demangled)), T.number(k.count), T.duration(k.total_ns), T.duration(k.median_ns), T.percent(k.share_pct))
+        if k.launched_from is not None:
+            kernels.add_row(N.Clamped(f"  from: {T.launched_from(k.launched_from)}", "dim"), "", "", "", "")
     console.print(kernels)
+    note = T.line_is_note(t.top_kernels(), t.host_time)
+    if note:
+        page.line(note, "dim", indent=2)
+    if t.host_time:
+        console.print(Text("\nHost time by user function (Python)", style="bold"))
+        for h in t.host_time:
+            page.line(T.host_time_line(h), indent=2)
     gaps = t.kernel_gaps
     if gaps["count"]:
         page.line(f"{gaps['count']}, median {T.duration(gaps['median_ns'])}, 90th percentile {T.duration(gaps['p90_ns'])}, "

@@ -1,0 +1,67 @@
+"""PyTorch's ops in an nsys capture: the NVTX ranges ``nsys profile --pytorch=autograd-nvtx`` records
+(PyTorch's ``emit_nvtx``), read into the ``ops`` table of :class:`~ncuwrap.timeline.sqlite.TimelineData`.
+
+Each op is a push/pop range on the thread that ran it, named by PyTorch as (torch 2.11, read from real
+captures, tests/data/h200_ncuwrap/kineto/cost_*_backtrace1.sqlite.gz)::
+
+    aten::addmm, seq = 1644, op_id = 19026                  a forward op; seq: its autograd sequence number
+    AddmmBackward0, seq = 1644, op_id = 20245               the backward node of that op (autograd thread)
+    autograd::engine::evaluate_function: AddmmBackward0, op_id = 20244
+    aten::mm, op_id = 20248                                 an op run inside the backward node (no seq)
+    Optimizer.step#AdamW.step, op_id = 10049                a record_function range
+
+Older PyTorch wrote a backward node's number as ``stashed seq = N``; ``sizes = [...]`` and
+``input_op_ids = [...]`` follow when shapes are recorded. A range is an op when its name carries an
+``op_id`` or a ``seq``: the program's own NVTX ranges (its steps) and libraries' (CCCL's
+``cub::DeviceRadixSort``) are not ops. The name is kept without those fields; each distinct name is
+parsed once.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ncuwrap.timeline.events import Events, Labels
+
+# Where PyTorch's fields begin after the op's name, and its sequence number among them.
+_FIELDS = re.compile(r", (?:(?:stashed )?seq|op_id) = -?\d+")
+_SEQ = re.compile(r"^, (?:stashed )?seq = (-?\d+)")
+
+
+def parse(text: str) -> tuple[str, int] | None:
+    """``(op name, seq)`` of an autograd-nvtx range name (seq -1 where it has none); None for a range
+    that is not an op."""
+    fields = _FIELDS.search(text)
+    if fields is None:
+        return None
+    seq = _SEQ.match(text[fields.start():])
+    return text[:fields.start()], int(seq.group(1)) if seq else -1
+
+
+def ops_from_nvtx(nvtx: Events | None) -> Events | None:
+    """The ops among ``nvtx``'s ranges (start, end, name, tid, seq, fwd_tid, external_id; -1 where
+    unknown), sorted by start; None when no range is an op (captured without --pytorch=autograd-nvtx)."""
+    if nvtx is None or nvtx.empty or "tid" not in nvtx:
+        return None
+    names = nvtx["name"]
+    parsed = [parse(str(text)) for text in names.categories]  # once per distinct text: op_ids make most names distinct
+    is_op = np.array([p is not None for p in parsed] + [False], dtype=bool)
+    rows = np.flatnonzero(is_op[names.codes])
+    if not rows.size:
+        return None
+    op_names = [p[0] for p in parsed if p is not None]
+    code_of = {n: i for i, n in enumerate(dict.fromkeys(op_names))}
+    name_code = np.array([code_of[p[0]] if p is not None else -1 for p in parsed] + [-1], dtype=np.int32)
+    seq_of = np.array([p[1] if p is not None else -1 for p in parsed] + [-1], dtype=np.int64)
+    codes = names.codes[rows]
+    tid = np.asarray(nvtx["tid"], dtype=float)[rows]
+    return Events({
+        "start": np.asarray(nvtx["start"], dtype=np.int64)[rows], "end": np.asarray(nvtx["end"], dtype=np.int64)[rows],
+        "name": Labels(name_code[codes], list(code_of)),
+        "tid": np.nan_to_num(tid, nan=-1).astype(np.int64),
+        "seq": seq_of[codes],
+        "fwd_tid": np.full(rows.size, -1, dtype=np.int64),  # emit_nvtx does not say which thread ran the forward op
+        "external_id": np.full(rows.size, -1, dtype=np.int64),
+    })
