@@ -23,9 +23,7 @@ LAYER_OF = {
     # Reading files and running the profilers' exporters.
     "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest", "ncuwrap.timeline.readers": "ingest",
-    "ncuwrap.timeline.kineto": "ingest",
-    "ncuwrap.timeline.pytorch_nvtx": "ingest",
-    "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
+    "ncuwrap.timeline.kineto": "ingest", "ncuwrap.timeline.pytorch_nvtx": "ingest",
     "ncuwrap.bundled.report": "ingest",
     # Quantities computed from what was read.
     "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.attribution": "metrics", "ncuwrap.timeline.metrics": "metrics",
