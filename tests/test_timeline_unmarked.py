@@ -45,7 +45,7 @@ def _first_launches(data, steps) -> np.ndarray:
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_steps_found_are_the_programs_iterations(pairs, program):
     marked_data, marked, unmarked_data, found = pairs[program]
-    assert marked.found is None and marked.found_by == "nvtx"
+    assert marked.found is None and marked.found_by == "marked"
     assert found is not None and found.found_by == "repetition"
     steps, per_step = ITERATIONS[program]
     assert marked.count == steps
@@ -141,7 +141,7 @@ def test_steps_option(capsys, choice, scope, count):
 
 def test_marked_steps_win_over_the_search(capsys):
     code, out, _ = run_cli(capsys, "timeline", str(UNMARKED / "gpu_train_marked.sqlite.gz"), "--steps", "marked", "-f", "json")
-    assert code == 0 and json.loads(out)["steps"]["found_by"] == "nvtx"
+    assert code == 0 and json.loads(out)["steps"]["found_by"] == "marked"
 
 
 def test_without_steps_a_host_bound_program_is_said_host_bound(capsys):

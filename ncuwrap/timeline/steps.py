@@ -96,7 +96,8 @@ class Steps:
 
     @property
     def found_by(self) -> str:
-        return "repetition" if self.found is not None else "nvtx"
+        """'marked' (NVTX ranges, ProfilerStep#N) or 'repetition'."""
+        return "repetition" if self.found is not None else "marked"
 
     def found_text(self) -> str | None:
         """How the steps were found by repetition ('steps found by repetition: 12 steps of 324 launches...');
@@ -213,7 +214,9 @@ def ranges(nvtx: Events | None, pattern: str = STEP_PATTERN) -> tuple[str, np.nd
     reach = np.maximum.accumulate(ends)
     outer = np.ones(starts.size, dtype=bool)
     outer[1:] = ends[1:] > reach[:-1]  # not contained in an earlier (outer) range
-    name = Counter(match["name"][outer].tolist()).most_common(1)[0][0]
+    names = match["name"][outer].tolist()
+    # torch.profiler numbers its steps (ProfilerStep#2, #3...): named as one.
+    name = "ProfilerStep#N" if all(str(n).startswith("ProfilerStep#") for n in names) else Counter(names).most_common(1)[0][0]
     return str(name), starts[outer], np.maximum(ends[outer], starts[outer])
 
 
