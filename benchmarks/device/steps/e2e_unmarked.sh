@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# End to end on the GPU (nvidia-h200), through ncuwrap itself: `ncuwrap timeline -- python3 PROGRAM --marks none` of
+# four step programs written without step ranges (their steps must be found by repetition; a Python program is
+# captured with PyTorch's op ranges), and `ncuwrap profile --top 2` of the GPU-bound one. Run from the repository root
+# there, with .whl (orjson, google-re2, adbc, hatchling... wheels) and .devicelibs carried (../shared/device/README.md):
+#   bash benchmarks/device/steps/e2e_unmarked.sh      # writes $OUT/e2e.tgz: each run's terminal output, JSON, stderr
+set -uo pipefail
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=$PWD:/tmp/site
+export PATH=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64:$PATH
+export LD_LIBRARY_PATH=$PWD/.devicelibs:${LD_LIBRARY_PATH:-}
+export COLUMNS=100 PYTHONUNBUFFERED=1
+W=/tmp/e2e; rm -rf $W; mkdir -p $W/keep
+S=benchmarks/device/steps
+for spec in "host_prep:$S/host_prep.py --steps 20 --marks none" "gpu_train:$S/gpu_train.py --steps 10 --marks none" "small_launch:$S/small_launch.py --steps 30 --marks none" "graph_decode:$S/graph_decode.py --mode graph --steps 64 --marks none"; do
+  n=${spec%%:*}; a=${spec#*:}
+  s=$(date +%s.%N)
+  timeout 200 python3 -m ncuwrap timeline -o $W/$n -- python3 $a > $W/keep/$n.txt 2> $W/keep/$n.err
+  echo "$n rc=$? wall=$(python3 -c "import time;print(round(time.time()-$s,1))")s" | tee -a $W/keep/summary.txt
+  cp $W/$n/timeline.json $W/keep/$n.json 2>/dev/null; head -2 $W/$n/timeline.log >> $W/keep/$n.err 2>/dev/null
+  tail -1 $W/$n/timeline.log | cut -c1-400 >> $W/keep/summary.txt 2>/dev/null
+done
+s=$(date +%s.%N)
+timeout 280 python3 -m ncuwrap profile --top 2 --clock-control none --ncu /opt/nvidia/nsight-compute/2025.3.1/ncu -o $W/top -- python3 $S/gpu_train.py --steps 6 --marks none > $W/keep/top.txt 2> $W/keep/top.err
+echo "top rc=$? wall=$(python3 -c "import time;print(round(time.time()-$s,1))")s" | tee -a $W/keep/summary.txt
+cd $W/keep && tar -czf $OUT/e2e.tgz . && ls -la $OUT
+cat $W/keep/summary.txt; head -40 $W/keep/host_prep.txt; tail -5 $W/keep/top.err
