@@ -186,7 +186,7 @@ def _launches(tokens, gaps=None) -> R.Launches:
     times = np.cumsum(np.full(tokens.size, 10_000) if gaps is None else np.asarray(gaps)).astype(np.int64)
     names = [f"k{i}" for i in range(int(tokens.max()) + 1)]
     to_host = np.array([n == "k9" for n in names])  # token 9: a copy to the host (loss.item())
-    return R.Launches(tokens=tokens, times=times, call_ends=times + 5_000, gpu_ns=np.full(tokens.size, 1_000, dtype=np.int64),
+    return R.Launches(tokens=tokens, times=times, correlation=np.arange(tokens.size, dtype=float), gpu_ns=np.full(tokens.size, 1_000, dtype=np.int64),
                       to_host=to_host, names=names)
 
 

@@ -11,7 +11,7 @@ iteration) and, rarely, in between (an occasional extra kernel). The search, lin
    in the order the CUDA calls that launched them started, over all threads (PyTorch's backward runs on
    its own thread while the main thread waits: the order is the program's).
 2. **Candidate periods.** The lags at which the sequence matches itself most: its autocorrelation with
-   each token mapped to random signs (:data:`PROJECTIONS` maps averaged), by FFT, over the middle
+   each token mapped to random signs (:data:`PROJECTIONS` maps averaged, two for long sequences), by FFT, over the middle
    :data:`MAX_WINDOW` launches at most. A lag is kept where its matches stand above the noise and add up to
    at least two periods (three iterations).
 3. **Loops.** For each candidate period p, the stretches where launch i equals launch i + p for at least
@@ -42,8 +42,9 @@ import numpy as np
 from ncuwrap.numbers import median, percentile
 
 MIN_STEPS = 3
-MAX_WINDOW = 1 << 20  # launches the period is looked for in (a step of more launches than a third of this is not found)
-PROJECTIONS = 4
+MAX_WINDOW = 1 << 18  # launches the period is looked for in (a step of more launches than a third of this is not found)
+PROJECTIONS = 4  # sign maps averaged (two past SMALL: the noise of many launches is small beside their matches)
+SMALL = 1 << 16
 MAX_HEAD = 64
 MAX_CANDIDATES = 8
 NOISE_SIGMAS = 5.0
@@ -55,7 +56,7 @@ class Launches:
 
     tokens: np.ndarray  # int64: what was launched (kernel name, copy direction, memset)
     times: np.ndarray  # int64 ns: the launching call's start (the work's own start where the call is not traced)
-    call_ends: np.ndarray  # int64 ns: the launching call's end (the work's start where not traced)
+    correlation: np.ndarray  # float: the launching call's correlationId (NaN: not traced)
     gpu_ns: np.ndarray  # int64: the GPU time of the launch's work (a graph: its nodes' sum)
     to_host: np.ndarray  # bool per distinct token: a copy to the host
     names: list  # per distinct token: its text ("kernel", "D2H copy"...)
@@ -135,7 +136,8 @@ def candidate_periods(tokens: np.ndarray) -> list[int]:
     w = tokens[lo:lo + MAX_WINDOW]
     m = w.size
     rng = np.random.default_rng(0x5EED)  # fixed: the same capture gives the same steps
-    signs = (rng.integers(0, 2, size=(PROJECTIONS, int(tokens.max()) + 1)) * 2 - 1).astype(np.float32)
+    maps = PROJECTIONS if m <= SMALL else 2
+    signs = (rng.integers(0, 2, size=(maps, int(tokens.max()) + 1)) * 2 - 1).astype(np.float32)
     size = 1 << int(2 * m - 1).bit_length()
     spectrum = np.fft.rfft(signs[:, w], n=size, axis=1)
     spectrum *= np.conj(spectrum)
@@ -146,7 +148,7 @@ def candidate_periods(tokens: np.ndarray) -> list[int]:
     if top < 1:
         return []
     score = matches[:top + 1]
-    noise = NOISE_SIGMAS * np.sqrt(np.maximum(m - lags[:top + 1], 1) / PROJECTIONS)
+    noise = NOISE_SIGMAS * np.sqrt(np.maximum(m - lags[:top + 1], 1) / maps)
     ok = (score >= 2 * lags[:top + 1]) & (score >= noise)
     ok[0] = False
     peak = np.zeros_like(ok)
@@ -333,7 +335,8 @@ def find(launches: Launches | None) -> Found | None:
     # Other loops worth naming: a tenth of its GPU time or more (not a model's set-up, repeated per layer).
     others = tuple(lp for lp in loops[1:] if lp.gpu_ns * OTHER_LOOP_SHARE >= best.gpu_ns)
     starts_ns = launches.times[best.starts]
-    ends_ns = np.append(starts_ns[1:], max(int(launches.call_ends[best.end - 1]), int(starts_ns[-1]) + 1))
+    # The last step ends at its last launch here; ncuwrap.timeline.steps extends it to that call's end.
+    ends_ns = np.append(starts_ns[1:], max(int(launches.times[best.end - 1]), int(starts_ns[-1])) + 1)
     return Found(loop=best, starts_ns=starts_ns.astype(np.int64), ends_ns=ends_ns.astype(np.int64), others=others,
                  launches=launches)
 

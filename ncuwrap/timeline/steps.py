@@ -348,7 +348,9 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: 
 
         repeated = repetition.find(launch_sequence(data, api_starts(data)))
         if repeated is not None:
-            found = (FOUND_NAME, repeated.starts_ns, repeated.ends_ns)
+            ends = repeated.ends_ns.copy()  # the last step ends with its last launch call
+            ends[-1] = _call_end(data, float(repeated.launches.correlation[repeated.loop.end - 1]), int(ends[-1]))
+            found = (FOUND_NAME, repeated.starts_ns, ends)
     if found is None:
         return None
     name, starts, ends = found
@@ -410,9 +412,9 @@ def launch_sequence(data, api_start):
     for frame, column in ((data.kernels, "demangled"), (data.copies, "category")):
         if frame is None or not len(frame):
             continue
-        codes, texts = categories_of(frame[column]).factorize()
-        codes = np.where(codes < 0, len(texts), codes)
-        texts = [*texts, "unnamed"]
+        labels = categories_of(frame[column])  # its codes are the tokens: no pass over the rows to renumber them
+        texts = [*labels.categories, "unnamed"]
+        codes = np.where(labels.codes < 0, len(texts) - 1, labels.codes).astype(np.int64)
         tables.append((frame, codes + offset))
         names += [str(t) for t in texts]
         to_host += [column == "category" and t == "memcpy_dtoh" for t in texts]
@@ -433,16 +435,20 @@ def launch_sequence(data, api_start):
     heads = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
     gpu = np.add.reduceat((end - start)[order], heads) if heads.size else np.zeros(0, dtype=np.int64)
     rows = order[heads]
-    call_end = launched[rows].copy()
-    if api_start is not None:
-        ends = LaunchIndex(np.asarray(data.api["correlation"]), np.asarray(data.api["end"], dtype=np.int64), reduce=np.maximum)
-        found = ends.lookup(corr[rows])
-        call_end = np.where(np.isnan(found), call_end, found).astype(np.int64)
     # Launches at one instant (a library's several launches timed alike) in the order they ran.
     by_time = np.lexsort((key[heads], start[rows], launched[rows]))
     rows = rows[by_time]
-    return Launches(tokens=token[rows], times=launched[rows], call_ends=call_end[by_time], gpu_ns=gpu[by_time].astype(np.int64),
+    return Launches(tokens=token[rows], times=launched[rows], correlation=corr[rows], gpu_ns=gpu[by_time].astype(np.int64),
                     to_host=np.array(to_host, dtype=bool), names=names)
+
+
+def _call_end(data, correlation: float, default: int) -> int:
+    """The end of the CUDA call with ``correlation`` (``default`` where none has it): one lookup, not an
+    index of every call."""
+    if data.api is None or correlation != correlation:
+        return default
+    at = np.flatnonzero(np.asarray(data.api["correlation"], dtype=float) == correlation)
+    return max(default, int(np.asarray(data.api["end"], dtype=np.int64)[at].max())) if at.size else default
 
 
 def work_by_step(data, frame: Events, steps: Steps) -> np.ndarray:
