@@ -206,11 +206,6 @@ def next_steps_apart(text: str) -> tuple[str, list[str]]:
     return "".join(kept), titles
 
 
-NO_STEPS_TAIL = ("  bound: partially evaluated: step_gpu_busy_pct unknown: no NVTX range named like a step: the window\n"
-                 "         is the whole capture, start-up included (mark each iteration with an NVTX range named\n"
-                 "         'step', or pass --step-range, to judge the steady state)\n")
-
-
 def whole_capture(path):
     """The timeline diagnosis of ``path`` over its whole traced span (no steps, start-up included): the
     analysis engine as nsys stats sees a capture, for tests that check its numbers against nsys's."""

@@ -21,7 +21,7 @@ from ncuwrap.profile import top as TOP
 from ncuwrap.timeline import sqlite
 from ncuwrap.profile.kernel_times import kernel_times
 from ncuwrap.verdict import KernelTime, KernelTimes
-from tests.conftest import (DATA, ROOT, run_cli, NO_STEPS_TAIL, bound_apart, next_steps_apart, rows_within, summary_apart, top_kernels_apart,
+from tests.conftest import (DATA, ROOT, golden, run_cli, bound_apart, next_steps_apart, rows_within, summary_apart, top_kernels_apart,
                             with_estimates_now, with_lines_hint, with_roofline_advice)
 
 RUN = DATA / "h200_ncuwrap" / "top"
@@ -107,7 +107,10 @@ def fakes(monkeypatch, tmp_path):
 
 def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     program = [sys.executable, "-c", "pass"]
-    code, out, err = run_cli(capsys, "profile", "--top", "5", "--ncu", FAKE_NCU, "--nsys-path", FAKE_NSYS, "-o", "top", "--", *program)
+    # --steps marked: the H200's run ranked the whole capture's kernels (the program marks no step); with
+    # the default, the steps found by repetition would rank the steady steps' (test_top_ranks_found_steps).
+    code, out, err = run_cli(capsys, "profile", "--top", "5", "--steps", "marked", "--ncu", FAKE_NCU, "--nsys-path", FAKE_NSYS, "-o", "top",
+                             "--", *program)
     assert code == 0, err
     nsys = fakes("nsys")
     assert nsys[0] == ["profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "--pytorch=autograd-nvtx",
@@ -133,9 +136,10 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     # Since issue 20, a report without per-instruction counters says so once (the fake ncu's source page is empty).
     # Since issue 24, each kernel without a costly finding ends in its next step.
     out, steps = next_steps_apart(out)
-    # Since issue 24, a timeline whose GPU is idle most of the window says so first.
+    # Since issue 36, a timeline without steps is judged from its first GPU work to its last, and a GPU idle
+    # most of it is the host's verdict.
     out, bound = bound_apart(out)
-    assert bound.startswith("Bound: kernel (nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT) - The GPU is idle 99% of the traced window")
+    assert bound.startswith("Bound: launch (host code (no CUDA call)) - Judged without steps, over the window from the first GPU work to the last")
     # Since issue 25, the summary's names are short (template arguments as ‹…›) and its rows at most 3 lines.
     assert rows_within(out)
     out, rows, saves = summary_apart(out)
@@ -143,7 +147,12 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     assert (rows, saves) == (rows_then, saves_then) and len(rows) == 5
     (out, top), (recorded, top_then) = top_kernels_apart(out), top_kernels_apart(recorded)
     assert top == top_then and len(top) == 10
-    assert out == recorded + NO_STEPS_TAIL
+    # Since issue 36, the timeline part (after the timeline's header) is judged from the first GPU work to
+    # the last: the kernel part is the H200's to the byte, the timeline part a golden of today's.
+    cut, cut_then = out.index("top/timeline.nsys-rep  ("), recorded.index("top/timeline.nsys-rep  (")
+    assert out[:cut] == recorded[:cut_then]
+    assert recorded[cut_then:].startswith("top/timeline.nsys-rep  (nsys-rep; NVIDIA H200; nsys 2025.3.2.0)\nTraced window: 8.94 s")
+    golden("top_replayed_timeline_part.txt", out[cut:])
     assert steps and all(steps)
     verdict = json.loads((tmp_path / "top" / "verdict.json").read_text())
     # Since issue 37, each covered kernel says where it was launched from: null, the capture holds no PyTorch ops.
@@ -188,6 +197,8 @@ def test_top_json_is_one_document(capsys, fakes, tmp_path):
     assert code == 0, err
     doc = json.loads(out)  # raises on two documents one after the other
     assert doc["schema"] == "ncuwrap.diagnosis/v4" and doc["timeline"]["schema"] == "ncuwrap.timeline/v1"
-    assert doc["coverage"]["scope"] == "capture" and doc["timeline"]["window"]["scope"] == "capture"
+    # The capture marks no step: its steps are found by repetition, and the kernels ranked are the steady steps'.
+    assert doc["coverage"]["scope"] == "steady steps" and doc["timeline"]["window"]["scope"] == "steady steps"
+    assert doc["timeline"]["steps"]["found_by"] == "repetition"
     assert {k: v for k, v in doc.items() if k != "timeline"} == json.loads((tmp_path / "top" / "verdict.json").read_text())
     assert doc["timeline"] == json.loads((tmp_path / "top" / "timeline.json").read_text())

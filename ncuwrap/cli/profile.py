@@ -14,6 +14,7 @@ import typer
 
 from ncuwrap.cli import app
 from ncuwrap.cli.output import NAMES_HELP, NamesStyle, emit, write_document
+from ncuwrap.cli.steps_option import StepsFind, steps_option
 from ncuwrap.render import Format
 from ncuwrap.render.escape import terminal
 
@@ -201,6 +202,7 @@ def profile(
     bench_runs: int = typer.Option(3, "--bench-runs", help="Process runs of the uninstrumented timing behind the stop line (median and spread across them).",
                                    min=1),
     nsys: bool = typer.Option(False, "--nsys", help="Also capture the program with Nsight Systems and diagnose its timeline."),
+    steps: StepsFind = steps_option("--top and --nsys: "),
     nsys_trace: Optional[str] = typer.Option(None, "--nsys-trace", help=_NSYS_TRACE_HELP, show_default=False, metavar="LIST"),
     nsys_args: Optional[List[str]] = typer.Option(None, "--nsys-arg", help=_NSYS_ARG_HELP, show_default=False, metavar="ARG"),
     output: Optional[Path] = typer.Option(None, "--output", "-o",
@@ -244,7 +246,7 @@ def profile(
                              target_processes=target_processes, cache_control=cache_control, clock_control=clock_control,
                              graph_profiling=graph_profiling, extra=tuple(ncu_args or ())).check()
     nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
-    flag = nsys_options.first_flag
+    flag = nsys_options.first_flag or ("--steps" if steps != StepsFind.auto else None)
     if flag and not (nsys or top):  # not silently unused
         raise InputError(f"{flag}: ncuwrap runs nsys only with --nsys or --top; add one of them, or drop {flag}")
 
@@ -263,7 +265,7 @@ def profile(
     options = ProfileOptions(collect=collect, source=source, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
                              nth_launch=nth_launch, metrics=_parse_metrics(metrics), force=force, ncu=ncu, rules=rules,
                              extend=extend, nsys=nsys, nsys_path=nsys_path, ncu_options=ncu_options, top=top,
-                             nsys_options=nsys_options, bench=bench, bench_json=bench_json, bench_runs=bench_runs)
+                             nsys_options=nsys_options, find_steps=steps.value, bench=bench, bench_json=bench_json, bench_runs=bench_runs)
     try:
         result = run_profile(resolved, run_dir, options, progress=_ScreenProgress(show_output))
     except KeyboardInterrupt:

@@ -81,7 +81,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
         result.warnings += [warning] if warning else []
     rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, **record)
     if options.nsys and top_run is None:
-        result.timeline = timeline(rd, target, options.nsys_path, progress, options=options.nsys_options)
+        result.timeline = timeline(rd, target, options.nsys_path, progress, options=options.nsys_options, find_steps=options.find_steps)
         rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, timeline=TIMELINE_RECORD, **record)
     return result
 
@@ -141,7 +141,8 @@ def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, n
         if progress is not None:
             progress.stage(f"nsys: timing every kernel to pick the top {options.top} ...")
 
-    captured = capture(list(target.argv), rd.path, nsys=nsys, force=True, started=started, options=options.nsys_options)
+    captured = capture(list(target.argv), rd.path, nsys=nsys, force=True, started=started, options=options.nsys_options,
+                       find_steps=options.find_steps)
     times, before = _steady_times(captured, options.top)
     if not times.groups:
         raise ProfilerError(f"{captured.sqlite}: nsys saw no kernel launch; check that the program runs work on the GPU "
@@ -309,7 +310,7 @@ def _export(rd: RD.RunDir, argv: list[str], path: Path, what: str, empty_ok: boo
 
 
 def timeline(rd: RD.RunDir, target: Target, nsys_path: str | None, progress: Progress | None = None, *,
-             options: NsysOptions | None = None):
+             options: NsysOptions | None = None, find_steps: str = "auto"):
     """--nsys: capture the same command with Nsight Systems into the run folder and diagnose its
     timeline (:mod:`ncuwrap.timeline.capture` writes the capture, its export and log); ``options``
     are passed on to nsys."""
@@ -326,4 +327,4 @@ def timeline(rd: RD.RunDir, target: Target, nsys_path: str | None, progress: Pro
 
     # The run folder is this run's (checked, or cleared with --force, before ncu ran): capture may
     # replace its timeline files.
-    return capture(list(target.argv), rd.path, nsys=nsys_path, force=True, started=started, options=options).diagnosis
+    return capture(list(target.argv), rd.path, nsys=nsys_path, force=True, started=started, options=options, find_steps=find_steps).diagnosis

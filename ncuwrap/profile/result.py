@@ -42,6 +42,8 @@ class ProfileOptions:
     top: int | None = None  # nsys first, then ncu on the N kernels with the most GPU time
     # Passed on to every nsys profile ncuwrap runs (--top, --nsys): the trace list, --nsys-arg.
     nsys_options: NsysOptions = NsysOptions()
+    # How the timeline's steps are found (--steps: ncuwrap.timeline.steps.FIND_CHOICES).
+    find_steps: str = "auto"
     # A bundled benchmark's stop line: its family timed uninstrumented ('ncuwrap bench', this many
     # process runs), or read from a bench JSON instead; --no-bench: neither.
     bench: bool = True

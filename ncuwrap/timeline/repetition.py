@@ -10,8 +10,8 @@ iteration) and, rarely, in between (an occasional extra kernel). The search, lin
    launch once (the events of one correlationId are one launch). They are taken
    in the order the CUDA calls that launched them started, over all threads (PyTorch's backward runs on
    its own thread while the main thread waits: the order is the program's).
-2. **Candidate periods.** The lags at which the sequence matches itself most: its autocorrelation with
-   each token mapped to random signs (:data:`PROJECTIONS` maps averaged, two for long sequences), by FFT, over the middle
+2. **Candidate periods.** The lags at which the sequence matches itself most: counted exactly up to
+   :data:`EXACT` launches, else its autocorrelation with each token mapped to random signs (:data:`PROJECTIONS` maps averaged, two for long sequences), by FFT, over the middle
    :data:`MAX_WINDOW` launches at most. A lag is kept where its matches stand above the noise and add up to
    at least two periods (three iterations).
 3. **Loops.** For each candidate period p, the stretches where launch i equals launch i + p for at least
@@ -45,6 +45,7 @@ MIN_STEPS = 3
 MAX_WINDOW = 1 << 18  # launches the period is looked for in (a step of more launches than a third of this is not found)
 PROJECTIONS = 4  # sign maps averaged (two past SMALL: the noise of many launches is small beside their matches)
 SMALL = 1 << 16
+EXACT = 4096  # launches up to which the matches are counted exactly
 MAX_HEAD = 64
 MAX_CANDIDATES = 8
 NOISE_SIGMAS = 5.0
@@ -103,18 +104,22 @@ class Found:
         loops where there are (``periods_ns``: the steady steps' periods)."""
         loop = self.loop
         alike = "all exactly alike" if loop.exact == loop.count else f"{loop.exact} exactly alike"
-        text = (f"{loop.count} steps of {loop.launches} launches ({alike}), "
+        text = (f"{loop.count} steps of {_launches(loop.launches)} ({alike}), "
                 f"periods within {spread_pct(periods_ns):.0f}% of their median")
         if self.others:
             other = self.others[0]
             text += (f"; {len(self.others) + 1} loops found, the one with the most GPU time judged ({loop.gpu_ns / 1e6:.1f} ms; "
-                     f"next: {other.count} steps of {other.launches} launches, {other.gpu_ns / 1e6:.1f} ms)")
+                     f"next: {other.count} steps of {_launches(other.launches)}, {other.gpu_ns / 1e6:.1f} ms)")
         return text
 
     def to_json(self, periods_ns) -> dict:
         return {"launches": self.loop.launches, "exact_steps": self.loop.exact, "gpu_ns": self.loop.gpu_ns,
                 "spread_pct": round(spread_pct(periods_ns), 4),
                 "other_loops": [o.to_json(self.launches) for o in self.others]}
+
+
+def _launches(n: int) -> str:
+    return f"{n} launch" if n == 1 else f"{n} launches"
 
 
 def spread_pct(periods_ns) -> float:
@@ -135,25 +140,34 @@ def candidate_periods(tokens: np.ndarray) -> list[int]:
     lo = max(0, (n - MAX_WINDOW) // 2)
     w = tokens[lo:lo + MAX_WINDOW]
     m = w.size
-    rng = np.random.default_rng(0x5EED)  # fixed: the same capture gives the same steps
-    maps = PROJECTIONS if m <= SMALL else 2
-    signs = (rng.integers(0, 2, size=(maps, int(tokens.max()) + 1)) * 2 - 1).astype(np.float32)
-    size = 1 << int(2 * m - 1).bit_length()
-    spectrum = np.fft.rfft(signs[:, w], n=size, axis=1)
-    spectrum *= np.conj(spectrum)
-    matches = np.fft.irfft(spectrum, n=size, axis=1)[:, :m].mean(axis=0)  # at lag L: matches + noise
-    del spectrum
     lags = np.arange(m)
     top = m // MIN_STEPS
     if top < 1:
         return []
-    score = matches[:top + 1]
-    noise = NOISE_SIGMAS * np.sqrt(np.maximum(m - lags[:top + 1], 1) / maps)
+    if m <= EXACT:
+        # Few launches: the matches at every lag counted exactly (a few ms), no noise to stand above.
+        score = np.array([m] + [int(np.count_nonzero(w[lag:] == w[:-lag])) for lag in range(1, top + 1)], dtype=float)
+        noise = np.zeros(top + 1)
+    else:
+        rng = np.random.default_rng(0x5EED)  # fixed: the same capture gives the same steps
+        maps = PROJECTIONS if m <= SMALL else 2
+        signs = (rng.integers(0, 2, size=(maps, int(tokens.max()) + 1)) * 2 - 1).astype(np.float32)
+        size = 1 << int(2 * m - 1).bit_length()
+        spectrum = np.fft.rfft(signs[:, w], n=size, axis=1)
+        spectrum *= np.conj(spectrum)
+        score = np.fft.irfft(spectrum, n=size, axis=1)[:, :top + 1].mean(axis=0)  # at lag L: matches + noise
+        del spectrum
+        noise = NOISE_SIGMAS * np.sqrt(np.maximum(m - lags[:top + 1], 1) / maps)
     ok = (score >= 2 * lags[:top + 1]) & (score >= noise)
     ok[0] = False
+    # Local maxima over the lags (lag 1 against lag 2 only: lag 0 is every launch matching itself).
     peak = np.zeros_like(ok)
-    peak[1:-1] = (score[1:-1] >= score[:-2]) & (score[1:-1] >= score[2:])
-    peak[-1] = score[-1] >= score[-2] if top >= 1 else False
+    if top >= 2:
+        peak[1] = score[1] >= score[2]
+        peak[2:-1] = (score[2:-1] >= score[1:-2]) & (score[2:-1] >= score[3:])
+        peak[-1] = score[-1] >= score[-2]
+    else:
+        peak[1] = True
     cand = np.flatnonzero(ok & peak)
     cand = cand[np.argsort(-score[cand], kind="stable")]
     chosen: list[int] = []
