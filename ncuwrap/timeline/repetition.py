@@ -11,7 +11,8 @@ iteration) and, rarely, in between (an occasional extra kernel). The search, lin
    in the order the CUDA calls that launched them started, over all threads (PyTorch's backward runs on
    its own thread while the main thread waits: the order is the program's).
 2. **Candidate periods.** The lags at which the sequence matches itself most: counted exactly up to
-   :data:`EXACT` launches, else its autocorrelation with each token mapped to random signs (:data:`PROJECTIONS` maps averaged, two for long sequences), by FFT, over the middle
+   :data:`EXACT` launches, else its autocorrelation with each token mapped to random signs
+   (:data:`PROJECTIONS` maps averaged, two for long sequences), by FFT, over the middle
    :data:`MAX_WINDOW` launches at most. A lag is kept where its matches stand above the noise and add up to
    at least two periods (three iterations).
 3. **Loops.** For each candidate period p, the stretches where launch i equals launch i + p for at least
