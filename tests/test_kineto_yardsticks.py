@@ -81,7 +81,7 @@ def test_the_record_says_what_was_run():
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_verdict_matches_the_nsys_capture(program):
     assert kineto(program)["bound"] == nsys(program)["bound"] == PROGRAMS[program]
-    assert kineto(program)["steps"]["found_by"] == "nvtx"  # the ProfilerStep ranges
+    assert kineto(program)["steps"]["found_by"] == "marked"  # the ProfilerStep ranges
 
 
 @pytest.mark.parametrize("program", PROGRAMS)
