@@ -1,18 +1,17 @@
 """Attribution on a real torch.profiler trace (the GPU-bound GPT training loop, recorded with_stack on the H200):
-Kineto's ops and Python frames reach ncuwrap.timeline.launched_from through the same TimelineData fields as nsys's.
-Skipped until the Kineto reader (ncuwrap.timeline.kineto, branch ``kineto``) is there."""
+Kineto's ops and Python frames reach ncuwrap.timeline.launched_from through the same TimelineData fields as nsys's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-kineto = pytest.importorskip("ncuwrap.timeline.kineto", reason="the Kineto trace reader is not merged yet")
-
-from ncuwrap.timeline import launched_from as LF  # noqa: E402
-from ncuwrap.timeline.analysis import analyze  # noqa: E402
+from ncuwrap.timeline import kineto
+from ncuwrap.timeline import launched_from as LF
+from ncuwrap.timeline.analysis import analyze
+from tests.conftest import DATA, run_cli
 
 TRACE = Path(__file__).parent / "data" / "h200_ncuwrap" / "kineto" / "gpu_train.pt.trace.json.gz"
 
@@ -31,3 +30,15 @@ def test_gpu_train_trace_top_kernels_are_traced_to_lines_of_the_user_file():
     assert ns[backward & in_user_file].sum() >= 0.3 * ns.sum()  # backward kernels included, by their forward op's frame
     assert all(k.launched_from.file == "gpu_train.py" and k.launched_from.line_is == LF.FIRST_LINE for k in timeline.top_kernels())
     assert timeline.host_time and timeline.host_time[0].file == "gpu_train.py"
+
+
+def test_host_prep_trace_names_its_preprocessing_function(capsys):
+    """The loop whose host prepares each batch in numpy (benchmarks/device/steps/host_prep.py): the host's time
+    by user function names preprocess() (its function's first line, 36), and the terminal shows it."""
+    path = DATA / "h200_ncuwrap" / "kineto" / "host_prep.pt.trace.json.gz"
+    code, out, _ = run_cli(capsys, "timeline", str(path), "-f", "json")
+    assert code == 0
+    host = {(h["file"], h["line"], h["function"]): h["pct"] for h in json.loads(out)["host_time"]}
+    assert host[("host_prep.py", 36, "preprocess")] > 20
+    code, out, _ = run_cli(capsys, "timeline", str(path))
+    assert code == 0 and "host_prep.py:36 preprocess:" in out
