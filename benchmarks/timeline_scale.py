@@ -125,10 +125,11 @@ def _columns(db, table: str) -> list[str]:
 TREE = ROOT  # the ncuwrap timed (--tree: another source tree)
 
 
-def _python(code: str, *args: str) -> tuple[float, int, str]:
+def _python(code: str, *args: str, tree: Path | None = None) -> tuple[float, int, str]:
     # Run from the tree timed: ``python -c`` puts the working folder before PYTHONPATH.
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=TREE,
-                          env={**os.environ, "PYTHONPATH": f"{TREE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    tree = tree or TREE
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=tree,
+                          env={**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
     if done.returncode:
         raise SystemExit(f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
     seconds, rss, what = done.stdout.split(None, 2)
@@ -163,22 +164,28 @@ def scaled(path: Path, repeat: int) -> dict:
             **({"nsys_stats_s": statistics.median(stats), "nsys_stats_samples": stats} if stats else {})}
 
 
-def steps_found(path: Path, repeat: int) -> dict:
+def steps_found(path: Path, repeat: int, baseline: Path | None = None) -> dict:
     """ncuwrap with and without the search for steps (``--steps auto`` / ``marked``), interleaved with the
-    yardstick; the step counts found are reported with the times."""
+    yardstick; with ``baseline`` (a source tree from before the search), that tree's ncuwrap is timed
+    too, as it reads the capture (the whole capture, no steps)."""
     db = sqlite3.connect(path)
     launches = db.execute('SELECT COUNT(*) FROM "CUPTI_ACTIVITY_KIND_KERNEL"').fetchone()[0]
     db.close()
-    off, on, theirs = [], [], []
+    off, on, theirs, before = [], [], [], []
     for _ in range(repeat):
         off.append(_python(NCUWRAP, str(path), "marked"))
         on.append(_python(NCUWRAP, str(path), "auto"))
+        if baseline is not None:
+            before.append(_python(NCUWRAP, str(path), tree=baseline))
         theirs.append(_python(YARDSTICK, str(path), *YARDSTICK_TABLES))
     s_off, s_on = statistics.median(o[0] for o in off), statistics.median(o[0] for o in on)
     return {"launches": launches, "ncuwrap_no_search_s": s_off, "ncuwrap_search_s": s_on, "search_cost": s_on / s_off - 1,
             "no_search_samples": [o[0] for o in off], "search_samples": [o[0] for o in on],
             "yardstick_s": statistics.median(t[0] for t in theirs), "no_search_peak_bytes": max(o[1] for o in off),
-            "search_peak_bytes": max(o[1] for o in on), "bound_no_search": off[0][2], "bound_search": on[0][2]}
+            "search_peak_bytes": max(o[1] for o in on), "bound_no_search": off[0][2], "bound_search": on[0][2],
+            **({"baseline_s": statistics.median(b[0] for b in before), "baseline_samples": [b[0] for b in before],
+                "baseline_peak_bytes": max(b[1] for b in before), "search_against_baseline": s_on / statistics.median(b[0] for b in before) - 1}
+               if before else {})}
 
 
 def _nsys_stats(nsys: str, path: Path) -> list[str]:
@@ -210,6 +217,8 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build the scale data in this folder and keep it")
     parser.add_argument("--tree", type=Path, help="time the ncuwrap of this source tree (a git archive of an older commit)")
     parser.add_argument("--steps-found", action="store_true", help="time the search for steps by repetition (see the docstring)")
+    parser.add_argument("--baseline-tree", type=Path, help="with --steps-found: also time this source tree (e.g. a git archive of the "
+                        "commit before the search)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.steps_found and args.source == SOURCE:
@@ -230,7 +239,8 @@ def main() -> None:
             for n in args.launches:
                 path = folder / f"scale_{'unmarked_' if args.steps_found else ''}{n}.sqlite"
                 made = make(plain, n, path) if not path.exists() else {"reused": True}
-                row = {**(steps_found if args.steps_found else scaled)(path, args.repeat), "data": made, "synthetic": True}
+                timed = steps_found(path, args.repeat, args.baseline_tree) if args.steps_found else scaled(path, args.repeat)
+                row = {**timed, "data": made, "synthetic": True}
                 results["rows"].append(row)
                 print(json.dumps(row))
     if args.json:
