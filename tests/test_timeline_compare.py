@@ -156,3 +156,17 @@ def test_a_transfer_fix_pageable_to_pinned():
     pageable = sorted(x["steady_wall_ms_median"] for x in runs if not x["pinned"])
     pinned = sorted(x["steady_wall_ms_median"] for x in runs if x["pinned"])
     assert len(pageable) == len(pinned) == 3 and pageable[1] / pinned[1] == pytest.approx(16.2, abs=0.1)
+
+
+def test_the_gate_waives_findings_a_faster_step_introduced_unless_asked(sides):
+    """docs/compare.md: 5.02x faster, the findings introduced are reported as not gating; a level given counts them."""
+    severity = {f.id: f.severity for f in sides[1].findings}
+    default = compare_timelines(*sides)
+    assert default.regressions == [] and default.not_gating == [
+        f"{fid}: a finding introduced ({severity[fid]}), while the step period (median) is 5.02x shorter"
+        for fid in ("sync_after_each_launch", "gpu_idle_gaps") if severity[fid] == "high"]
+    strict = compare_timelines(*sides, fail_on_finding="low")
+    assert strict.regressions == [f"{fid}: a finding introduced ({severity[fid]})" for fid in ("sync_after_each_launch", "gpu_idle_gaps")
+                                  if severity[fid] in ("high", "medium", "low")]
+    assert strict.regressions and strict.not_gating == []
+    assert strict.gate == "the step period (median) more than 5% longer, or a finding of severity low or worse introduced"

@@ -175,6 +175,9 @@ def change_only(delta) -> str:
 
 
 # Plain names of the key metrics compared by 'ncuwrap compare'.
+# The heading of the findings a comparison introduced but did not gate on (ncuwrap.compare.gates_on).
+NOT_GATING = "Introduced, not gating (the change made it measurably faster; --fail-on-finding LEVEL counts them)"
+
 METRIC_LABELS = {
     "duration_ns": "ncu duration (instrumented)",
     "sm_pct": "SM throughput",

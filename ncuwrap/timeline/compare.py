@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import __version__
-from ncuwrap.compare import DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on, introduced_gate
+from ncuwrap.compare import (DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on, introduced_gate,
+                             measurably_faster)
 from ncuwrap.display import Displayed
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import clean
@@ -155,7 +156,7 @@ class TimelineCompare(Displayed):
     @property
     def gate(self) -> str:
         """What counts as a regression, in words."""
-        return f"the {self.period.label} more than {self.threshold_pct:g}% longer" + introduced_gate(self.fail_on_finding)
+        return f"the {self.period.label} more than {self.threshold_pct:g}% longer" + introduced_gate(self.fail_on_finding, self.threshold_pct, "step")
 
     @property
     def per_step(self) -> bool:
@@ -173,10 +174,22 @@ class TimelineCompare(Displayed):
             lines.append(f"the {self.period.label} is {100.0 * (1.0 / speedup - 1.0):.1f}% longer after the change "
                          f"(more than {self.threshold_pct:g}%)")
         severity = {f.id: f.severity for f in self.after.findings}
+        faster = measurably_faster(speedup, self.threshold_pct)
         for finding in self.introduced:
-            if gates_on(severity[finding], self.fail_on_finding):
+            if gates_on(severity[finding], self.fail_on_finding, faster):
                 lines.append(f"{finding}: a finding introduced ({severity[finding]})")
         return lines
+
+    @property
+    def not_gating(self) -> list[str]:
+        """Findings introduced while the step got measurably faster: reported, not failing the gate
+        (``--fail-on-finding LEVEL`` makes them count)."""
+        severity = {f.id: f.severity for f in self.after.findings}
+        if not measurably_faster(self.speedup, self.threshold_pct):
+            return []
+        return [f"{finding}: a finding introduced ({severity[finding]}), while the {self.period.label} is {self.speedup:.2f}x shorter"
+                for finding in self.introduced if gates_on(severity[finding], self.fail_on_finding)
+                and not gates_on(severity[finding], self.fail_on_finding, True)]
 
     def to_json(self) -> dict:
         side = lambda d: {"source": d.source.to_json(), "bound": d.bound, "limiter": d.limiter,  # noqa: E731
@@ -202,6 +215,7 @@ class TimelineCompare(Displayed):
             "threshold_pct": self.threshold_pct,
             "fail_on_finding": self.fail_on_finding,
             "regressions": self.regressions,
+            "not_gating": self.not_gating,
             "notes": list(self.notes),
         }
 

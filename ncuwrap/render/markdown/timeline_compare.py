@@ -36,6 +36,8 @@ def render(result, names: str = N.SHORT, **_options) -> str:
         out += [f"**Regressions** ({escape(result.gate)}):", ""] + [f"- {escape(line)}" for line in result.regressions]
     else:
         out.append(f"**No regression** ({escape(result.gate)}).")
+    if result.not_gating:
+        out += ["", f"{escape(T.NOT_GATING)}:", ""] + [f"- {escape(line)}" for line in result.not_gating]
     if result.notes:
         out += ["", "Notes:", ""] + [f"- {escape(n)}" for n in result.notes]
     return "\n".join(out).rstrip() + "\n"

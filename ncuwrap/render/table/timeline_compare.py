@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ncuwrap.render import names as N
+from ncuwrap.render import phrasing as T
 from ncuwrap.render import timeline_diff as D
 from ncuwrap.render.table import Page
 
@@ -55,6 +56,10 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
         page.line(result.gate, "dim", indent=2, label="gate:")
     else:
         page.line(f"(what counts: {result.gate})", label="No regression", label_style="bold green")
+    if result.not_gating:
+        page.line(T.NOT_GATING + ":", indent=2)
+    for line in result.not_gating:
+        page.line(line, indent=4)
     for note in result.notes:
         page.line(note, "dim", indent=2, label="note:")
     return page.text()
