@@ -1,0 +1,121 @@
+"""Every sentence checked against the numbers it quotes (issue 38), as properties over every kernel
+report in tests/data (.ncu-rep, raw and details CSV exports) rendered in every format: a sentence a
+future rule or renderer writes cannot break them without failing here.
+
+- A unit said to be close to its peak is at ``high`` (80%) or more, and the sentence quotes the number.
+- The stop finding (at_roofline) names the unit at its roof, with that unit's number.
+- No advice recommends the precision the kernel already runs (FP8 advised to an FP8 GEMM).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from ncuwrap import ruleset
+from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.render import Format, render
+from tests.conftest import DATA
+
+# Kernel reports: ncu's binary reports and its CSV exports (the source pages are not reports).
+REPORT = re.compile(r"\.(ncu-rep|raw\.csv|raw_base\.csv|details\.csv)(\.gz)?$")
+REPORTS = sorted(p.relative_to(DATA) for p in DATA.rglob("*") if REPORT.search(p.name) and p.relative_to(DATA).parts[0] not in ("bad",))
+HIGH = ruleset.load(None).constants["high"]
+# A claim of saturation, and the number it must carry: "<N>% of its peak, close to it".
+# (Not the general note that "a unit can be near its limit while moving a small share of its peak bytes".)
+CLOSE = re.compile(r"close to (?:its|their) peak|close to it\b|(?<!can be )near (?:its|their) (?:peak|limit)", re.I)
+QUOTED = re.compile(r"(\d+(?:\.\d+)?)% of (?:its|their) peak, close to it")
+STOP_TITLE = re.compile(r"At the roofline: (\w+) at (\d+)% of its peak")
+FP8_ADVICE = re.compile(r"FP8 on Hopper|\(bf16, fp8\)|a cheaper type \(FP8", re.I)
+
+
+def plain(text: str, fmt: Format) -> str:
+    """What a reader reads: the page's text (HTML tags and entities, Markdown escapes gone), one space."""
+    if fmt is Format.html:
+        text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    elif fmt is Format.markdown:
+        text = re.sub(r"\\(.)", r"\1", text)
+    elif fmt is Format.json:
+        text = " ".join(_strings(json.loads(text)))
+    return re.sub(r"\s+", " ", text)
+
+
+def _strings(doc):
+    if isinstance(doc, str):
+        yield doc
+    elif isinstance(doc, dict):
+        for v in doc.values():
+            yield from _strings(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _strings(v)
+
+
+@lru_cache(maxsize=None)
+def _diagnosis(rel: Path):
+    return diagnose(DATA / rel)
+
+
+@lru_cache(maxsize=None)
+def _texts(rel: Path) -> dict[Format, str]:
+    d = _diagnosis(rel)
+    return {fmt: plain(render(d, fmt), fmt) for fmt in Format}
+
+
+def test_the_corpus_is_every_kind_of_report():
+    kinds = {re.sub(r"\.gz$", "", REPORT.search(str(p)).group(0)) for p in REPORTS}
+    assert kinds == {".ncu-rep", ".raw.csv", ".raw_base.csv", ".details.csv"} and len(REPORTS) >= 150
+    assert HIGH == 80
+
+
+@pytest.mark.parametrize("rel", REPORTS, ids=str)
+def test_close_to_the_peak_only_at_high_or_more_and_the_stop_names_its_unit(rel):
+    for fmt, text in _texts(rel).items():
+        for sentence in re.split(r"(?<=[.!?])\s", text):
+            if CLOSE.search(sentence):
+                quoted = QUOTED.findall(sentence)
+                assert quoted, f"{rel} ({fmt.value}): a closeness claim without its number: {sentence!r}"
+                assert all(float(q) >= HIGH for q in quoted), f"{rel} ({fmt.value}): {sentence!r}"
+            for unit, pct in STOP_TITLE.findall(sentence):
+                assert float(pct) >= HIGH, f"{rel} ({fmt.value}): {sentence!r}"
+    # The stop finding's unit is the one at its roof, by the model's numbers.
+    for k in _diagnosis(rel).kernels:
+        stop = next((f for f in k.findings if f.id == "at_roofline"), None)
+        if stop is None:
+            continue
+        unit, pct = stop.evidence["busiest_unit"], stop.evidence["busiest_pct"]
+        at = stop.evidence["sm_pct"] if unit == "sm" else {"dram": stop.evidence["dram_pct"], "l2": stop.evidence["l2_data_pct"],
+                                                           "l1tex": stop.evidence["l1tex_net_pct"]}[unit]
+        assert pct == pytest.approx(at) and pct >= HIGH, (rel, k.name)
+        assert f"at {pct:.0f}% of" in stop.advice and (unit == "sm" or f"({unit})" in stop.advice), (rel, k.name, stop.advice)
+
+
+def _runs_fp8(k) -> bool:
+    dtype = (k.tensor or {}).get("dtype") or k.compared_metrics.get("tensor_dtype")
+    return dtype in ("fp8", "int8") or bool(re.search(r"fp8|e4m3|e5m2", k.name, re.I))
+
+
+@pytest.mark.parametrize("rel", [r for r in REPORTS if r.parts[0] == "realworld" or "gemm" in str(r)], ids=str)
+def test_no_advice_recommends_the_precision_the_kernel_runs(rel):
+    d = _diagnosis(rel)
+    for k in d.kernels:
+        if not _runs_fp8(k):
+            continue
+        alone = dataclasses.replace(d, kernels=(k,))
+        for fmt in Format:
+            text = plain(render(alone, fmt), fmt)
+            assert not FP8_ADVICE.search(text), f"{rel} ({fmt.value}): {k.name} runs FP8 (or INT8): FP8 advised"
+
+
+def test_the_fp8_gemm_of_the_corpus_is_told_what_goes_further():
+    # blas/10, cuBLAS's 4096^3 fp8 GEMM (nvjet ... qqtst): at its roof on the tensor pipe.
+    k = next(k for k in _diagnosis(Path("realworld/blas.raw.csv.gz")).kernels if k.id == 10)
+    assert _runs_fp8(k) and k.next_step.id == "tensor_pipe"
+    assert k.next_step.advice.startswith("The math already runs on the tensor cores (fp8 at 80% of that type's dense peak), in the "
+                                         "cheapest dense type this GPU has up to Hopper. Near that peak only 2:4 structured sparsity")
