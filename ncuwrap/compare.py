@@ -6,7 +6,7 @@ and when exactly one kernel is left unpaired on each side those two are paired t
 pair: the verdict change, findings resolved and introduced, the change of the key metrics and of
 each finding's evidence, and the speedup.
 
-ncu's durations are instrumented (the kernel is replayed, clocks are locked): they are labelled so.
+ncu's durations are instrumented (the kernel is replayed, under ncu's clock control): they are labelled so.
 When both sides come with uninstrumented timings (``ncuwrap.bench/v1`` JSON from ``ncuwrap bench``),
 the real speedup is shown as well, and that is what the regression gate uses.
 """

@@ -119,3 +119,18 @@ def test_the_fp8_gemm_of_the_corpus_is_told_what_goes_further():
     assert _runs_fp8(k) and k.next_step.id == "tensor_pipe"
     assert k.next_step.advice.startswith("The math already runs on the tensor cores (fp8 at 80% of that type's dense peak), in the "
                                          "cheapest dense type this GPU has up to Hopper. Near that peak only 2:4 structured sparsity")
+
+
+@pytest.mark.parametrize("rel", REPORTS, ids=str)
+def test_what_the_report_does_not_record_is_said_unknown(rel):
+    """A CSV export records no ncu command line, so nothing tells how ncu set the clocks: no format may
+    guess (the realworld captures were made with --clock-control none, and said "locks them to base")."""
+    d = _diagnosis(rel)
+    texts = _texts(rel)
+    if d.source.clock_control is None:
+        for fmt, text in texts.items():
+            assert not re.search(r"locks? them to base|locked to base|clocks (?:are|were) (?:set|left)", text), (rel, fmt)
+            if fmt is not Format.json:
+                assert "clock control unknown (the report does not record ncu's command line)" in text, (rel, fmt)
+    else:
+        assert d.source.command_line and all("clock control unknown" not in text for text in texts.values())

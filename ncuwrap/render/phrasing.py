@@ -190,15 +190,16 @@ METRIC_LABELS = {
 
 
 def clock_note(diagnosis) -> str:
-    """How the GPU clocks were handled while ncu measured, from the report's command line."""
+    """How the GPU clocks were handled while ncu measured, from the report's command line; a report
+    without one (a CSV export) does not say, and neither does this."""
     control = diagnosis.source.clock_control
     if control is None:
-        return "are set by ncu (its default locks them to base)"
+        return "clock control unknown (the report does not record ncu's command line)"
     if control.startswith("none"):
-        return "were left alone (--clock-control none)"
+        return "clocks were left alone (--clock-control none)"
     if control.startswith("base"):
-        return "were locked to base by ncu (--clock-control base, its default)"
-    return f"were set by ncu (--clock-control {control})"
+        return "clocks were locked to base by ncu (--clock-control base, its default)"
+    return f"clocks were set by ncu (--clock-control {control})"
 
 
 def priority_line(p, program: bool, name) -> str:
