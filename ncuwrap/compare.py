@@ -479,12 +479,15 @@ def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str
 
 def compare_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
                   kernel: str | None = None, ncu: str | None = None, **options) -> CompareResult:
-    """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV) with the same rules and compare them.
-    Either may instead be a diagnosis document (``diagnose --format json``, schema v2 or v3): it was
-    judged when it was written, so the rules and ``kernel`` apply to the reports only."""
+    """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV, a run folder of ``ncuwrap profile``)
+    with the same rules and compare them. Either may instead be a diagnosis document (``diagnose --format
+    json``, ncuwrap.diagnosis/v2, v3 or v4): it was judged when it was written, so the rules and ``kernel``
+    apply to the reports only."""
     from ncuwrap import diagnosis_doc
     from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel_filter import LaunchSelection
     from ncuwrap.ingest import is_document, kind_of
+    from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     for path in (Path(before), Path(after)):
@@ -493,6 +496,8 @@ def compare_files(before: str | Path, after: str | Path, rules_path: str | Path 
                              "ncuwrap.timeline.compare.compare_timeline_files, or ncuwrap.compare)")
 
     def judged(path):
+        if is_run_dir(Path(path)):
+            return diagnose_run_dir(Path(path), rules_path, extend=extend, ncu=ncu, select=LaunchSelection(kernel=kernel))
         if is_document(Path(path)):
             return diagnosis_doc.read(path)
         return diagnose(path, rules_path, extend=extend, kernel=kernel, ncu=ncu)

@@ -352,3 +352,15 @@ def test_fail_on_finding_choices_match_the_library():
     from ncuwrap.compare import FAIL_ON_FINDING_CHOICES
 
     assert tuple(FailOn.__members__) == FAIL_ON_FINDING_CHOICES
+
+
+def test_a_run_folder_compares_and_another_folder_is_refused_with_what_to_give(capsys):
+    # 'diagnose' takes a run folder of 'ncuwrap profile'; so does compare (this one holds report.raw.csv, no .ncu-rep).
+    run = DATA / "h200_ncuwrap" / "profile" / "sample_run"
+    assert not list(run.glob("*.ncu-rep"))
+    result = compare_files(run, run)
+    assert result.pairs and all(not p.introduced and not p.resolved for p in result.pairs)
+    code, out, err = run_cli(capsys, "compare", H200, NAIVE)
+    assert (code, out) == (2, "")
+    assert err == (f"ncuwrap: error: {H200}: is a folder; give a report file (.ncu-rep or an ncu CSV export), or a run folder of "
+                   "'ncuwrap profile' (one holding profile.json)\n")

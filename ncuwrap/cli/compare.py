@@ -20,7 +20,8 @@ FailOn = Enum("FailOn", {name: name for name in ("high", "medium", "low", "none"
 
 @app.command()
 def compare(
-    before: Path = typer.Argument(..., help="The report before the change: a .ncu-rep, an ncu CSV export (--page raw or details) or the JSON of "
+    before: Path = typer.Argument(..., help="The report before the change: a .ncu-rep, an ncu CSV export (--page raw or details), a run folder of "
+                                  "'ncuwrap profile', or the JSON of "
                                   "'ncuwrap diagnose --format json' (ncuwrap.diagnosis/v2, v3 or v4), "
                                   "or an nsys capture (.sqlite, .sqlite.gz, .nsys-rep) to compare two timelines."),
     after: Path = typer.Argument(..., help="The report after the change, of the same family (kernel reports, or timelines)."),
