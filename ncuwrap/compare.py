@@ -340,10 +340,10 @@ def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str,
                     fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING) -> Pair:
     # A minor finding costs little time: one that drops to minor is resolved, one that rises from
     # minor is introduced.
-    ids_b = before.finding_ids()
+    # (A finding minor on both sides was neither: comparing a report with itself resolves nothing.)
     serious_b = [f.id for f in before.findings if not f.minor]
     serious_a = [f.id for f in after.findings if not f.minor]
-    gone = [f for f in ids_b if f not in serious_a]
+    gone = [f for f in serious_b if f not in serious_a]
     new = [f for f in serious_a if f not in serious_b]
     resolved = tuple(f for f in gone if _evaluated(after, f))
     introduced = tuple(f for f in new if _evaluated(before, f))
