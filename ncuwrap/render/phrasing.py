@@ -329,20 +329,25 @@ def amdahl_lesson(timeline) -> str:
 
 
 def window_title(timeline) -> str:
-    """'Steady steps: 72.6 ms' or 'Traced window: 6.12 s'."""
-    return (f"Steady steps ({len(timeline.steps.steady)} of {timeline.steps.count}): {duration(timeline.window_ns)}"
+    """'Steady steps (7 of 8), all together: 195.37 ms' or 'Traced window: 6.12 s': the breakdown's scope
+    (its rows add up to this)."""
+    return (f"Steady steps ({len(timeline.steps.steady)} of {timeline.steps.count}), all together: {duration(timeline.window_ns)}"
             if timeline.steps is not None else f"Traced window: {duration(timeline.window_ns)}")
 
 
-def step_lines(steps) -> list[tuple[str, str]]:
-    """The phases of a capture with steps, as (label, text): start-up, warm-up, steady steps, after."""
+def step_lines(timeline) -> list[tuple[str, str]]:
+    """The phases of a capture with steps, as (label, text): start-up, warm-up, steady steps, after.
+    A step's busy share is a median over the steps; beside it, the busy and idle shares of all steady
+    steps together (the breakdown's scope), so that no busy figure stands beside an idle one of another."""
+    steps, m = timeline.steps, timeline.metrics
     w = steps.warmup
     lines = [("start-up:", f"{duration(steps.startup_ns)} before the first step ('{steps.name}')"),
              ("warm-up:", f"{w} step{'s' if w != 1 else ''}, {duration(steps.warmup_ns)}: {steps.warmup_why}")]
     busy = steps.gpu_busy_pct
     lines.append(("steady:", f"{len(steps.steady)} steps, {duration(steps.steady_ns)}: a step every {duration(steps.period_ns)}, "
                              f"{duration(steps.gpu_work_ns)} of GPU work launched in it, GPU busy "
-                             f"{'n/a' if busy != busy else f'{busy:.0f}%'} of the step (medians)"))
+                             f"{'n/a' if busy != busy else f'{busy:.0f}%'} of the step (medians); all steady steps together: "
+                             f"GPU busy {percent(m.get('gpu_busy_pct'))}, idle {percent(m.get('idle_pct'))}"))
     launches = steps.median("launches")
     if launches == launches:
         lines.append(("host:", f"{launches:.0f} launch calls a step; "

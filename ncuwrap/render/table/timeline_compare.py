@@ -25,11 +25,12 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
     page.line(D.verdicts(result), label="Bound:", label_style="bold")
     page.line(D.findings(result), label="Findings:", label_style="bold")
 
-    console.print(Text(f"\n{D.where_title(result)}", style="bold"))
-    where = table("", "before", "after", "change", right=("before", "after", "change"))
-    for change in (result.period, result.gpu_work, *result.breakdown, result.end_to_end):
-        where.add_row(*D.row(change))
-    console.print(where)
+    for title, rows in ((D.where_title(result), D.where_rows(result)), (D.step_title(result), D.step_rows(result))):
+        console.print(Text(f"\n{title}", style="bold"))
+        where = table("", "before", "after", "change", right=("before", "after", "change"))
+        for change in rows:
+            where.add_row(*D.row(change))
+        console.print(where)
 
     console.print(Text(f"\n{D.host_title(result)}", style="bold"))
     host = table("", "before", "after", "change", right=("before", "after", "change"))
@@ -37,7 +38,7 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
         host.add_row(*D.row(change))
     console.print(host)
 
-    console.print(Text("\nKernels, by change of time", style="bold"))
+    console.print(Text(f"\n{D.kernels_title(result)}", style="bold"))
     kernels = table("kernel", "launches", "before", "after", "change", "speedup", "", right=("launches", "before", "after", "change", "speedup"),
                     names=("kernel",))
     for k in result.kernels_shown:
