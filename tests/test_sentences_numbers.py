@@ -149,3 +149,35 @@ def test_busy_and_idle_stand_side_by_side_only_of_one_scope(fmt):
         together = re.search(r"all steady steps together: GPU busy ([\d.]+)%, idle ([\d.]+)%", text)
         assert float(together.group(1)) + float(together.group(2)) == pytest.approx(100, abs=0.1)
     assert d.timeline.metrics["gpu_busy_pct"] + d.timeline.metrics["idle_pct"] == pytest.approx(100)
+
+
+@pytest.mark.parametrize("rel", REPORTS, ids=str)
+def test_each_roofline_level_counts_all_its_traffic(rel):
+    """Issue 38: L2's point counts every L2 sector, so it is never below DRAM's; an L1 point is drawn only
+    where L1's load path carries at least half of what L2 returns to the SMs, and the report says why not."""
+    d = _diagnosis(rel)
+    for k in d.kernels:
+        chart = k.chart_metrics or {}
+        l2, dram = chart.get("l2_bytes_per_s"), chart.get("dram_bytes_per_s")
+        if l2 is not None and dram is not None and l2 == l2 and dram == dram:
+            assert l2 >= 0.99 * dram, (rel, k.name, l2, dram)  # every kernel, FLOPs or not
+        r = k.roofline
+        if r is None:
+            continue
+        by = {p.level: p.bytes_per_s for p in r.points}
+        if "L2" in by and "DRAM" in by:
+            assert by["L2"] >= 0.99 * by["DRAM"], (rel, k.name, by)
+        if r.l1_left_out is not None:
+            assert "L1" not in by and r.l1_left_out[0] < 0.5 * r.l1_left_out[1], (rel, k.name)
+    left_out = [k for k in d.kernels if k.roofline is not None and k.roofline.l1_left_out]
+    if left_out and len(d.kernels) == 1:
+        assert "no L1 point: L1's load path returns" in _texts(rel)[Format.html]
+
+
+def test_the_fp8_gemm_has_no_l1_point_and_says_why():
+    k = next(k for k in _diagnosis(Path("realworld/blas.raw.csv.gz")).kernels if k.id == 10)
+    assert [p.level for p in k.roofline.points] == ["DRAM", "L2"]
+    d = dataclasses.replace(_diagnosis(Path("realworld/blas.raw.csv.gz")), kernels=(k,))
+    assert ("no L1 point: L1's load path returns 22.6 GB/s to the SMs, under half the 6.02 TB/s L2 returns to them: the loads bypass it "
+            "(TMA copies, wgmma operands), so L1 does not carry this kernel's traffic.") in plain(render(d, Format.html), Format.html)
+    assert json.loads(render(d, Format.json))["kernels"][0]["roofline"]["l1_left_out"]["l2_to_sm_bytes_per_s"] == pytest.approx(6.023049e12)

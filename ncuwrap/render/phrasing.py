@@ -202,6 +202,13 @@ def clock_note(diagnosis) -> str:
     return f"clocks were set by ncu (--clock-control {control})"
 
 
+def l1_left_out(roofline, series: str = "") -> str:
+    """Why a roofline has no L1 point (Roofline.l1_left_out): L1's load path carries a fraction of the loads."""
+    l1, l2 = roofline.l1_left_out
+    return (f"{series + ': ' if series else ''}no L1 point: L1's load path returns {si(l1, 'B/s')} to the SMs, under half the "
+            f"{si(l2, 'B/s')} L2 returns to them: the loads bypass it (TMA copies, wgmma operands), so L1 does not carry this kernel's traffic.")
+
+
 def priority_line(p, program: bool, name) -> str:
     """``program``: the shares are of the whole program's GPU time (profile --top), not of the profiled time;
     ``name``: the document's kernel names (ncuwrap.render.names.Names)."""
