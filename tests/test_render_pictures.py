@@ -123,3 +123,16 @@ def test_reports_in_headless_chromium(tmp_path, width):
         assert run.returncode == 0, run.stderr[-2000:]
         assert _console(run.stderr) == []
         assert shot.is_file() and _png_size(shot) == (width, 1600) and shot.stat().st_size > 20_000
+
+
+def test_each_kernel_of_a_report_chart_has_its_own_peak():
+    """Issue 38: a bf16 chart drew its roof at 980 TFLOP/s while the text said a kernel was at 93% of 856
+    (the kernels ran at different clocks). Each kernel's peak, the one its text divides by, is drawn."""
+    d = diagnose(BLAS)
+    html = render(d, Format.html)
+    peaks = re.findall(r'class="peak"[^>]*><title>([^<]*)</title>', html)
+    k = next(k for k in d.kernels if k.id == 2)  # nvjet bf16 GEMM at 93% of its type's peak
+    own = f"{k.roofline.peak_flops_per_s / 1e12:.3g} TFLOP/s"
+    assert own == "856 TFLOP/s" and k.tensor["peak_flops_per_s"] == k.roofline.peak_flops_per_s
+    assert any(p.endswith(f": bf16 tensor peak {own} at its clock") and p.startswith(k.name[:20]) for p in peaks)
+    assert "bf16 tensor peak 980 TFLOP/s, the highest of these kernels" in html
