@@ -85,7 +85,7 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
 
 def compare(before: str | Path, after: str | Path, *, rules: str | Path | None = None, extend: bool = False, kernel: str | None = None,
             pairs=(), before_timing: str | Path | None = None, after_timing: str | Path | None = None, threshold_pct: float = 5.0,
-            fail_on_finding: str = "high", ncu: str | None = None, nsys: str | None = None, step_range: str | None = None,
+            fail_on_finding: str | None = None, ncu: str | None = None, nsys: str | None = None, step_range: str | None = None,
             warmup: int | None = None, steps: str = "auto"):
     """``ncuwrap compare``: two kernel reports give a :class:`~ncuwrap.compare.CompareResult` (``pairs``:
     (old, new) names to pair renamed kernels); two nsys captures a

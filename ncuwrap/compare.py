@@ -6,13 +6,14 @@ and when exactly one kernel is left unpaired on each side those two are paired t
 pair: the verdict change, findings resolved and introduced, the change of the key metrics and of
 each finding's evidence, and the speedup.
 
-ncu's durations are instrumented (the kernel is replayed, clocks are locked): they are labelled so.
+ncu's durations are instrumented (the kernel is replayed, under ncu's clock control): they are labelled so.
 When both sides come with uninstrumented timings (``ncuwrap.bench/v1`` JSON from ``ncuwrap bench``),
 the real speedup is shown as well, and that is what the regression gate uses.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,27 +28,40 @@ from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict
 
 SCHEMA = "ncuwrap.compare/v1"
 NCU_DURATION_LABEL = "ncu duration, instrumented"
+BENCH_LABEL = "bench median, uninstrumented"
 DEFAULT_THRESHOLD_PCT = 5.0
-# A finding introduced at this severity or worse is a regression (None: findings never are). HIGH by
-# default: a change that fixes one waste often exposes the next (an expected medium finding), and a
-# 2.6x faster kernel must not fail a gate for that.
-DEFAULT_FAIL_ON_FINDING = "high"
+# --fail-on-finding not given (None): a finding introduced at DEFAULT_GATING_SEVERITY or worse is a
+# regression only where the change did not make the kernel measurably faster (by more than the
+# threshold). A change that fixes one waste often exposes the next (transposeNaive -> transposeShared:
+# 2.6x faster, bank conflicts appear), and such a win must pass a gate. Given, a level always counts.
+DEFAULT_FAIL_ON_FINDING = None
+DEFAULT_GATING_SEVERITY = "high"
 FAIL_ON_FINDING_CHOICES = ("high", "medium", "low", "none")
 
 
-def gates_on(severity: str, fail_on_finding: str | None) -> bool:
-    """Whether a finding of ``severity`` introduced by a change fails the gate. at_roofline (info)
-    appearing is good news, and minor findings cost little time: never."""
-    if fail_on_finding in (None, "none") or severity in ("info", "minor"):
+def gates_on(severity: str, fail_on_finding: str | None, faster: bool = False) -> bool:
+    """Whether a finding of ``severity`` introduced by a change fails the gate (``faster``: the change made
+    the kernel, or the step, measurably faster). at_roofline (info) appearing is good news, and minor
+    findings cost little time: never."""
+    if fail_on_finding == "none" or severity in ("info", "minor") or (fail_on_finding is None and faster):
         return False
-    return SEVERITY_ORDER.get(severity, 9) <= SEVERITY_ORDER[fail_on_finding]
+    return SEVERITY_ORDER.get(severity, 9) <= SEVERITY_ORDER[fail_on_finding or DEFAULT_GATING_SEVERITY]
 
-def introduced_gate(fail_on_finding: str | None) -> str:
+
+def introduced_gate(fail_on_finding: str | None, threshold_pct: float, what: str = "kernel") -> str:
     """How a comparison's gate counts the findings a change introduced: the end of its sentence."""
-    if fail_on_finding in (None, "none"):
+    if fail_on_finding == "none":
         return " (findings introduced do not count)"
-    severity = "a HIGH finding" if fail_on_finding == "high" else f"a finding of severity {fail_on_finding} or worse"
+    level = fail_on_finding or DEFAULT_GATING_SEVERITY
+    severity = "a HIGH finding" if level == "high" else f"a finding of severity {level} or worse"
+    if fail_on_finding is None:
+        return f", or {severity} introduced to a {what} not more than {threshold_pct:g}% faster"
     return f", or {severity} introduced"
+
+
+def measurably_faster(speedup: float | None, threshold_pct: float) -> bool:
+    """Faster by more than the threshold: the same band of noise a slowdown must leave to count."""
+    return speedup is not None and speedup > 1.0 + threshold_pct / 100.0
 
 
 PAIRED_BY_NAME = "name"
@@ -102,10 +116,11 @@ class Regression:
     text: str  # what happened, without the name
     finding: str | None = None
     severity: str | None = None
+    waived: str = ""  # why a finding introduced does not fail the gate after all (the speedup)
 
     @property
     def message(self) -> str:
-        return f"{self.name}: {self.text}"
+        return f"{self.name}: {self.text}" + (f", {self.waived}" if self.waived else "")
 
 
 @dataclass(frozen=True)
@@ -125,6 +140,8 @@ class Pair:
     after_timing: Timing | None = None
     timing_notes: tuple[str, ...] = ()
     regressions: tuple[Regression, ...] = ()
+    # Findings introduced that would fail the gate but for the kernel getting measurably faster.
+    not_gating: tuple[Regression, ...] = ()
     # What the findings this change resolved were estimated to cost (% of BEFORE's time), fixed together.
     estimated_gain_pct: float | None = None
     # finding id -> how the waste of each of its lines moved (both sides with per-instruction counters).
@@ -190,6 +207,7 @@ class Pair:
             "timing": timing,
             "timing_notes": list(self.timing_notes),
             "regressions": [r.message for r in self.regressions],
+            "not_gating": [r.message for r in self.not_gating],
             "lines": {fid: [c.to_json() for c in changes] for fid, changes in self.lines.items()},
         }
 
@@ -210,7 +228,7 @@ class CompareResult(Displayed):
     @property
     def gate(self) -> str:
         """What counts as a regression, in words."""
-        return f"more than {self.threshold_pct:g}% slower" + introduced_gate(self.fail_on_finding)
+        return f"more than {self.threshold_pct:g}% slower" + introduced_gate(self.fail_on_finding, self.threshold_pct)
 
     @property
     def regressions(self) -> list[str]:
@@ -224,6 +242,12 @@ class CompareResult(Displayed):
             if found:
                 lines.append(f"{kernel.name}: a kernel only AFTER has, with {', '.join(found)}")
         return lines
+
+    @property
+    def not_gating(self) -> list[str]:
+        """Findings introduced to kernels that got measurably faster: reported, not failing the gate
+        (``--fail-on-finding LEVEL`` makes them count)."""
+        return [r.message for p in self.pairs for r in p.not_gating]
 
     def to_frame(self):
         """One row per pair of kernels (pandas): the verdicts, ncu's durations, the real speedup where
@@ -250,6 +274,7 @@ class CompareResult(Displayed):
             "pairs": [p.to_json() for p in self.pairs],
             "unpaired": {"before": [k.to_json() for k in self.unpaired_before], "after": [k.to_json() for k in self.unpaired_after]},
             "regressions": self.regressions,
+            "not_gating": self.not_gating,
             "notes": list(self.notes),
         }
 
@@ -315,10 +340,10 @@ def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str,
                     fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING) -> Pair:
     # A minor finding costs little time: one that drops to minor is resolved, one that rises from
     # minor is introduced.
-    ids_b = before.finding_ids()
+    # (A finding minor on both sides was neither: comparing a report with itself resolves nothing.)
     serious_b = [f.id for f in before.findings if not f.minor]
     serious_a = [f.id for f in after.findings if not f.minor]
-    gone = [f for f in ids_b if f not in serious_a]
+    gone = [f for f in serious_b if f not in serious_a]
     new = [f for f in serious_a if f not in serious_b]
     resolved = tuple(f for f in gone if _evaluated(after, f))
     introduced = tuple(f for f in new if _evaluated(before, f))
@@ -342,27 +367,28 @@ def compare_kernels(before: KernelVerdict, after: KernelVerdict, paired_by: str,
         notes += [note] if note else []
     name = before.name if before.name == after.name else f"{before.name} -> {after.name}"
 
-    regressions = []
+    # The gate judges speed by the bench medians where both sides have one, else by ncu's durations.
+    if before_t and after_t:
+        b, a, label = before_t.median_ms, after_t.median_ms, BENCH_LABEL
+        measured = f"bench median {b:.4g} -> {a:.4g} ms"
+    else:
+        b, a, label = _number(before.duration_ns), _number(after.duration_ns), NCU_DURATION_LABEL
+        measured = f"{NCU_DURATION_LABEL}: {b / 1e3:.2f} -> {a / 1e3:.2f} us" if b and a else ""
+    speedup = b / a if b and a else None
+    faster = measurably_faster(speedup, threshold_pct)
+    regressions, not_gating = [], []
     severities = {f.id: f.severity for f in after.findings}
     for fid in introduced:
-        if gates_on(severities[fid], fail_on_finding):
-            regressions.append(Regression(name, f"finding {fid} introduced ({severities[fid]})", fid, severities[fid]))
-    limit = 1.0 + threshold_pct / 100.0
-    if before_t and after_t:
-        if after_t.median_ms > before_t.median_ms * limit:
-            slower = 100.0 * (after_t.median_ms / before_t.median_ms - 1.0)
-            regressions.append(Regression(name,
-                                          f"{slower:.1f}% slower (bench median {before_t.median_ms:.4g} -> {after_t.median_ms:.4g} ms; threshold "
-                                          f"{threshold_pct:g}%)"))
-    else:
-        b, a = _number(before.duration_ns), _number(after.duration_ns)
-        if b and a and a > b * limit:
-            regressions.append(Regression(name,
-                                          f"{100.0 * (a / b - 1.0):.1f}% slower ({NCU_DURATION_LABEL}: {b / 1e3:.2f} -> {a / 1e3:.2f} us; threshold "
-                                          f"{threshold_pct:g}%)"))
+        finding = Regression(name, f"finding {fid} introduced ({severities[fid]})", fid, severities[fid])
+        if gates_on(severities[fid], fail_on_finding, faster):
+            regressions.append(finding)
+        elif gates_on(severities[fid], fail_on_finding):
+            not_gating.append(dataclasses.replace(finding, waived=f"while {speedup:.2f}x faster ({label})"))
+    if speedup is not None and a > b * (1.0 + threshold_pct / 100.0):
+        regressions.append(Regression(name, f"{100.0 * (a / b - 1.0):.1f}% slower ({measured}; threshold {threshold_pct:g}%)"))
     estimate = before.effects.gain_pct(resolved) if before.effects is not None and resolved else None
     return Pair(name, paired_by, before, after, resolved, introduced, persisting, not_comparable, deltas, evidence,
-                before_t, after_t, tuple(notes), tuple(regressions), estimate, lines=_line_changes(before, after, resolved, persisting))
+                before_t, after_t, tuple(notes), tuple(regressions), tuple(not_gating), estimate, lines=_line_changes(before, after, resolved, persisting))
 
 
 @dataclass(frozen=True)
@@ -453,12 +479,15 @@ def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str
 
 def compare_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
                   kernel: str | None = None, ncu: str | None = None, **options) -> CompareResult:
-    """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV) with the same rules and compare them.
-    Either may instead be a diagnosis document (``diagnose --format json``, schema v2 or v3): it was
-    judged when it was written, so the rules and ``kernel`` apply to the reports only."""
+    """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV, a run folder of ``ncuwrap profile``)
+    with the same rules and compare them. Either may instead be a diagnosis document (``diagnose --format
+    json``, ncuwrap.diagnosis/v2, v3 or v4): it was judged when it was written, so the rules and ``kernel``
+    apply to the reports only."""
     from ncuwrap import diagnosis_doc
     from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel_filter import LaunchSelection
     from ncuwrap.ingest import is_document, kind_of
+    from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     for path in (Path(before), Path(after)):
@@ -467,6 +496,8 @@ def compare_files(before: str | Path, after: str | Path, rules_path: str | Path 
                              "ncuwrap.timeline.compare.compare_timeline_files, or ncuwrap.compare)")
 
     def judged(path):
+        if is_run_dir(Path(path)):
+            return diagnose_run_dir(Path(path), rules_path, extend=extend, ncu=ncu, select=LaunchSelection(kernel=kernel))
         if is_document(Path(path)):
             return diagnosis_doc.read(path)
         return diagnose(path, rules_path, extend=extend, kernel=kernel, ncu=ncu)

@@ -137,7 +137,13 @@ def _roofline(r: dict | None) -> Roofline | None:
     if r is None:
         return None
     return Roofline(kind=r["kind"], peak_flops_per_s=r["peak_flops_per_s"], roofs=tuple(r["roofs"].items()), flops_per_s=r["flops_per_s"],
-                    points=tuple(RooflinePoint(**p) for p in r["points"]), missing=tuple(r["missing"]))  # its 'how' is not in the document
+                    points=tuple(RooflinePoint(**p) for p in r["points"]), missing=tuple(r["missing"]),  # its 'how' is not in the document
+                    l1_left_out=_l1_left_out(r.get("l1_left_out")))
+
+
+def _l1_left_out(doc: dict | None):
+    """A document written before the L1 point could be left out has no such key: None."""
+    return None if not doc else (doc["l1_bytes_per_s"], doc["l2_to_sm_bytes_per_s"])
 
 
 def _where(w: dict | None):

@@ -82,7 +82,12 @@ _NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a charac
                 (stat.S_ISSOCK, "a socket"))
 
 
-def check_file(path: Path, *, folder_fix: str = "give a report file (for a run folder, the .ncu-rep inside it)",
+# A folder given where a report is read: 'diagnose' and 'compare' take a run folder of 'ncuwrap profile'
+# (one with profile.json) before this check; any other folder is refused with this.
+FOLDER_FIX = "give a report file (.ncu-rep or an ncu CSV export), or a run folder of 'ncuwrap profile' (one holding profile.json)"
+
+
+def check_file(path: Path, *, folder_fix: str = FOLDER_FIX,
                empty_fix: str | None = "profile again or re-export the report", missing: str = "no such file; check the path",
                max_bytes: int | None = None, error: type[NcuwrapError] = InputError) -> Path:
     """Refuse what is not a readable regular file, with what to do instead: a missing path, a folder,

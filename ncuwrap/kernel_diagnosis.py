@@ -284,6 +284,7 @@ def _rooflines(source: "_Launches"):
     peaks, flops_per_s = _positives(source.column("roof_peak_flops_per_s")), source.column("roof_flops_per_s")
     levels = [(level, _positives(source.column(achieved_key)), _positives(source.column(peak_key)))
               for level, achieved_key, peak_key in M.MEMORY_LEVELS]
+    l2_to_sm = _positives(source.column("l2_to_sm_bytes_per_s"))
 
     def roofline(row: int) -> Roofline:
         flops = flops_per_s[row]
@@ -294,7 +295,8 @@ def _rooflines(source: "_Launches"):
                 roofs.append((level, bw))
             if achieved and flops and flops > 0:
                 points.append(RooflinePoint(level, flops / achieved, float(flops), achieved))
-        return Roofline(str(kinds[row] or "fp32"), peaks[row], tuple(roofs), flops, tuple(points))
+        points, l1_left_out = _l1_where_it_carries(points, l2_to_sm[row])
+        return Roofline(str(kinds[row] or "fp32"), peaks[row], tuple(roofs), flops, tuple(points), l1_left_out=l1_left_out)
 
     return roofline
 
@@ -413,6 +415,22 @@ def _source_info(profile: Profile, source: _Launches) -> SourceInfo:
     return SourceInfo(path=s.path, kind=s.kind, ncu_version=s.ncu_version, device=s.device, compute_capability=s.compute_capability,
                       command_line=command or s.command_line, sha256=s.sha256, clock_control=clock_control, cache_control=cache_control,
                       sm_clock_mhz=clock)
+
+
+# L1's load path returning less than this share of what L2 returns to the SMs: the loads bypass L1.
+L1_CARRIES = 0.5
+
+
+def _l1_where_it_carries(points: list, l2_to_sm: float | None) -> tuple[list, tuple[float, float] | None]:
+    """The L1 point only where L1 carries the kernel's loads. Its bytes are those the LSU path returns to
+    the SMs (ncu's derived__l1tex__lsu_writeback_bytes_mem_lgds); TMA copies and wgmma operands never
+    pass there. Where that path returns less than half of what L2 returns to the SMs (the same path one
+    level down), the point says nothing about L1 and sits at 10^4-10^6 FLOP/byte (Hopper GEMMs),
+    stretching the chart: left out, with (its bytes/s, L2's to the SMs) to say why."""
+    l1 = next((p for p in points if p.level == "L1"), None)
+    if l1 is None or not l2_to_sm or l1.bytes_per_s >= L1_CARRIES * l2_to_sm:
+        return points, None
+    return [p for p in points if p is not l1], (l1.bytes_per_s, float(l2_to_sm))
 
 
 def needed_metrics(rules: R.RuleSet) -> list[str]:

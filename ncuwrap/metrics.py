@@ -169,10 +169,10 @@ CANONICAL: dict[str, Canonical] = {
         _c("dram_write_bytes", "dram__bytes_write.sum", "MemoryWorkloadAnalysis", "byte", "bytes written to DRAM"),
         _c("dram_peak_bytes_per_cycle", "dram__bytes.sum.peak_sustained", "SpeedOfLight_RooflineChart", "byte/cycle", "DRAM peak bytes per DRAM cycle"),
         _c("dram_cycles_per_s", "dram__cycles_elapsed.avg.per_second", "SpeedOfLight_RooflineChart", "hz", "DRAM clock"),
-        _c("l2_bytes_per_s", "derived__lts__lts2xbar_bytes.sum.per_second", "SpeedOfLight_HierarchicalSingleRooflineChart", "byte/s", "L2 bandwidth achieved"),
-        _c("l2_peak_bytes_per_cycle", "derived__lts__lts2xbar_bytes.sum.peak_sustained", "SpeedOfLight_HierarchicalSingleRooflineChart", "byte/cycle",
-           "L2 peak bytes per cycle"),
-        _c("lts_cycles_per_s", "lts__cycles_elapsed.avg.per_second", "SpeedOfLight_HierarchicalSingleRooflineChart", "hz", "L2 clock"),
+        # What L2 returns to the SMs (ncu's L2 point): the same path and direction as the L1 point below,
+        # so the two tell whether L1 carries the kernel's loads or TMA and wgmma bypass it.
+        _c("l2_to_sm_bytes_per_s", "derived__lts__lts2xbar_bytes.sum.per_second", "SpeedOfLight_HierarchicalSingleRooflineChart", "byte/s",
+           "bytes L2 returns to the SMs"),
         _c("l1_bytes_per_s", "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second", "SpeedOfLight_HierarchicalSingleRooflineChart", "byte/s",
            "L1 bandwidth achieved"),
         _c("l1_peak_bytes_per_cycle", "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.peak_sustained", "SpeedOfLight_HierarchicalSingleRooflineChart",
@@ -605,7 +605,15 @@ DERIVED: dict[str, Derived] = {
            "FLOP/s achieved in the arithmetic of the roof that applies", optional=["fp64_flops_per_s", "tensor_flops_per_s"]),
         _d("roof_peak_flops_per_s", ["roof_kind", "fp32_peak_flops_per_s", "fp64_peak_flops_per_s", "tensor_peak_flops_per_s"], _roof_pick, "flop/s",
            "the peak of the roof that applies, at the measured clock", optional=["fp64_peak_flops_per_s", "tensor_peak_flops_per_s"]),
-        _d("l2_peak_bytes_per_s", ["l2_peak_bytes_per_cycle", "lts_cycles_per_s"], lambda p, c: p * c, "byte/s", "L2 peak bandwidth"),
+        # The L2 point counts all of L2's traffic, both directions and every source (lts__t_sectors: the SMs'
+        # loads and stores, TMA, DRAM fills): at least what DRAM serves. Nsight Compute's hierarchical
+        # roofline counts L2-to-SM bytes only (derived__lts__lts2xbar_bytes), which puts a write-only
+        # kernel's L2 point at a few GB/s beside 1.5 TB/s of DRAM writes (docs/roofline.md). The roof is
+        # the same sectors' peak: the point sits at l2_sectors_pct of it.
+        _d("l2_bytes_per_s", ["l2_sectors", "duration_ns"], lambda s, d: _div(32.0 * s, d * 1e-9), "byte/s",
+           "L2 bandwidth achieved: every sector looked up in L2 (lts__t_sectors), 32 bytes each"),
+        _d("l2_peak_bytes_per_s", ["l2_bytes_per_s", "l2_sectors_pct"], lambda b, p: _div(100.0 * b, p), "byte/s",
+           "L2 peak bandwidth of the same sectors"),
         _d("l1_peak_bytes_per_s", ["l1_peak_bytes_per_cycle", "l1_cycles_per_s"], lambda p, c: p * c, "byte/s", "L1 peak bandwidth"),
         _d("arithmetic_intensity", ["fp32_flops_per_s", "dram_bytes_per_s"], _div, "flop/byte", "FP32 FLOPs per DRAM byte"),
         # What a fixed kernel keeps of DRAM's work and can reach (estimates, rules/default.yaml 'reach').

@@ -188,6 +188,9 @@ class Roofline:
     # The counters it lacks (then nothing is drawn) and how to collect them.
     missing: tuple[str, ...] = ()
     how: str = ""
+    # The L1 point left out because L1 does not carry the kernel's loads: (the L1 point's bytes/s, what
+    # L2 returns to the SMs), kernel_diagnosis._l1_where_it_carries. None: not left out.
+    l1_left_out: tuple[float, float] | None = None
 
     @property
     def label(self) -> str:
@@ -204,9 +207,12 @@ class Roofline:
         return self.drawable and bool(self.points)
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "peak_flops_per_s": clean(self.peak_flops_per_s),
-                "roofs": {level: clean(bw) for level, bw in self.roofs}, "flops_per_s": clean(self.flops_per_s),
-                "points": [p.to_json() for p in self.points], "missing": list(self.missing)}
+        out = {"kind": self.kind, "peak_flops_per_s": clean(self.peak_flops_per_s),
+               "roofs": {level: clean(bw) for level, bw in self.roofs}, "flops_per_s": clean(self.flops_per_s),
+               "points": [p.to_json() for p in self.points], "missing": list(self.missing)}
+        if self.l1_left_out is not None:  # only then: a document without it reads as before
+            out["l1_left_out"] = {"l1_bytes_per_s": clean(self.l1_left_out[0]), "l2_to_sm_bytes_per_s": clean(self.l1_left_out[1])}
+        return out
 
 
 @dataclass(frozen=True)

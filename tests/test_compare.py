@@ -56,7 +56,47 @@ def test_naive_to_shared_resolves_the_stores_and_introduces_the_bank_conflicts()
     assert pair.resolved == ("uncoalesced_global_stores",)
     assert pair.introduced == ("shared_bank_conflicts",)
     assert (pair.before.limiter, pair.after.limiter) == ("l2", "l1tex")
-    assert result.regressions == ["transposeNaive -> transposeShared: finding shared_bank_conflicts introduced (high)"]
+    # 2.61x faster by ncu's durations: the bank conflicts are reported, and do not fail the default gate.
+    assert result.regressions == []
+    assert result.not_gating == ["transposeNaive -> transposeShared: finding shared_bank_conflicts introduced (high), "
+                                 "while 2.61x faster (ncu duration, instrumented)"]
+    assert compare_files(NAIVE, SHARED, fail_on_finding="high").regressions == [
+        "transposeNaive -> transposeShared: finding shared_bank_conflicts introduced (high)"]
+
+
+NOT_GATING_HEADING = "Introduced, not gating (the change made it measurably faster; --fail-on-finding LEVEL counts them):"
+
+
+@pytest.mark.parametrize(
+    "gate, code, err",
+    [
+        ((), 0, ""),
+        (("--fail-on-finding", "high"), 1,
+         "ncuwrap: regression: transposeNaive -> transposeShared: finding shared_bank_conflicts introduced (high)\n"),
+        (("--fail-on-finding", "none"), 0, ""),
+        # 2.61x faster is not faster by more than a 200% threshold: the finding counts again.
+        (("--threshold", "200"), 1,
+         "ncuwrap: regression: transposeNaive -> transposeShared: finding shared_bank_conflicts introduced (high)\n"),
+    ],
+)
+def test_the_gate_passes_a_kernel_that_got_faster(capsys, monkeypatch, gate, code, err):
+    monkeypatch.setenv("COLUMNS", "200")  # one line a regression
+    # The example: naive -> shared is 2.61x faster under ncu (282.72 -> 108.13 us) and exposes bank conflicts.
+    got, out, got_err = run_cli(capsys, "compare", NAIVE, SHARED, "--fail-on-regression", *gate)
+    assert (got, got_err) == (code, err)
+    lines = out.splitlines()
+    if gate == ():
+        assert lines[lines.index(NOT_GATING_HEADING):lines.index(NOT_GATING_HEADING) + 2] == [
+            NOT_GATING_HEADING,
+            "  transposeNaive -> transposeShared: finding shared_bank_conflicts introduced (high), while 2.61x faster (ncu duration, instrumented)"]
+        assert not any(line.startswith("Regressions") for line in lines)
+    elif code:
+        assert NOT_GATING_HEADING not in lines
+        assert [line for line in lines if line.startswith("Regressions")] == [
+            "Regressions (more than 5% slower, or a HIGH finding introduced):" if gate[0] == "--fail-on-finding" else
+            "Regressions (more than 200% slower, or a HIGH finding introduced to a kernel not more than 200% faster):"]
+    else:
+        assert NOT_GATING_HEADING not in lines and not any(line.startswith("Regressions") for line in lines)
 
 
 def test_golden_json_shared_to_padded(capsys):
@@ -78,7 +118,8 @@ def test_golden_markdown_naive_to_shared_with_real_timings(capsys):
     assert code == 0  # regressions are reported, but only --fail-on-regression fails
     golden("compare_transpose_naive_shared.md", out)
     assert "**3.15x faster** (0.2581 ms → 0.08186 ms)" in out
-    assert "- `transpose_naive` → `transpose_shared`: finding `shared_bank_conflicts` introduced (high)" in out
+    assert ("- `transpose_naive` → `transpose_shared`: finding `shared_bank_conflicts` introduced (high), while 3.15x faster "
+            "(bench median, uninstrumented)") in out
     assert_clean_gfm(out)
 
 
@@ -168,7 +209,7 @@ def test_mixed_kinds_rep_and_csv():
 def test_fail_on_regression_exit_codes(capsys, before, after, args, code, message):
     got, out, err = run_cli(capsys, "compare", before, after, *args)
     assert got == code
-    assert "Regressions (more than 5% slower, or a HIGH finding introduced):" in out
+    assert "Regressions (more than 5% slower, or a HIGH finding introduced to a kernel not more than 5% faster):" in out
     if message:
         assert message in err.splitlines()
     else:
@@ -311,3 +352,17 @@ def test_fail_on_finding_choices_match_the_library():
     from ncuwrap.compare import FAIL_ON_FINDING_CHOICES
 
     assert tuple(FailOn.__members__) == FAIL_ON_FINDING_CHOICES
+
+
+def test_a_run_folder_compares_and_another_folder_is_refused_with_what_to_give(capsys):
+    # 'diagnose' takes a run folder of 'ncuwrap profile'; so does compare (this one holds report.raw.csv, no .ncu-rep).
+    run = DATA / "h200_ncuwrap" / "profile" / "sample_run"
+    assert not list(run.glob("*.ncu-rep"))
+    result = compare_files(run, run)
+    assert len(result.pairs) == len(result.before.kernels) >= 4 and result.before.source.path.startswith(str(run))
+    # The same report on both sides: nothing resolved (a finding minor on both sides once was), nothing introduced.
+    assert all(not p.introduced and not p.resolved and not p.not_comparable for p in result.pairs)
+    code, out, err = run_cli(capsys, "compare", H200, NAIVE)
+    assert (code, out) == (2, "")
+    assert err == (f"ncuwrap: error: {H200}: is a folder; give a report file (.ncu-rep or an ncu CSV export), or a run folder of "
+                   "'ncuwrap profile' (one holding profile.json)\n")

@@ -72,7 +72,7 @@ def test_cublas_bf16_gemm_is_compute_bound_on_the_tensor_pipe_at_its_roof():
     assert k.tensor["flops_per_s"] == pytest.approx(7.98e14, rel=0.01)  # 798 TFLOP/s
     assert k.compared_metrics["memory_pct"] == pytest.approx(47.9, abs=0.1)  # wgmma's shared-memory operand reads are the tensor pipe's
     assert [f.id for f in k.findings] == ["at_roofline"]
-    assert "The busiest pipe (tensor)" in k.findings[0].advice and "bandwidth" not in k.findings[0].advice
+    assert "(their busiest pipe, tensor, at 93% of its own)" in k.findings[0].advice and "bandwidth" not in k.findings[0].advice
 
 
 @pytest.mark.parametrize("key, dtype", [("blas/3", "fp16"), ("blas/4", "tf32"), ("blas/7", "fp64"), ("blas/10", "fp8"), ("triton/2", "bf16")])

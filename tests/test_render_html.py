@@ -158,7 +158,7 @@ def test_a_kernel_at_the_roofline_gets_the_stop_signal_with_compute_advice():
     content = " ".join(page.content.split())
     assert len(page.with_class("div", "stop")) == 1
     assert "Stop here. At the roofline: sm at 95% of its peak with no costly waste found." in content
-    assert "The busiest pipe (fma) is close to its peak" in content  # compute advice, not memory advice
+    assert "The SMs are at 95% of their peak, close to it (their busiest pipe, fma, at 84% of its own)" in content  # compute advice
     assert "measure the uninstrumented effective bandwidth" not in content.lower()
 
 

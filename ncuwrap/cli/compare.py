@@ -21,8 +21,9 @@ FailOn = Enum("FailOn", {name: name for name in ("high", "medium", "low", "none"
 
 @app.command()
 def compare(
-    before: Path = typer.Argument(..., help="The report before the change: a .ncu-rep, an ncu CSV export (--page raw or details) or the JSON of "
-                                  "'ncuwrap diagnose --format json' (ncuwrap.diagnosis/v2 or v3), "
+    before: Path = typer.Argument(..., help="The report before the change: a .ncu-rep, an ncu CSV export (--page raw or details), a run folder of "
+                                  "'ncuwrap profile', or the JSON of "
+                                  "'ncuwrap diagnose --format json' (ncuwrap.diagnosis/v2, v3 or v4), "
                                   "or an nsys capture (.sqlite, .sqlite.gz, .nsys-rep) to compare two timelines."),
     after: Path = typer.Argument(..., help="The report after the change, of the same family (kernel reports, or timelines)."),
     before_timing: Optional[Path] = typer.Option(None, "--before-timing",
@@ -31,12 +32,15 @@ def compare(
                                                 help="Uninstrumented timings of AFTER (ncuwrap.bench/v1). With both, the real speedup is shown and gated on."),
     pair: Optional[List[str]] = typer.Option(None, "--pair", metavar="BEFORE_NAME=AFTER_NAME", help="Pair a renamed kernel (repeatable)."),
     fail_on_regression: bool = typer.Option(False, "--fail-on-regression",
-                                            help="Exit 1 on a regression: a kernel slower than --threshold, a finding introduced at --fail-on-finding severity "
-                                                 "or worse, or nothing paired. Slower means the bench medians with both timings given, else ncu's instrumented "
-                                                 "durations (a weaker signal: replayed, and under ncu's clock control)."),
-    threshold: float = typer.Option(5.0, "--threshold", help="Slowdown, in percent, that counts as a regression."),
-    fail_on_finding: FailOn = typer.Option("high", "--fail-on-finding",
-                                           help="Severity from which an introduced finding is a regression; 'none': only slowdowns count."),
+                                            help="Exit 1 on a regression: a kernel more than --threshold % slower, or nothing paired. A HIGH finding "
+                                                 "introduced counts too, unless the kernel got more than --threshold % faster (then it is reported, "
+                                                 "not gated). Speed is judged by the bench medians with both timings given, else by ncu's "
+                                                 "instrumented durations (a weaker signal: replayed, and under ncu's clock control)."),
+    threshold: float = typer.Option(5.0, "--threshold", help="Change of time, in percent, that counts: slower by more is a regression, "
+                                    "faster by more is a win whose introduced findings do not gate."),
+    fail_on_finding: Optional[FailOn] = typer.Option(None, "--fail-on-finding",
+                                                     help="An introduced finding of this severity or worse is a regression, however much "
+                                                          "faster the kernel got; 'none': only slowdowns count."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML replacing the bundled ones (used for both sides)."),
     extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regular expression (both sides)."),
@@ -61,7 +65,8 @@ def compare(
     inputs = (before, after, before_timing, after_timing, rules)
     check_output(output, *inputs, force=force)
     result = run(before, after, rules=rules, extend=extend, kernel=kernel, ncu=ncu, pairs=[parse_pair_option(p) for p in pair or []],
-                 before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold, fail_on_finding=fail_on_finding.value,
+                 before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold,
+                 fail_on_finding=fail_on_finding.value if fail_on_finding else None,
                  nsys=nsys, step_range=step_range, warmup=warmup, steps=steps.value)
     emit(result, fmt, output, force=force, inputs=inputs, names=names)
     if fail_on_regression and result.regressions:

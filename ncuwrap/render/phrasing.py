@@ -175,6 +175,9 @@ def change_only(delta) -> str:
 
 
 # Plain names of the key metrics compared by 'ncuwrap compare'.
+# The heading of the findings a comparison introduced but did not gate on (ncuwrap.compare.gates_on).
+NOT_GATING = "Introduced, not gating (the change made it measurably faster; --fail-on-finding LEVEL counts them)"
+
 METRIC_LABELS = {
     "duration_ns": "ncu duration (instrumented)",
     "sm_pct": "SM throughput",
@@ -187,15 +190,23 @@ METRIC_LABELS = {
 
 
 def clock_note(diagnosis) -> str:
-    """How the GPU clocks were handled while ncu measured, from the report's command line."""
+    """How the GPU clocks were handled while ncu measured, from the report's command line; a report
+    without one (a CSV export) does not say, and neither does this."""
     control = diagnosis.source.clock_control
     if control is None:
-        return "are set by ncu (its default locks them to base)"
+        return "clock control unknown (the report does not record ncu's command line)"
     if control.startswith("none"):
-        return "were left alone (--clock-control none)"
+        return "clocks were left alone (--clock-control none)"
     if control.startswith("base"):
-        return "were locked to base by ncu (--clock-control base, its default)"
-    return f"were set by ncu (--clock-control {control})"
+        return "clocks were locked to base by ncu (--clock-control base, its default)"
+    return f"clocks were set by ncu (--clock-control {control})"
+
+
+def l1_left_out(roofline, series: str = "") -> str:
+    """Why a roofline has no L1 point (Roofline.l1_left_out): L1's load path carries a fraction of the loads."""
+    l1, l2 = roofline.l1_left_out
+    return (f"{series + ': ' if series else ''}no L1 point: L1's load path returns {si(l1, 'B/s')} to the SMs, under half the "
+            f"{si(l2, 'B/s')} L2 returns to them: the loads bypass it (TMA copies, wgmma operands), so L1 does not carry this kernel's traffic.")
 
 
 def priority_line(p, program: bool, name) -> str:
@@ -326,9 +337,10 @@ def amdahl_lesson(timeline) -> str:
 
 
 def window_title(timeline) -> str:
-    """'Steady steps: 72.6 ms' or 'Traced window: 6.12 s'."""
+    """'Steady steps (7 of 8), all together: 195.37 ms', 'First to last GPU work: 8.25 s' or 'Traced window:
+    6.12 s': the breakdown's scope (its rows add up to this)."""
     if timeline.steps is not None:
-        return f"Steady steps ({len(timeline.steps.steady)} of {timeline.steps.count}): {duration(timeline.window_ns)}"
+        return f"Steady steps ({len(timeline.steps.steady)} of {timeline.steps.count}), all together: {duration(timeline.window_ns)}"
     if timeline.scope == "active":
         return f"First to last GPU work: {duration(timeline.window_ns)}"
     return f"Traced window: {duration(timeline.window_ns)}"
@@ -345,9 +357,12 @@ def steps_title(steps) -> str:
     return "Steps (found by repetition)" if steps.found is not None else f"Steps ('{steps.name}')"
 
 
-def step_lines(steps) -> list[tuple[str, str]]:
+def step_lines(timeline) -> list[tuple[str, str]]:
     """The phases of a capture with steps, as (label, text): how they were found (by repetition), start-up,
-    warm-up, steady steps, after."""
+    warm-up, steady steps, after. A step's busy share is a median over the steps; beside it, the busy and
+    idle shares of all steady steps together (the breakdown's scope), so that no busy figure stands beside
+    an idle one of another."""
+    steps, m = timeline.steps, timeline.metrics
     w = steps.warmup
     found = steps.found_text()
     lines = [("found by repetition:", found)] if found else []
@@ -356,7 +371,8 @@ def step_lines(steps) -> list[tuple[str, str]]:
     busy = steps.gpu_busy_pct
     lines.append(("steady:", f"{len(steps.steady)} steps, {duration(steps.steady_ns)}: a step every {duration(steps.period_ns)}, "
                              f"{duration(steps.gpu_work_ns)} of GPU work launched in it, GPU busy "
-                             f"{'n/a' if busy != busy else f'{busy:.0f}%'} of the step (medians)"))
+                             f"{'n/a' if busy != busy else f'{busy:.0f}%'} of the step (medians); all steady steps together: "
+                             f"GPU busy {percent(m.get('gpu_busy_pct'))}, idle {percent(m.get('idle_pct'))}"))
     launches = steps.median("launches")
     if launches == launches:
         lines.append(("host:", f"{launches:.0f} launch calls a step; "

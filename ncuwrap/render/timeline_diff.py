@@ -43,12 +43,30 @@ def title(result) -> str:
 
 
 def where_title(result) -> str:
-    """'Where the time went (a step, mean)' or '(the window)'."""
-    return f"Where the time went ({'a step, mean' if result.per_step else 'the window'})"
+    """The breakdown's title: its statistic, and that its rows add up to its last (the mean step, or the window)."""
+    scope = "a step: the mean over the steady steps" if result.per_step else "the traced window"
+    return f"Where the time went ({scope}; the rows add up to the last)"
+
+
+def where_rows(result) -> list:
+    return [*result.breakdown, result.breakdown_total]
+
+
+def step_title(result) -> str:
+    """The table of the step's medians (the headline's period) and each whole capture."""
+    return "The step (medians over the steady steps) and the whole capture" if result.per_step else "The captures"
+
+
+def step_rows(result) -> list:
+    return [result.period, result.gpu_work, result.end_to_end]
 
 
 def host_title(result) -> str:
-    return f"Host and copies ({'a step' if result.per_step else 'the window'})"
+    return f"Host and copies ({'a step: the mean over the steady steps' if result.per_step else 'the window'})"
+
+
+def kernels_title(result) -> str:
+    return f"Kernels, by change of time ({'a step: the mean over the steady steps' if result.per_step else 'the window'})"
 
 
 def headline(result) -> str:
@@ -63,9 +81,16 @@ def verdicts(result) -> str:
 
 
 def findings(result) -> str:
+    """'resolved: a; introduced: b' and, where the verdict moved a finding between the lists without its
+    condition changing, '; now reported, held before too: c; no longer reported, still holds: d'."""
     resolved = ", ".join(result.resolved) or "none"
     introduced = ", ".join(result.introduced) or "none"
-    return f"resolved: {resolved}; introduced: {introduced}"
+    out = f"resolved: {resolved}; introduced: {introduced}"
+    if result.held_before:
+        out += f"; now reported, held before too: {', '.join(result.held_before)}"
+    if result.still_holds:
+        out += f"; no longer reported, still holds: {', '.join(result.still_holds)}"
+    return out
 
 
 def kernel_note(k) -> str:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import __version__
-from ncuwrap.compare import DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on, introduced_gate
+from ncuwrap.compare import (DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on, introduced_gate,
+                             measurably_faster)
 from ncuwrap.display import Displayed
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import clean
@@ -124,8 +125,19 @@ class TimelineCompare(Displayed):
     resolved: tuple[str, ...]
     introduced: tuple[str, ...]
     threshold_pct: float = DEFAULT_THRESHOLD_PCT
+    # Reported on one side only, while the rule's condition holds on both: the verdict changed, and the
+    # finding applies under one verdict and not the other. Neither got worse (or better) by the change.
+    held_before: tuple[str, ...] = ()  # reported after only
+    still_holds: tuple[str, ...] = ()  # reported before only
     fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING
     notes: tuple[str, ...] = field(default=())
+
+    @property
+    def breakdown_total(self) -> Change:
+        """The breakdown's rows added up: the mean step (per step; not the median period, which the
+        headline gives), or the traced window. A table of the breakdown shows it as its total."""
+        label = "a step (mean), the rows' sum" if self.per_step else "traced window, the rows' sum"
+        return Change("breakdown_total", label, sum(c.before or 0.0 for c in self.breakdown), sum(c.after or 0.0 for c in self.breakdown), "ns")
 
     @property
     def speedup(self) -> float | None:
@@ -155,7 +167,7 @@ class TimelineCompare(Displayed):
     @property
     def gate(self) -> str:
         """What counts as a regression, in words."""
-        return f"the {self.period.label} more than {self.threshold_pct:g}% longer" + introduced_gate(self.fail_on_finding)
+        return f"the {self.period.label} more than {self.threshold_pct:g}% longer" + introduced_gate(self.fail_on_finding, self.threshold_pct, "step")
 
     @property
     def per_step(self) -> bool:
@@ -173,10 +185,22 @@ class TimelineCompare(Displayed):
             lines.append(f"the {self.period.label} is {100.0 * (1.0 / speedup - 1.0):.1f}% longer after the change "
                          f"(more than {self.threshold_pct:g}%)")
         severity = {f.id: f.severity for f in self.after.findings}
+        faster = measurably_faster(speedup, self.threshold_pct)
         for finding in self.introduced:
-            if gates_on(severity[finding], self.fail_on_finding):
+            if gates_on(severity[finding], self.fail_on_finding, faster):
                 lines.append(f"{finding}: a finding introduced ({severity[finding]})")
         return lines
+
+    @property
+    def not_gating(self) -> list[str]:
+        """Findings introduced while the step got measurably faster: reported, not failing the gate
+        (``--fail-on-finding LEVEL`` makes them count)."""
+        severity = {f.id: f.severity for f in self.after.findings}
+        if not measurably_faster(self.speedup, self.threshold_pct):
+            return []
+        return [f"{finding}: a finding introduced ({severity[finding]}), while the {self.period.label} is {self.speedup:.2f}x shorter"
+                for finding in self.introduced if gates_on(severity[finding], self.fail_on_finding)
+                and not gates_on(severity[finding], self.fail_on_finding, True)]
 
     def to_json(self) -> dict:
         side = lambda d: {"source": d.source.to_json(), "bound": d.bound, "limiter": d.limiter,  # noqa: E731
@@ -194,14 +218,17 @@ class TimelineCompare(Displayed):
             "end_to_end": self.end_to_end.to_json(),
             "gpu_work": self.gpu_work.to_json(),
             "breakdown": {c.name: c.to_json() for c in self.breakdown},
+            "breakdown_total": self.breakdown_total.to_json(),
             "activity": {c.name: c.to_json() for c in self.activity},
             "kernels": [k.to_json() for k in self.kernels],
             "added": [k.name for k in self.added],
             "removed": [k.name for k in self.removed],
-            "findings": {"resolved": list(self.resolved), "introduced": list(self.introduced)},
+            "findings": {"resolved": list(self.resolved), "introduced": list(self.introduced), "held_before": list(self.held_before),
+                         "still_holds": list(self.still_holds)},
             "threshold_pct": self.threshold_pct,
             "fail_on_finding": self.fail_on_finding,
             "regressions": self.regressions,
+            "not_gating": self.not_gating,
             "notes": list(self.notes),
         }
 
@@ -247,8 +274,10 @@ _ACTIVITY = {"kernels": ("kernels", "count"), "launch_calls": ("launch calls", "
 
 
 def compare_timelines(before: TimelineDiagnosis, after: TimelineDiagnosis, *, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
-                      fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING) -> TimelineCompare:
-    """What changed from ``before`` to ``after`` (two diagnoses made with the same rules)."""
+                      fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING, rules=None) -> TimelineCompare:
+    """What changed from ``before`` to ``after`` (two diagnoses made with the same rules; ``rules``: that
+    RuleSet, loaded again from the diagnoses' rules path when not given). A finding is introduced only
+    where its condition did not hold before, and resolved only where it no longer holds."""
     check_threshold(threshold_pct)
     if fail_on_finding not in (None, *FAIL_ON_FINDING_CHOICES):
         raise InputError(f"--fail-on-finding {fail_on_finding}: give one of {', '.join(FAIL_ON_FINDING_CHOICES)}")
@@ -280,12 +309,33 @@ def compare_timelines(before: TimelineDiagnosis, after: TimelineDiagnosis, *, th
     ids_b, ids_a = [f.id for f in before.findings], [f.id for f in after.findings]
     if before.rules_path != after.rules_path:
         notes.append("the two sides were diagnosed with different rules: findings may differ for that alone")
+        held_b = held_a = set()
+    else:
+        held_b, held_a = _conditions_held(before, rules), _conditions_held(after, rules)
+    new, gone = [i for i in ids_a if i not in ids_b], [i for i in ids_b if i not in ids_a]
     # What each capture's own reading said (CUDA graphs traced as a whole, a missing table...).
     notes += [f"BEFORE: {n}" for n in before.notes] + [f"AFTER: {n}" for n in after.notes]
     return TimelineCompare(before=before, after=after, scope=PER_STEP if per_step else WHOLE_CAPTURE, period=period, end_to_end=end_to_end,
                            gpu_work=gpu_work, breakdown=breakdown, activity=activity, kernels=tuple(kernels),
-                           resolved=tuple(i for i in ids_b if i not in ids_a), introduced=tuple(i for i in ids_a if i not in ids_b),
-                           threshold_pct=threshold_pct, fail_on_finding=fail_on_finding, notes=tuple(notes))
+                           resolved=tuple(i for i in gone if i not in held_a), introduced=tuple(i for i in new if i not in held_b),
+                           threshold_pct=threshold_pct, fail_on_finding=fail_on_finding, notes=tuple(notes),
+                           held_before=tuple(i for i in new if i in held_b), still_holds=tuple(i for i in gone if i in held_a))
+
+
+def _conditions_held(d: TimelineDiagnosis, rules) -> set[str]:
+    """The findings whose condition holds on ``d``'s capture whatever its verdict (a rule's ``under``
+    left aside): what "introduced" and "resolved" are judged against. ``rules``: the loaded RuleSet both
+    sides were diagnosed with, or None to load the one ``d`` names (the bundled rules, or a file)."""
+    from ncuwrap import ruleset
+    from ncuwrap.evaluate import Evaluation
+    from ncuwrap.timeline.metrics import TIMELINE
+    from ncuwrap.timeline.values import CaptureValues
+
+    if rules is None:
+        bundled = ruleset.load(None, TIMELINE)
+        rules = bundled if d.rules_path == bundled.path else ruleset.load(d.rules_path, TIMELINE)
+    fired = Evaluation(CaptureValues(d.timeline.metrics, d.timeline.unknown), rules).fired
+    return {fid for fid, holds in fired.items() if bool(holds[0])}
 
 
 def compare_timeline_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
@@ -296,5 +346,6 @@ def compare_timeline_files(before: str | Path, after: str | Path, rules_path: st
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     # The two captures are read side by side (each in a child, where the platform forks).
-    sides = Diagnosing([before, after], rules_path, extend, nsys, step_pattern, warmup, find_steps).results()
-    return compare_timelines(*sides, **options)
+    diagnosing = Diagnosing([before, after], rules_path, extend, nsys, step_pattern, warmup, find_steps)
+    sides = diagnosing.results()
+    return compare_timelines(*sides, rules=diagnosing.rules, **options)

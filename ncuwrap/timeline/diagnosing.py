@@ -22,6 +22,7 @@ class Diagnosing:
                  step_pattern: str | None = None, warmup: int | None = None, find_steps: str = "auto"):
         self.paths = [str(p) for p in paths]
         self.rules_path, self.extend = rules_path, extend
+        self.rules = None  # the RuleSet the results were judged by, once loaded
         self.measuring: list = []
         try:
             for path in paths:
@@ -37,7 +38,7 @@ class Diagnosing:
         from ncuwrap.timeline.metrics import TIMELINE
 
         try:
-            rules = ruleset.load(self.rules_path, TIMELINE, extend=self.extend)
+            rules = self.rules = ruleset.load(self.rules_path, TIMELINE, extend=self.extend)
             found = [m.result() for m in self.measuring]
         finally:
             self.cancel()  # stops what is still running after an error or an interrupt

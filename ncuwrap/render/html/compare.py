@@ -69,6 +69,7 @@ def render(result, shown: Shown = PAGE, names: str = N.SHORT, **_options) -> str
         "detailed": [v for v in views if v.detailed],
         "regressions": result.regressions,
         "gate": result.gate,
+        "not_gating": result.not_gating,
         "notes": list(result.notes),
         "unpaired_before": [("before", k) for k in result.unpaired_before],
         "unpaired_after": [("after", k) for k in result.unpaired_after],

@@ -63,9 +63,10 @@ def roofline_note(rooflines: list) -> str | None:
 
 
 def kernel_charts(charts: list[dict], rooflines: list, series: list[str] | None = None) -> dict:
-    """The charts of one kernel (or of a before/after pair), as Markup, and the roofline's note."""
+    """The charts of one kernel (or of a before/after pair), as Markup, and the roofline's notes."""
     return {
         "roofline_note": roofline_note(rooflines),
+        "roofline_left_out": [T.l1_left_out(r, name) for r, name in zip(rooflines, series or [""]) if r is not None and r.l1_left_out],
         "roofline": svg.roofline(rooflines, series),
         "bandwidth": svg.bandwidth(charts, series),
         "sol": svg.sol(charts, series),

@@ -286,6 +286,13 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
     name = roof.label
     title = title or f"Roofline ({name}): FLOP/s against arithmetic intensity, log-log"
     peak, roofs = roof.peak_flops_per_s, list(roof.roofs)
+    # Each kernel's own peak (at the clock ncu measured it at), the one its text quotes: where the kernels
+    # of one chart ran at different clocks, each gets its own peak line in its colour.
+    own_peaks = [(i, r.peak_flops_per_s) for i, r in enumerate(rooflines) if r is not None and r.drawable]
+    if len(own_peaks) > 1 and max(p for _, p in own_peaks) > 1.005 * min(p for _, p in own_peaks):
+        peak = max(p for _, p in own_peaks)
+    else:
+        own_peaks = []
     points = [_Point(i, p.level, p.intensity, p.flops_per_s) for i, r in enumerate(rooflines) if r is not None for p in r.points]
     no_flops = [i for i, r in enumerate(rooflines) if r is not None and not r.missing and not r.points]
     no_counters = [i for i, r in enumerate(rooflines) if r is None or r.missing]
@@ -334,7 +341,11 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
     body.append(f'<line class="roof" x1="{px(ridge_min):.1f}" y1="{py(peak):.1f}" x2="{px(x_max):.1f}" y2="{py(peak):.1f}" stroke="{ROOF_COLORS["compute"]}" '
                 f'stroke-width="2"/>'
                 f'<text x="{px(x_max) - 4:.1f}" y="{py(peak) - 6:.1f}" fill="{ROOF_COLORS["compute"]}" font-size="11" '
-                f'text-anchor="end">{_t(name + " peak " + si(peak, "FLOP/s"))}</text>')
+                f'text-anchor="end">{_t(name + " peak " + si(peak, "FLOP/s") + (", the highest of these kernels" if own_peaks else ""))}</text>')
+    for i, own in own_peaks:
+        body.append(f'<line class="peak" x1="{px(peak / max(bw for _, bw in roofs)):.1f}" y1="{py(own):.1f}" x2="{px(x_max):.1f}" y2="{py(own):.1f}" '
+                    f'stroke="{palette[i]}" stroke-dasharray="6 3" stroke-width="1.5">'
+                    f'<title>{_t((series[i] + ": " if series[i] else "") + name + " peak " + si(own, "FLOP/s") + " at its clock")}</title></line>')
     # Points: one per memory level; with two series, an arrow from before to after at each level.
     marks = {"DRAM": "circle", "L2": "square", "L1": "diamond"}
     by_level: dict[str, dict[int, _Point]] = {}

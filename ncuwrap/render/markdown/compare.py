@@ -79,6 +79,10 @@ def render(result, shown: Shown = COMMENT, names: str = N.SHORT, **_options) -> 
                 out.append(f"- {_kernel_name(p, name)}: {what}")
     else:
         out.append(f"**No regression** (what counts: {escape(result.gate)}).")
+    if result.not_gating:
+        out += ["", f"{escape(T.NOT_GATING)}:", ""]
+        out += [f"- {_kernel_name(p, name)}: finding {code(r.finding)} introduced ({r.severity}), {escape(r.waived)}"
+                for p in result.pairs for r in p.not_gating]
     out.append("")
     detail = shown.detail
     for p in result.pairs[:detail]:

@@ -169,7 +169,7 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = N.SHORT, **_options) 
     out = [f"## ncuwrap: {code(T.display_path(diagnosis.source.path))}", ""]
     what = f"{n} kernel launch{'es' if n != 1 else ''}" + (f" of {len(groups)} kernel{'s' if len(groups) != 1 else ''}" if len(groups) != n else "")
     out.append(f"{what}, {T.duration(total) if total else 'n/a'} ncu time in all. "
-               f"ncu durations are instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): compare them with each other only.")
+               f"ncu durations are instrumented (each kernel replayed; {T.clock_note(diagnosis)}): compare them with each other only.")
     out.append("")
     if diagnosis.coverage:
         out += [escape(T.coverage_line(diagnosis.coverage)), ""]

@@ -26,7 +26,7 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = N.SHORT, **_options) 
 
     if t.steps is not None:
         out += [f"### Steps ({code(t.steps.name)})" if t.steps.found is None else f"### {T.steps_title(t.steps)}", ""]
-        out += [f"- **{escape(label[:-1])}:** {escape(line)}" for label, line in T.step_lines(t.steps)] + [""]
+        out += [f"- **{escape(label[:-1])}:** {escape(line)}" for label, line in T.step_lines(t)] + [""]
     out += [f"### Where the {T.duration(t.window_ns)} {'of the steady steps ' if t.steps is not None else ''}went", "",
             "```text", f"[{B.text_bar(t)}]", B.legend(t), "```", ""]
     out += _table(["", "time", "share of window"], [[f"`{B.GLYPHS[seg.category]}` {seg.label}", T.duration(seg.ns), T.percent(seg.pct)]

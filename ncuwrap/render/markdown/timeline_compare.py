@@ -18,12 +18,13 @@ def render(result, names: str = N.SHORT, **_options) -> str:
     b, a = result.before.source, result.after.source
     out = ["## ncuwrap compare (timelines)", "", f"{code(T.display_path(b.path))} → {code(T.display_path(a.path))}, {escape(D.title(result))}.", ""]
     out += [f"**{escape(D.headline(result))}.**", "", f"- **Bound:** {escape(D.verdicts(result))}", f"- **Findings:** {escape(D.findings(result))}", ""]
-    out += [f"### {D.where_title(result)}", ""]
-    out += _table(["", "before", "after", "change"], [[escape(c) for c in D.row(ch)] for ch in (result.period, result.gpu_work, *result.breakdown,
-                                                                                                 result.end_to_end)])
+    for title, rows in ((D.where_title(result), D.where_rows(result)), (D.step_title(result), D.step_rows(result))):
+        out += [f"### {escape(title)}", ""]
+        out += _table(["", "before", "after", "change"], [[escape(c) for c in D.row(ch)] for ch in rows]) + [""]
+    out.pop()
     out += ["", f"### {D.host_title(result)}", ""]
     out += _table(["", "before", "after", "change"], [[escape(c) for c in D.row(ch)] for ch in result.activity])
-    out += ["", "### Kernels, by change of time", ""]
+    out += ["", f"### {D.kernels_title(result)}", ""]
     out += _table(["kernel", "launches", "before", "after", "change", "speedup", ""],
                   [[code(name(k.name)), *[escape(c) for c in D.kernel_row(k)]] for k in result.kernels_shown], left=(0, 6))
     if result.kernels_hidden:
@@ -36,6 +37,8 @@ def render(result, names: str = N.SHORT, **_options) -> str:
         out += [f"**Regressions** ({escape(result.gate)}):", ""] + [f"- {escape(line)}" for line in result.regressions]
     else:
         out.append(f"**No regression** ({escape(result.gate)}).")
+    if result.not_gating:
+        out += ["", f"{escape(T.NOT_GATING)}:", ""] + [f"- {escape(line)}" for line in result.not_gating]
     if result.notes:
         out += ["", "Notes:", ""] + [f"- {escape(n)}" for n in result.notes]
     return "\n".join(out).rstrip() + "\n"

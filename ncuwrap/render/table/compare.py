@@ -69,6 +69,10 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
         page.heading(f"Regressions ({result.gate}):")
         for line in result.regressions:
             page.line(line, "red", indent=2)
+    if result.not_gating:
+        page.heading(f"{T.NOT_GATING}:")
+        for line in result.not_gating:
+            page.line(line, indent=2)
     page.console.print()
     page.line("ncu durations are instrumented (each kernel replayed under ncu); real speedups come from 'ncuwrap bench' timings.")
     return page.text()

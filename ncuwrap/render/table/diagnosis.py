@@ -132,7 +132,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
         page.heading("Stop line")
         page.line(T.stop_line_text(diagnosis.stop_line), indent=2)
     page.console.print()
-    page.line(f"Durations are ncu's, instrumented (each kernel replayed; clocks {T.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
+    page.line(f"Durations are ncu's, instrumented (each kernel replayed; {T.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
     return page.text()
 
 

@@ -30,7 +30,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
 
     if t.steps is not None:
         console.print(Text(f"\n{T.steps_title(t.steps)}", style="bold"))
-        for label, line in T.step_lines(t.steps):
+        for label, line in T.step_lines(t):
             page.line(line, indent=2, label=label)
     console.print(Text(f"\n{T.window_title(t)}", style="bold"))
     bar = Text("  [")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ncuwrap.render import names as N
+from ncuwrap.render import phrasing as T
 from ncuwrap.render import timeline_diff as D
 from ncuwrap.render.table import Page
 
@@ -24,11 +25,12 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
     page.line(D.verdicts(result), label="Bound:", label_style="bold")
     page.line(D.findings(result), label="Findings:", label_style="bold")
 
-    console.print(Text(f"\n{D.where_title(result)}", style="bold"))
-    where = table("", "before", "after", "change", right=("before", "after", "change"))
-    for change in (result.period, result.gpu_work, *result.breakdown, result.end_to_end):
-        where.add_row(*D.row(change))
-    console.print(where)
+    for title, rows in ((D.where_title(result), D.where_rows(result)), (D.step_title(result), D.step_rows(result))):
+        console.print(Text(f"\n{title}", style="bold"))
+        where = table("", "before", "after", "change", right=("before", "after", "change"))
+        for change in rows:
+            where.add_row(*D.row(change))
+        console.print(where)
 
     console.print(Text(f"\n{D.host_title(result)}", style="bold"))
     host = table("", "before", "after", "change", right=("before", "after", "change"))
@@ -36,7 +38,7 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
         host.add_row(*D.row(change))
     console.print(host)
 
-    console.print(Text("\nKernels, by change of time", style="bold"))
+    console.print(Text(f"\n{D.kernels_title(result)}", style="bold"))
     kernels = table("kernel", "launches", "before", "after", "change", "speedup", "", right=("launches", "before", "after", "change", "speedup"),
                     names=("kernel",))
     for k in result.kernels_shown:
@@ -55,6 +57,10 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
         page.line(result.gate, "dim", indent=2, label="gate:")
     else:
         page.line(f"(what counts: {result.gate})", label="No regression", label_style="bold green")
+    if result.not_gating:
+        page.line(T.NOT_GATING + ":", indent=2)
+    for line in result.not_gating:
+        page.line(line, indent=4)
     for note in result.notes:
         page.line(note, "dim", indent=2, label="note:")
     return page.text()

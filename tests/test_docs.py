@@ -1,0 +1,189 @@
+"""One truth per fact (issue 38): what README.md, docs/ and the commands' --help texts quote exists and
+is current. sqlite-utils' tests/test_docs.py is the model; tests/test_lint.py checks the other way (every
+command and option has help and is documented).
+
+- Every JSON schema named (``ncuwrap.NAME/vN``) is one ncuwrap writes today; a list of the versions
+  'compare' reads (``v2, v3 or v4``) is exactly those it reads.
+- Every option quoted (``--name``) is an option of ncuwrap, or of the NVIDIA tool the text speaks of.
+- Every transcript (a fenced block starting with ``$ ncuwrap ...`` and stating its width) is today's
+  output at that width; a line ``...`` stands for lines left out. The README's Python session gives the
+  values it shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+
+import pytest
+import typer
+
+from ncuwrap import diagnosis_doc
+from ncuwrap.cli import app
+from tests.conftest import ROOT, run_cli
+
+README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+SCHEMA = re.compile(r"ncuwrap\.[a-z][a-z-]*/v\d+")
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
+# Options of the tools ncuwrap drives or reads, quoted where the text says how a report was made.
+FOREIGN = {
+    "--help",  # every command's
+    # ncu
+    "--import", "--csv", "--page", "--print-units", "--print-kernel-base", "--print-source", "--section", "--set", "--metrics",
+    "--kernel-id", "--nvtx", "--import-source", "--export", "--target-processes", "--replay-mode", "--graph-profiling",
+    # nsys
+    "--trace", "--cuda-graph-trace", "--type",
+    # torchrun
+    "--no-python",
+}
+
+
+def _commands():
+    root = typer.main.get_command(app)
+    out = [("ncuwrap", root)]
+
+    def walk(cmd, path):
+        for name, sub in getattr(cmd, "commands", {}).items():
+            out.append((f"{path} {name}", sub))
+            walk(sub, f"{path} {name}")
+
+    walk(root, "ncuwrap")
+    return out
+
+
+def _help_texts() -> list[tuple[str, str]]:
+    """(where, text) for every command's and option's own help string (unwrapped, as written)."""
+    out = []
+    for path, command in _commands():
+        out.append((path, command.help or ""))
+        out += [(f"{path} {param.opts[0]}", getattr(param, "help", None) or "") for param in command.params]
+    return out
+
+
+def _options() -> set[str]:
+    return {o for _, command in _commands() for param in command.params for o in (*param.opts, *getattr(param, "secondary_opts", ()))
+            if o.startswith("--")}
+
+
+def _current_schemas() -> set[str]:
+    from ncuwrap import compare, verdict
+    from ncuwrap.bundled import report
+    from ncuwrap.profile import rundir
+    from ncuwrap.timeline import compare as timeline_compare, diagnosis
+    from ncuwrap.timeline.ranks import diagnosis as ranks
+
+    return {m.SCHEMA for m in (verdict, compare, timeline_compare, diagnosis, ranks, report, rundir)}
+
+
+def _texts():
+    return [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in (README,)] + _help_texts()
+
+
+# A list of the diagnosis versions 'compare' reads, oldest first ("ncuwrap.diagnosis/v2, v3 or v4").
+READ_LIST = re.compile(r"\bv2(?:(?:, |,? or )v\d+)+")
+
+
+def test_every_schema_quoted_is_one_written_today():
+    current = _current_schemas()
+    assert "ncuwrap.diagnosis/v4" in current
+    stale = [(where, name) for where, text in _texts() for name in SCHEMA.findall(READ_LIST.sub("", text)) if name not in current]
+    assert not stale, f"schemas named that ncuwrap no longer writes: {stale}"
+
+
+def test_lists_of_the_versions_compare_reads_are_the_versions_it_reads():
+    reads = [int(s.rsplit("/v", 1)[1]) for s in diagnosis_doc.SCHEMAS]
+    found = 0
+    for where, text in _texts():
+        for listing in READ_LIST.findall(text):
+            found += 1
+            assert [int(v) for v in re.findall(r"v(\d+)", listing)] == reads, f"{where}: {listing!r}"
+    assert found >= 2  # the README and compare's help
+
+
+def test_every_option_quoted_exists():
+    known = _options() | FOREIGN
+    unknown = sorted({(where, o) for where, text in _texts() for o in OPTION.findall(text) if o not in known})
+    assert not unknown, f"options quoted that no command has: {unknown}"
+
+
+# --- transcripts ---------------------------------------------------------------------------------------
+
+def _transcripts():
+    """(file, command line, width, expected lines) of every fenced block that opens with '$ ... ncuwrap'."""
+    out = []
+    for path in DOCS:
+        for block in re.findall(r"^```\n(\$ .*?)^```", path.read_text(encoding="utf-8"), re.S | re.M):
+            first, *lines = block.rstrip("\n").split("\n")
+            command, _, comment = first[2:].partition("#")
+            if "ncuwrap" not in command or "on the H200" in comment:
+                continue  # a capture made on the GPU host
+            width = re.search(r"at (\d+) columns", comment)
+            out.append(pytest.param(path.name, command.strip(), int(width.group(1)) if width else None, lines,
+                                    id=f"{path.name}:{command.strip()[:60]}"))
+    return out
+
+
+def _matches(expected: list[str], actual: list[str]) -> bool:
+    """Whether ``actual`` is ``expected`` with each '...' line standing for any lines."""
+    parts, part = [], []
+    for line in expected:
+        if line.strip() == "...":
+            parts.append(part)
+            part = []
+        else:
+            part.append(line.rstrip())
+    parts.append(part)
+    actual = [line.rstrip() for line in actual]
+    if len(parts) == 1:
+        return actual == parts[0]
+    if actual[:len(parts[0])] != parts[0] or (parts[-1] and actual[len(actual) - len(parts[-1]):] != parts[-1]):
+        return False
+    pos = len(parts[0])
+    for middle in parts[1:-1]:
+        pos = next((i for i in range(pos, len(actual) - len(middle) + 1) if actual[i:i + len(middle)] == middle), None)
+        if pos is None:
+            return False
+        pos += len(middle)
+    return pos <= len(actual) - len(parts[-1])
+
+
+@pytest.mark.parametrize("doc, command, width, expected", _transcripts())
+def test_every_transcript_is_todays_output(capsys, monkeypatch, doc, command, width, expected):
+    assert width, f"{doc}: '$ {command}': say the terminal width the transcript was taken at ('# at 100 columns')"
+    monkeypatch.setenv("COLUMNS", str(width))
+    folder, _, command = command.rpartition("&&")
+    if folder.strip():
+        monkeypatch.chdir(ROOT / shlex.split(folder)[-1])
+    argv = shlex.split(command)
+    assert argv[0] == "ncuwrap"
+    _, out, _ = run_cli(capsys, *argv[1:])
+    assert _matches(expected, out.splitlines()), f"{doc}: '$ {command.strip()}' prints today:\n{out}"
+
+
+def test_the_readme_python_session_gives_what_it_shows(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    session = re.search(r"```python\n(>>> import ncuwrap.*?)```", README.read_text(encoding="utf-8"), re.S).group(1)
+    scope: dict = {}
+    statement, checked = "", 0
+    lines = session.splitlines() + [">>> "]
+    for line in lines:
+        if line.startswith(">>> ") or line.startswith("... "):
+            if line.startswith(">>> ") and statement:
+                _run(statement, scope)
+                statement = ""
+            statement += re.sub(r"\s+#.*$", "", line[4:]) + "\n"
+        else:  # the value the statement before shows
+            assert repr(_run(statement, scope)) == line, statement
+            statement, checked = "", checked + 1
+    assert checked >= 2
+
+
+def _run(statement: str, scope: dict):
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            return eval(compile(statement, "README.md", "eval"), scope)
+        except SyntaxError:
+            exec(compile(statement, "README.md", "exec"), scope)

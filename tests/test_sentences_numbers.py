@@ -1,0 +1,183 @@
+"""Every sentence checked against the numbers it quotes (issue 38), as properties over every kernel
+report in tests/data (.ncu-rep, raw and details CSV exports) rendered in every format: a sentence a
+future rule or renderer writes cannot break them without failing here.
+
+- A unit said to be close to its peak is at ``high`` (80%) or more, and the sentence quotes the number.
+- The stop finding (at_roofline) names the unit at its roof, with that unit's number.
+- No advice recommends the precision the kernel already runs (FP8 advised to an FP8 GEMM).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from ncuwrap import ruleset
+from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.render import Format, render
+from tests.conftest import DATA
+
+# Kernel reports: ncu's binary reports and its CSV exports (the source pages are not reports).
+REPORT = re.compile(r"\.(ncu-rep|raw\.csv|raw_base\.csv|details\.csv)(\.gz)?$")
+REPORTS = sorted(p.relative_to(DATA) for p in DATA.rglob("*") if REPORT.search(p.name) and p.relative_to(DATA).parts[0] not in ("bad",))
+HIGH = ruleset.load(None).constants["high"]
+# A claim of saturation, and the number it must carry: "<N>% of its peak, close to it".
+# (Not the general note that "a unit can be near its limit while moving a small share of its peak bytes".)
+CLOSE = re.compile(r"close to (?:its|their) peak|close to it\b|(?<!can be )near (?:its|their) (?:peak|limit)", re.I)
+QUOTED = re.compile(r"(\d+(?:\.\d+)?)% of (?:its|their) peak, close to it")
+STOP_TITLE = re.compile(r"At the roofline: (\w+) at (\d+)% of its peak")
+FP8_ADVICE = re.compile(r"FP8 on Hopper|\(bf16, fp8\)|a cheaper type \(FP8", re.I)
+
+
+def plain(text: str, fmt: Format) -> str:
+    """What a reader reads: the page's text (HTML tags and entities, Markdown escapes gone), one space."""
+    if fmt is Format.html:
+        text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    elif fmt is Format.markdown:
+        text = re.sub(r"\\(.)", r"\1", text)
+    elif fmt is Format.json:
+        text = " ".join(_strings(json.loads(text)))
+    return re.sub(r"\s+", " ", text)
+
+
+def _strings(doc):
+    if isinstance(doc, str):
+        yield doc
+    elif isinstance(doc, dict):
+        for v in doc.values():
+            yield from _strings(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _strings(v)
+
+
+@lru_cache(maxsize=None)
+def _diagnosis(rel: Path):
+    return diagnose(DATA / rel)
+
+
+@lru_cache(maxsize=None)
+def _texts(rel: Path) -> dict[Format, str]:
+    d = _diagnosis(rel)
+    return {fmt: plain(render(d, fmt), fmt) for fmt in Format}
+
+
+def test_the_corpus_is_every_kind_of_report():
+    kinds = {re.sub(r"\.gz$", "", REPORT.search(str(p)).group(0)) for p in REPORTS}
+    assert kinds == {".ncu-rep", ".raw.csv", ".raw_base.csv", ".details.csv"} and len(REPORTS) >= 150
+    assert HIGH == 80
+
+
+@pytest.mark.parametrize("rel", REPORTS, ids=str)
+def test_close_to_the_peak_only_at_high_or_more_and_the_stop_names_its_unit(rel):
+    for fmt, text in _texts(rel).items():
+        for sentence in re.split(r"(?<=[.!?])\s", text):
+            if CLOSE.search(sentence):
+                quoted = QUOTED.findall(sentence)
+                assert quoted, f"{rel} ({fmt.value}): a closeness claim without its number: {sentence!r}"
+                assert all(float(q) >= HIGH for q in quoted), f"{rel} ({fmt.value}): {sentence!r}"
+            for unit, pct in STOP_TITLE.findall(sentence):
+                assert float(pct) >= HIGH, f"{rel} ({fmt.value}): {sentence!r}"
+    # The stop finding's unit is the one at its roof, by the model's numbers.
+    for k in _diagnosis(rel).kernels:
+        stop = next((f for f in k.findings if f.id == "at_roofline"), None)
+        if stop is None:
+            continue
+        unit, pct = stop.evidence["busiest_unit"], stop.evidence["busiest_pct"]
+        at = stop.evidence["sm_pct"] if unit == "sm" else {"dram": stop.evidence["dram_pct"], "l2": stop.evidence["l2_data_pct"],
+                                                           "l1tex": stop.evidence["l1tex_net_pct"]}[unit]
+        assert pct == pytest.approx(at) and pct >= HIGH, (rel, k.name)
+        assert f"at {pct:.0f}% of" in stop.advice and (unit == "sm" or f"({unit})" in stop.advice), (rel, k.name, stop.advice)
+
+
+def _runs_fp8(k) -> bool:
+    dtype = (k.tensor or {}).get("dtype") or k.compared_metrics.get("tensor_dtype")
+    return dtype in ("fp8", "int8") or bool(re.search(r"fp8|e4m3|e5m2", k.name, re.I))
+
+
+@pytest.mark.parametrize("rel", [r for r in REPORTS if r.parts[0] == "realworld" or "gemm" in str(r)], ids=str)
+def test_no_advice_recommends_the_precision_the_kernel_runs(rel):
+    d = _diagnosis(rel)
+    for k in d.kernels:
+        if not _runs_fp8(k):
+            continue
+        alone = dataclasses.replace(d, kernels=(k,))
+        for fmt in Format:
+            text = plain(render(alone, fmt), fmt)
+            assert not FP8_ADVICE.search(text), f"{rel} ({fmt.value}): {k.name} runs FP8 (or INT8): FP8 advised"
+
+
+def test_the_fp8_gemm_of_the_corpus_is_told_what_goes_further():
+    # blas/10, cuBLAS's 4096^3 fp8 GEMM (nvjet ... qqtst): at its roof on the tensor pipe.
+    k = next(k for k in _diagnosis(Path("realworld/blas.raw.csv.gz")).kernels if k.id == 10)
+    assert _runs_fp8(k) and k.next_step.id == "tensor_pipe"
+    assert k.next_step.advice.startswith("The math already runs on the tensor cores (fp8 at 80% of that type's dense peak), in the "
+                                         "cheapest dense type this GPU has up to Hopper. Near that peak only 2:4 structured sparsity")
+
+
+@pytest.mark.parametrize("rel", REPORTS, ids=str)
+def test_what_the_report_does_not_record_is_said_unknown(rel):
+    """A CSV export records no ncu command line, so nothing tells how ncu set the clocks: no format may
+    guess (the realworld captures were made with --clock-control none, and said "locks them to base")."""
+    d = _diagnosis(rel)
+    texts = _texts(rel)
+    if d.source.clock_control is None:
+        for fmt, text in texts.items():
+            assert not re.search(r"locks? them to base|locked to base|clocks (?:are|were) (?:set|left)", text), (rel, fmt)
+            if fmt is not Format.json:
+                assert "clock control unknown (the report does not record ncu's command line)" in text, (rel, fmt)
+    else:
+        assert d.source.command_line and all("clock control unknown" not in text for text in texts.values())
+
+
+@pytest.mark.parametrize("fmt", list(Format), ids=lambda f: f.value)
+def test_busy_and_idle_stand_side_by_side_only_of_one_scope(fmt):
+    """'GPU busy 11%' (the median step) stood beside 'GPU idle 91.1%' (all steady steps together): each
+    busy figure now says its scope, and those of one scope add up to 100%."""
+    from ncuwrap.timeline.diagnosing import diagnose_timeline
+
+    d = diagnose_timeline(DATA / "h200_ncuwrap" / "steps" / "decode_eager.sqlite.gz")
+    text = plain(render(d, fmt), fmt)
+    if fmt is not Format.json:
+        assert "GPU busy 11% of the step (medians); all steady steps together: GPU busy 8.9%, idle 91.1%" in text
+        together = re.search(r"all steady steps together: GPU busy ([\d.]+)%, idle ([\d.]+)%", text)
+        assert float(together.group(1)) + float(together.group(2)) == pytest.approx(100, abs=0.1)
+    assert d.timeline.metrics["gpu_busy_pct"] + d.timeline.metrics["idle_pct"] == pytest.approx(100)
+
+
+@pytest.mark.parametrize("rel", REPORTS, ids=str)
+def test_each_roofline_level_counts_all_its_traffic(rel):
+    """Issue 38: L2's point counts every L2 sector, so it is never below DRAM's; an L1 point is drawn only
+    where L1's load path carries at least half of what L2 returns to the SMs, and the report says why not."""
+    d = _diagnosis(rel)
+    for k in d.kernels:
+        chart = k.chart_metrics or {}
+        l2, dram = chart.get("l2_bytes_per_s"), chart.get("dram_bytes_per_s")
+        if l2 is not None and dram is not None and l2 == l2 and dram == dram:
+            assert l2 >= 0.99 * dram, (rel, k.name, l2, dram)  # every kernel, FLOPs or not
+        r = k.roofline
+        if r is None:
+            continue
+        by = {p.level: p.bytes_per_s for p in r.points}
+        if "L2" in by and "DRAM" in by:
+            assert by["L2"] >= 0.99 * by["DRAM"], (rel, k.name, by)
+        if r.l1_left_out is not None:
+            assert "L1" not in by and r.l1_left_out[0] < 0.5 * r.l1_left_out[1], (rel, k.name)
+    left_out = [k for k in d.kernels if k.roofline is not None and k.roofline.l1_left_out]
+    if left_out and len(d.kernels) == 1:
+        assert "no L1 point: L1's load path returns" in _texts(rel)[Format.html]
+
+
+def test_the_fp8_gemm_has_no_l1_point_and_says_why():
+    k = next(k for k in _diagnosis(Path("realworld/blas.raw.csv.gz")).kernels if k.id == 10)
+    assert [p.level for p in k.roofline.points] == ["DRAM", "L2"]
+    d = dataclasses.replace(_diagnosis(Path("realworld/blas.raw.csv.gz")), kernels=(k,))
+    assert ("no L1 point: L1's load path returns 22.6 GB/s to the SMs, under half the 6.02 TB/s L2 returns to them: the loads bypass it "
+            "(TMA copies, wgmma operands), so L1 does not carry this kernel's traffic.") in plain(render(d, Format.html), Format.html)
+    assert json.loads(render(d, Format.json))["kernels"][0]["roofline"]["l1_left_out"]["l2_to_sm_bytes_per_s"] == pytest.approx(6.023049e12)
