@@ -220,3 +220,21 @@ def whole_capture(path):
     measured = Measured(timeline=analyze(data), kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema,
                         device=data.device, notes=tuple(data.notes))
     return decide(measured, ruleset.load(None, TIMELINE), source_path=str(path))
+
+
+def roofline_advice_apart(text: str) -> tuple[str, list[str]]:
+    """A terminal diagnosis without at_roofline's advice paragraphs ("... close to its peak ... little left to
+    win as written ..."), and those paragraphs as one line each: issue 38 made the advice quote the unit at
+    its roof with its numbers, which a report recorded before cannot hold."""
+    import re
+
+    found: list[str] = []
+
+    def cut(match: re.Match) -> str:
+        paragraph = " ".join(match.group(0).split())
+        if "little left to win as written" not in paragraph:
+            return match.group(0)
+        found.append(paragraph)
+        return " " * 9 + "advice: (at the roof)"
+
+    return re.sub(r"^ {9}advice: .*(?:\n {17}\S.*)*", cut, text, flags=re.MULTILINE), found
