@@ -73,8 +73,11 @@ def merge(starts, ends) -> tuple[np.ndarray, np.ndarray]:
     starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
     if starts.size == 0:
         return starts, ends
-    order = np.lexsort((ends, starts))
-    s, e = starts[order], ends[order]
+    if (starts[1:] >= starts[:-1]).all():  # events come sorted by start: no sort (the order of equal starts does not matter)
+        s, e = starts, ends
+    else:
+        order = np.lexsort((ends, starts))
+        s, e = starts[order], ends[order]
     reach = np.maximum.accumulate(e)
     first = np.empty(s.size, dtype=bool)
     first[0] = True
