@@ -235,6 +235,22 @@ class _Table:
         return Events({"start": start.astype(np.int64), "end": end.astype(np.int64), "name": self.name.labels(rows)})
 
 
+# The integer columns an op's and a frame's args fill (-1 where an arg is absent or null).
+_OP_ARGS = (("seq", "Sequence number"), ("fwd_tid", "Fwd thread id"), ("external_id", "External id"))
+_FRAME_ARGS = (("python_id", "Python id"), ("parent_id", "Python parent id"))
+
+
+def _with_args(table, e: dict, columns) -> None:
+    """An op or frame event into ``table``: its times, thread and the ``columns`` from its args."""
+    a = e.get("args") or {}
+    table.times(e)
+    c = table.ints
+    c["tid"].append(e["tid"])
+    for column, key in columns:
+        value = a.get(key)
+        c[column].append(_NONE if value is None else value)
+
+
 class _Tables:
     """The columns of every kind of event read, filled in one pass over the events."""
 
@@ -257,22 +273,9 @@ class _Tables:
                 continue
             cat = e.get("cat")
             if cat == "cpu_op":
-                a = e.get("args") or {}
-                op.times(e)
-                c = op.ints
-                c["tid"].append(e["tid"])
-                seq, fwd = a.get("Sequence number"), a.get("Fwd thread id")
-                c["seq"].append(_NONE if seq is None else seq)
-                c["fwd_tid"].append(_NONE if fwd is None else fwd)
-                c["external_id"].append(a.get("External id", _NONE))
+                _with_args(op, e, _OP_ARGS)
             elif cat == "python_function":
-                a = e.get("args") or {}
-                frame.times(e)
-                c = frame.ints
-                c["tid"].append(e["tid"])
-                pid, parent = a.get("Python id"), a.get("Python parent id")
-                c["python_id"].append(_NONE if pid is None else pid)
-                c["parent_id"].append(_NONE if parent is None else parent)
+                _with_args(frame, e, _FRAME_ARGS)
             elif cat == "kernel":
                 a = e.get("args") or {}
                 kernel.times(e)
