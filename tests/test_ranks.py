@@ -319,7 +319,7 @@ def test_json_schema_and_every_format(capsys, tmp_path):
                                                "memcpy_dtod": 0, "memcpy_other": 0, "memset": 0, "idle": 7_000_000}
     assert doc["ranks"][1]["steps"] == {"name": "train_step", "count": 3, "median_ns": 16_500_000, "min_ns": 16_500_000,
                                         "max_ns": 16_500_000, "total_ns": 49_500_000, "warmup": 0, "all_count": 3,
-                                        "warmup_why": "no leading step takes more than 1.5x the median period of the last 2 steps (18.2 ms)"}
+                                        "warmup_why": "no leading step takes more than 1.5x the median period of the 2 steps after the first (18.2 ms)"}
     code, table, _ = run_cli(capsys, "timeline", "--ranks", folder, "--workers", "0")
     assert code == 0 and "Bound: compute (sm90_xmma_gemm_bf16bf16_bf16f32)" in table
     assert "1 *" in table and "rank 1    [" in table

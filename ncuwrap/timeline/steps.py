@@ -14,7 +14,7 @@ module loading, autotuning, allocator growth), which can take seconds against mi
   end of its GPU work, whichever is later. Its GPU busy share is the union of its work's intervals over
   the period, capped at 100% (a GPU-bound loop's host runs ahead, so one step's work can outlast its period).
 - **Warm-up**: the leading steps that take more than :data:`WARMUP_FACTOR` times the median period of the
-  last half of the steps (at most half of the steps), or the first N given with ``--warmup N``.
+  steps after the first (at most half of the steps), or the first N given with ``--warmup N``.
 - **Steady state**: the steps after the warm-up. Its window runs from the first steady step's start to the
   last one's period end; the CUDA calls that start in it and the GPU work they launched are what the
   timeline rules judge.
@@ -475,16 +475,18 @@ def _warmup(period: np.ndarray, warmup: int | None, path) -> tuple[int, str]:
         return warmup, f"the first {warmup} step{'s' if warmup != 1 else ''}, as given (--warmup {warmup})"
     if n < 2:
         return 0, "a single step: nothing to compare it with"
-    reference = median(period[n // 2:])
+    # The steps after the first: a robust median even where the first few are warm-up (at most half are),
+    # and close to the steady steps' own median, which the reports quote beside it.
+    reference = median(period[1:])
     k = 0
     while k < n // 2 and period[k] > WARMUP_FACTOR * reference:
         k += 1
+    after = f"the {n - 1} step{'s' if n > 2 else ''} after the first"
     if not k:
-        return 0, (f"no leading step takes more than {WARMUP_FACTOR:g}x the median period of the last {n - n // 2} steps "
-                   f"({reference / 1e6:.3g} ms)")
+        return 0, f"no leading step takes more than {WARMUP_FACTOR:g}x the median period of {after} ({reference / 1e6:.3g} ms)"
     slowest = float(period[:k].max())
-    return k, (f"{f'the first {k} steps take' if k > 1 else 'the first step takes'} more than {WARMUP_FACTOR:g}x the median period of the last "
-               f"{n - n // 2} steps ({reference / 1e6:.3g} ms; slowest {slowest / reference:.1f}x)")
+    return k, (f"{f'the first {k} steps take' if k > 1 else 'the first step takes'} more than {WARMUP_FACTOR:g}x the median period of "
+               f"{after} ({reference / 1e6:.3g} ms; slowest {slowest / reference:.1f}x)")
 
 
 def active_window(data) -> tuple[int, int] | None:
