@@ -348,3 +348,46 @@ def test_fuzz_names_in_every_format(capsys, workdir, name):
     assert code == 0
     shown = str(html_escape(terminal(name)))
     assert shown in page or shown.strip() == "" or " ".join(shown.split()) in page
+
+
+# --- PyTorch profiler (Kineto) traces: events' fields replaced, bytes replaced, the file cut short ----
+
+def _small_trace() -> dict:
+    """The real small_launch trace's header with its first 4,000 events (their order kept): a trace of a
+    few steps, read in a fraction of a second."""
+    import gzip
+    import json
+
+    doc = json.loads(gzip.decompress((DATA / "h200_ncuwrap" / "kineto" / "small_launch.pt.trace.json.gz").read_bytes()))
+    doc["traceEvents"] = doc["traceEvents"][:4000]
+    return doc
+
+
+KINETO = _small_trace()
+FIELD_VALUES = st.one_of(st.none(), st.text(max_size=12), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
+                         st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=4), st.integers(), max_size=2))
+
+
+@fuzz(25)
+@given(data=st.data())
+def test_fuzz_kineto_trace(capsys, workdir, data):
+    import json
+
+    doc = json.loads(json.dumps(KINETO))
+    events = doc["traceEvents"]
+    for _ in range(data.draw(st.integers(0, 6))):
+        event = events[data.draw(st.integers(0, len(events) - 1))]
+        key = data.draw(st.sampled_from(["ph", "cat", "name", "ts", "dur", "tid", "pid", "args"]))
+        if data.draw(st.booleans()):
+            event.pop(key, None)
+        else:
+            event[key] = data.draw(FIELD_VALUES)
+    text = json.dumps(doc).encode()
+    for _ in range(data.draw(st.integers(0, 3))):
+        at = data.draw(st.integers(0, len(text) - 1))
+        text = text[:at] + bytes([data.draw(st.integers(0, 255))]) + text[at + 1:]
+    cut = data.draw(st.one_of(st.none(), st.integers(0, len(text))))
+    folder = workdir()
+    path = folder / "trace.pt.trace.json"
+    path.write_bytes(text[:cut] if cut is not None else text)
+    check_contract(capsys, folder, "diagnose", path)
