@@ -112,12 +112,17 @@ def find(folder: str | Path) -> RankFiles:
             raise InputError(f"{found[stem]}: rank {rank} again (also {by_rank[rank].name}); keep one capture per rank "
                              "in the folder")
         by_rank[rank] = found[stem]
+    _check_complete(folder, by_rank, "capture", "")
+    return RankFiles(tuple(RankFile(r, by_rank[r]) for r in sorted(by_rank)), "ranks from the file names (rankN)", True)
+
+
+def _check_complete(folder: Path, by_rank: dict[int, Path], noun: str, how: str) -> None:
+    """Refuse a set of ranks with a gap (``noun``: what a rank's file is; ``how``: how the ranks were told)."""
     missing = sorted(set(range(max(by_rank) + 1)) - set(by_rank))
     if missing:
         listed = ", ".join(str(r) for r in missing[:5]) + ("..." if len(missing) > 5 else "")
-        raise InputError(f"{folder}: rank{'s' if len(missing) > 1 else ''} {listed} missing (found {len(by_rank)} captures, "
-                         f"ranks up to {max(by_rank)}); add the missing rank's capture, or analyse a complete set")
-    return RankFiles(tuple(RankFile(r, by_rank[r]) for r in sorted(by_rank)), "ranks from the file names (rankN)", True)
+        raise InputError(f"{folder}: rank{'s' if len(missing) > 1 else ''} {listed} missing (found {len(by_rank)} {noun}s, "
+                         f"ranks up to {max(by_rank)}{how}); add the missing rank's {noun}, or analyse a complete set")
 
 
 def _traced_ranks(folder: Path, found: dict[str, Path]) -> RankFiles | None:
@@ -133,9 +138,5 @@ def _traced_ranks(folder: Path, found: dict[str, Path]) -> RankFiles | None:
             raise InputError(f"{path}: rank {rank} again (also {by_rank[rank].name}, by their distributedInfo); keep one trace "
                              "per rank in the folder")
         by_rank[rank] = path
-    missing = sorted(set(range(max(by_rank) + 1)) - set(by_rank))
-    if missing:
-        listed = ", ".join(str(r) for r in missing[:5]) + ("..." if len(missing) > 5 else "")
-        raise InputError(f"{folder}: rank{'s' if len(missing) > 1 else ''} {listed} missing (found {len(by_rank)} traces, "
-                         f"ranks up to {max(by_rank)} by their distributedInfo); add the missing rank's trace, or analyse a complete set")
+    _check_complete(folder, by_rank, "trace", " by their distributedInfo")
     return RankFiles(tuple(RankFile(r, by_rank[r]) for r in sorted(by_rank)), "ranks from the traces' distributedInfo", True)
