@@ -76,6 +76,7 @@ class Loop:
     launches: int  # launches in the loop's unit (its period)
     exact: int  # steps whose launches are the unit's, in order
     gpu_ns: int  # GPU time of all the steps' launches
+    start_ns: int  # when its first step's first launch was launched
 
     @property
     def count(self) -> int:
@@ -85,9 +86,8 @@ class Loop:
     def first(self) -> int:
         return int(self.starts[0])
 
-    def to_json(self, launches: "Launches") -> dict:
-        return {"steps": self.count, "launches": self.launches, "gpu_ns": self.gpu_ns,
-                "start_ns": int(launches.times[self.first])}
+    def to_json(self) -> dict:
+        return {"steps": self.count, "launches": self.launches, "gpu_ns": self.gpu_ns, "start_ns": self.start_ns}
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,9 @@ class Found:
     starts_ns: np.ndarray  # each step's start (its first launch call's start)
     ends_ns: np.ndarray  # each step's end: the next step's start; the last, its last launch call's end
     others: tuple[Loop, ...]  # other loops, most GPU time first
-    launches: Launches
+    # The correlationId of the last step's last launch (NaN: not traced), whose call ends the step. Only
+    # this is kept of the launches: the steps travel back from the forked reader, the launches need not.
+    last_correlation: float
 
     def describe(self, periods_ns) -> str:
         """"12 steps of 324 launches (all exactly alike), periods within 3% of their median", with the other
@@ -116,7 +118,7 @@ class Found:
     def to_json(self, periods_ns) -> dict:
         return {"launches": self.loop.launches, "exact_steps": self.loop.exact, "gpu_ns": self.loop.gpu_ns,
                 "spread_pct": round(spread_pct(periods_ns), 4),
-                "other_loops": [o.to_json(self.launches) for o in self.others]}
+                "other_loops": [o.to_json() for o in self.others]}
 
 
 def _launches(n: int) -> str:
@@ -323,7 +325,7 @@ def _loop(launches: Launches, a: int, e: int, lag: int, lo: int, hi: int) -> Loo
     # with each tensor's size: a program's iteration does the same GPU work each time.
     if spread_pct(gpu[1:]) > MAX_WORK_SPREAD_PCT:
         return None
-    return Loop(starts=starts, end=last_end, launches=lag, exact=exact, gpu_ns=int(gpu.sum()))
+    return Loop(starts=starts, end=last_end, launches=lag, exact=exact, gpu_ns=int(gpu.sum()), start_ns=int(launches.times[starts[0]]))
 
 
 MAX_WORK_SPREAD_PCT = 25.0
@@ -353,7 +355,7 @@ def find(launches: Launches | None) -> Found | None:
     # The last step ends at its last launch here; ncuwrap.timeline.steps extends it to that call's end.
     ends_ns = np.append(starts_ns[1:], max(int(launches.times[best.end - 1]), int(starts_ns[-1])) + 1)
     return Found(loop=best, starts_ns=starts_ns.astype(np.int64), ends_ns=ends_ns.astype(np.int64), others=others,
-                 launches=launches)
+                 last_correlation=float(launches.correlation[best.end - 1]))
 
 
 def _loops_in(launches: Launches, lo: int, hi: int, depth: int) -> list[Loop]:

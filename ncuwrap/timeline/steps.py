@@ -349,7 +349,7 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: 
         repeated = repetition.find(launch_sequence(data, api_starts(data)))
         if repeated is not None:
             ends = repeated.ends_ns.copy()  # the last step ends with its last launch call
-            ends[-1] = _call_end(data, float(repeated.launches.correlation[repeated.loop.end - 1]), int(ends[-1]))
+            ends[-1] = _call_end(data, repeated.last_correlation, int(ends[-1]))
             found = (FOUND_NAME, repeated.starts_ns, ends)
     if found is None:
         return None
