@@ -142,8 +142,11 @@ def _roofline(r: dict | None) -> Roofline | None:
 
 
 def _l1_left_out(doc: dict | None):
-    """A document written before the L1 point could be left out has no such key: None."""
-    return None if not doc else (doc["l1_bytes_per_s"], doc["l2_to_sm_bytes_per_s"])
+    """A document written before the L1 point could be left out has no such key, and one written while it
+    was judged by bytes (ncuwrap 0.1.0 before issue 38's L1 point) has other keys: None, no reason shown."""
+    if not isinstance(doc, dict) or "l1_sectors" not in doc or "l2_requests_from_sms" not in doc:
+        return None
+    return (doc["l1_sectors"], doc["l2_requests_from_sms"])
 
 
 def _where(w: dict | None):

@@ -284,7 +284,7 @@ def _rooflines(source: "_Launches"):
     peaks, flops_per_s = _positives(source.column("roof_peak_flops_per_s")), source.column("roof_flops_per_s")
     levels = [(level, _positives(source.column(achieved_key)), _positives(source.column(peak_key)))
               for level, achieved_key, peak_key in M.MEMORY_LEVELS]
-    l2_to_sm = _positives(source.column("l2_to_sm_bytes_per_s"))
+    l1_sectors, l2_requests = source.column("l1_sectors"), source.column("l2_tex_requests")
 
     def roofline(row: int) -> Roofline:
         flops = flops_per_s[row]
@@ -295,7 +295,7 @@ def _rooflines(source: "_Launches"):
                 roofs.append((level, bw))
             if achieved and flops and flops > 0:
                 points.append(RooflinePoint(level, flops / achieved, float(flops), achieved))
-        points, l1_left_out = _l1_where_it_carries(points, l2_to_sm[row])
+        points, l1_left_out = _l1_where_it_carries(points, l1_sectors[row], l2_requests[row])
         return Roofline(str(kinds[row] or "fp32"), peaks[row], tuple(roofs), flops, tuple(points), l1_left_out=l1_left_out)
 
     return roofline
@@ -417,20 +417,25 @@ def _source_info(profile: Profile, source: _Launches) -> SourceInfo:
                       sm_clock_mhz=clock)
 
 
-# L1's load path returning less than this share of what L2 returns to the SMs: the loads bypass L1.
+# L1 looking up fewer sectors than this share of the requests the SMs send to L2: their traffic bypasses L1.
+# A request asks for 1 to 4 sectors of a line, and each one that comes from L1 follows a lookup of at least
+# one sector there, so traffic that goes through L1 looks up at least one sector per request (1.0 to 8 on
+# every kernel of tests/data). TMA copies and wgmma operands reach L2 as requests L1 never looked up: 0.00
+# to 0.20 on the Hopper GEMMs, convolutions and attention kernels there (docs/roofline.md).
 L1_CARRIES = 0.5
 
 
-def _l1_where_it_carries(points: list, l2_to_sm: float | None) -> tuple[list, tuple[float, float] | None]:
-    """The L1 point only where L1 carries the kernel's loads. Its bytes are those the LSU path returns to
-    the SMs (ncu's derived__l1tex__lsu_writeback_bytes_mem_lgds); TMA copies and wgmma operands never
-    pass there. Where that path returns less than half of what L2 returns to the SMs (the same path one
-    level down), the point says nothing about L1 and sits at 10^4-10^6 FLOP/byte (Hopper GEMMs),
-    stretching the chart: left out, with (its bytes/s, L2's to the SMs) to say why."""
-    l1 = next((p for p in points if p.level == "L1"), None)
-    if l1 is None or not l2_to_sm or l1.bytes_per_s >= L1_CARRIES * l2_to_sm:
+def _l1_where_it_carries(points: list, l1_sectors, l2_requests) -> tuple[list, tuple[float, float] | None]:
+    """The L1 point only where L1 carries the kernel's traffic; otherwise the point says nothing about L1
+    and sits at 10^4-10^6 FLOP/byte (Hopper GEMMs), stretching the chart, or at no bytes at all: left
+    out, with (L1's sector lookups, the requests the SMs sent to L2) to say why."""
+    if not points or not _number(l1_sectors) or not _number(l2_requests) or l2_requests <= 0 or l1_sectors >= L1_CARRIES * l2_requests:
         return points, None
-    return [p for p in points if p is not l1], (l1.bytes_per_s, float(l2_to_sm))
+    return [p for p in points if p.level != "L1"], (float(l1_sectors), float(l2_requests))
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and value == value
 
 
 def needed_metrics(rules: R.RuleSet) -> list[str]:

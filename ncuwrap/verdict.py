@@ -188,8 +188,8 @@ class Roofline:
     # The counters it lacks (then nothing is drawn) and how to collect them.
     missing: tuple[str, ...] = ()
     how: str = ""
-    # The L1 point left out because L1 does not carry the kernel's loads: (the L1 point's bytes/s, what
-    # L2 returns to the SMs), kernel_diagnosis._l1_where_it_carries. None: not left out.
+    # The L1 point left out because L1 does not carry the kernel's traffic: (the sectors L1 looked up, the
+    # requests the SMs sent to L2), kernel_diagnosis._l1_where_it_carries. None: not left out.
     l1_left_out: tuple[float, float] | None = None
 
     @property
@@ -211,7 +211,7 @@ class Roofline:
                "roofs": {level: clean(bw) for level, bw in self.roofs}, "flops_per_s": clean(self.flops_per_s),
                "points": [p.to_json() for p in self.points], "missing": list(self.missing)}
         if self.l1_left_out is not None:  # only then: a document without it reads as before
-            out["l1_left_out"] = {"l1_bytes_per_s": clean(self.l1_left_out[0]), "l2_to_sm_bytes_per_s": clean(self.l1_left_out[1])}
+            out["l1_left_out"] = {"l1_sectors": clean(self.l1_left_out[0]), "l2_requests_from_sms": clean(self.l1_left_out[1])}
         return out
 
 

@@ -33,19 +33,20 @@ def _json(capsys, report) -> tuple[dict, str]:
     return json.loads(out), out
 
 
-def _l2_as_recorded(doc: dict, recorded: dict) -> dict:
-    """``doc`` with the L2 roofline values of ``recorded``: issue 38 made the L2 point count all of L2's
-    traffic (lts__t_sectors) instead of ncu's L2-to-SM bytes, so those numbers differ from what earlier
-    versions wrote, and only those (docs/roofline.md)."""
+def _levels_as_recorded(doc: dict, recorded: dict) -> dict:
+    """``doc`` with the L2 and L1 roofline values of ``recorded``: issue 38 made the L2 point count all of
+    L2's traffic (lts__t_sectors) instead of ncu's L2-to-SM bytes, and the L1 point every global and local
+    sector L1 looked up instead of its LSU path's loads, so those numbers differ from what earlier versions
+    wrote, and only those (docs/roofline.md)."""
     doc = json.loads(json.dumps(doc))
     for kernel, old in zip(doc["kernels"], recorded["kernels"]):
-        for key in ("l2_bytes_per_s", "l2_peak_bytes_per_s"):
+        for key in ("l2_bytes_per_s", "l2_peak_bytes_per_s", "l1_bytes_per_s"):
             if key in kernel.get("chart", {}):
                 kernel["chart"][key] = old["chart"][key]
         if kernel.get("roofline") and "L2" in kernel["roofline"]["roofs"]:
             kernel["roofline"]["roofs"]["L2"] = old["roofline"]["roofs"]["L2"]
             for point, was in zip(kernel["roofline"]["points"], old["roofline"]["points"]):
-                if point["level"] == "L2":
+                if point["level"] in ("L2", "L1"):
                     point.update(was)
     return doc
 
@@ -59,7 +60,7 @@ def test_expanding_v4_gives_the_v2_document_v2_wrote(capsys, report, recorded):
     doc, _ = _json(capsys, report)
     assert doc["schema"] == "ncuwrap.diagnosis/v4"
     v2 = (V2 / recorded).read_text(encoding="utf-8")
-    assert json.dumps(_l2_as_recorded(expand(doc), json.loads(v2)), indent=2) + "\n" == v2
+    assert json.dumps(_levels_as_recorded(expand(doc), json.loads(v2)), indent=2) + "\n" == v2
 
 
 def test_later_launches_of_a_kernel_say_only_what_differs(capsys):
@@ -138,23 +139,23 @@ def test_a_v3_document_ncuwrap_wrote_is_read_as_today_s_v4(capsys, report, recor
     v4, _ = _json(capsys, report)
     v3 = json.loads((V3 / recorded).read_text(encoding="utf-8"))
     assert v3["schema"] == "ncuwrap.diagnosis/v3"
-    assert json.dumps(expand(v3), indent=2) == json.dumps(_l2_as_recorded(expand(v4), expand(v3)), indent=2)
+    assert json.dumps(expand(v3), indent=2) == json.dumps(_levels_as_recorded(expand(v4), expand(v3)), indent=2)
     code, from_v3, err = run_cli(capsys, "compare", V3 / recorded, report, "-f", "json")
     assert code == 0, err
     code, from_reports, err = run_cli(capsys, "compare", report, report, "-f", "json")
     assert code == 0, err
-    assert _without_l2(json.loads(from_v3)["pairs"]) == _without_l2(json.loads(from_reports)["pairs"])
+    assert _without_levels(json.loads(from_v3)["pairs"]) == _without_levels(json.loads(from_reports)["pairs"])
 
 
-def _without_l2(pairs: list) -> list:
-    """The pairs with their L2 roofline values dropped (issue 38 changed them: _l2_as_recorded)."""
+def _without_levels(pairs: list) -> list:
+    """The pairs with their L2 and L1 roofline values dropped (issue 38 changed them: _levels_as_recorded)."""
     for pair in pairs:
         for side in (pair["before"], pair["after"]):
-            for key in ("l2_bytes_per_s", "l2_peak_bytes_per_s"):
+            for key in ("l2_bytes_per_s", "l2_peak_bytes_per_s", "l1_bytes_per_s"):
                 side.get("chart", {}).pop(key, None)
             if side.get("roofline"):
                 side["roofline"]["roofs"].pop("L2", None)
-                side["roofline"]["points"] = [p for p in side["roofline"]["points"] if p["level"] != "L2"]
+                side["roofline"]["points"] = [p for p in side["roofline"]["points"] if p["level"] not in ("L2", "L1")]
     return pairs
 
 

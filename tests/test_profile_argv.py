@@ -144,8 +144,9 @@ def test_targeted_collection_is_the_contract(targeted):
     assert list(targeted.sections) == TARGETED_SECTIONS
     assert list(targeted.metrics) == TARGETED_METRICS
     assert targeted.set_name is None
-    # The L2 point is counted by name (lts__t_sectors.sum); only the L1 point needs the hierarchical section.
-    assert {s.name for s in targeted.skipped} == {"spill_requests", "l1_bytes_per_s", "l1_peak_bytes_per_s",
+    # The L2 and L1 points are counted by name (lts__t_sectors.sum; the sectors the rules read); only the L1 roof
+    # needs the hierarchical section.
+    assert {s.name for s in targeted.skipped} == {"spill_requests", "l1_peak_bytes_per_s",
                                                   "stall_top", "stall_top_pct", "stall_second", "stall_second_pct"}
     assert {s.section for s in targeted.skipped} == {"MemoryWorkloadAnalysis", "SpeedOfLight_HierarchicalSingleRooflineChart", None}
     # The warp stall ratios cost 6 replay passes on the H200 and only fill the cause line: skipped, saying why.

@@ -203,10 +203,11 @@ def clock_note(diagnosis) -> str:
 
 
 def l1_left_out(roofline, series: str = "") -> str:
-    """Why a roofline has no L1 point (Roofline.l1_left_out): L1's load path carries a fraction of the loads."""
-    l1, l2 = roofline.l1_left_out
-    return (f"{series + ': ' if series else ''}no L1 point: L1's load path returns {si(l1, 'B/s')} to the SMs, under half the "
-            f"{si(l2, 'B/s')} L2 returns to them: the loads bypass it (TMA copies, wgmma operands), so L1 does not carry this kernel's traffic.")
+    """Why a roofline has no L1 point (Roofline.l1_left_out): the SMs' traffic reaches L2 without L1."""
+    sectors, requests = roofline.l1_left_out
+    return (f"{series + ': ' if series else ''}no L1 point: L1 looked up {round(sectors):,} sectors while the SMs sent "
+            f"{round(requests):,} requests to L2: their traffic bypasses L1 (as TMA copies and wgmma operands do), so L1 does not "
+            f"carry this kernel's traffic.")
 
 
 def priority_line(p, program: bool, name) -> str:
