@@ -72,10 +72,10 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
     # The rules first (a bad rules file is said before any work), then the report's reader is started
     # (a .ncu-rep: NVIDIA's reader in a child process) while the diagnosis's modules, pandas among
     # them, are imported: on a 220-launch report that overlap saves ~0.3 s of 1.7.
-    from ncuwrap import ingest, ruleset
+    from ncuwrap import ingest, metrics, ruleset
 
     rule_set = ruleset.load(rules, extend=extend)
-    started = (rule_set, ingest.start(path, ncu=ncu, metrics=ruleset.report_metrics(rule_set)))
+    started = (rule_set, ingest.start(path, ncu=ncu, metrics=metrics.report_metrics(rule_set)))
     from ncuwrap.kernel_diagnosis import diagnose as run
 
     label = None if report is not None else f"ncuwrap:samples/{path.name}"

@@ -6,7 +6,7 @@ rules (:data:`ncuwrap.timeline.metrics.TIMELINE`), rank rules (:data:`ncuwrap.ti
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 
@@ -18,6 +18,7 @@ class Entry:
     unit: str
     needs: str | None  # what must have been captured: "api" (CUDA API trace), "host_memory", "steps", "nccl"
     description: str
+    text: bool = False  # a word ("launch", a kernel's name), compared with == and != only
 
 
 def variants(names: Iterable[str]) -> dict[str, tuple[str, float]]:
@@ -33,8 +34,15 @@ def variants(names: Iterable[str]) -> dict[str, tuple[str, float]]:
     return out
 
 
+def _itself(name: str) -> list[str]:
+    return [name]
+
+
 @dataclass(frozen=True)
 class Catalogue:
+    """Everything the rules engine knows about one domain: the rules engine itself (ncuwrap.ruleset,
+    ncuwrap.evaluate) knows none, and checks and reads rules only through this."""
+
     kind: str  # the rules file's `kind:` (kernel, timeline, ranks)
     rules_file: str  # the bundled rules of this kind (rules/<file>)
     names: frozenset[str]  # every name a rule may read, unit variants included
@@ -43,13 +51,19 @@ class Catalogue:
     entries: Mapping[str, Entry] = field(default_factory=dict)  # the quantities themselves, where catalogued one by one
     unit_variants: Mapping[str, tuple[str, float]] = field(default_factory=dict)
     roles: Mapping[str, str] = field(default_factory=dict)  # role -> what ncuwrap does with the finding holding it
+    text_names: frozenset[str] = frozenset()  # names whose values are text: compared, never computed with
+    wastes: tuple[str, ...] = ()  # what a rule's `where:` may name (per-instruction wastes of kernel rules)
+    # The time of one row that estimates scale (kernel rules: a launch's duration_ns); None: no estimates.
+    time_metric: str | None = None
+    # What must be measured for a name: the raw counters behind a kernel metric; a capture's value itself.
+    inputs: Callable[[str], list[str]] = _itself
 
     @classmethod
     def of_entries(cls, kind: str, rules_file: str, entries: Mapping[str, Entry], listing: str, roles: Mapping[str, str] | None = None):
         """A catalogue of one value per capture: ``entries`` and their unit variants."""
         extra = variants(entries)
         return cls(kind=kind, rules_file=rules_file, names=frozenset(entries) | frozenset(extra), listing=listing, entries=entries,
-                   unit_variants=extra, roles=roles or {})
+                   unit_variants=extra, roles=roles or {}, text_names=frozenset(n for n, e in entries.items() if e.text))
 
     def base_of(self, name: str) -> str:
         """The catalogued quantity behind ``name`` (itself, or the ns/bytes one of a unit variant)."""

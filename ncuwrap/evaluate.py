@@ -13,14 +13,32 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from ncuwrap import estimate as E
 from ncuwrap.ruleset import texts as RT
 from ncuwrap import ruleset as R
 from ncuwrap.verdict import SEVERITY_ORDER, FindingResult, NextStep, NotEvaluated, Step, Undecided, clean
+
+if TYPE_CHECKING:
+    from ncuwrap import estimate as E
+
+
+class EstimateModel(Protocol):
+    """What fixing a finding buys, as the evaluation asks it (kernel rules: the module ncuwrap.estimate).
+    The rules engine computes no estimate itself: a rule set with estimated findings is evaluated with
+    the model of its domain, which scales the time of a row (the catalogue's time_metric)."""
+
+    def effect(self, n: int, removes: dict, fills) -> "E.Effect": ...
+
+    def no_effect(self, n: int) -> "E.Effect": ...
+
+    def Effect(self, keep: dict, fill) -> "E.Effect": ...  # noqa: N802  (the model's effect type)
+
+    def estimate(self, util: dict, effect, duration, *, roof: float, floor_ns: float, busy: float, reach: dict) -> "E.Estimate": ...
+
+    def KernelEffects(self, **fields) -> "E.KernelEffects": ...  # noqa: N802  (what compare re-estimates from)
 
 
 class MetricSource(Protocol):
@@ -118,8 +136,9 @@ def finding_result(finding: R.Finding, level: str, values: dict, estimated_speed
 class Evaluation:
     """Every rule of ``rules`` evaluated over every row of ``source``; :meth:`decide` reads one row."""
 
-    def __init__(self, source: MetricSource, rules: R.RuleSet):
-        self.source, self.rules, self.n = source, rules, source.n
+    def __init__(self, source: MetricSource, rules: R.RuleSet, model: EstimateModel | None = None):
+        """``model``: what fixing a finding buys, needed when ``rules`` has estimated findings."""
+        self.source, self.rules, self.n, self.model = source, rules, source.n, model
         self.branch_holds = [self.condition(b.when) for b in rules.bound]
         self.bound_missing = source.missing(n for b in rules.bound for n in b.when.names)
         self.borderline = self.condition(rules.borderline) if rules.borderline is not None else np.zeros(self.n, dtype=bool)
@@ -173,7 +192,10 @@ class Evaluation:
         estimated = any(f.estimated for f in rules.findings)
         if estimated:
             self.util = {u: np.asarray(self.source.lookup(m), dtype=float) for u, m in rules.units.items()}
-            duration = np.asarray(self.source.lookup("duration_ns"), dtype=float)
+            time_metric = rules.catalogue.time_metric if rules.catalogue else None
+            if self.model is None or time_metric is None:
+                raise ValueError(f"{rules.path}: estimated findings need an estimate model and the rows' time (its catalogue's time_metric)")
+            duration = np.asarray(self.source.lookup(time_metric), dtype=float)
             # Unknown where its metrics were not collected: the unit's roof then.
             self.reach = {u: self.number(e) if not self.source.missing(e.names) else np.full(n, np.nan) for u, e in rules.reach.items()}
         roof, floor, busy = rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy")
@@ -194,8 +216,8 @@ class Evaluation:
                 names = [x for expr in [*finding.removes.values(), *([finding.fills] if finding.fills else [])] for x in expr.names]
                 self.estimate_missing[finding.id] = self.source.missing(names)
                 removes = {u: self.number(expr) for u, expr in finding.removes.items()}
-                fx = E.effect(n, removes, self.number(finding.fills) if finding.fills is not None else None)
-                est = E.estimate(self.util, fx, duration, roof=roof, floor_ns=floor, busy=busy, reach=self.reach)
+                fx = self.model.effect(n, removes, self.number(finding.fills) if finding.fills is not None else None)
+                est = self.model.estimate(self.util, fx, duration, roof=roof, floor_ns=floor, busy=busy, reach=self.reach)
                 gain = est.gain_pct
                 # Minor: under gain_minor % of the kernel's time, or under saving_minor_ns per launch.
                 small = (gain < minor) | (np.nan_to_num(duration, nan=np.inf) * gain / 100.0 < saving)
@@ -206,12 +228,12 @@ class Evaluation:
             serious[finding.id] = holds & (level != "minor")
         if estimated:
             # What fixing all of a row's estimated findings together would buy.
-            together = E.no_effect(n)
+            together = self.model.no_effect(n)
             for fid, fx in self.effect.items():
                 mask = self.fired[fid]
-                together = together.combine(E.Effect(keep={u: np.where(mask, k, 1.0) for u, k in fx.keep.items()},
+                together = together.combine(self.model.Effect(keep={u: np.where(mask, k, 1.0) for u, k in fx.keep.items()},
                                                      fill=np.where(mask, fx.fill, 1.0)))
-            self.combined = E.estimate(self.util, together, duration, roof=roof, floor_ns=floor, busy=busy, reach=self.reach)
+            self.combined = self.model.estimate(self.util, together, duration, roof=roof, floor_ns=floor, busy=busy, reach=self.reach)
 
     def _spec_levels(self, finding) -> np.ndarray:
         """The level the rules file gives (first 'severity' entry whose condition holds, else the last)."""
@@ -390,7 +412,7 @@ class Evaluation:
         """What compare needs to estimate a subset of this row's findings fixed together."""
         per = {f.id: self.effect[f.id] for f in findings if f.id in self.effect}
         roof, floor, busy = self._estimate_settings
-        return E.KernelEffects(util=self.util, duration_ns=duration, findings=per, roof=roof, floor_ns=floor, busy=busy, row=row,
+        return self.model.KernelEffects(util=self.util, duration_ns=duration, findings=per, roof=roof, floor_ns=floor, busy=busy, row=row,
                                reach=self.reach)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ncuwrap import kernel_filter
+from ncuwrap import estimate, kernel_filter
 from ncuwrap.attribution import NO_COUNTERS, attribute
 from ncuwrap.gc_pause import no_collection_pauses
 from ncuwrap import metrics as M
@@ -133,7 +133,7 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
     if select is not None and select.active:
         rows = kernel_filter.select_launches(select, meta["name"], meta["display_name"], meta["process_id"], meta["process_name"],
                                              profile.source.path)
-    evaluation = Evaluation(source, rules)
+    evaluation = Evaluation(source, rules, estimate)  # kernel rules' estimates: ncuwrap.estimate
     with no_collection_pauses():
         kernels = _kernels(evaluation, profile, [int(r) for r in rows], meta, rules)
     return Diagnosis(
@@ -439,8 +439,8 @@ def _number(value) -> bool:
 
 
 def needed_metrics(rules: R.RuleSet) -> list[str]:
-    """Raw metrics worth reading from a report (ncuwrap.ruleset.report_metrics)."""
-    return R.report_metrics(rules)
+    """Raw metrics worth reading from a report (ncuwrap.metrics.report_metrics)."""
+    return M.report_metrics(rules)
 
 
 def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,

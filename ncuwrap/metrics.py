@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ncuwrap.attribution import WASTES
 from ncuwrap.catalogue import Catalogue
 
 if TYPE_CHECKING:
@@ -771,4 +772,15 @@ class MetricTable:
 # ncu metric through metric("...").
 KERNEL = Catalogue(kind="kernel", rules_file="default.yaml", names=frozenset(CANONICAL) | frozenset(DERIVED) | frozenset(LAUNCH_TEXT),
                    listing="see 'ncuwrap rules metrics --all' for the names", raw_allowed=True,
-                   roles={"stop": "the kernel is at its roofline with nothing left to fix: its advice is 'stop here'"})
+                   roles={"stop": "the kernel is at its roofline with nothing left to fix: its advice is 'stop here'"},
+                   text_names=frozenset(STRING_METRICS), wastes=tuple(WASTES), time_metric="duration_ns", inputs=raw_inputs)
+
+
+def report_metrics(rules) -> list[str]:
+    """Raw metrics worth reading from a report for kernel ``rules``: what the rules read, every canonical
+    alias (for the report's charts) and the device facts. Reading only these keeps time and memory bounded."""
+    names = list(rules.raw_metrics())
+    for canonical in CANONICAL.values():
+        names.extend(a for a in canonical.aliases if a not in names)
+    names += ["device__attribute_display_name", "device__attribute_compute_capability_major", "device__attribute_compute_capability_minor"]
+    return names

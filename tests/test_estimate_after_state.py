@@ -35,7 +35,7 @@ def test_the_rules_reach_is_the_measured_ladder():
     rules = ruleset.load()
     for rung, measured in ladder.items():
         profile = load(PAIRS / f"bytes_in_flight-{rung}.raw.csv.gz")
-        evaluation = Evaluation(_Launches(profile), rules)
+        evaluation = Evaluation(_Launches(profile), rules, E)
         (bif,) = _Launches(profile).column("bytes_in_flight_per_thread")
         width, k = int(rung.split("_")[0][1:]), int(rung.split("_")[1][1:])
         assert bif == width * k, rung

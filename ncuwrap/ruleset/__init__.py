@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from ncuwrap import metrics, safeyaml
+from ncuwrap import metrics, safeyaml  # metrics.KERNEL: the default catalogue, until callers name theirs
 from ncuwrap.catalogue import Catalogue
 from ncuwrap.errors import RulesError
 from ncuwrap.fileio import check_file
@@ -71,17 +71,8 @@ def load(path: str | Path | None = None, catalogue: Catalogue = metrics.KERNEL, 
         # A user's next steps come first (an entry with a bundled id replaces it there).
         next=tuple(user.next) + tuple(n for n in base.next if n.id not in {u.id for u in user.next}),
         reach={**base.reach, **user.reach},
+        catalogue=catalogue,
     )
-
-
-def report_metrics(rules: RuleSet) -> list[str]:
-    """Raw metrics worth reading from a report for ``rules``: what the rules read, every canonical alias
-    (for the report's charts) and the device facts. Reading only these keeps time and memory bounded."""
-    names = list(rules.raw_metrics())
-    for canonical in metrics.CANONICAL.values():
-        names.extend(a for a in canonical.aliases if a not in names)
-    names += ["device__attribute_display_name", "device__attribute_compute_capability_major", "device__attribute_compute_capability_minor"]
-    return names
 
 
 def _load_file(path: Path, catalogue: Catalogue) -> RuleSet:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 
-from ncuwrap import metrics
+from ncuwrap.catalogue import Catalogue
 from ncuwrap.expr import Expression
 from ncuwrap.ruleset.texts import placeholders, text_names
 
@@ -109,6 +109,8 @@ class RuleSet:
     next: tuple[NextStep, ...] = ()
     # What a fixed kernel can reach on a unit (% of its peak) where less than `roof`: unit -> expression.
     reach: dict[str, Expression] = field(default_factory=dict)
+    # What the rules were checked against: their names, text names, raw inputs and estimates' time.
+    catalogue: Catalogue | None = field(default=None, compare=False, repr=False)
 
     def with_role(self, role: str) -> Finding | None:
         """The finding that holds ``role`` (one of its catalogue's roles), if the rules give it to one."""
@@ -137,7 +139,7 @@ class RuleSet:
         for branch in self.bound:
             add(branch.when.names + branch.when.optional)
             add([n for text in (branch.why, *branch.cause) for n in placeholders(text)])
-            if branch.limiter in metrics.DERIVED or branch.limiter in metrics.CANONICAL:
+            if branch.limiter in self._names:  # a limiter is a metric's value or a word of the branch's own
                 add([branch.limiter])
         for finding in self.findings:
             add(finding.when.names + finding.when.optional)
@@ -148,7 +150,7 @@ class RuleSet:
                 add(expr.names + expr.optional)
             add(finding.value_names())
         if any(f.estimated for f in self.findings):
-            add(list(self.units.values()) + ["duration_ns"])
+            add(list(self.units.values()) + ([self.catalogue.time_metric] if self.catalogue and self.catalogue.time_metric else []))
             for expr in self.reach.values():
                 add(expr.names + expr.optional)
         if self.borderline is not None:
@@ -162,6 +164,11 @@ class RuleSet:
     def raw_metrics(self) -> list[str]:
         """The raw ncu metrics needed to evaluate every rule (what targeted profiling collects)."""
         out: list[str] = []
+        inputs = self.catalogue.inputs if self.catalogue else (lambda name: [name])
         for name in self.metric_names():
-            out.extend(m for m in metrics.raw_inputs(name) if m not in out)
+            out.extend(m for m in inputs(name) if m not in out)
         return out
+
+    @property
+    def _names(self) -> frozenset[str]:
+        return self.catalogue.names if self.catalogue else frozenset()

@@ -9,8 +9,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from ncuwrap import metrics, schema
-from ncuwrap.attribution import WASTES
+from ncuwrap import schema
 from ncuwrap.catalogue import Catalogue
 from ncuwrap.errors import RulesError
 from ncuwrap.expr import MAX_INT, Expression, ExpressionError, parse
@@ -59,14 +58,15 @@ _FINDING = ({"id", "when", "title", "advice"}, {"under", "severity", "evidence",
 _NEXT = ({"id", "when", "title", "advice"}, {"under", "advice_by"})
 
 
-def _where(item: Node) -> str | None:
-    """A ``where:`` naming a per-instruction waste, checked against attribution.WASTES."""
+def _where(item: Node, wastes: tuple[str, ...]) -> str | None:
+    """A ``where:`` naming a per-instruction waste, one of the catalogue's ``wastes``."""
     node = item["where"]
     if node.absent:
         return None
     name = node.text()
-    if name not in WASTES:
-        raise node.fail(f"'where: {name[:40]}' names no per-instruction waste (one of {', '.join(WASTES)})")
+    if name not in wastes:
+        known = f"one of {', '.join(wastes)}" if wastes else "these rules have none"
+        raise node.fail(f"'where: {name[:40]}' names no per-instruction waste ({known})")
     return name
 
 
@@ -108,7 +108,7 @@ def parse_document(doc, path: Path, catalogue: Catalogue) -> RuleSet:
         for name in parsed.names + parsed.optional:
             if not is_metric(name):
                 raise at.fail(f"unknown metric {name!r} ({listing})")
-        text_names = [n for n in parsed.names + parsed.optional if n in metrics.STRING_METRICS]
+        text_names = [n for n in parsed.names + parsed.optional if n in catalogue.text_names]
         if text_names and _computes_with(parsed.tree, set(text_names)):
             raise at.fail(f"{text_names[0]!r} is text: compare it with == or != to a quoted value, e.g. {text_names[0]} == 'l2'")
         return replace(parsed, origin=f"{path}: {at.where}")
@@ -136,7 +136,7 @@ def parse_document(doc, path: Path, catalogue: Catalogue) -> RuleSet:
         _check_formats([why, *cause], path, item.where)
         bound.append(Branch(verdict=item["verdict"].text(), when=expr(item["when"].value, item), why=why,
                             limiter=str(item.get("limiter", "").value), cause=tuple(" ".join(c.split()) for c in cause),
-                            where=_where(item)))
+                            where=_where(item, catalogue.wastes)))
     verdicts = tuple(dict.fromkeys(b.verdict for b in bound))  # in the order of 'bound', whatever the hash seed
 
     def rule_id(item: Node, seen: set[str]) -> str:
@@ -191,7 +191,7 @@ def parse_document(doc, path: Path, catalogue: Catalogue) -> RuleSet:
         ncu_rules = item["ncu_rules"].texts(what="a list of Nsight Compute rule identifiers, e.g. [UncoalescedGlobalAccess]", single=True)
         findings.append(Finding(id=fid, under=under, when=expr(item["when"].value, item), severity=severity, title=title.strip(),
                                 evidence=evidence, advice=advice, advice_by=item["advice_by"].value, unless=unless, removes=removes, fills=fills,
-                                where=_where(item), role=role, ncu_rules=ncu_rules))
+                                where=_where(item, catalogue.wastes), role=role, ncu_rules=ncu_rules))
     steps = []
     taken: set[str] = set()
     for item in root["next"].items(what="a list of next steps"):
@@ -213,7 +213,7 @@ def parse_document(doc, path: Path, catalogue: Catalogue) -> RuleSet:
         _check_formats([note], path, "borderline")
     return RuleSet(path=display_path(path), version=version, name=str(root.get("name", path.stem).value), kind=kind, constants=constants,
                    bound=tuple(bound), findings=tuple(findings), display=display, units=units, borderline=borderline, borderline_note=note,
-                   next=tuple(steps), reach=reach)
+                   next=tuple(steps), reach=reach, catalogue=catalogue)
 
 
 def _advice(item: Node) -> str | dict[str, str]:

@@ -18,6 +18,11 @@ def _m(name, unit, description, needs=None):
     return Entry(name, unit, needs, description)
 
 
+def _word(name, description, needs=None):
+    """A quantity whose value is a word or a name: rules compare it (==, !=), never compute with it."""
+    return Entry(name, "", needs, description, text=True)
+
+
 CATALOGUE: dict[str, Entry] = {
     m.name: m
     for m in [
@@ -41,16 +46,16 @@ CATALOGUE: dict[str, Entry] = {
         _m("memcpy_busy_pct", "%", "memcpy_ns, % of the GPU's busy time"),
         _m("memcpy_overlap_pct", "%", "share of the copies' time that ran alongside a kernel (hidden)"),
         _m("overlap_achieved_pct", "%", "copy time hidden under kernels, % of the most that could be (the shorter of kernel and copy time)"),
-        _m("dominant_copy", "", "the copy direction that takes most time (H2D, D2H, D2D, other copies)"),
+        _word("dominant_copy", "the copy direction that takes most time (H2D, D2H, D2D, other copies)"),
         _m("dominant_copy_ns", "ns", "time of the dominant copy direction"),
         # Start-up and idle gaps.
         _m("startup_ns", "ns", "from the first CUDA call to the first GPU activity (context creation, allocation, host set-up)"),
         _m("startup_pct", "%", "startup_ns, % of the window"),
-        _m("startup_cause", "", "the CUDA call that takes most of the start-up, or 'host code'"),
+        _word("startup_cause", "the CUDA call that takes most of the start-up, or 'host code'"),
         _m("idle_after_startup_pct", "%", "GPU idle time after the first GPU activity, % of that part of the window"),
         _m("longest_gap_ns", "ns", "longest GPU idle gap after start-up"),
         _m("longest_gap_at_ns", "ns", "where the longest gap starts, from the window's start"),
-        _m("longest_gap_cause", "", "the CUDA call the host was in during the longest gap, or 'host code'"),
+        _word("longest_gap_cause", "the CUDA call the host was in during the longest gap, or 'host code'"),
         _m("long_gap_count", "", "GPU idle gaps of 1 ms or more after start-up"),
         # Kernels.
         _m("kernel_count", "", "kernel launches executed"),
@@ -63,7 +68,7 @@ CATALOGUE: dict[str, Entry] = {
         _m("kernel_gap_median_ns", "ns", "median gap between the end of a kernel and the start of the next"),
         _m("kernel_gap_total_ns", "ns", "sum of the gaps between consecutive kernels"),
         _m("kernel_gap_max_ns", "ns", "longest gap between consecutive kernels"),
-        _m("top_kernel", "", "the kernel with the most total time"),
+        _word("top_kernel", "the kernel with the most total time"),
         _m("top_kernel_pct", "%", "the top kernel's share of kernel_sum_ns"),
         # Copies and memsets.
         _m("memcpy_count", "", "memory copies"),
@@ -99,7 +104,7 @@ CATALOGUE: dict[str, Entry] = {
         _m("memcpy_api_ns", "ns", "time in memcpy calls", "api"),
         _m("blocking_memcpy_calls", "", "memcpy calls that block the host (not *Async)", "api"),
         _m("host_code_pct", "%", "time the host was in no CUDA call (Python, data preparation), % of the window", "api"),
-        _m("window_host_limiter", "", "what the host spends most of the window in: launch calls, synchronize calls, other CUDA calls, "
+        _word("window_host_limiter", "what the host spends most of the window in: launch calls, synchronize calls, other CUDA calls, "
            "or host code", "api"),
         # What fixing a waste can buy at most, % of the window (the steady steps' where there are steps):
         # the host time it removes, and no more than the GPU's idle time it fills.
@@ -116,7 +121,7 @@ CATALOGUE: dict[str, Entry] = {
         _m("step_launch_api_pct", "%", "median share of a steady step's period in launch calls", "steps"),
         _m("step_sync_api_pct", "%", "median share of a steady step's period in synchronize calls", "steps"),
         _m("step_host_code_pct", "%", "median share of a steady step's period with the host in no CUDA call (Python, data preparation)", "steps"),
-        _m("host_limiter", "", "what the host spends most of a steady step in: launch calls, synchronize calls, other CUDA calls, or host code", "steps"),
+        _word("host_limiter", "what the host spends most of a steady step in: launch calls, synchronize calls, other CUDA calls, or host code", "steps"),
         # Amdahl: what faster kernels (or no copies) would give end to end.
         _m("e2e_speedup_2x", "x", "end-to-end speed-up if every kernel ran 2x faster"),
         _m("e2e_speedup_4x", "x", "end-to-end speed-up if every kernel ran 4x faster"),

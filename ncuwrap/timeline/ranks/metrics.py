@@ -16,6 +16,11 @@ def _m(name, unit, description, needs=None):
     return Entry(name, unit, needs, description)
 
 
+def _word(name, description, needs=None):
+    """A quantity whose value is a word or a name: rules compare it (==, !=), never compute with it."""
+    return Entry(name, "", needs, description, text=True)
+
+
 CATALOGUE: dict[str, Entry] = {
     m.name: m
     for m in [
@@ -39,8 +44,8 @@ CATALOGUE: dict[str, Entry] = {
         _m("wait_max_ns", "ns", "the longest wait in NCCL kernels of a rank: its NCCL time minus the least NCCL time of any rank", "nccl"),
         _m("wait_rank", "", "the rank that waits longest in NCCL kernels", "nccl"),
         _m("wait_max_pct", "%", "wait_max_ns, % of that rank's window", "nccl"),
-        _m("comm_limiter", "", "what holds communication up: the straggler rank, or the transfers themselves"),
-        _m("top_compute_kernel", "", "the non-NCCL kernel with the most total time over all ranks"),
+        _word("comm_limiter", "what holds communication up: the straggler rank, or the transfers themselves"),
+        _word("top_compute_kernel", "the non-NCCL kernel with the most total time over all ranks"),
         # Steps (NVTX ranges named like a step).
         _m("step_count", "", "steps per rank (median over ranks)", "steps"),
         _m("step_median_ns", "ns", "median step time (median over ranks of each rank's median)", "steps"),
