@@ -133,6 +133,7 @@ class Evaluation:
         self.util: dict[str, np.ndarray] = {}
         self.reach: dict[str, np.ndarray] = {}
         self.combined: E.Estimate | None = None
+        self._lists = E.ColumnLists()  # the launches' effects documents read the arrays above through it
         self._estimate_settings = (rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy"))
         self._findings()
         self.next_missing = {step.id: source.missing(step.when.names) for step in rules.next}
@@ -391,7 +392,7 @@ class Evaluation:
         per = {f.id: self.effect[f.id] for f in findings if f.id in self.effect}
         roof, floor, busy = self._estimate_settings
         return E.KernelEffects(util=self.util, duration_ns=duration, findings=per, roof=roof, floor_ns=floor, busy=busy, row=row,
-                               reach=self.reach)
+                               reach=self.reach, lists=self._lists)
 
 
 @dataclass(frozen=True)
