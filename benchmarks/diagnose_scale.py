@@ -68,7 +68,9 @@ try:
 except ImportError:  # a tree from before the rename (--tree)
     from ncuwrap.engine import diagnose
 from ncuwrap.render import Format, render
-t, c = time.perf_counter(), time.process_time(); d = diagnose(sys.argv[1]); text = render(d, Format.json); t, c = time.perf_counter() - t, time.process_time() - c
+t, c = time.perf_counter(), time.process_time()
+d = diagnose(sys.argv[1]); text = render(d, Format.json)
+t, c = time.perf_counter() - t, time.process_time() - c
 print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(d.kernels), c)
 """
 # The two steps no way of producing the same document can skip, timed alone: reading the columns the
