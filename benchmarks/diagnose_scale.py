@@ -43,6 +43,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import process_tree as P
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [ROOT / "tests/data/h200/transpose" / f"{k}.raw.csv" for k in ("copyKernel", "transposeNaive", "transposeShared", "transposePadded")]
 # A real raw export of the --set basic sections (LaunchStats, Occupancy, SpeedOfLight): its header is the column list.
@@ -50,8 +52,8 @@ BASIC_COLUMNS_FROM = ROOT / "tests/data/h200_ncuwrap/multi/two_processes.raw.csv
 
 PANDAS_ALONE = """
 import sys, resource, time, pandas as pd
-t = time.perf_counter(); df = pd.read_csv(sys.argv[1], low_memory=False); t = time.perf_counter() - t
-print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(df))
+t, c = time.perf_counter(), time.process_time(); df = pd.read_csv(sys.argv[1], low_memory=False); t, c = time.perf_counter() - t, time.process_time() - c
+print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(df), c)
 """
 # Context only, not the target: pandas stores text columns in Arrow when pyarrow is importable (it is:
 # ncuwrap depends on it), which makes its read_csv of these text-heavy exports 1.5-2.5x faster than
@@ -66,8 +68,10 @@ try:
 except ImportError:  # a tree from before the rename (--tree)
     from ncuwrap.engine import diagnose
 from ncuwrap.render import Format, render
-t = time.perf_counter(); d = diagnose(sys.argv[1]); text = render(d, Format.json); t = time.perf_counter() - t
-print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(d.kernels))
+t, c = time.perf_counter(), time.process_time()
+d = diagnose(sys.argv[1]); text = render(d, Format.json)
+t, c = time.perf_counter() - t, time.process_time() - c
+print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(d.kernels), c)
 """
 # The two steps no way of producing the same document can skip, timed alone: reading the columns the
 # rules need (ncuwrap's reader: Arrow on every core, the file's digest) and encoding the finished
@@ -130,15 +134,15 @@ def measure(script: str, path: Path, tree: Path = ROOT) -> dict:
     """One in-process measurement (imports not timed) in a fresh interpreter, importing ncuwrap from ``tree``."""
     out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True, cwd=tree,
                          env={**os.environ, "PYTHONPATH": str(tree)})
-    seconds, rss_kb, rows = out.stdout.split()
-    return {"seconds": float(seconds), "peak_rss_mib": int(rss_kb) / 1024, "rows": int(rows)}
+    seconds, rss_kb, rows, cpu = out.stdout.split()
+    return {"seconds": float(seconds), "peak_rss_mib": int(rss_kb) / 1024, "rows": int(rows), "cpu_s": float(cpu)}
 
 
-def measure_process(argv: list[str], tree: Path = ROOT) -> float:
-    """Wall time of a whole process (start-up and imports included)."""
-    t = time.perf_counter()
-    subprocess.run(argv, check=True, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(tree)})
-    return time.perf_counter() - t
+def measure_process(argv: list[str], tree: Path = ROOT) -> dict:
+    """A whole process (start-up and imports included) from a fresh launcher: wall and CPU time, the process
+    tree's peak memory (benchmarks/process_tree.py)."""
+    with tempfile.TemporaryDirectory(prefix="ncuwrap-scale-out-") as tmp:
+        return P.run(argv, Path(tmp) / "stdout", env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree)
 
 
 def measure_floor(path: Path, tree: Path = ROOT) -> dict:
@@ -152,22 +156,30 @@ def _median(samples: list[dict]) -> dict:
     out = dict(samples[0])
     out["seconds"] = round(statistics.median(s["seconds"] for s in samples), 2)
     out["peak_rss_mib"] = round(max(s["peak_rss_mib"] for s in samples), 1)
+    out["cpu_s"] = round(statistics.median(s["cpu_s"] for s in samples), 2)
     if len(samples) > 1:
         out["samples_s"] = [round(s["seconds"], 2) for s in samples]
     return out
 
 
-def run_case(path: Path, repeat: int, cli: bool, tree: Path, floor: bool = True) -> dict:
+def run_case(path: Path, repeat: int, cli: bool, tree: Path, floor: bool = True, baseline: Path | None = None) -> dict:
     # Interleaved (pandas, ncuwrap, pandas, ...): on a shared machine both sides see the same load.
-    samples = [(measure(PANDAS_ALONE, path, tree), measure(NCUWRAP, path, tree), measure(PANDAS_WITHOUT_PYARROW, path, tree))
+    samples = [(measure(PANDAS_ALONE, path, tree), measure(NCUWRAP, path, tree), measure(PANDAS_WITHOUT_PYARROW, path, tree),
+                *([measure(NCUWRAP, path, baseline)] if baseline else []))
                for _ in range(repeat)]
     pandas, ours, plain = (_median([s[i] for s in samples]) for i in range(3))
+    before = _median([s[3] for s in samples]) if baseline else None
     ratio = ours["seconds"] / pandas["seconds"]
     print(f"  pandas.read_csv alone : {pandas['seconds']:8.2f} s  peak RSS {pandas['peak_rss_mib']:8.1f} MiB")
     print(f"  (pyarrow hidden)      : {plain['seconds']:8.2f} s  peak RSS {plain['peak_rss_mib']:8.1f} MiB  (context, not the target)")
     print(f"  ncuwrap diagnose+json : {ours['seconds']:8.2f} s  peak RSS {ours['peak_rss_mib']:8.1f} MiB  ({ours['rows']} kernels)")
+    print(f"  CPU time (all threads): ncuwrap {ours['cpu_s']:.2f} s, pandas {pandas['cpu_s']:.2f} s")
     print(f"  ratio ncuwrap/pandas  : {ratio:.2f} (target <= 1.0)")
     result = {"pandas": pandas, "ncuwrap": ours, "pandas_without_pyarrow": plain, "ratio": round(ratio, 3), "target_met": ratio <= 1.0}
+    if before is not None:
+        print(f"  baseline tree         : {before['seconds']:8.2f} s  peak RSS {before['peak_rss_mib']:8.1f} MiB  CPU {before['cpu_s']:.2f} s "
+              f"(ratio {before['seconds'] / pandas['seconds']:.2f})")
+        result["baseline"] = {**before, "tree": str(baseline), "ratio": round(before["seconds"] / pandas["seconds"], 3)}
     if floor:
         floors = [measure_floor(path, tree) for _ in range(repeat)]
         result["floor"] = f = {key: round(statistics.median(x[key] for x in floors), 3) for key in floors[0]}
@@ -176,12 +188,23 @@ def run_case(path: Path, repeat: int, cli: bool, tree: Path, floor: bool = True)
               f"({f['read_plus_encode_s'] / pandas['seconds']:.2f} of pandas' time; rules file {f['rules_s']:.2f} s)")
     if cli:
         out = path.with_suffix(".json")
-        pandas_proc = measure_process([sys.executable, "-c", f"import pandas as pd; pd.read_csv({str(path)!r}, low_memory=False)"], tree)
-        ours_proc = measure_process([sys.executable, "-m", "ncuwrap", "diagnose", str(path), "--format", "json", "-o", str(out), "--force"], tree)
-        out.unlink(missing_ok=True)
-        proc_ratio = ours_proc / pandas_proc
-        print(f"  whole processes       : ncuwrap CLI {ours_proc:.2f} s, python -c read_csv {pandas_proc:.2f} s, ratio {proc_ratio:.2f}")
-        result["process"] = {"pandas_s": round(pandas_proc, 2), "ncuwrap_cli_s": round(ours_proc, 2), "ratio": round(proc_ratio, 3)}
+        runs = []
+        for _ in range(repeat):  # interleaved, as above
+            ncuwrap_argv = [sys.executable, "-m", "ncuwrap", "diagnose", str(path), "--format", "json", "-o", str(out), "--force"]
+            runs.append((measure_process([sys.executable, "-c", f"import pandas as pd; pd.read_csv({str(path)!r}, low_memory=False)"], tree),
+                         measure_process(ncuwrap_argv, tree), *([measure_process(ncuwrap_argv, baseline)] if baseline else [])))
+            out.unlink(missing_ok=True)
+        pandas_proc, ours_proc = P.median_row([r[0] for r in runs]), P.median_row([r[1] for r in runs])
+        proc_ratio = ours_proc["wall_s"] / pandas_proc["wall_s"]
+        print(f"  whole processes       : ncuwrap CLI {ours_proc['wall_s']:.2f} s (CPU {ours_proc['cpu_s']:.2f} s, {ours_proc['peak_mib']:.0f} MiB), "
+              f"python -c read_csv {pandas_proc['wall_s']:.2f} s (CPU {pandas_proc['cpu_s']:.2f} s, {pandas_proc['peak_mib']:.0f} MiB), ratio {proc_ratio:.2f}")
+        result["process"] = {"pandas": pandas_proc, "ncuwrap_cli": ours_proc, "ratio": round(proc_ratio, 3),
+                             "cpu_ratio": round(ours_proc["cpu_s"] / pandas_proc["cpu_s"], 3)}
+        if baseline:
+            before_proc = P.median_row([r[2] for r in runs])
+            print(f"  baseline tree's CLI   : {before_proc['wall_s']:.2f} s (CPU {before_proc['cpu_s']:.2f} s, {before_proc['peak_mib']:.0f} MiB), "
+                  f"ratio {before_proc['wall_s'] / pandas_proc['wall_s']:.2f}")
+            result["process"]["baseline_cli"] = before_proc
     return result
 
 
@@ -195,6 +218,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--tree", type=Path, default=ROOT, help="measure the ncuwrap of this source tree (e.g. an older commit's "
                         "'git archive' for before/after figures; default: this one)")
+    parser.add_argument("--baseline-tree", type=Path, help="also measure this source tree's ncuwrap in the same interleave (before/after)")
     parser.add_argument("--no-floor", action="store_true", help="skip the floor (a --tree older than the floor's functions)")
     args = parser.parse_args()
     cases = ("full", "basic") if args.csv == "both" else (args.csv,)
@@ -210,7 +234,8 @@ def main() -> None:
         ncols = build_csv(path, args.kernels, basic_columns() if case == "basic" else None)
         mb = path.stat().st_size / 1e6
         print(f"{case}: built {path} ({mb:.0f} MB, {ncols} columns, {args.kernels} launches, SYNTHETIC from real rows) in {time.perf_counter() - t:.1f} s")
-        result["csv"][case] = {"columns": ncols, "csv_mb": round(mb), **run_case(path, args.repeat, args.cli, args.tree, floor=not args.no_floor)}
+        result["csv"][case] = {"columns": ncols, "csv_mb": round(mb), **run_case(path, args.repeat, args.cli, args.tree, floor=not args.no_floor,
+                                                                                  baseline=args.baseline_tree.resolve() if args.baseline_tree else None)}
         if not args.keep:
             path.unlink()
     if not args.keep:

@@ -12,9 +12,12 @@ Measured, each in a fresh process, interleaved (ncuwrap, yardstick, ncuwrap, ...
   the capture is read in a forked child);
 - the yardstick: ``pandas.read_sql_query("SELECT * FROM <table>")`` of the kernel, memcpy and runtime
   tables (imports not timed), peak RSS;
-- with ``--real`` (the real captures themselves, no scaling) and nsys on PATH: ``nsys stats`` of the same
-  SQLite with three reports (GPU kernels, CUDA API, GPU memory time: what the timeline's breakdown,
-  kernels and API tables hold), whole processes on both sides.
+- with ``--real`` (the real captures themselves, no scaling): ncuwrap's analysis in process, and its whole
+  ``python -m ncuwrap timeline FILE -f json`` process against ``nsys stats`` of the same SQLite with three
+  reports (GPU kernels, CUDA API, GPU memory time: what the timeline's breakdown, kernels and API tables
+  hold) where nsys is found (``--nsys``, else on PATH): whole processes on both sides, each from a fresh
+  launcher, wall and CPU time and the process tree's peak memory (benchmarks/process_tree.py). Target
+  (issue 41): the whole process at most 0.8x ``nsys stats``' time.
 
 With ``--steps-found`` (issue 36: what finding steps by repetition costs), the source is a capture without
 step ranges (default: tests/data/h200_ncuwrap/unmarked/small_launch_unmarked, 30 iterations of the same
@@ -41,6 +44,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import process_tree as P
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests/data/h200_ncuwrap/steps/small_launch_200.sqlite.gz"
@@ -192,19 +197,27 @@ def _nsys_stats(nsys: str, path: Path) -> list[str]:
     return [nsys, "stats", "--force-export=false", "--report", NSYS_REPORTS, "--format", "csv", "--output", "-", str(path)]
 
 
-def real(path: Path, repeat: int) -> dict:
-    nsys = shutil.which("nsys")
+def real(path: Path, repeat: int, folder: Path, nsys: str | None = None) -> dict:
+    """A real capture: ncuwrap's analysis in process (imports not timed), its whole ``timeline -f json`` process
+    and ``nsys stats`` with three reports, interleaved, each whole process from a fresh launcher
+    (benchmarks/process_tree.py: wall and CPU time, the process tree's peak memory, children included)."""
+    nsys = nsys or shutil.which("nsys")
     ours, stats, whole = [], [], []
+    env = P.with_pythonpath(TREE)
     for _ in range(repeat):
         ours.append(_python(NCUWRAP, str(path))[0])
-        whole.append(_whole([sys.executable, "-m", "ncuwrap", "diagnose", str(path), "--format", "json", "-o", str(path.with_suffix(".ncuwrap.json")),
-                             "--force"]))
+        whole.append(P.run([sys.executable, "-m", "ncuwrap", "timeline", str(path), "-f", "json"], folder / "ncuwrap.json", env=env, cwd=TREE))
         if nsys:
-            stats.append(_whole(_nsys_stats(nsys, path)))
-    row = {"capture": path.name, "ncuwrap_s": statistics.median(ours), "ncuwrap_process_s": statistics.median(whole),
-           "ncuwrap_process_samples": whole}
+            stats.append(P.run(_nsys_stats(nsys, path), folder / "nsys_stats.csv", cwd=TREE))
+    whole_row = P.median_row(whole)
+    row = {"capture": path.name, "ncuwrap_s": statistics.median(ours), "ncuwrap_samples": ours, "ncuwrap_process_s": whole_row["wall_s"],
+           "ncuwrap_process_samples": whole_row["wall_samples"], "ncuwrap_process_cpu_s": whole_row["cpu_s"],
+           "ncuwrap_process_peak_mib": whole_row["peak_mib"]}
     if stats:
-        row.update(nsys_stats_s=statistics.median(stats), nsys_stats_samples=stats, ratio=row["ncuwrap_process_s"] / statistics.median(stats))
+        stats_row = P.median_row(stats)
+        row.update(nsys_stats_s=stats_row["wall_s"], nsys_stats_samples=stats_row["wall_samples"], nsys_stats_cpu_s=stats_row["cpu_s"],
+                   nsys_stats_peak_mib=stats_row["peak_mib"], ratio=whole_row["wall_s"] / stats_row["wall_s"],
+                   pair_ratios=[round(a["wall_s"] / b["wall_s"], 3) for a, b in zip(whole, stats)])
     return row
 
 
@@ -219,6 +232,7 @@ def main() -> None:
     parser.add_argument("--steps-found", action="store_true", help="time the search for steps by repetition (see the docstring)")
     parser.add_argument("--baseline-tree", type=Path, help="with --steps-found: also time this source tree (e.g. a git archive of the "
                         "commit before the search)")
+    parser.add_argument("--nsys", help="with --real: the nsys binary (default: nsys on PATH; none: ncuwrap alone is timed)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.steps_found and args.source == SOURCE:
@@ -231,7 +245,7 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         if args.real:
             for source in REAL:
-                row = real(unpack(source, folder), args.repeat)
+                row = real(unpack(source, folder), args.repeat, folder, args.nsys)
                 results["rows"].append(row)
                 print(json.dumps(row))
         else:

@@ -40,6 +40,8 @@ class EstimateModel(Protocol):
 
     def KernelEffects(self, **fields) -> "E.KernelEffects": ...  # noqa: N802  (what compare re-estimates from)
 
+    def ColumnLists(self) -> "E.ColumnLists": ...  # noqa: N802  (the arrays as lists, converted once for all launches)
+
 
 class MetricSource(Protocol):
     """Measurements of ``n`` rows (launches, or one capture), by the names rules read."""
@@ -152,6 +154,8 @@ class Evaluation:
         self.util: dict[str, np.ndarray] = {}
         self.reach: dict[str, np.ndarray] = {}
         self.combined: E.Estimate | None = None
+        # The launches' effects documents read the arrays above through it (the model's column cache).
+        self._lists = model.ColumnLists() if model is not None else None
         self._estimate_settings = (rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy"))
         self._findings()
         self.next_missing = {step.id: source.missing(step.when.names) for step in rules.next}
@@ -413,7 +417,7 @@ class Evaluation:
         per = {f.id: self.effect[f.id] for f in findings if f.id in self.effect}
         roof, floor, busy = self._estimate_settings
         return self.model.KernelEffects(util=self.util, duration_ns=duration, findings=per, roof=roof, floor_ns=floor, busy=busy, row=row,
-                               reach=self.reach)
+                                        reach=self.reach, lists=self._lists)
 
 
 @dataclass(frozen=True)

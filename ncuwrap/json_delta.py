@@ -98,18 +98,21 @@ def mark_repeats(record: dict) -> dict | None:
     compared = record.get("compared") if isinstance(record.get("compared"), dict) else {}
     swaps: dict[int, dict] = {}
     for mapping, metrics_only in _parts(record):
-        marked = {}
-        for key, value in mapping.items():
+        if REPEAT in mapping.values():
+            return None
+        marked = dict(mapping)
+        # Only a key `metrics` holds can repeat it: walk the shorter of the two.
+        keys = (metrics if len(metrics) < len(mapping) else mapping) if metrics_only else mapping
+        for key in keys:
+            if key not in mapping:
+                continue
+            value = mapping[key]
             kind = type(value)
             if kind is int or kind is float:
                 source = metrics.get(key) if metrics_only or key in metrics else compared.get(key)
                 # -0.0 == 0.0, but the document writes them apart
-                same = type(source) is kind and source == value and (value != 0 or kind is int or math.copysign(1, value) == math.copysign(1, source))
-                marked[key] = REPEAT if same else value
-            elif value == REPEAT:
-                return None
-            else:
-                marked[key] = value
+                if type(source) is kind and source == value and (value != 0 or kind is int or math.copysign(1, value) == math.copysign(1, source)):
+                    marked[key] = REPEAT
         swaps[id(mapping)] = marked
     return _rebuilt(record, swaps)
 

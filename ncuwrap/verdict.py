@@ -250,6 +250,11 @@ class MetricRow(Mapping):
     def __repr__(self) -> str:
         return f"MetricRow({dict(self)!r})"
 
+    def to_dict(self) -> dict:
+        """As a dict (what dict(row) gives, without a lookup through the Mapping protocol per key)."""
+        row = self._row
+        return {name: column[row] for name, column in self._columns.items()}
+
 
 @dataclass(frozen=True)
 class KernelVerdict:
@@ -310,7 +315,8 @@ class KernelVerdict:
     def document(self) -> dict:
         """Its record in the diagnosis document (v3 and v4): the v2 record, then what 'compare' reads besides it
         (every metric a finding's evidence or a comparison reads; the effects that estimate a fix)."""
-        return {**self.to_json(), "compared": dict(self.compared_metrics),
+        compared = self.compared_metrics
+        return {**self.to_json(), "compared": compared.to_dict() if isinstance(compared, MetricRow) else dict(compared),
                 "effects": self.effects.to_json() if self.effects is not None else None}
 
     @property

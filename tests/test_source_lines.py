@@ -315,3 +315,22 @@ def test_only_minor_findings_is_not_no_issue(tmp_path, capsys):
     assert "\n  no costly issue found (1 minor)\n  MINOR  Shared-memory bank conflicts" in outputs["table"]
     assert "no costly issue found (1 minor)" in outputs["markdown"] and "no costly issue found (1 minor)" in outputs["html"]
     assert "no issue found" not in outputs["table"]
+
+
+def test_report_sources_kept_once_for_every_launch():
+    """The launches of one module each carry its source text: the .ncu-rep reader keeps one tuple of its lines
+    for all of them (the forked reader then sends it once), and a file whose text differs gets its own."""
+    from ncuwrap.ingest import source_counters
+
+    class Action:
+        def __init__(self, text: str):
+            self.text = text
+
+        def source_files(self):
+            return {"k.cu": "".join(self.text)}  # a new str for every call, as the native reader's
+
+    cache: dict = {}
+    first, second = (source_counters._files(Action("int x;\nx++;\n"), cache) for _ in range(2))
+    other = source_counters._files(Action("int y;\n"), cache)
+    assert first == second == {"k.cu": ("int x;", "x++;")} and first["k.cu"] is second["k.cu"]
+    assert other == {"k.cu": ("int y;",)}

@@ -9,10 +9,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ncuwrap.render import Format, render
 from ncuwrap.timeline.diagnosing import diagnose_timeline
-from ncuwrap.timeline.analysis import analyze, api_category, merge, union
+from ncuwrap.timeline.analysis import _ranked, analyze, api_category, clip, covered, length, merge, union
 from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.model import CATEGORIES
 from ncuwrap.timeline.sqlite import TimelineData, api_name
@@ -193,6 +195,41 @@ def test_merge_and_union():
     assert s.tolist() == [0, 20] and e.tolist() == [12, 25]
     s, e = union((np.array([0]), np.array([3])), (np.array([3]), np.array([4])))
     assert s.tolist() == [0] and e.tolist() == [4]  # touching intervals join
+
+
+_EVENTS = st.lists(st.tuples(st.integers(-50, 200), st.integers(0, 60)), max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(events=_EVENTS, bounds=st.tuples(st.integers(-80, 260), st.integers(-80, 260)), sort=st.booleans())
+def test_covered_is_the_merged_intervals_clipped(events, bounds, sort):
+    """covered() (no intervals built) gives what merge, clip and length give, sorted by start or not."""
+    if sort:
+        events = sorted(events)
+    starts = np.array([s for s, _ in events], dtype=np.int64)
+    ends = starts + np.array([d for _, d in events], dtype=np.int64)
+    lo, hi = sorted(bounds)
+    assert covered(starts, ends, lo, hi) == length(clip(merge(starts, ends), lo, hi))
+
+
+def test_covered_on_a_real_capture():
+    """The host's time in CUDA calls of a real capture's window, both ways."""
+    from ncuwrap.timeline.files import read_timeline
+
+    data, _ = read_timeline(DATA / "h200_ncuwrap/steps/small_launch_200.sqlite.gz")
+    start, end = np.asarray(data.api["start"], dtype=np.int64), np.asarray(data.api["end"], dtype=np.int64)
+    lo, hi = int(start[len(start) // 4]), int(end[3 * len(end) // 4])
+    assert covered(start, end, lo, hi) == length(clip(merge(start, end), lo, hi)) > 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(-2**62, 2**62)), max_size=40), narrow=st.booleans())
+def test_ranked_is_lexsort(rows, narrow):
+    """_ranked (one sort of a packed key where group and value fit) orders as lexsort by group, then value;
+    wide values (no room for the key) take lexsort itself."""
+    codes = np.array([c for c, _ in rows], dtype=np.int32)
+    values = np.array([v % 1000 if narrow else v for _, v in rows], dtype=np.int64)
+    assert _ranked(codes, values, 7).tolist() == values[np.lexsort((values, codes))].tolist()
 
 
 @pytest.mark.parametrize("raw, name, category", [

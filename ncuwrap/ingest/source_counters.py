@@ -181,7 +181,7 @@ def from_action(action, function: str, cache: dict) -> RawCounters | None:
         rows.append(row)
     for i in _worth_sass(rows, list(columns)):
         rows[i]["sass"] = _sass(action, rows[i]["pc"], cache)
-    return RawCounters(function=function, origin="ncu-rep", rows=rows, columns=list(columns), files=_files(action))
+    return RawCounters(function=function, origin="ncu-rep", rows=rows, columns=list(columns), files=_files(action, cache))
 
 
 def _worth_sass(rows: list[dict], columns: list[str]) -> set[int]:
@@ -205,8 +205,11 @@ def _sass(action, pc: int, cache: dict) -> str:
     return text
 
 
-def _files(action) -> dict[str, tuple[str, ...]]:
-    """The source text the report carries (ncu --import-source yes), within MAX_FILE(S)_BYTES."""
+def _files(action, cache: dict) -> dict[str, tuple[str, ...]]:
+    """The source text the report carries (ncu --import-source yes), within MAX_FILE(S)_BYTES. A file's
+    lines are one tuple for every launch that carries the same text (``cache``, shared with
+    :func:`from_action`'s): the launches of a module each carry its sources, and the forked reader sends
+    an object it holds twice once, so the parent keeps one copy, not one per launch."""
     try:
         files = dict(action.source_files())
     except Exception:  # an older module without source files: lines are shown without text
@@ -216,7 +219,11 @@ def _files(action) -> dict[str, tuple[str, ...]]:
         if not text or len(text) > MAX_FILE_BYTES or total + len(text) > MAX_FILES_BYTES:
             continue
         total += len(text)
-        out[str(name)] = tuple(text.splitlines())
+        key = ("file", str(name), text)
+        lines = cache.get(key)
+        if lines is None:
+            lines = cache[key] = tuple(text.splitlines())
+        out[str(name)] = lines
     return out
 
 

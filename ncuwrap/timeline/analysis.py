@@ -29,8 +29,8 @@ from ncuwrap.timeline.events import Events
 from ncuwrap.numbers import distinct, median, percentile
 from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
 from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData, launch_dims
-from ncuwrap.timeline.steps import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, active_window, categories_of, steady_data,
-                                    traced_span, window_data)
+from ncuwrap.timeline.steps import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, active_window, categories_of, launch_times,
+                                    steady_data, traced_span, window_data)
 
 SPEEDUPS = (2, 4, 10)
 LONG_GAP_NS = 1_000_000  # gaps of 1 ms or more are counted as long
@@ -101,6 +101,27 @@ def clip(intervals, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     s, e = np.maximum(s, lo), np.minimum(e, hi)
     keep = e > s
     return s[keep], e[keep]
+
+
+def covered(starts, ends, lo: int, hi: int) -> int:
+    """``length(clip(merge(starts, ends), lo, hi))`` without building the merged intervals: events sorted by
+    start (as a capture's CUDA calls come) add the part of each past the reach of those before it. Two
+    arrays of the events' length instead of merge's dozen (millions of calls: their fresh pages cost more
+    than the arithmetic)."""
+    s, e = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    if s.size == 0:
+        return 0
+    if not (s[1:] >= s[:-1]).all():
+        return length(clip(merge(s, e), lo, hi))
+    reach = np.maximum.accumulate(e)
+    begin = np.empty_like(s)
+    begin[0] = s[0]
+    np.maximum(s[1:], reach[:-1], out=begin[1:])
+    np.maximum(begin, lo, out=begin)
+    np.minimum(reach, hi, out=reach)
+    np.subtract(reach, begin, out=reach)
+    np.maximum(reach, 0, out=reach)
+    return int(reach.sum())
 
 
 def complement(intervals, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -237,11 +258,12 @@ def _devices(*frames: Events) -> int:
 def analyze_active(data: TimelineData) -> Timeline:
     """Without steps: the window from the first GPU work's launch to the end of the last, with what was
     launched in it; its ``startup`` is the start-up left out before it (first CUDA call to that launch)."""
-    window = active_window(data)
+    launched = launch_times(data)
+    window = active_window(data, launched)
     if window is None:
         return analyze(data)
     first = traced_span(data)[0]
-    timeline = analyze(window_data(data, *window), span=window)
+    timeline = analyze(window_data(data, *window, launched), span=window)
     left_out = Gap(0, max(0, window[0] - first), _cause(data.api, first, window[0], untraced=STARTUP_UNTRACED))
     return dataclasses.replace(timeline, startup=left_out, scope="active")
 
@@ -302,8 +324,7 @@ class _Calls:
 def group_stats(codes: np.ndarray, values: np.ndarray, groups: int):
     """Per group 0..groups-1 of ``codes``: count, sum (exact), median, min and max of its ``values``
     (int64), from one sort; an empty group has count 0 and NaN/0 elsewhere."""
-    order = np.lexsort((values, codes))
-    ranked = values[order]
+    ranked = _ranked(codes, values, groups)
     counts = np.bincount(codes, minlength=groups)
     ends = np.cumsum(counts)
     starts = ends - counts
@@ -317,6 +338,22 @@ def group_stats(codes: np.ndarray, values: np.ndarray, groups: int):
     mins, maxs = np.zeros(groups, dtype=np.int64), np.zeros(groups, dtype=np.int64)
     mins[present], maxs[present] = ranked[starts[present]], ranked[ends[present] - 1]
     return counts, sums, medians, mins, maxs, ranked, starts
+
+
+def _ranked(codes: np.ndarray, values: np.ndarray, groups: int) -> np.ndarray:
+    """``values`` ordered by group code, then by value. Where the group and the value's offset from the
+    smallest fit one int64 together, one sort of that key (half of lexsort's time on 2.2M CUDA calls)."""
+    values = np.asarray(values, dtype=np.int64)
+    if values.size:
+        low = int(values.min())
+        bits = (int(values.max()) - low).bit_length()
+        if bits + max(1, (groups - 1).bit_length()) <= 62 and int(codes.min()) >= 0:
+            key = (np.asarray(codes, dtype=np.int64) << bits) | (values - low)
+            key.sort()
+            key &= (1 << bits) - 1
+            key += low
+            return key
+    return values[np.lexsort((values, codes))]
 
 
 def heaviest(totals: np.ndarray, present: list[int], names: list) -> int:
@@ -469,7 +506,7 @@ def _api(api: Events | None, kernels: Events, m: dict, span: tuple[int, int], wi
     m["sync_fix_buys_pct"] = min(m["sync_roundtrip_span_pct"], m["kernel_span_idle_pct"])
     # The host's time in the window: in launch, synchronize or other CUDA calls, or in none (host code).
     lo, hi = m["window_lo_hi"]
-    in_api = length(clip(merge(api["start"], api["end"]), lo, hi))
+    in_api = covered(api["start"], api["end"], lo, hi)
     shares = {"launch calls": m["launch_api_pct"], "synchronize calls": m["sync_api_pct"],
               "other CUDA calls": max(0.0, pct(in_api, window) - m["launch_api_pct"] - m["sync_api_pct"]),
               "host code (no CUDA call)": max(0.0, 100.0 - pct(in_api, window))}

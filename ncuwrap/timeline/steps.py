@@ -489,16 +489,27 @@ def _warmup(period: np.ndarray, warmup: int | None, path) -> tuple[int, str]:
                f"{after} ({reference / 1e6:.3g} ms; slowest {slowest / reference:.1f}x)")
 
 
-def active_window(data) -> tuple[int, int] | None:
+def active_window(data, launched: dict | None = None) -> tuple[int, int] | None:
     """From the launch of the first GPU work to the end of the last (start-up and teardown left out);
-    None without GPU work."""
-    api_start = api_starts(data)
-    frames = [f for f in (data.kernels, data.copies, data.memsets) if f is not None and len(f)]
+    None without GPU work. ``launched``: :func:`launch_times` of ``data``, where the caller has them."""
+    launched = launch_times(data) if launched is None else launched
+    frames = [(f, launched[name]) for name, f in _gpu_frames(data) if f is not None and len(f)]
     if not frames:
         return None
-    lo = min(int(launch_time(f, api_start).min()) for f in frames)
-    hi = max(int(np.asarray(f["end"], dtype=np.int64).max()) for f in frames)
+    lo = min(int(t.min()) for _, t in frames)
+    hi = max(int(np.asarray(f["end"], dtype=np.int64).max()) for f, _ in frames)
     return lo, max(hi, lo + 1)
+
+
+def _gpu_frames(data):
+    return (("kernels", data.kernels), ("copies", data.copies), ("memsets", data.memsets))
+
+
+def launch_times(data) -> dict:
+    """:func:`launch_time` of each GPU frame of ``data`` (kernels, copies, memsets; None where it has none),
+    each computed once for the window and the rows in it (a million launches' lookup is not free)."""
+    api_start = api_starts(data)
+    return {name: launch_time(f, api_start) if f is not None else None for name, f in _gpu_frames(data)}
 
 
 def steady_data(data, steps: Steps):
@@ -507,22 +518,23 @@ def steady_data(data, steps: Steps):
     return window_data(data, steps.steady_start_ns, steps.steady_end_ns)
 
 
-def window_data(data, lo: int, hi: int):
-    """``data`` keeping the CUDA calls that start in [lo, hi) and the GPU work they launched, as steady_data."""
-    api_start = api_starts(data)
+def window_data(data, lo: int, hi: int, launched: dict | None = None):
+    """``data`` keeping the CUDA calls that start in [lo, hi) and the GPU work they launched, as steady_data.
+    ``launched``: :func:`launch_times` of ``data``, where the caller has them."""
+    launched = launch_times(data) if launched is None else launched
 
-    def launched_in(frame):
+    def launched_in(name: str, frame):
         if frame is None:
             return None
-        t = launch_time(frame, api_start)
+        t = launched[name]
         return _rows(frame, (t >= lo) & (t < hi))
 
     api = None
     if data.api is not None:  # sorted by start: the calls of the window are one run of rows
         first, last = np.searchsorted(data.api["start"], [lo, hi], side="left")
         api = data.api.rows(slice(int(first), int(last)))
-    return dataclasses.replace(data, kernels=launched_in(data.kernels), copies=launched_in(data.copies),
-                               memsets=launched_in(data.memsets), api=api)
+    return dataclasses.replace(data, kernels=launched_in("kernels", data.kernels), copies=launched_in("copies", data.copies),
+                               memsets=launched_in("memsets", data.memsets), api=api)
 
 
 def _rows(frame: Events, keep: np.ndarray) -> Events:
