@@ -144,6 +144,7 @@ def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
         connection = sqlite3.connect(uri, uri=True)
     except sqlite3.Error as exc:
         raise InputError(f"{path}: cannot open the SQLite database ({exc}); check the file's permissions") from None
+    connection.text_factory = decode  # the small tables' text too (GPU and host names), whatever its bytes
     budget = _Budget(STEPS_FLOOR + STEPS_PER_BYTE * path.stat().st_size)
     connection.set_progress_handler(budget, _STEPS_PER_CALL)
     scanner = None
@@ -292,7 +293,7 @@ class _Scanner:
                 # Each batch's column has the stream's one type (the seed row made it text). Made labels here:
                 # Arrow's dictionary_encode loads pyarrow.compute and pandas (0.25 s), and a text column
                 # (NVTX texts, the string table) holds far fewer rows than the event tables.
-                out[name] = Labels.of(text for column in texts[name] for text in column.to_pylist())
+                out[name] = Labels.of(text for column in texts[name] for text in _texts(column))
             elif name in nulls and name in ("start", "end"):
                 out[name] = np.where(nulls[name], -1, numbers[name])  # no event has that time: dropped by _times
             elif name in nulls:
@@ -300,6 +301,23 @@ class _Scanner:
             else:
                 out[name] = numbers[name]
         return out
+
+
+def _texts(column) -> list:
+    """An Arrow text column's values. SQLite stores whatever bytes a program gave (a Latin-1 NVTX text, a
+    kernel name with 0xFF): those are decoded as Python decodes file names (surrogateescape), so nothing
+    is lost and every renderer shows such a byte as ``\\xNN`` (:func:`ncuwrap.render.escape.terminal`)."""
+    try:
+        return column.to_pylist()
+    except UnicodeDecodeError:
+        import pyarrow as pa
+
+        return [None if b is None else decode(b) for b in column.view(pa.binary()).to_pylist()]
+
+
+def decode(raw: bytes) -> str:
+    """Text from an export, any bytes: UTF-8 where it is, each other byte kept as a surrogate escape."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _int64_into(column, out: np.ndarray) -> np.ndarray | None:
