@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import statistics
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,10 +171,11 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
     if workers == 0 and scheduler is None:
         return [analyze_file(*t) for t in tasks], f"this process (no Dask{': ' + why if why else ''})"
     try:
+        import dask
         from distributed import Client, LocalCluster
     except ImportError:  # pragma: no cover - a dependency of ncuwrap
         raise ClusterError("dask.distributed: not installed; pip install 'dask[distributed]' (or pass --workers 0)") from None
-    cluster = None
+    cluster = scratch = None
     try:
         if scheduler is not None:
             try:
@@ -183,8 +186,12 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
             how = f"Dask scheduler {scheduler}"
         else:
             n = workers or max(1, min(len(tasks), os.cpu_count() or 1))
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR)
+            # The workers' scratch space and lock files in a folder of this run's own, removed on every way
+            # out (Dask's default, $TMPDIR/dask-scratch-space, stayed behind, its lock files too).
+            scratch = tempfile.mkdtemp(prefix="ncuwrap-dask-")
+            with dask.config.set({"temporary-directory": scratch}):
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.ERROR, local_directory=scratch)
             client = Client(cluster)
             how = f"Dask LocalCluster, {n} worker process{'es' if n > 1 else ''}{' (' + why + ')' if why else ''}"
         try:
@@ -199,8 +206,12 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
             raise error.error
         return results, how
     finally:
-        if cluster is not None:
-            cluster.close()
+        try:
+            if cluster is not None:
+                cluster.close()
+        finally:
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
 
 
 def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, extend: bool = False, scheduler: str | None = None,
@@ -240,6 +251,13 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     notes = []
     if not files.by_name:
         notes.append(f"{files.naming}: " + ", ".join(f"rank {f.rank} = {f.path.name}" for f in files.files))
+    if files.skipped:
+        notes.append(f"skipped, not regular files: {', '.join(files.skipped[:5])}{'...' if len(files.skipped) > 5 else ''}")
+    gpus = sorted({r.device for r in results if r.device})
+    if len(gpus) > 1:
+        on = "; ".join(f"{g}: rank{'s' if len(rs) > 1 else ''} {', '.join(map(str, rs[:8]))}{'...' if len(rs) > 8 else ''}"
+                       for g in gpus for rs in [[r.rank for r in sorted(results, key=lambda r: r.rank) if r.device == g]])
+        notes.append(f"ranks on different GPUs ({on}): a rank's times reflect its GPU as well as its work")
     hosts = sorted({r.hostname for r in results if r.hostname})
     if len(hosts) > 1:
         notes.append(f"{len(hosts)} hosts: {', '.join(hosts)}")
