@@ -80,3 +80,29 @@ def test_a_local_cluster_leaves_nothing_in_tmpdir(tmp_path):
     assert (done.returncode, done.stderr) == (0, "")
     assert "Dask LocalCluster, 2 worker processes" in done.stdout
     assert os.listdir(tmp) == []
+
+
+def test_ctrl_c_while_the_workers_start_is_one_line(tmp_path):
+    """Ctrl-C at the terminal (SIGINT to the whole process group) once the cluster's folder exists, while
+    its workers start: one line, exit 130, nothing left in $TMPDIR (it printed 126 lines: the workers'
+    tracebacks and an atexit error, and left dask-scratch-space behind)."""
+    import signal
+    import time
+
+    folder, tmp = _ranks(tmp_path), tmp_path / "tmpdir"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=str(ROOT), COLUMNS="100")
+    run = subprocess.Popen([sys.executable, "-m", "ncuwrap", "timeline", "--ranks", str(folder), "--workers", "2"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        waited = 0.0
+        while not any(name.startswith("ncuwrap-dask-") for name in os.listdir(tmp)) and waited < 120 and run.poll() is None:
+            time.sleep(0.02)
+            waited += 0.02
+        os.killpg(run.pid, signal.SIGINT)
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert (run.returncode, out, err) == (130, "", "ncuwrap: interrupted: the analysis was stopped (its workers and their folder too)\n")
+    assert os.listdir(tmp) == []

@@ -16,11 +16,15 @@ same paths). ``workers=0`` analyses the captures one after the other in this pro
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
+import signal
 import statistics
 import tempfile
+import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -170,9 +174,14 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
     they were run. Errors raised by a task (InputError naming its file) come back as they were raised."""
     if workers == 0 and scheduler is None:
         return [analyze_file(*t) for t in tasks], f"this process (no Dask{': ' + why if why else ''})"
+    with _interrupts_polled() as interrupted:
+        return _on_dask(tasks, scheduler, workers, why, interrupted)
+
+
+def _on_dask(tasks: list[tuple], scheduler: str | None, workers: int | None, why: str, interrupted) -> tuple[list, str]:
     try:
         import dask
-        from distributed import Client, LocalCluster
+        from distributed import Client, LocalCluster, wait
     except ImportError:  # pragma: no cover - a dependency of ncuwrap
         raise ClusterError("dask.distributed: not installed; pip install 'dask[distributed]' (or pass --workers 0)") from None
     cluster = scratch = None
@@ -189,13 +198,21 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
             # The workers' scratch space and lock files in a folder of this run's own, removed on every way
             # out (Dask's default, $TMPDIR/dask-scratch-space, stayed behind, its lock files too).
             scratch = tempfile.mkdtemp(prefix="ncuwrap-dask-")
-            with dask.config.set({"temporary-directory": scratch}):
+            with dask.config.set({"temporary-directory": scratch}), warnings.catch_warnings():
+                # Its HTTP server moves to a free port when 8787 is taken (another cluster on the machine): said on stderr.
+                warnings.filterwarnings("ignore", message="Port .* is already in use")
                 cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=logging.ERROR, local_directory=scratch)
+                                       silence_logs=logging.CRITICAL, local_directory=scratch)
             client = Client(cluster)
             how = f"Dask LocalCluster, {n} worker process{'es' if n > 1 else ''}{' (' + why + ')' if why else ''}"
         try:
             futures = client.map(_analyze_caught, *zip(*tasks), pure=False)
+            while not interrupted():
+                try:
+                    wait(futures, timeout=0.2)
+                    break
+                except TimeoutError:
+                    pass
             results = client.gather(futures)
         finally:
             client.close()
@@ -212,6 +229,32 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
         finally:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _interrupts_polled():
+    """SIGINT blocked while Dask runs, and polled (the context's value raises KeyboardInterrupt once one
+    came). Dask's threads and worker processes, started inside, inherit the block, so a Ctrl-C at the
+    terminal reaches none of them (each printed its traceback: 126 lines, with an atexit error) and ends
+    in the CLI's one line, exit 130, once the cluster and its folder are gone. multiprocessing's resource
+    tracker is started first: starting it unblocks SIGINT in the thread that does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+
+    def interrupted() -> bool:
+        if signal.sigtimedwait({signal.SIGINT}, 0) is not None:
+            raise KeyboardInterrupt
+        return False
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield interrupted
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one that came meanwhile is raised here
 
 
 def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, extend: bool = False, scheduler: str | None = None,
