@@ -70,7 +70,7 @@ def search_all(pattern: str, texts: list[str], *, literal: str | None = None, fo
     texts are joined and searched once for the literal every match holds (``literal``, ASCII, with
     ``folded`` case-insensitive; a pattern that is a plain word is its own literal), and RE2 runs only on
     the texts that hold it. A pattern with no known literal is matched text by text. 2M distinct NVTX
-    names, one RE2 call each: 2.7 us a name; in bulk 0.23 (benchmarks/nvtx_match.py, a 2-core box)."""
+    names, one RE2 call each: 2.5 us a name; in bulk 0.15 (benchmarks/nvtx_match.py, a shared 2-core box)."""
     matches = compile_filter(pattern, option, what)
     out = np.zeros(len(texts), dtype=bool)
     if literal is None and _PLAIN.fullmatch(pattern):
