@@ -9,6 +9,7 @@ instead of after the whole size bound.
 from __future__ import annotations
 
 import contextlib
+import os
 import gzip
 import tempfile
 import zlib
@@ -37,12 +38,14 @@ def as_given(stand_in: Path, given: Path):
 
 
 def short_name(name: str) -> str:
-    """``name`` for a temporary copy: a legal 250-byte name plus a suffix would pass the limit."""
-    encoded = name.encode("utf-8")
+    """``name`` for a temporary copy: a legal 250-byte name plus a suffix would pass the limit. Measured
+    in the file system's own bytes: a name need not be UTF-8 (``caf\\xe9.csv``, as Python reads it)."""
+    encoded = os.fsencode(name)
     if len(encoded) <= _NAME_ROOM:
         return name
     suffix = "".join(Path(name).suffixes[-2:])[-40:]
-    return encoded[: _NAME_ROOM - len(suffix.encode())].decode("utf-8", "ignore") + suffix
+    # Cut at a byte (a temporary name may end inside a character: the file system takes any bytes).
+    return os.fsdecode(encoded[: _NAME_ROOM - len(os.fsencode(suffix))]) + suffix
 
 
 def inflates_too_much(out_bytes: int, in_bytes: int) -> bool:

@@ -124,7 +124,7 @@ def test_compare_reads_the_v2_documents_ncuwrap_wrote(capsys):
     ("{", "not valid JSON"),
     ('{"schema": "ncuwrap.compare/v1"}', "not an ncuwrap diagnosis (schema 'ncuwrap.compare/v1'"),
     ('[1, 2]', "not an ncuwrap diagnosis (schema None"),
-    ('{"schema": "ncuwrap.diagnosis/v3", "source": {}}', "a malformed ncuwrap.diagnosis/v3 document"),
+    ('{"schema": "ncuwrap.diagnosis/v3", "source": {}}', "source: no 'path'"),
 ])
 def test_a_bad_document_is_one_line(capsys, tmp_path, text, says):
     bad = tmp_path / "bad.json"

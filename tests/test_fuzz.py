@@ -391,3 +391,102 @@ def test_fuzz_kineto_trace(capsys, workdir, data):
     path = folder / "trace.pt.trace.json"
     path.write_bytes(text[:cut] if cut is not None else text)
     check_contract(capsys, folder, "diagnose", path)
+
+
+# --- issue 42: bytes that are not UTF-8, documents handed to compare, names matched in bulk ------
+
+ANY_BYTES = st.binary(min_size=1, max_size=24)
+
+
+@fuzz(12)
+@given(kernel=ANY_BYTES, api=ANY_BYTES)
+def test_fuzz_capture_text_of_any_bytes(capsys, workdir, kernel, api):
+    """A kernel and a CUDA call named with any bytes in the capture's StringIds: read and written (exit 0),
+    and the terminal page sends no control character and encodes as UTF-8."""
+    import re as _re
+
+    from ncuwrap.terminal import BIDI
+
+    folder = workdir()
+    path = folder / "timeline.sqlite"
+    shutil.copyfile(SQLITE, path)
+    with sqlite3.connect(path) as db:
+        for old, new in (("strided_add", kernel), ("cudaMemcpy_v3020", api)):
+            db.execute("UPDATE StringIds SET value = CAST(? AS TEXT) WHERE value = ?", (new, old))
+    db.close()
+    code, _ = check_contract(capsys, folder, "diagnose", path)  # a capture's verdict to a file: 'diagnose -o'
+    assert code == 0
+    code, table, _ = run_cli(capsys, "timeline", path)
+    assert code == 0 and not _re.search(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{BIDI}\\ud800-\\udfff]", table)
+    table.encode("utf-8")
+
+
+@fuzz(10)
+@given(name=st.binary(min_size=1, max_size=60).filter(lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b"..")))
+def test_fuzz_file_name_of_any_bytes(capsys, workdir, name):
+    """A report under a file name of any bytes the file system takes: diagnosed, its JSON written."""
+    folder = workdir()
+    path = folder / os.fsdecode(name + b".raw.csv")
+    shutil.copyfile(RAW_CSV, path)
+    code, _ = check_contract(capsys, folder, "diagnose", path)
+    assert code == 0
+
+
+DOC_V4 = (ROOT / "tests" / "golden" / "diagnose_two_processes.json").read_text(encoding="utf-8")
+ANY_JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-(2**60), 2**60), st.floats(allow_nan=False, allow_infinity=False),
+                                     st.text(max_size=12)),
+                           lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                           max_leaves=12)
+
+
+def _paths(value, at=()):
+    """Every place in a JSON document, as key paths."""
+    yield at
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*at, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _paths(item, (*at, i))
+
+
+DOC_PLACES = [p for p in _paths(__import__("json").loads(DOC_V4)) if p]
+
+
+@fuzz(40)
+@given(edits=st.lists(st.tuples(st.sampled_from(DOC_PLACES), ANY_JSON), min_size=1, max_size=3), depth=st.sampled_from([0, 0, 300]))
+def test_fuzz_diagnosis_document(capsys, workdir, edits, depth):
+    """A real v4 document (likes and repeats in it) with any field replaced by any JSON value (nested 300
+    deep at times): compare runs or says in one line what is wrong."""
+    import json as _json
+
+    doc = _json.loads(DOC_V4)
+    for place, value in edits:
+        node = doc
+        try:
+            for key in place[:-1]:
+                node = node[key]
+            for _ in range(depth):
+                value = [value]
+            node[place[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            pass  # an earlier edit replaced what held this place
+    folder = workdir()
+    path = folder / "before.json"
+    path.write_text(_json.dumps(doc), encoding="utf-8")
+    check_contract(capsys, folder, "compare", path, TRANSPOSE / "transposeNaive.raw.csv")
+
+
+@fuzz(60)
+@given(names=st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["step", "STEP 3", "ſtep", "x.step", "stepx", "ProfilerStep#2",
+                                                                       "train_step", "a\nstep", "\udcffstep"])), max_size=30),
+       pattern=st.sampled_from([None, "step", "train_step", "p#", "^[a-z]+$", "(?i)STEP"]))
+def test_fuzz_bulk_matching(names, pattern):
+    """Names matched in bulk say what one RE2 call per name says, for any names."""
+    from ncuwrap.kernel_filter import compile_filter, search_all
+    from ncuwrap.timeline.steps import STEP_PATTERN
+
+    literal, folded = ("step", True) if pattern is None else (None, False)
+    pattern = pattern or STEP_PATTERN
+    matches = compile_filter(pattern)
+    assert list(search_all(pattern, names, literal=literal, folded=folded)) == [matches(n) for n in names]

@@ -15,6 +15,7 @@ import typer
 
 from ncuwrap import __version__
 from ncuwrap.errors import NcuwrapError
+from ncuwrap.render.escape import bytes_shown
 from ncuwrap.terminal import one_line
 
 app = typer.Typer(
@@ -113,7 +114,7 @@ def _click_exception(exc: Exception) -> int | None:
 def _error(message: str) -> None:
     """The one place error lines are printed: messages quote kernel names, paths and rule texts,
     so control characters (terminal escapes) are taken out and the line stays one line."""
-    typer.echo(f"ncuwrap: error: {one_line(message)}", err=True)
+    typer.echo(f"ncuwrap: error: {one_line(bytes_shown(message))}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -122,8 +122,14 @@ def timeline(
                              "to capture one report per rank, run 'ncuwrap timeline --per-rank -- torchrun ...'")
         from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 
-        emit(diagnose_ranks(ranks, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
-                            nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup, find_steps=steps.value), fmt, None)
+        try:
+            result = diagnose_ranks(ranks, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
+                                    nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup, find_steps=steps.value)
+        except KeyboardInterrupt:
+            # typer turns it into exit 130 with nothing said: the one line is said here
+            typer.echo("ncuwrap: interrupted: the analysis was stopped (its workers and their folder too)", err=True)
+            raise
+        emit(result, fmt, None)
         return
     if per_rank:
         from ncuwrap.timeline.ranks.capture import capture_ranks

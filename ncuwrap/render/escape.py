@@ -15,19 +15,34 @@ import re
 from ncuwrap.terminal import BIDI
 
 # C0 and C1 control characters (ESC starts terminal sequences; CR and BS overwrite what was printed),
-# and the bidi formatting characters (they reorder what is shown), tab and newline aside.
-_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}]")
+# the bidi formatting characters (they reorder what is shown), tab and newline aside, and lone surrogates:
+# a byte that is not UTF-8 in a capture's text or a file name is read as one (surrogateescape), and no
+# output encodes it.
+_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}\ud800-\udfff]")
+# The surrogates surrogateescape makes: U+DC80-U+DCFF for the bytes 0x80-0xFF.
+_ESCAPED_BYTE = range(0xDC80, 0xDD00)
 
 
 def _visible(match: re.Match) -> str:
     code = ord(match.group())
+    if code in _ESCAPED_BYTE:
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def terminal(text) -> str:
     """``text`` safe to print on a terminal: control and bidi characters as visible ``\\xNN`` /
-    ``\\uNNNN`` escapes (tab and newline kept)."""
+    ``\\uNNNN`` escapes (tab and newline kept), a byte that is not UTF-8 as ``\\xNN``."""
     return _CONTROL.sub(_visible, str(text))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def bytes_shown(text: str) -> str:
+    """``text`` with only its bytes that are not UTF-8 (lone surrogates) shown as :func:`terminal` shows
+    them, the rest exact: for JSON and error lines, which cannot encode them."""
+    return _SURROGATE.sub(_visible, text) if _SURROGATE.search(text) else text
 
 
 # CommonMark lets any ASCII punctuation be backslash-escaped; these are the ones that can start

@@ -139,11 +139,12 @@ def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
     problem. With ``ranks``, also what identifies the run (for ``timeline --ranks``)."""
     path = Path(path)
     check_file(path)
-    uri = f"{path.resolve().as_uri()}?mode=ro"
+    uri = f"{path.resolve().as_uri()}?{'mode=ro' if being_written(path) else 'immutable=1'}"
     try:
-        connection = sqlite3.connect(uri, uri=True)
+        connection = sqlite3.connect(uri, uri=True, timeout=1.0)
     except sqlite3.Error as exc:
         raise InputError(f"{path}: cannot open the SQLite database ({exc}); check the file's permissions") from None
+    connection.text_factory = decode  # the small tables' text too (GPU and host names), whatever its bytes
     budget = _Budget(STEPS_FLOOR + STEPS_PER_BYTE * path.stat().st_size)
     connection.set_progress_handler(budget, _STEPS_PER_CALL)
     scanner = None
@@ -156,12 +157,30 @@ def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
         if budget.spent:
             raise InputError(f"{path}: reading it took more than {budget.steps:,} SQLite steps, far more than an nsys export "
                              "needs; export the report again with 'nsys export --type sqlite'") from None
+        if _LOCKED.search(_first_line(exc)):
+            raise InputError(f"{path}: another program is writing the database ({_first_line(exc)}); wait until it has "
+                             "finished (nsys export, or the program holding it), then run again") from None
         raise InputError(f"{path}: corrupt or truncated SQLite database ({_first_line(exc)}); export the report again "
                          "with 'nsys export --type sqlite --force-overwrite true'") from None
     finally:
         if scanner is not None:
             scanner.close()
         connection.close()
+
+
+def being_written(path: Path) -> bool:
+    """Whether a program may be writing the database: its rollback journal, or a write-ahead log holding
+    pages, lies beside it. Such a file is read with SQLite's locks (a lock held is said as such); any other
+    is read as immutable: no lock, and no -shm or -wal file made beside it (nsys writes its exports whole;
+    a WAL-mode file opened "read-only" got a -shm, and in a read-only folder failed as corrupt)."""
+    journal, wal = Path(f"{path}-journal"), Path(f"{path}-wal")
+    try:
+        return journal.exists() or (wal.exists() and wal.stat().st_size > 0)
+    except OSError:
+        return True
+
+
+_LOCKED = re.compile(r"database (table )?is locked|database is busy|SQLITE_BUSY|SQLITE_LOCKED", re.IGNORECASE)
 
 
 def _first_line(exc: Exception) -> str:
@@ -292,7 +311,7 @@ class _Scanner:
                 # Each batch's column has the stream's one type (the seed row made it text). Made labels here:
                 # Arrow's dictionary_encode loads pyarrow.compute and pandas (0.25 s), and a text column
                 # (NVTX texts, the string table) holds far fewer rows than the event tables.
-                out[name] = Labels.of(text for column in texts[name] for text in column.to_pylist())
+                out[name] = Labels.of(text for column in texts[name] for text in _texts(column))
             elif name in nulls and name in ("start", "end"):
                 out[name] = np.where(nulls[name], -1, numbers[name])  # no event has that time: dropped by _times
             elif name in nulls:
@@ -300,6 +319,23 @@ class _Scanner:
             else:
                 out[name] = numbers[name]
         return out
+
+
+def _texts(column) -> list:
+    """An Arrow text column's values. SQLite stores whatever bytes a program gave (a Latin-1 NVTX text, a
+    kernel name with 0xFF): those are decoded as Python decodes file names (surrogateescape), so nothing
+    is lost and every renderer shows such a byte as ``\\xNN`` (:func:`ncuwrap.render.escape.terminal`)."""
+    try:
+        return column.to_pylist()
+    except UnicodeDecodeError:
+        import pyarrow as pa
+
+        return [None if b is None else decode(b) for b in column.view(pa.binary()).to_pylist()]
+
+
+def decode(raw: bytes) -> str:
+    """Text from an export, any bytes: UTF-8 where it is, each other byte kept as a surrogate escape."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _int64_into(column, out: np.ndarray) -> np.ndarray | None:

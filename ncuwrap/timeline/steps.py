@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncuwrap.errors import InputError
-from ncuwrap.kernel_filter import compile_filter
+from ncuwrap.kernel_filter import compile_filter, search_all
 from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.numbers import median
 from ncuwrap.timeline.model import pct
@@ -204,9 +204,13 @@ def ranges(nvtx: Events | None, pattern: str = STEP_PATTERN) -> tuple[str, np.nd
     other matching range; None when none matches."""
     if nvtx is None or nvtx.empty:
         return None
-    matches = compile_filter(pattern, "--step-range", "NVTX range name of a step")
-    # Each distinct name is matched once (a capture repeats a step's name thousands of times).
-    match = nvtx.rows(text_is(nvtx["name"], matches))
+    # Each distinct name is matched once (a capture repeats a step's name thousands of times), all of them
+    # in bulk: the default pattern's every match holds "step" (any case).
+    names = categories_of(nvtx["name"])
+    literal = ("step", True) if pattern == STEP_PATTERN else (None, False)
+    verdicts = search_all(pattern, names.categories, literal=literal[0], folded=literal[1], option="--step-range",
+                          what="NVTX range name of a step")
+    match = nvtx.rows(np.append(verdicts, False)[names.codes])
     if match.empty:
         return None
     match = match.rows(np.lexsort((-np.asarray(match["end"], dtype=np.int64), match["start"])))  # by start, the longest first

@@ -42,7 +42,7 @@ def pair_section(pair, name: N.Names) -> list[str]:
         for fid in ids:
             f = pair.finding(fid)
             evidence = ", ".join(f"{code(name)} {escape(T.change(delta))}" for name, delta in pair.evidence.get(fid, {}).items())
-            out.append(f"- **{label}** {code(fid)} ({f.severity}): {escape(f.title)}" + (f". Evidence: {evidence}" if evidence else ""))
+            out.append(f"- **{label}** {code(fid)} ({escape(f.severity)}): {escape(f.title)}" + (f". Evidence: {evidence}" if evidence else ""))
             out += [f"  - line {code(c.location)}: " + escape(T.line_change(c).split(": ", 1)[1]) for c in pair.lines.get(fid, ())]
     if out[-1] != "":
         out.append("")
@@ -75,13 +75,13 @@ def render(result, shown: Shown = COMMENT, names: str = N.SHORT, **_options) -> 
         out.append("")
         for p in result.pairs:
             for r in p.regressions:
-                what = f"finding {code(r.finding)} introduced ({r.severity})" if r.finding else escape(r.text)
+                what = f"finding {code(r.finding)} introduced ({escape(r.severity)})" if r.finding else escape(r.text)
                 out.append(f"- {_kernel_name(p, name)}: {what}")
     else:
         out.append(f"**No regression** (what counts: {escape(result.gate)}).")
     if result.not_gating:
         out += ["", f"{escape(T.NOT_GATING)}:", ""]
-        out += [f"- {_kernel_name(p, name)}: finding {code(r.finding)} introduced ({r.severity}), {escape(r.waived)}"
+        out += [f"- {_kernel_name(p, name)}: finding {code(r.finding)} introduced ({escape(r.severity)}), {escape(r.waived)}"
                 for p in result.pairs for r in p.not_gating]
     out.append("")
     detail = shown.detail
@@ -96,5 +96,5 @@ def render(result, shown: Shown = COMMENT, names: str = N.SHORT, **_options) -> 
         out += [f"*Note:* {escape(note)}", ""]
     out += ["---", "",
             f"ncu durations are instrumented (each kernel replayed under ncu); real speedups come from `ncuwrap bench` timings. "
-            f"{escape(a.source.device or 'unknown GPU')} · ncuwrap {__version__} · rules {code(a.rules_name)} v{a.rules_version}"]
+            f"{escape(a.source.device or 'unknown GPU')} · ncuwrap {__version__} · rules {code(a.rules_name)} v{escape(a.rules_version)}"]
     return "\n".join(out) + "\n"

@@ -18,7 +18,7 @@ def verdict(kernel) -> str:
 
 def headline(kernel) -> str:
     head = kernel.headline
-    return (f"**{head.severity}** " if head else "") + escape(T.headline_text(kernel))
+    return (f"**{escape(head.severity)}** " if head else "") + escape(T.headline_text(kernel))
 
 
 def ncu_rules(kernel) -> list[str]:
@@ -55,7 +55,7 @@ def environment_line(diagnosis) -> str:
     if src.sm_clock_mhz is not None:
         parts.append(f"SM clock {T.number(src.sm_clock_mhz)} MHz")
     report = code(T.display_path(src.path)) + (f" (sha256 {code(src.sha256[:16])}…)" if src.sha256 else "")
-    rules = f"rules {code(diagnosis.rules_name)} v{diagnosis.rules_version}"
+    rules = f"rules {code(diagnosis.rules_name)} v{escape(diagnosis.rules_version)}"
     return f"{' · '.join(parts)} · report {report} · ncuwrap {__version__} · {rules}"
 
 
@@ -113,7 +113,7 @@ def kernel_section(rank: int, group, share_pct: float | None, seen: _Seen, proce
     issues = kernel.issues
     if issues:
         out.append(table(["severity", "est. gain", "finding", "evidence"],
-                         [[f.severity, T.gain(f.estimated_speedup), escape(f.title), evidence(f)] for f in issues], "lrll"))
+                         [[escape(f.severity), T.gain(f.estimated_speedup), escape(f.title), evidence(f)] for f in issues], "lrll"))
         out.append("")
         for f in issues:
             out.append(f"- {code(f.id)}: {seen.advice(f.advice, rank)}")

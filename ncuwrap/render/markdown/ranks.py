@@ -13,7 +13,7 @@ def render(diagnosis, **_options) -> str:
     s = diagnosis.set
     out = ["## ncuwrap timeline --ranks", "",
            f"{code(diagnosis.folder)}: {len(s.ranks)} ranks ({escape(diagnosis.naming)}); analysed on {escape(diagnosis.workers)}; "
-           f"rules {code(diagnosis.rules_name)} version {diagnosis.rules_version}.", ""]
+           f"rules {code(diagnosis.rules_name)} version {escape(diagnosis.rules_version)}.", ""]
     out += [f"**Bound: {escape(T.ranks_verdict(diagnosis))}.** {escape(diagnosis.why)}", ""]
 
     out += ["### Ranks", ""]

@@ -21,7 +21,7 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = N.SHORT, **_options) 
     t = diagnosis.timeline
     s = diagnosis.source
     out = ["## ncuwrap timeline", "", f"{code(T.display_path(s.path))}: {escape(s.device or 'unknown GPU')}, {escape(s.producer)} "
-           f"({s.kind}); rules {code(diagnosis.rules_name)} version {diagnosis.rules_version}.", ""]
+           f"({s.kind}); rules {code(diagnosis.rules_name)} version {escape(diagnosis.rules_version)}.", ""]
     out += [f"**Bound: {escape(T.timeline_verdict(diagnosis))}.** {escape(diagnosis.why)}", ""]
 
     if t.steps is not None:
@@ -93,7 +93,7 @@ def findings(diagnosis) -> list[str]:
     if not diagnosis.findings:
         out += ["None.", ""]
     for f in diagnosis.findings:
-        out += [f"#### {f.severity.upper()}: {escape(f.title)}", "", f"- **Evidence:** {code(T.evidence(f))}", f"- **Advice:** {escape(f.advice)}", ""]
+        out += [f"#### {escape(f.severity.upper())}: {escape(f.title)}", "", f"- **Evidence:** {code(T.evidence(f))}", f"- **Advice:** {escape(f.advice)}", ""]
     if diagnosis.not_evaluated:
         out += ["Not evaluated:", ""] + [f"- {code(n.rule)}: {escape(n.message)}" for n in diagnosis.not_evaluated] + [""]
     return out

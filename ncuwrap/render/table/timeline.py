@@ -8,6 +8,7 @@ from rich.text import Text
 from ncuwrap.render import names as N
 from ncuwrap.render import phrasing as T
 from ncuwrap.render import breakdown as B
+from ncuwrap.render.escape import terminal
 from ncuwrap.render.table import STYLE, Page
 from ncuwrap.shown import TERMINAL_CALLS
 from ncuwrap.timeline.model import CATEGORY_LABELS
@@ -29,7 +30,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     page.line(diagnosis.why, label=f"Bound: {T.timeline_verdict(diagnosis)} -", label_style="bold")
 
     if t.steps is not None:
-        console.print(Text(f"\n{T.steps_title(t.steps)}", style="bold"))
+        console.print(Text(f"\n{terminal(T.steps_title(t.steps))}", style="bold"))  # the NVTX name, escaped
         for label, line in T.step_lines(t):
             page.line(line, indent=2, label=label)
     console.print(Text(f"\n{T.window_title(t)}", style="bold"))

@@ -16,9 +16,15 @@ same paths). ``workers=0`` analyses the captures one after the other in this pro
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import shutil
+import signal
 import statistics
+import tempfile
+import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,11 +174,17 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
     they were run. Errors raised by a task (InputError naming its file) come back as they were raised."""
     if workers == 0 and scheduler is None:
         return [analyze_file(*t) for t in tasks], f"this process (no Dask{': ' + why if why else ''})"
+    with _interrupts_polled() as interrupted:
+        return _on_dask(tasks, scheduler, workers, why, interrupted)
+
+
+def _on_dask(tasks: list[tuple], scheduler: str | None, workers: int | None, why: str, interrupted) -> tuple[list, str]:
     try:
-        from distributed import Client, LocalCluster
+        import dask
+        from distributed import Client, LocalCluster, wait
     except ImportError:  # pragma: no cover - a dependency of ncuwrap
         raise ClusterError("dask.distributed: not installed; pip install 'dask[distributed]' (or pass --workers 0)") from None
-    cluster = None
+    cluster = scratch = None
     try:
         if scheduler is not None:
             try:
@@ -183,12 +195,24 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
             how = f"Dask scheduler {scheduler}"
         else:
             n = workers or max(1, min(len(tasks), os.cpu_count() or 1))
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR)
+            # The workers' scratch space and lock files in a folder of this run's own, removed on every way
+            # out (Dask's default, $TMPDIR/dask-scratch-space, stayed behind, its lock files too).
+            scratch = tempfile.mkdtemp(prefix="ncuwrap-dask-")
+            with dask.config.set({"temporary-directory": scratch}), warnings.catch_warnings():
+                # Its HTTP server moves to a free port when 8787 is taken (another cluster on the machine): said on stderr.
+                warnings.filterwarnings("ignore", message="Port .* is already in use")
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.CRITICAL, local_directory=scratch)
             client = Client(cluster)
             how = f"Dask LocalCluster, {n} worker process{'es' if n > 1 else ''}{' (' + why + ')' if why else ''}"
         try:
             futures = client.map(_analyze_caught, *zip(*tasks), pure=False)
+            while not interrupted():
+                try:
+                    wait(futures, timeout=0.2)
+                    break
+                except TimeoutError:
+                    pass
             results = client.gather(futures)
         finally:
             client.close()
@@ -199,8 +223,38 @@ def analyse(tasks: list[tuple], scheduler: str | None = None, workers: int | Non
             raise error.error
         return results, how
     finally:
-        if cluster is not None:
-            cluster.close()
+        try:
+            if cluster is not None:
+                cluster.close()
+        finally:
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _interrupts_polled():
+    """SIGINT blocked while Dask runs, and polled (the context's value raises KeyboardInterrupt once one
+    came). Dask's threads and worker processes, started inside, inherit the block, so a Ctrl-C at the
+    terminal reaches none of them (each printed its traceback: 126 lines, with an atexit error) and ends
+    in the CLI's one line, exit 130, once the cluster and its folder are gone. multiprocessing's resource
+    tracker is started first: starting it unblocks SIGINT in the thread that does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+
+    def interrupted() -> bool:
+        if signal.sigtimedwait({signal.SIGINT}, 0) is not None:
+            raise KeyboardInterrupt
+        return False
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield interrupted
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one that came meanwhile is raised here
 
 
 def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, extend: bool = False, scheduler: str | None = None,
@@ -240,6 +294,13 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     notes = []
     if not files.by_name:
         notes.append(f"{files.naming}: " + ", ".join(f"rank {f.rank} = {f.path.name}" for f in files.files))
+    if files.skipped:
+        notes.append(f"skipped, not regular files: {', '.join(files.skipped[:5])}{'...' if len(files.skipped) > 5 else ''}")
+    gpus = sorted({r.device for r in results if r.device})
+    if len(gpus) > 1:
+        on = "; ".join(f"{g}: rank{'s' if len(rs) > 1 else ''} {', '.join(map(str, rs[:8]))}{'...' if len(rs) > 8 else ''}"
+                       for g in gpus for rs in [[r.rank for r in sorted(results, key=lambda r: r.rank) if r.device == g]])
+        notes.append(f"ranks on different GPUs ({on}): a rank's times reflect its GPU as well as its work")
     hosts = sorted({r.hostname for r in results if r.hostname})
     if len(hosts) > 1:
         notes.append(f"{len(hosts)} hosts: {', '.join(hosts)}")

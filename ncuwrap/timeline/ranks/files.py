@@ -20,7 +20,9 @@ Every refusal is one line naming the folder or file and the fix.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,12 @@ class RankFiles:
     files: tuple[RankFile, ...]  # by rank
     naming: str  # how the ranks were numbered, one sentence
     by_name: bool  # True: from rankN in the file names; False: the order of the names
+    skipped: tuple[str, ...] = ()  # names of captures that are not regular files (a FIFO, a socket, a folder): not read
+
+
+# The most captures one analysis reads: each is read whole (a rank's analysis, ~20 ms for a small one, is
+# the floor: 10,000 small ranks took 225 s on a 2-core box); a larger job is analysed a node or a slice at a time.
+MAX_RANKS = 4096
 
 
 def _stem(path: Path) -> str:
@@ -74,9 +82,13 @@ def find(folder: str | Path) -> RankFiles:
         raise InputError(f"{folder}: not a folder; --ranks takes the folder holding one nsys capture per rank "
                          f"(to diagnose one capture, run 'ncuwrap timeline {folder}')")
     found: dict[str, Path] = {}
+    skipped: list[str] = []
     for path in sorted(folder.iterdir()):
         lower = path.name.lower()
-        if not path.is_file() or not lower.endswith(SUFFIXES):
+        if not lower.endswith(SUFFIXES):
+            continue
+        if not path.is_file():  # never opened: a FIFO would block, a device never end
+            skipped.append(f"{path.name} ({_kind(path)})")
             continue
         if lower.endswith(_SNIFFED) and not readers.takes(path):
             continue  # a .json that is no trace (a verdict written beside the captures)
@@ -89,9 +101,28 @@ def find(folder: str | Path) -> RankFiles:
         seen = f" (it holds {', '.join(others[:3])}{'...' if len(others) > 3 else ''})" if others else " (it is empty)"
         raise InputError(f"{folder}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep) or PyTorch profiler trace (.json){seen}; "
                          "capture one report per rank with 'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
+    if len(found) > MAX_RANKS:
+        raise InputError(f"{folder}: {len(found):,} captures, more than the {MAX_RANKS:,} ranks one analysis reads (each is read "
+                         "whole); analyse a node's ranks, or ranks 0..N-1 of the job, in a folder of their own")
     for path in found.values():
         if path.name.lower().endswith(".sqlite"):
             check_file(path)
+    return dataclasses.replace(_numbered(folder, found), skipped=tuple(skipped))
+
+
+def _kind(path: Path) -> str:
+    """What a path that is not a regular file is, in words."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "unreadable"
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+             (stat.S_ISBLK, "a device"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _numbered(folder: Path, found: dict[str, Path]) -> RankFiles:
+    """``found``'s captures (stem -> path), numbered by the naming rule."""
     traced = _traced_ranks(folder, found)
     if traced is not None:
         return traced
