@@ -4,9 +4,11 @@ indented under their first line, report text shown with control characters escap
 from __future__ import annotations
 
 import io
+import re
 
 from rich import box
 from rich.console import Console
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -14,6 +16,11 @@ from ncuwrap.render.escape import terminal
 
 # The narrowest terminal laid out for; anything narrower gets 80 columns.
 MIN_WIDTH = 40
+# The widest page a table is tried on when saying from which width it shows all its columns.
+MAX_WIDTH = 400
+# A paragraph shows at most this many lines; continuation lines of prose start this far in.
+MAX_TEXT_LINES = 50
+PROSE_INDENT = 2
 STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green", "minor": "dim"}
 
 
@@ -39,8 +46,17 @@ class Page:
                                color_system="standard" if color else None, highlight=False)
 
     def line(self, text: str = "", style: str = "", *, indent: int = 0, label: str = "", label_style: str | None = None) -> None:
-        """``text`` wrapped at words; continuation lines start under the text, after ``indent`` and
-        ``label`` (a severity, 'evidence:'), so a wrapped paragraph keeps its shape."""
+        """``text`` wrapped at words. After a short ``label`` (a severity, 'evidence:') continuation lines
+        start under the text, so a wrapped paragraph keeps its shape; after a label past two fifths
+        of the line (a headline's 'Bound: ...') they would make a narrow column, so the paragraph wraps as
+        prose, continuation lines two columns in from its first. At most MAX_TEXT_LINES lines of it."""
+        label_style = label_style if label_style is not None else style
+        label = terminal(label)
+        text = shown_text(text, MAX_TEXT_LINES * self.width)
+        margin = indent + (len(label) + 1 if label else 0)
+        if margin > self.width * 2 // 5 and margin + len(text) > self.width:
+            self._prose(text, style, indent, label, label_style)
+            return
         grid = Table.grid()
         cells: list = []
         if indent:
@@ -48,12 +64,23 @@ class Page:
             cells.append("")
         if label:
             grid.add_column(no_wrap=True)
-            cells.append(Text(terminal(label) + " ", style=label_style if label_style is not None else style))
-        # fold: a word longer than the whole line (a kernel signature) is cut; others wrap whole.
+            cells.append(Text(label + " ", style=label_style))
+        # fold: a word longer than the whole line (a kernel signature) goes on over the next lines.
         grid.add_column(overflow="fold")
-        cells.append(Text(terminal(text), style=style))
+        cells.append(Text(text, style=style))
         grid.add_row(*cells)
         self.console.print(grid)
+
+    def _prose(self, text: str, style: str, indent: int, label: str, label_style: str) -> None:
+        paragraph = Text()
+        if label:
+            paragraph.append(label + " ", style=label_style)
+        paragraph.append(text, style=style)
+        first = max(1, self.width - indent)
+        rest = max(1, first - PROSE_INDENT)
+        for number, (start, end) in enumerate(wrap(paragraph.plain, first, rest)):
+            lead = " " * (indent + (PROSE_INDENT if number else 0))
+            self.console.print(Text(lead) + paragraph[start:end], no_wrap=True, crop=False)
 
     def heading(self, text: str) -> None:
         self.console.print()
@@ -80,6 +107,37 @@ class Page:
                 table.add_column(column, justify=justify, no_wrap=True)
         return table
 
+    def fits(self, table: Table) -> bool:
+        """Whether ``table`` fits this page with every column at least as wide as its narrowest cell (a
+        name at its longest piece, a number whole). Both measured and laid out: rich squeezes columns that
+        wrap below their narrowest, then widens them again past the page."""
+        options = self.console.options
+        if table.__rich_measure__(self.console, options.update_width(MAX_WIDTH)).minimum > self.width:
+            return False
+        lines = Segment.split_lines(self.console.render(table, options))  # uncropped
+        return max((Segment.get_line_length(line) for line in lines), default=0) <= self.width
+
+    def fit(self, build, columns: tuple[str, ...], drop: tuple[tuple[str, ...], ...]) -> tuple[Table, list[str], int]:
+        """The table ``build(columns)`` as wide as the page allows: ``drop``'s groups of columns, in that
+        order, leave it until it fits. Gives the table, the columns left out, and the narrowest page that
+        shows them all."""
+        shown, left_out = list(columns), []
+        table = build(tuple(shown))
+        for group in drop:
+            if self.fits(table):
+                break
+            shown = [c for c in shown if c not in group]
+            left_out += [c for c in columns if c in group]
+            table = build(tuple(shown))
+        if not left_out:
+            return table, left_out, self.width
+        # The narrowest page the whole table fits (a page that fits it fits it wider too).
+        low, high = self.width + 1, max(self.width + 1, MAX_WIDTH)
+        while low < high:
+            middle = (low + high) // 2
+            low, high = (low, middle) if Page(middle).fits(build(columns)) else (middle + 1, high)
+        return table, left_out, low
+
     def left_out(self, columns: str, where: str, shown_from: int) -> None:
         """Say which columns a narrow terminal left out of a table, where they are instead, and from
         how many columns the table shows them."""
@@ -92,6 +150,40 @@ class Page:
     def text(self) -> str:
         # Rich pads wrapped cells to the column's width: no trailing blanks in what is printed or saved.
         return "\n".join(line.rstrip(" ") for line in self.buffer.getvalue().split("\n"))
+
+
+def shown_text(text, limit: int) -> str:
+    """Report text escaped for the terminal, at most ``limit`` characters of it (the last an ellipsis):
+    a 16 MB kernel name is not laid out whole (--format json has it)."""
+    text = str(text)
+    if len(text) <= limit:
+        return terminal(text)
+    return terminal(text[:limit])[: limit - 1] + "…"
+
+
+_WORD = re.compile(r"\S+")
+
+
+def wrap(text: str, first: int, rest: int) -> list[tuple[int, int]]:
+    """Where greedy word wrapping cuts ``text`` (first line ``first`` columns, the others ``rest``), as
+    (start, end) offsets; a word wider than a line goes on over the next ones. Linear in the text."""
+    lines: list[tuple[int, int]] = []
+    start = end = None
+    width = first
+    for word in _WORD.finditer(text):
+        s, e = word.span()
+        if start is not None and e - start > width:
+            lines.append((start, end))
+            start, width = None, rest
+        if start is None:
+            start = s
+        while e - start > width:
+            lines.append((start, start + width))
+            start, width = start + width, rest
+        end = e
+    if start is not None:
+        lines.append((start, end))
+    return lines
 
 
 def cell(text, style: str = "") -> Text:

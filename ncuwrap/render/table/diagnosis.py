@@ -89,7 +89,9 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
         where = ", ".join([f"launch {k.id}", *([T.process(k)] if processes else []), *([f"stream {k.stream or 'n/a'}"] if streams else [])])
         if group.count > 1:
             where = f"the longest of {group.count} launches: {where}"
-        page.heading(f"{rank}. {k.display_name}  ({where})")
+        # The name as the summary shows it (short by default); --names demangled: the whole signature.
+        shown = k.display_name if name.style == N.DEMANGLED else name(k.name)
+        page.heading(f"{rank}. {shown}  ({where})")
         program = T.program_line(k, diagnosis.coverage)
         if program:
             page.line(program, indent=2, label="program:")
