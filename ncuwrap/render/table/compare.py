@@ -50,13 +50,13 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
             for fid in ids:
                 f = p.finding(fid)
                 page.line(f"{fid} ({f.severity}): {f.title}", style, indent=2, label=f"{label:14}")
-                evidence = ", ".join(f"{name} {T.change(delta)}" for name, delta in p.evidence.get(fid, {}).items())
+                evidence = ", ".join(f"{metric} {T.change(delta)}" for metric, delta in p.evidence.get(fid, {}).items())
                 if evidence:
                     page.line(evidence, indent=17, label="evidence:")
                 for change in p.lines.get(fid, ()):
                     page.line(T.line_change(change), "green" if change.gone else "", indent=17, label="line:")
-        for name, delta in p.deltas.items():
-            page.line(T.change(delta) + (f" [{delta.label}]" if delta.label else ""), indent=2, label=f"{name:24}")
+        for metric, delta in p.deltas.items():
+            page.line(T.change(delta) + (f" [{delta.label}]" if delta.label else ""), indent=2, label=f"{metric:24}")
         if p.speedup is not None:
             page.line(f"{T.speedup(p.speedup)} (bench median {T.ms(p.before_timing.median_ms)} → {T.ms(p.after_timing.median_ms)}, uninstrumented)",
                       indent=2, label="real speedup:")
