@@ -122,7 +122,7 @@ def _wrap_whole(text: str, width: int, most: int) -> list[str]:
     if len(lines) > most:
         last = lines[most - 1]
         lines = lines[: most - 1] + [(last[: width - 1] if len(last) >= width else last) + "…"]
-    return [line.rstrip() for line in lines]
+    return [line.rstrip() if i == 0 else line.strip() for i, line in enumerate(lines)]
 
 
 @settings(max_examples=400, deadline=None)

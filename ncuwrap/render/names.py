@@ -201,7 +201,8 @@ class Clamped:
         if len(lines) > self.lines or self.cut:
             last = lines[min(self.lines, len(lines)) - 1]
             lines = lines[: min(self.lines, len(lines)) - 1] + [(last[: width - 1] if len(last) >= width else last) + "…"]
-        return [line.rstrip() for line in lines]
+        # A line that starts after a ',' or a space starts at its word.
+        return [line.rstrip() if i == 0 else line.strip() for i, line in enumerate(lines)]
 
     def __rich_console__(self, console, options):
         yield Text("\n".join(self._wrap(max(1, options.max_width))), style=self.style, no_wrap=True, overflow="ignore")

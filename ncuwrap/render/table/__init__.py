@@ -129,14 +129,16 @@ class Page:
             shown = [c for c in shown if c not in group]
             left_out += [c for c in columns if c in group]
             table = build(tuple(shown))
-        if not left_out:
-            return table, left_out, self.width
-        # The narrowest page the whole table fits (a page that fits it fits it wider too).
+        return table, left_out, self.narrowest(build, columns) if left_out else self.width
+
+    def narrowest(self, build, columns: tuple[str, ...]) -> int:
+        """The narrowest page, wider than this one, that the table ``build(columns)`` fits (a page that
+        fits it fits it wider too)."""
         low, high = self.width + 1, max(self.width + 1, MAX_WIDTH)
         while low < high:
             middle = (low + high) // 2
             low, high = (low, middle) if Page(middle).fits(build(columns)) else (middle + 1, high)
-        return table, left_out, low
+        return low
 
     def left_out(self, columns: str, where: str, shown_from: int) -> None:
         """Say which columns a narrow terminal left out of a table, where they are instead, and from
@@ -150,6 +152,11 @@ class Page:
     def text(self) -> str:
         # Rich pads wrapped cells to the column's width: no trailing blanks in what is printed or saved.
         return "\n".join(line.rstrip(" ") for line in self.buffer.getvalue().split("\n"))
+
+
+def summary_columns(table: Table) -> list[str]:
+    """The headers of ``table``'s columns."""
+    return [str(column.header) for column in table.columns]
 
 
 def shown_text(text, limit: int) -> str:
