@@ -22,8 +22,8 @@ from ncuwrap.timeline import sqlite
 from ncuwrap.profile.kernel_times import kernel_times
 from ncuwrap.verdict import KernelTime, KernelTimes
 from ncuwrap.render.names import short
-from tests.conftest import (DATA, ROOT, headers_apart, roofline_advice_apart, golden, run_cli, bound_apart, next_steps_apart, rows_within, summary_apart, top_kernels_apart,
-                            with_estimates_now, with_lines_hint, with_roofline_advice)
+from tests.conftest import (DATA, ROOT, headers_apart, roofline_advice_apart, golden, run_cli, bound_apart, next_steps_apart, rows_within,
+                            summary_apart, top_kernels_apart, with_estimates_now, with_lines_hint, with_roofline_advice)
 
 RUN = DATA / "h200_ncuwrap" / "top"
 RUN_ABS = ROOT / RUN

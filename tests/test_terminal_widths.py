@@ -123,3 +123,17 @@ def test_the_benchmark_list(capsys, monkeypatch, width):
     for b in json.loads(doc):
         assert f"{b['name']} {' '.join(b['lesson'].split())}" in flat
         assert "variants: " + ", ".join(v["name"] for v in b["variants"]) in flat
+
+
+@pytest.mark.parametrize("width", (80, 160))
+def test_the_metric_names(capsys, monkeypatch, width):
+    from ncuwrap import metrics as M
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    code, text, _ = run_cli(capsys, "rules", "metrics", "--all")
+    assert code == 0
+    within(text, width)  # descriptions reached 249 characters
+    flat = " ".join(text.split())
+    for kind, entries in (("canonical", M.CANONICAL), ("derived", M.DERIVED)):
+        for entry in entries.values():
+            assert f"{entry.name} {kind} {' '.join(entry.description.split())}" in flat

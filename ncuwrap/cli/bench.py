@@ -80,9 +80,9 @@ def list_cmd(
     if fmt is ListFormat.json:
         typer.echo(json.dumps(doc, indent=2))
         return
-    from ncuwrap.render.table.benchmarks import render
+    from ncuwrap.render.table.lists import benchmarks
 
-    typer.echo(render(doc), nl=False)
+    typer.echo(benchmarks(doc), nl=False)
 
 
 @app.command("build")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ncuwrap.render import names as N
 from ncuwrap.render import phrasing as T
-from ncuwrap.render.table import STYLE, Page, cell, summary_columns
+from ncuwrap.render.table import STYLE, Page, summary_columns
 
 # From this many columns the summary table has room for each kernel's headline, and from MEDIUM for
 # the launch number (each kernel's section names it): narrower, a kernel's name needs the room.
@@ -31,7 +31,7 @@ def _launch_rows(diagnosis, name: N.Names) -> list[dict]:
     rows = []
     for rank, k in enumerate(diagnosis.by_time(), 1):
         head = k.headline
-        rows.append({"#": str(rank), "launch": str(k.id), "kernel": N.Clamped(name(k.name)), "process": cell(T.process(k)), "stream": k.stream or "n/a",
+        rows.append({"#": str(rank), "launch": str(k.id), "kernel": N.Clamped(name(k.name)), "process": N.Clamped(T.process(k)), "stream": k.stream or "n/a",
                      "time (ncu)": T.duration(k.duration_ns), "share": T.share(diagnosis.share_pct([k])), "verdict": T.verdict(k),
                      "gain": T.gain(k.estimated_gain_pct),
                      "headline": N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else "")})
@@ -51,10 +51,11 @@ def group_line(group) -> str:
 def _launches(page: Page, listed, processes: bool, streams: bool):
     """A kernel's listed launches (KernelGroup.listed), in the order they ran: the process and stream where
     the report has several."""
+    # A process's name comes from the program: wrapped like a kernel's, not to squeeze the numbers.
     table = page.table("launch", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "verdict", "gain",
-                       right=("launch", "time (ncu)", "gain"))
+                       right=("launch", "time (ncu)", "gain"), names=("process",))
     for k in listed:
-        table.add_row(str(k.id), *((cell(T.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
+        table.add_row(str(k.id), *((N.Clamped(T.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
                       T.duration(k.duration_ns), T.verdict(k), T.gain(k.estimated_gain_pct))
     return table
 
@@ -88,7 +89,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
 
     def build(columns):
         summary = page.table(*columns, right=("#", "launch", "launches", "total (ncu)", "median", "min", "max", "time (ncu)", "share", "gain"),
-                             names=("kernel",), prose=("headline",))
+                             names=("kernel", "process"), prose=("headline",))
         for row in rows:
             summary.add_row(*(row[c] for c in columns))
         return summary
