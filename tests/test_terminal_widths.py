@@ -137,3 +137,24 @@ def test_the_metric_names(capsys, monkeypatch, width):
     for kind, entries in (("canonical", M.CANONICAL), ("derived", M.DERIVED)):
         for entry in entries.values():
             assert f"{entry.name} {kind} {' '.join(entry.description.split())}" in flat
+
+
+@pytest.mark.parametrize("width", (80, 100, 160))
+def test_the_bench_table(width):
+    # 'ncuwrap bench --all --runs 3' on the H200 (library comparisons and the copy ceiling): rows were 111
+    # characters and more at any width.
+    from ncuwrap.bundled import report
+
+    bench = report.read(OURS / "bench" / "bench_all_runs3.json")
+    text = render(bench, Format.table, width=width)
+    golden(f"terminal_bench_all_{width}.txt", text)
+    within(text, width)
+    header = next(line for line in text.splitlines() if line.lstrip().startswith("benchmark"))
+    assert all(c in header for c in ("variant", "ok", "median ms", "GB/s", "%ceil"))
+    # What leaves the table is said; the library's advice is never lost: in its column, or under the table.
+    flat = " ".join(text.split())
+    for b in bench.benchmarks:
+        advice = (b.library.advice or b.library.note or "") if b.library else ""
+        if advice and "library" not in header:
+            assert f"{b.name}/{b.variant}: {advice}" in flat
+    assert ("left out of the table: spread%" in flat) == ("spread%" not in header)

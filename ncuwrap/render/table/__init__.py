@@ -29,7 +29,13 @@ class TextTable(Table):
     never read as rich markup, whoever adds the row. The one path every table row takes."""
 
     def add_row(self, *renderables, **kwargs) -> None:
-        super().add_row(*(cell(r) if isinstance(r, str) else r for r in renderables), **kwargs)
+        cells = [cell(r) if isinstance(r, str) else r for r in renderables]
+        # A value kept on one line is never narrowed (rich would cut it to '3.29x fa…'): a table too wide
+        # for them all is wider than the page, and Page.fit takes columns out instead.
+        for column, value in zip(self.columns, cells):
+            if column.no_wrap and isinstance(value, Text):
+                column.min_width = max(column.min_width or 0, value.cell_len)
+        super().add_row(*cells, **kwargs)
 
 
 class Page:
@@ -104,7 +110,7 @@ class Page:
             elif column in prose:
                 table.add_column(column, justify=justify, overflow="fold", ratio=1, min_width=20)
             else:
-                table.add_column(column, justify=justify, no_wrap=True)
+                table.add_column(column, justify=justify, no_wrap=True, min_width=len(column))
         return table
 
     def fits(self, table: Table) -> bool:
