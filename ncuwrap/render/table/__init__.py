@@ -114,14 +114,14 @@ class Page:
         return table
 
     def fits(self, table: Table) -> bool:
-        """Whether ``table`` fits this page with every column at least as wide as its narrowest cell (a
-        name at its longest piece, a number whole). Both measured and laid out: rich squeezes columns that
-        wrap below their narrowest, then widens them again past the page."""
-        options = self.console.options
-        if table.__rich_measure__(self.console, options.update_width(MAX_WIDTH)).minimum > self.width:
+        """Whether ``table`` laid out on this page stays within its width with every column in it: rich
+        squeezes a table too wide down to columns of no width, so the header row must still name them all."""
+        lines = [Segment.get_line_length(line) and "".join(segment.text for segment in line)
+                 for line in Segment.split_lines(self.console.render(table, self.console.options))]  # uncropped
+        if any(len(line) > self.width for line in lines if line):
             return False
-        lines = Segment.split_lines(self.console.render(table, options))  # uncropped
-        return max((Segment.get_line_length(line) for line in lines), default=0) <= self.width
+        header = next((line for line in lines if line and line.strip()), "")
+        return all(str(column.header) in header for column in table.columns)
 
     def fit(self, build, columns: tuple[str, ...], drop: tuple[tuple[str, ...], ...]) -> tuple[Table, list[str], int]:
         """The table ``build(columns)`` as wide as the page allows: ``drop``'s groups of columns, in that

@@ -18,11 +18,11 @@ def _group_rows(groups, name: N.Names) -> list[dict]:
     """One row per kernel: its launches, ncu's total, median, min and max time, and its longest launch's verdict."""
     rows = []
     for rank, g in enumerate(groups, 1):
-        k, head = g.longest, g.longest.headline
+        k = g.longest
         rows.append({"#": str(rank), "kernel": N.Clamped(name(g.name)), "launches": str(g.count), "total (ncu)": T.duration(g.total_ns),
                      "median": T.duration(g.median_ns), "min": T.duration(g.min_ns), "max": T.duration(g.max_ns), "share": T.percent(g.share_pct),
                      "verdict": T.verdict(k), "gain": T.gain(k.estimated_gain_pct),
-                     "headline": N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else "")})
+                     "headline": _headline(k)})
     return rows
 
 
@@ -30,12 +30,17 @@ def _launch_rows(diagnosis, name: N.Names) -> list[dict]:
     """One row per launch, by time."""
     rows = []
     for rank, k in enumerate(diagnosis.by_time(), 1):
-        head = k.headline
         rows.append({"#": str(rank), "launch": str(k.id), "kernel": N.Clamped(name(k.name)), "process": N.Clamped(T.process(k)), "stream": k.stream or "n/a",
                      "time (ncu)": T.duration(k.duration_ns), "share": T.share(diagnosis.share_pct([k])), "verdict": T.verdict(k),
                      "gain": T.gain(k.estimated_gain_pct),
-                     "headline": N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else "")})
+                     "headline": _headline(k)})
     return rows
+
+
+def _headline(k) -> N.Clamped:
+    """A launch's headline in the summary, in its severity's style."""
+    head = k.headline
+    return N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else "")
 
 
 def _listed(columns: list[str]) -> str:
