@@ -158,3 +158,31 @@ def test_the_bench_table(width):
         if advice and "library" not in header:
             assert f"{b.name}/{b.variant}: {advice}" in flat
     assert ("left out of the table: spread%" in flat) == ("spread%" not in header)
+
+
+@pytest.mark.parametrize("label", ["evidence:", "Bound: kernel (a_kernel_name_of_some_length) -"])
+def test_a_huge_paragraph_is_cut_to_what_is_shown(monkeypatch, label):
+    # A 16 MB demangled name in a sentence (a headline, a section header with --names demangled): at most
+    # MAX_TEXT_LINES full lines' worth of it, the last character an ellipsis; escaped and wrapped from its head only.
+    from ncuwrap.render import table as TB
+
+    escaped: list[int] = []
+    escape = TB.terminal
+    monkeypatch.setattr(TB, "terminal", lambda text: escaped.append(len(text)) or escape(text))
+    page = TB.Page(80)
+    page.line("void k<" + "float, " * (16 * 2**20 // 7) + ">(int)", indent=2, label=label)
+    lines = page.text().rstrip("\n").splitlines()
+    shown = "".join(line.strip() for line in lines)
+    assert len(shown) <= TB.MAX_TEXT_LINES * 80 + len(label) and lines[-1].endswith("…") and all(len(line) <= 80 for line in lines)
+    assert len(lines) < 2 * TB.MAX_TEXT_LINES
+    assert sum(escaped) <= TB.MAX_TEXT_LINES * 80 + len(label)
+
+
+def test_prose_wraps_at_words_in_one_pass():
+    from ncuwrap.render.table import wrap
+
+    text = "Bound: kernel (nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT) - Kernels take 100% of the GPU's busy time"
+    lines = [text[a:b] for a, b in wrap(text, 40, 30)]
+    # A word wider than a line goes on over the next (no character lost), the others wrap whole.
+    assert lines == ["Bound: kernel", "(nvjet_sm90_tst_256x128_64x4_1", "x2_h_bz_coopA_NNT) - Kernels", "take 100% of the GPU's busy", "time"]
+    assert wrap("", 10, 8) == [] and wrap("a " * 3, 1, 1) == [(0, 1), (2, 3), (4, 5)]

@@ -7,6 +7,7 @@ import io
 import re
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.segment import Segment
 from rich.table import Table
@@ -18,7 +19,8 @@ from ncuwrap.render.escape import terminal
 MIN_WIDTH = 40
 # The widest page a table is tried on when saying from which width it shows all its columns.
 MAX_WIDTH = 400
-# A paragraph shows at most this many lines; continuation lines of prose start this far in.
+# A paragraph shows at most this many lines' worth of characters (of the page's width); continuation lines of
+# prose start PROSE_INDENT columns in.
 MAX_TEXT_LINES = 50
 PROSE_INDENT = 2
 STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green", "minor": "dim"}
@@ -55,7 +57,7 @@ class Page:
         """``text`` wrapped at words. After a short ``label`` (a severity, 'evidence:') continuation lines
         start under the text, so a wrapped paragraph keeps its shape; after a label past two fifths
         of the line (a headline's 'Bound: ...') they would make a narrow column, so the paragraph wraps as
-        prose, continuation lines two columns in from its first. At most MAX_TEXT_LINES lines of it."""
+        prose, continuation lines two columns in from its first. At most MAX_TEXT_LINES lines' worth of it."""
         label_style = label_style if label_style is not None else style
         label = terminal(label)
         text = shown_text(text, MAX_TEXT_LINES * self.width)
@@ -116,11 +118,11 @@ class Page:
     def fits(self, table: Table) -> bool:
         """Whether ``table`` laid out on this page stays within its width with every column in it: rich
         squeezes a table too wide down to columns of no width, so the header row must still name them all."""
-        lines = [Segment.get_line_length(line) and "".join(segment.text for segment in line)
+        lines = ["".join(segment.text for segment in line)
                  for line in Segment.split_lines(self.console.render(table, self.console.options))]  # uncropped
-        if any(len(line) > self.width for line in lines if line):
+        if any(cell_len(line) > self.width for line in lines):
             return False
-        header = next((line for line in lines if line and line.strip()), "")
+        header = next((line for line in lines if line.strip()), "")
         return all(str(column.header) in header for column in table.columns)
 
     def fit(self, build, columns: tuple[str, ...], drop: tuple[tuple[str, ...], ...]) -> tuple[Table, list[str], int]:
