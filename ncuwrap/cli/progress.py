@@ -39,7 +39,7 @@ def shown(quiet: bool = False) -> Iterator[None]:
 
     console = Console(file=sys.stderr, force_terminal=True, highlight=False)
     bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
-                   console=console, transient=True)
+                   console=console, transient=True, redirect_stdout=False)  # stdout is the result's, piped or not
     lock = threading.Lock()
     state = {"started": False, "done": False, "what": "working", "task": bar.add_task("working", total=None)}
 
