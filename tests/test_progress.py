@@ -63,3 +63,13 @@ def test_a_terminal_gets_a_progress_line_that_quiet_turns_off(capsys, monkeypatc
     assert "\x1b[?25h" in err and err.endswith("\x1b[2K")  # the cursor given back, the line cleared
     code, out, err = run_cli(capsys, *command, "-q")
     assert code == 0 and out == piped and err == ""
+
+
+def test_a_file_name_is_shown_as_written(capsys, monkeypatch, tmp_path):
+    # Neither rich markup nor a terminal escape in a file name reaches the terminal as such.
+    name = tmp_path / "[bold]x\x1b[2J.raw.csv.gz"
+    name.write_bytes(NAIVE.read_bytes())
+    monkeypatch.setattr(shown_progress, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(shown_progress, "DELAY_S", 0)
+    code, _, err = run_cli(capsys, "diagnose", name)
+    assert code == 0 and "reading [bold]x\\x1b[2J.raw.csv.gz" in err and "\x1b[2J" not in err

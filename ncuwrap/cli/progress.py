@@ -20,6 +20,7 @@ QUIET_HELP = "Show no progress on stderr (none is shown when stderr is not a ter
 
 
 def quiet_option():
+    """The commands' --quiet/-q option."""
     return typer.Option(False, "--quiet", "-q", help=QUIET_HELP)
 
 
@@ -38,7 +39,8 @@ def shown(quiet: bool = False) -> Iterator[None]:
     from rich.progress import BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
     console = Console(file=sys.stderr, force_terminal=True, highlight=False)
-    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+    # The description names files: shown as written, never read as rich markup ('[bold]run.ncu-rep').
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                    console=console, transient=True, redirect_stdout=False)  # stdout is the result's, piped or not
     lock = threading.Lock()
     state = {"started": False, "done": False, "what": "working", "task": bar.add_task("working", total=None)}
