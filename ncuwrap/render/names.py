@@ -10,8 +10,8 @@
 - ``demangled``: the whole signature, parameters included.
 
 A table cell holds at most three lines of a name (:class:`Clamped`): it wraps after ``_``, ``::``, ``,``
-and spaces (a word wider than the cell at its camel-case joints), and a name longer than three lines ends in ``…`` (the kernel's own section and the JSON
-keep the whole name).
+and spaces (a word wider than the cell at its camel-case joints), and a name longer than three lines ends in ``…``
+(``--names demangled`` shows the whole name in the kernel's own section; the JSON always has it).
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ class Page:
     def table(self, *columns: str, right: tuple[str, ...] = (), names: tuple[str, ...] = (), prose: tuple[str, ...] = (),
               boxed: bool = True) -> Table:
         """A table of short values kept on one line. ``names`` columns hold identifiers: cut with an
-        ellipsis when too long (the full name is in the sections below), never split mid-word;
+        ellipsis when too long (--names demangled and the JSON have it whole), never split mid-word;
         ``prose`` columns wrap at words."""
         table = TextTable(header_style="bold", box=box.SIMPLE_HEAD if boxed else None, pad_edge=False)
         for column in columns:
