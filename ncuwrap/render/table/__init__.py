@@ -3,6 +3,8 @@ indented under their first line, report text shown with control characters escap
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import io
 import re
 
@@ -10,7 +12,8 @@ from rich import box
 from rich.cells import cell_len
 from rich.console import Console
 from rich.segment import Segment
-from rich.table import Table
+from rich.measure import Measurement
+from rich.table import Row, Table
 from rich.text import Text
 
 from ncuwrap.render.escape import terminal
@@ -132,7 +135,7 @@ class Page:
         shown, left_out = list(columns), []
         table = build(tuple(shown))
         for group in drop:
-            if self.fits(table):
+            if self.fits(self.probe(table)):
                 break
             shown = [c for c in shown if c not in group]
             left_out += [c for c in columns if c in group]
@@ -142,11 +145,28 @@ class Page:
     def narrowest(self, build, columns: tuple[str, ...]) -> int:
         """The narrowest page, wider than this one, that the table ``build(columns)`` fits (a page that
         fits it fits it wider too)."""
+        probe = self.probe(build(columns))
         low, high = self.width + 1, max(self.width + 1, MAX_WIDTH)
         while low < high:
             middle = (low + high) // 2
-            low, high = (low, middle) if Page(middle).fits(build(columns)) else (middle + 1, high)
+            low, high = (low, middle) if Page(middle).fits(probe) else (middle + 1, high)
         return low
+
+    def probe(self, table: Table) -> Table:
+        """A copy of ``table`` with at most two rows whose columns measure as ``table``'s do (in each, the
+        cell asking for the most room and the cell needing the most): rich lays both out in the same
+        column widths, so whether a table fits is found without laying out all its rows, again and again."""
+        options = self.console.options.update_width(MAX_WIDTH)
+        probe = copy.copy(table)
+        probe.columns = []
+        for column in table.columns:
+            cells = column._cells
+            sizes = [Measurement.get(self.console, options, c) for c in cells]
+            picked = sorted({max(range(len(cells)), key=lambda i: sizes[i].maximum),
+                             max(range(len(cells)), key=lambda i: sizes[i].minimum)}) if cells else []
+            probe.columns.append(dataclasses.replace(column, _cells=[cells[i] for i in picked] + [""] * (2 - len(picked)) if cells else []))
+        probe.rows = [Row()] * (2 if table.rows else 0)
+        return probe
 
     def left_out(self, columns: str, where: str, shown_from: int) -> None:
         """Say which columns a narrow terminal left out of a table, where they are instead, and from
