@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ncuwrap import estimate, kernel_filter
+from ncuwrap import estimate, kernel_filter, progress
 from ncuwrap.attribution import NO_COUNTERS, attribute
 from ncuwrap.gc_pause import no_collection_pauses
 from ncuwrap import metrics as M
@@ -123,6 +123,7 @@ class _Launches:
 def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = None,
                      select: kernel_filter.LaunchSelection | None = None) -> Diagnosis:
     """Every launch of ``profile`` (or those ``select`` keeps; ``kernel`` alone is ``-k``) judged by ``rules``."""
+    progress.report(f"diagnosing {Path(profile.source.path).name}")
     source = _Launches(profile)
     frame = profile.frame
     meta = {c: frame[c].tolist() if c in frame else [None] * len(frame)

@@ -238,3 +238,19 @@ def roofline_advice_apart(text: str) -> tuple[str, list[str]]:
         return " " * 9 + "advice: (at the roof)"
 
     return re.sub(r"^ {9}advice: .*(?:\n {17}\S.*)*", cut, text, flags=re.MULTILINE), found
+
+
+def headers_apart(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """A terminal diagnosis without its kernel section headers (issue 39: they show the short names, which
+    recorded outputs predate), and each header as (name, what follows it: the launch) on one line."""
+    import re
+
+    found: list[tuple[str, str]] = []
+
+    def cut(match: re.Match) -> str:
+        name, _, where = match.group(2).replace("\n", " ").rpartition("  (")
+        found.append((" ".join(name.split()), " ".join(where.split())))
+        return f"{match.group(1)}. (header)\n"
+
+    # A header starts a line with its rank; its wrapped lines too start at column 0, the section's at 2.
+    return re.sub(r"^(\d+)\.[ \n](.*?\n)(?=  \S)", cut, text, flags=re.MULTILINE | re.DOTALL), found

@@ -21,8 +21,9 @@ from ncuwrap.profile import top as TOP
 from ncuwrap.timeline import sqlite
 from ncuwrap.profile.kernel_times import kernel_times
 from ncuwrap.verdict import KernelTime, KernelTimes
-from tests.conftest import (DATA, ROOT, roofline_advice_apart, golden, run_cli, bound_apart, next_steps_apart, rows_within, summary_apart, top_kernels_apart,
-                            with_estimates_now, with_lines_hint, with_roofline_advice)
+from ncuwrap.render.names import short
+from tests.conftest import (DATA, ROOT, headers_apart, roofline_advice_apart, golden, run_cli, bound_apart, next_steps_apart, rows_within,
+                            summary_apart, top_kernels_apart, with_estimates_now, with_lines_hint, with_roofline_advice)
 
 RUN = DATA / "h200_ncuwrap" / "top"
 RUN_ABS = ROOT / RUN
@@ -152,7 +153,14 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     cut, cut_then = out.index("top/timeline.nsys-rep  ("), recorded.index("top/timeline.nsys-rep  (")
     # Since issue 38, the at-the-roof advice quotes the unit at its roof with its numbers.
     (kernels, advice), (kernels_then, _) = roofline_advice_apart(out[:cut]), roofline_advice_apart(recorded[:cut_then])
+    # Since issue 39, each kernel's section header shows its short name, as the summary does.
+    (kernels, headers), (kernels_then, headers_then) = headers_apart(kernels), headers_apart(kernels_then)
     assert kernels == kernels_then
+    from ncuwrap.kernel_diagnosis import diagnose
+
+    shorts = {short(k.name) for k in diagnose(ROOT / DATA / "h200_ncuwrap" / "top" / "report.raw.csv").kernels}
+    assert [where for _, where in headers] == [where for _, where in headers_then] and len(headers) == 5
+    assert all("".join(name.split()) in {"".join(s.split()) for s in shorts} for name, _ in headers), headers
     assert advice and all(re.search(r"The SMs are at \d+% of their peak, close to it \(their busiest pipe, \w+, at \d+% of its own\)", a)
                           for a in advice)
     assert recorded[cut_then:].startswith("top/timeline.nsys-rep  (nsys-rep; NVIDIA H200; nsys 2025.3.2.0)\nTraced window: 8.94 s")

@@ -80,10 +80,9 @@ def list_cmd(
     if fmt is ListFormat.json:
         typer.echo(json.dumps(doc, indent=2))
         return
-    width = max(len(b["name"]) for b in doc)
-    for b in doc:
-        typer.echo(f"{b['name']:<{width}}  {b['lesson']}")
-        typer.echo(f"{'':<{width}}  variants: {', '.join(v['name'] for v in b['variants'])}")
+    from ncuwrap.render.table.lists import benchmarks
+
+    typer.echo(benchmarks(doc), nl=False)
 
 
 @app.command("build")

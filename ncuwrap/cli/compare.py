@@ -11,6 +11,7 @@ import typer
 
 from ncuwrap.cli import app
 from ncuwrap.cli.output import NAMES_HELP, NamesStyle, check_output, emit
+from ncuwrap.cli.progress import quiet_option, shown
 from ncuwrap.cli.steps_option import StepsFind, steps_option
 from ncuwrap.render import Format
 from ncuwrap.terminal import one_line
@@ -56,6 +57,7 @@ def compare(
                                          "(default: detected)."),
     nsys: Optional[str] = typer.Option(None, "--nsys-path", help="Timelines: the nsys that exports a .nsys-rep to SQLite (default: nsys on PATH)."),
     steps: StepsFind = steps_option("Timelines: "),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Pair kernels of two reports; show verdict changes, findings resolved and introduced, metric deltas, speedup.
     Given two nsys captures: the step's period, where its time went, launches, copies and each kernel's time, before and after."""
@@ -64,10 +66,11 @@ def compare(
 
     inputs = (before, after, before_timing, after_timing, rules)
     check_output(output, *inputs, force=force)
-    result = run(before, after, rules=rules, extend=extend, kernel=kernel, ncu=ncu, pairs=[parse_pair_option(p) for p in pair or []],
-                 before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold,
-                 fail_on_finding=fail_on_finding.value if fail_on_finding else None,
-                 nsys=nsys, step_range=step_range, warmup=warmup, steps=steps.value)
+    with shown(quiet):
+        result = run(before, after, rules=rules, extend=extend, kernel=kernel, ncu=ncu, pairs=[parse_pair_option(p) for p in pair or []],
+                     before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold,
+                     fail_on_finding=fail_on_finding.value if fail_on_finding else None,
+                     nsys=nsys, step_range=step_range, warmup=warmup, steps=steps.value)
     emit(result, fmt, output, force=force, inputs=inputs, names=names)
     if fail_on_regression and result.regressions:
         for line in result.regressions:

@@ -9,6 +9,7 @@ import typer
 
 from ncuwrap.cli import app
 from ncuwrap.cli.output import NAMES_HELP, NamesStyle, check_output, emit
+from ncuwrap.cli.progress import quiet_option, shown
 from ncuwrap.render import Format
 
 
@@ -38,6 +39,7 @@ def diagnose(
     ncu_rules: Optional[Path] = typer.Option(None, "--ncu-rules",
                                              help="Show Nsight Compute's own rule results from this .ncu-rep or '--page details' CSV of the same report beside "
                                                   "the findings (a .ncu-rep or details CSV given as REPORT carries them already)."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Diagnose each kernel: compute-, memory- or latency-bound, the limiting unit, causes, advice."""
     from ncuwrap.api import diagnose as run
@@ -48,6 +50,7 @@ def diagnose(
     # A run folder's inputs are the files in it that are read.
     inputs = (path, rules, ncu_rules, source_page, *(run_dir_inputs(path) if is_run_dir(path) else ()))
     check_output(output, *inputs, force=force)
-    result = run(report, rules=rules, extend=extend, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None, process=process,
-                 source_page=source_page, ncu_rules=ncu_rules, ncu=ncu, nsys=nsys)
+    with shown(quiet):
+        result = run(report, rules=rules, extend=extend, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None,
+                     process=process, source_page=source_page, ncu_rules=ncu_rules, ncu=ncu, nsys=nsys)
     emit(result, fmt, output, force=force, inputs=inputs, names=names)

@@ -38,8 +38,9 @@ def metrics_cmd(
         if as_json:
             typer.echo(json.dumps(rows, indent=2))
         else:
-            for row in rows:
-                typer.echo(f"{row['name']:32} {row['kind']:9} {row['description']}")
+            from ncuwrap.render.table.lists import metrics
+
+            typer.echo(metrics(rows), nl=False)
         return
     loaded = ruleset.load(rules, extend=extend)
     raw = loaded.raw_metrics()

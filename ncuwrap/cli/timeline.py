@@ -18,6 +18,7 @@ import typer
 
 from ncuwrap.cli import app
 from ncuwrap.cli.output import NAMES_HELP, NamesStyle, emit, write_document
+from ncuwrap.cli.progress import quiet_option, shown
 from ncuwrap.cli.steps_option import StepsFind, steps_option
 from ncuwrap.errors import InputError
 from ncuwrap.render import Format
@@ -92,6 +93,7 @@ def timeline(
     nsys_args: Optional[List[str]] = typer.Option(None, "--nsys-arg", help="Any other nsys profile argument when capturing, one word each "
                                                   "(repeatable), passed just before the program; options ncuwrap sets itself are refused.",
                                                   show_default=False, metavar="ARG"),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Capture a program with Nsight Systems (CUDA, NVTX, OS runtime) and say what limits it end to end:
     kernels, host<->device transfers, or launch and synchronization overhead.
@@ -152,8 +154,10 @@ def timeline(
         from ncuwrap.timeline.diagnosing import diagnose_timeline
 
         no_capture_options()
-        emit(diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path, step_pattern=step_range, warmup=warmup,
-                               find_steps=steps.value), fmt, None, names=names)
+        with shown(quiet):  # a capture made before, read here (a program captured prints its own output: no line over it)
+            diagnosis = diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path, step_pattern=step_range, warmup=warmup,
+                                          find_steps=steps.value)
+        emit(diagnosis, fmt, None, names=names)
         return
     run_dir = output or default_run_dir()
     result = capture(list(program), run_dir, nsys=nsys_path, force=force, rules_path=rules, extend=extend, options=nsys_options,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from ncuwrap import progress
 from ncuwrap.errors import InputError
 from ncuwrap.timeline import readers
 
@@ -127,6 +128,7 @@ class Loading:
     def result(self) -> Profile:
         from ncuwrap.ingest import ncu_csv
 
+        progress.report(f"reading {self.path.name}")
         try:
             if self.reading is not None:
                 profile = self.reading.result()

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from ncuwrap import progress
 from ncuwrap.errors import InputError, ToolNotFoundError
 from ncuwrap.ingest.model import Profile, RuleResult, Source
 from ncuwrap.ingest import source_counters
@@ -137,11 +138,12 @@ class Reading:
             collected = [_collect(self.path, self.module, self.shown, self.wanted)]
         else:
             collected, failed = [], None
-            for child in self.children:  # every child is waited for, the first failure said
+            for done, child in enumerate(self.children, 1):  # every child is waited for, the first failure said
                 try:
                     collected.append(child.result())
                 except InputError as exc:
                     failed = failed or exc
+                progress.report(f"reading {self.shown.name}", done, len(self.children))
             if failed is not None:
                 raise failed
         return _assemble(self.path, self.shown, *_merged(collected, self.shown))

@@ -10,8 +10,8 @@
 - ``demangled``: the whole signature, parameters included.
 
 A table cell holds at most three lines of a name (:class:`Clamped`): it wraps after ``_``, ``::``, ``,``
-and spaces (a word wider than the cell at its camel-case joints), and a name longer than three lines ends in ``…`` (the kernel's own section and the JSON
-keep the whole name).
+and spaces (a word wider than the cell at its camel-case joints), and a name longer than three lines ends in ``…``
+(``--names demangled`` shows the whole name in the kernel's own section; the JSON always has it).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ SHORT, FUNCTION, DEMANGLED = "short", "function", "demangled"
 CHOICES = (SHORT, FUNCTION, DEMANGLED)
 ELIDED = "‹…›"
 MAX_LINES = 3
+# The widest table cell laid out (a terminal's whole width): what a name keeps for its cell.
+MAX_CELL = 1000
 # Namespaces that name nothing: compilers' spellings of an anonymous namespace.
 _ANONYMOUS = ("(anonymous namespace)::", "<unnamed>::", "{anonymous}::")
 # Words of template arguments that tell no kernel from another.
@@ -149,40 +151,58 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 class Clamped:
     """A name in a table cell: wrapped at ``_``, ``::``, ``,`` and spaces to the cell's width, at most
-    ``MAX_LINES`` lines, the last ending in ``…`` when the name is longer."""
+    ``MAX_LINES`` lines, the last ending in ``…`` when the name is longer.
+
+    Only the head of a name is read: the lines shown and one line more (whether a piece fits is known
+    from at most a line of it), so laying out a name takes time in the cell's size, not the name's
+    (a 16 MB name took minutes when every folded line re-sliced the rest)."""
 
     def __init__(self, text: str, style: str = "", lines: int = MAX_LINES):
-        self.text = terminal(text)
+        raw = str(text)
+        # Escaping is per character: the escaped head of a name is the head of the escaped name.
+        keep = (lines + 1) * MAX_CELL + 1
+        self.text = terminal(raw[:keep])
+        self.cut = len(raw) > keep  # more than any cell shows, whatever its width
         self.style = style
         self.lines = lines
-        self._pieces = [p for p in _BREAK.split(self.text) if p]
 
     def __rich_measure__(self, console, options) -> Measurement:
         # At least its longest piece (up to 32 columns), so that a word splits only when nothing else fits.
-        longest = max((len(p) for p in self._pieces), default=1)
+        head = self.text[: (self.lines + 1) * max(1, options.max_width) + 1]
+        longest = max((len(p) for p in _BREAK.split(head)), default=1)
         return Measurement(min(longest, 32, len(self.text)) or 1, max(len(self.text), 1))
 
     def _wrap(self, width: int) -> list[str]:
-        lines, current = [], ""
-        pieces = [part for piece in self._pieces for part in (_CAMEL.split(piece) if len(piece) > width else (piece,)) if part]
-        for piece in pieces:
-            while len(piece) > width:  # wider than the cell even at its camel-case joints: folded
-                if current:
+        # Lines are consecutive runs of the name of at most ``width`` characters: ``lines`` of them and
+        # the piece that starts the next lie within the first (lines + 1) * width + 1 characters.
+        head = self.text[: (self.lines + 1) * width + 1]
+        lines: list[str] = []
+        current = ""
+        for piece in (p for p in _BREAK.split(head) if p):
+            parts = _CAMEL.split(piece) if len(piece) > width else (piece,)
+            for part in (p for p in parts if p):
+                if len(part) > width:  # wider than the cell even at its camel-case joints: folded
+                    if current:
+                        lines.append(current)
+                    folds = [part[i:i + width] for i in range(0, len(part), width)]
+                    lines += folds[:-1]
+                    current = folds[-1]
+                elif len(current) + len(part) > width:
                     lines.append(current)
-                    current = ""
-                lines.append(piece[:width])
-                piece = piece[width:]
-            if len(current) + len(piece) > width:
-                lines.append(current)
-                current = piece
-            else:
-                current += piece
-        if current:
+                    current = part
+                else:
+                    current += part
+                if len(lines) > self.lines:
+                    break
+            if len(lines) > self.lines:
+                break
+        if current and len(lines) <= self.lines:
             lines.append(current)
-        if len(lines) > self.lines:
-            last = lines[self.lines - 1]
-            lines = lines[: self.lines - 1] + [(last[: width - 1] if len(last) >= width else last) + "…"]
-        return [line.rstrip() for line in lines]
+        if len(lines) > self.lines or self.cut:
+            last = lines[min(self.lines, len(lines)) - 1]
+            lines = lines[: min(self.lines, len(lines)) - 1] + [(last[: width - 1] if len(last) >= width else last) + "…"]
+        # A line that starts after a ',' or a space starts at its word.
+        return [line.rstrip() if i == 0 else line.strip() for i, line in enumerate(lines)]
 
     def __rich_console__(self, console, options):
         yield Text("\n".join(self._wrap(max(1, options.max_width))), style=self.style, no_wrap=True, overflow="ignore")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ncuwrap import progress
 from ncuwrap.timeline import measured
 
 
@@ -39,9 +40,13 @@ class Diagnosing:
 
         try:
             rules = self.rules = ruleset.load(self.rules_path, TIMELINE, extend=self.extend)
-            found = [m.result() for m in self.measuring]
+            found = []
+            for done, (m, path) in enumerate(zip(self.measuring, self.paths)):
+                progress.report(f"reading {Path(path).name}", done, len(self.paths))
+                found.append(m.result())
         finally:
             self.cancel()  # stops what is still running after an error or an interrupt
+        progress.report("applying the rules", len(self.paths), len(self.paths))
         return [decide(m, rules, source_path=p) for m, p in zip(found, self.paths)]
 
     def cancel(self) -> None:

@@ -1,4 +1,4 @@
-"""Terminal output of ``ncuwrap bench``: one fixed-width row per variant (a BenchReport).
+"""Terminal output of ``ncuwrap bench``: one row per variant (a BenchReport), laid out for the terminal's width.
 
 Reports with fair ceilings (copy ceilings measured at each variant's bytes as well as at the large
 size) get two percentage columns, ``%same`` and ``%large``, the one the manifest judges the variant by
@@ -8,7 +8,7 @@ marked ``*``; older reports keep the single ``%ceil`` column.
 from __future__ import annotations
 
 from ncuwrap.render import phrasing as T
-from ncuwrap.render.escape import terminal
+from ncuwrap.render.table import Page
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -23,39 +23,58 @@ def _marked(value: float | None, judged: bool) -> str:
     return _fmt(value, ".0f") + ("*" if judged and value is not None else "")
 
 
-def render(report, **_options) -> str:
-    """A fixed-width text table of a report, for people."""
+# The columns, and the order they leave a table too wide for the terminal (--format json has them all).
+# The library's advice leaves last, to lines under the table.
+DROP = (("spread%",), ("TFLOP/s",), ("%peak",), ("library",))
+
+
+def render(report, width: int | None = None, **_options) -> str:
+    """The report as a table laid out for the terminal's width, for people."""
+    page = Page(width)
     env = report.env
-    lines = [
-        f"{env.get('gpu', '?')} (cc {env.get('cc', '?')}, {env.get('sm_count', '?')} SMs), "
-        f"driver {env.get('driver_version', '?')}, runtime {env.get('runtime_version', '?')}"
-    ]
+    page.line(f"{env.get('gpu', '?')} (cc {env.get('cc', '?')}, {env.get('sm_count', '?')} SMs), "
+              f"driver {env.get('driver_version', '?')}, runtime {env.get('runtime_version', '?')}")
     if report.ceiling:
         at = f" at {_size(report.ceiling.bytes)} moved" if report.ceiling.bytes is not None else ""
-        lines.append(f"copy ceiling: {report.ceiling.gbps:.0f} GB/s{at} ({report.ceiling.source})")
+        page.line(f"{report.ceiling.gbps:.0f} GB/s{at} ({report.ceiling.source})", label="copy ceiling:")
     fair = any(b.ceiling_basis for b in report.benchmarks)
     if report.ceilings:
-        same = ", ".join(f"{_size(c.bytes)} {c.gbps:.0f} GB/s" for c in report.ceilings)
-        lines.append(f"copy ceiling at the variants' own bytes moved: {same}")
+        page.line(", ".join(f"{_size(c.bytes)} {c.gbps:.0f} GB/s" for c in report.ceilings), label="copy ceiling at the variants' own bytes moved:")
     if fair:
-        lines.append("%same / %large: % of the copy ceiling at the same bytes / at the large size; * = the one the manifest judges by")
-    cols = f"{'%same':>7} {'%large':>7}" if fair else f"{'%ceil':>6}"
-    header = f"{'benchmark':<16} {'variant':<20} {'ok':<3} {'median ms':>10} {'spread%':>8} {'GB/s':>8} {'TFLOP/s':>8} {'%peak':>6} {cols}  library"
-    lines += [header, "-" * len(header)]
+        page.line("% of the copy ceiling at the same bytes / at the large size; * = the one the manifest judges by", label="%same / %large:")
+    ceiling = ("%same", "%large") if fair else ("%ceil",)
+    columns = ("benchmark", "variant", "ok", "median ms", "spread%", "GB/s", "TFLOP/s", "%peak", *ceiling, "library")
+    rows = []
     for b in report.benchmarks:
-        lib_text = (b.library.advice or b.library.note or "") if b.library else ""
         if not fair:
-            pct = f"{_fmt(b.pct_of_ceiling, '.0f'):>6}"
+            pct = {"%ceil": _fmt(b.pct_of_ceiling, ".0f")}
         elif b.ceiling_basis is None:  # no same-bytes ceiling for this variant: the large one
-            pct = f"{'-':>7} {_marked(b.pct_of_ceiling, False):>7}"
+            pct = {"%same": "-", "%large": _marked(b.pct_of_ceiling, False)}
         else:
-            pct = (
-                f"{_marked(b.pct_of_ceiling_same_bytes, b.ceiling_basis == 'same_bytes'):>7} "
-                f"{_marked(b.pct_of_ceiling_large, b.ceiling_basis == 'large'):>7}"
-            )
-        lines.append(
-            f"{b.name:<16} {b.variant:<20} {'yes' if b.verified else 'NO':<3} {b.median_ms:>10.4f} "
-            f"{_fmt(b.spread_pct, '.1f'):>8} {_fmt(b.gbps, '.0f'):>8} {_fmt(b.tflops, '.2f'):>8} "
-            f"{_fmt(b.pct_of_peak, '.0f'):>6} {pct}  {lib_text}"
-        )
-    return terminal("\n".join(line.rstrip() for line in lines)) + "\n"
+            pct = {"%same": _marked(b.pct_of_ceiling_same_bytes, b.ceiling_basis == "same_bytes"),
+                   "%large": _marked(b.pct_of_ceiling_large, b.ceiling_basis == "large")}
+        rows.append({"benchmark": b.name, "variant": b.variant, "ok": "yes" if b.verified else "NO", "median ms": f"{b.median_ms:.4f}",
+                     "spread%": _fmt(b.spread_pct, ".1f"), "GB/s": _fmt(b.gbps, ".0f"), "TFLOP/s": _fmt(b.tflops, ".2f"),
+                     "%peak": _fmt(b.pct_of_peak, ".0f"), **pct, "library": (b.library.advice or b.library.note or "") if b.library else ""})
+
+    if not any(row["library"] for row in rows):  # no library compared (--no-library): no column for it
+        columns = columns[:-1]
+
+    def build(shown):
+        table = page.table(*shown, right=("median ms", "spread%", "GB/s", "TFLOP/s", "%peak", "%same", "%large", "%ceil"), prose=("library",))
+        for row in rows:
+            table.add_row(*(row[c] for c in shown))
+        return table
+
+    table, left_out, whole = page.fit(build, columns, tuple(g for g in DROP if set(g) <= set(columns)))
+    page.print(table)
+    numbers = [c for c in left_out if c != "library"]
+    if numbers:
+        page.line(f"{', '.join(numbers)}: in --format json (a terminal of {whole} columns shows them in the table)", "dim",
+                  label="left out of the table:")
+    if "library" in left_out and any(row["library"] for row in rows):  # under the table, a line per variant that has it
+        page.heading("library")
+        for row in rows:
+            if row["library"]:
+                page.line(row["library"], indent=2, label=f"{row['benchmark']}/{row['variant']}:")
+    return page.text()

@@ -6,10 +6,10 @@ from ncuwrap.render import names as N
 from ncuwrap.render import phrasing as T
 from ncuwrap.render.table import Page, cell
 
-# From this many columns the summary table has room for the findings resolved and introduced, and
-# from MEDIUM for ncu's (instrumented) speedup; narrower, they leave it with a note saying where they are.
-WIDE = 120
-MEDIUM = 100
+# The summary's columns, and the order they leave it on a narrow terminal: a column that holds nothing but
+# "n/a" first, then the findings (each pair's section lists them), then the estimate; measured speedups last.
+COLUMNS = ("kernel", "verdict", "ncu speedup", "estimated", "real speedup", "resolved", "introduced")
+DROP = (("resolved", "introduced"), ("estimated",), ("ncu speedup",), ("real speedup",))
 
 
 def _pair_name(pair, name: N.Names) -> str:
@@ -23,34 +23,40 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
     b, a = result.before.source, result.after.source
     page.line(f"{b.path}  ({b.device or 'unknown GPU'}, ncu {b.ncu_version or '?'})", label="before:")
     page.line(f"{a.path}  ({a.device or 'unknown GPU'}, ncu {a.ncu_version or '?'})", label="after: ")
-    # On a narrow terminal the findings and ncu's speedup (in each pair's section below) leave the table.
-    wide, medium = page.width >= WIDE, page.width >= MEDIUM
-    summary = page.table("kernel", "verdict", *(("ncu speedup",) if medium else ()), "estimated", "real speedup",
-                         *(("resolved", "introduced") if wide else ()), names=("kernel",), prose=("verdict",))
-    for p in result.pairs:
-        findings = (N.Clamped(", ".join(p.resolved) or "-", "green" if p.resolved else "", lines=8),
-                    N.Clamped(", ".join(p.introduced) or "-", "red" if p.introduced else "", lines=8)) if wide else ()
-        summary.add_row(N.Clamped(_pair_name(p, name)), cell(T.verdict_change(p)), *((T.speedup(p.ncu_speedup),) if medium else ()),
-                        T.gain_factor(p.estimated_gain_pct), T.speedup(p.speedup), *findings)
+    rows = [{"kernel": N.Clamped(_pair_name(p, name)), "verdict": cell(T.verdict_change(p)), "ncu speedup": T.speedup(p.ncu_speedup),
+             "estimated": T.gain_factor(p.estimated_gain_pct), "real speedup": T.speedup(p.speedup),
+             "resolved": N.Clamped(", ".join(p.resolved) or "-", "green" if p.resolved else "", lines=8),
+             "introduced": N.Clamped(", ".join(p.introduced) or "-", "red" if p.introduced else "", lines=8)} for p in result.pairs]
+    empty = tuple(c for group in DROP for c in group if rows and all(str(row[c]) == T.speedup(None) for row in rows))
+
+    def build(columns):
+        summary = page.table(*columns, names=("kernel",), prose=("verdict",))
+        for row in rows:
+            summary.add_row(*(row[c] for c in columns))
+        return summary
+
+    summary, left_out, whole = page.fit(build, COLUMNS, (*((c,) for c in empty), *(g for g in DROP if not set(g) & set(empty))))
     page.print(summary)
-    left_out = [*(() if medium else ("ncu speedup",)), *(() if wide else ("resolved", "introduced"))]
-    if left_out:
-        page.left_out(", ".join(left_out), "each pair's section", MEDIUM if not medium else WIDE)
+    blank = [c for c in left_out if c in empty]
+    if blank:
+        page.line(f"{', '.join(blank)}: n/a for every pair", "dim", label="left out of the table:")
+    if len(blank) < len(left_out):
+        page.left_out(", ".join(c for c in left_out if c not in empty), "each pair's section", whole)
     for p in result.pairs:
-        page.heading(f"[{p.name}]  paired by {p.paired_by}")
+        page.heading(f"[{_pair_name(p, name)}]  paired by {p.paired_by}")
         page.line(T.verdict_change(p), indent=2, label="verdict:")
         for label, ids, style in (("resolved", p.resolved, "green"), ("introduced", p.introduced, "red"),
                                   ("still there", p.persisting, ""), ("not comparable", p.not_comparable, "dim")):
             for fid in ids:
                 f = p.finding(fid)
                 page.line(f"{fid} ({f.severity}): {f.title}", style, indent=2, label=f"{label:14}")
-                evidence = ", ".join(f"{name} {T.change(delta)}" for name, delta in p.evidence.get(fid, {}).items())
+                evidence = ", ".join(f"{metric} {T.change(delta)}" for metric, delta in p.evidence.get(fid, {}).items())
                 if evidence:
                     page.line(evidence, indent=17, label="evidence:")
                 for change in p.lines.get(fid, ()):
                     page.line(T.line_change(change), "green" if change.gone else "", indent=17, label="line:")
-        for name, delta in p.deltas.items():
-            page.line(T.change(delta) + (f" [{delta.label}]" if delta.label else ""), indent=2, label=f"{name:24}")
+        for metric, delta in p.deltas.items():
+            page.line(T.change(delta) + (f" [{delta.label}]" if delta.label else ""), indent=2, label=f"{metric:24}")
         if p.speedup is not None:
             page.line(f"{T.speedup(p.speedup)} (bench median {T.ms(p.before_timing.median_ms)} → {T.ms(p.after_timing.median_ms)}, uninstrumented)",
                       indent=2, label="real speedup:")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ncuwrap.render import names as N
 from ncuwrap.render import phrasing as T
-from ncuwrap.render.table import STYLE, Page, cell
+from ncuwrap.render.table import STYLE, Page, summary_columns
 
 # From this many columns the summary table has room for each kernel's headline, and from MEDIUM for
 # the launch number (each kernel's section names it): narrower, a kernel's name needs the room.
@@ -14,20 +14,37 @@ MEDIUM = 100
 # The launches of a kernel listed under its section (in launch order).
 
 
-def _group_summary(page: Page, groups, wide: bool, name: N.Names):
-    """One row per kernel: its launches, ncu's total and median time (min and max too on a wide terminal;
-    each kernel's section has them all), and its longest launch's verdict."""
-    spread = ("min", "max") if wide else ()
-    columns = ("#", "kernel", "launches", "total (ncu)", "median", *spread, "share", "verdict", "gain", *(("headline",) if wide else ()))
-    summary = page.table(*columns, right=("#", "launches", "total (ncu)", "median", "min", "max", "share", "gain"), names=("kernel",),
-                         prose=("headline",))
+def _group_rows(groups, name: N.Names) -> list[dict]:
+    """One row per kernel: its launches, ncu's total, median, min and max time, and its longest launch's verdict."""
+    rows = []
     for rank, g in enumerate(groups, 1):
-        k, head = g.longest, g.longest.headline
-        headline = (N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
-        summary.add_row(str(rank), N.Clamped(name(g.name)), str(g.count), T.duration(g.total_ns), T.duration(g.median_ns),
-                        *((T.duration(g.min_ns), T.duration(g.max_ns)) if wide else ()), T.percent(g.share_pct), T.verdict(k),
-                        T.gain(k.estimated_gain_pct), *headline)
-    return summary
+        k = g.longest
+        rows.append({"#": str(rank), "kernel": N.Clamped(name(g.name)), "launches": str(g.count), "total (ncu)": T.duration(g.total_ns),
+                     "median": T.duration(g.median_ns), "min": T.duration(g.min_ns), "max": T.duration(g.max_ns), "share": T.percent(g.share_pct),
+                     "verdict": T.verdict(k), "gain": T.gain(k.estimated_gain_pct),
+                     "headline": _headline(k)})
+    return rows
+
+
+def _launch_rows(diagnosis, name: N.Names) -> list[dict]:
+    """One row per launch, by time."""
+    rows = []
+    for rank, k in enumerate(diagnosis.by_time(), 1):
+        rows.append({"#": str(rank), "launch": str(k.id), "kernel": N.Clamped(name(k.name)), "process": N.Clamped(T.process(k)), "stream": k.stream or "n/a",
+                     "time (ncu)": T.duration(k.duration_ns), "share": T.share(diagnosis.share_pct([k])), "verdict": T.verdict(k),
+                     "gain": T.gain(k.estimated_gain_pct),
+                     "headline": _headline(k)})
+    return rows
+
+
+def _headline(k) -> N.Clamped:
+    """A launch's headline in the summary, in its severity's style."""
+    head = k.headline
+    return N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else "")
+
+
+def _listed(columns: list[str]) -> str:
+    return columns[0] if len(columns) == 1 else f"{', '.join(columns[:-1])} and {columns[-1]}"
 
 
 def group_line(group) -> str:
@@ -39,10 +56,11 @@ def group_line(group) -> str:
 def _launches(page: Page, listed, processes: bool, streams: bool):
     """A kernel's listed launches (KernelGroup.listed), in the order they ran: the process and stream where
     the report has several."""
+    # A process's name comes from the program: wrapped like a kernel's, not to squeeze the numbers.
     table = page.table("launch", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "verdict", "gain",
-                       right=("launch", "time (ncu)", "gain"))
+                       right=("launch", "time (ncu)", "gain"), names=("process",))
     for k in listed:
-        table.add_row(str(k.id), *((cell(T.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
+        table.add_row(str(k.id), *((N.Clamped(T.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
                       T.duration(k.duration_ns), T.verdict(k), T.gain(k.estimated_gain_pct))
     return table
 
@@ -55,29 +73,37 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
               f"ncu {source.ncu_version or 'version unknown'})")
     if diagnosis.coverage:
         page.line(T.coverage_line(diagnosis.coverage))
-    kernels = diagnosis.by_time()
     processes = len(diagnosis.processes) > 1
     streams = len(diagnosis.streams) > 1
     groups = diagnosis.groups()
-    # On a narrow terminal the headline (first line of each kernel's section below) leaves the table.
+    # The headline (first line of each kernel's section below) is in the table from WIDE columns, the launch
+    # number from MEDIUM; narrower, a kernel's name needs the room. Columns that still do not fit leave the
+    # table too (the spread of a kernel's times, then the process and stream), each kernel's section has them.
     wide, medium = page.width >= WIDE, page.width >= MEDIUM
     if diagnosis.grouped:
-        page.print(_group_summary(page, groups, wide, name))
+        rows = _group_rows(groups, name)
+        every = ("#", "kernel", "launches", "total (ncu)", "median", "min", "max", "share", "verdict", "gain", "headline")
+        drop = (("min", "max"), ("median",))
     else:
-        columns = ("#", *(("launch",) if medium else ()), "kernel", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)",
-                   "share",
-                   "verdict", "gain", *(("headline",) if wide else ()))
-        summary = page.table(*columns, right=("#", "launch", "time (ncu)", "share", "gain"), names=("kernel",), prose=("headline",))
-        for rank, k in enumerate(kernels, 1):
-            head = k.headline
-            headline = (N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else ""),) if wide else ()
-            summary.add_row(str(rank), *((str(k.id),) if medium else ()), N.Clamped(name(k.name)), *((cell(T.process(k)),) if processes else ()),
-                            *((k.stream or "n/a",) if streams else ()), T.duration(k.duration_ns),
-                            T.share(diagnosis.share_pct([k])), T.verdict(k), T.gain(k.estimated_gain_pct), *headline)
-        page.print(summary)
-    if not wide:
-        left_out = "min, max and headline" if diagnosis.grouped else "headline" if medium else "launch and headline"
-        page.left_out(left_out, "each kernel's section", WIDE)
+        rows = _launch_rows(diagnosis, name)
+        every = ("#", "launch", "kernel", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "share", "verdict",
+                 "gain", "headline")
+        drop = (("stream",), ("process",))
+    narrow = () if wide else ("headline",) if medium or diagnosis.grouped else ("launch", "headline")
+    narrow += () if wide or not diagnosis.grouped else ("min", "max")
+
+    def build(columns):
+        summary = page.table(*columns, right=("#", "launch", "launches", "total (ncu)", "median", "min", "max", "time (ncu)", "share", "gain"),
+                             names=("kernel", "process"), prose=("headline",))
+        for row in rows:
+            summary.add_row(*(row[c] for c in columns))
+        return summary
+
+    summary, _, _ = page.fit(build, tuple(c for c in every if c not in narrow), drop)
+    page.print(summary)
+    left_out = [c for c in every if c not in summary_columns(summary)]
+    if left_out:
+        page.left_out(_listed(left_out), "each kernel's section", max(WIDE, page.narrowest(build, every)))
     first = diagnosis.fix_first()
     if first:
         page.line(T.fix_first_title(diagnosis), "bold")
@@ -89,7 +115,9 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
         where = ", ".join([f"launch {k.id}", *([T.process(k)] if processes else []), *([f"stream {k.stream or 'n/a'}"] if streams else [])])
         if group.count > 1:
             where = f"the longest of {group.count} launches: {where}"
-        page.heading(f"{rank}. {k.display_name}  ({where})")
+        # The name as the summary shows it (short by default); --names demangled: the whole signature.
+        shown = k.display_name if name.style == N.DEMANGLED else name(k.name)
+        page.heading(f"{rank}. {shown}  ({where})")
         program = T.program_line(k, diagnosis.coverage)
         if program:
             page.line(program, indent=2, label="program:")
