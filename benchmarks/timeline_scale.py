@@ -7,7 +7,7 @@ whole, each copy shifted in time past the previous one and its correlationIds re
 the launches they match and the timeline's shape repeat; nothing in it was measured as such.
 
 Measured, each in a fresh process, interleaved (ncuwrap, yardstick, ncuwrap, ...), medians of --repeat:
-- ncuwrap: ``ncuwrap.timeline(path)`` (read, analyse, decide; imports not timed), peak RSS (ru_maxrss,
+- ncuwrap: ``ncuwrap.diagnose_timeline(path)`` (read, analyse, decide; imports not timed), peak RSS (ru_maxrss,
   the interpreter and its imports included; the larger of this process's and its children's, since
   the capture is read in a forked child);
 - the yardstick: ``pandas.read_sql_query("SELECT * FROM <table>")`` of the kernel, memcpy and runtime
@@ -71,7 +71,7 @@ if hasattr(ncuwrap.timeline.sqlite, "pd"):
 else:
     import adbc_driver_manager, adbc_driver_sqlite
 t = time.perf_counter()
-d = ncuwrap.api.timeline(sys.argv[1], **({"steps": sys.argv[2]} if len(sys.argv) > 2 else {}))
+d = ncuwrap.api.diagnose_timeline(sys.argv[1], **({"steps": sys.argv[2]} if len(sys.argv) > 2 else {}))
 # The capture is read in a forked child (ncuwrap.forked): the peak is the larger of the two processes'.
 peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 print(time.perf_counter() - t, peak * 1024, d.bound)

@@ -1,40 +1,38 @@
 """ncuwrap: verdicts a kernel author can act on, from Nsight Compute and Nsight Systems data.
 
-The Python API (:mod:`ncuwrap.api`): ``ncuwrap.diagnose``, ``ncuwrap.compare``, ``ncuwrap.timeline``,
-``ncuwrap.ranks`` and ``ncuwrap.render``, loaded on first use so that ``import ncuwrap`` stays cheap.
+The Python API (:mod:`ncuwrap.api`), each function a command of the CLI:
+
+- ``ncuwrap.diagnose(report)``: the verdict of every kernel (``ncuwrap diagnose``);
+- ``ncuwrap.compare_reports(before, after)``: two reports or timelines (``ncuwrap compare``);
+- ``ncuwrap.diagnose_timeline(capture)``: where a program's time goes (``ncuwrap timeline FILE``);
+- ``ncuwrap.diagnose_ranks(folder)``: a multi-GPU run (``ncuwrap timeline --ranks``);
+- ``ncuwrap.profile_program(["./my_app", ...])``: ncu on this machine's GPU, then diagnose (``ncuwrap profile``);
+- ``ncuwrap.render_result(result, "markdown")``: any result as the commands print it.
+
+They are loaded on first use, so that ``import ncuwrap`` stays cheap. No function has the name of a
+module of the package (``ncuwrap.compare``, ``ncuwrap.timeline``, ``ncuwrap.render`` and
+``ncuwrap.profile`` are modules), so nothing here is both (docs/api.md says why).
 """
 
 import importlib
-import sys
-import types
 
 __version__ = "0.1.0"
 
-_API = ("diagnose", "compare", "timeline", "ranks", "render")
-# API names that are also modules of the package (ncuwrap/compare.py, ncuwrap/timeline/, ncuwrap/render/):
-# importing one binds the module to the package's attribute of that name, so the module itself is
-# made callable as the API function (entry below), whichever was imported first.
-_MODULES = ("compare", "timeline", "render")
-
-
-class _Entry(types.ModuleType):
-    """A module that is also the API function of its name: ``ncuwrap.compare(before, after)``."""
-
-    def __call__(self, *args, **kwargs):
-        return getattr(importlib.import_module("ncuwrap.api"), self.__name__.rpartition(".")[2])(*args, **kwargs)
-
-
-def entry(module_name: str) -> None:
-    """Make the module ``module_name`` (one of _MODULES) callable as the API function of its name."""
-    sys.modules[module_name].__class__ = _Entry
+_API = ("diagnose", "compare_reports", "diagnose_timeline", "diagnose_ranks", "profile_program", "render_result")
+_ALIASES = ("ranks",)  # 0.1's name, kept: no module clashes with it
+# 0.1's API names that are modules of the package: asked for before the module is imported, the answer
+# names the function.
+_RENAMED = {"compare": "compare_reports", "timeline": "diagnose_timeline", "render": "render_result", "profile": "profile_program"}
+__all__ = [*_API]
 
 
 def __getattr__(name: str):
     # PEP 562: the API (it imports the renderers) is loaded when one of its names is first used.
-    if name in _MODULES:
-        return importlib.import_module(f"ncuwrap.{name}")
-    if name in _API:
+    if name in _API or name in _ALIASES:
         return getattr(importlib.import_module("ncuwrap.api"), name)
+    if name in _RENAMED:  # `import ncuwrap.compare` and `from ncuwrap import compare` still import the module
+        raise AttributeError(f"module 'ncuwrap' has no attribute {name!r}: the function is ncuwrap.{_RENAMED[name]}, "
+                             f"and ncuwrap.{name} is a module (import ncuwrap.{name})")
     raise AttributeError(f"module 'ncuwrap' has no attribute {name!r}")
 
 

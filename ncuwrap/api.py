@@ -1,36 +1,65 @@
 """The Python API: what the commands do, as functions returning the typed results.
 
     >>> import ncuwrap
-    >>> d = ncuwrap.diagnose("report.ncu-rep")          # a Diagnosis (a TimelineDiagnosis for an nsys capture)
-    >>> d.kernels[0].verdict_label, d.kernels[0].headline
-    >>> d.to_frame()                                     # pandas: one row per launch
-    >>> d                                                # in a notebook: the HTML report
-    >>> ncuwrap.compare("before.ncu-rep", "after.ncu-rep").to_frame()      # one row per kernel pair
-    >>> ncuwrap.compare("eager.sqlite", "graphs.sqlite").speedup           # two timelines: per step
-    >>> ncuwrap.timeline("run.sqlite").to_frame()                          # one row per step
-    >>> ncuwrap.ranks("captures/").to_frame()                              # one row per rank
-    >>> print(ncuwrap.render(d, "markdown"))
+    >>> d = ncuwrap.diagnose("report.ncu-rep")        # a Diagnosis (a TimelineDiagnosis for an nsys capture)
+    >>> d                                              # one line in a terminal; the HTML report in a notebook
+    >>> d.to_frame()                                   # pandas: one row per launch
+    >>> ncuwrap.compare_reports("before.ncu-rep", "after.ncu-rep").to_frame()   # one row per kernel pair
+    >>> ncuwrap.compare_reports("eager.sqlite", "graphs.sqlite").speedup         # two timelines: per step
+    >>> ncuwrap.diagnose_timeline("run.sqlite").to_frame()                       # one row per step
+    >>> ncuwrap.diagnose_ranks("captures/").to_frame()                           # one row per rank
+    >>> ncuwrap.profile_program(["./my_app", "--iters", "10"])                   # ncu on a GPU, then diagnose
+    >>> print(ncuwrap.render_result(d, "markdown"))
 
 Bad input raises :class:`ncuwrap.errors.InputError` (its message names the file and the fix), as the
 commands' one-line errors do. The commands are a thin layer over these functions.
+
+The names are verbs that no module of the package has (issue 40: no callable modules). Until 0.1 the
+package made its modules ``compare``, ``timeline`` and ``render`` callable to serve as these functions;
+in this module the old names stay as aliases (``ncuwrap.api.compare``, ``timeline``, ``ranks``,
+``render``), and ``ncuwrap.ranks`` too, since no module has that name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ncuwrap import display
-from ncuwrap.errors import InputError
+from ncuwrap.errors import InputError, OptionError
 from ncuwrap.render import Format
 from ncuwrap.render import render as _render
 
-__all__ = ["diagnose", "compare", "timeline", "ranks", "render"]
+__all__ = ["diagnose", "compare_reports", "diagnose_timeline", "diagnose_ranks", "profile_program", "render_result"]
+
+NAMES = ("short", "function", "demangled")
 
 
-def render(result, fmt: str | Format = "table", **options) -> str:
-    """A result as the commands print it: ``table`` (terminal text; ``width=`` columns), ``json``,
-    ``markdown`` or ``html`` (a self-contained page)."""
-    return _render(result, Format(fmt), **options)
+def render_result(result, fmt: str | Format = "table", *, width: int | None = None, names: str = "short", color: bool = False) -> str:
+    """A result as the commands print it.
+
+    Args:
+        result: what :func:`diagnose`, :func:`compare_reports`, :func:`diagnose_timeline`,
+            :func:`diagnose_ranks` or :func:`profile_program` returned.
+        fmt: ``"table"`` (terminal text), ``"json"`` (the versioned document), ``"markdown"`` (for a pull
+            request comment) or ``"html"`` (a self-contained page).
+        width: the table's width in columns (default: the terminal's, else 100).
+        names: kernel names as ``"short"`` (default), ``"function"`` (with template arguments) or
+            ``"demangled"`` (the whole signature), as the commands' ``--names``.
+        color: colour the table with terminal escape sequences.
+
+    Returns:
+        The text the command prints, newline at the end.
+    """
+    fmt = Format(fmt)
+    if names not in NAMES:
+        raise OptionError(f"names={names!r}: expected one of {', '.join(NAMES)}")
+    try:
+        return _render(result, fmt, width=width, names=names, color=color)
+    except KeyError:
+        raise InputError(f"{type(result).__name__}: not a result of ncuwrap; give what ncuwrap.diagnose and the others return") from None
+    except ModuleNotFoundError:  # a result without that format (a bench report: table and json)
+        raise InputError(f"{type(result).__name__}: has no {fmt.value} form; use table or json") from None
 
 
 display.use(lambda result: _render(result, Format.html))
@@ -46,9 +75,31 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
              launch_skip: int = 0, launch_count: int | None = None, process: str | None = None, source_page: str | Path | None = None,
              ncu_rules: str | Path | None = None, ncu: str | None = None, nsys: str | None = None, step_range: str | None = None,
              warmup: int | None = None, steps: str = "auto"):
-    """``ncuwrap diagnose``: a kernel report (.ncu-rep, ncu CSV export, a run folder of ``ncuwrap profile``)
-    gives a :class:`~ncuwrap.verdict.Diagnosis`; an nsys capture a :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`.
-    None: the sample H200 report shipped with ncuwrap."""
+    """``ncuwrap diagnose``: the verdict of every kernel of a report, or of a timeline as a whole.
+
+    Args:
+        report: a ``.ncu-rep`` (or ``.ncu-rep.gz``), an ncu CSV export (``--page raw`` or ``details``), a
+            run folder of ``ncuwrap profile``, a diagnosis JSON document, an nsys capture (``.nsys-rep``,
+            ``.sqlite``, ``.sqlite.gz``) or a PyTorch profiler trace (``.json``, ``.json.gz``). None: the
+            sample H200 report shipped with ncuwrap.
+        rules: a rules YAML replacing the bundled rules (``extend=True``: added to them).
+        kernel: keep kernels whose name matches this regular expression (ncu's ``regex:`` prefix accepted).
+        launch_skip, launch_count: skip N and keep at most N of the launches that match ``kernel`` and
+            ``process``, counted as ncu counts them (``launch_count=None``: all).
+        process: keep one process's launches (its ID or name), where the report holds several.
+        source_page: a CSV export's source page, so each finding names its source line.
+        ncu_rules: Nsight Compute's own rule results (a ``.ncu-rep`` or ``--page details`` CSV of the same
+            report) beside a raw export's findings.
+        ncu: the ncu whose ``extras/python`` reads a ``.ncu-rep`` when the ncu-report package is missing.
+        nsys, step_range, warmup, steps: for a timeline, as :func:`diagnose_timeline`.
+
+    Returns:
+        A :class:`~ncuwrap.verdict.Diagnosis` for a kernel report, a
+        :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis` for a timeline.
+
+    Raises:
+        ncuwrap.errors.InputError: a missing or unreadable file, or options that do not apply to it.
+    """
     from ncuwrap.resources import sample_report
 
     path = Path(report) if report is not None else sample_report()
@@ -58,7 +109,7 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
         if kernel or ncu_rules or launch_skip or launch_count or process or source_page:
             raise InputError(f"{path}: --kernel, --launch-skip, --launch-count, --process, --ncu-rules and --source-page apply to Nsight Compute reports; "
                              "a timeline is diagnosed as a whole")
-        return timeline(path, rules=rules, extend=extend, nsys=nsys, step_range=step_range, warmup=warmup, steps=steps)
+        return diagnose_timeline(path, rules=rules, extend=extend, nsys=nsys, step_range=step_range, warmup=warmup, steps=steps)
     if step_range is not None or warmup is not None or steps != "auto":
         raise InputError(f"{path}: --step-range, --warmup and --steps apply to nsys captures (timelines); this is a kernel report")
     from ncuwrap.kernel_filter import LaunchSelection
@@ -83,13 +134,30 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
                started=started)
 
 
-def compare(before: str | Path, after: str | Path, *, rules: str | Path | None = None, extend: bool = False, kernel: str | None = None,
-            pairs=(), before_timing: str | Path | None = None, after_timing: str | Path | None = None, threshold_pct: float = 5.0,
-            fail_on_finding: str | None = None, ncu: str | None = None, nsys: str | None = None, step_range: str | None = None,
-            warmup: int | None = None, steps: str = "auto"):
-    """``ncuwrap compare``: two kernel reports give a :class:`~ncuwrap.compare.CompareResult` (``pairs``:
-    (old, new) names to pair renamed kernels); two nsys captures a
-    :class:`~ncuwrap.timeline.compare.TimelineCompare` (per step where both have steps)."""
+def compare_reports(before: str | Path, after: str | Path, *, rules: str | Path | None = None, extend: bool = False,
+                    kernel: str | None = None, pairs: Sequence[tuple[str, str]] = (), before_timing: str | Path | None = None,
+                    after_timing: str | Path | None = None, threshold_pct: float = 5.0, fail_on_finding: str | None = None,
+                    ncu: str | None = None, nsys: str | None = None, step_range: str | None = None, warmup: int | None = None,
+                    steps: str = "auto"):
+    """``ncuwrap compare``: two kernel reports, or two timelines, before and after a change.
+
+    Args:
+        before, after: two kernel reports (as :func:`diagnose` reads, or its JSON documents), or two nsys
+            captures or PyTorch profiler traces.
+        rules, extend: the rules for both sides, as :func:`diagnose`.
+        kernel: kernel reports: compare only kernels matching this regular expression.
+        pairs: kernel reports: ``(before_name, after_name)`` pairs for renamed kernels.
+        before_timing, after_timing: kernel reports: ``ncuwrap bench -o`` JSON files; with both, the real
+            speedup is shown and gated on instead of ncu's instrumented durations.
+        threshold_pct: a change of time that counts (%): slower by more is a regression.
+        fail_on_finding: ``"high"``, ``"medium"`` or ``"low"``: an introduced finding of that severity or
+            worse is a regression however much faster it got; ``"none"``: only slowdowns count.
+        step_range, warmup, steps, nsys: timelines, as :func:`diagnose_timeline`.
+
+    Returns:
+        A :class:`~ncuwrap.compare.CompareResult` (``.regressions`` is the gate) for kernel reports, a
+        :class:`~ncuwrap.timeline.compare.TimelineCompare` (per step where both have steps) for timelines.
+    """
     before, after = Path(before), Path(after)
     timelines = [p for p in (before, after) if _is_timeline(p)]
     gate = {"threshold_pct": threshold_pct, "fail_on_finding": fail_on_finding}
@@ -116,20 +184,158 @@ def compare(before: str | Path, after: str | Path, *, rules: str | Path | None =
                          after_timing=after_timing, **gate)
 
 
-def timeline(path: str | Path, *, rules: str | Path | None = None, extend: bool = False, nsys: str | None = None,
-             step_range: str | None = None, warmup: int | None = None, steps: str = "auto"):
-    """A capture made before (.sqlite, .sqlite.gz, .nsys-rep): a :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`,
-    judged by its steady steps where it has NVTX steps."""
-    from ncuwrap.timeline.diagnosing import diagnose_timeline
+def diagnose_timeline(path: str | Path, *, rules: str | Path | None = None, extend: bool = False, nsys: str | None = None,
+                      step_range: str | None = None, warmup: int | None = None, steps: str = "auto"):
+    """``ncuwrap timeline FILE``: where a program's end-to-end time goes, from a capture made before.
 
-    return diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys, step_pattern=step_range, warmup=warmup, find_steps=steps)
+    Args:
+        path: an nsys capture (``.sqlite``, ``.sqlite.gz``, ``.nsys-rep``) or a PyTorch profiler trace
+            (``.json``, ``.json.gz``).
+        rules, extend: as :func:`diagnose`.
+        nsys: the nsys that exports a ``.nsys-rep`` to SQLite (default: nsys on PATH).
+        step_range: the NVTX range (a regular expression) marking one iteration.
+        warmup: how many leading steps are warm-up (default: detected).
+        steps: how steps are found: ``"auto"`` (NVTX ranges, else the repetition of the launches),
+            ``"marked"`` (NVTX ranges only) or ``"none"``.
+
+    Returns:
+        A :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`, judged by its steady steps where it
+        has steps; ``.to_frame()`` has one row per step.
+    """
+    from ncuwrap.timeline.diagnosing import diagnose_timeline as run
+
+    return run(path, rules_path=rules, extend=extend, nsys=nsys, step_pattern=step_range, warmup=warmup, find_steps=steps)
 
 
-def ranks(folder: str | Path, *, rules: str | Path | None = None, extend: bool = False, workers: int | None = None,
-          scheduler: str | None = None, step_range: str | None = None, warmup: int | None = None, allow_mixed: bool = False,
-          nsys: str | None = None, steps: str = "auto"):
-    """``ncuwrap timeline --ranks``: one capture per rank in ``folder``, a :class:`~ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis`."""
-    from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
+def diagnose_ranks(folder: str | Path, *, rules: str | Path | None = None, extend: bool = False, workers: int | None = None,
+                   scheduler: str | None = None, step_range: str | None = None, warmup: int | None = None, allow_mixed: bool = False,
+                   nsys: str | None = None, steps: str = "auto"):
+    """``ncuwrap timeline --ranks FOLDER``: a multi-GPU run from one capture per rank.
 
-    return diagnose_ranks(folder, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
-                          nsys=nsys, allow_mixed=allow_mixed, warmup=warmup, find_steps=steps)
+    Args:
+        folder: ``rank0.sqlite``, ``rank1.sqlite``... (or ``.sqlite.gz``, ``.nsys-rep``, PyTorch traces).
+        workers: Dask workers analysing the captures (None: decided by their size; 0: in this process).
+        scheduler: the address of an existing Dask scheduler to use instead.
+        allow_mixed: accept captures of different nsys versions.
+        rules, extend, step_range, warmup, steps, nsys: as :func:`diagnose_timeline`.
+
+    Returns:
+        A :class:`~ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis`; ``.to_frame()`` has one row per rank.
+    """
+    from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks as run
+
+    return run(folder, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
+               nsys=nsys, allow_mixed=allow_mixed, warmup=warmup, find_steps=steps)
+
+
+def profile_program(target: str | Sequence[str], *, output: str | Path | None = None, force: bool = False, kernel: str | None = None,
+                    launch_skip: int | None = None, launch_count: int | None = None, nth_launch: int | None = None,
+                    collect: str = "targeted", source: bool = True, metrics: Sequence[str] = (), top: int | None = None,
+                    nvtx_include: Sequence[str] = (), nvtx_exclude: Sequence[str] = (), replay_mode: str | None = None,
+                    target_processes: str | None = None, cache_control: str | None = None, clock_control: str = "none",
+                    graph_profiling: str | None = None, ncu_args: Sequence[str] = (), bench: bool = True,
+                    bench_json: str | Path | None = None, bench_runs: int = 3, nsys: bool = False, steps: str = "auto",
+                    nsys_trace: str | None = None, nsys_args: Sequence[str] = (), ncu: str | None = None, nsys_path: str | None = None,
+                    rules: str | Path | None = None, extend: bool = False, arch: str | None = None):
+    """``ncuwrap profile``: run a program (or a bundled benchmark) under Nsight Compute on this machine's
+    GPU, then diagnose every kernel it profiled.
+
+    Args:
+        target: a program's command line as a list (``["./my_app", "--iters", "10"]``), or the name of a
+            bundled benchmark (``"transpose/naive"``; ``ncuwrap profile --list`` shows them), built with nvcc.
+        output: the run folder (default: ``ncuwrap-runs/<target>-<time>``); an existing one only with ``force``.
+        kernel: profile only kernels whose name matches this regular expression.
+        launch_skip, launch_count: ncu's, counting only launches that match ``kernel`` (defaults: a bundled
+            benchmark's first timed launch and 1; for a program 0 and 10).
+        nth_launch: the Nth launch of every distinct kernel instead of ``launch_skip``.
+        collect: ``"targeted"`` (the metrics the rules read), ``"basic"``, ``"full"`` or a comma list of
+            ncu sections; ``metrics`` adds ncu metrics; ``source=False`` leaves SourceCounters out.
+        top: run the program under nsys first and profile the N kernels with the most GPU time.
+        nvtx_include, nvtx_exclude, replay_mode, target_processes, cache_control, clock_control,
+            graph_profiling, ncu_args: passed on to ncu, as the command's options of those names.
+        bench, bench_json, bench_runs: a bundled benchmark's stop line: its family timed uninstrumented
+            (``bench_runs`` process runs) or read from an ``ncuwrap bench -o`` file; ``bench=False``: none.
+        nsys, steps, nsys_trace, nsys_args, nsys_path: also capture the timeline with nsys (in the run
+            folder and in ``profile.json``).
+        ncu: the ncu to run (default: ncu on PATH).
+        rules, extend: as :func:`diagnose`; targeted collection measures what these rules read.
+        arch: the GPU architecture a bundled benchmark is built for (default: detected).
+
+    Returns:
+        The :class:`~ncuwrap.verdict.Diagnosis` ``ncuwrap profile`` prints; the run folder holds the
+        report, ncu's log, the exact commands and ``profile.json``.
+
+    Raises:
+        ncuwrap.errors.NcuwrapError: one line with the fix (ncu missing, no permission to the GPU's
+        counters, the program failed, nothing matched ``kernel``...).
+    """
+    return profile_run(target, output=output, force=force, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
+                       nth_launch=nth_launch, collect=collect, source=source, metrics=metrics, top=top, nvtx_include=nvtx_include,
+                       nvtx_exclude=nvtx_exclude, replay_mode=replay_mode, target_processes=target_processes, cache_control=cache_control,
+                       clock_control=clock_control, graph_profiling=graph_profiling, ncu_args=ncu_args, bench=bench, bench_json=bench_json,
+                       bench_runs=bench_runs, nsys=nsys, steps=steps, nsys_trace=nsys_trace, nsys_args=nsys_args, ncu=ncu,
+                       nsys_path=nsys_path, rules=rules, extend=extend, arch=arch).diagnosis
+
+
+def profile_run(target: str | Sequence[str], *, progress=None, on_build=None, on_run_dir=None, output: str | Path | None = None, force: bool = False,
+                kernel: str | None = None, launch_skip: int | None = None, launch_count: int | None = None, nth_launch: int | None = None,
+                collect: str = "targeted", source: bool = True, metrics: Sequence[str] = (), top: int | None = None,
+                nvtx_include: Sequence[str] = (), nvtx_exclude: Sequence[str] = (), replay_mode: str | None = None,
+                target_processes: str | None = None, cache_control: str | None = None, clock_control: str = "none",
+                graph_profiling: str | None = None, ncu_args: Sequence[str] = (), bench: bool = True, bench_json: str | Path | None = None,
+                bench_runs: int = 3, nsys: bool = False, steps: str = "auto", nsys_trace: str | None = None, nsys_args: Sequence[str] = (),
+                ncu: str | None = None, nsys_path: str | None = None, rules: str | Path | None = None, extend: bool = False,
+                arch: str | None = None):
+    """:func:`profile_program`'s run, whole: a :class:`~ncuwrap.profile.result.ProfileResult` (the diagnosis,
+    the timeline with ``nsys``, the run folder, ncu's argv, passes and wall time). ``progress`` follows ncu
+    (a :class:`~ncuwrap.profile.pipeline.Progress`); ``on_build(name)`` is called before a bundled benchmark
+    is built, ``on_run_dir(path)`` before the run starts. Every option is checked before anything is built or run."""
+    from ncuwrap import ruleset
+    from ncuwrap.profile import ProfileOptions, targets
+    from ncuwrap.profile import profile as run
+    from ncuwrap.profile.collection import plan_collection
+    from ncuwrap.profile.ncu_argv import NcuOptions
+    from ncuwrap.profile.ncu_tool import ncu_tool
+    from ncuwrap.profile.rundir import default_run_dir
+    from ncuwrap.timeline.nsysrep import NsysOptions
+
+    # Cheap checks first: a bad collect or a missing ncu must not wait for an nvcc build.
+    metrics = tuple(metrics)
+    plan_collection(collect, ruleset.load(rules, extend=extend), metrics, source=source)
+    ncu_options = NcuOptions(nvtx_include=tuple(nvtx_include), nvtx_exclude=tuple(nvtx_exclude), replay_mode=replay_mode,
+                             target_processes=target_processes, cache_control=cache_control, clock_control=clock_control,
+                             graph_profiling=graph_profiling, extra=tuple(ncu_args)).check()
+    nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args)).check()
+    flag = nsys_options.first_flag or ("--steps" if steps != "auto" else None)
+    if flag and not (nsys or top):  # not silently unused
+        raise InputError(f"{flag}: ncuwrap runs nsys only with --nsys or --top; add one of them, or drop {flag}")
+
+    def before_build(name: str) -> None:
+        ncu_tool(ncu)  # a missing ncu fails before nvcc runs
+        if on_build is not None:
+            on_build(name)
+
+    bench_json = Path(bench_json) if bench_json is not None else None
+    if bench_json is not None:  # a bad file fails before the build and the run
+        from ncuwrap.bundled.report import read as read_bench
+
+        read_bench(bench_json)
+    resolved = targets.resolve([target] if isinstance(target, (str, Path)) else list(target), arch=arch, on_build=before_build)
+    if bench_json is not None and not resolved.bundled:
+        raise InputError(f"--bench-json {bench_json}: a stop line is drawn for a bundled benchmark only; drop --bench-json for a program of your own")
+    run_dir = Path(output) if output is not None else default_run_dir(resolved.label)
+    if on_run_dir is not None:
+        on_run_dir(run_dir)
+    options = ProfileOptions(collect=collect, source=source, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
+                             nth_launch=nth_launch, metrics=metrics, force=force, ncu=ncu, rules=Path(rules) if rules is not None else None,
+                             extend=extend, nsys=nsys, nsys_path=nsys_path, ncu_options=ncu_options, top=top,
+                             nsys_options=nsys_options, find_steps=steps, bench=bench, bench_json=bench_json, bench_runs=bench_runs)
+    return run(resolved, run_dir, options, progress=progress)
+
+
+# The names of 0.1, kept here where they clash with nothing (the package's own attributes of those names
+# are its modules).
+compare = compare_reports
+timeline = diagnose_timeline
+ranks = diagnose_ranks
+render = render_result

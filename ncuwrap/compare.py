@@ -17,11 +17,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuwrap import __version__, entry
+from ncuwrap import __version__
 from ncuwrap import metrics as M
 from ncuwrap.bundled.report import SCHEMA as BENCH_SCHEMA, BenchTimings, Timing, load_bench  # noqa: F401 (public names)
 from ncuwrap.kernel_diagnosis import KEY_METRICS  # the metrics compared for every pair, in this order
-from ncuwrap.display import Displayed
+from ncuwrap.display import Displayed, plural, short_path
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import clean
 from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict
@@ -248,6 +248,12 @@ class CompareResult(Displayed):
         """Findings introduced to kernels that got measurably faster: reported, not failing the gate
         (``--fail-on-finding LEVEL`` makes them count)."""
         return [r.message for p in self.pairs for r in p.not_gating]
+
+    def __repr__(self) -> str:
+        regressions = self.regressions
+        gate = f"{plural(len(regressions), 'regression')} ({self.gate})" if regressions else "no regression"
+        return (f"<CompareResult {short_path(self.before.source.path, 40)} → {short_path(self.after.source.path, 40)}: "
+                f"{plural(len(self.pairs), 'kernel pair')}; {gate}>")
 
     def to_frame(self):
         """One row per pair of kernels (pandas): the verdicts, ncu's durations, the real speedup where
@@ -504,6 +510,3 @@ def compare_files(before: str | Path, after: str | Path, rules_path: str | Path 
 
     return compare(judged(before), judged(after), **options)
 
-
-# ncuwrap.compare(...) is the API function of that name (ncuwrap/__init__.py).
-entry(__name__)

@@ -32,3 +32,26 @@ class Displayed:
         document = html.escape(_page(self), quote=True)
         return (f'<iframe srcdoc="{document}" sandbox="" title="ncuwrap report" '
                 f'style="width:100%;height:{HEIGHT_PX}px;border:1px solid #e2e8f0;border-radius:4px"></iframe>')
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """'1 launch', '3 launches'."""
+    return f"{n:,} {word if n == 1 else words or word + 's'}"
+
+
+def short(text: str, limit: int = 60) -> str:
+    """A name quoted as Python writes a string (control characters escaped), cut at its end with an ellipsis."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def short_path(text: str, limit: int = 60) -> str:
+    """A path as :func:`short`, its leading folders cut to an ellipsis: the file's own name stays whole."""
+    if len(text) <= limit:
+        return repr(text)
+    parts = text.split("/")
+    kept = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(part) + len(kept) + 3 > limit:
+            break
+        kept = f"{part}/{kept}"
+    return repr(f"…/{kept}")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ncuwrap import __version__
-from ncuwrap.display import Displayed
+from ncuwrap.display import Displayed, plural, short, short_path
 from ncuwrap.json_delta import share_launches
 from ncuwrap.numbers import clean, clean_all
 
@@ -312,6 +312,10 @@ class KernelVerdict:
         unit = self.pipe if self.bound == "compute" and self.pipe else self.limiter
         return f"{self.bound} ({unit})" if unit else self.bound
 
+    def __repr__(self) -> str:
+        head = f"; {self.headline.id} ({self.headline.severity})" if self.headline else ""
+        return f"<KernelVerdict launch {self.id} {short(self.name, 40)}: {self.verdict_label}{head}; {plural(len(self.findings), 'finding')}>"
+
     def document(self) -> dict:
         """Its record in the diagnosis document (v3 and v4): the v2 record, then what 'compare' reads besides it
         (every metric a finding's evidence or a comparison reads; the effects that estimate a fix)."""
@@ -475,6 +479,17 @@ class Diagnosis(Displayed):
             **({"coverage": self.coverage.to_json()} if self.coverage else {}),
             **({"stop_line": self.stop_line.to_json()} if self.stop_line else {}),
         }
+
+    def __repr__(self) -> str:
+        """One line (the whole result is in its fields, its report in ``ncuwrap.render_result``): the report, how
+        many launches, and the kernel with the most time with its verdict and headline."""
+        groups = self.groups()
+        if not groups:
+            return f"<Diagnosis {short_path(self.source.path)}: no launches>"
+        top = groups[0].longest
+        head = f", {top.headline.id} ({top.headline.severity})" if top.headline else ""
+        return (f"<Diagnosis {short_path(self.source.path)}: {plural(len(self.kernels), 'launch', 'launches')} of "
+                f"{plural(len(groups), 'kernel')}; most time: {short(top.name, 40)}: {top.verdict_label}{head}>")
 
     def to_frame(self):
         """One row per launch (pandas): what the JSON says of it, flat: verdict, limiter, pipe, the gain

@@ -154,6 +154,36 @@ def test_build_runs_nvcc_once_then_uses_the_cache(monkeypatch, tmp_path):
     assert record["argv"][-3:] == ["-o", str(first.binary), str(source)]
 
 
+def test_builds_of_one_key_at_once_compile_once(monkeypatch, tmp_path):
+    """Parallel test workers (or two `ncuwrap build`s) asking for the same binary: one nvcc, the others wait
+    for it and take the cached binary with its whole record."""
+    import threading
+    import time
+
+    monkeypatch.setenv("NCUWRAP_CACHE", str(tmp_path))
+    calls = []
+
+    def slow_nvcc(argv, **kw):
+        calls.append(argv)
+        time.sleep(0.3)  # long enough for the other builds to arrive while it runs
+        Path(argv[argv.index("-o") + 1]).write_text("binary")
+        return completed("", 0, "ptxas info    : Compiling entry function '_Z6vecaddv' for 'sm_90'\n"
+                         "ptxas info    : Used 8 registers, used 0 barriers\n")
+
+    monkeypatch.setattr(b.subprocess, "run", slow_nvcc)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(b.build_one("vecadd", "sm_90", manifest=MANIFEST, nvcc=fake_nvcc())))
+               for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+    assert sorted(r.cached for r in results) == [False, True, True]
+    assert {r.binary for r in results} == {results[0].binary} and all(r.resources == results[0].resources for r in results)
+    assert [p.name for p in results[0].binary.parent.iterdir() if p.name.startswith(".") and p.name != ".lock"] == []  # no temporaries left
+
+
 def test_wgmma_family_builds_for_sm90a_the_others_for_sm90():
     hopper, gemm = MANIFEST.get("gemm_hopper"), MANIFEST.get("gemm")
     assert b.target_arch(hopper, "sm_90") == "sm_90a" and b.target_arch(hopper, "sm_90a") == "sm_90a"
@@ -219,36 +249,46 @@ SPILLS_BY_DESIGN = {"spill_local", "occupancy_launch_bounds"}
 
 
 @pytest.fixture(scope="module")
-def built_all(tmp_path_factory):
+def built_all():
+    """Every benchmark for sm_90, from the build cache (NCUWRAP_CACHE or ~/.cache/ncuwrap/build): each is
+    compiled once per source, flags and nvcc version (the cache key), in parallel, and a parallel test
+    worker that needs them meanwhile waits for that build instead of compiling them again."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not installed")
-    cache = tmp_path_factory.mktemp("nvcc-cache")
-    old = os.environ.get("NCUWRAP_CACHE")
-    os.environ["NCUWRAP_CACHE"] = str(cache)
-    try:
-        yield {r.name: r for r in b.build_many(MANIFEST.names(), "sm_90", manifest=MANIFEST)}
-    finally:
-        if old is None:
-            os.environ.pop("NCUWRAP_CACHE", None)
-        else:
-            os.environ["NCUWRAP_CACHE"] = old
+    return {r.name: r for r in b.build_many(MANIFEST.names(), "sm_90", manifest=MANIFEST)}
 
 
 def test_every_benchmark_compiles_for_sm90(built_all):
     assert sorted(built_all) == sorted(MANIFEST.names())
+    nvcc = b.find_nvcc()
     for r in built_all.values():
-        assert r.binary.is_file() and os.access(r.binary, os.X_OK) and not r.cached
+        assert r.binary.is_file() and os.access(r.binary, os.X_OK)
         assert r.arch == ("sm_90a" if MANIFEST.get(r.name).arch_specific else "sm_90")
+        # Cached or not, the binary is nvcc's output for today's sources and flags: the key covers them all,
+        # and the record holds the command that made it.
+        bench = MANIFEST.get(r.name)
+        flags = [*b.NVCC_FLAGS, f"-arch={r.arch}", *b.NVCC_TAIL_FLAGS]
+        assert r.key == b.cache_key([bench.source, *MANIFEST.headers], flags, nvcc.version_text)
+        record = json.loads((r.binary.parent / "build.json").read_text())
+        assert record["argv"][1:] == b.nvcc_argv(nvcc.path, bench.source, r.binary, r.arch)[1:]
 
 
-def test_wgmma_family_also_compiles_portably(tmp_path, monkeypatch):
-    """Built for plain sm_90 (no wgmma), gemm_hopper compiles its stubs, and its binary still lists."""
+def test_wgmma_family_also_compiles_portably():
+    """Built for plain sm_90 (no wgmma), gemm_hopper compiles its stubs, and its binary still lists.
+    The binary is cached as the benchmarks are, under its own key (the -arch=sm_90 flags)."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not installed")
-    source = MANIFEST.get("gemm_hopper").source
-    out = tmp_path / "gemm_hopper"
-    proc = subprocess.run(b.nvcc_argv("nvcc", source, out, "sm_90"), capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
+    bench = MANIFEST.get("gemm_hopper")
+    nvcc = b.find_nvcc()
+    key = b.cache_key([bench.source, *MANIFEST.headers], [*b.NVCC_FLAGS, "-arch=sm_90", *b.NVCC_TAIL_FLAGS], nvcc.version_text)
+    folder = b.cache_dir() / f"gemm_hopper-portable-sm_90-{key[:16]}"
+    out = folder / "gemm_hopper"
+    if not out.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".gemm_hopper.{os.getpid()}"
+        proc = subprocess.run(b.nvcc_argv(nvcc.path, bench.source, tmp, "sm_90"), capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        os.replace(tmp, out)  # whole or not at all, for a parallel worker or the next run
     listed = subprocess.run([str(out), "--list"], capture_output=True, text=True, timeout=60)
     assert json.loads(listed.stdout)["benchmark"] == "gemm_hopper"
 

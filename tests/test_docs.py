@@ -6,8 +6,13 @@ command and option has help and is documented).
   'compare' reads (``v2, v3 or v4``) is exactly those it reads.
 - Every option quoted (``--name``) is an option of ncuwrap, or of the NVIDIA tool the text speaks of.
 - Every transcript (a fenced block starting with ``$ ncuwrap ...`` and stating its width) is today's
-  output at that width; a line ``...`` stands for lines left out. The README's Python session gives the
-  values it shows.
+  output at that width; a line ``...`` stands for lines left out. The Python sessions of the README and
+  docs/api.md give the values they show. A transcript taken on the GPU host names the folder holding
+  what it printed then, and quotes only lines of it.
+- The README is a landing page (issue 39): 200 lines at most, the two commands, four journeys, the
+  notebook, a link to the threat model. Every command has its page in docs/cli/ ending with its ``--help``
+  as a transcript (so the reference cannot drift from the command; NCUWRAP_REGEN=1 rewrites them), and
+  every relative link of the README and docs/ leads to a file.
 """
 
 from __future__ import annotations
@@ -20,12 +25,17 @@ import shlex
 import pytest
 import typer
 
+from tests.conftest import REGEN
+
 from ncuwrap import diagnosis_doc
 from ncuwrap.cli import app
 from tests.conftest import ROOT, run_cli
 
 README = ROOT / "README.md"
-DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+# The pages that hold what the README held before issue 39 (options and schemas quoted are checked there too).
+REFERENCE = [README, *sorted((ROOT / "docs" / "cli").glob("*.md")),
+             *(ROOT / "docs" / name for name in ("README.md", "api.md", "verdicts.md", "json.md", "measuring.md", "development.md"))]
 SCHEMA = re.compile(r"ncuwrap\.[a-z][a-z-]*/v\d+")
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
 # Options of the tools ncuwrap drives or reads, quoted where the text says how a report was made.
@@ -79,7 +89,8 @@ def _current_schemas() -> set[str]:
 
 
 def _texts():
-    return [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in (README,)] + _help_texts()
+    # The pages' --help blocks are the commands' own help, wrapped (checked against it below): left out here.
+    return [(str(p.relative_to(ROOT)), HELP_BLOCK.sub("", p.read_text(encoding="utf-8"))) for p in REFERENCE] + _help_texts()
 
 
 # A list of the diagnosis versions 'compare' reads, oldest first ("ncuwrap.diagnosis/v2, v3 or v4").
@@ -163,9 +174,10 @@ def test_every_transcript_is_todays_output(capsys, monkeypatch, doc, command, wi
     assert _matches(expected, out.splitlines()), f"{doc}: '$ {command.strip()}' prints today:\n{out}"
 
 
-def test_the_readme_python_session_gives_what_it_shows(monkeypatch):
+@pytest.mark.parametrize("doc", [README, ROOT / "docs" / "api.md"], ids=lambda p: p.name)
+def test_the_python_sessions_give_what_they_show(monkeypatch, doc):
     monkeypatch.chdir(ROOT)
-    session = re.search(r"```python\n(>>> import ncuwrap.*?)```", README.read_text(encoding="utf-8"), re.S).group(1)
+    session = re.search(r"```python\n(>>> import ncuwrap.*?)```", doc.read_text(encoding="utf-8"), re.S).group(1)
     scope: dict = {}
     statement, checked = "", 0
     lines = session.splitlines() + [">>> "]
@@ -187,3 +199,89 @@ def _run(statement: str, scope: dict):
             return eval(compile(statement, "README.md", "eval"), scope)
         except SyntaxError:
             exec(compile(statement, "README.md", "exec"), scope)
+
+
+# --- the README as a landing page, the reference in docs/cli ------------------------------------------------
+
+def test_the_readme_is_a_landing_page():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    headings = re.findall(r"^## (.*)$", text, re.M)
+    assert headings[:6] == ["The two commands", "Diagnose a report", "Profile my program", "Find where my training loop's time goes",
+                            "Compare before and after in CI", "In a notebook"]
+    assert "    python3 -m venv .venv && . .venv/bin/activate && pip install . && ncuwrap diagnose\n" in text
+    assert "    ./scripts/test\n" in text
+    assert "(docs/threat-model.md)" in text
+    # Each journey shows real output: a transcript checked against today's output, or one taken on the GPU host.
+    sections = re.split(r"^## ", text, flags=re.M)
+    for section in sections[2:6]:
+        assert re.search(r"^```\n\$ (cd \S+ && )?ncuwrap ", section, re.M), section.splitlines()[0]
+
+
+def _leaf_commands():
+    return [path for path, command in _commands() if not getattr(command, "commands", None)]
+
+
+def _help(path: str) -> str:
+    import os
+
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            from ncuwrap.cli import main
+
+            assert main([*path.split()[1:], "--help"]) == 0
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS")
+        else:
+            os.environ["COLUMNS"] = old
+    return out.getvalue()
+
+
+HELP_BLOCK = re.compile(r"^```\n\$ (ncuwrap [a-z ]+?) --help   # at 100 columns\n(.*?)^```", re.S | re.M)
+
+
+@pytest.mark.parametrize("path", _leaf_commands())
+def test_every_command_has_its_page_with_its_help(path):
+    """The page's --help block is the command's own (the transcript test checks it too, line by line; this one
+    also says which page lacks one, and NCUWRAP_REGEN=1 rewrites the block from the command)."""
+    pages = {p: p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs" / "cli").glob("*.md"))}
+    found = [(p, m) for p, text in pages.items() for m in HELP_BLOCK.finditer(text) if m.group(1) == path]
+    assert found, f"no page in docs/cli/ shows '{path} --help' (add it to the command's page)"
+    page, match = found[0]
+    today = _help(path)
+    if REGEN and match.group(2) != today:
+        text = pages[page]
+        page.write_text(text[:match.start(2)] + today + text[match.end(2):], encoding="utf-8")
+        return
+    assert match.group(2) == today, f"{page.relative_to(ROOT)}: '{path} --help' differs from the command's; regenerate with NCUWRAP_REGEN=1"
+
+
+def test_every_relative_link_leads_to_a_file():
+    broken = []
+    for page in DOCS:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:|#", target):
+                continue
+            if not (page.parent / target.partition("#")[0]).exists():
+                broken.append((str(page.relative_to(ROOT)), target))
+    assert not broken
+
+
+def test_transcripts_taken_on_the_gpu_host_quote_what_it_printed():
+    """A transcript marked 'on the H200 (FOLDER)' quotes lines of FOLDER/stdout.txt and stderr.txt only."""
+    checked = 0
+    for page in DOCS:
+        for block in re.findall(r"^```\n(\$ .*?)^```", page.read_text(encoding="utf-8"), re.S | re.M):
+            first, *lines = block.rstrip("\n").split("\n")
+            folder = re.search(r"# on the H200 \((tests/data/[^)]+)\)", first)
+            if not folder:
+                continue
+            printed = set()
+            for name in ("stdout.txt", "stderr.txt"):
+                printed |= {line.rstrip() for line in (ROOT / folder.group(1) / name).read_text(encoding="utf-8").splitlines()}
+            assert [line for line in lines if line.strip() != "..." and line.rstrip() not in printed] == [], page.name
+            checked += 1
+    assert checked >= 1

@@ -192,7 +192,7 @@ def test_diagnose_compare_and_the_api_take_a_trace(capsys):
 
     doc = _doc(capsys, "timeline", GPU_TRAIN)
     assert _doc(capsys, "diagnose", GPU_TRAIN) == doc
-    assert ncuwrap.timeline(GPU_TRAIN).to_json() == doc == ncuwrap.diagnose(GPU_TRAIN).to_json()
+    assert ncuwrap.diagnose_timeline(GPU_TRAIN).to_json() == doc == ncuwrap.diagnose(GPU_TRAIN).to_json()
     assert doc["source"] == {"path": str(GPU_TRAIN), "kind": "kineto", "nsys_version": None, "export_schema": "1",
                              "device": "NVIDIA H200", "producer": "PyTorch profiler (Kineto)"}
     compared = _doc(capsys, "compare", DATA / "h200_ncuwrap" / "steps" / "gpu_train.sqlite.gz", GPU_TRAIN)

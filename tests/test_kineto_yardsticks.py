@@ -61,7 +61,7 @@ POINTS = 3.0  # "within a few points"
 
 @cache
 def _timeline(path: Path) -> dict:
-    return ncuwrap.api.timeline(path).to_json()
+    return ncuwrap.api.diagnose_timeline(path).to_json()
 
 
 def kineto(program: str) -> dict:

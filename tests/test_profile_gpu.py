@@ -109,6 +109,17 @@ def test_profile_a_program_that_is_not_bundled(capsys, tmp_path, own_program):
     assert all(any(f["id"] == "uncoalesced_global_loads" for f in k["findings"]) for k in columns)
 
 
+def test_profile_program_from_python_on_the_gpu(tmp_path, own_program):
+    """ncuwrap.profile_program runs the real ncu as the command does and returns the diagnosis it prints."""
+    import ncuwrap
+
+    d = ncuwrap.profile_program([str(own_program)], output=tmp_path / "run", kernel="scale_columns", launch_count=1)
+    assert [k.name for k in d.kernels] == ["scale_columns"]
+    assert any(f.id == "uncoalesced_global_loads" for f in d.kernels[0].findings)
+    profile = json.loads((tmp_path / "run" / "profile.json").read_text())
+    assert profile["status"] == "ok" and [launch["kernel"] for launch in profile["launches"]] == ["scale_columns"]
+
+
 def test_nth_launch_of_each_kernel_on_a_real_program(capsys, tmp_path, own_program):
     run = tmp_path / "run"
     code, out, err = run_cli(capsys, "profile", "--nth-launch", "2", "-o", run, "--", own_program)

@@ -29,6 +29,11 @@ MIN_NVCC = (12, 0)  # C++17 device code and sm_90
 DEFAULT_ARCH = "sm_90"
 _NVCC_TIMEOUT_S = 600
 
+try:
+    import fcntl
+except ImportError:  # Windows: builds of one key in two processes at once both compile (each renames into place)
+    fcntl = None
+
 
 @dataclass(frozen=True)
 class Nvcc:
@@ -237,16 +242,36 @@ def build_one(
     flags = [*NVCC_FLAGS, f"-arch={arch}", *NVCC_TAIL_FLAGS]
     key = cache_key([bench.source, *manifest.headers], flags, nvcc.version_text)
     folder = cache_dir() / f"{name}-{arch}-{key[:16]}"
-    binary = folder / name
-    record = folder / "build.json"
-    if binary.is_file() and record.is_file() and not force:
-        try:
-            meta = json.loads(record.read_text())
-            resources = tuple(KernelResources(**r) for r in meta.get("resources", []))
-        except (ValueError, TypeError):
-            resources = ()
-        return BuildResult(name, binary, arch, True, key, resources)
+    cached = None if force else _cached(name, folder, arch, key)
+    if cached is not None:
+        return cached
     folder.mkdir(parents=True, exist_ok=True)
+    # One nvcc per key at a time, across processes (two `ncuwrap build`s, parallel test workers): the
+    # second waits for the first and then finds the binary in the cache.
+    with open(folder / ".lock", "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        cached = None if force else _cached(name, folder, arch, key)
+        if cached is not None:
+            return cached
+        return _compile(name, bench, nvcc, arch, key, folder)
+
+
+def _cached(name: str, folder: Path, arch: str, key: str) -> BuildResult | None:
+    """The build in ``folder`` when both its binary and its record are there (the record is written first)."""
+    binary, record = folder / name, folder / "build.json"
+    if not (binary.is_file() and record.is_file()):
+        return None
+    try:
+        meta = json.loads(record.read_text())
+        resources = tuple(KernelResources(**r) for r in meta.get("resources", []))
+    except (ValueError, TypeError):
+        resources = ()
+    return BuildResult(name, binary, arch, True, key, resources)
+
+
+def _compile(name: str, bench, nvcc: Nvcc, arch: str, key: str, folder: Path) -> BuildResult:
+    binary = folder / name
     # Compile next to the final place, then rename: concurrent builds never see a half-written binary.
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
     os.close(fd)
@@ -263,21 +288,21 @@ def build_one(
         first = next((line.strip() for line in log.splitlines() if "error" in line.lower()), log.strip()[:200])
         raise BuildError(f"{bench.source.name}: nvcc failed (exit {proc.returncode}): {first}; full log in {folder / 'build.log'}")
     os.chmod(tmp, 0o755)
-    os.replace(tmp, binary)
     resources = parse_ptxas(log)
-    record.write_text(
-        json.dumps(
-            {
-                "name": name,
-                "arch": arch,
-                "key": key,
-                "argv": [*argv[:-3], "-o", str(binary), argv[-1]],
-                "nvcc_version": next((ln for ln in nvcc.version_text.splitlines() if "release" in ln), nvcc.version_text),
-                "resources": [r.__dict__ for r in resources],
-            },
-            indent=2,
-        )
-    )
+    record = {
+        "name": name,
+        "arch": arch,
+        "key": key,
+        "argv": [*argv[:-3], "-o", str(binary), argv[-1]],
+        "nvcc_version": next((ln for ln in nvcc.version_text.splitlines() if "release" in ln), nvcc.version_text),
+        "resources": [r.__dict__ for r in resources],
+    }
+    # The record first, then the binary, each by rename: a binary in the cache always has its whole record.
+    fd, tmp_record = tempfile.mkstemp(prefix=".build.json.", dir=folder)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps(record, indent=2))
+    os.replace(tmp_record, folder / "build.json")
+    os.replace(tmp, binary)
     return BuildResult(name, binary, arch, False, key, resources)
 
 

@@ -223,54 +223,32 @@ def profile(
     Which launch: ncu's --launch-skip/--launch-count count only launches matching -k; --nth-launch N
     profiles the Nth launch of each distinct kernel. The output says which launch each result was.
     """
-    from ncuwrap.profile import ProfileOptions
-    from ncuwrap.profile import profile as run_profile
+    from ncuwrap.api import profile_run
     from ncuwrap.profile import targets
-    from ncuwrap.profile.rundir import default_run_dir
     from ncuwrap.render import render
 
     if list_targets:
         for name, kernel_re, lesson in targets.bundled_list():
             typer.echo(f"{name:34} -k {kernel_re:32} {lesson}")
         return
-    # Cheap checks first: a bad --collect or a missing ncu must not wait for an nvcc build.
-    from ncuwrap import ruleset
-    from ncuwrap.errors import InputError
-    from ncuwrap.profile.collection import plan_collection
-    from ncuwrap.profile.ncu_argv import NcuOptions
-    from ncuwrap.profile.ncu_tool import ncu_tool
-    from ncuwrap.timeline.nsysrep import NsysOptions
-
-    plan_collection(collect, ruleset.load(rules, extend=extend), _parse_metrics(metrics), source=source)
-    ncu_options = NcuOptions(nvtx_include=tuple(nvtx_include or ()), nvtx_exclude=tuple(nvtx_exclude or ()), replay_mode=replay_mode,
-                             target_processes=target_processes, cache_control=cache_control, clock_control=clock_control,
-                             graph_profiling=graph_profiling, extra=tuple(ncu_args or ())).check()
-    nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
-    flag = nsys_options.first_flag or ("--steps" if steps != StepsFind.auto else None)
-    if flag and not (nsys or top):  # not silently unused
-        raise InputError(f"{flag}: ncuwrap runs nsys only with --nsys or --top; add one of them, or drop {flag}")
+    run_dirs: list[Path] = []  # where the run goes, for the message after a Ctrl-C
 
     def before_build(name: str) -> None:
-        ncu_tool(ncu)  # a missing ncu fails before nvcc runs
         typer.echo(f"nvcc: building {name} (cached after the first build) ...", err=True)
 
-    if bench_json is not None:  # a bad file fails before the build and the run
-        from ncuwrap.bundled.report import read as read_bench
-
-        read_bench(bench_json)
-    resolved = targets.resolve(target or [], arch=arch, on_build=before_build)
-    if bench_json is not None and not resolved.bundled:
-        raise InputError(f"--bench-json {bench_json}: a stop line is drawn for a bundled benchmark only; drop --bench-json for a program of your own")
-    run_dir = output or default_run_dir(resolved.label)
-    options = ProfileOptions(collect=collect, source=source, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
-                             nth_launch=nth_launch, metrics=_parse_metrics(metrics), force=force, ncu=ncu, rules=rules,
-                             extend=extend, nsys=nsys, nsys_path=nsys_path, ncu_options=ncu_options, top=top,
-                             nsys_options=nsys_options, find_steps=steps.value, bench=bench, bench_json=bench_json, bench_runs=bench_runs)
     try:
-        result = run_profile(resolved, run_dir, options, progress=_ScreenProgress(show_output))
+        result = profile_run(target or [], progress=_ScreenProgress(show_output), on_build=before_build, on_run_dir=run_dirs.append,
+                             output=output, force=force, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
+                             nth_launch=nth_launch, collect=collect, source=source, metrics=_parse_metrics(metrics), top=top,
+                             nvtx_include=nvtx_include or (), nvtx_exclude=nvtx_exclude or (), replay_mode=replay_mode,
+                             target_processes=target_processes, cache_control=cache_control, clock_control=clock_control,
+                             graph_profiling=graph_profiling, ncu_args=ncu_args or (), bench=bench, bench_json=bench_json,
+                             bench_runs=bench_runs, nsys=nsys, steps=steps.value, nsys_trace=nsys_trace, nsys_args=nsys_args or (), ncu=ncu,
+                             nsys_path=nsys_path, rules=rules, extend=extend, arch=arch)
     except KeyboardInterrupt:
-        typer.echo(f"ncuwrap: interrupted: ncu and the program were stopped; kept what was written in {terminal(run_dir)} "
-                   f"(ncu.log, commands.txt, profile.json)", err=True)
+        if run_dirs:
+            typer.echo(f"ncuwrap: interrupted: ncu and the program were stopped; kept what was written in {terminal(run_dirs[0])} "
+                       f"(ncu.log, commands.txt, profile.json)", err=True)
         raise
     write_documents(result)
     for line in _summary(result):

@@ -33,9 +33,3 @@ def render(result, fmt: Format, **options) -> str:
     kind = _KINDS[type(result).__name__]
     module = importlib.import_module(f"ncuwrap.render.{fmt.value}.{kind}")
     return module.render(result, **options)
-
-
-from ncuwrap import entry  # noqa: E402
-
-# ncuwrap.render(...) is the API function of that name (ncuwrap/__init__.py).
-entry(__name__)

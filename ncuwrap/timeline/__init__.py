@@ -10,12 +10,6 @@ trace), :mod:`.steps` and :mod:`.analysis` measure the window into :mod:`.model`
 (:mod:`.measured`: one capture file, in a forked child), :mod:`.diagnosis` applies the YAML rules
 (rules/timeline.yaml) with ncuwrap.evaluate over :mod:`.values`, and :mod:`.diagnosing` runs the two
 side by side; ncuwrap.render draws the result. This package module imports nothing of its own (the
-rules loader reads :mod:`.metrics`, the names timeline rules may use, without loading the rest); it is
-also the API function ``ncuwrap.timeline(path)``.
+rules loader reads :mod:`.metrics`, the names timeline rules may use, without loading the rest). The API
+function of a timeline is ``ncuwrap.diagnose_timeline(path)``.
 """
-
-
-from ncuwrap import entry  # noqa: E402
-
-# ncuwrap.timeline(...) is the API function of that name (ncuwrap/__init__.py).
-entry(__name__)

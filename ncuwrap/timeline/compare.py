@@ -18,7 +18,7 @@ from pathlib import Path
 from ncuwrap import __version__
 from ncuwrap.compare import (DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on, introduced_gate,
                              measurably_faster)
-from ncuwrap.display import Displayed
+from ncuwrap.display import Displayed, short_path
 from ncuwrap.errors import InputError
 from ncuwrap.numbers import clean
 from ncuwrap.timeline.diagnosis import TimelineDiagnosis
@@ -231,6 +231,12 @@ class TimelineCompare(Displayed):
             "not_gating": self.not_gating,
             "notes": list(self.notes),
         }
+
+    def __repr__(self) -> str:
+        speedup = f"{self.speedup:.2f}x" if self.speedup is not None else "n/a"
+        found = "".join(f"; {what}: {', '.join(ids)}" for what, ids in (("resolved", self.resolved), ("introduced", self.introduced)) if ids)
+        return (f"<TimelineCompare {short_path(self.before.source.path, 40)} → {short_path(self.after.source.path, 40)}: {self.scope}, "
+                f"period {speedup} faster{found}>")
 
     def to_frame(self):
         """One row per kernel (pandas): its time and launches per step (or in the window) on each side."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ncuwrap import __version__
-from ncuwrap.display import Displayed
+from ncuwrap.display import Displayed, plural, short_path
 from ncuwrap.evaluate import Decided, Decision
 from ncuwrap.numbers import clean
 from ncuwrap.timeline.model import Timeline, pct
@@ -51,6 +51,13 @@ class TimelineDiagnosis(Decided, Displayed):
     @property
     def window_ns(self) -> int:
         return self.timeline.window_ns
+
+    def __repr__(self) -> str:
+        bound = f"{self.bound} ({self.limiter})" if self.limiter else self.bound
+        steps = self.timeline.steps
+        scope = "whole window" if steps is None else plural(len(steps.records), "step")
+        findings = ", ".join(f.id for f in self.findings) or "no finding"
+        return f"<TimelineDiagnosis {short_path(self.source.path)}: {bound}; {scope}; {findings}>"
 
     def to_frame(self):
         """One row per step (pandas), warm-up included and flagged; no rows for a capture without steps

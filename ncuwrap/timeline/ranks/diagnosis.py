@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import __version__
-from ncuwrap.display import Displayed
+from ncuwrap.display import Displayed, plural, short_path
 from ncuwrap.errors import ClusterError, InputError, NcuwrapError
 from ncuwrap.evaluate import Decided, Decision
 from ncuwrap.numbers import clean
@@ -85,6 +85,11 @@ class RanksDiagnosis(Decided, Displayed):
             "metrics": {name: clean(value) for name, value in s.metrics.items()},
             "notes": list(self.notes),
         }
+
+    def __repr__(self) -> str:
+        bound = f"{self.bound} ({self.limiter})" if self.limiter else self.bound
+        straggler = f"; straggler: rank {self.straggler}" if self.straggler is not None else ""
+        return f"<RanksDiagnosis {short_path(self.folder)}: {plural(len(self.ranks), 'rank')}, {bound}{straggler}>"
 
     def to_frame(self):
         """One row per rank (pandas): its window, the breakdown by category, compute and NCCL time, how
