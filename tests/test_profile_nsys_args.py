@@ -23,7 +23,7 @@ from ncuwrap.profile.targets import Target
 from ncuwrap.timeline import nsysrep
 from ncuwrap.timeline.capture import capture
 from ncuwrap.timeline.nsysrep import NsysOptions
-from tests.conftest import (DATA, ROOT, roofline_advice_apart, run_cli, bound_apart, next_steps_apart, summary_apart, top_kernels_apart,
+from tests.conftest import (DATA, ROOT, headers_apart, roofline_advice_apart, run_cli, bound_apart, next_steps_apart, summary_apart, top_kernels_apart,
                             with_estimates_now, with_lines_hint, with_roofline_advice)
 
 TOP_RUN = ROOT / DATA / "h200_ncuwrap" / "top"
@@ -105,7 +105,9 @@ def test_top_passes_the_trace_list_and_the_nsys_args(capsys, calls, monkeypatch,
     cut, cut_then = out.index("top/timeline.nsys-rep  ("), recorded.index("top/timeline.nsys-rep  (")
     # Since issue 38, the at-the-roof advice quotes the unit at its roof with its numbers.
     (kernels, advice), (kernels_then, _) = roofline_advice_apart(out[:cut]), roofline_advice_apart(recorded[:cut_then])
-    assert kernels == kernels_then
+    # Since issue 39, each kernel's section header shows its short name (tests/test_profile_top.py checks them).
+    (kernels, headers), (kernels_then, headers_then) = headers_apart(kernels), headers_apart(kernels_then)
+    assert kernels == kernels_then and [w for _, w in headers] == [w for _, w in headers_then] and len(headers) == 5
     assert advice and all(re.search(r"The SMs are at \d+% of their peak, close to it \(their busiest pipe, \w+, at \d+% of its own\)", a)
                           for a in advice)  # the timeline part since issue 36: tests/golden/top_replayed_timeline_part.txt
 

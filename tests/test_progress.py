@@ -21,7 +21,7 @@ def test_the_library_reports_each_read_and_diagnosis():
 
     heard = []
     with progress.listening(lambda what, done, total: heard.append((what, done, total))):
-        ncuwrap.compare(DIAG / "atomics_global_hotspot.ncu-rep.gz", DIAG / "atomics_shared_privatized.ncu-rep.gz")
+        ncuwrap.compare_reports(DIAG / "atomics_global_hotspot.ncu-rep.gz", DIAG / "atomics_shared_privatized.ncu-rep.gz")
     said = [what for what, _, _ in heard]
     for name in ("atomics_global_hotspot.ncu-rep.gz", "atomics_shared_privatized.ncu-rep.gz"):
         assert f"reading {name}" in said and f"diagnosing {name}" in said
