@@ -54,12 +54,7 @@ def render_result(result, fmt: str | Format = "table", *, width: int | None = No
     fmt = Format(fmt)
     if names not in NAMES:
         raise OptionError(f"names={names!r}: expected one of {', '.join(NAMES)}")
-    try:
-        return _render(result, fmt, width=width, names=names, color=color)
-    except KeyError:
-        raise InputError(f"{type(result).__name__}: not a result of ncuwrap; give what ncuwrap.diagnose and the others return") from None
-    except ModuleNotFoundError:  # a result without that format (a bench report: table and json)
-        raise InputError(f"{type(result).__name__}: has no {fmt.value} form; use table or json") from None
+    return _render(result, fmt, width=width, names=names, color=color)  # the registry says what has no such form
 
 
 display.use(lambda result: _render(result, Format.html))
