@@ -23,6 +23,17 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
     b, a = result.before.source, result.after.source
     page.line(f"{b.path}  ({b.device or 'unknown GPU'}, ncu {b.ncu_version or '?'})", label="before:")
     page.line(f"{a.path}  ({a.device or 'unknown GPU'}, ncu {a.ncu_version or '?'})", label="after: ")
+    _summary(page, result, name)
+    for p in result.pairs:
+        _pair_section(page, p, name)
+    _closing(page, result)
+    page.console.print()
+    page.line("ncu durations are instrumented (each kernel replayed under ncu); real speedups come from 'ncuwrap bench' timings.")
+    return page.text()
+
+
+def _summary(page: Page, result, name: N.Names) -> None:
+    """The summary table, a row per pair, fitted to the terminal; says which columns it left out and where they are."""
     rows = [{"kernel": N.Clamped(_pair_name(p, name)), "verdict": cell(T.verdict_change(p)), "ncu speedup": T.speedup(p.ncu_speedup),
              "estimated": T.gain_factor(p.estimated_gain_pct), "real speedup": T.speedup(p.speedup),
              "resolved": N.Clamped(", ".join(p.resolved) or "-", "green" if p.resolved else "", lines=8),
@@ -42,28 +53,35 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
         page.line(f"{', '.join(blank)}: n/a for every pair", "dim", label="left out of the table:")
     if len(blank) < len(left_out):
         page.left_out(", ".join(c for c in left_out if c not in empty), "each pair's section", whole)
-    for p in result.pairs:
-        page.heading(f"[{_pair_name(p, name)}]  paired by {p.paired_by}")
-        page.line(T.verdict_change(p), indent=2, label="verdict:")
-        for label, ids, style in (("resolved", p.resolved, "green"), ("introduced", p.introduced, "red"),
-                                  ("still there", p.persisting, ""), ("not comparable", p.not_comparable, "dim")):
-            for fid in ids:
-                f = p.finding(fid)
-                page.line(f"{fid} ({f.severity}): {f.title}", style, indent=2, label=f"{label:14}")
-                evidence = ", ".join(f"{metric} {T.change(delta)}" for metric, delta in p.evidence.get(fid, {}).items())
-                if evidence:
-                    page.line(evidence, indent=17, label="evidence:")
-                for change in p.lines.get(fid, ()):
-                    page.line(T.line_change(change), "green" if change.gone else "", indent=17, label="line:")
-        for metric, delta in p.deltas.items():
-            page.line(T.change(delta) + (f" [{delta.label}]" if delta.label else ""), indent=2, label=f"{metric:24}")
-        if p.speedup is not None:
-            page.line(f"{T.speedup(p.speedup)} (bench median {T.ms(p.before_timing.median_ms)} → {T.ms(p.after_timing.median_ms)}, uninstrumented)",
-                      indent=2, label="real speedup:")
-        if p.estimated_gain_pct is not None:
-            page.line(T.estimate_vs_measured(p), indent=2, label="payoff:")
-        for note in p.timing_notes:
-            page.line(note, "dim", indent=2, label="timing:")
+
+
+def _pair_section(page: Page, p, name: N.Names) -> None:
+    """One pair's section: its verdicts, its findings by what became of them, the metrics that moved, its timings."""
+    page.heading(f"[{_pair_name(p, name)}]  paired by {p.paired_by}")
+    page.line(T.verdict_change(p), indent=2, label="verdict:")
+    for label, ids, style in (("resolved", p.resolved, "green"), ("introduced", p.introduced, "red"),
+                              ("still there", p.persisting, ""), ("not comparable", p.not_comparable, "dim")):
+        for fid in ids:
+            f = p.finding(fid)
+            page.line(f"{fid} ({f.severity}): {f.title}", style, indent=2, label=f"{label:14}")
+            evidence = ", ".join(f"{metric} {T.change(delta)}" for metric, delta in p.evidence.get(fid, {}).items())
+            if evidence:
+                page.line(evidence, indent=17, label="evidence:")
+            for change in p.lines.get(fid, ()):
+                page.line(T.line_change(change), "green" if change.gone else "", indent=17, label="line:")
+    for metric, delta in p.deltas.items():
+        page.line(T.change(delta) + (f" [{delta.label}]" if delta.label else ""), indent=2, label=f"{metric:24}")
+    if p.speedup is not None:
+        page.line(f"{T.speedup(p.speedup)} (bench median {T.ms(p.before_timing.median_ms)} → {T.ms(p.after_timing.median_ms)}, uninstrumented)",
+                  indent=2, label="real speedup:")
+    if p.estimated_gain_pct is not None:
+        page.line(T.estimate_vs_measured(p), indent=2, label="payoff:")
+    for note in p.timing_notes:
+        page.line(note, "dim", indent=2, label="timing:")
+
+
+def _closing(page: Page, result) -> None:
+    """After the pairs: the kernels only one side has, the notes, and the regressions the gate found."""
     for side, kernels in (("before", result.unpaired_before), ("after", result.unpaired_after)):
         if kernels:
             page.console.print()
@@ -79,6 +97,3 @@ def render(result, width: int | None = None, color: bool = False, names: str = N
         page.heading(f"{T.NOT_GATING}:")
         for line in result.not_gating:
             page.line(line, indent=2)
-    page.console.print()
-    page.line("ncu durations are instrumented (each kernel replayed under ncu); real speedups come from 'ncuwrap bench' timings.")
-    return page.text()

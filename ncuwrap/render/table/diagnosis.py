@@ -76,6 +76,31 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     processes = len(diagnosis.processes) > 1
     streams = len(diagnosis.streams) > 1
     groups = diagnosis.groups()
+    _summary(page, diagnosis, groups, name, processes, streams)
+    first = diagnosis.fix_first()
+    if first:
+        page.line(T.fix_first_title(diagnosis), "bold")
+        for i, p in enumerate(first, 1):
+            page.line(T.priority_line(p, bool(diagnosis.coverage), name), indent=2, label=f"{i}.")
+    told: dict[str, int] = {}  # next-step advice already printed -> the kernel it was printed for
+    for rank, group in enumerate(groups, 1):
+        _kernel_section(page, diagnosis, group, rank, name, (processes, streams), told)
+    if diagnosis.reprofile:
+        page.heading("Not evaluated")
+        page.line(T.reprofile_line(diagnosis.reprofile), indent=2)
+    if diagnosis.lines_hint:
+        page.heading("Source lines")
+        page.line(f"not attributed: {diagnosis.lines_hint}.", indent=2)
+    if diagnosis.stop_line is not None:
+        page.heading("Stop line")
+        page.line(T.stop_line_text(diagnosis.stop_line), indent=2)
+    page.console.print()
+    page.line(f"Durations are ncu's, instrumented (each kernel replayed; {T.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
+    return page.text()
+
+
+def _summary(page: Page, diagnosis, groups, name: N.Names, processes: bool, streams: bool) -> None:
+    """The summary table, a row per kernel (grouped) or per launch, fitted to the terminal's width."""
     # The headline (first line of each kernel's section below) is in the table from WIDE columns, the launch
     # number from MEDIUM; narrower, a kernel's name needs the room. Columns that still do not fit leave the
     # table too (the spread of a kernel's times, then the process and stream), each kernel's section has them.
@@ -104,64 +129,55 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     left_out = [c for c in every if c not in summary_columns(summary)]
     if left_out:
         page.left_out(_listed(left_out), "each kernel's section", max(WIDE, page.narrowest(build, every)))
-    first = diagnosis.fix_first()
-    if first:
-        page.line(T.fix_first_title(diagnosis), "bold")
-        for i, p in enumerate(first, 1):
-            page.line(T.priority_line(p, bool(diagnosis.coverage), name), indent=2, label=f"{i}.")
-    told: dict[str, int] = {}  # next-step advice already printed -> the kernel it was printed for
-    for rank, group in enumerate(groups, 1):
-        k = group.longest
-        where = ", ".join([f"launch {k.id}", *([T.process(k)] if processes else []), *([f"stream {k.stream or 'n/a'}"] if streams else [])])
-        if group.count > 1:
-            where = f"the longest of {group.count} launches: {where}"
-        # The name as the summary shows it (short by default); --names demangled: the whole signature.
-        shown = k.display_name if name.style == N.DEMANGLED else name(k.name)
-        page.heading(f"{rank}. {shown}  ({where})")
-        program = T.program_line(k, diagnosis.coverage)
-        if program:
-            page.line(program, indent=2, label="program:")
-        if group.count > 1:
-            page.line(group_line(group), indent=2)
-        if len(group.verdicts) > 1:
-            page.line(", ".join(f"{label} x{count}" for label, count in group.verdicts), indent=2, label="verdicts over the launches:")
-        page.line(k.why, indent=2, label=f"{T.verdict(k)}:", label_style="bold")
-        _where(page, k.where, indent=4, label="stalls at:")
-        if k.headline is None:
-            page.line(T.no_issue(k), indent=2)
-        for f in k.findings:
-            gain = T.finding_gain(f)
-            page.line(f.title + (f"  [{gain}]" if gain else ""), STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
-            if f.minor:
-                continue
-            evidence = ", ".join(f"{name}={T.number(value)}" for name, value in f.evidence.items())
-            page.line(evidence, indent=9, label="evidence:")
-            _where(page, f.where, indent=9, label="at:")
-            page.line(f.advice, indent=9, label="advice:")
-        _next_step(page, k.next_step, told, rank)
-        for r in k.ncu_rules_shown:
-            page.line(T.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
-        if k.not_evaluated:
-            page.line(T.not_evaluated_count(k) + " (see the end)", "dim", indent=2)
-        if group.count > 1:
-            listed = group.listed()
-            page.print(_launches(page, listed, processes, streams))
-            left_out = group.count - len(listed)
-            if left_out:
-                page.line(f"the longest and those that differ from the rest; {left_out} more like the rest (--format json lists them all)",
-                          "dim", indent=2)
-    if diagnosis.reprofile:
-        page.heading("Not evaluated")
-        page.line(T.reprofile_line(diagnosis.reprofile), indent=2)
-    if diagnosis.lines_hint:
-        page.heading("Source lines")
-        page.line(f"not attributed: {diagnosis.lines_hint}.", indent=2)
-    if diagnosis.stop_line is not None:
-        page.heading("Stop line")
-        page.line(T.stop_line_text(diagnosis.stop_line), indent=2)
-    page.console.print()
-    page.line(f"Durations are ncu's, instrumented (each kernel replayed; {T.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
-    return page.text()
+
+
+def _kernel_section(page: Page, diagnosis, group, rank: int, name: N.Names, several: tuple[bool, bool], told: dict) -> None:
+    """A kernel's section: its longest launch's verdict, findings and next step, then its launches."""
+    processes, streams = several
+    k = group.longest
+    where = ", ".join([f"launch {k.id}", *([T.process(k)] if processes else []), *([f"stream {k.stream or 'n/a'}"] if streams else [])])
+    if group.count > 1:
+        where = f"the longest of {group.count} launches: {where}"
+    # The name as the summary shows it (short by default); --names demangled: the whole signature.
+    shown = k.display_name if name.style == N.DEMANGLED else name(k.name)
+    page.heading(f"{rank}. {shown}  ({where})")
+    program = T.program_line(k, diagnosis.coverage)
+    if program:
+        page.line(program, indent=2, label="program:")
+    if group.count > 1:
+        page.line(group_line(group), indent=2)
+    if len(group.verdicts) > 1:
+        page.line(", ".join(f"{label} x{count}" for label, count in group.verdicts), indent=2, label="verdicts over the launches:")
+    page.line(k.why, indent=2, label=f"{T.verdict(k)}:", label_style="bold")
+    _where(page, k.where, indent=4, label="stalls at:")
+    if k.headline is None:
+        page.line(T.no_issue(k), indent=2)
+    _findings(page, k.findings)
+    _next_step(page, k.next_step, told, rank)
+    for r in k.ncu_rules_shown:
+        page.line(T.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
+    if k.not_evaluated:
+        page.line(T.not_evaluated_count(k) + " (see the end)", "dim", indent=2)
+    if group.count > 1:
+        listed = group.listed()
+        page.print(_launches(page, listed, processes, streams))
+        left_out = group.count - len(listed)
+        if left_out:
+            page.line(f"the longest and those that differ from the rest; {left_out} more like the rest (--format json lists them all)",
+                      "dim", indent=2)
+
+
+def _findings(page: Page, findings) -> None:
+    """A launch's findings: the title and estimated gain of each, the evidence, lines and advice of those not minor."""
+    for f in findings:
+        gain = T.finding_gain(f)
+        page.line(f.title + (f"  [{gain}]" if gain else ""), STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
+        if f.minor:
+            continue
+        evidence = ", ".join(f"{name}={T.number(value)}" for name, value in f.evidence.items())
+        page.line(evidence, indent=9, label="evidence:")
+        _where(page, f.where, indent=9, label="at:")
+        page.line(f.advice, indent=9, label="advice:")
 
 
 def _next_step(page, step, told: dict, rank: int) -> None:
