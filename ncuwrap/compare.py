@@ -125,6 +125,8 @@ class Regression:
 
 @dataclass(frozen=True)
 class Pair:
+    """One kernel before and after a change: the findings resolved, introduced and kept, the metrics that moved and the timings; made by
+    :func:`compare_kernels`."""
     name: str
     paired_by: str
     before: KernelVerdict
@@ -214,6 +216,8 @@ class Pair:
 
 @dataclass(frozen=True)
 class CompareResult(Displayed):
+    """What ``ncuwrap compare`` found between two diagnoses: the kernel pairs, the kernels only one side has, the regressions; made by
+    :func:`compare`, drawn by the renderers."""
     before: Diagnosis
     after: Diagnosis
     pairs: tuple[Pair, ...]

@@ -78,6 +78,7 @@ Number = int | float
 
 @dataclass(frozen=True)
 class Expression:
+    """A rule's condition or a size formula, parsed and checked by :func:`parse` (no eval), evaluated over the metrics' arrays."""
     text: str
     tree: ast.AST
     names: tuple[str, ...]  # metric names it needs (constants excluded)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -29,6 +30,17 @@ def test_ruff_limits_complexity_to_15():
     lint = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]
     assert "C90" in lint["select"] or "C901" in lint["select"], lint["select"]
     assert lint["mccabe"]["max-complexity"] <= 15
+
+
+def test_every_public_class_has_a_docstring():
+    """A reader meets a type before its fields: each public class of the package says what it is and who makes or uses it."""
+    missing = []
+    for path in sorted((ROOT / "ncuwrap").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_") and not ast.get_docstring(node):
+                missing.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert len(list((ROOT / "ncuwrap").rglob("*.py"))) > 50  # the walk found the package
+    assert not missing, "public classes without a docstring:\n" + "\n".join(missing)
 
 
 def _commands():

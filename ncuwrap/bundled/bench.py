@@ -40,6 +40,8 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Metrics:
+    """What one variant's median time means: its bandwidth or throughput and its share of the spec peak and of the copy ceiling (compute_metrics, for
+    variant_entry)."""
     gbps: float | None
     tflops: float | None
     pct_of_peak: float | None

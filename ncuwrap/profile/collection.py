@@ -49,6 +49,7 @@ ENVIRONMENT_NAMES = ("sm_cycles_per_s",)
 
 
 class CollectMode:
+    """What ``ncuwrap profile --collect`` asks ncu for: the rules' metrics only, ncu's basic or full set, or named sections."""
     TARGETED = "targeted"
     BASIC = "basic"
     FULL = "full"

@@ -16,6 +16,7 @@ from ncuwrap.errors import InputError, OptionError
 
 
 class Format(str, Enum):
+    """The output formats: each result type declares which of them it has (RENDERERS)."""
     table = "table"
     json = "json"
     markdown = "markdown"

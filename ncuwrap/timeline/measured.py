@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the model imports numpy: a child is forked before it is imp
 
 @dataclass(frozen=True)
 class Measured:
+    """A capture measured into the timeline model, with where it came from and what was missing; made by :func:`measure`, before any rule is evaluated."""
     timeline: Timeline  # over the steady steps where the capture has steps, else over the whole capture
     kind: str  # nsys-sqlite | nsys-rep | kineto (ncuwrap.timeline.readers)
     nsys_version: str | None

@@ -15,6 +15,7 @@ from ncuwrap.verdict import clean
 
 
 class CaptureValues:
+    """A capture's metrics as the rules engine reads them (one row), with why each unknown one is missing."""
     n = 1
 
     def __init__(self, metrics: dict, unknown: dict, names: Catalogue = TM.TIMELINE):

@@ -20,6 +20,7 @@ SERIES = ["before", "after"]
 
 @dataclass(frozen=True)
 class Group:
+    """A pair's findings under one heading of the HTML page (resolved, introduced, ...), with the style of that heading."""
     label: str
     css: str
     findings: list
@@ -27,6 +28,7 @@ class Group:
 
 @dataclass(frozen=True)
 class PairView:
+    """A kernel pair as the HTML compare page draws it: its anchor, its finding groups and its charts (from :func:`pair_view`)."""
     pair: object
     anchor: str
     detailed: bool

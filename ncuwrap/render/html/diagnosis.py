@@ -22,12 +22,14 @@ from ncuwrap.shown import PAGE, Shown, layout
 
 @dataclass(frozen=True)
 class FindingView:
+    """A finding of a kernel on the HTML page, with the anchor that links to it."""
     finding: object  # FindingResult
     anchor: str
 
 
 @dataclass(frozen=True)
 class KernelView:
+    """A kernel as the HTML diagnosis page draws it: its rank, share, findings, charts and occupancy limits (from :func:`kernel_view`)."""
     rank: int
     anchor: str
     kernel: object  # KernelVerdict

@@ -19,6 +19,7 @@ BAR_WIDTH = 1000  # SVG user units of the stacked bar
 
 @dataclass(frozen=True)
 class Rect:
+    """A segment of the timeline's breakdown bar on the HTML page: where it starts, its width, colour and tooltip (from :func:`bar`)."""
     x: float
     width: float
     color: str

@@ -46,6 +46,7 @@ MAX_START_SPREAD_NS = 10 * 60 * 1_000_000_000
 
 @dataclass(frozen=True)
 class RanksDiagnosis(Decided, Displayed):
+    """The verdict on a folder of ranks' captures: the rank set and the rules' decision on it; made by :func:`diagnose_ranks`, drawn by the renderers."""
     folder: str
     naming: str
     rules_path: str
