@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import __version__
-from ncuwrap import metrics as M
+from ncuwrap import metrics as kernel_metrics
 from ncuwrap.bundled.report import SCHEMA as BENCH_SCHEMA, BenchTimings, Timing, load_bench  # noqa: F401 (public names)
 from ncuwrap.kernel_diagnosis import KEY_METRICS  # the metrics compared for every pair, in this order
 from ncuwrap.display import Displayed, plural, short_path
@@ -85,7 +85,7 @@ class Delta:
 
     @property
     def unit(self) -> str:
-        return M.unit(self.name)
+        return kernel_metrics.unit(self.name)
 
     @property
     def delta(self) -> float | None:

@@ -34,10 +34,10 @@ def measure(data, *, kind: str, source_path: str, step_pattern: str | None = Non
             find_steps: str = "auto") -> Measured:
     """The steps of ``data`` (a read capture: ncuwrap.timeline.sqlite.TimelineData; ``step_pattern``, ``warmup``:
     ncuwrap.timeline.steps) and the analysis of its steady steps, else of the whole capture."""
-    from ncuwrap.timeline import steps as S
+    from ncuwrap.timeline import steps
     from ncuwrap.timeline.analysis import analyze_steady, analyze_active
 
-    found = S.measure(data, S.check_pattern(step_pattern), warmup, find_steps)
+    found = steps.measure(data, steps.check_pattern(step_pattern), warmup, find_steps)
     notes = list(data.notes)
     steady = analyze_steady(data, found) if found is not None else None
     if steady is not None:

@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from ncuwrap.metrics import MEMORY_LEVELS
 from ncuwrap.numbers import pct as share_pct
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import phrasing
 from ncuwrap.render.escape import terminal
 
 # One colour per series (1 series: blue; 2 series: before grey, after blue); roofs and grid in greys.
@@ -52,7 +52,7 @@ def _num(value) -> float | None:
 def si(value, unit: str) -> str:
     """``3.1e12, 'B/s'`` -> ``'3.11 TB/s'``; 'n/a' for a missing or non-finite value."""
     value = _num(value)
-    return "n/a" if value is None else T.si(value, unit)
+    return "n/a" if value is None else phrasing.si(value, unit)
 
 
 def colors(n: int) -> tuple[str, ...]:
