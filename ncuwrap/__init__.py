@@ -1,4 +1,4 @@
-"""ncuwrap: verdicts a kernel author can act on, from Nsight Compute and Nsight Systems data.
+"""ncuwrap: verdicts a kernel author can act on, from Nsight Compute and Nsight Systems data and PyTorch profiler traces.
 
 The Python API (:mod:`ncuwrap.api`), each function a command of the CLI:
 

@@ -97,6 +97,7 @@ WASTES = {w.name: w for w in (
 
 @dataclass(frozen=True)
 class Instruction:
+    """One SASS instruction of a hot line: its address, its text and its value of the waste's counter (made by :func:`attribute`)."""
     pc: int
     sass: str | None  # None where the report gave no SASS text for it (not among the hottest)
     value: float
@@ -134,6 +135,7 @@ class HotLine:
 
 @dataclass(frozen=True)
 class SnippetLine:
+    """A line of source text shown around a hot line, with its share of the waste; read from the source file by the attribution, drawn by the renderers."""
     file: str
     line: int
     text: str  # indentation kept, tabs expanded

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap import __version__
-from ncuwrap import metrics as M
+from ncuwrap import metrics as kernel_metrics
 from ncuwrap.bundled.report import SCHEMA as BENCH_SCHEMA, BenchTimings, Timing, load_bench  # noqa: F401 (public names)
 from ncuwrap.kernel_diagnosis import KEY_METRICS  # the metrics compared for every pair, in this order
 from ncuwrap.display import Displayed, plural, short_path
@@ -85,7 +85,7 @@ class Delta:
 
     @property
     def unit(self) -> str:
-        return M.unit(self.name)
+        return kernel_metrics.unit(self.name)
 
     @property
     def delta(self) -> float | None:
@@ -125,6 +125,8 @@ class Regression:
 
 @dataclass(frozen=True)
 class Pair:
+    """One kernel before and after a change: the findings resolved, introduced and kept, the metrics that moved and the timings; made by
+    :func:`compare_kernels`."""
     name: str
     paired_by: str
     before: KernelVerdict
@@ -214,6 +216,8 @@ class Pair:
 
 @dataclass(frozen=True)
 class CompareResult(Displayed):
+    """What ``ncuwrap compare`` found between two diagnoses: the kernel pairs, the kernels only one side has, the regressions; made by
+    :func:`compare`, drawn by the renderers."""
     before: Diagnosis
     after: Diagnosis
     pairs: tuple[Pair, ...]

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from ncuwrap.ruleset import texts as RT
-from ncuwrap import ruleset as R
+from ncuwrap.ruleset import texts as rule_texts
+from ncuwrap import ruleset
 from ncuwrap.verdict import SEVERITY_ORDER, FindingResult, NextStep, NotEvaluated, Step, Undecided, clean
 
 if TYPE_CHECKING:
-    from ncuwrap import estimate as E
+    from ncuwrap import estimate as kernel_estimate
 
 
 class EstimateModel(Protocol):
@@ -30,17 +30,17 @@ class EstimateModel(Protocol):
     The rules engine computes no estimate itself: a rule set with estimated findings is evaluated with
     the model of its domain, which scales the time of a row (the catalogue's time_metric)."""
 
-    def effect(self, n: int, removes: dict, fills) -> "E.Effect": ...
+    def effect(self, n: int, removes: dict, fills) -> "kernel_estimate.Effect": ...
 
-    def no_effect(self, n: int) -> "E.Effect": ...
+    def no_effect(self, n: int) -> "kernel_estimate.Effect": ...
 
-    def Effect(self, keep: dict, fill) -> "E.Effect": ...  # noqa: N802  (the model's effect type)
+    def Effect(self, keep: dict, fill) -> "kernel_estimate.Effect": ...  # noqa: N802  (the model's effect type)
 
-    def estimate(self, util: dict, effect, duration, *, roof: float, floor_ns: float, busy: float, reach: dict) -> "E.Estimate": ...
+    def estimate(self, util: dict, effect, duration, *, roof: float, floor_ns: float, busy: float, reach: dict) -> "kernel_estimate.Estimate": ...
 
-    def KernelEffects(self, **fields) -> "E.KernelEffects": ...  # noqa: N802  (what compare re-estimates from)
+    def KernelEffects(self, **fields) -> "kernel_estimate.KernelEffects": ...  # noqa: N802  (what compare re-estimates from)
 
-    def ColumnLists(self) -> "E.ColumnLists": ...  # noqa: N802  (the arrays as lists, converted once for all launches)
+    def ColumnLists(self) -> "kernel_estimate.ColumnLists": ...  # noqa: N802  (the arrays as lists, converted once for all launches)
 
 
 class MetricSource(Protocol):
@@ -119,16 +119,16 @@ class Decided:
 COSTLY = ("high", "medium", "low")
 
 
-def finding_result(finding: R.Finding, level: str, values: dict, estimated_speedup: float | None = None,
+def finding_result(finding: ruleset.Finding, level: str, values: dict, estimated_speedup: float | None = None,
                    limited_after: str | None = None) -> FindingResult:
     """The finding as reported, its texts filled from ``values`` (see Finding.value_names)."""
-    advice = RT.chosen_advice(finding.advice, finding.advice_by, values)
+    advice = rule_texts.chosen_advice(finding.advice, finding.advice_by, values)
     return FindingResult(
         id=finding.id,
         severity=level,
-        title=RT.render_text(_squeezed(finding.title), values),
+        title=rule_texts.render_text(_squeezed(finding.title), values),
         evidence={name: values.get(name) for name in finding.evidence},
-        advice=RT.render_text(_squeezed(advice), values),
+        advice=rule_texts.render_text(_squeezed(advice), values),
         estimated_speedup=estimated_speedup,
         limited_after=limited_after,
         role=finding.role,
@@ -138,7 +138,7 @@ def finding_result(finding: R.Finding, level: str, values: dict, estimated_speed
 class Evaluation:
     """Every rule of ``rules`` evaluated over every row of ``source``; :meth:`decide` reads one row."""
 
-    def __init__(self, source: MetricSource, rules: R.RuleSet, model: EstimateModel | None = None):
+    def __init__(self, source: MetricSource, rules: ruleset.RuleSet, model: EstimateModel | None = None):
         """``model``: what fixing a finding buys, needed when ``rules`` has estimated findings."""
         self.source, self.rules, self.n, self.model = source, rules, source.n, model
         self.branch_holds = [self.condition(b.when) for b in rules.bound]
@@ -150,10 +150,10 @@ class Evaluation:
         self.level: dict[str, np.ndarray] = {}
         self.gain: dict[str, np.ndarray] = {}
         self.limited: dict[str, np.ndarray] = {}
-        self.effect: dict[str, E.Effect] = {}
+        self.effect: dict[str, kernel_estimate.Effect] = {}
         self.util: dict[str, np.ndarray] = {}
         self.reach: dict[str, np.ndarray] = {}
-        self.combined: E.Estimate | None = None
+        self.combined: kernel_estimate.Estimate | None = None
         # The launches' effects documents read the arrays above through it (the model's column cache).
         self._lists = model.ColumnLists() if model is not None else None
         self._estimate_settings = (rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy"))
@@ -309,8 +309,8 @@ class Evaluation:
         step = steps[chosen]
         values = self.values(step.value_names(), row)
         values["bound"] = bound
-        advice = RT.chosen_advice(step.advice, step.advice_by, values)
-        return NextStep(step.id, RT.render_text(_squeezed(step.title), values), RT.render_text(_squeezed(advice), values), undecided)
+        advice = rule_texts.chosen_advice(step.advice, step.advice_by, values)
+        return NextStep(step.id, rule_texts.render_text(_squeezed(step.title), values), rule_texts.render_text(_squeezed(advice), values), undecided)
 
     def _steps_of(self, bound: str):
         """The next steps listed under ``bound``, and for every row the index of the first that holds
@@ -327,7 +327,7 @@ class Evaluation:
         # (placeholders unfilled would read "n/a": the values are what is missing).
         if step.id not in self._undecided:
             missing = self.next_missing[step.id]
-            title = RT.render_text(_squeezed(step.title), {}) if not RT.placeholders(step.title) else step.id.replace("_", " ")
+            title = rule_texts.render_text(_squeezed(step.title), {}) if not rule_texts.placeholders(step.title) else step.id.replace("_", " ")
             self._undecided[step.id] = Undecided(step.id, title, tuple(missing), self.source.hint(missing))
         return self._undecided[step.id]
 
@@ -343,16 +343,16 @@ class Evaluation:
         cause sentence whose values are all known, and the borderline note where it applies."""
         rules = self.rules
         template = _squeezed(branch.why)
-        out = [RT.render_text(template, values) for values in self.records(RT.placeholders(branch.why), rows)]
+        out = [rule_texts.render_text(template, values) for values in self.records(rule_texts.placeholders(branch.why), rows)]
         for sentence in branch.cause:
-            for i, known in enumerate(self.records(RT.placeholders(sentence), rows)):
+            for i, known in enumerate(self.records(rule_texts.placeholders(sentence), rows)):
                 if all(v is not None for v in known.values()):
-                    out[i] += " " + RT.render_text(sentence, known)
+                    out[i] += " " + rule_texts.render_text(sentence, known)
         if rules.borderline_note:
             close = [i for i, b in enumerate(borderline) if b]
             note = rules.borderline_note
-            for i, values in zip(close, self.records(RT.placeholders(note), [rows[i] for i in close])):
-                out[i] += " " + RT.render_text(note, values)
+            for i, values in zip(close, self.records(rule_texts.placeholders(note), [rows[i] for i in close])):
+                out[i] += " " + rule_texts.render_text(note, values)
         return out
 
     def _plan(self, bound: str) -> "_BoundPlan":
@@ -412,7 +412,7 @@ class Evaluation:
             return None
         return _number(self.combined.gain_pct[row]) if estimated else 0
 
-    def effects(self, findings, row: int, duration) -> E.KernelEffects:
+    def effects(self, findings, row: int, duration) -> kernel_estimate.KernelEffects:
         """What compare needs to estimate a subset of this row's findings fixed together."""
         per = {f.id: self.effect[f.id] for f in findings if f.id in self.effect}
         roof, floor, busy = self._estimate_settings
@@ -440,7 +440,7 @@ def _squeezed(text: str) -> str:
     return " ".join(text.split())
 
 
-def constants_in(rules: R.RuleSet, text: str) -> dict:
+def constants_in(rules: ruleset.RuleSet, text: str) -> dict:
     """The rules' constants a condition names (its thresholds), for the decision path."""
     return dict(_constants_named(tuple(rules.constants.items()), text))
 

@@ -78,6 +78,7 @@ Number = int | float
 
 @dataclass(frozen=True)
 class Expression:
+    """A rule's condition or a size formula, parsed and checked by :func:`parse` (no eval), evaluated over the metrics' arrays."""
     text: str
     tree: ast.AST
     names: tuple[str, ...]  # metric names it needs (constants excluded)
@@ -117,88 +118,109 @@ def parse(text: str | int | float, constants: dict[str, float] | None = None, *,
     formula = mode == FORMULA
     if formula and isinstance(text, (int, float)) and not isinstance(text, bool):
         text = str(text)
-
-    def refused(message: str) -> ExpressionError:
-        return ExpressionError(f"formula {text!r}: {message}" if formula else f"{message} in {text!r}")
-
     if not isinstance(text, str) or not text.strip():
-        raise refused("expected a non-empty arithmetic expression") if formula else ExpressionError("empty expression")
+        raise _refusal(text, formula, "expected a non-empty arithmetic expression") if formula else ExpressionError("empty expression")
     if len(text.strip()) > MAX_TEXT:
         raise ExpressionError(f"the {'formula' if formula else 'condition'} is {len(text.strip()):,} characters long (at most {MAX_TEXT:,}); "
                               "split it or use constants")
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
-        raise refused(f"not valid arithmetic ({exc.msg})" if formula else f"syntax error ({exc.msg})") from None
+        raise _refusal(text, formula, f"not valid arithmetic ({exc.msg})" if formula else f"syntax error ({exc.msg})") from None
     except (RecursionError, MemoryError):  # the parser's own limits on nesting ("not not not ...")
         raise ExpressionError(f"{text[:40]!r}... nests deeper than {MAX_DEPTH} levels; simplify it") from None
     if _depth(tree) > MAX_DEPTH:
         raise ExpressionError(f"{text[:40]!r}... nests deeper than {MAX_DEPTH} levels (a + b + ... counts one level per term); simplify it")
-    names: list[str] = []
-    optional: list[str] = []
-    constants = constants or {}
+    checker = _Checker(text, formula, constants or {})
+    checker.check(tree, checker.names)
+    names = checker.names
+    return Expression(text=text.strip(), tree=tree, names=tuple(names), optional=tuple(n for n in checker.optional if n not in names))
 
-    def check(node: ast.AST, into: list[str] = names) -> None:
-        if formula and not _arithmetic(node):
+
+def _refusal(text, formula: bool, message: str) -> ExpressionError:
+    """The error for a part of ``text`` that is not allowed, worded for a formula or for a rule's condition."""
+    return ExpressionError(f"formula {text!r}: {message}" if formula else f"{message} in {text!r}")
+
+
+class _Checker:
+    """The grammar of :func:`parse`, one method per kind of node, so that each rule reads on its own.
+
+    Collects the metric names read (``names``) and those read only through fallback() (``optional``)."""
+
+    def __init__(self, text: str, formula: bool, constants: dict[str, float]):
+        self.text, self.formula, self.constants = text, formula, constants
+        self.names: list[str] = []
+        self.optional: list[str] = []
+
+    def refused(self, message: str) -> ExpressionError:
+        return _refusal(self.text, self.formula, message)
+
+    def check(self, node: ast.AST, into: list[str]) -> None:
+        """Check ``node`` and its children; the metric names they read go ``into`` the given list."""
+        if self.formula and not _arithmetic(node):
             what = type(node.op).__name__ if isinstance(node, (ast.BinOp, ast.UnaryOp)) else type(node).__name__
-            raise refused(f"{what} is not allowed ({_FORMULA_ONLY})")
-        if isinstance(node, ast.BoolOp):
-            pass
-        elif isinstance(node, ast.Compare):
+            raise self.refused(f"{what} is not allowed ({_FORMULA_ONLY})")
+        if isinstance(node, ast.Call):
+            self._call(node, into)  # checks its own arguments
+            return
+        if isinstance(node, ast.Compare):
             if any(type(op) not in _COMPARE for op in node.ops):
-                raise refused("only <, <=, >, >=, ==, != comparisons are allowed")
+                raise self.refused("only <, <=, >, >=, ==, != comparisons are allowed")
         elif isinstance(node, ast.BinOp):
-            if type(node.op) not in _BINOPS:
-                raise refused(f"operator {type(node.op).__name__} is not allowed")
-            if isinstance(node.op, ast.Pow):
-                exponent = _constant(node.right, constants)
-                if exponent is not None and not abs(exponent) <= MAX_EXPONENT:
-                    raise ExpressionError(f"exponent {ast.unparse(node.right)} is too large in {text!r} (at most {MAX_EXPONENT})")
+            self._binop(node)
         elif isinstance(node, ast.UnaryOp):
             if not isinstance(node.op, (ast.Not, ast.USub, ast.UAdd)):
-                raise refused(f"operator {type(node.op).__name__} is not allowed")
+                raise self.refused(f"operator {type(node.op).__name__} is not allowed")
         elif isinstance(node, ast.Constant):
-            if not isinstance(node.value, (bool, int, float, str)):
-                raise refused(f"constant {node.value!r} is not allowed")
-            if isinstance(node.value, int) and not isinstance(node.value, bool) and abs(node.value) > MAX_INT:
-                raise ExpressionError(f"integer {_short(node.value)} is too large in {text!r} (at most 2**53); write it as a float, e.g. 1e20")
-            if isinstance(node.value, float) and not np.isfinite(node.value):
-                raise ExpressionError(f"number {ast.get_source_segment(text.strip(), node) or node.value} is out of range in {text!r}")
+            self._constant(node)
         elif isinstance(node, ast.Name):
-            if node.id in ("true", "false") and not formula:
-                pass
-            elif node.id not in constants and node.id not in into:
+            if not (node.id in ("true", "false") and not self.formula) and node.id not in self.constants and node.id not in into:
                 into.append(node.id)
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if not isinstance(func, ast.Name) or (func.id not in _FUNCTIONS and func.id != "metric") or node.keywords:
-                raise refused('only max(), min(), abs(), fallback() and metric("name") may be called')
-            if func.id == "metric":
-                if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or not isinstance(node.args[0].value, str):
-                    raise refused("metric() takes one quoted metric name")
-                if node.args[0].value not in into:
-                    into.append(node.args[0].value)
-                return
-            if func.id in ("max", "min", "abs") and not node.args:
-                raise refused(f"{func.id}() needs at least one argument")
-            if func.id == "fallback":
-                if len(node.args) != 2:
-                    raise refused("fallback() takes a value and a default")
-                check(node.args[0], optional)
-                check(node.args[1], into)
-                return
-            for arg in node.args:
-                check(arg, into)
-            return
-        elif isinstance(node, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Load)):
-            pass  # operators were checked on their parent node
-        else:
-            raise refused(f"{type(node).__name__} is not allowed")
+        elif not isinstance(node, (ast.BoolOp, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Load)):
+            raise self.refused(f"{type(node).__name__} is not allowed")  # operators were checked on their parent node
         for child in ast.iter_child_nodes(node):
-            check(child, into)
+            self.check(child, into)
 
-    check(tree)
-    return Expression(text=text.strip(), tree=tree, names=tuple(names), optional=tuple(n for n in optional if n not in names))
+    def _binop(self, node: ast.BinOp) -> None:
+        """An allowed operator; a power's exponent, when it is made of numbers, bounded."""
+        if type(node.op) not in _BINOPS:
+            raise self.refused(f"operator {type(node.op).__name__} is not allowed")
+        if isinstance(node.op, ast.Pow):
+            exponent = _constant(node.right, self.constants)
+            if exponent is not None and not abs(exponent) <= MAX_EXPONENT:
+                raise ExpressionError(f"exponent {ast.unparse(node.right)} is too large in {self.text!r} (at most {MAX_EXPONENT})")
+
+    def _constant(self, node: ast.Constant) -> None:
+        """A number, a truth value or a text; numbers that floats hold exactly and finite."""
+        text = self.text
+        if not isinstance(node.value, (bool, int, float, str)):
+            raise self.refused(f"constant {node.value!r} is not allowed")
+        if isinstance(node.value, int) and not isinstance(node.value, bool) and abs(node.value) > MAX_INT:
+            raise ExpressionError(f"integer {_short(node.value)} is too large in {text!r} (at most 2**53); write it as a float, e.g. 1e20")
+        if isinstance(node.value, float) and not np.isfinite(node.value):
+            raise ExpressionError(f"number {ast.get_source_segment(text.strip(), node) or node.value} is out of range in {text!r}")
+
+    def _call(self, node: ast.Call, into: list[str]) -> None:
+        """One of the few functions; metric("name") reads a metric, fallback()'s first argument is optional."""
+        func = node.func
+        if not isinstance(func, ast.Name) or (func.id not in _FUNCTIONS and func.id != "metric") or node.keywords:
+            raise self.refused('only max(), min(), abs(), fallback() and metric("name") may be called')
+        if func.id == "metric":
+            if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or not isinstance(node.args[0].value, str):
+                raise self.refused("metric() takes one quoted metric name")
+            if node.args[0].value not in into:
+                into.append(node.args[0].value)
+            return
+        if func.id in ("max", "min", "abs") and not node.args:
+            raise self.refused(f"{func.id}() needs at least one argument")
+        if func.id == "fallback":
+            if len(node.args) != 2:
+                raise self.refused("fallback() takes a value and a default")
+            self.check(node.args[0], self.optional)
+            self.check(node.args[1], into)
+            return
+        for arg in node.args:
+            self.check(arg, into)
 
 
 def _depth(tree: ast.AST) -> int:

@@ -18,8 +18,8 @@ import numpy as np
 from ncuwrap import estimate, kernel_filter, progress
 from ncuwrap.attribution import NO_COUNTERS, attribute
 from ncuwrap.gc_pause import no_collection_pauses
-from ncuwrap import metrics as M
-from ncuwrap import ruleset as R
+from ncuwrap import metrics as kernel_metrics
+from ncuwrap import ruleset
 from ncuwrap.ingest import Profile, load, rule_results
 from ncuwrap.ingest import source_page as ingest_source_page
 from ncuwrap.ingest.names import dims
@@ -54,14 +54,14 @@ def _how_to_get(missing: tuple, kind: str) -> str:
     if kind == "ncu-csv-details":
         # The report may well have them: the details page just does not export raw counters.
         return "export the report with 'ncu --import REPORT --csv --page raw'"
-    sections = sorted({s for s in (M.section_of(m) for m in missing) if s})
+    sections = sorted({s for s in (kernel_metrics.section_of(m) for m in missing) if s})
     collect = f"--section {' --section '.join(sections)}" if sections else f"--metrics {','.join(missing)}"
     # Targeted collection leaves the warp stall reasons out (their passes only explain a verdict).
     mode = "full" if all(m in _STALL_RAW for m in missing) else "targeted"
     return f"re-profile with {collect} (or 'ncuwrap profile --collect {mode}')"
 
 
-_STALL_RAW = frozenset(raw for r in M.STALL_REASONS for raw in M.raw_inputs(f"stall_{r}"))
+_STALL_RAW = frozenset(raw for r in kernel_metrics.STALL_REASONS for raw in kernel_metrics.raw_inputs(f"stall_{r}"))
 
 
 def _hint(missing: list[str], kind: str = "ncu-rep") -> str:
@@ -73,7 +73,7 @@ class _Launches:
     """The report's launches as the evaluator's metric source (ncuwrap.evaluate.MetricSource)."""
 
     def __init__(self, profile: Profile):
-        self.table = M.MetricTable(profile.frame)
+        self.table = kernel_metrics.MetricTable(profile.frame)
         self.n = len(profile.frame)
         self.kind = profile.source.kind
         self._cleaned: dict[str, list] = {}
@@ -120,7 +120,7 @@ class _Launches:
         return self._stall_shares
 
 
-def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = None,
+def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, kernel: str | None = None,
                      select: kernel_filter.LaunchSelection | None = None) -> Diagnosis:
     """Every launch of ``profile`` (or those ``select`` keeps; ``kernel`` alone is ``-k``) judged by ``rules``."""
     progress.report(f"diagnosing {Path(profile.source.path).name}")
@@ -148,7 +148,7 @@ def diagnose_profile(profile: Profile, rules: R.RuleSet, kernel: str | None = No
     )
 
 
-def _points_at_lines(rules: R.RuleSet) -> bool:
+def _points_at_lines(rules: ruleset.RuleSet) -> bool:
     return any(b.where for b in rules.bound) or any(f.where for f in rules.findings)
 
 
@@ -178,7 +178,7 @@ def _reprofile(kernels, kind: str) -> Reprofile | None:
     return Reprofile(rules=rules, missing=missing, launches=len(lacking), how=_how(missing, kind))
 
 
-def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: dict, rules: R.RuleSet) -> list[KernelVerdict]:
+def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: dict, rules: ruleset.RuleSet) -> list[KernelVerdict]:
     """The verdict of each launch of ``rows``. Everything that can be is read or computed by whole
     columns (the decisions, the metrics shown, the charts) and only put together per launch: a
     report of 10,000 launches costs about as much as reading it."""
@@ -284,7 +284,7 @@ def _rooflines(source: "_Launches"):
         return empty
     peaks, flops_per_s = _positives(source.column("roof_peak_flops_per_s")), source.column("roof_flops_per_s")
     levels = [(level, _positives(source.column(achieved_key)), _positives(source.column(peak_key)))
-              for level, achieved_key, peak_key in M.MEMORY_LEVELS]
+              for level, achieved_key, peak_key in kernel_metrics.MEMORY_LEVELS]
     l1_sectors, l2_requests = source.column("l1_sectors"), source.column("l2_tex_requests")
 
     def roofline(row: int) -> Roofline:
@@ -319,7 +319,7 @@ def _tensor(source: "_Launches", row: int) -> dict | None:
 _STALL_SHARE = 5.0
 
 
-_STALLED = tuple(r for r in M.STALL_REASONS if r not in ("selected", "not_selected"))
+_STALLED = tuple(r for r in kernel_metrics.STALL_REASONS if r not in ("selected", "not_selected"))
 
 
 def _stalls_of(source: "_Launches"):
@@ -439,9 +439,9 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and value == value
 
 
-def needed_metrics(rules: R.RuleSet) -> list[str]:
+def needed_metrics(rules: ruleset.RuleSet) -> list[str]:
     """Raw metrics worth reading from a report (ncuwrap.metrics.report_metrics)."""
-    return M.report_metrics(rules)
+    return kernel_metrics.report_metrics(rules)
 
 
 def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
@@ -455,7 +455,7 @@ def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend
     ``source_page``, the source page of a CSV export's report, its per-instruction counters; ``started``,
     (rules, ncuwrap.ingest.Loading of ``report``) when the caller loaded the rules and started the read."""
     if started is None:
-        rules = R.load(rules_path, extend=extend)
+        rules = ruleset.load(rules_path, extend=extend)
         profile = load(report, ncu=ncu, metrics=needed_metrics(rules))
     else:  # the caller loaded the rules and started reading the report (ncuwrap.api.diagnose)
         rules, profile = started[0], started[1].result()

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Canonical:
+    """A metric read from the report under one of its ncu names (aliases across ncu versions), with the section that collects it."""
     name: str
     aliases: tuple[str, ...]
     section: str  # the ncu section that collects it (for "re-profile with" hints)
@@ -37,6 +38,7 @@ class Canonical:
 
 @dataclass(frozen=True)
 class Derived:
+    """A metric computed from others (its inputs and the function that computes it), for the rules and the renderers."""
     name: str
     inputs: tuple[str, ...]
     compute: Callable[..., np.ndarray]

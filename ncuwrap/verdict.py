@@ -39,6 +39,7 @@ SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3, "minor": 4}
 
 @dataclass(frozen=True)
 class FindingResult:
+    """A finding that held on a launch: its severity, title, evidence, advice and estimated gain; made by the evaluation, shown by the renderers."""
     id: str
     severity: str
     title: str
@@ -102,6 +103,7 @@ class NcuRule:
 
 @dataclass(frozen=True)
 class NotEvaluated:
+    """A rule that could not be evaluated on a launch, the metrics it lacked and why, in words."""
     rule: str  # a finding's id, "bound", or "<finding id> (estimate)"
     missing: tuple[str, ...]
     message: str
@@ -165,6 +167,7 @@ class Step:
 
 @dataclass(frozen=True)
 class RooflinePoint:
+    """A kernel's point on the roofline at one memory level: its arithmetic intensity and FLOP/s."""
     level: str  # DRAM | L2 | L1
     intensity: float  # FLOP per byte moved at this level
     flops_per_s: float
@@ -258,6 +261,7 @@ class MetricRow(Mapping):
 
 @dataclass(frozen=True)
 class KernelVerdict:
+    """The verdict on one kernel launch: what bounds it, why, its findings, next step and chart data; made by kernel_diagnosis, compared by compare."""
     id: int
     name: str
     display_name: str
@@ -428,6 +432,8 @@ FIX_FIRST_MIN_SAVES_PCT = 0.5
 
 @dataclass(frozen=True)
 class Diagnosis(Displayed):
+    """The verdict on a whole Nsight Compute report: a KernelVerdict per launch and what could not be evaluated;
+    made by :func:`~ncuwrap.kernel_diagnosis.diagnose_profile`, drawn by the renderers."""
     source: SourceInfo
     rules_path: str
     rules_version: int

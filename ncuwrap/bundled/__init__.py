@@ -7,4 +7,7 @@ module is never shadowed by ``build`` the function): manifest, build (nvcc, cach
 * :mod:`~ncuwrap.bundled.runner` - run a binary, read its JSON, timing statistics, is there a GPU
 * :mod:`~ncuwrap.bundled.bench` - ``ncuwrap bench``: the report's numbers (ceiling, peaks, library)
 * :mod:`~ncuwrap.bundled.report` - the ``ncuwrap.bench/v1`` report: typed records, written and read
+* :mod:`~ncuwrap.bundled.peaks` - the GPU's spec peaks, from the report's environment record
+* :mod:`~ncuwrap.bundled.library` - the library doing the same job (CuPy), timed beside a variant
+* :mod:`~ncuwrap.bundled.stopline` - how far a profiled variant is from what the GPU can do
 """

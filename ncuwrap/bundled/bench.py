@@ -40,6 +40,8 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Metrics:
+    """What one variant's median time means: its bandwidth or throughput and its share of the spec peak and of the copy ceiling (compute_metrics, for
+    variant_entry)."""
     gbps: float | None
     tflops: float | None
     pct_of_peak: float | None
@@ -215,13 +217,7 @@ def run_bench(
     say = progress or (lambda _msg: None)
     if runs < 1:
         raise BenchError("--runs must be at least 1")
-    benches = [manifest.get(n) for n in names]
-    if variants or sizes:
-        if len(benches) != 1:
-            raise BenchError("--variant and --size need exactly one benchmark name")
-        for v in variants or ():
-            benches[0].variant(v)
-        benches[0].sizes_with(sizes)  # unknown size names fail here
+    benches = _chosen(manifest, names, variants, sizes)
     require_gpu(names)  # before building: without a GPU the binaries could only fail
     need = [b.name for b in benches]
     if with_ceiling and CEILING_BENCHMARK not in need:
@@ -229,25 +225,10 @@ def run_bench(
     base_arch = normalize_arch(arch) if arch else detect_arch().arch
     say(f"building {', '.join(need)}")
     built: dict[str, BuildResult] = {b.name: b for b in build_many(need, base_arch, manifest=manifest)}
-    skipped: dict[str, str] = {}
-    for bench in benches:  # a family that needs sm_90a cannot run on another GPU
-        got = built[bench.name].arch
-        if bench.arch_specific and got != bench.arch_specific:
-            why = f"needs {bench.arch_specific} (built for {got} here); it runs only on a GPU of that architecture"
-            if len(benches) == 1:
-                raise BenchError(f"{bench.name}: {why}")
-            say(f"{bench.name}: skipped: {why}")
-            skipped[bench.name] = why
-    benches = [b for b in benches if b.name not in skipped]
+    benches, skipped = _runnable(benches, built, say)
 
     def process_runs(bench: Benchmark, chosen: Sequence[str] | None, overrides: Mapping[str, int] | None = None) -> list[BinaryRun]:
-        w = bench.warmup if warmup is None else warmup
-        n = bench.iters if iters is None else iters
-        out = []
-        for i in range(runs):
-            say(f"{bench.name}: process run {i + 1}/{runs}")
-            out.append(run_binary(built[bench.name].binary, chosen, w, n, overrides))
-        return out
+        return _process_runs(built[bench.name].binary, bench, chosen, overrides, runs=runs, warmup=warmup, iters=iters, say=say)
 
     all_runs: dict[str, list[BinaryRun]] = {}
     ceiling = None
@@ -256,21 +237,7 @@ def run_bench(
         cbench = manifest.get(CEILING_BENCHMARK)
         all_runs[CEILING_BENCHMARK] = process_runs(cbench, None)
         ceiling = ceiling_from_runs(cbench, all_runs[CEILING_BENCHMARK])
-        wanted = sorted(
-            {
-                nbytes
-                for bench in benches
-                if bench.name != CEILING_BENCHMARK
-                for nbytes in judged_bytes(bench, [bench.variant(v) for v in variants] if variants else bench.variants, sizes)
-            }
-        )
-        for nbytes in wanted:  # the same measurement at each size a variant moves
-            at = ceiling_sizes(cbench, nbytes)
-            if at == dict(cbench.sizes):
-                same_bytes[nbytes] = ceiling
-                continue
-            say(f"{CEILING_BENCHMARK}: ceiling at {nbytes} bytes moved")
-            same_bytes[nbytes] = ceiling_from_runs(cbench, process_runs(cbench, None, at))
+        same_bytes = _ceilings_by_bytes(cbench, ceiling, benches, variants, sizes, process_runs, say)
     for bench in benches:
         if bench.name not in all_runs or sizes:  # the ceiling ran at default sizes
             all_runs[bench.name] = process_runs(bench, variants if variants else None, sizes)
@@ -285,11 +252,7 @@ def run_bench(
             lib = None
             if with_library and variant.library is not None:
                 say(f"{bench.name}/{variant.name}: timing the library equivalent")
-                sizes = dict(runs_v[0].result(variant.name).sizes) or dict(bench.sizes)
-                median = summarize([r.result(variant.name).times_ms for r in runs_v]).median_ms
-                w = bench.warmup if warmup is None else warmup
-                n = bench.iters if iters is None else iters
-                lib = library_report(variant, sizes, median, w, n, runs)
+                lib = _library(bench, variant, runs_v, warmup=warmup, iters=iters, runs=runs)
             entries.append(variant_entry(bench, variant, runs_v, peaks, ceiling, lib, same_bytes))
     env = dict(env_src)
     env.update(
@@ -309,6 +272,77 @@ def run_bench(
         env["skipped"] = skipped
     ceilings = tuple(sorted({c.bytes: c for c in same_bytes.values()}.values(), key=lambda c: c.bytes or 0))
     return BenchReport(tool_version=__version__, env=env, ceiling=ceiling, benchmarks=tuple(entries), ceilings=ceilings)
+
+
+def _chosen(manifest: Manifest, names: Sequence[str], variants: Sequence[str] | None, sizes: Mapping[str, int] | None) -> list[Benchmark]:
+    """The named benchmarks; variants and sizes (checked here, before anything is built) need exactly one."""
+    benches = [manifest.get(n) for n in names]
+    if variants or sizes:
+        if len(benches) != 1:
+            raise BenchError("--variant and --size need exactly one benchmark name")
+        for v in variants or ():
+            benches[0].variant(v)
+        benches[0].sizes_with(sizes)  # unknown size names fail here
+    return benches
+
+
+def _runnable(benches: list[Benchmark], built: Mapping[str, BuildResult], say: Progress) -> tuple[list[Benchmark], dict[str, str]]:
+    """The benchmarks this GPU can run, and why each other was skipped: a family that needs sm_90a cannot run
+    on another GPU (asked for alone, that is an error)."""
+    skipped: dict[str, str] = {}
+    for bench in benches:
+        got = built[bench.name].arch
+        if bench.arch_specific and got != bench.arch_specific:
+            why = f"needs {bench.arch_specific} (built for {got} here); it runs only on a GPU of that architecture"
+            if len(benches) == 1:
+                raise BenchError(f"{bench.name}: {why}")
+            say(f"{bench.name}: skipped: {why}")
+            skipped[bench.name] = why
+    return [b for b in benches if b.name not in skipped], skipped
+
+
+def _process_runs(binary, bench: Benchmark, chosen: Sequence[str] | None, overrides: Mapping[str, int] | None, *,
+                  runs: int, warmup: int | None, iters: int | None, say: Progress) -> list[BinaryRun]:
+    """``runs`` runs of a benchmark's binary, each a process of its own, with the warm-up and iterations asked
+    for or the benchmark's own."""
+    w = bench.warmup if warmup is None else warmup
+    n = bench.iters if iters is None else iters
+    out = []
+    for i in range(runs):
+        say(f"{bench.name}: process run {i + 1}/{runs}")
+        out.append(run_binary(binary, chosen, w, n, overrides))
+    return out
+
+
+def _ceilings_by_bytes(cbench: Benchmark, ceiling: Ceiling, benches: list[Benchmark], variants: Sequence[str] | None,
+                       sizes: Mapping[str, int] | None, process_runs: Callable, say: Progress) -> dict[int, Ceiling]:
+    """The ceiling measured again at each size a judged variant moves (the default sizes' ceiling where it is the same)."""
+    same_bytes: dict[int, Ceiling] = {}
+    wanted = sorted(
+        {
+            nbytes
+            for bench in benches
+            if bench.name != CEILING_BENCHMARK
+            for nbytes in judged_bytes(bench, [bench.variant(v) for v in variants] if variants else bench.variants, sizes)
+        }
+    )
+    for nbytes in wanted:
+        at = ceiling_sizes(cbench, nbytes)
+        if at == dict(cbench.sizes):
+            same_bytes[nbytes] = ceiling
+            continue
+        say(f"{CEILING_BENCHMARK}: ceiling at {nbytes} bytes moved")
+        same_bytes[nbytes] = ceiling_from_runs(cbench, process_runs(cbench, None, at))
+    return same_bytes
+
+
+def _library(bench: Benchmark, variant: Variant, runs_v: list[BinaryRun], *, warmup: int | None, iters: int | None, runs: int) -> LibraryResult | None:
+    """The library equivalent of a variant timed at the sizes the variant ran at, against the variant's median."""
+    sizes = dict(runs_v[0].result(variant.name).sizes) or dict(bench.sizes)
+    median = summarize([r.result(variant.name).times_ms for r in runs_v]).median_ms
+    w = bench.warmup if warmup is None else warmup
+    n = bench.iters if iters is None else iters
+    return library_report(variant, sizes, median, w, n, runs)
 
 
 def _has(run: BinaryRun, variant: str) -> bool:

@@ -37,6 +37,7 @@ except ImportError:  # Windows: builds of one key in two processes at once both 
 
 @dataclass(frozen=True)
 class Nvcc:
+    """The nvcc :func:`find_nvcc` found: its path and version, whose full text is part of each build's cache key."""
     path: Path
     version: tuple[int, int]
     version_text: str  # the full `nvcc --version` output: part of the cache key
@@ -44,6 +45,7 @@ class Nvcc:
 
 @dataclass(frozen=True)
 class ArchChoice:
+    """The architecture :func:`detect_arch` picked for a build, with what to tell the user when no GPU said it."""
     arch: str
     note: str | None  # said to the user when the arch was not detected from a GPU
 
@@ -62,6 +64,7 @@ class KernelResources:
 
 @dataclass(frozen=True)
 class BuildResult:
+    """A built (or cached) benchmark binary and what ptxas reported for its kernels; made by :func:`build_one`, run by the bench."""
     name: str
     binary: Path
     arch: str

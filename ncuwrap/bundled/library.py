@@ -25,6 +25,7 @@ DESCRIPTIONS = {
 
 @dataclass(frozen=True)
 class LibraryTiming:
+    """The times of a library's equivalent of a variant (CuPy), made by :func:`measure` for the bench's library comparison."""
     library: Library
     description: str
     version: str

@@ -37,12 +37,14 @@ class ManifestError(InputError):
 
 
 class Bound(str, Enum):
+    """What a benchmark variant is expected to be bound by: part of the manifest's expected verdict, which the bench report carries."""
     memory = "memory"
     compute = "compute"
     latency = "latency"
 
 
 class Limiter(str, Enum):
+    """The unit a benchmark variant is expected to be limited by, as the manifest declares it."""
     dram = "dram"
     l2 = "l2"
     l1tex = "l1tex"
@@ -121,6 +123,7 @@ class Profile:
 
 @dataclass(frozen=True)
 class Variant:
+    """One variant of a bundled benchmark as the manifest declares it: its kernel, lesson, size formulas, peak and expected verdict."""
     name: str
     kernel: str | None  # anchored regex for ncu -k regex:...
     lesson: str
@@ -144,6 +147,7 @@ class Variant:
 
 @dataclass(frozen=True)
 class Benchmark:
+    """A bundled benchmark family from the manifest: its CUDA source, default sizes, run counts and variants; built and run by ``ncuwrap bench``."""
     name: str
     source: Path
     lesson: str
@@ -182,6 +186,7 @@ class Benchmark:
 
 @dataclass(frozen=True)
 class Manifest:
+    """The bundled benchmarks' manifest (kernels/manifest.yaml), read and checked by :func:`load_manifest`."""
     path: Path
     version: int
     benchmarks: tuple[Benchmark, ...]

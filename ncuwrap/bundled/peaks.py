@@ -33,6 +33,7 @@ FP16_TENSOR_FLOP_PER_CLK_PER_SM = {"7.0": 1024, "8.0": 2048, "9.0": 4096}
 
 @dataclass(frozen=True)
 class SpecPeaks:
+    """The device's data-sheet peaks (DRAM bandwidth, FP32 and FP16 tensor throughput) that '% of peak' compares with; from :func:`spec_peaks`."""
     dram_gbps: float | None
     fp32_tflops: float | None
     fp16_tensor_tflops: float | None

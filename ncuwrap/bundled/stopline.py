@@ -36,6 +36,7 @@ class Further:
 
 @dataclass(frozen=True)
 class StopLine:
+    """How far a profiled variant is from what this GPU can do (the copy ceiling or a library's time); from :func:`stop_line` on a bench report."""
     benchmark: str
     variant: str
     median_ms: float

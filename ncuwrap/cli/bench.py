@@ -15,6 +15,7 @@ from ncuwrap.render import Format
 
 
 class ListFormat(str, Enum):
+    """The formats of ``ncuwrap list``: a table or JSON."""
     table = "table"
     json = "json"
 

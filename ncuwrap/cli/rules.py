@@ -25,7 +25,7 @@ def metrics_cmd(
                             "'ncu --metrics' takes (the metrics only a section gives, launch__* and derived__*, named on stderr)."),
 ) -> None:
     """Print the ncu metrics the active rules read (what targeted profiling collects)."""
-    from ncuwrap import metrics as M
+    from ncuwrap import metrics as kernel_metrics
     from ncuwrap import ruleset
     from ncuwrap.errors import InputError
 
@@ -33,8 +33,10 @@ def metrics_cmd(
         raise InputError(f"--format {terminal(fmt[:40])}: expected lines, json or ncu")
     as_json = as_json or fmt == "json"
     if all_names:
-        rows = [{"name": c.name, "kind": "canonical", "unit": c.unit, "ncu": list(c.aliases), "description": c.description} for c in M.CANONICAL.values()]
-        rows += [{"name": d.name, "kind": "derived", "unit": d.unit, "inputs": list(d.inputs), "description": d.description} for d in M.DERIVED.values()]
+        rows = [{"name": c.name, "kind": "canonical", "unit": c.unit, "ncu": list(c.aliases),
+                 "description": c.description} for c in kernel_metrics.CANONICAL.values()]
+        rows += [{"name": d.name, "kind": "derived", "unit": d.unit, "inputs": list(d.inputs),
+                  "description": d.description} for d in kernel_metrics.DERIVED.values()]
         if as_json:
             typer.echo(json.dumps(rows, indent=2))
         else:

@@ -324,6 +324,12 @@ class _Messages:
             yield line
 
 
+# The first cells of the rows that are not counters: those that open a block, a file or a function (followed
+# by a name), and the column header.
+_MARK_KEYS = frozenset({"Kernel Name", "File Name", "File Path", "Function Name"})
+_HEADER_KEYS = frozenset({"Address", "Line No"})
+
+
 class _Page:
     def __init__(self, path: Path, fix: str):
         self.path, self.fix = path, fix
@@ -337,43 +343,17 @@ class _Page:
         where the function changes or one of its files comes again (the next launch of the same kernel)."""
         state = {"function": None, "header": None, "rows": [], "files": {}}
         file, source_lines, line_no = None, {}, None
-
-        def close():
-            if state["function"] is not None and state["header"] is not None:
-                blocks.append(self._block(state["function"], state["header"], state["rows"], state["files"]))
-            state.update(function=None, header=None, rows=[], files={})
-
         for record in reader:
             if any(len(cell) > MAX_CELL for cell in record):
                 raise self.fail(f"a cell longer than {MAX_CELL} characters (row {reader.line_num}); ncu writes no such cell, so the file is damaged")
             if not record:
                 continue
             key = record[0]
-            if key == "Kernel Name" and len(record) >= 2:
-                close()
-                state["function"], file = record[1], None
-            elif key == "File Name" and len(record) >= 2:
-                raise self.fail("a source page without counters (--print-source cuda shows only the text)")
-            elif key == "File Path" and len(record) >= 2:
-                file, line_no = record[1], None
-                if file in state["files"]:
-                    close()
-                source_lines = {}
-            elif key == "Function Name" and len(record) >= 2:
-                if state["function"] is not None and state["function"] != record[1]:
-                    close()
-                state["function"] = record[1]
-                if file is not None:
-                    state["files"][file] = source_lines
-            elif key in ("Address", "Line No"):
-                if "Address" not in record or "Source" not in record:
-                    raise self.fail("a source page header without Address and Source columns")
-                if state["header"] is not None and record != state["header"]:
-                    raise self.fail(f"row {reader.line_num}: a second, different column header in one kernel's block")
-                state["header"] = record
+            if key in _HEADER_KEYS or (key in _MARK_KEYS and len(record) >= 2):
+                file, source_lines, line_no = self._mark(record, reader, state, blocks, file, source_lines, line_no)
             elif state["header"] is None or state["function"] is None:
                 raise self.fail(f"row {reader.line_num} comes before any kernel name and column header")
-            else:
+            else:  # a counter row, inline: this loop runs once per SASS instruction
                 header = state["header"]
                 if len(record) != len(header):
                     raise self.fail(f"row {reader.line_num} has {len(record)} fields where the header has {len(header)} (truncated?)")
@@ -389,7 +369,41 @@ class _Page:
                     state["rows"].append((file, line_no, record[2:]))
                 else:
                     state["rows"].append((None, None, record))
-        close()
+        self._close(state, blocks)
+
+    def _mark(self, record: list[str], reader, state: dict, blocks: list[SourceCounters], file, source_lines: dict, line_no):
+        """A row that opens a kernel's block, a file or a function, or a column header (rare rows, kept out of
+        :meth:`parse`'s per-instruction path): closes the block it ends; returns the file, its lines and the line after it."""
+        key = record[0]
+        if key == "Kernel Name":
+            self._close(state, blocks)
+            state["function"], file = record[1], None
+        elif key == "File Name":
+            raise self.fail("a source page without counters (--print-source cuda shows only the text)")
+        elif key == "File Path":
+            file, line_no = record[1], None
+            if file in state["files"]:
+                self._close(state, blocks)
+            source_lines = {}
+        elif key == "Function Name":
+            if state["function"] is not None and state["function"] != record[1]:
+                self._close(state, blocks)
+            state["function"] = record[1]
+            if file is not None:
+                state["files"][file] = source_lines
+        else:  # "Address" or "Line No": the column header
+            if "Address" not in record or "Source" not in record:
+                raise self.fail("a source page header without Address and Source columns")
+            if state["header"] is not None and record != state["header"]:
+                raise self.fail(f"row {reader.line_num}: a second, different column header in one kernel's block")
+            state["header"] = record
+        return file, source_lines, line_no
+
+    def _close(self, state: dict, blocks: list[SourceCounters]) -> None:
+        """End the block being read: it becomes a SourceCounters when it had a kernel and a header."""
+        if state["function"] is not None and state["header"] is not None:
+            blocks.append(self._block(state["function"], state["header"], state["rows"], state["files"]))
+        state.update(function=None, header=None, rows=[], files={})
 
     def _block(self, function: str, header: list[str], rows: list, files: dict) -> SourceCounters:
         sass_header = header[2:] if header[0] == "Line No" else header

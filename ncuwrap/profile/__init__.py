@@ -4,11 +4,13 @@
 >>> result = profile(targets.resolve(["transpose/naive"]), "runs/naive", ProfileOptions())
 >>> result.passes_total, result.wall_s, result.diagnosis.kernels[0].bound
 
-Modules: :mod:`.targets` (what to run), :mod:`.launches` (which launches), :mod:`.ncu` (find ncu, what
-to collect, the exact argv, running it), :mod:`.console` (what ncu prints, read), :mod:`.failure` (a
-failed run as one line with the fix), :mod:`.rundir` (the run folder and its JSON files),
-:mod:`.result` (the typed options and result), :mod:`.verdicts` (targeted against full),
-:mod:`.pipeline` (one run, start to end). The process runner is :mod:`ncuwrap.process`.
+Modules: :mod:`.targets` (what to run), :mod:`.launches` (which launches), :mod:`.collection` (what to
+collect), :mod:`.ncu_tool` (find ncu, its version, running it), :mod:`.ncu_argv` (the exact argv),
+:mod:`.console` (what ncu prints, read), :mod:`.failure` (a failed run as one line with the fix),
+:mod:`.rundir` (the run folder and its JSON files), :mod:`.result` (the typed options and result),
+:mod:`.verdict_match` (targeted against full), :mod:`.pipeline` (one run, start to end),
+:mod:`.rediagnose` (a run folder diagnosed again), :mod:`.top` and :mod:`.kernel_times` (``--top N``:
+nsys first, then ncu on the kernels that take most). The process runner is :mod:`ncuwrap.process`.
 
 Which launch is profiled
 ------------------------

@@ -31,8 +31,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
-from ncuwrap import metrics as M
-from ncuwrap import ruleset as R
+from ncuwrap import metrics as kernel_metrics
+from ncuwrap import ruleset
 from ncuwrap.errors import OptionError
 
 # Sections that read launch attributes and the occupancy calculator: no replay pass of their own
@@ -49,6 +49,7 @@ ENVIRONMENT_NAMES = ("sm_cycles_per_s",)
 
 
 class CollectMode:
+    """What ``ncuwrap profile --collect`` asks ncu for: the rules' metrics only, ncu's basic or full set, or named sections."""
     TARGETED = "targeted"
     BASIC = "basic"
     FULL = "full"
@@ -126,7 +127,7 @@ def by_name(metric: str) -> bool:
 
 def section_for(metric: str) -> str | None:
     """The section that gives a metric --metrics cannot ask for (None: unknown)."""
-    section = M.section_of(metric)
+    section = kernel_metrics.section_of(metric)
     if section:
         return section
     if metric in OCCUPANCY_CALCULATOR or metric.startswith("launch__occupancy"):
@@ -140,14 +141,14 @@ def section_for(metric: str) -> str | None:
 # targeted only when a rule's condition reads them. Measured on the H200 with ncu 2025.3.1
 # (benchmarks/device/pass_cost.py, docs/profile.md): the 19 warp stall ratios add 6 passes to the
 # 17 of everything else targeted collects, and only fill the 'cause' line of a verdict.
-STALL_RATIOS = frozenset(raw for r in M.STALL_REASONS for raw in M.raw_inputs(f"stall_{r}"))
+STALL_RATIOS = frozenset(raw for r in kernel_metrics.STALL_REASONS for raw in kernel_metrics.raw_inputs(f"stall_{r}"))
 COSTLY_WHY = ("the warp stall reasons add 6 replay passes (17 -> 23 on an H200) and only explain a verdict (its cause "
               "line); --metrics smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio or --collect full has them")
 
 
 def costly(name: str) -> str | None:
     """Why ``name`` is not worth its passes unless a decision reads it (None: cheap enough)."""
-    raws = M.raw_inputs(name)
+    raws = kernel_metrics.raw_inputs(name)
     return COSTLY_WHY if raws and all(r in STALL_RATIOS for r in raws) else None
 
 
@@ -170,14 +171,14 @@ def decisive_names(rules) -> list[str]:
 
     for branch in rules.bound:
         add(branch.when.names + branch.when.optional)
-        if branch.limiter in M.CANONICAL or branch.limiter in M.DERIVED:
+        if branch.limiter in kernel_metrics.CANONICAL or branch.limiter in kernel_metrics.DERIVED:
             add([branch.limiter])
     for finding in rules.findings:
         add(finding.when.names + finding.when.optional)
         for level in finding.severity:
             if level.when is not None:
                 add(level.when.names + level.when.optional)
-        if finding.advice_by and finding.advice_by not in R.VERDICT_FIELDS:
+        if finding.advice_by and finding.advice_by not in ruleset.VERDICT_FIELDS:
             add([finding.advice_by])
         # An estimate sets the severity, and a minor finding does not silence 'unless'.
         for expr in [*finding.removes.values(), *([finding.fills] if finding.fills else [])]:
@@ -203,7 +204,7 @@ def targeted(rules, extra_metrics: Sequence[str] = ()) -> Collection:
     # 1. Sections: for a section-only metric a decision needs, or one of the free sections.
     sections: list[str] = []
     for name in names:
-        for raw in M.raw_inputs(name):
+        for raw in kernel_metrics.raw_inputs(name):
             if by_name(raw) or raw.startswith(ALWAYS_RECORDED_PREFIX):
                 continue
             section = section_for(raw)
@@ -217,15 +218,15 @@ def targeted(rules, extra_metrics: Sequence[str] = ()) -> Collection:
     for name in names:
         why = costly(name)
         if why and name not in decisive:
-            skipped.append(Skipped(name, tuple(M.raw_inputs(name)), None, why))
+            skipped.append(Skipped(name, tuple(kernel_metrics.raw_inputs(name)), None, why))
             continue
-        raws = M.raw_inputs(name)
+        raws = kernel_metrics.raw_inputs(name)
         missing = [r for r in raws if not by_name(r) and not r.startswith(ALWAYS_RECORDED_PREFIX) and section_for(r) not in ordered]
         if missing:
             skipped.append(Skipped(name, tuple(missing), section_for(missing[0])))
             continue
         for raw in raws:
-            if by_name(raw) and M.section_of(raw) not in ordered and raw not in metrics:
+            if by_name(raw) and kernel_metrics.section_of(raw) not in ordered and raw not in metrics:
                 metrics.append(raw)
     metrics += [m for m in extra_metrics if m not in metrics]
     return Collection(mode=CollectMode.TARGETED, sections=ordered, metrics=tuple(metrics), skipped=tuple(skipped))
@@ -242,8 +243,6 @@ def _plan_collection(collect: str, rules=None, extra_metrics: Sequence[str] = ()
     extra = tuple(dict.fromkeys(m.strip() for m in extra_metrics if m and m.strip()))
     if value == CollectMode.TARGETED:
         if rules is None:
-            from ncuwrap import ruleset
-
             rules = ruleset.load()
         return targeted(rules, extra)
     if value in (CollectMode.BASIC, CollectMode.FULL):

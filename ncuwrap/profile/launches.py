@@ -95,6 +95,7 @@ def launch_filter(target: Target, *, kernel: str | None = None, launch_skip: int
 
 @dataclass(frozen=True)
 class ProfiledLaunch:
+    """A launch ncu profiled, with its replay passes and which launch it was in words; from :func:`profiled_launches`, for the profile's summary."""
     index: int
     kernel: str
     passes: int | None

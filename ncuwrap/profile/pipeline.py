@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ncuwrap.errors import NcuwrapError, ProfilerError, ToolNotFoundError
-from ncuwrap.profile import rundir as RD
+from ncuwrap.profile import rundir
 from ncuwrap.profile.console import Progress
 from ncuwrap.profile.failure import failure
 from ncuwrap.profile.launches import LaunchFilter, launch_filter, profiled_launches
@@ -34,14 +34,14 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
     from ncuwrap import ruleset
 
     rules = ruleset.load(options.rules, extend=options.extend)
-    rd = RD.RunDir(run_dir)
+    rd = rundir.RunDir(run_dir)
     record = _plan(target, rd, options, rules, find_tool)  # every check before the folder is touched
     nsys_for_top, fallback = _top_nsys(options) if options.top else (None, None)
     rd.prepare(force=options.force)
     top_run = None
     if nsys_for_top:
         top_run = _top(target, rd, options, record, nsys_for_top, progress)
-    rd.write_json(rd.environment, RD.environment(record["tool"]))
+    rd.write_json(rd.environment, rundir.environment(record["tool"]))
     build = target.build_command()
     if build:
         rd.add_command("build (cached by ncuwrap.bundled)", build)
@@ -86,7 +86,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
     return result
 
 
-def _stop_line(rd: RD.RunDir, target: Target, options: ProfileOptions, progress: Progress | None):
+def _stop_line(rd: rundir.RunDir, target: Target, options: ProfileOptions, progress: Progress | None):
     """The bundled variant's stop line, from its family timed now without instruments (written to
     bench.json) or from --bench-json (copied there); (None, why) when it cannot be had: the verdicts
     stand without it."""
@@ -103,7 +103,7 @@ def _stop_line(rd: RD.RunDir, target: Target, options: ProfileOptions, progress:
                 progress.stage(f"bench: timing {target.benchmark}'s variants uninstrumented ({options.bench_runs} runs) for the stop line ...")
             rd.add_command("stop line (uninstrumented timings)", ["ncuwrap", "bench", target.benchmark, "--runs", str(options.bench_runs),
                                                                   "-o", str(rd.bench)])
-            report, source = run_bench([target.benchmark], runs=options.bench_runs), f"{RD.BENCH} (ncuwrap bench, measured for this run)"
+            report, source = run_bench([target.benchmark], runs=options.bench_runs), f"{rundir.BENCH} (ncuwrap bench, measured for this run)"
         rd.write_json(rd.bench, report.to_json())
         return stop_line(report, target.benchmark, target.variant, source=source), None
     except NcuwrapError as exc:
@@ -131,7 +131,7 @@ def _top_nsys(options: ProfileOptions) -> tuple[str | None, str | None]:
                       f"ranking by GPU time (install Nsight Systems or pass --nsys-path)")
 
 
-def _top(target: Target, rd: RD.RunDir, options: ProfileOptions, record: dict, nsys: str, progress: Progress | None) -> _TopRun:
+def _top(target: Target, rd: rundir.RunDir, options: ProfileOptions, record: dict, nsys: str, progress: Progress | None) -> _TopRun:
     """Run the program under nsys, rank its kernels, and point ncu's argv at the first ``options.top``."""
     from ncuwrap.profile import top
     from ncuwrap.timeline.capture import capture
@@ -162,19 +162,19 @@ def _steady_times(captured, top_n: int = 0):
     group's launches before them, so that ncu profiles a steady launch), else all of them."""
     from ncuwrap.profile import top
     from ncuwrap.profile.kernel_times import kernel_times
-    from ncuwrap.timeline import steps as S
+    from ncuwrap.timeline import steps
 
     data, found = captured.data, captured.diagnosis.timeline.steps
     traced = top_n  # the groups ncu profiles get their op and Python line (a Python program's capture holds its ops)
     if found is None:
         return kernel_times(data.kernels, data=data, traced=traced), None
-    steady = S.steady_data(data, found).kernels
-    launched = S.launch_time(data.kernels, S.api_starts(data))
+    steady = steps.steady_data(data, found).kernels
+    launched = steps.launch_time(data.kernels, steps.api_starts(data))
     early = kernel_times(data.kernels.rows(launched < found.steady_start_ns))
     return kernel_times(steady, "steady steps", data=data, traced=traced), {top.group_key(g): g.launches for g in early.groups}
 
 
-def _cover(rd: RD.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
+def _cover(rd: rundir.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
     """The diagnosis with its coverage of the program, and the warnings on the way."""
     from ncuwrap.profile import top
 
@@ -191,7 +191,7 @@ def _cover(rd: RD.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
     return replace(diagnosis, coverage=cov), warnings
 
 
-def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_tool) -> dict:
+def _plan(target: Target, rd: rundir.RunDir, options: ProfileOptions, rules, find_tool) -> dict:
     """What to collect, which launches, which ncu, the exact argv: the checks that need no run folder."""
     collection = plan_collection(options.collect, rules, options.metrics, source=options.source)
     filt = launch_filter(target, kernel=options.kernel, launch_skip=options.launch_skip,
@@ -211,7 +211,7 @@ def _plan(target: Target, rd: RD.RunDir, options: ProfileOptions, rules, find_to
     return dict(target=target, collection=collection, filt=filt, tool=tool, argv=argv)
 
 
-def _load(rd: RD.RunDir, tool: NcuTool, argv: list[str], want_csv: bool, source: bool = False):
+def _load(rd: rundir.RunDir, tool: NcuTool, argv: list[str], want_csv: bool, source: bool = False):
     """The report to diagnose, and the warnings on the way.
 
     ncu's own CSV export of the report is diagnosed when it can be had: ncu is at hand here, and its
@@ -227,7 +227,7 @@ def _load(rd: RD.RunDir, tool: NcuTool, argv: list[str], want_csv: bool, source:
     return load(rd.report, ncu=tool.path), [csv_warning] if want_csv else []
 
 
-def load_raw_csv(rd: RD.RunDir, ncu_version: str | None, command_line: str | None, metrics=None):
+def load_raw_csv(rd: rundir.RunDir, ncu_version: str | None, command_line: str | None, metrics=None):
     """The run folder's raw CSV export, read as its report: ncu's raw page has neither the command line
     nor the version, which the run knows (``metrics``: only those columns, see ingest.load)."""
     from ncuwrap.ingest import load
@@ -249,7 +249,7 @@ def attach_source_page(loaded, path: Path) -> bool:
     return len(loaded.sources) == len(loaded.frame)
 
 
-def _source_pages(rd: RD.RunDir, tool: NcuTool, loaded) -> list[str]:
+def _source_pages(rd: rundir.RunDir, tool: NcuTool, loaded) -> list[str]:
     """Attach the report's per-instruction counters from its source page (the raw page has none):
     the cuda,sass form for kernels with line information, the SASS form for the rest. A failed
     export is a warning: the verdicts stand without lines."""
@@ -280,7 +280,7 @@ def only_notes(page: str | None) -> bool:
     return not page or all(not line.strip() or line.startswith("==") for line in page.splitlines())
 
 
-def export_csv(rd: RD.RunDir, tool: NcuTool) -> str | None:
+def export_csv(rd: rundir.RunDir, tool: NcuTool) -> str | None:
     """Write report.raw.csv; a failure is a warning (the report itself is what matters)."""
     argv = import_csv_argv(rd.report, tool.path)
     _, failed, raised = _export(rd, argv, rd.raw_csv, "raw CSV export")
@@ -291,7 +291,7 @@ def export_csv(rd: RD.RunDir, tool: NcuTool) -> str | None:
     return None
 
 
-def _export(rd: RD.RunDir, argv: list[str], path: Path, what: str, empty_ok: bool = False) -> tuple[str | None, str | None, bool]:
+def _export(rd: rundir.RunDir, argv: list[str], path: Path, what: str, empty_ok: bool = False) -> tuple[str | None, str | None, bool]:
     """Run an ncu export whose standard output goes to ``path`` in the run folder (recorded in
     commands.txt): (its text, None, False), or (None, why it failed, whether ncu could not even run).
     ``empty_ok``: an export that succeeds with nothing to say writes no file and is no failure."""
@@ -309,7 +309,7 @@ def _export(rd: RD.RunDir, argv: list[str], path: Path, what: str, empty_ok: boo
     return done.stdout, None, False
 
 
-def timeline(rd: RD.RunDir, target: Target, nsys_path: str | None, progress: Progress | None = None, *,
+def timeline(rd: rundir.RunDir, target: Target, nsys_path: str | None, progress: Progress | None = None, *,
              options: NsysOptions | None = None, find_steps: str = "auto"):
     """--nsys: capture the same command with Nsight Systems into the run folder and diagnose its
     timeline (:mod:`ncuwrap.timeline.capture` writes the capture, its export and log); ``options``

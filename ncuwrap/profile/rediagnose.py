@@ -11,19 +11,19 @@ from pathlib import Path
 
 from ncuwrap import safejson
 from ncuwrap.errors import InputError
-from ncuwrap.profile import rundir as RD
+from ncuwrap.profile import rundir
 
 # profile.json is a few kilobytes (tens with many launches); more is not ncuwrap's.
 MAX_PROFILE_BYTES = 4 << 20
 
 
 def is_run_dir(path: Path) -> bool:
-    return path.is_dir() and (path / RD.PROFILE).is_file()
+    return path.is_dir() and (path / rundir.PROFILE).is_file()
 
 
 def run_dir_inputs(path: Path) -> tuple[Path, ...]:
     """The files of a run folder that diagnosing it reads (an output must replace none of them)."""
-    rd = RD.RunDir(path)
+    rd = rundir.RunDir(path)
     return (rd.profile, rd.raw_csv, rd.report, rd.source_csv, rd.source_sass_csv, rd.bench)
 
 
@@ -35,7 +35,7 @@ def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: 
     from ncuwrap.ingest.source_counters import is_source_page
     from ncuwrap.profile.pipeline import attach_source_page, load_raw_csv
 
-    rd = RD.RunDir(path)
+    rd = rundir.RunDir(path)
     record = _record(rd)
     rules = ruleset.load(rules_path, extend=extend)
     if rd.raw_csv.is_file():
@@ -47,7 +47,7 @@ def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: 
     elif rd.report.is_file():
         loaded = load(rd.report, ncu=ncu, metrics=needed_metrics(rules))
     else:
-        raise InputError(f"{path}: the run folder has neither {RD.RAW_CSV} nor {RD.REPORT} (the run failed?); profile again")
+        raise InputError(f"{path}: the run folder has neither {rundir.RAW_CSV} nor {rundir.REPORT} (the run failed?); profile again")
     diagnosis = diagnose_profile(loaded, rules, select=select)
     target = record["target"]
     if target.get("benchmark") and target.get("variant") and rd.bench.is_file():
@@ -59,7 +59,7 @@ def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: 
     return diagnosis
 
 
-def _record(rd: RD.RunDir) -> dict:
+def _record(rd: rundir.RunDir) -> dict:
     """What diagnosing needs from profile.json: the target, ncu's version and the command line."""
     from ncuwrap.ingest import check_file
 
@@ -68,8 +68,8 @@ def _record(rd: RD.RunDir) -> dict:
         doc = safejson.loads(rd.profile.read_text(encoding="utf-8"))
     except (safejson.Refused, OSError, UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"{rd.profile}: not a readable profile.json ({str(exc).splitlines()[0][:120]}); profile again") from None
-    if not isinstance(doc, dict) or doc.get("schema") != RD.SCHEMA or not isinstance(doc.get("target"), dict):
-        raise InputError(f"{rd.profile}: not written by 'ncuwrap profile' (schema {RD.SCHEMA} expected); pass a report file instead")
+    if not isinstance(doc, dict) or doc.get("schema") != rundir.SCHEMA or not isinstance(doc.get("target"), dict):
+        raise InputError(f"{rd.profile}: not written by 'ncuwrap profile' (schema {rundir.SCHEMA} expected); pass a report file instead")
     ncu = doc.get("ncu") if isinstance(doc.get("ncu"), dict) else {}
     argv = doc.get("argv")
     command = shlex.join(argv) if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else None

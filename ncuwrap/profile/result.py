@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuwrap.profile import rundir as RD
+from ncuwrap.profile import rundir
 from ncuwrap.profile.launches import LaunchFilter, ProfiledLaunch, total_passes
 from ncuwrap.profile.collection import Collection
 from ncuwrap.profile.ncu_argv import NcuOptions
@@ -69,7 +69,7 @@ class ProfileResult:
 
     @property
     def report(self) -> Path:
-        return Path(self.run_dir) / RD.REPORT
+        return Path(self.run_dir) / rundir.REPORT
 
     @property
     def passes_total(self) -> int | None:

@@ -61,6 +61,7 @@ class Target:
 
 @dataclass(frozen=True)
 class BundledName:
+    """A bundled benchmark's variant that a ``ncuwrap profile`` target may name (see :func:`bundled_names`)."""
     benchmark: str
     variant: str
 

@@ -1,4 +1,6 @@
-"""Output formats, one subpackage each (table, markdown, html) and one JSON renderer.
+"""Output formats, one subpackage each (table, markdown, html) and one JSON renderer (:mod:`.jsonfmt`);
+what they share: :mod:`.names` (kernel names), :mod:`.phrasing` (numbers and sentences), :mod:`.escape`,
+:mod:`.breakdown` (the timeline's bar) and :mod:`.timeline_diff` (the words of a timeline comparison).
 
 Renderers only format: every number, hint and decision they show is computed in the model
 (ncuwrap.verdict, ncuwrap.compare, ncuwrap.timeline.model). :data:`RENDERERS` declares which result
@@ -16,6 +18,7 @@ from ncuwrap.errors import InputError, OptionError
 
 
 class Format(str, Enum):
+    """The output formats: each result type declares which of them it has (RENDERERS)."""
     table = "table"
     json = "json"
     markdown = "markdown"

@@ -111,11 +111,11 @@ _SI_UNITS = {"byte/s": "B/s", "flop/s": "FLOP/s", "hz": "Hz"}
 
 def metric(name: str, value) -> str:
     """A metric's value with its unit, as a reader expects it: '64.6%', '3.11 TB/s', '36.19 us', '16,378,009'."""
-    from ncuwrap import metrics as M
+    from ncuwrap import metrics as kernel_metrics
 
     if value is None or isinstance(value, str):
         return number(value)
-    unit = M.unit(name)
+    unit = kernel_metrics.unit(name)
     if unit == "%":
         return percent(value)
     if unit == "ns":

@@ -3,7 +3,7 @@ quantity with its unit, its change, the headline, the verdicts and the findings.
 
 from __future__ import annotations
 
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import phrasing
 
 
 def amount(value, unit: str) -> str:
@@ -11,10 +11,10 @@ def amount(value, unit: str) -> str:
     if value is None:
         return "n/a"
     if unit == "ns":
-        return T.duration(value)
+        return phrasing.duration(value)
     if unit == "bytes":
-        return T.size(value)
-    return T.number(round(float(value), 1))
+        return phrasing.size(value)
+    return phrasing.number(round(float(value), 1))
 
 
 def signed(d, unit: str) -> str:
@@ -72,11 +72,11 @@ def kernels_title(result) -> str:
 def headline(result) -> str:
     """'step period (median): 2.35 ms → 468.96 us, 5.02x faster'."""
     p = result.period
-    return f"{p.label}: {amount(p.before, p.unit)} → {amount(p.after, p.unit)}, {T.speedup(result.speedup)}"
+    return f"{p.label}: {amount(p.before, p.unit)} → {amount(p.after, p.unit)}, {phrasing.speedup(result.speedup)}"
 
 
 def verdicts(result) -> str:
-    before, after = T.timeline_verdict(result.before), T.timeline_verdict(result.after)
+    before, after = phrasing.timeline_verdict(result.before), phrasing.timeline_verdict(result.after)
     return f"{before} → {after}" if result.verdict_changed else f"{after} (unchanged)"
 
 
@@ -101,8 +101,9 @@ def kernel_note(k) -> str:
 
 def kernel_row(k) -> list[str]:
     """[launches a step, time before, time after, change, speedup, note]."""
-    launches = f"{T.number(round(k.before_launches, 1))} → {T.number(round(k.after_launches, 1))}"
-    return [launches, T.duration(k.before_ns), T.duration(k.after_ns), signed(k.delta_ns, "ns"), T.speedup(k.speedup) if k.speedup else "", kernel_note(k)]
+    launches = f"{phrasing.number(round(k.before_launches, 1))} → {phrasing.number(round(k.after_launches, 1))}"
+    return [launches, phrasing.duration(k.before_ns), phrasing.duration(k.after_ns), signed(k.delta_ns, "ns"),
+            phrasing.speedup(k.speedup) if k.speedup else "", kernel_note(k)]
 
 
 def hidden_line(result) -> str:

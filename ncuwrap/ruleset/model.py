@@ -38,12 +38,14 @@ class Branch:
 
 @dataclass(frozen=True)
 class SeverityLevel:
+    """One level of a finding's severity, with the condition under which it applies (none: always)."""
     level: str
     when: Expression | None
 
 
 @dataclass(frozen=True)
 class Finding:
+    """A finding rule as the rules file declares it: when it applies, its title, evidence, advice and estimate; evaluated on each launch or capture."""
     id: str
     under: tuple[str, ...]  # verdicts this cause applies to
     when: Expression
@@ -92,6 +94,8 @@ class NextStep:
 
 @dataclass(frozen=True)
 class RuleSet:
+    """A parsed, checked rules file (kernel, timeline or ranks): its verdict branches, findings and next steps; made by the parser, evaluated by the
+    diagnoses."""
     path: str
     version: int
     name: str

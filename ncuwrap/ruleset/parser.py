@@ -77,6 +77,7 @@ def _labelled(item: Node, key: str, label: str) -> Node:
 
 
 def parse_document(doc, path: Path, catalogue: Catalogue) -> RuleSet:
+    """The rules of ``doc`` (the YAML of ``path``), each name checked against ``catalogue``."""
     kind = catalogue.kind
     root = schema.document(doc, str(path), RulesError, hint="see rules/reference.yaml")
     if not isinstance(doc, dict):
@@ -89,57 +90,96 @@ def parse_document(doc, path: Path, catalogue: Catalogue) -> RuleSet:
     if file_kind != kind:
         raise root.fail(f"a '{file_kind}' rules file where '{kind}' rules are needed; pass the matching file")
     root.mapping(optional=_TOP)
+    reader = _Reader(path, catalogue, _constants(root))
+    units = reader.units(root["units"])
+    reach = {}
+    for unit_name, node in root["reach"].pairs(what="a mapping of unit names to what a fixed kernel can reach there (% of peak)"):
+        if unit_name not in units:
+            raise node.fail(f"unit {unit_name!r} is not in 'units' ({sorted(units)})")
+        reach[unit_name] = reader.expr(str(node.value), node)
+    bound = reader.bound(root["bound"])
+    findings = reader.findings(root["findings"], units)
+    steps = reader.next_steps(root["next"])
+    display = root["display"].texts(what="a list of metric names")
+    borderline, note = None, ""
+    spec = root["borderline"]
+    if not spec.absent:
+        spec.mapping({"when"}, {"note"}, what="a mapping with 'when' (a condition) and 'note' (text)")
+        borderline, note = reader.expr(spec["when"].value, spec), " ".join(spec.get("note", "").text(nonempty=False).split())
+        _check_formats([note], path, "borderline")
+    return RuleSet(path=display_path(path), version=version, name=str(root.get("name", path.stem).value), kind=kind, constants=reader.constants,
+                   bound=tuple(bound), findings=tuple(findings), display=display, units=units, borderline=borderline, borderline_note=note,
+                   next=tuple(steps), reach=reach, catalogue=catalogue)
+
+
+def _constants(root: Node) -> dict[str, float]:
+    """The file's ``constants``, each a number the evaluation (in floats) holds exactly."""
     constants = {name: node.number() for name, node in root["constants"].pairs(what="a mapping of names to numbers")}
     for name, value in constants.items():
         # Evaluated as floats: an integer past 2**53 is not exact, .inf/.nan compare with nothing.
         if not (abs(value) <= MAX_INT if isinstance(value, int) else math.isfinite(value)):
             raise root.fail(f"constants: {name}: {str(value)[:24]} is out of range (a finite number, integers up to 2**53)")
-    known, raw_allowed, listing = catalogue.names, catalogue.raw_allowed, catalogue.listing
+    return constants
 
-    def is_metric(name: str) -> bool:
+
+class _Reader:
+    """What the sections of one rules file share while they are read: its path, its catalogue of names,
+    its constants, and the verdicts of its 'bound' (which 'under' may name); one method per section."""
+
+    def __init__(self, path: Path, catalogue: Catalogue, constants: dict[str, float]):
+        self.path, self.catalogue, self.constants = path, catalogue, constants
+        self.listing = catalogue.listing
+        self.verdicts: tuple[str, ...] = ()
+        self.has_bound = False
+
+    def is_metric(self, name: str) -> bool:
         # A raw ncu name (with "__") may be used through metric("..."); anything else must be known.
-        return name in known or (raw_allowed and "__" in name)
+        return name in self.catalogue.names or (self.catalogue.raw_allowed and "__" in name)
 
-    def expr(text, at: Node) -> Expression:
+    def expr(self, text, at: Node) -> Expression:
+        """A condition or share, parsed, every name it reads known and text metrics only compared."""
         try:
-            parsed = parse(str(text) if text is not None else "", constants)
+            parsed = parse(str(text) if text is not None else "", self.constants)
         except ExpressionError as exc:
             raise at.fail(str(exc)) from None
         for name in parsed.names + parsed.optional:
-            if not is_metric(name):
-                raise at.fail(f"unknown metric {name!r} ({listing})")
-        text_names = [n for n in parsed.names + parsed.optional if n in catalogue.text_names]
+            if not self.is_metric(name):
+                raise at.fail(f"unknown metric {name!r} ({self.listing})")
+        text_names = [n for n in parsed.names + parsed.optional if n in self.catalogue.text_names]
         if text_names and _computes_with(parsed.tree, set(text_names)):
             raise at.fail(f"{text_names[0]!r} is text: compare it with == or != to a quoted value, e.g. {text_names[0]} == 'l2'")
-        return replace(parsed, origin=f"{path}: {at.where}")
+        return replace(parsed, origin=f"{self.path}: {at.where}")
 
-    units = {}
-    for unit_name, node in root["units"].pairs(what="a mapping of unit names to the metric giving each one's utilization, e.g. {dram: dram_pct}"):
-        if not ID_PATTERN.match(unit_name):
-            raise node.fail(f"{unit_name!r} is not a name (lower-case letters, digits, '_')")
-        units[unit_name] = node.text()
-        if not is_metric(units[unit_name]):
-            raise node.fail(f"unknown metric {units[unit_name]!r} ({listing})")
-    reach = {}
-    for unit_name, node in root["reach"].pairs(what="a mapping of unit names to what a fixed kernel can reach there (% of peak)"):
-        if unit_name not in units:
-            raise node.fail(f"unit {unit_name!r} is not in 'units' ({sorted(units)})")
-        reach[unit_name] = expr(str(node.value), node)
-    bound = []
-    for item in root["bound"].items(what="a list of branches"):
-        item = _labelled(item, "verdict", f"{item.where} ({{}})").mapping(*_BRANCH)
-        cause = item["cause"].texts(what="a sentence or a list of sentences", single=True)
-        why = item.get("why", "").text(nonempty=False)
-        for name in (name for text in [why, *cause] for name in placeholders(text)):
-            if not is_metric(name):
-                raise item.fail(f"placeholder {{{name}}} names no metric ({listing})")
-        _check_formats([why, *cause], path, item.where)
-        bound.append(Branch(verdict=item["verdict"].text(), when=expr(item["when"].value, item), why=why,
-                            limiter=str(item.get("limiter", "").value), cause=tuple(" ".join(c.split()) for c in cause),
-                            where=_where(item, catalogue.wastes)))
-    verdicts = tuple(dict.fromkeys(b.verdict for b in bound))  # in the order of 'bound', whatever the hash seed
+    def units(self, spec: Node) -> dict[str, str]:
+        """``units``: each unit's name and the metric of its utilization."""
+        units = {}
+        for unit_name, node in spec.pairs(what="a mapping of unit names to the metric giving each one's utilization, e.g. {dram: dram_pct}"):
+            if not ID_PATTERN.match(unit_name):
+                raise node.fail(f"{unit_name!r} is not a name (lower-case letters, digits, '_')")
+            units[unit_name] = node.text()
+            if not self.is_metric(units[unit_name]):
+                raise node.fail(f"unknown metric {units[unit_name]!r} ({self.listing})")
+        return units
 
-    def rule_id(item: Node, seen: set[str]) -> str:
+    def bound(self, spec: Node) -> list[Branch]:
+        """``bound``: the branches that pick the verdict; remembers the verdicts for 'under'."""
+        bound = []
+        for item in spec.items(what="a list of branches"):
+            item = _labelled(item, "verdict", f"{item.where} ({{}})").mapping(*_BRANCH)
+            cause = item["cause"].texts(what="a sentence or a list of sentences", single=True)
+            why = item.get("why", "").text(nonempty=False)
+            for name in (name for text in [why, *cause] for name in placeholders(text)):
+                if not self.is_metric(name):
+                    raise item.fail(f"placeholder {{{name}}} names no metric ({self.listing})")
+            _check_formats([why, *cause], self.path, item.where)
+            bound.append(Branch(verdict=item["verdict"].text(), when=self.expr(item["when"].value, item), why=why,
+                                limiter=str(item.get("limiter", "").value), cause=tuple(" ".join(c.split()) for c in cause),
+                                where=_where(item, self.catalogue.wastes)))
+        self.verdicts = tuple(dict.fromkeys(b.verdict for b in bound))  # in the order of 'bound', whatever the hash seed
+        self.has_bound = bool(bound)
+        return bound
+
+    def rule_id(self, item: Node, seen: set[str]) -> str:
         """A finding's or next step's id: a name, not taken before (``seen`` is updated)."""
         rid = item["id"].value
         if not isinstance(rid, str) or not ID_PATTERN.match(rid):
@@ -149,71 +189,74 @@ def parse_document(doc, path: Path, catalogue: Catalogue) -> RuleSet:
         seen.add(rid)
         return rid
 
-    def rule_under(item: Node) -> tuple[str, ...]:
+    def rule_under(self, item: Node) -> tuple[str, ...]:
+        """The verdicts a finding or next step applies under ('any': all of them)."""
         under = item.get("under", "any").texts(what="a verdict, a list of verdicts, or any", single=True)
-        under = verdicts if under == ("any",) else under
-        if bound and any(u not in verdicts for u in under):
-            raise item.fail(f"'under' names a verdict not in 'bound' ({sorted(verdicts)})")
+        under = self.verdicts if under == ("any",) else under
+        if self.has_bound and any(u not in self.verdicts for u in under):
+            raise item.fail(f"'under' names a verdict not in 'bound' ({sorted(self.verdicts)})")
         return under
 
-    def check_texts(item: Node, title: str, advice) -> None:
+    def check_texts(self, item: Node, title: str, advice) -> None:
         """Every placeholder of a title and its advice names a metric, with a bounded format."""
         texts = [title] + (list(advice.values()) if isinstance(advice, dict) else [advice])
         for name in (name for text in texts for name in placeholders(text)):
-            if not is_metric(name) and name not in VERDICT_FIELDS:
-                raise item.fail(f"placeholder {{{name}}} names no metric ({listing})")
-        _check_formats(texts, path, item.where)
+            if not self.is_metric(name) and name not in VERDICT_FIELDS:
+                raise item.fail(f"placeholder {{{name}}} names no metric ({self.listing})")
+        _check_formats(texts, self.path, item.where)
 
-    findings = []
-    seen: set[str] = set()
-    for item in root["findings"].items(what="a list of findings"):
-        item = _labelled(item, "id", "finding {!r}").mapping(*_FINDING)
-        fid, under = rule_id(item, seen), rule_under(item)
-        severity = _severity(item.get("severity", "medium"), lambda t, at=item.at(f"{item.where} severity"): expr(t, at))
-        evidence = item["evidence"].texts(what="a list of metric names, e.g. [dram_pct, l2_pct]")
-        for name in evidence:
-            if not is_metric(name):
-                raise item.fail(f"unknown evidence metric {name!r}")
-        advice = _advice(item)
-        unless = item["unless"].texts(what="a list of finding ids", single=True)
-        for other in unless:
-            if other not in seen:
-                raise item.fail(f"'unless' names {other!r}, which is not a finding defined above it")
-        title = item["title"].text()
-        check_texts(item, title, advice)
-        removes, fills = _estimate(item["estimate"], units, lambda t, at=item.at(f"{item.where} estimate"): expr(t, at))
+    def findings(self, spec: Node, units: dict[str, str]) -> list[Finding]:
+        """``findings``, in order: 'unless' may name only a finding above it."""
+        findings: list[Finding] = []
+        seen: set[str] = set()
+        for item in spec.items(what="a list of findings"):
+            item = _labelled(item, "id", "finding {!r}").mapping(*_FINDING)
+            fid, under = self.rule_id(item, seen), self.rule_under(item)
+            severity = _severity(item.get("severity", "medium"), lambda t, at=item.at(f"{item.where} severity"): self.expr(t, at))
+            evidence = item["evidence"].texts(what="a list of metric names, e.g. [dram_pct, l2_pct]")
+            for name in evidence:
+                if not self.is_metric(name):
+                    raise item.fail(f"unknown evidence metric {name!r}")
+            advice = _advice(item)
+            unless = item["unless"].texts(what="a list of finding ids", single=True)
+            for other in unless:
+                if other not in seen:
+                    raise item.fail(f"'unless' names {other!r}, which is not a finding defined above it")
+            title = item["title"].text()
+            self.check_texts(item, title, advice)
+            removes, fills = _estimate(item["estimate"], units, lambda t, at=item.at(f"{item.where} estimate"): self.expr(t, at))
+            role = self.role(item, findings)
+            ncu_rules = item["ncu_rules"].texts(what="a list of Nsight Compute rule identifiers, e.g. [UncoalescedGlobalAccess]", single=True)
+            findings.append(Finding(id=fid, under=under, when=self.expr(item["when"].value, item), severity=severity, title=title.strip(),
+                                    evidence=evidence, advice=advice, advice_by=item["advice_by"].value, unless=unless, removes=removes,
+                                    fills=fills, where=_where(item, self.catalogue.wastes), role=role, ncu_rules=ncu_rules))
+        return findings
+
+    def role(self, item: Node, findings: list[Finding]) -> str | None:
+        """A finding's ``role``: one the catalogue declares, held by no finding before it."""
         role = item["role"].value
-        if role is not None and role not in catalogue.roles:
-            raise item.fail(f"'role' {str(role)[:40]!r} is not a role of {kind} rules "
-                            f"({', '.join(sorted(catalogue.roles)) or 'they have none'}; see rules/reference.yaml)")
+        if role is not None and role not in self.catalogue.roles:
+            raise item.fail(f"'role' {str(role)[:40]!r} is not a role of {self.catalogue.kind} rules "
+                            f"({', '.join(sorted(self.catalogue.roles)) or 'they have none'}; see rules/reference.yaml)")
         if role is not None and any(f.role == role for f in findings):
             raise item.fail(f"a second finding with role {role!r}; one finding holds each role")
-        ncu_rules = item["ncu_rules"].texts(what="a list of Nsight Compute rule identifiers, e.g. [UncoalescedGlobalAccess]", single=True)
-        findings.append(Finding(id=fid, under=under, when=expr(item["when"].value, item), severity=severity, title=title.strip(),
-                                evidence=evidence, advice=advice, advice_by=item["advice_by"].value, unless=unless, removes=removes, fills=fills,
-                                where=_where(item, catalogue.wastes), role=role, ncu_rules=ncu_rules))
-    steps = []
-    taken: set[str] = set()
-    for item in root["next"].items(what="a list of next steps"):
-        item = _labelled(item, "id", "next step {!r}").mapping(*_NEXT)
-        sid, under = rule_id(item, taken), rule_under(item)
-        title, advice = item["title"].text(), _advice(item)
-        by = item["advice_by"].value
-        if by is not None and not (isinstance(by, str) and (is_metric(by) or by in VERDICT_FIELDS)):
-            raise item.fail(f"'advice_by' names no metric ({listing})")
-        check_texts(item, title, advice)
-        steps.append(NextStep(id=sid, under=under, when=expr(item["when"].value, item), title=" ".join(title.split()), advice=advice,
-                              advice_by=item["advice_by"].value))
-    display = root["display"].texts(what="a list of metric names")
-    borderline, note = None, ""
-    spec = root["borderline"]
-    if not spec.absent:
-        spec.mapping({"when"}, {"note"}, what="a mapping with 'when' (a condition) and 'note' (text)")
-        borderline, note = expr(spec["when"].value, spec), " ".join(spec.get("note", "").text(nonempty=False).split())
-        _check_formats([note], path, "borderline")
-    return RuleSet(path=display_path(path), version=version, name=str(root.get("name", path.stem).value), kind=kind, constants=constants,
-                   bound=tuple(bound), findings=tuple(findings), display=display, units=units, borderline=borderline, borderline_note=note,
-                   next=tuple(steps), reach=reach, catalogue=catalogue)
+        return role
+
+    def next_steps(self, spec: Node) -> list[NextStep]:
+        """``next``: the steps suggested after a verdict."""
+        steps = []
+        taken: set[str] = set()
+        for item in spec.items(what="a list of next steps"):
+            item = _labelled(item, "id", "next step {!r}").mapping(*_NEXT)
+            sid, under = self.rule_id(item, taken), self.rule_under(item)
+            title, advice = item["title"].text(), _advice(item)
+            by = item["advice_by"].value
+            if by is not None and not (isinstance(by, str) and (self.is_metric(by) or by in VERDICT_FIELDS)):
+                raise item.fail(f"'advice_by' names no metric ({self.listing})")
+            self.check_texts(item, title, advice)
+            steps.append(NextStep(id=sid, under=under, when=self.expr(item["when"].value, item), title=" ".join(title.split()), advice=advice,
+                                  advice_by=item["advice_by"].value))
+        return steps
 
 
 def _advice(item: Node) -> str | dict[str, str]:

@@ -9,7 +9,8 @@ nsys SQLite export, :mod:`.nsysrep` runs nsys to export or profile, :mod:`.kinet
 trace), :mod:`.steps` and :mod:`.analysis` measure the window into :mod:`.model`
 (:mod:`.measured`: one capture file, in a forked child), :mod:`.diagnosis` applies the YAML rules
 (rules/timeline.yaml) with ncuwrap.evaluate over :mod:`.values`, and :mod:`.diagnosing` runs the two
-side by side; ncuwrap.render draws the result. This package module imports nothing of its own (the
-rules loader reads :mod:`.metrics`, the names timeline rules may use, without loading the rest). The API
-function of a timeline is ``ncuwrap.diagnose_timeline(path)``.
+side by side; :mod:`.compare` compares two of them and :mod:`.ranks` a run's ranks; ncuwrap.render
+draws the result. This package module imports nothing of its own (the rules loader reads :mod:`.metrics`,
+the names timeline rules may use, without loading the rest). The API function of a timeline is
+``ncuwrap.diagnose_timeline(path)``.
 """

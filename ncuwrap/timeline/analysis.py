@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ncuwrap.timeline import launched_from
-from ncuwrap.timeline import metrics as TM
+from ncuwrap.timeline import metrics as timeline_metrics
 from ncuwrap.timeline.events import Events
 from ncuwrap.numbers import distinct, median, percentile
 from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
@@ -233,12 +233,12 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
     _steps(steps, m, unknown, data.unknown.get("api"))
     kernel_stats = launched_from.attach(data, kernel_stats)  # the top kernels' op and Python line (ops, frames)
 
-    missing = [n for n in TM.CATALOGUE if n not in m]
+    missing = [n for n in timeline_metrics.CATALOGUE if n not in m]
     assert not missing, f"analysis does not compute {missing}"
     return Timeline(
         window_start_ns=lo, window_end_ns=hi, breakdown_ns=breakdown, busy_ns=busy, api=api_stats, api_traced=api is not None,
         copies=copy_stats, memsets=memset_info, kernels=kernel_stats, kernel_gaps=kernel_gaps, startup=startup, gaps=gaps,
-        amdahl=amdahl, metrics={n: m[n] for n in TM.CATALOGUE}, unknown=unknown,
+        amdahl=amdahl, metrics={n: m[n] for n in timeline_metrics.CATALOGUE}, unknown=unknown,
         devices=_devices(kernels, copies, memsets), steps=steps, host_time=launched_from.host_time(data, lo, hi),
     )
 
@@ -454,7 +454,7 @@ def _copies(copies: Events, m: dict, host_unknown: str | None, unknown: dict, wi
 
 def _api(api: Events | None, kernels: Events, m: dict, span: tuple[int, int], window: int,
          api_unknown: str | None, unknown: dict) -> tuple[ApiStats, ...]:
-    names = [n for n, item in TM.CATALOGUE.items() if item.needs == "api"]
+    names = [n for n, item in timeline_metrics.CATALOGUE.items() if item.needs == "api"]
     if api is None:
         for name in names:
             m[name] = math.nan
@@ -517,7 +517,7 @@ def _api(api: Events | None, kernels: Events, m: dict, span: tuple[int, int], wi
 
 def _steps(steps: Steps | None, m: dict, unknown: dict, api_unknown: str | None) -> None:
     """The steady steps' values the rules read (unknown without steps, the host's part without the API trace)."""
-    names = [n for n, item in TM.CATALOGUE.items() if item.needs == "steps"]
+    names = [n for n, item in timeline_metrics.CATALOGUE.items() if item.needs == "steps"]
     if steps is None:
         for name in names:
             m[name] = math.nan

@@ -113,6 +113,8 @@ class KernelChange:
 
 @dataclass(frozen=True)
 class TimelineCompare(Displayed):
+    """What ``ncuwrap compare`` found between two timelines: per step or over the whole capture, what moved and the findings; made by
+    :func:`compare_timelines`."""
     before: TimelineDiagnosis
     after: TimelineDiagnosis
     scope: str  # PER_STEP | WHOLE_CAPTURE

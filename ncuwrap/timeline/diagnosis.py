@@ -40,6 +40,7 @@ class TimelineSource:
 
 @dataclass(frozen=True)
 class TimelineDiagnosis(Decided, Displayed):
+    """The verdict on one timeline capture: the timeline model and the rules' decision on it; made by :func:`diagnose_data`, drawn by the renderers."""
     source: TimelineSource
     rules_path: str
     rules_version: int

@@ -338,42 +338,50 @@ def _shown(value) -> str:
 
 
 def _first_bad(events: list) -> str:
-    """What is wrong with the first event the fast pass (:meth:`_Tables.add_all`) could not read, in words."""
+    """What is wrong with the first event the fast pass (:meth:`_Tables.add_all`) could not read, in words.
+    Runs only after that pass failed, so a call per event costs nothing on a good trace."""
     for at, e in enumerate(events):
         if not isinstance(e, dict):
             return f"traceEvents[{at}] is a JSON {type(e).__name__}, not an event object"
         if e.get("ph") != "X" or e.get("cat") not in _READ:
             continue
-        cat = e["cat"]
-        where = f"traceEvents[{at}] ({cat})"
-        for key in ("name", "ts", "dur", *(("tid",) if cat in _WITH_TID else ())):
-            if key not in e:
-                return f"{where} has no {key!r}"
-        if not isinstance(e["name"], str):
-            return f"{where}: name is {_shown(e['name'])}, not a text"
-        for key in ("ts", "dur"):
-            value = e[key]
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
-                return f"{where}: {key} is {_shown(value)}, not a number"
-            if value < 0 or value * 1000.0 >= MAX_TIME:
-                return f"{where}: {key} {_shown(value)} is off the clock (negative, or past 2**62 ns)"
-        if e["ts"] * 1000.0 + e["dur"] * 1000.0 >= MAX_TIME:
-            return f"{where}: ends past 2**62 ns, off the clock"
-        ints = {"tid": e["tid"]} if cat in _WITH_TID else {}
-        args = e.get("args", {})
-        if args is not None and not isinstance(args, dict):
-            return f"{where}: args is {_shown(args)}, not an object"
-        ints.update({k: args[k] for k in _READ[cat] if args and args.get(k) is not None})
-        for key, value in ints.items():
-            if not isinstance(value, int) or isinstance(value, bool) or not -2**63 <= value < 2**63:
-                return f"{where}: {key} is {_shown(value)}, not a 64-bit integer"
-        if cat == "kernel":
-            for key in ("grid", "block"):
-                dims = (args or {}).get(key)
-                if dims and not (isinstance(dims, list) and len(dims) == 3 and all(isinstance(d, int) and not isinstance(d, bool)
-                                                                                   and 0 <= d < 2**31 for d in dims)):
-                    return f"{where}: {key} is {_shown(dims)}, not three integers"
+        fault = _event_fault(e, f"traceEvents[{at}] ({e['cat']})")
+        if fault:
+            return fault
     return "an event of a malformed shape (a field of another type than Kineto writes)"
+
+
+def _event_fault(e: dict, where: str) -> str | None:
+    """What is wrong with one complete event of a category the reader reads (``where`` names it), or None."""
+    cat = e["cat"]
+    for key in ("name", "ts", "dur", *(("tid",) if cat in _WITH_TID else ())):
+        if key not in e:
+            return f"{where} has no {key!r}"
+    if not isinstance(e["name"], str):
+        return f"{where}: name is {_shown(e['name'])}, not a text"
+    for key in ("ts", "dur"):
+        value = e[key]
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return f"{where}: {key} is {_shown(value)}, not a number"
+        if value < 0 or value * 1000.0 >= MAX_TIME:
+            return f"{where}: {key} {_shown(value)} is off the clock (negative, or past 2**62 ns)"
+    if e["ts"] * 1000.0 + e["dur"] * 1000.0 >= MAX_TIME:
+        return f"{where}: ends past 2**62 ns, off the clock"
+    ints = {"tid": e["tid"]} if cat in _WITH_TID else {}
+    args = e.get("args", {})
+    if args is not None and not isinstance(args, dict):
+        return f"{where}: args is {_shown(args)}, not an object"
+    ints.update({k: args[k] for k in _READ[cat] if args and args.get(k) is not None})
+    for key, value in ints.items():
+        if not isinstance(value, int) or isinstance(value, bool) or not -2**63 <= value < 2**63:
+            return f"{where}: {key} is {_shown(value)}, not a 64-bit integer"
+    if cat == "kernel":
+        for key in ("grid", "block"):
+            dims = (args or {}).get(key)
+            if dims and not (isinstance(dims, list) and len(dims) == 3 and all(isinstance(d, int) and not isinstance(d, bool)
+                                                                               and 0 <= d < 2**31 for d in dims)):
+                return f"{where}: {key} is {_shown(dims)}, not three integers"
+    return None
 
 
 # -- the timeline model ------------------------------------------------------------------------------

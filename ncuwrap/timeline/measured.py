@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the model imports numpy: a child is forked before it is imp
 
 @dataclass(frozen=True)
 class Measured:
+    """A capture measured into the timeline model, with where it came from and what was missing; made by :func:`measure`, before any rule is evaluated."""
     timeline: Timeline  # over the steady steps where the capture has steps, else over the whole capture
     kind: str  # nsys-sqlite | nsys-rep | kineto (ncuwrap.timeline.readers)
     nsys_version: str | None
@@ -33,10 +34,10 @@ def measure(data, *, kind: str, source_path: str, step_pattern: str | None = Non
             find_steps: str = "auto") -> Measured:
     """The steps of ``data`` (a read capture: ncuwrap.timeline.sqlite.TimelineData; ``step_pattern``, ``warmup``:
     ncuwrap.timeline.steps) and the analysis of its steady steps, else of the whole capture."""
-    from ncuwrap.timeline import steps as S
+    from ncuwrap.timeline import steps
     from ncuwrap.timeline.analysis import analyze_steady, analyze_active
 
-    found = S.measure(data, S.check_pattern(step_pattern), warmup, find_steps)
+    found = steps.measure(data, steps.check_pattern(step_pattern), warmup, find_steps)
     notes = list(data.notes)
     steady = analyze_steady(data, found) if found is not None else None
     if steady is not None:

@@ -91,6 +91,7 @@ class KernelStats:
 
 @dataclass(frozen=True)
 class CopyStats:
+    """The copies of one kind (host to device, ...) in the window: count, bytes, time, rate and how many were pageable."""
     category: str  # memcpy_htod ...
     count: int
     bytes: int
@@ -107,6 +108,7 @@ class CopyStats:
 
 @dataclass(frozen=True)
 class ApiStats:
+    """One CUDA API function's calls in the window: its category, count and time."""
     name: str
     category: str
     calls: int
@@ -132,6 +134,7 @@ class Gap:
 
 @dataclass(frozen=True)
 class AmdahlRow:
+    """The end-to-end time if the kernels were some factor faster (Amdahl's law), a row of the timeline's what-if table."""
     kernel_speedup: float | None  # None: kernels take no time (the ceiling)
     end_to_end_ns: float
     end_to_end_speedup: float
@@ -158,6 +161,7 @@ class Segment:
 
 @dataclass(frozen=True)
 class ApiCategory:
+    """The CUDA API's calls of one category (launch, sync, ...) and their share of the window (Timeline.api_rows)."""
     category: str
     calls: int
     total_ns: int

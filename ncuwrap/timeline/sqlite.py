@@ -305,20 +305,26 @@ class _Scanner:
             raise _ScanError(str(exc)) from None
         if at != rows:
             raise _ScanError(f"{table} changed while it was read")
-        out: dict = {}
-        for name in names:
-            if name in text:
-                # Each batch's column has the stream's one type (the seed row made it text). Made labels here:
-                # Arrow's dictionary_encode loads pyarrow.compute and pandas (0.25 s), and a text column
-                # (NVTX texts, the string table) holds far fewer rows than the event tables.
-                out[name] = Labels.of(text for column in texts[name] for text in _texts(column))
-            elif name in nulls and name in ("start", "end"):
-                out[name] = np.where(nulls[name], -1, numbers[name])  # no event has that time: dropped by _times
-            elif name in nulls:
-                out[name] = np.where(nulls[name], np.nan, numbers[name])
-            else:
-                out[name] = numbers[name]
-        return out
+        return _columns(names, texts, numbers, nulls)
+
+
+def _columns(names: list[str], texts: dict[str, list], numbers: dict[str, np.ndarray], nulls: dict[str, np.ndarray]) -> dict:
+    """The columns :meth:`_Scanner.scan` filled, made whole once the scan is done: text as labels, integers
+    with their NULLs marked (-1 for a time, NaN otherwise)."""
+    out: dict = {}
+    for name in names:
+        if name in texts:
+            # Each batch's column has the stream's one type (the seed row made it text). Made labels here:
+            # Arrow's dictionary_encode loads pyarrow.compute and pandas (0.25 s), and a text column
+            # (NVTX texts, the string table) holds far fewer rows than the event tables.
+            out[name] = Labels.of(text for column in texts[name] for text in _texts(column))
+        elif name in nulls and name in ("start", "end"):
+            out[name] = np.where(nulls[name], -1, numbers[name])  # no event has that time: dropped by _times
+        elif name in nulls:
+            out[name] = np.where(nulls[name], np.nan, numbers[name])
+        else:
+            out[name] = numbers[name]
+    return out
 
 
 def _texts(column) -> list:

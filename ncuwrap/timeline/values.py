@@ -10,14 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from ncuwrap.catalogue import Catalogue
-from ncuwrap.timeline import metrics as TM
+from ncuwrap.timeline import metrics as timeline_metrics
 from ncuwrap.verdict import clean
 
 
 class CaptureValues:
+    """A capture's metrics as the rules engine reads them (one row), with why each unknown one is missing."""
     n = 1
 
-    def __init__(self, metrics: dict, unknown: dict, names: Catalogue = TM.TIMELINE):
+    def __init__(self, metrics: dict, unknown: dict, names: Catalogue = timeline_metrics.TIMELINE):
         self.values = metrics
         self.unknown = unknown  # name -> why the capture does not have it
         self.names = names  # the names' catalogue: TIMELINE, or RANKS for a set of ranks

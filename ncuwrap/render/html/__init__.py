@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ncuwrap import metrics as M
-from ncuwrap.render import phrasing as T
+from ncuwrap import metrics as kernel_metrics
+from ncuwrap.render import phrasing
 from ncuwrap.render.escape import terminal
 
 
@@ -42,26 +42,26 @@ def environment():
         finalize=_finalize,
     )
     env.filters.update(
-        duration=T.duration,
-        percent=T.percent,
-        number=T.number,
-        launch=T.launch,
-        signed=T.signed,
-        speedup=T.speedup,
-        gain=T.gain,
-        gain_factor=T.gain_factor,
-        estimate_vs_measured=T.estimate_vs_measured,
-        change_only=T.change_only,
-        metric=lambda name, value: T.metric(name, value),
-        describe=M.description,
-        gbps=T.gbps,
-        size=T.size,
-        ms=T.ms,
-        not_evaluated_count=T.not_evaluated_count,
-        where_note=T.where_note,
-        no_issue=T.no_issue,
-        undecided=T.undecided_line,
-        hot_line=T.hot_line,
-        line_change=T.line_change,
+        duration=phrasing.duration,
+        percent=phrasing.percent,
+        number=phrasing.number,
+        launch=phrasing.launch,
+        signed=phrasing.signed,
+        speedup=phrasing.speedup,
+        gain=phrasing.gain,
+        gain_factor=phrasing.gain_factor,
+        estimate_vs_measured=phrasing.estimate_vs_measured,
+        change_only=phrasing.change_only,
+        metric=lambda name, value: phrasing.metric(name, value),
+        describe=kernel_metrics.description,
+        gbps=phrasing.gbps,
+        size=phrasing.size,
+        ms=phrasing.ms,
+        not_evaluated_count=phrasing.not_evaluated_count,
+        where_note=phrasing.where_note,
+        no_issue=phrasing.no_issue,
+        undecided=phrasing.undecided_line,
+        hot_line=phrasing.hot_line,
+        line_change=phrasing.line_change,
     )
     return env

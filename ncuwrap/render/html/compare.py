@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ncuwrap import __version__
-from ncuwrap.render import names as N
-from ncuwrap.render.html import diagnosis as H
+from ncuwrap.render import names as kernel_names
+from ncuwrap.render.html import diagnosis as diagnosis_page
 from ncuwrap.render.html import environment
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import phrasing
 from ncuwrap.shown import PAGE, Shown
 
 SERIES = ["before", "after"]
@@ -20,6 +20,7 @@ SERIES = ["before", "after"]
 
 @dataclass(frozen=True)
 class Group:
+    """A pair's findings under one heading of the HTML page (resolved, introduced, ...), with the style of that heading."""
     label: str
     css: str
     findings: list
@@ -27,6 +28,7 @@ class Group:
 
 @dataclass(frozen=True)
 class PairView:
+    """A kernel pair as the HTML compare page draws it: its anchor, its finding groups and its charts (from :func:`pair_view`)."""
     pair: object
     anchor: str
     detailed: bool
@@ -47,19 +49,20 @@ def pair_view(pair, index: int, detailed: bool) -> PairView:
         Group("still there", "", [after[i] for i in pair.persisting]),
         Group("not comparable", "note", [after.get(i) or before[i] for i in pair.not_comparable]),
     ]
-    charts = H.kernel_charts([pair.before.chart_metrics or {}, pair.after.chart_metrics or {}], [pair.before.roofline, pair.after.roofline], SERIES)
+    charts = diagnosis_page.kernel_charts([pair.before.chart_metrics or {}, pair.after.chart_metrics or {}], [pair.before.roofline, pair.after.roofline],
+                                          SERIES)
     return PairView(pair, anchor, True, [g for g in groups if g.findings], charts)
 
 
 def environment_rows(result) -> list[tuple[str, object, object]]:
     """(label, before, after) rows: the two environments side by side."""
-    before = H.environment_rows(result.before) + [("uninstrumented timings", result.before_timing or "none given (--before-timing)")]
-    after = dict(H.environment_rows(result.after) + [("uninstrumented timings", result.after_timing or "none given (--after-timing)")])
+    before = diagnosis_page.environment_rows(result.before) + [("uninstrumented timings", result.before_timing or "none given (--before-timing)")]
+    after = dict(diagnosis_page.environment_rows(result.after) + [("uninstrumented timings", result.after_timing or "none given (--after-timing)")])
     rows = [(label, value, after.pop(label, None)) for label, value in before]
     return rows + [(label, None, value) for label, value in after.items()]
 
 
-def render(result, shown: Shown = PAGE, names: str = N.SHORT, **_options) -> str:
+def render(result, shown: Shown = PAGE, names: str = kernel_names.SHORT, **_options) -> str:
     env = environment()
     views = [pair_view(p, i, i <= shown.detail) for i, p in enumerate(result.pairs, start=1)]
     page = {
@@ -75,4 +78,4 @@ def render(result, shown: Shown = PAGE, names: str = N.SHORT, **_options) -> str
         "unpaired_after": [("after", k) for k in result.unpaired_after],
         "environment": environment_rows(result),
     }
-    return env.get_template("compare.html").render(page=page, labels=T.METRIC_LABELS, version=__version__, name=N.of(result, names))
+    return env.get_template("compare.html").render(page=page, labels=phrasing.METRIC_LABELS, version=__version__, name=kernel_names.of(result, names))

@@ -14,20 +14,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ncuwrap import __version__
-from ncuwrap.render import names as N
+from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment, svg
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import phrasing
 from ncuwrap.shown import PAGE, Shown, layout
 
 
 @dataclass(frozen=True)
 class FindingView:
+    """A finding of a kernel on the HTML page, with the anchor that links to it."""
     finding: object  # FindingResult
     anchor: str
 
 
 @dataclass(frozen=True)
 class KernelView:
+    """A kernel as the HTML diagnosis page draws it: its rank, share, findings, charts and occupancy limits (from :func:`kernel_view`)."""
     rank: int
     anchor: str
     kernel: object  # KernelVerdict
@@ -66,7 +68,7 @@ def kernel_charts(charts: list[dict], rooflines: list, series: list[str] | None 
     """The charts of one kernel (or of a before/after pair), as Markup, and the roofline's notes."""
     return {
         "roofline_note": roofline_note(rooflines),
-        "roofline_left_out": [T.l1_left_out(r, name) for r, name in zip(rooflines, series or [""]) if r is not None and r.l1_left_out],
+        "roofline_left_out": [phrasing.l1_left_out(r, name) for r, name in zip(rooflines, series or [""]) if r is not None and r.l1_left_out],
         "roofline": svg.roofline(rooflines, series),
         "bandwidth": svg.bandwidth(charts, series),
         "sol": svg.sol(charts, series),
@@ -75,7 +77,7 @@ def kernel_charts(charts: list[dict], rooflines: list, series: list[str] | None 
 
 
 def kernel_view(kernel, rank: int, share_pct: float | None, detailed: bool, coverage=None, unfolded: bool = False) -> KernelView:
-    share = T.share(share_pct)
+    share = phrasing.share(share_pct)
     anchor = f"k{rank}"
     if not detailed:
         return KernelView(rank, anchor, kernel, share, False)
@@ -83,7 +85,7 @@ def kernel_view(kernel, rank: int, share_pct: float | None, detailed: bool, cove
     chart = kernel.chart_metrics or {}
     limits = [(label, chart.get(key)) for label, key in _LIMITS if chart.get(key) is not None]
     return KernelView(rank, anchor, kernel, share, True, findings, kernel_charts([chart], [kernel.roofline]), limits, unfolded,
-                      T.program_line(kernel, coverage))
+                      phrasing.program_line(kernel, coverage))
 
 
 def environment_rows(diagnosis) -> list[tuple[str, object]]:
@@ -98,7 +100,7 @@ def environment_rows(diagnosis) -> list[tuple[str, object]]:
         ("Nsight Compute", source.ncu_version),
         ("clock control", source.clock_control),
         ("cache control", source.cache_control),
-        ("SM clock while profiled", f"{T.number(clock)} MHz (median over the launches)" if clock is not None else None),
+        ("SM clock while profiled", f"{phrasing.number(clock)} MHz (median over the launches)" if clock is not None else None),
         ("command line", source.command_line),
         ("report", source.path),
         ("report kind", source.kind),
@@ -108,10 +110,10 @@ def environment_rows(diagnosis) -> list[tuple[str, object]]:
     ]
 
 
-clock_note = T.clock_note
+clock_note = phrasing.clock_note
 
 
-def page(diagnosis, name: N.Names, shown: Shown = PAGE) -> dict:
+def page(diagnosis, name: kernel_names.Names, shown: Shown = PAGE) -> dict:
     """What the diagnosis template draws."""
     parts = layout(diagnosis, shown)
     kernels = parts.launches
@@ -119,25 +121,25 @@ def page(diagnosis, name: N.Names, shown: Shown = PAGE) -> dict:
     views = [kernel_view(k, rank, diagnosis.share_pct([k]), k.id in parts.sections, diagnosis.coverage, parts.unfolded(rank))
              for rank, k in enumerate(kernels, start=1)]
     rest = {k.id for k in parts.rest}
-    first = [(p, T.priority_line(p, bool(diagnosis.coverage), name)) for p in parts.fix_first]
+    first = [(p, phrasing.priority_line(p, bool(diagnosis.coverage), name)) for p in parts.fix_first]
     return {
         "title": diagnosis.source.path,
         "device": diagnosis.source.device or "unknown GPU",
         "count": len(kernels),
-        "total": T.duration(total) if total else "n/a",
+        "total": phrasing.duration(total) if total else "n/a",
         "summary": views[:parts.summary],
         "detailed": [v for v in views if v.detailed],
         "rest": [v for v in views[parts.summary:] if v.kernel.id in rest],
         "below": parts.below,
         "rest_left_out": parts.rest_left_out,
-        "rest_share": T.share(parts.rest_share_pct),
+        "rest_share": phrasing.share(parts.rest_share_pct),
         "environment": environment_rows(diagnosis),
         "clock_note": clock_note(diagnosis),
         "fix_first": [line for _, line in first],
         "fix_first_bars": svg.fix_first_bars([(name(p.name), p.share_pct or 0.0, p.saves_pct or 0.0, line) for p, line in first]),
         "rooflines": svg.report_rooflines([(label, [(name(g.name), g.longest.roofline) for g in groups]) for label, groups in parts.rooflines]),
         "fix_first_note": ("Share of the program's GPU time (nsys)" if diagnosis.coverage else "Share of the profiled time"),
-        "coverage": T.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
+        "coverage": phrasing.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
         "processes": len(diagnosis.processes) > 1,
         "streams": len(diagnosis.streams) > 1,
         # One row per kernel (with its launches inside) where some kernel ran more than once.
@@ -145,13 +147,13 @@ def page(diagnosis, name: N.Names, shown: Shown = PAGE) -> dict:
         "anchors": {v.kernel.id: v.anchor for v in views if v.detailed},
         "reprofile": diagnosis.reprofile,
         "lines_hint": diagnosis.lines_hint,
-        "stop_line": T.stop_line_text(diagnosis.stop_line) if diagnosis.stop_line is not None else None,
+        "stop_line": phrasing.stop_line_text(diagnosis.stop_line) if diagnosis.stop_line is not None else None,
         "stop_line_decision": diagnosis.stop_line.decision if diagnosis.stop_line is not None else None,
         "toc": len(kernels) > 1,
     }
 
 
-def render(diagnosis, shown: Shown = PAGE, names: str = N.SHORT, **_options) -> str:
+def render(diagnosis, shown: Shown = PAGE, names: str = kernel_names.SHORT, **_options) -> str:
     template = environment().get_template("diagnosis.html")
-    name = N.of(diagnosis, names)
+    name = kernel_names.of(diagnosis, names)
     return template.render(page=page(diagnosis, name, shown), version=__version__, name=name)

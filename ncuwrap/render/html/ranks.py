@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ncuwrap import __version__
-from ncuwrap.render import breakdown as B
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import breakdown
+from ncuwrap.render import phrasing
 from ncuwrap.render.html import environment, svg
 
 
@@ -17,14 +17,14 @@ def chart(diagnosis):
         segments = []
         for seg in r.segments():
             legend.setdefault(seg.category, seg.label)
-            segments.append((seg.label, seg.pct, B.COLORS[seg.category], f"rank {r.rank}, {seg.label}: {T.duration(seg.ns)} ({seg.pct:.1f}%)"))
+            segments.append((seg.label, seg.pct, breakdown.COLORS[seg.category], f"rank {r.rank}, {seg.label}: {phrasing.duration(seg.ns)} ({seg.pct:.1f}%)"))
         rows.append((f"rank {r.rank}", segments))
-    return svg.stacked_bars("Where each rank's window went", rows, [(label, B.COLORS[c]) for c, label in legend.items()])
+    return svg.stacked_bars("Where each rank's window went", rows, [(label, breakdown.COLORS[c]) for c, label in legend.items()])
 
 
 def render(diagnosis, **_options) -> str:
     return environment().get_template("ranks.html").render(
-        d=diagnosis, version=__version__, verdict=T.ranks_verdict(diagnosis), rows=T.rank_cells(diagnosis),
-        columns=T.RANK_COLUMNS, chart=chart(diagnosis), evidence=T.evidence,
-        collectives=T.collective_cells(diagnosis), collective_columns=T.COLLECTIVE_COLUMNS, collective_note=T.COLLECTIVE_NOTE,
+        d=diagnosis, version=__version__, verdict=phrasing.ranks_verdict(diagnosis), rows=phrasing.rank_cells(diagnosis),
+        columns=phrasing.RANK_COLUMNS, chart=chart(diagnosis), evidence=phrasing.evidence,
+        collectives=phrasing.collective_cells(diagnosis), collective_columns=phrasing.COLLECTIVE_COLUMNS, collective_note=phrasing.COLLECTIVE_NOTE,
     )

@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from ncuwrap.metrics import MEMORY_LEVELS
 from ncuwrap.numbers import pct as share_pct
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import phrasing
 from ncuwrap.render.escape import terminal
 
 # One colour per series (1 series: blue; 2 series: before grey, after blue); roofs and grid in greys.
@@ -52,7 +52,7 @@ def _num(value) -> float | None:
 def si(value, unit: str) -> str:
     """``3.1e12, 'B/s'`` -> ``'3.11 TB/s'``; 'n/a' for a missing or non-finite value."""
     value = _num(value)
-    return "n/a" if value is None else T.si(value, unit)
+    return "n/a" if value is None else phrasing.si(value, unit)
 
 
 def colors(n: int) -> tuple[str, ...]:
@@ -288,11 +288,7 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
     peak, roofs = roof.peak_flops_per_s, list(roof.roofs)
     # Each kernel's own peak (at the clock ncu measured it at), the one its text quotes: where the kernels
     # of one chart ran at different clocks, each gets its own peak line in its colour.
-    own_peaks = [(i, r.peak_flops_per_s) for i, r in enumerate(rooflines) if r is not None and r.drawable]
-    if len(own_peaks) > 1 and max(p for _, p in own_peaks) > 1.005 * min(p for _, p in own_peaks):
-        peak = max(p for _, p in own_peaks)
-    else:
-        own_peaks = []
+    peak, own_peaks = _own_peaks(rooflines, peak)
     points = [_Point(i, p.level, p.intensity, p.flops_per_s) for i, r in enumerate(rooflines) if r is not None for p in r.points]
     no_flops = [i for i, r in enumerate(rooflines) if r is not None and not r.missing and not r.points]
     no_counters = [i for i, r in enumerate(rooflines) if r is None or r.missing]
@@ -346,7 +342,25 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
         body.append(f'<line class="peak" x1="{px(peak / max(bw for _, bw in roofs)):.1f}" y1="{py(own):.1f}" x2="{px(x_max):.1f}" y2="{py(own):.1f}" '
                     f'stroke="{palette[i]}" stroke-dasharray="6 3" stroke-width="1.5">'
                     f'<title>{_t((series[i] + ": " if series[i] else "") + name + " peak " + si(own, "FLOP/s") + " at its clock")}</title></line>')
-    # Points: one per memory level; with two series, an arrow from before to after at each level.
+    body += _roofline_points(points, series, palette, px, py, (left, top, plot_h))
+    body += _roofline_note(_roofline_lines(name, series, no_flops, no_counters), bool(points), (left, top, plot_w, plot_h))
+    return _svg(width, height, title, body)
+
+
+def _own_peaks(rooflines: list, peak: float) -> tuple[float, list[tuple[int, float]]]:
+    """The chart's peak and, where the kernels ran at different clocks, each series' own peak (the one its
+    text quotes), drawn as a line in its colour; none when they agree within half a percent."""
+    own_peaks = [(i, r.peak_flops_per_s) for i, r in enumerate(rooflines) if r is not None and r.drawable]
+    if len(own_peaks) > 1 and max(p for _, p in own_peaks) > 1.005 * min(p for _, p in own_peaks):
+        return max(p for _, p in own_peaks), own_peaks
+    return peak, []
+
+
+def _roofline_points(points: list[_Point], series: list[str], palette, px, py, frame: tuple) -> list[str]:
+    """The kernels' points, one per memory level; with two series, an arrow from before to after at each
+    level; and the key of the markers, bottom left."""
+    left, top, plot_h = frame
+    body = []
     marks = {"DRAM": "circle", "L2": "square", "L1": "diamond"}
     by_level: dict[str, dict[int, _Point]] = {}
     for p in points:
@@ -367,6 +381,11 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
                 body.append(_marker(marks[level], kx + 4, top + plot_h - 12, MUTED, f"{level} point") +
                             f'<text x="{kx + 12}" y="{top + plot_h - 8}" fill="{MUTED}" font-size="10">{level}</text>')
                 kx += 46
+    return body
+
+
+def _roofline_lines(name: str, series: list[str], no_flops: list[int], no_counters: list[int]) -> list[str]:
+    """The note's lines for the series without a point: no arithmetic of this kind, or no roofline counters."""
     lines = []
     if no_flops:
         names = ", ".join(series[i] for i in no_flops if series[i])
@@ -377,14 +396,20 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
     if no_counters:
         names = ", ".join(series[i] for i in no_counters if series[i])
         lines += [f"No point for {names or 'this kernel'}: its report lacks", "the roofline counters."]
-    if lines:
-        # Bottom right: the roofs never pass there (high intensity, low FLOP/s).
-        box_w = int(max(len(line) for line in lines) * 6.2) + 14
-        bx, by = left + plot_w - box_w, top + plot_h - 10 - 15 * len(lines) - (14 if points else 0)
-        body.append(f'<rect x="{bx - 6}" y="{by - 13}" width="{box_w}" height="{15 * len(lines) + 8}" fill="#fff7ed" stroke="#fdba74" rx="3"/>')
-        for j, line in enumerate(lines):
-            body.append(f'<text class="note" x="{bx}" y="{by + 15 * j}" fill="{INK}" font-size="11">{_t(line)}</text>')
-    return _svg(width, height, title, body)
+    return lines
+
+
+def _roofline_note(lines: list[str], has_points: bool, frame: tuple) -> list[str]:
+    """The note in a box, bottom right: the roofs never pass there (high intensity, low FLOP/s)."""
+    if not lines:
+        return []
+    left, top, plot_w, plot_h = frame
+    box_w = int(max(len(line) for line in lines) * 6.2) + 14
+    bx, by = left + plot_w - box_w, top + plot_h - 10 - 15 * len(lines) - (14 if has_points else 0)
+    body = [f'<rect x="{bx - 6}" y="{by - 13}" width="{box_w}" height="{15 * len(lines) + 8}" fill="#fff7ed" stroke="#fdba74" rx="3"/>']
+    for j, line in enumerate(lines):
+        body.append(f'<text class="note" x="{bx}" y="{by + 15 * j}" fill="{INK}" font-size="11">{_t(line)}</text>')
+    return body
 
 
 def _decade(d: int) -> str:

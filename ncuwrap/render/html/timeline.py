@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ncuwrap import __version__
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import phrasing
 from ncuwrap.numbers import clean
-from ncuwrap.render import breakdown as B
-from ncuwrap.render import names as N
+from ncuwrap.render import breakdown
+from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment
 from ncuwrap.timeline.model import CATEGORY_LABELS, pct
 
@@ -19,6 +19,7 @@ BAR_WIDTH = 1000  # SVG user units of the stacked bar
 
 @dataclass(frozen=True)
 class Rect:
+    """A segment of the timeline's breakdown bar on the HTML page: where it starts, its width, colour and tooltip (from :func:`bar`)."""
     x: float
     width: float
     color: str
@@ -33,7 +34,7 @@ def bar(diagnosis) -> list[Rect]:
     rects, x = [], 0.0
     for s in parts:
         width = BAR_WIDTH * s.ns / total
-        rects.append(Rect(round(x, 2), round(width, 2), B.COLORS[s.category], s.label, f"{s.label}: {T.duration(s.ns)} ({s.pct:.1f}%)"))
+        rects.append(Rect(round(x, 2), round(width, 2), breakdown.COLORS[s.category], s.label, f"{s.label}: {phrasing.duration(s.ns)} ({s.pct:.1f}%)"))
         x += width
     return rects
 
@@ -49,26 +50,26 @@ def amdahl_bars(diagnosis) -> list[dict]:
     return rows
 
 
-def render(diagnosis, names: str = N.SHORT, **_options) -> str:
+def render(diagnosis, names: str = kernel_names.SHORT, **_options) -> str:
     template = environment().get_template("timeline.html")
     return template.render(
         d=diagnosis,
-        name=N.of(diagnosis, names),
+        name=kernel_names.of(diagnosis, names),
         t=diagnosis.timeline,
         version=__version__,
-        verdict=T.timeline_verdict(diagnosis),
+        verdict=phrasing.timeline_verdict(diagnosis),
         segments=diagnosis.timeline.segments(),
         rects=bar(diagnosis),
         amdahl=amdahl_bars(diagnosis),
-        lesson=T.amdahl_lesson(diagnosis.timeline),
-        step_lines=T.step_lines(diagnosis.timeline) if diagnosis.timeline.steps is not None else [],
+        lesson=phrasing.amdahl_lesson(diagnosis.timeline),
+        step_lines=phrasing.step_lines(diagnosis.timeline) if diagnosis.timeline.steps is not None else [],
         api_rows=diagnosis.timeline.api_rows(),
         labels=CATEGORY_LABELS,
-        colors=B.COLORS,
-        evidence=T.evidence,
-        launched_from=T.launched_from,
-        host_time_line=T.host_time_line,
-        line_is_note=T.line_is_note(diagnosis.timeline.top_kernels(), diagnosis.timeline.host_time),
+        colors=breakdown.COLORS,
+        evidence=phrasing.evidence,
+        launched_from=phrasing.launched_from,
+        host_time_line=phrasing.host_time_line,
+        line_is_note=phrasing.line_is_note(diagnosis.timeline.top_kernels(), diagnosis.timeline.host_time),
         bar_width=BAR_WIDTH,
         metrics={name: clean(value) for name, value in diagnosis.timeline.metrics.items()},
     )

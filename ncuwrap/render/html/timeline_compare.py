@@ -4,16 +4,18 @@
 from __future__ import annotations
 
 from ncuwrap import __version__
-from ncuwrap.render import timeline_diff as D
-from ncuwrap.render import names as N
+from ncuwrap.render import timeline_diff
+from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment
 
 
-def render(result, names: str = N.SHORT, **_options) -> str:
+def render(result, names: str = kernel_names.SHORT, **_options) -> str:
     return environment().get_template("timeline_compare.html").render(
-        r=result, version=__version__, name=N.of(result, names), title=D.title(result), headline=D.headline(result), verdicts=D.verdicts(result),
-        where=[D.row(c) for c in D.where_rows(result)], step=[D.row(c) for c in D.step_rows(result)], step_title=D.step_title(result),
-        host=[D.row(c) for c in result.activity],
-        kernels=[(k, D.kernel_row(k)) for k in result.kernels_shown], hidden=D.hidden_line(result),
-        where_title=D.where_title(result), kernels_title=D.kernels_title(result), host_title=D.host_title(result),
+        r=result, version=__version__, name=kernel_names.of(result, names), title=timeline_diff.title(result), headline=timeline_diff.headline(result),
+        verdicts=timeline_diff.verdicts(result),
+        where=[timeline_diff.row(c) for c in timeline_diff.where_rows(result)], step=[timeline_diff.row(c) for c in timeline_diff.step_rows(result)],
+        step_title=timeline_diff.step_title(result),
+        host=[timeline_diff.row(c) for c in result.activity],
+        kernels=[(k, timeline_diff.kernel_row(k)) for k in result.kernels_shown], hidden=timeline_diff.hidden_line(result),
+        where_title=timeline_diff.where_title(result), kernels_title=timeline_diff.kernels_title(result), host_title=timeline_diff.host_title(result),
     )

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ncuwrap import __version__
-from ncuwrap.render import names as N
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import names as kernel_names
+from ncuwrap.render import phrasing
 from ncuwrap.render.escape import code, escape, table
 from ncuwrap.shown import COMMENT, Shown
 
 
-def _kernel_name(pair, name: N.Names) -> str:
+def _kernel_name(pair, name: kernel_names.Names) -> str:
     if pair.before.name == pair.after.name:
         return code(name(pair.name))
     return f"{code(name(pair.before.name))} → {code(name(pair.after.name))}"
@@ -20,51 +20,52 @@ def _ids(ids) -> str:
 
 
 def _verdict(pair) -> str:
-    before, after = escape(T.verdict(pair.before)), escape(T.verdict(pair.after))
+    before, after = escape(phrasing.verdict(pair.before)), escape(phrasing.verdict(pair.after))
     return f"{before} → **{after}**" if pair.verdict_changed else f"{after} (unchanged)"
 
 
 def _ncu_time(pair) -> str:
     d = pair.deltas["duration_ns"]
-    return f"{T.duration(d.before)} → {T.duration(d.after)} ({T.speedup(pair.ncu_speedup)})"
+    return f"{phrasing.duration(d.before)} → {phrasing.duration(d.after)} ({phrasing.speedup(pair.ncu_speedup)})"
 
 
 def _real(pair) -> str:
     if pair.speedup is None:
         return "n/a"
-    return f"**{T.speedup(pair.speedup)}** ({T.ms(pair.before_timing.median_ms)} → {T.ms(pair.after_timing.median_ms)})"
+    return f"**{phrasing.speedup(pair.speedup)}** ({phrasing.ms(pair.before_timing.median_ms)} → {phrasing.ms(pair.after_timing.median_ms)})"
 
 
-def pair_section(pair, name: N.Names) -> list[str]:
+def pair_section(pair, name: kernel_names.Names) -> list[str]:
     out = [f"### {_kernel_name(pair, name)}", "", f"Paired by {escape(pair.paired_by)} · verdict {_verdict(pair)}", ""]
     for label, ids in (("Resolved", pair.resolved), ("Introduced", pair.introduced), ("Still there", pair.persisting),
                        ("Not comparable (not evaluated on the other side)", pair.not_comparable)):
         for fid in ids:
             f = pair.finding(fid)
-            evidence = ", ".join(f"{code(name)} {escape(T.change(delta))}" for name, delta in pair.evidence.get(fid, {}).items())
+            evidence = ", ".join(f"{code(name)} {escape(phrasing.change(delta))}" for name, delta in pair.evidence.get(fid, {}).items())
             out.append(f"- **{label}** {code(fid)} ({escape(f.severity)}): {escape(f.title)}" + (f". Evidence: {evidence}" if evidence else ""))
-            out += [f"  - line {code(c.location)}: " + escape(T.line_change(c).split(": ", 1)[1]) for c in pair.lines.get(fid, ())]
+            out += [f"  - line {code(c.location)}: " + escape(phrasing.line_change(c).split(": ", 1)[1]) for c in pair.lines.get(fid, ())]
     if out[-1] != "":
         out.append("")
     if pair.estimated_gain_pct is not None:
-        out += [f"*Payoff:* {escape(T.estimate_vs_measured(pair))}.", ""]
-    rows = [[escape(T.METRIC_LABELS.get(name, name)), T.metric(name, d.before), T.metric(name, d.after), T.change_only(d)]
+        out += [f"*Payoff:* {escape(phrasing.estimate_vs_measured(pair))}.", ""]
+    rows = [[escape(phrasing.METRIC_LABELS.get(name, name)), phrasing.metric(name, d.before), phrasing.metric(name, d.after), phrasing.change_only(d)]
             for name, d in pair.deltas.items()]
     if pair.speedup is not None:
-        rows.append(["bench median (uninstrumented)", T.ms(pair.before_timing.median_ms), T.ms(pair.after_timing.median_ms),
-                     T.speedup(pair.speedup)])
+        rows.append(["bench median (uninstrumented)", phrasing.ms(pair.before_timing.median_ms), phrasing.ms(pair.after_timing.median_ms),
+                     phrasing.speedup(pair.speedup)])
     out += [table(["metric", "before", "after", "change"], rows, "lrrr"), ""]
     for note in pair.timing_notes:
         out += [f"*Timing:* {escape(note)}", ""]
     return out
 
 
-def render(result, shown: Shown = COMMENT, names: str = N.SHORT, **_options) -> str:
-    name = N.of(result, names)
+def render(result, shown: Shown = COMMENT, names: str = kernel_names.SHORT, **_options) -> str:
+    name = kernel_names.of(result, names)
     b, a = result.before, result.after
-    out = ["## ncuwrap compare", "", f"**before** {code(T.display_path(b.source.path))} → **after** {code(T.display_path(a.source.path))}", ""]
+    out = ["## ncuwrap compare", "", f"**before** {code(phrasing.display_path(b.source.path))} → **after** {code(phrasing.display_path(a.source.path))}", ""]
     # Few, narrow columns: a pull-request comment is ~100 characters wide.
-    rows = [[_kernel_name(p, name), _verdict(p), _ncu_time(p), f"{T.gain_factor(p.estimated_gain_pct)} / {_real(p)}", _ids(p.resolved), _ids(p.introduced)]
+    rows = [[_kernel_name(p, name), _verdict(p), _ncu_time(p), f"{phrasing.gain_factor(p.estimated_gain_pct)} / {_real(p)}", _ids(p.resolved),
+             _ids(p.introduced)]
             for p in result.pairs]
     if rows:
         out += [table(["kernel", "verdict", "ncu time (instrumented)", "speedup est. / real", "resolved", "introduced"], rows), ""]
@@ -80,7 +81,7 @@ def render(result, shown: Shown = COMMENT, names: str = N.SHORT, **_options) -> 
     else:
         out.append(f"**No regression** (what counts: {escape(result.gate)}).")
     if result.not_gating:
-        out += ["", f"{escape(T.NOT_GATING)}:", ""]
+        out += ["", f"{escape(phrasing.NOT_GATING)}:", ""]
         out += [f"- {_kernel_name(p, name)}: finding {code(r.finding)} introduced ({escape(r.severity)}), {escape(r.waived)}"
                 for p in result.pairs for r in p.not_gating]
     out.append("")

@@ -6,32 +6,32 @@ from __future__ import annotations
 from ncuwrap import __version__
 import html
 
-from ncuwrap.render import names as N
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import names as kernel_names
+from ncuwrap.render import phrasing
 from ncuwrap.render.escape import fenced, code, escape, table, terminal
 from ncuwrap.shown import COMMENT, Shown, layout
 
 
 def verdict(kernel) -> str:
-    return escape(T.verdict(kernel))
+    return escape(phrasing.verdict(kernel))
 
 
 def headline(kernel) -> str:
     head = kernel.headline
-    return (f"**{escape(head.severity)}** " if head else "") + escape(T.headline_text(kernel))
+    return (f"**{escape(head.severity)}** " if head else "") + escape(phrasing.headline_text(kernel))
 
 
 def ncu_rules(kernel) -> list[str]:
     rules = kernel.ncu_rules_shown
     if not rules:
         return []
-    rows = [[code(r.rule), T.gain(r.estimated_speedup) + (f" ({r.speedup_type})" if r.speedup_type and r.estimated_speedup is not None else ""),
+    rows = [[code(r.rule), phrasing.gain(r.estimated_speedup) + (f" ({r.speedup_type})" if r.speedup_type and r.estimated_speedup is not None else ""),
              code(r.counterpart) if r.counterpart else "", escape(r.agreement or "")] for r in rules]
     return [table(["ncu rule", "ncu est.", "ncuwrap finding", "comparison"], rows), ""]
 
 
 def evidence(finding) -> str:
-    return ", ".join(f"{code(name)} {escape(T.metric(name, value))}" for name, value in finding.evidence.items())
+    return ", ".join(f"{code(name)} {escape(phrasing.metric(name, value))}" for name, value in finding.evidence.items())
 
 
 def reprofile(diagnosis) -> list[str]:
@@ -53,8 +53,8 @@ def environment_line(diagnosis) -> str:
     if src.clock_control:
         parts.append(f"clock control {escape(src.clock_control)}")
     if src.sm_clock_mhz is not None:
-        parts.append(f"SM clock {T.number(src.sm_clock_mhz)} MHz")
-    report = code(T.display_path(src.path)) + (f" (sha256 {code(src.sha256[:16])}…)" if src.sha256 else "")
+        parts.append(f"SM clock {phrasing.number(src.sm_clock_mhz)} MHz")
+    report = code(phrasing.display_path(src.path)) + (f" (sha256 {code(src.sha256[:16])}…)" if src.sha256 else "")
     rules = f"rules {code(diagnosis.rules_name)} v{escape(diagnosis.rules_version)}"
     return f"{' · '.join(parts)} · report {report} · ncuwrap {__version__} · {rules}"
 
@@ -74,8 +74,8 @@ class _Seen:
 def launches_table(group, processes: bool, streams: bool) -> list[str]:
     """A kernel's launches in the order they ran, folded: the process and stream where the report has several."""
     listed = group.listed()
-    rows = [[str(k.id), *([escape(T.process(k))] if processes else []), *([escape(k.stream or "n/a")] if streams else []),
-             T.duration(k.duration_ns), verdict(k)] for k in listed]
+    rows = [[str(k.id), *([escape(phrasing.process(k))] if processes else []), *([escape(k.stream or "n/a")] if streams else []),
+             phrasing.duration(k.duration_ns), verdict(k)] for k in listed]
     header = ["launch", *(["process"] if processes else []), *(["stream"] if streams else []), "ncu time", "verdict"]
     align = "r" + "l" * (processes + streams) + "rl"
     more = ([f"The longest and those that differ from the rest; {group.count - len(listed)} more like the rest "
@@ -84,20 +84,20 @@ def launches_table(group, processes: bool, streams: bool) -> list[str]:
 
 
 def kernel_section(rank: int, group, share_pct: float | None, seen: _Seen, processes: bool = False, streams: bool = False,
-                   coverage=None, *, name: N.Names) -> list[str]:
+                   coverage=None, *, name: kernel_names.Names) -> list[str]:
     """The body of a kernel's section (under its heading or a folded block's summary)."""
     kernel = group.longest
     out = []
-    program = T.program_line(kernel, coverage)
+    program = phrasing.program_line(kernel, coverage)
     if program:
         out += [f"In the program: {escape(program)}.", ""]
     launches = len(group.launches)
-    where = (f"{launches} launches, {T.duration(group.total_ns)} in all ({T.percent(group.share_pct)} of the profiled time), "
-             f"median {T.duration(group.median_ns)}, min {T.duration(group.min_ns)}, max {T.duration(group.max_ns)}; the longest: "
+    where = (f"{launches} launches, {phrasing.duration(group.total_ns)} in all ({phrasing.percent(group.share_pct)} of the profiled time), "
+             f"median {phrasing.duration(group.median_ns)}, min {phrasing.duration(group.min_ns)}, max {phrasing.duration(group.max_ns)}; the longest: "
              if launches > 1 else "")
-    out.append(f"{where}{T.duration(kernel.duration_ns)} ncu (instrumented)"
-               + ("" if launches > 1 else f", {T.share(share_pct)} of the profiled time")
-               + f" · grid {T.launch(kernel.grid)}, block {T.launch(kernel.block)}")
+    out.append(f"{where}{phrasing.duration(kernel.duration_ns)} ncu (instrumented)"
+               + ("" if launches > 1 else f", {phrasing.share(share_pct)} of the profiled time")
+               + f" · grid {phrasing.launch(kernel.grid)}, block {phrasing.launch(kernel.block)}")
     if len(group.verdicts) > 1:
         out.append("")
         out.append("Verdicts over the launches: " + ", ".join(f"{escape(label)} ×{count}" for label, count in group.verdicts) + ".")
@@ -113,7 +113,7 @@ def kernel_section(rank: int, group, share_pct: float | None, seen: _Seen, proce
     issues = kernel.issues
     if issues:
         out.append(table(["severity", "est. gain", "finding", "evidence"],
-                         [[escape(f.severity), T.gain(f.estimated_speedup), escape(f.title), evidence(f)] for f in issues], "lrll"))
+                         [[escape(f.severity), phrasing.gain(f.estimated_speedup), escape(f.title), evidence(f)] for f in issues], "lrll"))
         out.append("")
         for f in issues:
             out.append(f"- {code(f.id)}: {seen.advice(f.advice, rank)}")
@@ -123,15 +123,15 @@ def kernel_section(rank: int, group, share_pct: float | None, seen: _Seen, proce
     if step is not None and step.id is not None:
         out += [f"**Next:** {escape(step.title)}. {seen.advice(step.advice, rank)}", ""]
     if step is not None and step.undecided:
-        out += [f"*Next step {escape(T.undecided_line(step))}.*", ""]
+        out += [f"*Next step {escape(phrasing.undecided_line(step))}.*", ""]
     minor = kernel.minor_findings
     if minor:
-        out += ["*Minor (estimated to cost little time):* " + ", ".join(f"{code(f.id)} est. {T.gain(f.estimated_speedup)}" for f in minor), ""]
+        out += ["*Minor (estimated to cost little time):* " + ", ".join(f"{code(f.id)} est. {phrasing.gain(f.estimated_speedup)}" for f in minor), ""]
     rules = ncu_rules(kernel)
     if rules:
         out += details("Nsight Compute's own rules on this launch", rules)
     if kernel.not_evaluated:
-        out += [f"*{T.not_evaluated_count(kernel)}* (see the end).", ""]
+        out += [f"*{phrasing.not_evaluated_count(kernel)}* (see the end).", ""]
     if launches > 1:
         out += launches_table(group, processes, streams)
     return out
@@ -142,10 +142,10 @@ def where_lines(where, indent: str, lead: str) -> list[str]:
     hot lines marked (where the report carries the text)."""
     if where is None:
         return []
-    note = T.where_note(where)
+    note = phrasing.where_note(where)
     out = [f"{indent}*{escape(note)}*"] if note else []
     for i, hot in enumerate(getattr(where, "lines", ())):
-        out.append(f"{indent}{lead} {code(hot.location)}: " + escape(T.hot_line(where, hot, i == 0, location=False)))
+        out.append(f"{indent}{lead} {code(hot.location)}: " + escape(phrasing.hot_line(where, hot, i == 0, location=False)))
     snippet = getattr(where, "snippet", ())
     if snippet:
         width = len(str(max(s.line for s in snippet)))
@@ -160,23 +160,23 @@ def details(summary: str, lines: list[str]) -> list[str]:
     return [f"<details><summary>{html.escape(terminal(summary), quote=False)}</summary>", "", *lines, "</details>", ""]
 
 
-def render(diagnosis, shown: Shown = COMMENT, names: str = N.SHORT, **_options) -> str:
-    name = N.of(diagnosis, names)
+def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, **_options) -> str:
+    name = kernel_names.of(diagnosis, names)
     parts = layout(diagnosis, shown)
     total = diagnosis.total_ns
     groups = parts.groups
     n = len(parts.launches)
-    out = [f"## ncuwrap: {code(T.display_path(diagnosis.source.path))}", ""]
+    out = [f"## ncuwrap: {code(phrasing.display_path(diagnosis.source.path))}", ""]
     what = f"{n} kernel launch{'es' if n != 1 else ''}" + (f" of {len(groups)} kernel{'s' if len(groups) != 1 else ''}" if len(groups) != n else "")
-    out.append(f"{what}, {T.duration(total) if total else 'n/a'} ncu time in all. "
-               f"ncu durations are instrumented (each kernel replayed; {T.clock_note(diagnosis)}): compare them with each other only.")
+    out.append(f"{what}, {phrasing.duration(total) if total else 'n/a'} ncu time in all. "
+               f"ncu durations are instrumented (each kernel replayed; {phrasing.clock_note(diagnosis)}): compare them with each other only.")
     out.append("")
     if diagnosis.coverage:
-        out += [escape(T.coverage_line(diagnosis.coverage)), ""]
+        out += [escape(phrasing.coverage_line(diagnosis.coverage)), ""]
     grouped = len(groups) != n
-    spread = (lambda g: [T.duration(g.median_ns), T.duration(g.min_ns), T.duration(g.max_ns)]) if grouped else (lambda g: [])
+    spread = (lambda g: [phrasing.duration(g.median_ns), phrasing.duration(g.min_ns), phrasing.duration(g.max_ns)]) if grouped else (lambda g: [])
     rows = [[str(i), code(name(g.name)), *([str(len(g.launches))] if grouped else []), verdict(g.longest), headline(g.longest),
-             T.gain(g.longest.estimated_gain_pct), T.duration(g.total_ns), *spread(g), T.percent(g.share_pct)]
+             phrasing.gain(g.longest.estimated_gain_pct), phrasing.duration(g.total_ns), *spread(g), phrasing.percent(g.share_pct)]
             for i, g in enumerate(parts.summary_groups, start=1)]
     header = ["#", "kernel", *(["launches"] if grouped else []), "verdict", "headline", "est. gain", "ncu time",
               *(["median", "min", "max"] if grouped else []), "share"]
@@ -186,14 +186,14 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = N.SHORT, **_options) 
                 "verdict, headline and gain are its longest launch's."]
     rest = parts.groups_below
     if rest:
-        out += ["", f"… and {len(rest)} more kernel{'s' if len(rest) != 1 else ''} ({T.share(parts.groups_rest_share_pct)} of the ncu time): "
+        out += ["", f"… and {len(rest)} more kernel{'s' if len(rest) != 1 else ''} ({phrasing.share(parts.groups_rest_share_pct)} of the ncu time): "
                 "see the HTML report (`--format html`)."]
     if parts.fix_first:
-        out += ["", f"**Fix first** ({T.fix_first_scope(diagnosis)} × estimated gain):", ""]
-        out += [f"{i}. {escape(T.priority_line(p, bool(diagnosis.coverage), name))}" for i, p in enumerate(parts.fix_first, 1)]
+        out += ["", f"**Fix first** ({phrasing.fix_first_scope(diagnosis)} × estimated gain):", ""]
+        out += [f"{i}. {escape(phrasing.priority_line(p, bool(diagnosis.coverage), name))}" for i, p in enumerate(parts.fix_first, 1)]
     out.append("")
     if diagnosis.stop_line is not None:
-        out += [f"**Stop line:** {escape(T.stop_line_text(diagnosis.stop_line))}", ""]
+        out += [f"**Stop line:** {escape(phrasing.stop_line_text(diagnosis.stop_line))}", ""]
     seen = _Seen()
     for i, g in enumerate(parts.section_groups, start=1):
         section = kernel_section(i, g, diagnosis.share_pct([g.longest]), seen, len(diagnosis.processes) > 1, len(diagnosis.streams) > 1,

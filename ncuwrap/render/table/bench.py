@@ -7,7 +7,7 @@ marked ``*``; older reports keep the single ``%ceil`` column.
 
 from __future__ import annotations
 
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import phrasing
 from ncuwrap.render.table import Page
 
 
@@ -16,7 +16,7 @@ def _fmt(value: float | None, spec: str) -> str:
 
 
 def _size(nbytes: int | None) -> str:
-    return T.size(nbytes, ".4g", "?")
+    return phrasing.size(nbytes, ".4g", "?")
 
 
 def _marked(value: float | None, judged: bool) -> str:

@@ -3,8 +3,8 @@ findings, and once for the report what could not be evaluated."""
 
 from __future__ import annotations
 
-from ncuwrap.render import names as N
-from ncuwrap.render import phrasing as T
+from ncuwrap.render import names as kernel_names
+from ncuwrap.render import phrasing
 from ncuwrap.render.table import STYLE, Page, summary_columns
 
 # From this many columns the summary table has room for each kernel's headline, and from MEDIUM for
@@ -14,33 +14,35 @@ MEDIUM = 100
 # The launches of a kernel listed under its section (in launch order).
 
 
-def _group_rows(groups, name: N.Names) -> list[dict]:
+def _group_rows(groups, name: kernel_names.Names) -> list[dict]:
     """One row per kernel: its launches, ncu's total, median, min and max time, and its longest launch's verdict."""
     rows = []
     for rank, g in enumerate(groups, 1):
         k = g.longest
-        rows.append({"#": str(rank), "kernel": N.Clamped(name(g.name)), "launches": str(g.count), "total (ncu)": T.duration(g.total_ns),
-                     "median": T.duration(g.median_ns), "min": T.duration(g.min_ns), "max": T.duration(g.max_ns), "share": T.percent(g.share_pct),
-                     "verdict": T.verdict(k), "gain": T.gain(k.estimated_gain_pct),
+        rows.append({"#": str(rank), "kernel": kernel_names.Clamped(name(g.name)), "launches": str(g.count), "total (ncu)": phrasing.duration(g.total_ns),
+                     "median": phrasing.duration(g.median_ns), "min": phrasing.duration(g.min_ns), "max": phrasing.duration(g.max_ns),
+                     "share": phrasing.percent(g.share_pct),
+                     "verdict": phrasing.verdict(k), "gain": phrasing.gain(k.estimated_gain_pct),
                      "headline": _headline(k)})
     return rows
 
 
-def _launch_rows(diagnosis, name: N.Names) -> list[dict]:
+def _launch_rows(diagnosis, name: kernel_names.Names) -> list[dict]:
     """One row per launch, by time."""
     rows = []
     for rank, k in enumerate(diagnosis.by_time(), 1):
-        rows.append({"#": str(rank), "launch": str(k.id), "kernel": N.Clamped(name(k.name)), "process": N.Clamped(T.process(k)), "stream": k.stream or "n/a",
-                     "time (ncu)": T.duration(k.duration_ns), "share": T.share(diagnosis.share_pct([k])), "verdict": T.verdict(k),
-                     "gain": T.gain(k.estimated_gain_pct),
+        rows.append({"#": str(rank), "launch": str(k.id), "kernel": kernel_names.Clamped(name(k.name)),
+                     "process": kernel_names.Clamped(phrasing.process(k)), "stream": k.stream or "n/a",
+                     "time (ncu)": phrasing.duration(k.duration_ns), "share": phrasing.share(diagnosis.share_pct([k])), "verdict": phrasing.verdict(k),
+                     "gain": phrasing.gain(k.estimated_gain_pct),
                      "headline": _headline(k)})
     return rows
 
 
-def _headline(k) -> N.Clamped:
+def _headline(k) -> kernel_names.Clamped:
     """A launch's headline in the summary, in its severity's style."""
     head = k.headline
-    return N.Clamped(T.headline_text(k), STYLE.get(head.severity, "") if head else "")
+    return kernel_names.Clamped(phrasing.headline_text(k), STYLE.get(head.severity, "") if head else "")
 
 
 def _listed(columns: list[str]) -> str:
@@ -49,8 +51,8 @@ def _listed(columns: list[str]) -> str:
 
 def group_line(group) -> str:
     """'2 launches, 50.56 us in all (45.6% of the ncu time); per launch median 25.28 us, min 24.93 us, max 25.63 us'."""
-    return (f"{group.count} launches, {T.duration(group.total_ns)} in all ({T.percent(group.share_pct)} of the ncu time); "
-            f"per launch median {T.duration(group.median_ns)}, min {T.duration(group.min_ns)}, max {T.duration(group.max_ns)}")
+    return (f"{group.count} launches, {phrasing.duration(group.total_ns)} in all ({phrasing.percent(group.share_pct)} of the ncu time); "
+            f"per launch median {phrasing.duration(group.median_ns)}, min {phrasing.duration(group.min_ns)}, max {phrasing.duration(group.max_ns)}")
 
 
 def _launches(page: Page, listed, processes: bool, streams: bool):
@@ -60,22 +62,47 @@ def _launches(page: Page, listed, processes: bool, streams: bool):
     table = page.table("launch", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "verdict", "gain",
                        right=("launch", "time (ncu)", "gain"), names=("process",))
     for k in listed:
-        table.add_row(str(k.id), *((N.Clamped(T.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
-                      T.duration(k.duration_ns), T.verdict(k), T.gain(k.estimated_gain_pct))
+        table.add_row(str(k.id), *((kernel_names.Clamped(phrasing.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
+                      phrasing.duration(k.duration_ns), phrasing.verdict(k), phrasing.gain(k.estimated_gain_pct))
     return table
 
 
-def render(diagnosis, width: int | None = None, color: bool = False, names: str = N.SHORT, **_options) -> str:
+def render(diagnosis, width: int | None = None, color: bool = False, names: str = kernel_names.SHORT, **_options) -> str:
     page = Page(width, color)
-    name = N.of(diagnosis, names)
+    name = kernel_names.of(diagnosis, names)
     source = diagnosis.source
     page.line(f"{source.path}  ({source.kind}; {source.device or 'unknown GPU'}, CC {source.compute_capability or '?'}, "
               f"ncu {source.ncu_version or 'version unknown'})")
     if diagnosis.coverage:
-        page.line(T.coverage_line(diagnosis.coverage))
+        page.line(phrasing.coverage_line(diagnosis.coverage))
     processes = len(diagnosis.processes) > 1
     streams = len(diagnosis.streams) > 1
     groups = diagnosis.groups()
+    _summary(page, diagnosis, groups, name, processes, streams)
+    first = diagnosis.fix_first()
+    if first:
+        page.line(phrasing.fix_first_title(diagnosis), "bold")
+        for i, p in enumerate(first, 1):
+            page.line(phrasing.priority_line(p, bool(diagnosis.coverage), name), indent=2, label=f"{i}.")
+    told: dict[str, int] = {}  # next-step advice already printed -> the kernel it was printed for
+    for rank, group in enumerate(groups, 1):
+        _kernel_section(page, diagnosis, group, rank, name, (processes, streams), told)
+    if diagnosis.reprofile:
+        page.heading("Not evaluated")
+        page.line(phrasing.reprofile_line(diagnosis.reprofile), indent=2)
+    if diagnosis.lines_hint:
+        page.heading("Source lines")
+        page.line(f"not attributed: {diagnosis.lines_hint}.", indent=2)
+    if diagnosis.stop_line is not None:
+        page.heading("Stop line")
+        page.line(phrasing.stop_line_text(diagnosis.stop_line), indent=2)
+    page.console.print()
+    page.line(f"Durations are ncu's, instrumented (each kernel replayed; {phrasing.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
+    return page.text()
+
+
+def _summary(page: Page, diagnosis, groups, name: kernel_names.Names, processes: bool, streams: bool) -> None:
+    """The summary table, a row per kernel (grouped) or per launch, fitted to the terminal's width."""
     # The headline (first line of each kernel's section below) is in the table from WIDE columns, the launch
     # number from MEDIUM; narrower, a kernel's name needs the room. Columns that still do not fit leave the
     # table too (the spread of a kernel's times, then the process and stream), each kernel's section has them.
@@ -104,64 +131,55 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     left_out = [c for c in every if c not in summary_columns(summary)]
     if left_out:
         page.left_out(_listed(left_out), "each kernel's section", max(WIDE, page.narrowest(build, every)))
-    first = diagnosis.fix_first()
-    if first:
-        page.line(T.fix_first_title(diagnosis), "bold")
-        for i, p in enumerate(first, 1):
-            page.line(T.priority_line(p, bool(diagnosis.coverage), name), indent=2, label=f"{i}.")
-    told: dict[str, int] = {}  # next-step advice already printed -> the kernel it was printed for
-    for rank, group in enumerate(groups, 1):
-        k = group.longest
-        where = ", ".join([f"launch {k.id}", *([T.process(k)] if processes else []), *([f"stream {k.stream or 'n/a'}"] if streams else [])])
-        if group.count > 1:
-            where = f"the longest of {group.count} launches: {where}"
-        # The name as the summary shows it (short by default); --names demangled: the whole signature.
-        shown = k.display_name if name.style == N.DEMANGLED else name(k.name)
-        page.heading(f"{rank}. {shown}  ({where})")
-        program = T.program_line(k, diagnosis.coverage)
-        if program:
-            page.line(program, indent=2, label="program:")
-        if group.count > 1:
-            page.line(group_line(group), indent=2)
-        if len(group.verdicts) > 1:
-            page.line(", ".join(f"{label} x{count}" for label, count in group.verdicts), indent=2, label="verdicts over the launches:")
-        page.line(k.why, indent=2, label=f"{T.verdict(k)}:", label_style="bold")
-        _where(page, k.where, indent=4, label="stalls at:")
-        if k.headline is None:
-            page.line(T.no_issue(k), indent=2)
-        for f in k.findings:
-            gain = T.finding_gain(f)
-            page.line(f.title + (f"  [{gain}]" if gain else ""), STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
-            if f.minor:
-                continue
-            evidence = ", ".join(f"{name}={T.number(value)}" for name, value in f.evidence.items())
-            page.line(evidence, indent=9, label="evidence:")
-            _where(page, f.where, indent=9, label="at:")
-            page.line(f.advice, indent=9, label="advice:")
-        _next_step(page, k.next_step, told, rank)
-        for r in k.ncu_rules_shown:
-            page.line(T.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
-        if k.not_evaluated:
-            page.line(T.not_evaluated_count(k) + " (see the end)", "dim", indent=2)
-        if group.count > 1:
-            listed = group.listed()
-            page.print(_launches(page, listed, processes, streams))
-            left_out = group.count - len(listed)
-            if left_out:
-                page.line(f"the longest and those that differ from the rest; {left_out} more like the rest (--format json lists them all)",
-                          "dim", indent=2)
-    if diagnosis.reprofile:
-        page.heading("Not evaluated")
-        page.line(T.reprofile_line(diagnosis.reprofile), indent=2)
-    if diagnosis.lines_hint:
-        page.heading("Source lines")
-        page.line(f"not attributed: {diagnosis.lines_hint}.", indent=2)
-    if diagnosis.stop_line is not None:
-        page.heading("Stop line")
-        page.line(T.stop_line_text(diagnosis.stop_line), indent=2)
-    page.console.print()
-    page.line(f"Durations are ncu's, instrumented (each kernel replayed; {T.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
-    return page.text()
+
+
+def _kernel_section(page: Page, diagnosis, group, rank: int, name: kernel_names.Names, several: tuple[bool, bool], told: dict) -> None:
+    """A kernel's section: its longest launch's verdict, findings and next step, then its launches."""
+    processes, streams = several
+    k = group.longest
+    where = ", ".join([f"launch {k.id}", *([phrasing.process(k)] if processes else []), *([f"stream {k.stream or 'n/a'}"] if streams else [])])
+    if group.count > 1:
+        where = f"the longest of {group.count} launches: {where}"
+    # The name as the summary shows it (short by default); --names demangled: the whole signature.
+    shown = k.display_name if name.style == kernel_names.DEMANGLED else name(k.name)
+    page.heading(f"{rank}. {shown}  ({where})")
+    program = phrasing.program_line(k, diagnosis.coverage)
+    if program:
+        page.line(program, indent=2, label="program:")
+    if group.count > 1:
+        page.line(group_line(group), indent=2)
+    if len(group.verdicts) > 1:
+        page.line(", ".join(f"{label} x{count}" for label, count in group.verdicts), indent=2, label="verdicts over the launches:")
+    page.line(k.why, indent=2, label=f"{phrasing.verdict(k)}:", label_style="bold")
+    _where(page, k.where, indent=4, label="stalls at:")
+    if k.headline is None:
+        page.line(phrasing.no_issue(k), indent=2)
+    _findings(page, k.findings)
+    _next_step(page, k.next_step, told, rank)
+    for r in k.ncu_rules_shown:
+        page.line(phrasing.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
+    if k.not_evaluated:
+        page.line(phrasing.not_evaluated_count(k) + " (see the end)", "dim", indent=2)
+    if group.count > 1:
+        listed = group.listed()
+        page.print(_launches(page, listed, processes, streams))
+        left_out = group.count - len(listed)
+        if left_out:
+            page.line(f"the longest and those that differ from the rest; {left_out} more like the rest (--format json lists them all)",
+                      "dim", indent=2)
+
+
+def _findings(page: Page, findings) -> None:
+    """A launch's findings: the title and estimated gain of each, the evidence, lines and advice of those not minor."""
+    for f in findings:
+        gain = phrasing.finding_gain(f)
+        page.line(f.title + (f"  [{gain}]" if gain else ""), STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
+        if f.minor:
+            continue
+        evidence = ", ".join(f"{name}={phrasing.number(value)}" for name, value in f.evidence.items())
+        page.line(evidence, indent=9, label="evidence:")
+        _where(page, f.where, indent=9, label="at:")
+        page.line(f.advice, indent=9, label="advice:")
 
 
 def _next_step(page, step, told: dict, rank: int) -> None:
@@ -175,16 +193,16 @@ def _next_step(page, step, told: dict, rank: int) -> None:
         if first == rank:
             page.line(step.advice, indent=8)
     if step.undecided:
-        page.line(T.undecided_line(step), "dim", indent=8 if step.id is not None else 2, label="" if step.id is not None else "next:")
+        page.line(phrasing.undecided_line(step), "dim", indent=8 if step.id is not None else 2, label="" if step.id is not None else "next:")
 
 
 def _where(page, where, *, indent: int, label: str) -> None:
     """The lines holding a waste (location, share, SASS), each with its source text beneath it."""
-    note = T.where_note(where)
+    note = phrasing.where_note(where)
     if note:
         page.line(note, "dim", indent=indent, label=label)
         label = " " * len(label)
-    for head, text in T.hot_lines(where):
+    for head, text in phrasing.hot_lines(where):
         page.line(head, indent=indent, label=label)
         label = " " * len(label)
         if text:

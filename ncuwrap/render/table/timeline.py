@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ncuwrap.render import names as N
-from ncuwrap.render import phrasing as T
-from ncuwrap.render import breakdown as B
+from ncuwrap.render import names as kernel_names
+from ncuwrap.render import phrasing
+from ncuwrap.render import breakdown
 from ncuwrap.render.escape import terminal
 from ncuwrap.render.table import STYLE, Page
 from ncuwrap.shown import TERMINAL_CALLS
@@ -17,83 +17,103 @@ _BAR_STYLE = {"kernel": "blue", "memcpy_htod": "dark_orange", "memcpy_dtoh": "re
               "memcpy_other": "magenta", "memset": "green", "idle": "bright_black"}
 
 
-def render(diagnosis, width: int | None = None, color: bool = False, names: str = N.SHORT, **_options) -> str:
+def render(diagnosis, width: int | None = None, color: bool = False, names: str = kernel_names.SHORT, **_options) -> str:
     page = Page(width, color)
-    name = N.of(diagnosis, names)
-    console = page.console
+    name = kernel_names.of(diagnosis, names)
     t = diagnosis.timeline
+    page.line(phrasing.timeline_header(diagnosis))
+    page.line(diagnosis.why, label=f"Bound: {phrasing.timeline_verdict(diagnosis)} -", label_style="bold")
+    _window(page, t)
+    _api(page, t)
+    _kernels(page, t, name)
+    _copies(page, t)
+    console = page.console
+    console.print(Text("\nIf the kernels were faster (Amdahl)", style="bold"))
+    amdahl = _table(page, "kernels", "end to end", "speed-up", right=("end to end", "speed-up"))
+    for row in t.amdahl:
+        amdahl.add_row(row.label, phrasing.duration(row.end_to_end_ns), f"{row.end_to_end_speedup:.2f}x")
+    console.print(amdahl)
+    page.line(phrasing.amdahl_lesson(t), indent=2)
 
-    def table(*columns, right=(), names=()):
-        return page.table(*columns, right=right, names=names, boxed=False)
+    findings(page, diagnosis)
+    return page.text()
 
-    page.line(T.timeline_header(diagnosis))
-    page.line(diagnosis.why, label=f"Bound: {T.timeline_verdict(diagnosis)} -", label_style="bold")
 
+def _table(page: Page, *columns, right=(), names=()):
+    """A table of the timeline's sections: no box, a plain list under its title."""
+    return page.table(*columns, right=right, names=names, boxed=False)
+
+
+def _window(page: Page, t) -> None:
+    """The steady steps (when the timeline has them), the window's breakdown as a bar and a table, and the startup."""
+    console = page.console
     if t.steps is not None:
-        console.print(Text(f"\n{terminal(T.steps_title(t.steps))}", style="bold"))  # the NVTX name, escaped
-        for label, line in T.step_lines(t):
+        console.print(Text(f"\n{terminal(phrasing.steps_title(t.steps))}", style="bold"))  # the NVTX name, escaped
+        for label, line in phrasing.step_lines(t):
             page.line(line, indent=2, label=label)
-    console.print(Text(f"\n{T.window_title(t)}", style="bold"))
+    console.print(Text(f"\n{phrasing.window_title(t)}", style="bold"))
     bar = Text("  [")
-    for segment, glyphs in B.text_runs(t):
+    for segment, glyphs in breakdown.text_runs(t):
         bar.append(glyphs, style=_BAR_STYLE[segment])
     bar.append("]")
     console.print(bar)
-    console.print(Text(f"   {B.legend(t)}", style="dim"))
-    breakdown = table("category", "time", "share", right=("time", "share"))
+    console.print(Text(f"   {breakdown.legend(t)}", style="dim"))
+    shares = _table(page, "category", "time", "share", right=("time", "share"))
     for s in t.segments():
-        breakdown.add_row(f"{B.GLYPHS[s.category]} {s.label}", T.duration(s.ns), T.percent(s.pct))
-    console.print(breakdown)
+        shares.add_row(f"{breakdown.GLYPHS[s.category]} {s.label}", phrasing.duration(s.ns), phrasing.percent(s.pct))
+    console.print(shares)
     if t.steps is None:
-        page.line(f"{T.duration(t.startup.duration_ns)}{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}",
-                  indent=2, label=T.startup_label(t))
+        page.line(f"{phrasing.duration(t.startup.duration_ns)}{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}",
+                  indent=2, label=phrasing.startup_label(t))
 
+
+def _api(page: Page, t) -> None:
+    """The CUDA API's time by category and its slowest calls, or a line saying it was not traced."""
+    console = page.console
     if t.api_traced:
         console.print(Text("\nCUDA API (host)", style="bold"))
-        api = table("category", "calls", "time", "share of window", right=("calls", "time", "share of window"))
+        api = _table(page, "category", "calls", "time", "share of window", right=("calls", "time", "share of window"))
         for row in t.api_rows():
-            api.add_row(row.category, T.number(row.calls), T.duration(row.total_ns), T.percent(row.pct))
+            api.add_row(row.category, phrasing.number(row.calls), phrasing.duration(row.total_ns), phrasing.percent(row.pct))
         console.print(api)
-        page.line(", ".join(f"{a.name} {T.duration(a.total_ns)} ({a.calls}x)" for a in t.api[:TERMINAL_CALLS]), indent=2, label="slowest calls:")
+        page.line(", ".join(f"{a.name} {phrasing.duration(a.total_ns)} ({a.calls}x)" for a in t.api[:TERMINAL_CALLS]), indent=2, label="slowest calls:")
     else:
         console.print(Text("\nCUDA API: not traced (capture with nsys profile --trace=cuda)", style="dim"))
 
+
+def _kernels(page: Page, t, name: kernel_names.Names) -> None:
+    """The top kernels (and the line that launched each), the host's time by user function, and the gaps between kernels."""
+    console = page.console
     console.print(Text("\nTop kernels", style="bold"))
-    kernels = table("kernel", "launches", "total", "median", "share", right=("launches", "total", "median", "share"), names=("kernel",))
+    kernels = _table(page, "kernel", "launches", "total", "median", "share", right=("launches", "total", "median", "share"), names=("kernel",))
     for k in t.top_kernels():
-        kernels.add_row(N.Clamped(name(k.demangled)), T.number(k.count), T.duration(k.total_ns), T.duration(k.median_ns), T.percent(k.share_pct))
+        kernels.add_row(kernel_names.Clamped(name(k.demangled)), phrasing.number(k.count), phrasing.duration(k.total_ns), phrasing.duration(k.median_ns),
+                        phrasing.percent(k.share_pct))
         if k.launched_from is not None:
-            kernels.add_row(N.Clamped(f"  from: {T.launched_from(k.launched_from)}", "dim"), "", "", "", "")
+            kernels.add_row(kernel_names.Clamped(f"  from: {phrasing.launched_from(k.launched_from)}", "dim"), "", "", "", "")
     console.print(kernels)
-    note = T.line_is_note(t.top_kernels(), t.host_time)
+    note = phrasing.line_is_note(t.top_kernels(), t.host_time)
     if note:
         page.line(note, "dim", indent=2)
     if t.host_time:
         console.print(Text("\nHost time by user function (Python)", style="bold"))
         for h in t.host_time:
-            page.line(T.host_time_line(h), indent=2)
+            page.line(phrasing.host_time_line(h), indent=2)
     gaps = t.kernel_gaps
     if gaps["count"]:
-        page.line(f"{gaps['count']}, median {T.duration(gaps['median_ns'])}, 90th percentile {T.duration(gaps['p90_ns'])}, "
-                  f"longest {T.duration(gaps['max_ns'])}", indent=2, label="gaps between consecutive kernels:")
+        page.line(f"{gaps['count']}, median {phrasing.duration(gaps['median_ns'])}, 90th percentile {phrasing.duration(gaps['p90_ns'])}, "
+                  f"longest {phrasing.duration(gaps['max_ns'])}", indent=2, label="gaps between consecutive kernels:")
 
+
+def _copies(page: Page, t) -> None:
+    """The copies by kind, when the timeline has any."""
     if t.copies:
-        console.print(Text("\nCopies", style="bold"))
-        copies = table("kind", "count", "size", "time", "rate", "pageable", right=("count", "size", "time", "rate", "pageable"))
+        page.console.print(Text("\nCopies", style="bold"))
+        copies = _table(page, "kind", "count", "size", "time", "rate", "pageable", right=("count", "size", "time", "rate", "pageable"))
         for c in t.copies:
-            copies.add_row(CATEGORY_LABELS[c.category], T.number(c.count), T.size(c.bytes), T.duration(c.total_ns), T.gbps(c.gbps),
+            copies.add_row(CATEGORY_LABELS[c.category], phrasing.number(c.count), phrasing.size(c.bytes), phrasing.duration(c.total_ns), phrasing.gbps(c.gbps),
                            "unknown" if c.pageable_count is None else f"{c.pageable_count} of {c.count}")
-        console.print(copies)
-
-    console.print(Text("\nIf the kernels were faster (Amdahl)", style="bold"))
-    amdahl = table("kernels", "end to end", "speed-up", right=("end to end", "speed-up"))
-    for row in t.amdahl:
-        amdahl.add_row(row.label, T.duration(row.end_to_end_ns), f"{row.end_to_end_speedup:.2f}x")
-    console.print(amdahl)
-    page.line(T.amdahl_lesson(t), indent=2)
-
-    findings(page, diagnosis)
-    return page.text()
+        page.console.print(copies)
 
 
 def findings(page: Page, diagnosis) -> None:
@@ -103,7 +123,7 @@ def findings(page: Page, diagnosis) -> None:
         page.console.print(Text("  none"))
     for f in diagnosis.findings:
         page.line(f.title, STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
-        page.line(T.evidence(f), indent=9, label="evidence:")
+        page.line(phrasing.evidence(f), indent=9, label="evidence:")
         page.line(f.advice, indent=9, label="advice:")
     for n in diagnosis.not_evaluated:
         page.line(n.message, "dim", indent=2, label=f"{n.rule}:")

@@ -1,4 +1,4 @@
-"""A multi-GPU run from one nsys capture per rank: the same stages as a single capture, for a set.
+"""A multi-GPU run from one capture per rank (nsys, or a PyTorch profiler trace): the same stages as a single capture, for a set.
 
 :mod:`.files` finds the rank captures in a folder, :mod:`.capture` runs ``torchrun`` with one
 ``nsys profile`` per rank, :mod:`.analysis` measures each rank and compares them into :mod:`.model`,

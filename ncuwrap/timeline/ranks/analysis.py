@@ -32,8 +32,8 @@ from collections import Counter
 
 import numpy as np
 
-from ncuwrap.timeline import analysis as A
-from ncuwrap.timeline import steps as S
+from ncuwrap.timeline import analysis
+from ncuwrap.timeline import steps
 from ncuwrap.timeline.events import Events
 from ncuwrap.numbers import median
 from ncuwrap.timeline.model import pct
@@ -62,49 +62,49 @@ def _collectives(nccl_k: Events, compute, compute_ns: int) -> tuple[CollectiveTi
     """Each collective's kernels on one rank: their time (union) and how much of it compute hid."""
     if not len(nccl_k):
         return ()
-    names = S.categories_of(nccl_k["name"])
+    names = steps.categories_of(nccl_k["name"])
     kinds = np.array([collective_of(str(c)) for c in names.categories] + [OTHER_COLLECTIVE], dtype=object)[names.codes]
     out = []
     for kind in sorted(set(kinds)):
         rows = nccl_k.rows(kinds == kind)
-        spans = A.merge(rows["start"], rows["end"])
-        ns = A.length(spans)
-        out.append(CollectiveTime(kind, int(len(rows)), ns, compute_ns + ns - A.length(A.union(compute, spans))))
+        spans = analysis.merge(rows["start"], rows["end"])
+        ns = analysis.length(spans)
+        out.append(CollectiveTime(kind, int(len(rows)), ns, compute_ns + ns - analysis.length(analysis.union(compute, spans))))
     return tuple(sorted(out, key=lambda c: (-c.ns, c.name)))
 
 
 def is_nccl(names) -> np.ndarray:
     """Whether each kernel (by nsys's short name) is an NCCL kernel."""
-    return S.text_is(names, lambda n: n.startswith(NCCL_PREFIX))
+    return steps.text_is(names, lambda n: n.startswith(NCCL_PREFIX))
 
 
-def _step_stats(found: S.Steps) -> StepStats:
+def _step_stats(found: steps.Steps) -> StepStats:
     d = np.array([r.end_ns - r.start_ns for r in found.steady], dtype=np.int64)  # the ranges' own lengths, as before periods
     return StepStats(name=found.name, count=int(d.size), median_ns=median(d), min_ns=int(d.min()), max_ns=int(d.max()),
                      total_ns=int(d.sum()), start_ns=found.steady_start_ns, end_ns=found.steady_end_ns, warmup=found.warmup,
                      warmup_why=found.warmup_why, all_count=found.count)
 
 
-def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pattern: str = S.STEP_PATTERN,
+def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pattern: str = steps.STEP_PATTERN,
                  warmup: int | None = None, find_steps: str = "auto") -> RankTimeline:
     """One rank's capture (read with ``sqlite.read(path, ranks=True)``) analysed, over its steady steps
     where it has any (see the module's docstring), else over the whole capture."""
-    found = S.measure(data, step_pattern, warmup, find_steps)
-    lo, hi = S.traced_span(data)  # the whole capture's window, as A.analyze takes it without a span
+    found = steps.measure(data, step_pattern, warmup, find_steps)
+    lo, hi = steps.traced_span(data)  # the whole capture's window, as analysis.analyze takes it without a span
     capture_ns = hi - lo
     step_compute: tuple[int, ...] = ()
     if found is not None:
         compute_only = data.kernels.rows(~is_nccl(data.kernels["name"]))
-        step_compute = tuple(int(v) for v in S.work_by_step(data, compute_only, found))
-    steady = A.analyze_steady(data, found) if found is not None else None
-    data, timeline = steady if steady is not None else (data, A.analyze(data))
+        step_compute = tuple(int(v) for v in steps.work_by_step(data, compute_only, found))
+    steady = analysis.analyze_steady(data, found) if found is not None else None
+    data, timeline = steady if steady is not None else (data, analysis.analyze(data))
     kernels = data.kernels
     nccl_rows = is_nccl(kernels["name"])
     compute_k, nccl_k = kernels.rows(~nccl_rows), kernels.rows(nccl_rows)
-    compute = A.merge(compute_k["start"], compute_k["end"])
-    nccl = A.merge(nccl_k["start"], nccl_k["end"])
-    compute_ns, nccl_ns = A.length(compute), A.length(nccl)
-    both = A.length(A.union(compute, nccl))
+    compute = analysis.merge(compute_k["start"], compute_k["end"])
+    nccl = analysis.merge(nccl_k["start"], nccl_k["end"])
+    compute_ns, nccl_ns = analysis.length(compute), analysis.length(nccl)
+    both = analysis.length(analysis.union(compute, nccl))
     hidden = compute_ns + nccl_ns - both
     # The single timeline's kernel time is the union of both: compute first, NCCL gets what is left.
     assert both == timeline.breakdown_ns["kernel"]
@@ -113,10 +113,10 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pa
     top, top_ns = None, 0
     if len(compute_k):
         # Each kernel name's total time; of equal totals, the name first in alphabetical order.
-        names = S.categories_of(compute_k["name"])
-        counts, totals, *_ = A.group_stats(names.codes, np.asarray(compute_k["end"] - compute_k["start"], dtype=np.int64),
+        names = steps.categories_of(compute_k["name"])
+        counts, totals, *_ = analysis.group_stats(names.codes, np.asarray(compute_k["end"] - compute_k["start"], dtype=np.int64),
                                            len(names.categories))
-        best = A.heaviest(totals, np.flatnonzero(counts).tolist(), names.categories)
+        best = analysis.heaviest(totals, np.flatnonzero(counts).tolist(), names.categories)
         top, top_ns = str(names.categories[best]), int(totals[best])
     run = data.run
     return RankTimeline(
@@ -227,7 +227,7 @@ def _per_step(ranks: list[RankTimeline], m: dict, unknown: dict) -> None:
     m.update(step_imbalance_median=median(ratio[~np.isnan(ratio)]), step_imbalance_max=float(ratio[worst]), step_imbalance_max_step=first + worst)
 
 
-def analyze_file(rank: int, path: str, step_pattern: str = S.STEP_PATTERN, nsys: str | None = None,
+def analyze_file(rank: int, path: str, step_pattern: str = steps.STEP_PATTERN, nsys: str | None = None,
                  warmup: int | None = None, find_steps: str = "auto") -> RankTimeline:
     """Read and analyse one rank's capture: the task each Dask worker runs (module-level, so it pickles)."""
     from ncuwrap.timeline.files import read_timeline

@@ -33,7 +33,7 @@ from ncuwrap.display import Displayed, plural, short_path
 from ncuwrap.errors import ClusterError, InputError, NcuwrapError
 from ncuwrap.evaluate import Decided, Decision
 from ncuwrap.numbers import clean
-from ncuwrap.timeline import steps as S
+from ncuwrap.timeline import steps
 from ncuwrap.timeline.ranks.analysis import analyze_file, compare
 from ncuwrap.timeline.ranks.files import find
 from ncuwrap.timeline.ranks.model import RANK_CATEGORIES, RankSet
@@ -46,6 +46,7 @@ MAX_START_SPREAD_NS = 10 * 60 * 1_000_000_000
 
 @dataclass(frozen=True)
 class RanksDiagnosis(Decided, Displayed):
+    """The verdict on a folder of ranks' captures: the rank set and the rules' decision on it; made by :func:`diagnose_ranks`, drawn by the renderers."""
     folder: str
     naming: str
     rules_path: str
@@ -274,7 +275,7 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     from ncuwrap.timeline.values import CaptureValues
 
     rules = ruleset.load(rules_path, RANKS, extend=extend)
-    pattern = S.check_pattern(step_pattern)
+    pattern = steps.check_pattern(step_pattern)
     files = find(folder)
     def task(f, warm):
         return (f.rank, str(f.path), pattern, nsys, warm, find_steps)

@@ -40,12 +40,14 @@ _NUMBERS = re.compile(r"(\d+)")
 
 @dataclass(frozen=True)
 class RankFile:
+    """One rank's capture file."""
     rank: int
     path: Path
 
 
 @dataclass(frozen=True)
 class RankFiles:
+    """The capture files of a folder of ranks, numbered, with how the numbering was found; read before any capture is analysed."""
     files: tuple[RankFile, ...]  # by rank
     naming: str  # how the ranks were numbered, one sentence
     by_name: bool  # True: from rankN in the file names; False: the order of the names
