@@ -34,12 +34,14 @@ RESULTS = {
     "ncuwrap.timeline.compare.TimelineCompare": "a comparison of two timelines",
     "ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis": "a diagnosis of ranks",
     "ncuwrap.bundled.report.BenchReport": "a benchmark report",
+    "ncuwrap.profile.result.ProfileDocument": "a profile's diagnosis and timeline as one document",
 }
 _OWN = {"ncuwrap.verdict.Diagnosis": "diagnosis", "ncuwrap.compare.CompareResult": "compare",
         "ncuwrap.timeline.diagnosis.TimelineDiagnosis": "timeline", "ncuwrap.timeline.compare.TimelineCompare": "timeline_compare",
         "ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis": "ranks"}
 # (result type, format) -> the module whose ``render(result, **options) -> str`` draws it. JSON draws
-# every result from its to_json(); a benchmark report is a table or JSON only.
+# every result from its to_json(); a benchmark report is a table or JSON only, and a profile's one
+# document (`profile --nsys -f json`) JSON only.
 RENDERERS: dict[tuple[str, Format], str] = {
     **{(result, Format.json): "ncuwrap.render.jsonfmt" for result in RESULTS},
     **{(result, fmt): f"ncuwrap.render.{fmt.value}.{module}" for result, module in _OWN.items()
