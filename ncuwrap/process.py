@@ -140,6 +140,32 @@ def stop_group(proc: subprocess.Popen, grace: Sequence[float] | None = None) -> 
         return
 
 
+# What ncuwrap's command line sets in its own environment and never passes on (name -> value).
+_OWN_ENV: dict[str, str] = {}
+
+
+def quiet_thread_pools() -> None:
+    """Hold numpy's OpenBLAS to one thread in this process, unless the user chose a count. OpenBLAS starts a
+    thread per core when numpy is imported, and they cost CPU though ncuwrap multiplies no matrices: on a
+    16-core host the whole `ncuwrap timeline` of a small capture spent 3.2-3.6 s of CPU in 0.75-0.91 s of
+    wall, 1.0-1.3 s with OPENBLAS_NUM_THREADS=1 (benchmarks/device/threads_issue41.sh). Called by the command
+    line before numpy is imported; the programs ncuwrap runs get the environment as it was (environment())."""
+    for name, value in (("OPENBLAS_NUM_THREADS", "1"),):
+        if name not in os.environ:
+            os.environ[name] = value
+            _OWN_ENV[name] = value
+
+
+def environment(env: dict | None = None) -> dict:
+    """The environment for a program ncuwrap runs: ``env`` (default: ncuwrap's own) without what
+    :func:`quiet_thread_pools` set for ncuwrap itself."""
+    out = dict(os.environ if env is None else env)
+    for name, value in _OWN_ENV.items():
+        if out.get(name) == value:
+            del out[name]
+    return out
+
+
 def run(
     argv: Sequence[str],
     log_path: Path | None = None,
@@ -163,7 +189,7 @@ def run(
     try:
         try:
             proc = (popen or subprocess.Popen)(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                               start_new_session=True, env=env, cwd=cwd)
+                                               start_new_session=True, env=environment(env), cwd=cwd)
         except OSError as exc:
             raise StartError(argv, exc) from None
         listener.started(argv)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ncuwrap import process
 from ncuwrap.bundled.report import RunTiming
 from ncuwrap.errors import BenchError, InputError
 
@@ -152,7 +153,7 @@ def run_binary(
     """Run the binary once. Exit 1 (a wrong result) still returns the run, with ``verified`` false."""
     argv = binary_argv(binary, variants, warmup, iters, sizes)
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False, env=process.environment())
     except subprocess.TimeoutExpired:
         raise BenchError(f"{binary.name}: did not finish in {timeout_s:.0f} s; try fewer --iters or smaller sizes") from None
     except OSError as exc:

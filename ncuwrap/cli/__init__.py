@@ -13,7 +13,7 @@ import warnings
 
 import typer
 
-from ncuwrap import __version__
+from ncuwrap import __version__, process
 from ncuwrap.errors import NcuwrapError
 from ncuwrap.render.escape import bytes_shown
 from ncuwrap.terminal import one_line
@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script: run the app, map library errors to one line + exit code."""
     global _debug
     _debug = False
+    process.quiet_thread_pools()  # before any command imports numpy
     try:
         with warnings.catch_warnings():
             # numpy's overflow/invalid-value warnings on odd counters (1e300 * 1e300): the code
