@@ -44,6 +44,8 @@ from pathlib import Path
 
 import orjson
 
+import process_tree as P
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests/data/h200_ncuwrap/kineto/gpu_train.pt.trace.json.gz"
 # args renumbered per copy (each copy's ids offset past the source's largest)
@@ -114,65 +116,11 @@ def make(source: Path, megabytes: float, out: Path) -> dict:
             "steps": copies * len(set(steps))}
 
 
-# Each measured command is started by this small launcher, itself a fresh process: a child's ru_maxrss starts at
-# the high-water mark of the process that forked it (kept across exec), so a command started from this
-# benchmark, which held the synthetic trace in memory, would be charged for it.
-LAUNCHER = r"""
-import json, os, subprocess, sys, threading, time
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-def tree_rss(root):
-    # the summed RSS of root and its descendants, read from /proc
-    parents, rss = {}, {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parents[int(entry)], rss[int(entry)] = int(fields[1]), int(fields[21]) * PAGE
-    tree, changed = {root}, True
-    while changed:
-        changed = False
-        for pid, parent in parents.items():
-            if parent in tree and pid not in tree:
-                tree.add(pid)
-                changed = True
-    return sum(rss.get(pid, 0) for pid in tree)
-
-with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
-    t = time.perf_counter()
-    proc = subprocess.Popen(sys.argv[3:], stdout=out, stderr=err)
-    peak, done = [0], threading.Event()
-
-    def sample():
-        while not done.is_set():
-            peak[0] = max(peak[0], tree_rss(proc.pid))
-            done.wait(0.01)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    # ru_maxrss from wait4: the largest of the child's and its waited-for descendants' peaks (Linux, RUSAGE_BOTH)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - t
-    done.set()
-    sampler.join()
-print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "wall_s": seconds, "tree_rss_sampled": peak[0],
-                  "max_process_rss": usage.ru_maxrss * 1024}))
-"""
-
-
 def _run(argv: list[str], stdout_path: Path, env: dict) -> dict:
-    """Run ``argv`` from a fresh launcher: wall time, the tree's peak memory (the larger of its summed RSS sampled
-    every 10 ms and the largest process's ru_maxrss), its stdout (written to ``stdout_path``)."""
-    err = stdout_path.with_suffix(".stderr")
-    done = subprocess.run([sys.executable, "-c", LAUNCHER, str(stdout_path), str(err), *argv], capture_output=True, text=True, cwd=ROOT, env=env)
-    if done.returncode:
-        raise SystemExit(f"launcher failed: {done.stderr.strip()[-400:]}")
-    row = json.loads(done.stdout)
-    if row.pop("rc"):
-        raise SystemExit(f"{argv[0]} ... {argv[-1]} failed: {err.read_text(errors='replace').strip()[-400:]}")
+    """Run ``argv`` from a fresh launcher (benchmarks/process_tree.py): wall time, the tree's peak memory (the
+    larger of its summed RSS sampled every 10 ms and the largest process's ru_maxrss: the measure the figures in
+    docs/scale.md were taken with), its stdout (written to ``stdout_path``)."""
+    row = P.run(argv, stdout_path, env=env, cwd=ROOT)
     row["peak_bytes"] = max(row["tree_rss_sampled"], row["max_process_rss"])
     row["stdout"] = stdout_path.read_text(errors="replace")
     return row

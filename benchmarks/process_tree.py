@@ -12,7 +12,8 @@ started from the benchmark itself would be charged the benchmark's memory. The p
 - the largest single process's ``ru_maxrss``: wait4's usage of the command, which includes its waited-for
   descendants (RUSAGE_BOTH); a peak between two samples is caught there.
 
-Besides wall time it reports the tree's CPU time (user + system of the command and its waited-for
+The tree's summed RSS is reported too (``tree_rss_sampled``), for the benchmarks whose published figures
+were taken with it (kineto_scale.py). Besides wall time it reports the tree's CPU time (user + system of the command and its waited-for
 descendants, from wait4): on a shared machine wall time follows the load, CPU time much less.
 Linux only (/proc, wait4).
 """
@@ -41,7 +42,7 @@ def pss(pid, rss):
     return rss
 
 def tree_memory(root):
-    # the summed PSS of root and its descendants, read from /proc
+    # the summed PSS and the summed RSS of root and its descendants, read from /proc
     parents, rss = {}, {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -58,16 +59,17 @@ def tree_memory(root):
             if parent in tree and pid not in tree:
                 tree.add(pid)
                 changed = True
-    return sum(pss(pid, rss[pid]) for pid in tree if pid in rss)
+    members = [pid for pid in tree if pid in rss]
+    return sum(pss(pid, rss[pid]) for pid in members), sum(rss[pid] for pid in members)
 
 with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
     t = time.perf_counter()
     proc = subprocess.Popen(sys.argv[3:], stdout=out, stderr=err)
-    peak, done = [0], threading.Event()
+    peak, done = [0, 0], threading.Event()
 
     def sample():
         while not done.is_set():
-            peak[0] = max(peak[0], tree_memory(proc.pid))
+            peak[:] = map(max, peak, tree_memory(proc.pid))
             done.wait(0.01)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -77,7 +79,7 @@ with open(sys.argv[1], "wb") as out, open(sys.argv[2], "wb") as err:
     done.set()
     sampler.join()
 print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "wall_s": seconds, "cpu_s": usage.ru_utime + usage.ru_stime,
-                  "tree_pss_sampled": peak[0], "max_process_rss": usage.ru_maxrss * 1024}))
+                  "tree_pss_sampled": peak[0], "tree_rss_sampled": peak[1], "max_process_rss": usage.ru_maxrss * 1024}))
 """
 
 
