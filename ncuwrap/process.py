@@ -150,10 +150,8 @@ def quiet_thread_pools() -> None:
     16-core host the whole `ncuwrap timeline` of a small capture spent 3.2-3.6 s of CPU in 0.75-0.91 s of
     wall, 1.0-1.3 s with OPENBLAS_NUM_THREADS=1 (benchmarks/device/threads_issue41.sh). Called by the command
     line before numpy is imported; the programs ncuwrap runs get the environment as it was (environment())."""
-    for name, value in (("OPENBLAS_NUM_THREADS", "1"),):
-        if name not in os.environ:
-            os.environ[name] = value
-            _OWN_ENV[name] = value
+    if "OPENBLAS_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = _OWN_ENV["OPENBLAS_NUM_THREADS"] = "1"
 
 
 def environment(env: dict | None = None) -> dict:

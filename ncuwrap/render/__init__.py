@@ -26,27 +26,24 @@ class Format(str, Enum):
 
 
 # The result types, by module and class, that render() draws (without importing the model to look
-# them up), each with what it is called in messages.
-RESULTS = {
-    "ncuwrap.verdict.Diagnosis": "a kernel diagnosis",
-    "ncuwrap.compare.CompareResult": "a comparison of two kernel reports",
-    "ncuwrap.timeline.diagnosis.TimelineDiagnosis": "a timeline diagnosis",
-    "ncuwrap.timeline.compare.TimelineCompare": "a comparison of two timelines",
-    "ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis": "a diagnosis of ranks",
-    "ncuwrap.bundled.report.BenchReport": "a benchmark report",
-    "ncuwrap.profile.result.ProfileDocument": "a profile's diagnosis and timeline as one document",
+# them up): what each is called in messages, and the module name of its renderer in each of the
+# formats it has besides JSON (none: JSON only).
+_TYPES = {
+    "ncuwrap.verdict.Diagnosis": ("a kernel diagnosis", "diagnosis", (Format.table, Format.markdown, Format.html)),
+    "ncuwrap.compare.CompareResult": ("a comparison of two kernel reports", "compare", (Format.table, Format.markdown, Format.html)),
+    "ncuwrap.timeline.diagnosis.TimelineDiagnosis": ("a timeline diagnosis", "timeline", (Format.table, Format.markdown, Format.html)),
+    "ncuwrap.timeline.compare.TimelineCompare": ("a comparison of two timelines", "timeline_compare",
+                                                 (Format.table, Format.markdown, Format.html)),
+    "ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis": ("a diagnosis of ranks", "ranks", (Format.table, Format.markdown, Format.html)),
+    "ncuwrap.bundled.report.BenchReport": ("a benchmark report", "bench", (Format.table,)),
+    "ncuwrap.profile.result.ProfileDocument": ("a profile's diagnosis and timeline as one document", None, ()),
 }
-_OWN = {"ncuwrap.verdict.Diagnosis": "diagnosis", "ncuwrap.compare.CompareResult": "compare",
-        "ncuwrap.timeline.diagnosis.TimelineDiagnosis": "timeline", "ncuwrap.timeline.compare.TimelineCompare": "timeline_compare",
-        "ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis": "ranks"}
+RESULTS = {name: what for name, (what, _, _) in _TYPES.items()}
 # (result type, format) -> the module whose ``render(result, **options) -> str`` draws it. JSON draws
-# every result from its to_json(); a benchmark report is a table or JSON only, and a profile's one
-# document (`profile --nsys -f json`) JSON only.
+# every result from its to_json().
 RENDERERS: dict[tuple[str, Format], str] = {
-    **{(result, Format.json): "ncuwrap.render.jsonfmt" for result in RESULTS},
-    **{(result, fmt): f"ncuwrap.render.{fmt.value}.{module}" for result, module in _OWN.items()
-       for fmt in (Format.table, Format.markdown, Format.html)},
-    ("ncuwrap.bundled.report.BenchReport", Format.table): "ncuwrap.render.table.bench",
+    **{(name, Format.json): "ncuwrap.render.jsonfmt" for name in _TYPES},
+    **{(name, fmt): f"ncuwrap.render.{fmt.value}.{module}" for name, (_, module, own) in _TYPES.items() for fmt in own},
 }
 
 
