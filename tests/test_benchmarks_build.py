@@ -3,6 +3,7 @@ errors (all without a GPU or nvcc, by mocking), and the CI compile check of ever
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -250,12 +251,18 @@ SPILLS_BY_DESIGN = {"spill_local", "occupancy_launch_bounds"}
 
 @pytest.fixture(scope="module")
 def built_all():
-    """Every benchmark for sm_90, from the build cache (NCUWRAP_CACHE or ~/.cache/ncuwrap/build): each is
-    compiled once per source, flags and nvcc version (the cache key), in parallel, and a parallel test
-    worker that needs them meanwhile waits for that build instead of compiling them again."""
+    """Every benchmark for sm_90, from a build cache of this checkout's own under the user's (NCUWRAP_CACHE or
+    ~/.cache/ncuwrap/build): each is compiled once per source, flags and nvcc version (the cache key), in
+    parallel, and a parallel test worker that needs them meanwhile waits for that build instead of compiling
+    them again. Its own, because the key covers the sources' bytes, not where they are: a binary another
+    checkout built is a right binary, but its record names that checkout's sources, and the test below
+    checks the record's command against this one's."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not installed")
-    return {r.name: r for r in b.build_many(MANIFEST.names(), "sm_90", manifest=MANIFEST)}
+    checkout = hashlib.sha256(str(Path(__file__).resolve().parent.parent).encode()).hexdigest()[:12]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NCUWRAP_CACHE", str(b.cache_dir() / "checkouts" / checkout))
+        return {r.name: r for r in b.build_many(MANIFEST.names(), "sm_90", manifest=MANIFEST)}
 
 
 def test_every_benchmark_compiles_for_sm90(built_all):
