@@ -24,8 +24,8 @@ import diagnose_scale  # noqa: E402
 PHASES = """
 import sys, time, orjson
 from ncuwrap import ruleset
-from ncuwrap.gc_pause import no_collection_pauses
-from ncuwrap.kernel_diagnosis import diagnose_profile, load, needed_metrics
+from ncuwrap.core.gc_pause import no_collection_pauses
+from ncuwrap.kernel.diagnosis import diagnose_profile, load, needed_metrics
 t = [time.perf_counter()]
 rules = ruleset.load(); t.append(time.perf_counter())
 profile = load(sys.argv[1], metrics=needed_metrics(rules)); t.append(time.perf_counter())

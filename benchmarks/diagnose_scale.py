@@ -64,7 +64,7 @@ import sys; sys.modules["pyarrow"] = None
 NCUWRAP = """
 import sys, resource, time
 try:
-    from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel.diagnosis import diagnose
 except ImportError:  # a tree from before the rename (--tree)
     from ncuwrap.engine import diagnose
 from ncuwrap.render import Format, render
@@ -81,7 +81,7 @@ FLOOR = """
 import sys, time, orjson
 from ncuwrap import ruleset
 try:
-    from ncuwrap.kernel_diagnosis import diagnose, load, needed_metrics
+    from ncuwrap.kernel.diagnosis import diagnose, load, needed_metrics
 except ImportError:  # a tree from before the rename (--tree)
     from ncuwrap.engine import diagnose, load, needed_metrics
 from ncuwrap.render.jsonfmt import dumps

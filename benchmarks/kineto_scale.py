@@ -13,7 +13,7 @@ top-level keys are kept once. Nothing in it was measured as such. Written as ``.
 Measured side by side, each run a fresh process, interleaved (ncuwrap, HTA, ncuwrap, ...), medians of --repeat:
 - ncuwrap: the whole ``python -m ncuwrap timeline FILE -f json`` as a user runs it (stdout to a file): wall
   time of the process, imports included; peak memory of the process tree (the trace is read in a forked
-  child while the parent goes on, see ncuwrap/forked.py): the larger of the tree's summed RSS, sampled from
+  child while the parent goes on, see ncuwrap/core/forked.py): the larger of the tree's summed RSS, sampled from
   /proc every 20 ms, and the largest single process's ``ru_maxrss`` (wait4);
 - HTA: ``TraceAnalysis(trace_dir=DIR)`` on a folder holding only that trace (HTA takes ``*.json`` and
   ``*.gz`` files in the folder; with no ``distributedInfo`` it reads the trace as rank 0), timed in the

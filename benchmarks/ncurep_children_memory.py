@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = """
 import gzip, sys, tempfile, time
 from pathlib import Path
-from ncuwrap.ingest import ncu_rep
-from ncuwrap.resources import sample_report
+from ncuwrap.kernel.reading import ncu_rep
+from ncuwrap.core.resources import sample_report
 path, parts, warm = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "warm"
 t = time.perf_counter()
 if warm:

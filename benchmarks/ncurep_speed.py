@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PHASES = """
 import sys, time
 t0 = time.perf_counter()
-from ncuwrap import ingest
+from ncuwrap.kernel import reading as ingest
 try:
-    from ncuwrap import kernel_diagnosis
+    from ncuwrap.kernel import diagnosis as kernel_diagnosis
 except ImportError:  # a tree from before the rename (--tree)
     from ncuwrap import engine as kernel_diagnosis
 from ncuwrap import ruleset as R
@@ -56,12 +56,12 @@ import sys, time
 t = {}
 s = time.perf_counter()
 try:
-    from ncuwrap import kernel_diagnosis
+    from ncuwrap.kernel import diagnosis as kernel_diagnosis
 except ImportError:  # a tree from before the rename (--tree)
     from ncuwrap import engine as kernel_diagnosis
 from ncuwrap import ruleset as R
-from ncuwrap.ingest import ncu_rep, source_counters
-from ncuwrap.ingest.names import function_name
+from ncuwrap.kernel.reading import ncu_rep, source_counters
+from ncuwrap.kernel.reading.names import function_name
 wanted = frozenset(kernel_diagnosis.needed_metrics(R.load(None))) | ncu_rep.LAUNCH_METRICS
 module = ncu_rep.load_module()
 t["import ncu_report"] = time.perf_counter() - s
@@ -88,8 +88,9 @@ print(" ".join(f"{k}={v:.3f}" for k, v in t.items()))
 # The read alone by k children (ncu_rep.start(parts=k)), the parent's imports done first.
 PARTS = """
 import sys, time
-from ncuwrap import ruleset as R, kernel_diagnosis
-from ncuwrap.ingest import ncu_rep
+from ncuwrap import ruleset as R
+from ncuwrap.kernel import diagnosis as kernel_diagnosis
+from ncuwrap.kernel.reading import ncu_rep
 import pandas  # noqa: F401
 metrics = kernel_diagnosis.needed_metrics(R.load(None))
 s = time.perf_counter(); ncu_rep.start(ncu_rep.Path(sys.argv[1]), metrics=metrics, parts=int(sys.argv[2])).result()
@@ -101,7 +102,7 @@ print(time.perf_counter() - s)
 CRITICAL = """
 import os, sys, tempfile, time
 T0 = time.perf_counter()
-from ncuwrap.ingest import ncu_rep
+from ncuwrap.kernel.reading import ncu_rep
 marks, done = {}, tempfile.mkdtemp()
 collect, child_init, result = ncu_rep._collect, ncu_rep._Child.__init__, ncu_rep.Reading.result
 def timed_collect(*a, **k):

@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ncuwrap.kernel_filter import compile_filter, search_all  # noqa: E402
+from ncuwrap.core.kernel_filter import compile_filter, search_all  # noqa: E402
 from ncuwrap.timeline.steps import STEP_PATTERN  # noqa: E402
 
 # (what, pattern, literal, folded): the default, a plain word given with --step-range, a pattern with no literal.
@@ -51,7 +51,7 @@ import resource, sys, time
 sys.path.insert(0, sys.argv[3])
 import numpy as np
 import ncuwrap.api as api
-from ncuwrap import kernel_filter
+from ncuwrap.core import kernel_filter
 if sys.argv[2] == "one by one":
     def one_by_one(pattern, texts, **options):
         matches = kernel_filter.compile_filter(pattern, options.get("option", "--kernel"), options.get("what", "kernel name"))

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ncuwrap.compare import compare_files  # noqa: E402
+from ncuwrap.kernel.compare import compare_files  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "h200_ncuwrap"
 # (before, after, what the change does[, the capture's folder under pairs_full/ and bench_pairs/ when
@@ -76,7 +76,7 @@ def write_doc(rows: list[dict], path: Path) -> None:
         "# Payoff: estimated against measured",
         "",
         "Every ncuwrap finding carries an estimated speedup: the share of the kernel's time fixing it would save,",
-        "from the kernel's own counters (the bottleneck-shift model of `ncuwrap/estimate.py`, each finding's",
+        "from the kernel's own counters (the bottleneck-shift model of `ncuwrap/kernel/estimate.py`, each finding's",
         "`estimate` in `rules/default.yaml`). Here the estimates meet measurements: each bundled before/after pair",
         "profiled with `ncu --set full --clock-control none` and timed uninstrumented with `ncuwrap bench --runs 3`",
         "(verified results, CUDA events, median over 20 launches, across 3 process runs) from one build per family on",

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ncuwrap import ruleset  # noqa: E402
-from ncuwrap.kernel_diagnosis import diagnose  # noqa: E402
+from ncuwrap.kernel.diagnosis import diagnose  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "realworld"
 GROUPS = ("blas", "dnn", "ops", "triton")

@@ -32,7 +32,7 @@ TRANSPOSE = ("copyKernel", "transposeNaive", "transposeShared", "transposePadded
 
 
 def scaled(n: int):
-    from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel.diagnosis import diagnose
 
     parts = [diagnose(ROOT / "tests/data/h200/transpose" / f"{name}.ncu-rep") for name in TRANSPOSE]
     weights = [i + 1 for i in range(len(parts))]
@@ -52,7 +52,7 @@ def real_repeated_launches() -> dict:
     synthetic): the real H200 report of three kernels launched by two processes
     (tests/data/h200_ncuwrap/multi/two_processes.ncu-rep), launches 3-5 repeating 0-2. Bytes of each
     later launch's record as the document writes it (indented), against the whole v2 record."""
-    from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel.diagnosis import diagnose
     from ncuwrap.render.jsonfmt import dumps
 
     d = diagnose(ROOT / "tests/data/h200_ncuwrap/multi/two_processes.ncu-rep")

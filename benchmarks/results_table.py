@@ -23,7 +23,7 @@ def _verdict_text(verdicts: list[dict]) -> str:
 
 
 def _profiled(folder: Path) -> dict[str, list[dict]]:
-    from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel.diagnosis import diagnose
 
     out = {}
     for path in sorted(folder.glob("*.raw.csv")):

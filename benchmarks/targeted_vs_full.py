@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ncuwrap.cli.profile import write_documents  # noqa: E402
-from ncuwrap.errors import NcuwrapError  # noqa: E402
+from ncuwrap.core.errors import NcuwrapError  # noqa: E402
 from ncuwrap.profile import ProfileOptions, profile, same_verdicts, verdicts  # noqa: E402
 from ncuwrap.profile import targets as T  # noqa: E402
 from ncuwrap.profile.ncu_tool import ncu_tool  # noqa: E402
@@ -147,7 +147,7 @@ def measure(target, run_dir: Path, collect: str, tool, artifacts: bool, extra=()
 
 def spill_values(run_dir: Path, tool) -> list[dict]:
     """The spill counters of a full report, to settle which raw metric spill_requests may also read."""
-    from ncuwrap.ingest import load
+    from ncuwrap.kernel.reading import load
 
     # ncu's CSV export, not the .ncu-rep: ncu 2025.3.1's extras/python ncu_report crashed the lent
     # H200's Python (segfault in IMetric.unit) on some full-set reports.

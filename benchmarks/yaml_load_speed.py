@@ -1,4 +1,4 @@
-"""How long loading the bundled rules takes, in-process: the YAML alone (ncuwrap.safeyaml.load) and the
+"""How long loading the bundled rules takes, in-process: the YAML alone (ncuwrap.core.safeyaml.load) and the
 whole rules file (ncuwrap.ruleset.load: YAML, validation, parsed conditions), best of many loads (and
 the first ruleset.load of the process apart: what a command's start-up pays).
 
@@ -17,7 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ncuwrap import metrics, ruleset, safeyaml  # noqa: E402
+from ncuwrap.kernel import metrics  # noqa: E402
+from ncuwrap import ruleset  # noqa: E402
+from ncuwrap.core import safeyaml  # noqa: E402
 from ncuwrap.timeline import metrics as timeline_metrics  # noqa: E402
 
 

@@ -10,19 +10,20 @@ The Python API (:mod:`ncuwrap.api`), each function a command of the CLI:
 - ``ncuwrap.render_result(result, "markdown")``: any result as the commands print it.
 
 They are loaded on first use, so that ``import ncuwrap`` stays cheap. No function has the name of a
-module of the package (``ncuwrap.compare``, ``ncuwrap.timeline``, ``ncuwrap.render`` and
-``ncuwrap.profile`` are modules), so nothing here is both (docs/api.md says why).
+module of the package (``ncuwrap.timeline``, ``ncuwrap.render`` and ``ncuwrap.profile`` are modules), so
+nothing here is both (docs/api.md says why). No module of the package imports this one: the version is
+:mod:`ncuwrap.core.version`.
 """
 
 import importlib
 
-__version__ = "0.1.0"
+from ncuwrap.core.version import __version__  # noqa: F401  (ncuwrap.__version__)
 
 _API = ("diagnose", "compare_reports", "diagnose_timeline", "diagnose_ranks", "profile_program", "render_result")
 _ALIASES = ("ranks",)  # 0.1's name, kept: no module clashes with it
-# 0.1's API names that are modules of the package: asked for before the module is imported, the answer
-# names the function.
+# 0.1's API names that are taken: asked for (before the module is imported), the answer names the function.
 _RENAMED = {"compare": "compare_reports", "timeline": "diagnose_timeline", "render": "render_result", "profile": "profile_program"}
+_MODULES = ("timeline", "render", "profile")  # (compare is ncuwrap.kernel.compare: the name is no module here)
 __all__ = [*_API]
 
 
@@ -30,9 +31,11 @@ def __getattr__(name: str):
     # PEP 562: the API (it imports the renderers) is loaded when one of its names is first used.
     if name in _API or name in _ALIASES:
         return getattr(importlib.import_module("ncuwrap.api"), name)
-    if name in _RENAMED:  # `import ncuwrap.compare` and `from ncuwrap import compare` still import the module
+    if name in _MODULES:  # `import ncuwrap.timeline` and `from ncuwrap import timeline` still import the module
         raise AttributeError(f"module 'ncuwrap' has no attribute {name!r}: the function is ncuwrap.{_RENAMED[name]}, "
                              f"and ncuwrap.{name} is a module (import ncuwrap.{name})")
+    if name in _RENAMED:
+        raise AttributeError(f"module 'ncuwrap' has no attribute {name!r}: the function is ncuwrap.{_RENAMED[name]}")
     raise AttributeError(f"module 'ncuwrap' has no attribute {name!r}")
 
 

@@ -11,7 +11,7 @@
     >>> ncuwrap.profile_program(["./my_app", "--iters", "10"])                   # ncu on a GPU, then diagnose
     >>> print(ncuwrap.render_result(d, "markdown"))
 
-Bad input raises :class:`ncuwrap.errors.InputError` (its message names the file and the fix), as the
+Bad input raises :class:`ncuwrap.core.errors.InputError` (its message names the file and the fix), as the
 commands' one-line errors do. The commands are a thin layer over these functions.
 
 The names are verbs that no module of the package has (issue 40: no callable modules). Until 0.1 the
@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ncuwrap import display
-from ncuwrap.errors import InputError, OptionError
+from ncuwrap.core import display
+from ncuwrap.core.errors import InputError, OptionError
 from ncuwrap.render import Format
 from ncuwrap.render import render as _render
 
@@ -61,7 +61,7 @@ display.use(lambda result: _render(result, Format.html))
 
 
 def _is_timeline(path: Path) -> bool:
-    from ncuwrap.ingest import kind_of
+    from ncuwrap.kernel.reading import kind_of
 
     return path.is_file() and kind_of(path) == "timeline"
 
@@ -89,13 +89,13 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
         nsys, step_range, warmup, steps: for a timeline, as :func:`diagnose_timeline`.
 
     Returns:
-        A :class:`~ncuwrap.verdict.Diagnosis` for a kernel report, a
+        A :class:`~ncuwrap.kernel.verdict.Diagnosis` for a kernel report, a
         :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis` for a timeline.
 
     Raises:
-        ncuwrap.errors.InputError: a missing or unreadable file, or options that do not apply to it.
+        ncuwrap.core.errors.InputError: a missing or unreadable file, or options that do not apply to it.
     """
-    from ncuwrap.resources import sample_report
+    from ncuwrap.core.resources import sample_report
 
     path = Path(report) if report is not None else sample_report()
     if extend and rules is None:
@@ -107,7 +107,7 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
         return diagnose_timeline(path, rules=rules, extend=extend, nsys=nsys, step_range=step_range, warmup=warmup, steps=steps)
     if step_range is not None or warmup is not None or steps != "auto":
         raise InputError(f"{path}: --step-range, --warmup and --steps apply to nsys captures (timelines); this is a kernel report")
-    from ncuwrap.kernel_filter import LaunchSelection
+    from ncuwrap.core.kernel_filter import LaunchSelection
     from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
     select = LaunchSelection(kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None, process=process)
@@ -118,11 +118,12 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
     # The rules first (a bad rules file is said before any work), then the report's reader is started
     # (a .ncu-rep: NVIDIA's reader in a child process) while the diagnosis's modules, pandas among
     # them, are imported: on a 220-launch report that overlap saves ~0.3 s of 1.7.
-    from ncuwrap import ingest, metrics, ruleset
+    from ncuwrap.kernel import reading as ingest, metrics
+    from ncuwrap import ruleset
 
     rule_set = ruleset.load(rules, extend=extend)
     started = (rule_set, ingest.start(path, ncu=ncu, metrics=metrics.report_metrics(rule_set)))
-    from ncuwrap.kernel_diagnosis import diagnose as run
+    from ncuwrap.kernel.diagnosis import diagnose as run
 
     label = None if report is not None else f"ncuwrap:samples/{path.name}"
     return run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select, source_page=source_page,
@@ -150,7 +151,7 @@ def compare_reports(before: str | Path, after: str | Path, *, rules: str | Path 
         step_range, warmup, steps, nsys: timelines, as :func:`diagnose_timeline`.
 
     Returns:
-        A :class:`~ncuwrap.compare.CompareResult` (``.regressions`` is the gate) for kernel reports, a
+        A :class:`~ncuwrap.kernel.compare.CompareResult` (``.regressions`` is the gate) for kernel reports, a
         :class:`~ncuwrap.timeline.compare.TimelineCompare` (per step where both have steps) for timelines.
     """
     before, after = Path(before), Path(after)
@@ -173,7 +174,7 @@ def compare_reports(before: str | Path, after: str | Path, *, rules: str | Path 
                                     ("--steps", steps != "auto")) if given), None)
     if flag:
         raise InputError(f"{flag}: applies to two nsys captures; {before} and {after} are kernel reports (drop {flag})")
-    from ncuwrap.compare import compare_files
+    from ncuwrap.kernel.compare import compare_files
 
     return compare_files(before, after, rules, extend=extend, kernel=kernel, ncu=ncu, pairs=list(pairs), before_timing=before_timing,
                          after_timing=after_timing, **gate)
@@ -197,7 +198,7 @@ def diagnose_timeline(path: str | Path, *, rules: str | Path | None = None, exte
         A :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`, judged by its steady steps where it
         has steps; ``.to_frame()`` has one row per step.
     """
-    from ncuwrap.timeline.diagnosing import diagnose_timeline as run
+    from ncuwrap.timeline.pipeline import diagnose_timeline as run
 
     return run(path, rules_path=rules, extend=extend, nsys=nsys, step_pattern=step_range, warmup=warmup, find_steps=steps)
 
@@ -257,11 +258,11 @@ def profile_program(target: str | Sequence[str], *, output: str | Path | None = 
         arch: the GPU architecture a bundled benchmark is built for (default: detected).
 
     Returns:
-        The :class:`~ncuwrap.verdict.Diagnosis` ``ncuwrap profile`` prints; the run folder holds the
+        The :class:`~ncuwrap.kernel.verdict.Diagnosis` ``ncuwrap profile`` prints; the run folder holds the
         report, ncu's log, the exact commands and ``profile.json``.
 
     Raises:
-        ncuwrap.errors.NcuwrapError: one line with the fix (ncu missing, no permission to the GPU's
+        ncuwrap.core.errors.NcuwrapError: one line with the fix (ncu missing, no permission to the GPU's
         counters, the program failed, nothing matched ``kernel``...).
     """
     return profile_run(target, output=output, force=force, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,

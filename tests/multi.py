@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from functools import lru_cache
 
-from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.kernel.diagnosis import diagnose
 from tests.conftest import H200
 
 TRANSPOSE = ("copyKernel", "transposeNaive", "transposeShared", "transposePadded")

@@ -2,7 +2,7 @@
 
 :class:`FinishedPopen` is a FAKE ``subprocess.Popen`` whose process has already finished, for tests of
 what ncuwrap does with a profiler's argv and output without running the profiler: its stdout and stderr
-are real pipes holding the given bytes (closed for writing), so :func:`ncuwrap.process.run` reads
+are real pipes holding the given bytes (closed for writing), so :func:`ncuwrap.core.process.run` reads
 them with its real reader threads. :func:`alive` says whether a real process still runs.
 """
 

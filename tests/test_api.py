@@ -19,14 +19,14 @@ import pytest
 
 import ncuwrap
 from ncuwrap import api
-from ncuwrap.compare import CompareResult
-from ncuwrap.errors import InputError
+from ncuwrap.kernel.compare import CompareResult
+from ncuwrap.core.errors import InputError
 from ncuwrap.render import Format, render
 from ncuwrap.timeline.compare import TimelineCompare
 from ncuwrap.timeline.diagnosis import TimelineDiagnosis
 from ncuwrap.timeline.ranks.diagnosis import RanksDiagnosis
-from ncuwrap.verdict import Diagnosis
-from ncuwrap.diagnosis_doc import expand
+from ncuwrap.kernel.verdict import Diagnosis
+from ncuwrap.kernel.document import expand
 from tests.conftest import DATA, H200, ROOT, run_cli
 
 OURS = DATA / "h200_ncuwrap"
@@ -64,12 +64,12 @@ def test_every_api_function_has_its_signature_and_a_docstring(name):
 
 def test_no_module_of_the_package_is_callable():
     """Issue 40: the API's names clash with no module; the modules of 0.1's names are plain modules again."""
-    import ncuwrap.compare
+    import ncuwrap.kernel.compare
     import ncuwrap.profile
     import ncuwrap.render
     import ncuwrap.timeline
 
-    for module in (ncuwrap.compare, ncuwrap.timeline, ncuwrap.render, ncuwrap.profile):
+    for module in (ncuwrap.kernel.compare, ncuwrap.timeline, ncuwrap.render, ncuwrap.profile):
         assert type(module) is types.ModuleType and not callable(module)
     modules = {m.name for m in pkgutil.iter_modules(ncuwrap.__path__)}
     assert not modules & set(API + ["ranks"])
@@ -247,7 +247,7 @@ def test_profile_program_runs_ncu_as_the_command_does_and_gives_its_diagnosis(ca
 
 
 def test_profile_program_refuses_bad_options_before_running_anything(tmp_path, fake_ncu):
-    from ncuwrap.errors import OptionError
+    from ncuwrap.core.errors import OptionError
 
     with pytest.raises((InputError, OptionError), match="--clock-control"):
         ncuwrap.profile_program([str(_program(tmp_path))], ncu=str(FAKE_NCU), clock_control="sometimes", output=tmp_path / "run")

@@ -14,7 +14,7 @@ import pytest
 
 from ncuwrap.bundled import build as b
 from ncuwrap.bundled.manifest import load_manifest
-from ncuwrap.errors import BuildError, InputError, ToolNotFoundError
+from ncuwrap.core.errors import BuildError, InputError, ToolNotFoundError
 
 MANIFEST = load_manifest()
 NVCC_13 = """nvcc: NVIDIA (R) Cuda compiler driver

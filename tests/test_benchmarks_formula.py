@@ -1,12 +1,12 @@
-"""The size formulas of the benchmark manifest: ncuwrap.expr's formula mode, arithmetic only, never eval."""
+"""The size formulas of the benchmark manifest: ncuwrap.core.expr's formula mode, arithmetic only, never eval."""
 
 from __future__ import annotations
 
 import pytest
 
 from ncuwrap.bundled.formula import FormulaError, parse_formula
-from ncuwrap.errors import NcuwrapError
-from ncuwrap.expr import FORMULA, ExpressionError, parse
+from ncuwrap.core.errors import NcuwrapError
+from ncuwrap.core.expr import FORMULA, ExpressionError, parse
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 
 from ncuwrap import ruleset
 from ncuwrap.bundled.manifest import CeilingBasis, ManifestError, Peak, finding_ids, load_manifest
-from ncuwrap.resources import data_dir
+from ncuwrap.core.resources import data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "data" / "benchmarks"

@@ -13,7 +13,7 @@ import pytest
 
 from ncuwrap.bundled import report
 from ncuwrap.bundled.manifest import load_manifest
-from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.kernel.diagnosis import diagnose
 
 OURS = Path(__file__).resolve().parent / "data" / "h200_ncuwrap"
 RECORDED = sorted([OURS / "bench" / "bench_all_runs3.json", *(OURS / "bench_pairs").glob("*.json")])

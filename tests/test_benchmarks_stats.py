@@ -22,7 +22,7 @@ from ncuwrap.bundled.build import BuildResult
 from ncuwrap.bundled.manifest import Library, load_manifest
 from ncuwrap.bundled.peaks import spec_peaks
 from ncuwrap.bundled.runner import binary_argv, parse_binary_output, run_stats, summarize
-from ncuwrap.errors import BenchError, InputError
+from ncuwrap.core.errors import BenchError, InputError
 from ncuwrap.render import Format, render
 from tests.conftest import golden, golden_json
 

@@ -21,14 +21,14 @@ def _boom(*args, **kwargs):
 
 
 def test_unexpected_exception_is_one_line(capsys, monkeypatch):
-    monkeypatch.setattr("ncuwrap.kernel_diagnosis.diagnose_profile", _boom)
+    monkeypatch.setattr("ncuwrap.kernel.diagnosis.diagnose_profile", _boom)
     code, out, err = run_cli(capsys, "diagnose", VECADD)
     assert code == 2 and out == ""
     assert err == "ncuwrap: error: internal error: ValueError: a bug with a second line (run with --debug for the traceback)\n"
 
 
 def test_debug_lets_the_traceback_through(capsys, monkeypatch):
-    monkeypatch.setattr("ncuwrap.kernel_diagnosis.diagnose_profile", _boom)
+    monkeypatch.setattr("ncuwrap.kernel.diagnosis.diagnose_profile", _boom)
     with pytest.raises(ValueError, match="a bug"):
         run_cli(capsys, "--debug", "diagnose", VECADD)
     # The flag does not stick to the next run in the same process.

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.compare import (PAIRED_BY_ELIMINATION, PAIRED_BY_NAME, PAIRED_BY_OPTION, PAIRED_BY_ORDER, SCHEMA,
+from ncuwrap.kernel.compare import (PAIRED_BY_ELIMINATION, PAIRED_BY_NAME, PAIRED_BY_OPTION, PAIRED_BY_ORDER, SCHEMA,
                              compare, compare_files, load_bench)
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from ncuwrap.render import Format, render
 from tests.conftest import DATA, H200, golden, golden_json, run_cli
 from tests.multi import hostile, single
@@ -349,7 +349,7 @@ def test_a_faster_change_with_an_expected_medium_finding_passes_the_default_gate
 
 def test_fail_on_finding_choices_match_the_library():
     from ncuwrap.cli.compare import FailOn
-    from ncuwrap.compare import FAIL_ON_FINDING_CHOICES
+    from ncuwrap.kernel.compare import FAIL_ON_FINDING_CHOICES
 
     assert tuple(FailOn.__members__) == FAIL_ON_FINDING_CHOICES
 

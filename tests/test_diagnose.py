@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.render import Format
 from tests.conftest import H200, golden, golden_json, run_cli
 
@@ -98,8 +98,8 @@ def test_uncollected_metrics_are_reported_not_passed():
 
 def test_bound_partially_evaluated_names_the_missing_unit():
     from ncuwrap import ruleset
-    from ncuwrap.kernel_diagnosis import diagnose_profile
-    from ncuwrap.ingest import load
+    from ncuwrap.kernel.diagnosis import diagnose_profile
+    from ncuwrap.kernel.reading import load
 
     profile = load(H200 / "vecadd" / "bench_add.raw.csv")
     profile.frame = profile.frame.drop(columns=[c for c in profile.frame.columns if c.startswith("l1tex__throughput")])
@@ -118,7 +118,7 @@ def test_details_page_gives_the_same_bound_and_says_what_it_lacks():
 
 
 def test_kernel_filter():
-    from ncuwrap.errors import InputError
+    from ncuwrap.core.errors import InputError
 
     result = diagnose("ncuwrap/samples/transpose_h200.ncu-rep.gz", kernel="shared")
     assert [k.name for k in result.kernels] == ["transpose_shared"]

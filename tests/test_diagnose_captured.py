@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from ncuwrap.kernel_diagnosis import diagnose
-from ncuwrap.ingest import load
+from ncuwrap.kernel.diagnosis import diagnose
+from ncuwrap.kernel.reading import load
 from tests.conftest import DATA
 
 OURS = DATA / "h200_ncuwrap"

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from ncuwrap import ruleset
-from ncuwrap.kernel_diagnosis import diagnose, diagnose_profile
-from ncuwrap.ingest import load
-from ncuwrap.kernel_filter import LaunchSelection
+from ncuwrap.kernel.diagnosis import diagnose, diagnose_profile
+from ncuwrap.kernel.reading import load
+from ncuwrap.core.kernel_filter import LaunchSelection
 from ncuwrap.render import Format, render
-from ncuwrap.diagnosis_doc import expand
+from ncuwrap.kernel.document import expand
 from tests.conftest import DATA, H200, golden, golden_json, run_cli
 
 TWO = DATA / "h200_ncuwrap" / "multi" / "two_processes.raw.csv"  # 3 kernels x 2 processes, launches 0-5

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncuwrap.diagnosis_doc import expand, read
-from ncuwrap.json_delta import expand_launches, share_launches
+from ncuwrap.kernel.document import expand, read
+from ncuwrap.kernel.json_delta import expand_launches, share_launches
 from tests.conftest import DATA, H200, run_cli
 
 V2, V3 = DATA / "diagnosis_v2", DATA / "diagnosis_v3"

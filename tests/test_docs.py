@@ -27,7 +27,7 @@ import typer
 
 from tests.conftest import REGEN
 
-from ncuwrap import diagnosis_doc
+from ncuwrap.kernel import document as diagnosis_doc
 from ncuwrap.cli import app
 from tests.conftest import ROOT, run_cli
 
@@ -79,7 +79,7 @@ def _options() -> set[str]:
 
 
 def _current_schemas() -> set[str]:
-    from ncuwrap import compare, verdict
+    from ncuwrap.kernel import compare, verdict
     from ncuwrap.bundled import report
     from ncuwrap.profile import rundir
     from ncuwrap.timeline import compare as timeline_compare, diagnosis

@@ -9,11 +9,11 @@ import json
 import numpy as np
 import pytest
 
-from ncuwrap import estimate as E
+from ncuwrap.kernel import estimate as E
 from ncuwrap import ruleset
-from ncuwrap.kernel_diagnosis import _Launches, diagnose
-from ncuwrap.evaluate import Evaluation
-from ncuwrap.ingest import load
+from ncuwrap.kernel.diagnosis import _Launches, diagnose
+from ncuwrap.ruleset.evaluate import Evaluation
+from ncuwrap.kernel.reading import load
 from tests.conftest import DATA
 
 OURS = DATA / "h200_ncuwrap"

@@ -1,4 +1,4 @@
-"""Work run in a forked child (ncuwrap.forked): its result, its errors and its death come back to the
+"""Work run in a forked child (ncuwrap.core.forked): its result, its errors and its death come back to the
 parent as they would in process; a cancelled child is gone; and a timeline is measured that way."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap import forked
-from ncuwrap.errors import InputError
-from ncuwrap.forked import Forked
+from ncuwrap.core import forked
+from ncuwrap.core.errors import InputError
+from ncuwrap.core.forked import Forked
 from tests.conftest import H200
 
 
@@ -100,7 +100,7 @@ def test_with_threads_running_the_work_runs_in_process():
 
 def test_a_timeline_measured_in_a_child_is_the_one_measured_in_process(forks, monkeypatch):
     from ncuwrap.render import render
-    from ncuwrap.timeline.diagnosing import diagnose_timeline
+    from ncuwrap.timeline.pipeline import diagnose_timeline
 
     capture = H200 / "nsys" / "bench.sqlite"
     child = render(diagnose_timeline(capture), "json")

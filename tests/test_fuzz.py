@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ncuwrap.errors import NcuwrapError
-from ncuwrap.expr import ExpressionError, parse
+from ncuwrap.core.errors import NcuwrapError
+from ncuwrap.core.expr import ExpressionError, parse
 from tests.conftest import DATA, H200, ROOT, run_cli
 
 SCALE = int(os.environ.get("NCUWRAP_FUZZ_SCALE", "1"))
@@ -328,7 +328,7 @@ def test_fuzz_names_in_every_format(capsys, workdir, name):
     from markupsafe import escape as html_escape
 
     from ncuwrap.render.escape import terminal
-    from ncuwrap.terminal import BIDI
+    from ncuwrap.core.terminal import BIDI
 
     folder = workdir()
     report = folder / "named.raw.csv"
@@ -405,7 +405,7 @@ def test_fuzz_capture_text_of_any_bytes(capsys, workdir, kernel, api):
     and the terminal page sends no control character and encodes as UTF-8."""
     import re as _re
 
-    from ncuwrap.terminal import BIDI
+    from ncuwrap.core.terminal import BIDI
 
     folder = workdir()
     path = folder / "timeline.sqlite"
@@ -483,7 +483,7 @@ def test_fuzz_diagnosis_document(capsys, workdir, edits, depth):
        pattern=st.sampled_from([None, "step", "train_step", "p#", "^[a-z]+$", "(?i)STEP"]))
 def test_fuzz_bulk_matching(names, pattern):
     """Names matched in bulk say what one RE2 call per name says, for any names."""
-    from ncuwrap.kernel_filter import compile_filter, search_all
+    from ncuwrap.core.kernel_filter import compile_filter, search_all
     from ncuwrap.timeline.steps import STEP_PATTERN
 
     literal, folded = ("step", True) if pattern is None else (None, False)

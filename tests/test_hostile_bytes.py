@@ -18,7 +18,7 @@ import sqlite3
 
 import pytest
 
-from ncuwrap import packed
+from ncuwrap.core import packed
 from ncuwrap.render.escape import escape, terminal
 from ncuwrap.render.jsonfmt import NOT_UTF8
 from tests.conftest import DATA, H200, run_cli

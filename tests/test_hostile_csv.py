@@ -11,8 +11,8 @@ import tracemalloc
 
 import pytest
 
-from ncuwrap.ingest import ncu_csv
-from ncuwrap.diagnosis_doc import expand
+from ncuwrap.kernel.reading import ncu_csv
+from ncuwrap.kernel.document import expand
 from tests.conftest import H200, run_cli
 
 VECADD = H200 / "vecadd" / "bench_add.raw.csv"
@@ -161,7 +161,7 @@ def test_numbers_read_as_python_reads_them(tmp_path):
             row[header.index(name)] = value
     frame = ncu_csv.read(_write(tmp_path / "numbers.raw.csv", rows)).frame
     units = dict(zip(header, rows[1]))
-    from ncuwrap.units import scale_to_base
+    from ncuwrap.kernel.reading.units import scale_to_base
     for name, values in cells.items():
         want = [float(v.replace(",", "")) * scale_to_base(units[name]) if v != "n/a" else None for v in values]
         got = [None if v != v else v for v in frame[name].tolist()]

@@ -19,9 +19,9 @@ import tracemalloc
 
 import pytest
 
-from ncuwrap import diagnosis_doc
-from ncuwrap.errors import InputError
-from ncuwrap.resources import data_dir
+from ncuwrap.kernel import document as diagnosis_doc
+from ncuwrap.core.errors import InputError
+from ncuwrap.core.resources import data_dir
 from tests.conftest import DATA, GOLDEN, H200, run_cli
 
 V4_DOC = GOLDEN / "diagnose_transposeNaive_rep.json"

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from tests.conftest import DATA, H200, run_cli
 
 TRANSPOSE = H200 / "transpose"
@@ -127,7 +127,7 @@ def test_hostile_bench_json(capsys, tmp_path, old, new, message):
 def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how):
     """NVIDIA's .ncu-rep reader is native code that can abort() on a corrupt report (seen under fuzzing):
     it runs in a child process, and its death is one line naming the file, exit 2."""
-    from ncuwrap.ingest import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep
 
     report = tmp_path / "report.ncu-rep"
     report.write_bytes((H200 / "transpose" / "copyKernel.ncu-rep").read_bytes())
@@ -152,7 +152,7 @@ def test_a_report_read_in_the_child_is_the_report_read_in_process():
     import sys
 
     script = ("from pathlib import Path\n"
-              "from ncuwrap.ingest import ncu_rep\n"
+              "from ncuwrap.kernel.reading import ncu_rep\n"
               f"path = Path({str(H200 / 'transpose' / 'copyKernel.ncu-rep')!r})\n"
               "child = ncu_rep.read(path)\n"
               "here = ncu_rep._assemble(path, path, *ncu_rep._collect(path, ncu_rep.load_module(), path))\n"
@@ -171,7 +171,7 @@ def test_the_forked_reader_runs_after_pyarrow_has_run():
     import subprocess
     import sys
 
-    script = ("from ncuwrap.ingest import load\n"
+    script = ("from ncuwrap.kernel.reading import load\n"
               f"load({str(H200 / 'transpose' / 'transposeNaive.raw.csv')!r})\n"
               f"p = load({str(H200 / 'transpose' / 'copyKernel.ncu-rep')!r})\n"
               "print(len(p.frame), len(p.sources[0].table))\n")
@@ -185,7 +185,7 @@ def test_a_report_read_in_parts_is_the_report_read_whole(report):
     """Several children each read every n-th launch (a large report on a host with free cores): the
     Profile is the one a single child reads, launches, rule results and instruction tables alike, also
     with more children than launches (bench_add: 2 launches with SourceCounters; two_processes: 6)."""
-    from ncuwrap.ingest import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep
 
     path = DATA / report
     whole = ncu_rep.start(path, parts=1).result()
@@ -199,7 +199,7 @@ def test_a_report_read_in_parts_is_the_report_read_whole(report):
 
 def test_a_truncated_report_read_in_parts_says_so_once(capsys):
     """The child that meets the cut-off launch says which; the others' launches are discarded."""
-    from ncuwrap.ingest import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep
 
     path = DATA / "bad" / "truncated.ncu-rep"
     with pytest.raises(InputError, match=r"truncated.ncu-rep: the report is truncated or corrupt \(launch \d+ has no name or metrics\)") as whole:
@@ -211,7 +211,7 @@ def test_a_truncated_report_read_in_parts_says_so_once(capsys):
 
 def test_how_many_children_read_a_report(tmp_path, monkeypatch):
     """One per 8 MB of report, at most 4, and never more than the cores beside the parent's."""
-    from ncuwrap.ingest import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep
 
     report = tmp_path / "r.ncu-rep"
     cores = {"n": 16}

@@ -25,14 +25,14 @@ import unicodedata
 
 import pytest
 
-from ncuwrap.compare import compare
-from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.kernel.compare import compare
+from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render import names as N
 from ncuwrap.render.escape import terminal
 from ncuwrap.timeline.compare import compare_timelines
-from ncuwrap.timeline.diagnosing import diagnose_timeline
-from ncuwrap.diagnosis_doc import expand
+from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.kernel.document import expand
 from tests.conftest import DATA, H200
 from tests.test_render_html import Page
 from tests.test_render_markdown import assert_clean_gfm, gfm

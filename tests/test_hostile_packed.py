@@ -37,7 +37,7 @@ def test_a_truncated_row_in_a_csv_gz_names_the_given_file(tmp_path, capsys):
 
 
 def test_a_csv_gz_that_inflates_a_thousandfold_stops_early(tmp_path, capsys, monkeypatch):
-    from ncuwrap import packed
+    from ncuwrap.core import packed
 
     monkeypatch.setattr(packed, "RATIO_AFTER", 1 << 20)
     given = tmp_path / "bomb.csv.gz"

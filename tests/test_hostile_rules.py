@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ncuwrap.expr import parse
+from ncuwrap.core.expr import parse
 from tests.conftest import H200, ROOT, run_cli
 
 DEFAULT = ROOT / "rules" / "default.yaml"

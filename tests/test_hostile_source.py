@@ -74,7 +74,7 @@ def test_empty_and_fifo(tmp_path, capsys):
 
 def test_inflating_page_is_bounded(tmp_path, capsys, monkeypatch):
     """A .csv.gz that inflates far past what a page holds stops at the bound, not at the end."""
-    from ncuwrap.ingest import source_counters
+    from ncuwrap.kernel.reading import source_counters
 
     monkeypatch.setattr(source_counters, "MAX_PAGE_BYTES", 1 << 20)
     page = tmp_path / "bomb.csv.gz"
@@ -156,7 +156,7 @@ def test_a_gzipped_report_reads_as_the_report(tmp_path, capsys):
 
 
 def test_a_gzipped_report_that_inflates_without_end_is_bounded(tmp_path, capsys, monkeypatch):
-    from ncuwrap import ingest
+    from ncuwrap.kernel import reading as ingest
 
     monkeypatch.setattr(ingest, "MAX_UNPACKED_REPORT", 1 << 20)
     bomb = tmp_path / "bomb.ncu-rep.gz"

@@ -8,11 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from ncuwrap import ingest, ruleset
-from ncuwrap.errors import InputError
-from ncuwrap.ingest import load
-from ncuwrap.ingest.names import dims, function_name
-from ncuwrap.units import base_unit, scale_to_base
+from ncuwrap.kernel import reading as ingest
+from ncuwrap import ruleset
+from ncuwrap.core.errors import InputError
+from ncuwrap.kernel.reading import load
+from ncuwrap.kernel.reading.names import dims, function_name
+from ncuwrap.kernel.reading.units import base_unit, scale_to_base
 from tests.conftest import H200
 
 TRANSPOSE = ["copyKernel", "transposeNaive", "transposeShared", "transposePadded"]
@@ -188,7 +189,7 @@ def test_nsys_csv_is_not_taken_for_an_ncu_export():
 def test_a_report_read_for_the_rules_diagnoses_as_read_whole(report):
     # Issue 23: a .ncu-rep is read for the rules' metrics only (~150 of a full set's ~2,200, each a native
     # call), and the diagnosis document is the same as from every metric read.
-    from ncuwrap import kernel_diagnosis
+    from ncuwrap.kernel import diagnosis as kernel_diagnosis
     from ncuwrap.render import jsonfmt
 
     rules = ruleset.load(None)

@@ -9,7 +9,7 @@ import signal
 import pytest
 
 from tests.conftest import H200, run_cli
-from ncuwrap.diagnosis_doc import expand
+from ncuwrap.kernel.document import expand
 
 VECADD = H200 / "vecadd" / "bench_add.raw.csv"
 PREFIX = "ncuwrap: error: --kernel "
@@ -92,7 +92,7 @@ BULK_NAMES = ["step 3", "Step_7", "ProfilerStep#12", "Optimizer.step#AdamW.step"
     (None, "step", True), ("train_step", None, False), ("step", None, False), ("^[A-Z]+$", None, False), ("p#1", None, False),
 ])
 def test_bulk_matching_agrees_with_one_name_at_a_time(pattern, literal, folded):
-    from ncuwrap.kernel_filter import compile_filter, search_all
+    from ncuwrap.core.kernel_filter import compile_filter, search_all
     from ncuwrap.timeline.steps import STEP_PATTERN
 
     pattern = pattern or STEP_PATTERN
@@ -107,7 +107,7 @@ def test_step_names_are_matched_in_bulk(monkeypatch):
     name (one call each took 2.7 us: 2M names, 5 s)."""
     import numpy as np
 
-    from ncuwrap import kernel_filter
+    from ncuwrap.core import kernel_filter
     from ncuwrap.timeline import steps
     from ncuwrap.timeline.events import Events, Labels
 

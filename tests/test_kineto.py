@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 import pytest
 
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from ncuwrap.timeline import kineto, readers
 from ncuwrap.timeline.files import read_timeline
 from ncuwrap.timeline.readers.interface import TimelineReader
@@ -327,7 +327,7 @@ def test_a_huge_single_line_is_refused_before_it_is_parsed(capsys, tmp_path, mon
 
 
 def test_a_gzip_bomb_is_stopped_by_its_ratio(capsys, tmp_path, monkeypatch):
-    from ncuwrap import packed
+    from ncuwrap.core import packed
 
     monkeypatch.setattr(packed, "RATIO_AFTER", 1 << 20)
     path = tmp_path / "bomb.json.gz"

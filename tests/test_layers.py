@@ -15,26 +15,26 @@ LAYERS = ("base", "ingest", "metrics", "rules", "verdict", "render", "api", "cli
 # Modules by layer; a package listed covers its modules unless one of them is listed itself.
 LAYER_OF = {
     # Used everywhere: no knowledge of reports, rules or verdicts.
-    "ncuwrap": "base", "ncuwrap.errors": "base", "ncuwrap.units": "base", "ncuwrap.resources": "base",
-    "ncuwrap.fileio": "base", "ncuwrap.numbers": "base", "ncuwrap.gc_pause": "base", "ncuwrap.expr": "base", "ncuwrap.schema": "base",
-    "ncuwrap.safeyaml": "base", "ncuwrap.safejson": "base", "ncuwrap.terminal": "base", "ncuwrap.process": "base",
-    "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base", "ncuwrap.display": "base", "ncuwrap.catalogue": "base",
-    "ncuwrap.json_delta": "base", "ncuwrap.forked": "base", "ncuwrap.progress": "base",
+    "ncuwrap": "base", "ncuwrap.core.errors": "base", "ncuwrap.kernel.reading.units": "base", "ncuwrap.core.resources": "base",
+    "ncuwrap.core.fileio": "base", "ncuwrap.core.numbers": "base", "ncuwrap.core.gc_pause": "base", "ncuwrap.core.expr": "base", "ncuwrap.core.schema": "base",
+    "ncuwrap.core.safeyaml": "base", "ncuwrap.core.safejson": "base", "ncuwrap.core.terminal": "base", "ncuwrap.core.process": "base",
+    "ncuwrap.core.nvidia_smi": "base", "ncuwrap.core.kernel_filter": "base", "ncuwrap.core.display": "base", "ncuwrap.core.catalogue": "base",
+    "ncuwrap.kernel.json_delta": "base", "ncuwrap.core.forked": "base", "ncuwrap.core.progress": "base",
     # Reading files and running the profilers' exporters.
-    "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
+    "ncuwrap.kernel.reading": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest", "ncuwrap.timeline.readers": "ingest",
     "ncuwrap.timeline.kineto": "ingest", "ncuwrap.timeline.pytorch_nvtx": "ingest",
     "ncuwrap.bundled.report": "ingest",
     # Quantities computed from what was read.
-    "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.attribution": "metrics", "ncuwrap.timeline.metrics": "metrics",
+    "ncuwrap.kernel.metrics": "metrics", "ncuwrap.kernel.estimate": "metrics", "ncuwrap.kernel.attribution": "metrics", "ncuwrap.timeline.metrics": "metrics",
     "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.measured": "metrics", "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics",
     "ncuwrap.timeline.repetition": "metrics",
     "ncuwrap.timeline.launched_from": "metrics",
     "ncuwrap.timeline.ranks.metrics": "metrics", "ncuwrap.timeline.ranks.analysis": "metrics", "ncuwrap.timeline.ranks.model": "metrics",
     "ncuwrap.ruleset": "rules",
     # Verdicts, and the workflows that produce them (profile, bench, capture).
-    "ncuwrap.verdict": "verdict", "ncuwrap.evaluate": "verdict", "ncuwrap.kernel_diagnosis": "verdict", "ncuwrap.compare": "verdict",
-    "ncuwrap.shown": "verdict", "ncuwrap.diagnosis_doc": "verdict",
+    "ncuwrap.kernel.verdict": "verdict", "ncuwrap.ruleset.evaluate": "verdict", "ncuwrap.kernel.diagnosis": "verdict", "ncuwrap.kernel.compare": "verdict",
+    "ncuwrap.kernel.shown": "verdict", "ncuwrap.kernel.document": "verdict",
     "ncuwrap.timeline": "verdict", "ncuwrap.profile": "verdict", "ncuwrap.bundled": "verdict",
     "ncuwrap.render": "render",
     # The Python API: the commands as functions, over the library and the renderers.
@@ -66,7 +66,7 @@ def imports(path: Path, module: str) -> set[str]:
             if node.level:
                 base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
             if base.startswith("ncuwrap"):
-                # "from ncuwrap import metrics" imports the module ncuwrap.metrics.
+                # "from ncuwrap import metrics" imports the module ncuwrap.kernel.metrics.
                 out |= {f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names}
     return out
 
@@ -109,7 +109,7 @@ def test_no_import_cycle():
     for m in sorted(graph):
         if m not in seen:
             visit(m, [m])
-    # Packages import their own modules to re-export them (ncuwrap.ingest, ncuwrap.profile): not a cycle of layers.
+    # Packages import their own modules to re-export them (ncuwrap.kernel.reading, ncuwrap.profile): not a cycle of layers.
     cycles = [c for c in cycles if not _package_reexport(c)]
     assert cycles == []
 
@@ -123,15 +123,15 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     # The layer test must be able to fail: an engine that imported the renderers is caught.
     fake = tmp_path / "engine.py"
     fake.write_text("def f():\n    from ncuwrap.render import Format\n", encoding="utf-8")
-    (target,) = imports(fake, "ncuwrap.kernel_diagnosis")
-    assert target == "ncuwrap.render" and LAYERS.index(layer(target)) > LAYERS.index(layer("ncuwrap.kernel_diagnosis"))
+    (target,) = imports(fake, "ncuwrap.kernel.diagnosis")
+    assert target == "ncuwrap.render" and LAYERS.index(layer(target)) > LAYERS.index(layer("ncuwrap.kernel.diagnosis"))
 
 
 def test_the_rules_load_without_the_readers():
     # Issue 21: loading (and checking) a rules file needs neither pandas nor pyarrow, so `ncuwrap rules`
     # and the timeline's worker processes do not pay for the kernel readers.
     code = ("import sys; from ncuwrap import ruleset; r = ruleset.load(None); from ncuwrap.timeline.metrics import TIMELINE; t = ruleset.load(None, TIMELINE); "
-            "print(sorted({'pandas', 'pyarrow', 'ncuwrap.ingest.ncu_csv'} & set(sys.modules)), len(r.findings) > 0 < len(t.findings))")
+            "print(sorted({'pandas', 'pyarrow', 'ncuwrap.kernel.reading.ncu_csv'} & set(sys.modules)), len(r.findings) > 0 < len(t.findings))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent)
     assert done.stdout.split() == ["[]", "True"]
 
@@ -188,7 +188,7 @@ def _cuts_by_a_number(tree: ast.AST) -> list[int]:
 
 
 def test_renderers_hold_no_limits_of_what_they_show():
-    # Issue 21: how many kernels get a section, summary rows, unfolded sections, slowest calls: ncuwrap.shown
+    # Issue 21: how many kernels get a section, summary rows, unfolded sections, slowest calls: ncuwrap.kernel.shown
     # decides (PAGE, COMMENT), the renderers draw what it gives them.
     assert _renderers_where(_cuts_by_a_number) == {}
 

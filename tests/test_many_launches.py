@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ncuwrap.verdict import KERNEL_SECTIONS, LAUNCHES_LISTED, OUTLIER_FACTOR
+from ncuwrap.kernel.verdict import KERNEL_SECTIONS, LAUNCHES_LISTED, OUTLIER_FACTOR
 from tests.multi import four_transposes
 
 
@@ -67,12 +67,12 @@ def test_every_kernel_gets_a_section_before_a_second_launch():
 
 
 def test_what_a_report_shows_is_the_layout_s_choice_not_the_renderer_s():
-    # Issue 21: the HTML page and the Markdown comment draw what ncuwrap.shown decides; handed another
+    # Issue 21: the HTML page and the Markdown comment draw what ncuwrap.kernel.shown decides; handed another
     # Shown, they show that much. SYNTHETIC: the four real verdicts, 40 launches of each.
     import re
 
     from ncuwrap.render import Format, render
-    from ncuwrap.shown import COMMENT, PAGE, Shown, layout
+    from ncuwrap.kernel.shown import COMMENT, PAGE, Shown, layout
 
     base = four_transposes()
     d = dataclasses.replace(base, kernels=tuple(dataclasses.replace(base.kernels[i % 4], id=i) for i in range(160)))

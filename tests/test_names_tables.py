@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render import names as N
 from ncuwrap.timeline.compare import compare_timeline_files
-from ncuwrap.timeline.diagnosing import diagnose_timeline
+from ncuwrap.timeline.pipeline import diagnose_timeline
 from tests.conftest import DATA, golden, rows_within, run_cli
 
 REAL = DATA / "realworld"
@@ -204,7 +204,7 @@ def test_timeline_compare_at_each_width(width):
 
 @pytest.mark.parametrize("style, expect", [
     ("short", "at::native::reduce_kernel‹MeanOps…›"),
-    # ncu's CSV form of integer template arguments (ncuwrap.ingest.names), the parameters left out.
+    # ncu's CSV form of integer template arguments (ncuwrap.kernel.reading.names), the parameters left out.
     ("function", "at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps"),
     ("demangled", "void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<float, at::native::MeanOps"),
 ])

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from ncuwrap import ruleset
 from ncuwrap.cli import app
-from ncuwrap.kernel_diagnosis import diagnose
-from ncuwrap.errors import RulesError
+from ncuwrap.kernel.diagnosis import diagnose
+from ncuwrap.core.errors import RulesError
 
 DATA = Path(__file__).parent / "data"
 REAL = DATA / "realworld"
@@ -150,7 +150,7 @@ def test_the_source_pages_of_a_full_set_report_are_read():
     # ncu 2025.3 exports the SASS page of a --set full report with every kernel's block twice,
     # identical; its cuda,sass page of code without line information is only ncu's notes. Both were
     # refused before ("not a source page export", "it has more launches of it").
-    from ncuwrap.ingest import load, source_page
+    from ncuwrap.kernel.reading import load, source_page
     from ncuwrap.profile.pipeline import only_notes
 
     assert only_notes((ADVICE / "fp32_matmuls.source.csv").read_text())

@@ -1,4 +1,4 @@
-"""The one place a value is cleaned for a document (ncuwrap.numbers): the whole-column paths give
+"""The one place a value is cleaned for a document (ncuwrap.core.numbers): the whole-column paths give
 exactly what the one-value path gives, so a 10,000-launch report reads the same as a small one."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncuwrap.numbers import clean, clean_all, round4
+from ncuwrap.core.numbers import clean, clean_all, round4
 from tests.conftest import H200
 
 

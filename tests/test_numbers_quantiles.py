@@ -1,4 +1,4 @@
-"""ncuwrap.numbers.median, percentile and distinct give numpy's numbers (np.median, np.percentile,
+"""ncuwrap.core.numbers.median, percentile and distinct give numpy's numbers (np.median, np.percentile,
 np.unique) without the import of numpy.ma that numpy's own pay on first use (0.07 s on the GPU host)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncuwrap.numbers import distinct, median, percentile
+from ncuwrap.core.numbers import distinct, median, percentile
 
 def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))  # numpy's own overflow (huge floats) gives NaN too

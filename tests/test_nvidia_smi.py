@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap import nvidia_smi as S
+from ncuwrap.core import nvidia_smi as S
 from ncuwrap.bundled.bench import query_clocks
 from ncuwrap.bundled.build import ArchChoice, detect_arch
 from ncuwrap.profile.rundir import NVIDIA_SMI_FIELDS, nvidia_smi

@@ -10,8 +10,8 @@ import stat
 
 import pytest
 
-from ncuwrap import fileio
-from ncuwrap.errors import OutputExistsError
+from ncuwrap.core import fileio
+from ncuwrap.core.errors import OutputExistsError
 from tests.conftest import H200, run_cli
 
 REPORT = H200 / "transpose" / "copyKernel.raw.csv"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ncuwrap.compare import compare_files
+from ncuwrap.kernel.compare import compare_files
 from tests.conftest import DATA, ROOT, run_cli
 
 OURS = DATA / "h200_ncuwrap"
@@ -58,7 +58,7 @@ def test_each_waste_is_judged_on_the_work_it_puts_on_the_busiest_unit():
     """vecadd strided: L2's requests are the busiest work (53%). The loads' unused sectors hit in L1 (L2
     sees only the sectors used) but their misses are a request per line, 4x a coalesced load's: fixing
     them alone buys 15%. The stores are a request per sector, 80% of L2's requests: high."""
-    from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel.diagnosis import diagnose
 
     (k,) = diagnose(OURS / "pairs_full" / "vecadd-strided.raw.csv.gz").kernels
     by_id = {f.id: f for f in k.findings}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap import process as P
+from ncuwrap.core import process as P
 from tests.process_helpers import FinishedPopen, alive
 
 

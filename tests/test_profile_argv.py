@@ -10,11 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from ncuwrap.errors import OptionError
+from ncuwrap.core.errors import OptionError
 
-from ncuwrap import metrics as M
+from ncuwrap.kernel import metrics as M
 from ncuwrap import ruleset
-from ncuwrap.errors import ToolNotFoundError
+from ncuwrap.core.errors import ToolNotFoundError
 from ncuwrap.profile import DEFAULT_PROGRAM_LAUNCH_COUNT, LaunchFilter, launch_filter
 from ncuwrap.profile import collection as collections_, ncu_argv as argvs, ncu_tool as ncu
 from ncuwrap.profile.targets import Target
@@ -363,7 +363,7 @@ def test_importing_the_cli_runs_no_tool():
             "subprocess.run = subprocess.Popen = shutil.which = refuse\n"
             "import ncuwrap.cli, ncuwrap.cli.profile, ncuwrap.cli.timeline, ncuwrap.profile, ncuwrap.profile.ncu_tool, ncuwrap.profile.collection,"
             " ncuwrap.profile.ncu_argv, ncuwrap.profile.console,"
-            " ncuwrap.profile.failure, ncuwrap.profile.pipeline, ncuwrap.profile.targets, ncuwrap.process, ncuwrap.nvidia_smi,"
+            " ncuwrap.profile.failure, ncuwrap.profile.pipeline, ncuwrap.profile.targets, ncuwrap.core.process, ncuwrap.core.nvidia_smi,"
             " ncuwrap.timeline.capture, ncuwrap.timeline.nsysrep, ncuwrap.bundled.build, ncuwrap.bundled.bench\n"
             "print('ok')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=DATA.parent.parent)
@@ -455,7 +455,7 @@ def test_launch_filter_json():
 
 
 def test_program_targets(tmp_path):
-    from ncuwrap.errors import InputError
+    from ncuwrap.core.errors import InputError
     from ncuwrap.profile.targets import program
 
     script = tmp_path / "train.py"

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.profile.console import NcuRun, parse_console
 from ncuwrap.profile.failure import failure
 from tests.conftest import DATA

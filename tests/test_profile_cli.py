@@ -265,7 +265,7 @@ def test_format_json(capsys, tmp_path, fake):
 
 
 def test_ctrl_c_stops_ncu_and_keeps_what_was_written(capsys, tmp_path, fake, monkeypatch):
-    monkeypatch.setattr("ncuwrap.process.STOP_GRACE_S", (0.5, 0.5))
+    monkeypatch.setattr("ncuwrap.core.process.STOP_GRACE_S", (0.5, 0.5))
     prog = _prog(tmp_path, "echo ready\nsleep 300")
 
     def output(self, stream, line):

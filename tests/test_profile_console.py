@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ncuwrap.process import LineSplitter
+from ncuwrap.core.process import LineSplitter
 from ncuwrap.profile import console as C
 from ncuwrap.profile.ncu_tool import run_ncu
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ncuwrap.errors import ProfilerError, ToolNotFoundError
+from ncuwrap.core.errors import ProfilerError, ToolNotFoundError
 from ncuwrap.profile import console as C
 from ncuwrap.profile import failure as F
 

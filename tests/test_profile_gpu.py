@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from ncuwrap.diagnosis_doc import expand
+from ncuwrap.kernel.document import expand
 
 pytestmark = [
     pytest.mark.gpu,

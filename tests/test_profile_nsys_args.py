@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from ncuwrap.profile import ProfileOptions, profile
 from ncuwrap.profile.collection import plan_collection
 from ncuwrap.profile.targets import Target

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.errors import OutputExistsError
+from ncuwrap.core.errors import OutputExistsError
 from ncuwrap.profile import rundir as RD
 from ncuwrap.profile.ncu_tool import NcuTool
 

@@ -15,12 +15,12 @@ import sys
 
 import pytest
 
-from ncuwrap.errors import OptionError
+from ncuwrap.core.errors import OptionError
 
 from ncuwrap.profile import top as TOP
 from ncuwrap.timeline import sqlite
 from ncuwrap.profile.kernel_times import kernel_times
-from ncuwrap.verdict import KernelTime, KernelTimes
+from ncuwrap.kernel.verdict import KernelTime, KernelTimes
 from ncuwrap.render.names import short
 from tests.conftest import (DATA, ROOT, headers_apart, roofline_advice_apart, golden, run_cli, bound_apart, next_steps_apart, rows_within,
                             summary_apart, top_kernels_apart, with_estimates_now, with_lines_hint, with_roofline_advice)
@@ -76,7 +76,7 @@ def test_a_kernel_launched_once_makes_it_launch_1():
 
 
 def test_results_are_matched_to_their_groups_by_mangled_name(times):
-    from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel.diagnosis import diagnose
 
     diagnosis = diagnose(RUN / "report.raw.csv")
     mangled = TOP.read_mangled((RUN / "report.mangled.csv").read_text())
@@ -156,7 +156,7 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
     # Since issue 39, each kernel's section header shows its short name, as the summary does.
     (kernels, headers), (kernels_then, headers_then) = headers_apart(kernels), headers_apart(kernels_then)
     assert kernels == kernels_then
-    from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel.diagnosis import diagnose
 
     shorts = {short(k.name) for k in diagnose(ROOT / DATA / "h200_ncuwrap" / "top" / "report.raw.csv").kernels}
     assert [where for _, where in headers] == [where for _, where in headers_then] and len(headers) == 5

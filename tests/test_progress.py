@@ -1,4 +1,4 @@
-"""Progress on long work (issue 39): the library reports what it does through ncuwrap.progress, never
+"""Progress on long work (issue 39): the library reports what it does through ncuwrap.core.progress, never
 printing; the command line shows it on stderr only when stderr is a terminal, and not with -q. Real
 H200 reports: two .ncu-rep.gz of the bundled atomics benchmark and two raw CSV exports of transpose."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ncuwrap import progress
+from ncuwrap.core import progress
 from ncuwrap.cli import progress as shown_progress
 from tests.conftest import DATA, run_cli
 
@@ -34,7 +34,7 @@ def test_the_library_reports_each_read_and_diagnosis():
 
 
 def test_a_timeline_reports_its_capture_and_the_rules():
-    from ncuwrap.timeline.diagnosing import diagnose_timeline
+    from ncuwrap.timeline.pipeline import diagnose_timeline
 
     heard = []
     with progress.listening(lambda what, done, total: heard.append((what, done, total))):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from ncuwrap.timeline.ranks.capture import per_rank_argv
 
 NSYS = ["nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "run/rank%q{RANK}",

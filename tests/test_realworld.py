@@ -16,7 +16,7 @@ from functools import lru_cache
 import pytest
 
 from ncuwrap import ruleset
-from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.kernel.diagnosis import diagnose
 from tests.conftest import DATA, ROOT
 
 RW = DATA / "realworld"

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from markupsafe import Markup
 
-from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render.html import diagnosis as html, environment, svg
-from ncuwrap.shown import PAGE
+from ncuwrap.kernel.shown import PAGE
 from tests.conftest import DATA, H200, run_cli
 from tests.multi import four_transposes, hostile, scaled, single
 
@@ -226,8 +226,8 @@ def test_svg_charts_escape_every_text_they_hold():
 def _synthetic_flops(kernel, flops: float):
     """The real padded kernel's roofline with a made-up FP32 rate (synthetic, labelled): the roofline
     path of kernels that compute. Its points use the kernel's real bytes/s at each level."""
-    from ncuwrap.metrics import MEMORY_LEVELS
-    from ncuwrap.verdict import RooflinePoint
+    from ncuwrap.kernel.metrics import MEMORY_LEVELS
+    from ncuwrap.kernel.verdict import RooflinePoint
 
     chart = kernel.chart_metrics
     points = tuple(RooflinePoint(level, flops / chart[key], flops, chart[key]) for level, key, _ in MEMORY_LEVELS if chart.get(key))

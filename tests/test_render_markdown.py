@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render.escape import code, escape, table
 from tests.conftest import H200, golden, run_cli

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.errors import InputError, OptionError
+from ncuwrap.core.errors import InputError, OptionError
 from ncuwrap.render import RENDERERS, RESULTS, Format, formats, render, type_name
 from tests.conftest import DATA
 
@@ -83,4 +83,4 @@ def test_a_bench_report_in_markdown_is_one_line_not_a_traceback(results):
 def test_what_is_not_a_result_is_said(results):
     with pytest.raises(InputError, match=r"^dict: not a result of ncuwrap"):
         render({"kernels": []}, Format.table)
-    assert type_name(results["diagnosis"]) == "ncuwrap.verdict.Diagnosis"
+    assert type_name(results["diagnosis"]) == "ncuwrap.kernel.verdict.Diagnosis"

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from ncuwrap import ruleset
-from ncuwrap.kernel_diagnosis import diagnose
+from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 from tests.conftest import DATA, H200, ROOT, run_cli

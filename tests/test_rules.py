@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ncuwrap import ruleset
-from ncuwrap.expr import ExpressionError, parse
+from ncuwrap.core.expr import ExpressionError, parse
 from tests.conftest import run_cli
 
 
@@ -92,7 +92,7 @@ def test_render_text_fills_only_names():
 
 
 def test_advice_placeholders_are_filled(tmp_path):
-    from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel.diagnosis import diagnose
 
     extra = tmp_path / "advice.yaml"
     extra.write_text(

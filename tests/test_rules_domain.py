@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap import attribution, metrics
-from ncuwrap.catalogue import Catalogue
+from ncuwrap.kernel import attribution, metrics
+from ncuwrap.core.catalogue import Catalogue
 from ncuwrap.timeline.metrics import TIMELINE
 from ncuwrap.timeline.ranks.metrics import RANKS
 from tests.conftest import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINE = ("ncuwrap/ruleset/parser.py", "ncuwrap/ruleset/model.py", "ncuwrap/ruleset/texts.py", "ncuwrap/evaluate.py", "ncuwrap/catalogue.py")
-DOMAIN = {"ncuwrap.metrics", "ncuwrap.attribution", "ncuwrap.estimate", "ncuwrap.timeline", "ncuwrap.kernel_diagnosis"}
+ENGINE = ("ncuwrap/ruleset/parser.py", "ncuwrap/ruleset/model.py", "ncuwrap/ruleset/texts.py", "ncuwrap/ruleset/evaluate.py", "ncuwrap/core/catalogue.py")
+DOMAIN = {"ncuwrap.kernel.metrics", "ncuwrap.kernel.attribution", "ncuwrap.kernel.estimate", "ncuwrap.timeline", "ncuwrap.kernel.diagnosis"}
 
 
 def _runtime_imports(path: Path) -> set[str]:

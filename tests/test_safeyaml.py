@@ -1,4 +1,4 @@
-"""ncuwrap.safeyaml: libyaml's events composed by PyYAML's Python Composer give the same objects and the
+"""ncuwrap.core.safeyaml: libyaml's events composed by PyYAML's Python Composer give the same objects and the
 same errors as PyYAML's own parser (the fallback, and the only parser where PyYAML lacks libyaml), with
 the same bounds on both paths."""
 
@@ -12,8 +12,10 @@ import sys
 import pytest
 import yaml
 
-from ncuwrap import metrics, ruleset, safeyaml
-from ncuwrap.errors import RulesError
+from ncuwrap.kernel import metrics
+from ncuwrap import ruleset
+from ncuwrap.core import safeyaml
+from ncuwrap.core.errors import RulesError
 from tests.conftest import ROOT
 
 needs_libyaml = pytest.mark.skipif(safeyaml.CParser is None, reason="PyYAML without libyaml: only the fallback to test")

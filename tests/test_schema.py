@@ -1,4 +1,4 @@
-"""The document checks shared by the rules loader and the benchmark manifest (ncuwrap/schema.py)."""
+"""The document checks shared by the rules loader and the benchmark manifest (ncuwrap/core/schema.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import enum
 
 import pytest
 
-from ncuwrap.errors import RulesError
-from ncuwrap.schema import document, unique
+from ncuwrap.core.errors import RulesError
+from ncuwrap.core.schema import document, unique
 
 
 class Colour(str, enum.Enum):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from ncuwrap.diagnosis_doc import expand
+from ncuwrap.kernel.document import expand
 
 DATA = Path(__file__).resolve().parent / "data" / "h200_ncuwrap" / "source"
 OLD = Path(__file__).resolve().parent / "data" / "h200"
@@ -187,7 +187,7 @@ def test_names_ncu_spells_apart_on_its_pages_still_meet(capsys):
 
 
 def test_bool_template_arguments_are_numbers():
-    from ncuwrap.ingest.names import function_name
+    from ncuwrap.kernel.reading.names import function_name
 
     assert function_name("void sgemm_largek_lds64<(bool)1, (bool)0, (int)5, (unsigned long long)8>(float *, int)") == \
         "sgemm_largek_lds64<1, 0, 5, 8>"
@@ -320,7 +320,7 @@ def test_only_minor_findings_is_not_no_issue(tmp_path, capsys):
 def test_report_sources_kept_once_for_every_launch():
     """The launches of one module each carry its source text: the .ncu-rep reader keeps one tuple of its lines
     for all of them (the forked reader then sends it once), and a file whose text differs gets its own."""
-    from ncuwrap.ingest import source_counters
+    from ncuwrap.kernel.reading import source_counters
 
     class Action:
         def __init__(self, text: str):

@@ -51,7 +51,7 @@ def column(text: str, header: str) -> str:
 
 @pytest.fixture(scope="module")
 def train():
-    from ncuwrap.timeline.diagnosing import diagnose_timeline
+    from ncuwrap.timeline.pipeline import diagnose_timeline
 
     return diagnose_timeline(TRAIN)
 
@@ -77,7 +77,7 @@ def test_a_pytorch_kernel_report(capsys, monkeypatch, width):
     golden(f"terminal_diagnose_torch_top_{width}.txt", text)
     within(text, width)
     # Each kernel's section header is its short name, as the summary shows it: one line, no parameters.
-    from ncuwrap.kernel_diagnosis import diagnose
+    from ncuwrap.kernel.diagnosis import diagnose
 
     shorts = {"".join(N.short(k.name).split()) for k in diagnose(TOP).kernels}
     headers = re.findall(r"^\d+\.[ \n](.*?)  \((?:launch|the longest)", text, flags=re.MULTILINE | re.DOTALL)
@@ -127,7 +127,7 @@ def test_the_benchmark_list(capsys, monkeypatch, width):
 
 @pytest.mark.parametrize("width", (80, 160))
 def test_the_metric_names(capsys, monkeypatch, width):
-    from ncuwrap import metrics as M
+    from ncuwrap.kernel import metrics as M
 
     monkeypatch.setenv("COLUMNS", str(width))
     code, text, _ = run_cli(capsys, "rules", "metrics", "--all")

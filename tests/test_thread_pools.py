@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from ncuwrap import process
+from ncuwrap.core import process
 
 PRINT = [sys.executable, "-c", "import os; print(os.environ.get('OPENBLAS_NUM_THREADS', 'unset'))"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap import forked, process
+from ncuwrap.core import forked, process
 from ncuwrap.timeline import nsysrep
 from tests.conftest import DATA, H200, ROOT, run_cli
 from tests.process_helpers import FinishedPopen, alive
@@ -69,7 +69,7 @@ def test_nsys_rep_without_nsys(capsys, monkeypatch):
 
 class FakeNsys:
     """FAKE nsys: stands in for subprocess.run (nsys export) and subprocess.Popen (nsys profile, which
-    goes through ncuwrap.process); records each argv and plays nsys's part (writes its output files)."""
+    goes through ncuwrap.core.process); records each argv and plays nsys's part (writes its output files)."""
 
     def __init__(self, profile=None, export_rc=0):
         self.calls: list[list[str]] = []
@@ -260,7 +260,7 @@ def test_timeline_command_with_a_missing_program(capsys, fake_nsys, tmp_path):
 @pytest.mark.gpu
 @pytest.mark.skipif(shutil.which("nsys") is None, reason="needs nsys on PATH to export the .nsys-rep")
 def test_real_nsys_export_gives_the_same_timeline():
-    from ncuwrap.timeline.diagnosing import diagnose_timeline
+    from ncuwrap.timeline.pipeline import diagnose_timeline
 
     from_rep = diagnose_timeline(NSYS_DIR / "bench.nsys-rep").to_json()
     from_sqlite = diagnose_timeline(NSYS_DIR / "bench.sqlite").to_json()

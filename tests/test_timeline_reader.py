@@ -11,7 +11,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from ncuwrap.timeline import sqlite as reader
 from ncuwrap.timeline.events import Labels
 from tests.conftest import DATA, H200
@@ -55,7 +55,7 @@ def test_the_reader_imports_no_pandas(steps_capture):
     import subprocess
     import sys
 
-    code = ("import sys; import ncuwrap.forked as f; f.can_fork = lambda: False; import ncuwrap.api as a; d = a.timeline(sys.argv[1]); "
+    code = ("import sys; import ncuwrap.core.forked as f; f.can_fork = lambda: False; import ncuwrap.api as a; d = a.timeline(sys.argv[1]); "
             "a.render(d, 'json'); print(d.bound, *(m in sys.modules for m in ('pandas', 'pyarrow.compute', 'numpy.ma', 'adbc_driver_sqlite')))")
     out = subprocess.run([sys.executable, "-c", code, str(steps_capture)], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["launch", "False", "False", "False", "True"]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ncuwrap import ruleset
-from ncuwrap.errors import RulesError
-from ncuwrap.timeline.diagnosing import diagnose_timeline
+from ncuwrap.core.errors import RulesError
+from ncuwrap.timeline.pipeline import diagnose_timeline
 from ncuwrap.timeline import metrics as TM
 from tests.conftest import DATA, H200, ROOT, run_cli, whole_capture
 

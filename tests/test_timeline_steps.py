@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ncuwrap.timeline import steps as S
-from ncuwrap.timeline.diagnosing import diagnose_timeline
+from ncuwrap.timeline.pipeline import diagnose_timeline
 from ncuwrap.timeline.sqlite import read
 from tests import steps_by_hand
 from tests.conftest import DATA, golden, golden_json, run_cli

@@ -158,7 +158,7 @@ def test_without_steps_a_host_bound_program_is_said_host_bound(capsys):
 
 def test_optimizer_ranges_are_not_steps():
     assert S.ranges(None) is None
-    from ncuwrap.kernel_filter import compile_filter
+    from ncuwrap.core.kernel_filter import compile_filter
 
     step = compile_filter(S.STEP_PATTERN, "--step-range", "step")
     assert not step("Optimizer.step#AdamW.step") and not step("Optimizer.zero_grad#AdamW.zero_grad")

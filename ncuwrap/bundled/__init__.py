@@ -2,7 +2,7 @@
 module is never shadowed by ``build`` the function): manifest, build (nvcc, cached), run and baseline report.
 
 * :mod:`~ncuwrap.bundled.manifest` - ``kernels/manifest.yaml`` as typed records
-* :mod:`~ncuwrap.bundled.formula` - size formulas (bytes, FLOPs): ncuwrap.expr's formula mode
+* :mod:`~ncuwrap.bundled.formula` - size formulas (bytes, FLOPs): ncuwrap.core.expr's formula mode
 * :mod:`~ncuwrap.bundled.build` - nvcc command line, arch detection, build cache
 * :mod:`~ncuwrap.bundled.runner` - run a binary, read its JSON, timing statistics, is there a GPU
 * :mod:`~ncuwrap.bundled.bench` - ``ncuwrap bench``: the report's numbers (ceiling, peaks, library)

@@ -18,14 +18,15 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ncuwrap import __version__, nvidia_smi
+from ncuwrap.core.version import __version__
+from ncuwrap.core import nvidia_smi
 from ncuwrap.bundled import library as libmod
 from ncuwrap.bundled.build import NVCC_FLAGS, NVCC_TAIL_FLAGS, BuildResult, build_many, detect_arch, normalize_arch
 from ncuwrap.bundled.manifest import Benchmark, CeilingBasis, Manifest, Peak, Variant, load_manifest
 from ncuwrap.bundled.peaks import SpecPeaks, spec_peaks
 from ncuwrap.bundled.report import BenchEntry, BenchReport, Ceiling, ExpectedVerdict, LibraryResult
 from ncuwrap.bundled.runner import BinaryRun, Summary, require_gpu, run_binary, summarize
-from ncuwrap.errors import BenchError
+from ncuwrap.core.errors import BenchError
 
 
 class WrongResultError(BenchError):

@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuwrap import nvidia_smi
+from ncuwrap.core import nvidia_smi
 from ncuwrap.bundled.manifest import Manifest, load_manifest
-from ncuwrap.errors import BuildError, InputError, ToolNotFoundError
+from ncuwrap.core.errors import BuildError, InputError, ToolNotFoundError
 
 NVCC_FLAGS: tuple[str, ...] = ("-O3", "-std=c++17")
 # -lineinfo: ncu's source view; -Xptxas -v: registers and spills per kernel, kept in the build record.

@@ -1,6 +1,6 @@
 """Size formulas of the benchmark manifest (``bytes``, ``flops``, ``launches_per_run``).
 
-They are :mod:`ncuwrap.expr` expressions in formula mode (numbers, size names, ``+ - * / **``, unary
+They are :mod:`ncuwrap.core.expr` expressions in formula mode (numbers, size names, ``+ - * / **``, unary
 minus and parentheses; never ``eval``); this module only gives them the manifest's error type.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ncuwrap.errors import InputError
-from ncuwrap.expr import FORMULA, Expression, ExpressionError, Number, parse
+from ncuwrap.core.errors import InputError
+from ncuwrap.core.expr import FORMULA, Expression, ExpressionError, Number, parse
 
 
 class FormulaError(InputError):

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ncuwrap.bundled.manifest import Library
-from ncuwrap.errors import BenchError
+from ncuwrap.core.errors import BenchError
 
 DESCRIPTIONS = {
     Library.transpose_copy: "cupy.ascontiguousarray(a.T)",

@@ -17,11 +17,12 @@ from typing import Any
 
 import yaml
 
-from ncuwrap import safeyaml
-from ncuwrap import ruleset, schema
+from ncuwrap.core import safeyaml
+from ncuwrap import ruleset
+from ncuwrap.core import schema
 from ncuwrap.bundled.formula import Formula, FormulaError, parse_formula
-from ncuwrap.errors import InputError
-from ncuwrap.resources import data_dir
+from ncuwrap.core.errors import InputError
+from ncuwrap.core.resources import data_dir
 
 MANIFEST_VERSION = 1
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ncuwrap import safejson, schema
-from ncuwrap.errors import InputError
-from ncuwrap.ingest import check_file
-from ncuwrap.ingest.names import function_name
+from ncuwrap.core import safejson, schema
+from ncuwrap.core.errors import InputError
+from ncuwrap.kernel.reading import check_file
+from ncuwrap.kernel.reading.names import function_name
 
 SCHEMA = "ncuwrap.bench/v1"
 TOOL = "ncuwrap"

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ncuwrap import process
+from ncuwrap.core import process
 from ncuwrap.bundled.report import RunTiming
-from ncuwrap.errors import BenchError, InputError
+from ncuwrap.core.errors import BenchError, InputError
 
 _RUN_TIMEOUT_S = 1800
 _DRIVER_LIBRARY = "nvcuda.dll" if os.name == "nt" else "libcuda.so.1"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ncuwrap.bundled.report import BenchEntry, BenchReport
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 
 # The seeds' rule: past ~90% of the copy ceiling (the minimum traffic moved at the best rate), stop.
 STOP_PCT = 90.0

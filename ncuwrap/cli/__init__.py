@@ -1,7 +1,7 @@
 """The ``ncuwrap`` command line: a thin layer over the library.
 
 Each command group lives in its own module and registers itself on ``app``. Library code raises
-:class:`ncuwrap.errors.NcuwrapError`; only :func:`main` turns it into one line on stderr and an exit code.
+:class:`ncuwrap.core.errors.NcuwrapError`; only :func:`main` turns it into one line on stderr and an exit code.
 Anything else that escapes is a bug: it too ends in one line (and exit code 2) unless ``--debug`` asks
 for the traceback.
 """
@@ -13,10 +13,11 @@ import warnings
 
 import typer
 
-from ncuwrap import __version__, process
-from ncuwrap.errors import NcuwrapError
+from ncuwrap.core.version import __version__
+from ncuwrap.core import process
+from ncuwrap.core.errors import NcuwrapError
 from ncuwrap.render.escape import bytes_shown
-from ncuwrap.terminal import one_line
+from ncuwrap.core.terminal import one_line
 
 app = typer.Typer(
     name="ncuwrap",

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from ncuwrap.render import Format
 
 

@@ -14,9 +14,9 @@ from ncuwrap.cli.output import NAMES_HELP, NamesStyle, check_output, emit
 from ncuwrap.cli.progress import quiet_option, shown
 from ncuwrap.cli.steps_option import StepsFind, steps_option
 from ncuwrap.render import Format
-from ncuwrap.terminal import one_line
+from ncuwrap.core.terminal import one_line
 
-# The choices of --fail-on-finding (ncuwrap.compare.FAIL_ON_FINDING_CHOICES).
+# The choices of --fail-on-finding (ncuwrap.kernel.compare.FAIL_ON_FINDING_CHOICES).
 FailOn = Enum("FailOn", {name: name for name in ("high", "medium", "low", "none")}, type=str)
 
 
@@ -62,7 +62,7 @@ def compare(
     """Pair kernels of two reports; show verdict changes, findings resolved and introduced, metric deltas, speedup.
     Given two nsys captures: the step's period, where its time went, launches, copies and each kernel's time, before and after."""
     from ncuwrap.api import compare as run
-    from ncuwrap.compare import parse_pair_option
+    from ncuwrap.kernel.compare import parse_pair_option
 
     inputs = (before, after, before_timing, after_timing, rules)
     check_output(output, *inputs, force=force)

@@ -44,7 +44,7 @@ def diagnose(
     """Diagnose each kernel: compute-, memory- or latency-bound, the limiting unit, causes, advice."""
     from ncuwrap.api import diagnose as run
     from ncuwrap.profile.rediagnose import is_run_dir, run_dir_inputs
-    from ncuwrap.resources import sample_report
+    from ncuwrap.core.resources import sample_report
 
     path = report or sample_report()
     # A run folder's inputs are the files in it that are read.

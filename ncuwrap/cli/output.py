@@ -10,7 +10,7 @@ from enum import Enum
 
 import typer
 
-from ncuwrap import fileio
+from ncuwrap.core import fileio
 from ncuwrap.render import Format, render
 from ncuwrap.render.escape import terminal
 

@@ -1,4 +1,4 @@
-"""Progress on the terminal: what the library reports (ncuwrap.progress) shown as one line on stderr,
+"""Progress on the terminal: what the library reports (ncuwrap.core.progress) shown as one line on stderr,
 after a second of work, and only where stderr is a terminal (nothing when piped, or with -q). The line
 is cleared when the work ends, so that stderr keeps only what the command says."""
 
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import typer
 
-from ncuwrap import progress
+from ncuwrap.core import progress
 from ncuwrap.render.escape import terminal
 
 # Work shorter than this shows nothing.

@@ -25,9 +25,9 @@ def metrics_cmd(
                             "'ncu --metrics' takes (the metrics only a section gives, launch__* and derived__*, named on stderr)."),
 ) -> None:
     """Print the ncu metrics the active rules read (what targeted profiling collects)."""
-    from ncuwrap import metrics as kernel_metrics
+    from ncuwrap.kernel import metrics as kernel_metrics
     from ncuwrap import ruleset
-    from ncuwrap.errors import InputError
+    from ncuwrap.core.errors import InputError
 
     if fmt not in ("lines", "json", "ncu"):
         raise InputError(f"--format {terminal(fmt[:40])}: expected lines, json or ncu")
@@ -68,7 +68,7 @@ def check_cmd(path: Path = typer.Argument(..., help="Rules YAML to validate.")) 
     """Validate a rules file; errors name the file and the rule."""
     from ncuwrap import ruleset
 
-    from ncuwrap.metrics import KERNEL
+    from ncuwrap.kernel.metrics import KERNEL
     from ncuwrap.timeline.metrics import TIMELINE
     from ncuwrap.timeline.ranks.metrics import RANKS
 

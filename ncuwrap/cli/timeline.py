@@ -20,7 +20,7 @@ from ncuwrap.cli import app
 from ncuwrap.cli.output import NAMES_HELP, NamesStyle, emit, write_document
 from ncuwrap.cli.progress import quiet_option, shown
 from ncuwrap.cli.steps_option import StepsFind, steps_option
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from ncuwrap.render import Format
 from ncuwrap.render.escape import terminal
 
@@ -38,7 +38,7 @@ def write_timeline_documents(diagnosis, run_dir: Path) -> list[Path]:
 def capture_file(program: list[str], output: Path | None, force: bool) -> Path | None:
     """The capture file given instead of a program (``ncuwrap timeline run.sqlite``), else None.
     An Nsight Compute report, or options that only a new capture takes, end in one line with the fix."""
-    from ncuwrap.ingest import TIMELINE_SUFFIXES
+    from ncuwrap.kernel.reading import TIMELINE_SUFFIXES
 
     path = Path(program[0])
     name = path.name.lower()
@@ -151,7 +151,7 @@ def timeline(
         raise InputError("no program given; run 'ncuwrap timeline -- ./program args' or 'ncuwrap timeline --ranks DIR'")
     path = capture_file(program, output, force)
     if path is not None:
-        from ncuwrap.timeline.diagnosing import diagnose_timeline
+        from ncuwrap.timeline.pipeline import diagnose_timeline
 
         no_capture_options()
         with shown(quiet):  # a capture made before, read here (a program captured prints its own output: no line over it)

@@ -10,7 +10,7 @@ collect), :mod:`.ncu_tool` (find ncu, its version, running it), :mod:`.ncu_argv`
 :mod:`.rundir` (the run folder and its JSON files), :mod:`.result` (the typed options and result),
 :mod:`.verdict_match` (targeted against full), :mod:`.pipeline` (one run, start to end),
 :mod:`.rediagnose` (a run folder diagnosed again), :mod:`.top` and :mod:`.kernel_times` (``--top N``:
-nsys first, then ncu on the kernels that take most). The process runner is :mod:`ncuwrap.process`.
+nsys first, then ncu on the kernels that take most). The process runner is :mod:`ncuwrap.core.process`.
 
 Which launch is profiled
 ------------------------

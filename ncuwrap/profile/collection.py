@@ -31,9 +31,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
-from ncuwrap import metrics as kernel_metrics
+from ncuwrap.kernel import metrics as kernel_metrics
 from ncuwrap import ruleset
-from ncuwrap.errors import OptionError
+from ncuwrap.core.errors import OptionError
 
 # Sections that read launch attributes and the occupancy calculator: no replay pass of their own
 # (Occupancy adds sm__warps_active, one counter).
@@ -155,7 +155,7 @@ def costly(name: str) -> str | None:
 def report_names() -> tuple[str, ...]:
     """Quantities the report draws besides the rules: the charts and the environment's SM clock."""
     try:
-        from ncuwrap.kernel_diagnosis import CHART_METRICS
+        from ncuwrap.kernel.diagnosis import CHART_METRICS
     except ImportError:  # an engine without charts
         CHART_METRICS = ()
     return tuple(dict.fromkeys((*CHART_METRICS, *ENVIRONMENT_NAMES)))

@@ -1,7 +1,7 @@
 """What ncu prints on its console, read: the ``==PROF== Profiling`` progress of each replayed kernel,
 ``==ERROR==`` and ``==WARNING==`` lines, the program's exit code, the kernels a filter could have matched.
 
-:class:`ConsoleListener` follows a running ncu (via :mod:`ncuwrap.process`), a progress line while
+:class:`ConsoleListener` follows a running ncu (via :mod:`ncuwrap.core.process`), a progress line while
 it is still being written; :func:`parse_console` reads a recorded log the same way.
 """
 
@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ncuwrap.process import LineSplitter, Listener, ProcessRun
+from ncuwrap.core.process import LineSplitter, Listener, ProcessRun
 
 # ncu 2023+: ==PROF== Profiling "kernel": 0%....50%....100% - 38 passes
 # ncu 2022:  ==PROF== Profiling "kernel" - 3: 0%....50%....100% - 10 passes

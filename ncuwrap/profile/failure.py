@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ncuwrap.errors import NcuwrapError, ProfilerError, ToolNotFoundError
+from ncuwrap.core.errors import NcuwrapError, ProfilerError, ToolNotFoundError
 from ncuwrap.profile.console import NcuRun
 
 PERMISSION_FIX = (

@@ -15,7 +15,7 @@ import pandas as pd
 from ncuwrap.timeline.events import Events
 from ncuwrap.timeline.launched_from import trace_groups
 from ncuwrap.timeline.sqlite import LAUNCH_DIMS, launch_dims
-from ncuwrap.verdict import KernelTime, KernelTimes
+from ncuwrap.kernel.verdict import KernelTime, KernelTimes
 
 
 def kernel_times(kernels: Events, scope: str = "capture", data=None, traced: int = 0) -> KernelTimes:

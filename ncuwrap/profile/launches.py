@@ -8,7 +8,7 @@ program given no filter is profiled for its first :data:`DEFAULT_PROGRAM_LAUNCH_
 
 from __future__ import annotations
 
-from ncuwrap.errors import OptionError
+from ncuwrap.core.errors import OptionError
 
 from dataclasses import dataclass
 from typing import Sequence

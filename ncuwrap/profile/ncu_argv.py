@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ncuwrap.errors import OptionError
+from ncuwrap.core.errors import OptionError
 from ncuwrap.profile.collection import Collection
 
 def kernel_regex(kernel: str | None) -> str | None:

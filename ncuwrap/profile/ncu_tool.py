@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ncuwrap import process
-from ncuwrap.errors import ToolNotFoundError
+from ncuwrap.core import process
+from ncuwrap.core.errors import ToolNotFoundError
 from ncuwrap.profile.console import ConsoleListener, NcuRun, Progress
 
 MIN_VERSION = (2023, 1, 0)

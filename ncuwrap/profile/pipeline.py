@@ -10,8 +10,8 @@ import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ncuwrap import process
-from ncuwrap.errors import NcuwrapError, ProfilerError, ToolNotFoundError
+from ncuwrap.core import process
+from ncuwrap.core.errors import NcuwrapError, ProfilerError, ToolNotFoundError
 from ncuwrap.profile import rundir
 from ncuwrap.profile.console import Progress
 from ncuwrap.profile.failure import failure
@@ -61,7 +61,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
         rd.record(status="failed", run=run, error=str(error), **record)
         raise error
 
-    from ncuwrap.kernel_diagnosis import diagnose_profile
+    from ncuwrap.kernel.diagnosis import diagnose_profile
 
     loaded, warnings = _load(rd, record["tool"], record["argv"], options.export_csv, record["collection"].source)
     launches = profiled_launches(loaded.frame, run.kernels, record["filt"])
@@ -114,7 +114,7 @@ def _stop_line(rd: rundir.RunDir, target: Target, options: ProfileOptions, progr
 @dataclass(frozen=True)
 class _TopRun:
     capture: object  # ncuwrap.timeline.capture.Capture
-    times: object  # ncuwrap.verdict.KernelTimes (ncuwrap.profile.kernel_times groups them)
+    times: object  # ncuwrap.kernel.verdict.KernelTimes (ncuwrap.profile.kernel_times groups them)
     plan: object  # ncuwrap.profile.top.TopPlan
 
 
@@ -219,7 +219,7 @@ def _load(rd: rundir.RunDir, tool: NcuTool, argv: list[str], want_csv: bool, sou
     export does not depend on the ncu_report Python module matching this Python (on the lent H200
     that module crashed the interpreter). The .ncu-rep stays the artifact; the CSV gives identical verdicts.
     """
-    from ncuwrap.ingest import load
+    from ncuwrap.kernel.reading import load
 
     csv_warning = export_csv(rd, tool) if want_csv else "CSV export not requested"
     if csv_warning is None:
@@ -231,7 +231,7 @@ def _load(rd: rundir.RunDir, tool: NcuTool, argv: list[str], want_csv: bool, sou
 def load_raw_csv(rd: rundir.RunDir, ncu_version: str | None, command_line: str | None, metrics=None):
     """The run folder's raw CSV export, read as its report: ncu's raw page has neither the command line
     nor the version, which the run knows (``metrics``: only those columns, see ingest.load)."""
-    from ncuwrap.ingest import load
+    from ncuwrap.kernel.reading import load
 
     loaded = load(rd.raw_csv, metrics=metrics)
     loaded.source = replace(loaded.source, path=str(rd.report), kind="ncu-rep", ncu_version=ncu_version, command_line=command_line)
@@ -242,7 +242,7 @@ def attach_source_page(loaded, path: Path) -> bool:
     """Add a source page's per-instruction counters to ``loaded`` (a page read first keeps its launches:
     the cuda,sass form before the SASS form); True once every launch has them. InputError when the
     page is not of this report."""
-    from ncuwrap.ingest import source_page
+    from ncuwrap.kernel.reading import source_page
 
     found, gaps = source_page(path, loaded)
     loaded.sources = {**found, **loaded.sources}
@@ -254,7 +254,7 @@ def _source_pages(rd: rundir.RunDir, tool: NcuTool, loaded) -> list[str]:
     """Attach the report's per-instruction counters from its source page (the raw page has none):
     the cuda,sass form for kernels with line information, the SASS form for the rest. A failed
     export is a warning: the verdicts stand without lines."""
-    from ncuwrap.errors import InputError
+    from ncuwrap.core.errors import InputError
 
     warnings: list[str] = []
     for path, lines in ((rd.source_csv, True), (rd.source_sass_csv, False)):

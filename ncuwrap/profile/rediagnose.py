@@ -9,8 +9,8 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
-from ncuwrap import safejson
-from ncuwrap.errors import InputError
+from ncuwrap.core import safejson
+from ncuwrap.core.errors import InputError
 from ncuwrap.profile import rundir
 
 # profile.json is a few kilobytes (tens with many launches); more is not ncuwrap's.
@@ -30,9 +30,9 @@ def run_dir_inputs(path: Path) -> tuple[Path, ...]:
 def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: str | None = None, select=None):
     """The run folder's diagnosis, with the stop line where the folder has a bundled benchmark's bench.json."""
     from ncuwrap import ruleset
-    from ncuwrap.kernel_diagnosis import diagnose_profile, needed_metrics
-    from ncuwrap.ingest import load
-    from ncuwrap.ingest.source_counters import is_source_page
+    from ncuwrap.kernel.diagnosis import diagnose_profile, needed_metrics
+    from ncuwrap.kernel.reading import load
+    from ncuwrap.kernel.reading.source_counters import is_source_page
     from ncuwrap.profile.pipeline import attach_source_page, load_raw_csv
 
     rd = rundir.RunDir(path)
@@ -61,7 +61,7 @@ def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: 
 
 def _record(rd: rundir.RunDir) -> dict:
     """What diagnosing needs from profile.json: the target, ncu's version and the command line."""
-    from ncuwrap.ingest import check_file
+    from ncuwrap.kernel.reading import check_file
 
     check_file(rd.profile, max_bytes=MAX_PROFILE_BYTES, folder_fix="give a run folder of 'ncuwrap profile'")
     try:

@@ -31,9 +31,10 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ncuwrap import __version__, fileio
-from ncuwrap import nvidia_smi as smi
-from ncuwrap.errors import OutputExistsError
+from ncuwrap.core.version import __version__
+from ncuwrap.core import fileio
+from ncuwrap.core import nvidia_smi as smi
+from ncuwrap.core.errors import OutputExistsError
 
 REPORT = "report.ncu-rep"
 EXPORT_STEM = "report"  # ncu --export appends .ncu-rep

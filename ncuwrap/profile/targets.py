@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 
 _SEPARATORS = ("/", ":", ".", "_")
 

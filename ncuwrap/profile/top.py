@@ -7,14 +7,14 @@
    cold caches, lazy loading) unless one of them was launched only once, then K = 1 for all.
 3. Each profiled result is matched back to its group by mangled name (a second, small CSV export of the
    report with ``--print-kernel-base mangled``), grid and block, which gives the diagnosis a
-   :class:`~ncuwrap.verdict.Coverage`: launches and total time per kernel, and the share of the program's
+   :class:`~ncuwrap.kernel.verdict.Coverage`: launches and total time per kernel, and the share of the program's
    GPU time the profiled kernels cover; the "fix first" ranking then weighs each kernel's estimated gain
    by its share of the whole program.
 """
 
 from __future__ import annotations
 
-from ncuwrap.errors import OptionError
+from ncuwrap.core.errors import OptionError
 
 import csv
 import io
@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuwrap.ingest.names import short_name
-from ncuwrap.verdict import KernelTime, KernelTimes
-from ncuwrap.verdict import Coverage, CoveredKernel
+from ncuwrap.kernel.reading.names import short_name
+from ncuwrap.kernel.verdict import KernelTime, KernelTimes
+from ncuwrap.kernel.verdict import Coverage, CoveredKernel
 
 # ncu's first launch of a kernel is often not the steady state (autotuning, cold caches, module loading).
 PREFERRED_LAUNCH = 2

@@ -3,7 +3,7 @@ what they share: :mod:`.names` (kernel names), :mod:`.phrasing` (numbers and sen
 :mod:`.breakdown` (the timeline's bar) and :mod:`.timeline_diff` (the words of a timeline comparison).
 
 Renderers only format: every number, hint and decision they show is computed in the model
-(ncuwrap.verdict, ncuwrap.compare, ncuwrap.timeline.model). :data:`RENDERERS` declares which result
+(ncuwrap.kernel.verdict, ncuwrap.kernel.compare, ncuwrap.timeline.model). :data:`RENDERERS` declares which result
 type has which format and the module that draws it; :func:`render` looks the pair up there. Modules
 are imported on first use (jinja2 only for html). tests/test_render_registry.py holds every entry to
 its contract.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from enum import Enum
 
-from ncuwrap.errors import InputError, OptionError
+from ncuwrap.core.errors import InputError, OptionError
 
 
 class Format(str, Enum):
@@ -29,8 +29,8 @@ class Format(str, Enum):
 # them up): what each is called in messages, and the module name of its renderer in each of the
 # formats it has besides JSON (none: JSON only).
 _TYPES = {
-    "ncuwrap.verdict.Diagnosis": ("a kernel diagnosis", "diagnosis", (Format.table, Format.markdown, Format.html)),
-    "ncuwrap.compare.CompareResult": ("a comparison of two kernel reports", "compare", (Format.table, Format.markdown, Format.html)),
+    "ncuwrap.kernel.verdict.Diagnosis": ("a kernel diagnosis", "diagnosis", (Format.table, Format.markdown, Format.html)),
+    "ncuwrap.kernel.compare.CompareResult": ("a comparison of two kernel reports", "compare", (Format.table, Format.markdown, Format.html)),
     "ncuwrap.timeline.diagnosis.TimelineDiagnosis": ("a timeline diagnosis", "timeline", (Format.table, Format.markdown, Format.html)),
     "ncuwrap.timeline.compare.TimelineCompare": ("a comparison of two timelines", "timeline_compare",
                                                  (Format.table, Format.markdown, Format.html)),

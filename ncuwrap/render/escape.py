@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ncuwrap.terminal import BIDI
+from ncuwrap.core.terminal import BIDI
 
 # C0 and C1 control characters (ESC starts terminal sequences; CR and BS overwrite what was printed),
 # the bidi formatting characters (they reorder what is shown), tab and newline aside, and lone surrogates:

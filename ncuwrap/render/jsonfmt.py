@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import orjson
 
-from ncuwrap.gc_pause import no_collection_pauses
+from ncuwrap.core.gc_pause import no_collection_pauses
 from ncuwrap.render.escape import bytes_shown
 
 

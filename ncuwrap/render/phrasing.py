@@ -111,7 +111,7 @@ _SI_UNITS = {"byte/s": "B/s", "flop/s": "FLOP/s", "hz": "Hz"}
 
 def metric(name: str, value) -> str:
     """A metric's value with its unit, as a reader expects it: '64.6%', '3.11 TB/s', '36.19 us', '16,378,009'."""
-    from ncuwrap import metrics as kernel_metrics
+    from ncuwrap.kernel import metrics as kernel_metrics
 
     if value is None or isinstance(value, str):
         return number(value)
@@ -175,7 +175,7 @@ def change_only(delta) -> str:
 
 
 # Plain names of the key metrics compared by 'ncuwrap compare'.
-# The heading of the findings a comparison introduced but did not gate on (ncuwrap.compare.gates_on).
+# The heading of the findings a comparison introduced but did not gate on (ncuwrap.kernel.compare.gates_on).
 NOT_GATING = "Introduced, not gating (the change made it measurably faster; --fail-on-finding LEVEL counts them)"
 
 METRIC_LABELS = {

@@ -1,7 +1,7 @@
 """Load a rules file (versioned YAML) into typed objects, and merge a user's with the bundled rules (``--extend``).
 
 The format is documented, with comments, in ``rules/reference.yaml``. YAML is read with
-``yaml.safe_load`` only; conditions go through :mod:`ncuwrap.expr` (no eval). Every error names the
+``yaml.safe_load`` only; conditions go through :mod:`ncuwrap.core.expr` (no eval). Every error names the
 file and the rule. The package: :mod:`.model` (the typed rules), :mod:`.parser` (a document into
 them), :mod:`.texts` (the rules' texts and their placeholders); this module reads files and merges.
 """
@@ -13,11 +13,12 @@ from pathlib import Path
 
 import yaml
 
-from ncuwrap import metrics, safeyaml  # metrics.KERNEL: the default catalogue, until callers name theirs
-from ncuwrap.catalogue import Catalogue
-from ncuwrap.errors import RulesError
-from ncuwrap.fileio import check_file
-from ncuwrap.resources import data_dir
+from ncuwrap.kernel import metrics  # metrics.KERNEL: the default catalogue, until callers name theirs
+from ncuwrap.core import safeyaml
+from ncuwrap.core.catalogue import Catalogue
+from ncuwrap.core.errors import RulesError
+from ncuwrap.core.fileio import check_file
+from ncuwrap.core.resources import data_dir
 from ncuwrap.ruleset.model import (  # noqa: F401  (the rules' types, for callers)
     ESTIMATE_DEFAULTS, SEVERITIES, SUPPORTED_VERSIONS, Branch, Finding, NextStep, RuleSet, SeverityLevel)
 from ncuwrap.ruleset.parser import display_path, parse_document  # noqa: F401  (display_path, for callers)
@@ -37,7 +38,7 @@ def default_path(catalogue: Catalogue = metrics.KERNEL) -> Path:
 
 def load(path: str | Path | None = None, catalogue: Catalogue = metrics.KERNEL, *, extend: bool = False) -> RuleSet:
     """Load ``path`` (default: the bundled rules of ``catalogue``'s kind) as rules that read ``catalogue``'s
-    names (ncuwrap.catalogue: kernel rules by default). With ``extend``, its findings and constants are
+    names (ncuwrap.core.catalogue: kernel rules by default). With ``extend``, its findings and constants are
     added to the bundled rules (a finding with an existing id replaces it)."""
     if path is None:
         return _load_file(default_path(catalogue), catalogue)

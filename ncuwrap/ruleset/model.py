@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass, field
 
 
-from ncuwrap.catalogue import Catalogue
-from ncuwrap.expr import Expression
+from ncuwrap.core.catalogue import Catalogue
+from ncuwrap.core.expr import Expression
 from ncuwrap.ruleset.texts import placeholders, text_names
 
 SUPPORTED_VERSIONS = (1,)
@@ -55,7 +55,7 @@ class Finding:
     advice: str | dict[str, str]
     advice_by: str | None = None
     unless: tuple[str, ...] = ()
-    # What fixing it buys (ncuwrap.estimate): the share of each unit's work the fix removes, and the
+    # What fixing it buys (ncuwrap.kernel.estimate): the share of each unit's work the fix removes, and the
     # share of the GPU the launch keeps busy. A finding with either has its severity set by the gain.
     removes: dict[str, Expression] = field(default_factory=dict)
     fills: Expression | None = None

@@ -1,5 +1,5 @@
 """A rules file's YAML document into a :class:`~ncuwrap.ruleset.model.RuleSet`: every key checked
-against the format (rules/reference.yaml), every condition parsed by :mod:`ncuwrap.expr` (no eval),
+against the format (rules/reference.yaml), every condition parsed by :mod:`ncuwrap.core.expr` (no eval),
 every name against the catalogue of the rules' kind; each error names the file and the rule."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from ncuwrap import schema
-from ncuwrap.catalogue import Catalogue
-from ncuwrap.errors import RulesError
-from ncuwrap.expr import MAX_INT, Expression, ExpressionError, parse
-from ncuwrap.resources import data_dir
+from ncuwrap.core import schema
+from ncuwrap.core.catalogue import Catalogue
+from ncuwrap.core.errors import RulesError
+from ncuwrap.core.expr import MAX_INT, Expression, ExpressionError, parse
+from ncuwrap.core.resources import data_dir
 from ncuwrap.ruleset.model import ID_PATTERN, SEVERITIES, SUPPORTED_VERSIONS, Branch, Finding, NextStep, RuleSet, SeverityLevel
 from ncuwrap.ruleset.texts import VERDICT_FIELDS, check_formats as _check_formats, placeholders
-from ncuwrap.schema import Node
+from ncuwrap.core.schema import Node
 
 
 def display_path(path: Path) -> str:

@@ -1,6 +1,6 @@
 """The texts of the rules: titles, advice and explanations with ``{name}`` / ``{name:.1f}`` placeholders,
 which metrics they read, and how they are filled for a launch (no attribute access, nothing evaluated).
-The rules loader checks them (ncuwrap.ruleset); the evaluator fills them (ncuwrap.evaluate)."""
+The rules loader checks them (ncuwrap.ruleset); the evaluator fills them (ncuwrap.ruleset.evaluate)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import functools
 import re
 from pathlib import Path
 
-from ncuwrap.errors import RulesError
+from ncuwrap.core.errors import RulesError
 
 # Names a text may read besides the metrics: the verdict.
 VERDICT_FIELDS = ("bound",)

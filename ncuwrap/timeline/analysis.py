@@ -26,7 +26,7 @@ import numpy as np
 from ncuwrap.timeline import launched_from
 from ncuwrap.timeline import metrics as timeline_metrics
 from ncuwrap.timeline.events import Events
-from ncuwrap.numbers import distinct, median, percentile
+from ncuwrap.core.numbers import distinct, median, percentile
 from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
 from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData, launch_dims
 from ncuwrap.timeline.steps import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, active_window, categories_of, launch_times,

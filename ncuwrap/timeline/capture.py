@@ -24,8 +24,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuwrap import fileio
-from ncuwrap.errors import InputError, OutputExistsError, ProfilerError
+from ncuwrap.core import fileio
+from ncuwrap.core.errors import InputError, OutputExistsError, ProfilerError
 from ncuwrap.timeline import nsysrep
 
 STEM = "timeline"

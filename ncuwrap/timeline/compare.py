@@ -15,12 +15,12 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuwrap import __version__
-from ncuwrap.compare import (DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on, introduced_gate,
+from ncuwrap.core.version import __version__
+from ncuwrap.kernel.compare import (DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on, introduced_gate,
                              measurably_faster)
-from ncuwrap.display import Displayed, short_path
-from ncuwrap.errors import InputError
-from ncuwrap.numbers import clean
+from ncuwrap.core.display import Displayed, short_path
+from ncuwrap.core.errors import InputError
+from ncuwrap.core.numbers import clean
 from ncuwrap.timeline.diagnosis import TimelineDiagnosis
 from ncuwrap.timeline.model import CATEGORIES, CATEGORY_LABELS, KernelStats
 
@@ -335,7 +335,7 @@ def _conditions_held(d: TimelineDiagnosis, rules) -> set[str]:
     left aside): what "introduced" and "resolved" are judged against. ``rules``: the loaded RuleSet both
     sides were diagnosed with, or None to load the one ``d`` names (the bundled rules, or a file)."""
     from ncuwrap import ruleset
-    from ncuwrap.evaluate import Evaluation
+    from ncuwrap.ruleset.evaluate import Evaluation
     from ncuwrap.timeline.metrics import TIMELINE
     from ncuwrap.timeline.values import CaptureValues
 
@@ -350,7 +350,7 @@ def compare_timeline_files(before: str | Path, after: str | Path, rules_path: st
                            nsys: str | Path | None = None, step_pattern: str | None = None, warmup: int | None = None, find_steps: str = "auto",
                            **options) -> TimelineCompare:
     """Diagnose two captures (.sqlite, .sqlite.gz, .nsys-rep) with the same rules and compare them."""
-    from ncuwrap.timeline.diagnosing import Diagnosing
+    from ncuwrap.timeline.pipeline import Diagnosing
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     # The two captures are read side by side (each in a child, where the platform forks).

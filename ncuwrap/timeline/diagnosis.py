@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ncuwrap import __version__
-from ncuwrap.display import Displayed, plural, short_path
-from ncuwrap.evaluate import Decided, Decision
-from ncuwrap.numbers import clean
+from ncuwrap.core.version import __version__
+from ncuwrap.core.display import Displayed, plural, short_path
+from ncuwrap.ruleset.evaluate import Decided, Decision
+from ncuwrap.core.numbers import clean
 from ncuwrap.timeline.model import Timeline, pct
 
 SCHEMA = "ncuwrap.timeline/v1"
@@ -124,7 +124,7 @@ class TimelineDiagnosis(Decided, Displayed):
 
 def decide(measured, rules, *, source_path: str) -> TimelineDiagnosis:
     """Apply ``rules`` (a loaded timeline RuleSet) to a measured capture (ncuwrap.timeline.measured.Measured)."""
-    from ncuwrap.evaluate import Evaluation
+    from ncuwrap.ruleset.evaluate import Evaluation
     from ncuwrap.timeline.values import CaptureValues
 
     timeline = measured.timeline

@@ -19,9 +19,9 @@ Times are int64 ns on the trace's own clock (``round(ts * 1000)``; ``baseTimeNan
 the epoch time). A trace is parsed whole with orjson, then each read event's fields go straight into
 typed columns (the stdlib's ``array``: a C number per field, no Python object kept per event).
 
-A damaged or hostile trace is refused in one line naming the file (:class:`~ncuwrap.errors.InputError`):
+A damaged or hostile trace is refused in one line naming the file (:class:`~ncuwrap.core.errors.InputError`):
 bigger than MAX_TRACE_BYTES unpacked (a huge single line among them), gzip inflating past
-:data:`ncuwrap.packed.MAX_RATIO`, truncated or invalid JSON, nesting deeper than orjson's 1,024 levels,
+:data:`ncuwrap.core.packed.MAX_RATIO`, truncated or invalid JSON, nesting deeper than orjson's 1,024 levels,
 numbers past a double. An event that is read but lacks a field Kineto always writes (``name``, ``ts``,
 ``dur``), holds a value of another type, or a time off the clock (a negative duration, a time past
 2**62 ns) is refused, not skipped: Kineto always writes them, so the file was damaged or made, and
@@ -39,8 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ncuwrap import fileio, packed
-from ncuwrap.errors import InputError
+from ncuwrap.core import fileio, packed
+from ncuwrap.core.errors import InputError
 from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.sqlite import COPY_CATEGORY_BY_NAME, MAX_TIME, RunInfo, TimelineData, api_name
 
@@ -403,7 +403,7 @@ def _sorted(frame: Events) -> Events:
 
 
 def _kernels(t: _Table) -> Events:
-    from ncuwrap.ingest.names import short_name
+    from ncuwrap.kernel.reading.names import short_name
 
     frame = t.events()
     demangled = frame["name"]

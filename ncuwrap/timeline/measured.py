@@ -1,7 +1,7 @@
 """A capture measured: its steps found and its steady steps analysed (or the whole capture, without
 steps), with the facts of the file, ready for the timeline rules (:mod:`ncuwrap.timeline.diagnosis`).
 
-:func:`start` measures a capture file in a forked child (:mod:`ncuwrap.forked`) while the caller loads
+:func:`start` measures a capture file in a forked child (:mod:`ncuwrap.core.forked`) while the caller loads
 the rules and the evaluator: numpy and Arrow are imported and the file read beside that, not after it.
 """
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ncuwrap.errors import InputError
-from ncuwrap.forked import Forked
+from ncuwrap.core.errors import InputError
+from ncuwrap.core.forked import Forked
 
 if TYPE_CHECKING:  # the model imports numpy: a child is forked before it is imported
     from ncuwrap.timeline.model import Timeline

@@ -1,6 +1,6 @@
 """The names timeline rules may read: one value per capture, computed by :mod:`ncuwrap.timeline.analysis`.
 
-The kernel rules read Nsight Compute metrics (:mod:`ncuwrap.metrics`); timeline rules read these
+The kernel rules read Nsight Compute metrics (:mod:`ncuwrap.kernel.metrics`); timeline rules read these
 instead. ``ncuwrap.ruleset`` validates a ``kind: timeline`` rules file against :data:`TIMELINE`.
 
 Every ``*_ns`` quantity can also be read as ``*_us`` and ``*_ms`` and every ``*_bytes`` one as
@@ -11,7 +11,7 @@ evaluated with the reason.
 
 from __future__ import annotations
 
-from ncuwrap.catalogue import Catalogue, Entry
+from ncuwrap.core.catalogue import Catalogue, Entry
 
 
 def _m(name, unit, description, needs=None):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from ncuwrap import numbers
-from ncuwrap.numbers import clean
+from ncuwrap.core import numbers
+from ncuwrap.core.numbers import clean
 
 # The breakdown's categories, in attribution order (see analysis.breakdown).
 CATEGORIES = ("kernel", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other", "memset", "idle")

@@ -16,9 +16,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuwrap import process
-from ncuwrap.errors import InputError, ProfilerError, ToolNotFoundError
-from ncuwrap.process import ProcessRun
+from ncuwrap.core import process
+from ncuwrap.core.errors import InputError, ProfilerError, ToolNotFoundError
+from ncuwrap.core.process import ProcessRun
 
 PROFILE_TRACE = "cuda,nvtx,osrt"
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncuwrap.numbers import median, percentile
+from ncuwrap.core.numbers import median, percentile
 
 MIN_STEPS = 3
 MAX_WINDOW = 1 << 18  # launches the period is looked for in (a step of more launches than a third of this is not found)

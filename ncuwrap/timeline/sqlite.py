@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ncuwrap import fileio
-from ncuwrap.errors import InputError
-from ncuwrap.numbers import distinct
+from ncuwrap.core import fileio
+from ncuwrap.core.errors import InputError
+from ncuwrap.core.numbers import distinct
 from ncuwrap.timeline import pytorch_nvtx
 from ncuwrap.timeline.events import Events, Labels
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ncuwrap.errors import InputError
-from ncuwrap.kernel_filter import compile_filter, search_all
+from ncuwrap.core.errors import InputError
+from ncuwrap.core.kernel_filter import compile_filter, search_all
 from ncuwrap.timeline.events import Events, Labels
-from ncuwrap.numbers import median
+from ncuwrap.core.numbers import median
 from ncuwrap.timeline.model import pct
 
 # "step" as a word, not after a dot: PyTorch's own ranges ("Optimizer.step#AdamW.step", recorded by

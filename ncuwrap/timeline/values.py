@@ -1,6 +1,6 @@
 """A timeline capture as the evaluator's metric source: one row, the capture's values.
 
-The same decision tree as the kernel rules (ncuwrap.evaluate) applies to it. A rule that reads a
+The same decision tree as the kernel rules (ncuwrap.ruleset.evaluate) applies to it. A rule that reads a
 quantity the capture does not have (no CUDA API trace...) is reported as not evaluated, with the
 reason the analysis gave.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ncuwrap.catalogue import Catalogue
+from ncuwrap.core.catalogue import Catalogue
 from ncuwrap.timeline import metrics as timeline_metrics
-from ncuwrap.verdict import clean
+from ncuwrap.kernel.verdict import clean
 
 
 class CaptureValues:

@@ -29,7 +29,8 @@ step "time FP32 vs TF32"
 for i in 1 2 3; do python3 benchmarks/device/advice/fp32_matmul.py --time >> "$OUT/fp32_tf32_times.jsonl" 2>> "$OUT/fp32_tf32_times.err"; done; done_ $?
 step "gather_sequential without the stall reasons"
 metrics=$(python3 -c "
-from ncuwrap import ruleset, metrics as M
+from ncuwrap import ruleset
+from ncuwrap.kernel import metrics as M
 stall = {m for s in M.STALL_REASONS for m in M.raw_inputs(f'stall_{s}')}
 print(','.join(m for m in ruleset.load().raw_metrics() if m not in stall))")
 bin=$($N build gather 2>/dev/null | awk '$1 == "gather" {print $4}')

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ncuwrap import metrics as kernel_metrics
+from ncuwrap.kernel import metrics as kernel_metrics
 from ncuwrap.render import phrasing
 from ncuwrap.render.escape import terminal
 
@@ -30,7 +30,7 @@ def environment():
     """The jinja2 environment over the shipped templates: autoescape on, undefined names are errors."""
     import jinja2
 
-    from ncuwrap.resources import data_dir
+    from ncuwrap.core.resources import data_dir
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),

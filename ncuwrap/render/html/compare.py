@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ncuwrap import __version__
+from ncuwrap.core.version import __version__
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import diagnosis as diagnosis_page
 from ncuwrap.render.html import environment
 from ncuwrap.render import phrasing
-from ncuwrap.shown import PAGE, Shown
+from ncuwrap.kernel.shown import PAGE, Shown
 
 SERIES = ["before", "after"]
 

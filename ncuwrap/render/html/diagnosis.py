@@ -1,7 +1,7 @@
 """HTML output of a kernel diagnosis (templates/diagnosis.html): a table of contents, the summary, a
 collapsible section per kernel, what could not be evaluated (once), the environment.
 
-A report with many launches stays small; what it shows is decided by ncuwrap.shown (its PAGE preset):
+A report with many launches stays small; what it shows is decided by ncuwrap.kernel.shown (its PAGE preset):
 each kernel's longest launch gets the full section (decision path, findings, charts) before any
 kernel's second launch does; the summary lists the top launches; of the others, each kernel's listed
 launches (KernelGroup.listed: all of a few, else the longest and those that differ) are one row of a
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ncuwrap import __version__
+from ncuwrap.core.version import __version__
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment, svg
 from ncuwrap.render import phrasing
-from ncuwrap.shown import PAGE, Shown, layout
+from ncuwrap.kernel.shown import PAGE, Shown, layout
 
 
 @dataclass(frozen=True)

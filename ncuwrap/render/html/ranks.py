@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ncuwrap import __version__
+from ncuwrap.core.version import __version__
 from ncuwrap.render import breakdown
 from ncuwrap.render import phrasing
 from ncuwrap.render.html import environment, svg

@@ -6,7 +6,7 @@ escaped here, and only then is the whole returned as :class:`markupsafe.Markup`,
 can insert it without escaping it a second time and without letting a kernel name inject markup.
 
 A series is one set of numbers to draw (one kernel, or the "before" and "after" of a comparison);
-each is a ``KernelVerdict.chart_metrics`` dict (see ``ncuwrap.kernel_diagnosis.CHART_METRICS``), or for the
+each is a ``KernelVerdict.chart_metrics`` dict (see ``ncuwrap.kernel.diagnosis.CHART_METRICS``), or for the
 roofline a ``KernelVerdict.roofline``.
 """
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from ncuwrap.metrics import MEMORY_LEVELS
-from ncuwrap.numbers import pct as share_pct
+from ncuwrap.kernel.metrics import MEMORY_LEVELS
+from ncuwrap.core.numbers import pct as share_pct
 from ncuwrap.render import phrasing
 from ncuwrap.render.escape import terminal
 

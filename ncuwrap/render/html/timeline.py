@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ncuwrap import __version__
+from ncuwrap.core.version import __version__
 from ncuwrap.render import phrasing
-from ncuwrap.numbers import clean
+from ncuwrap.core.numbers import clean
 from ncuwrap.render import breakdown
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ncuwrap import __version__
+from ncuwrap.core.version import __version__
 from ncuwrap.render import timeline_diff
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment

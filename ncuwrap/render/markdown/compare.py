@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ncuwrap import __version__
+from ncuwrap.core.version import __version__
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
 from ncuwrap.render.escape import code, escape, table
-from ncuwrap.shown import COMMENT, Shown
+from ncuwrap.kernel.shown import COMMENT, Shown
 
 
 def _kernel_name(pair, name: kernel_names.Names) -> str:

@@ -3,13 +3,13 @@ with ncuwrap.render.escape)."""
 
 from __future__ import annotations
 
-from ncuwrap import __version__
+from ncuwrap.core.version import __version__
 import html
 
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
 from ncuwrap.render.escape import fenced, code, escape, table, terminal
-from ncuwrap.shown import COMMENT, Shown, layout
+from ncuwrap.kernel.shown import COMMENT, Shown, layout
 
 
 def verdict(kernel) -> str:

@@ -7,7 +7,7 @@ from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
 from ncuwrap.render import breakdown
 from ncuwrap.render.escape import code, escape, table
-from ncuwrap.shown import COMMENT, Shown
+from ncuwrap.kernel.shown import COMMENT, Shown
 from ncuwrap.timeline.model import CATEGORY_LABELS
 
 

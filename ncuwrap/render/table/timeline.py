@@ -10,7 +10,7 @@ from ncuwrap.render import phrasing
 from ncuwrap.render import breakdown
 from ncuwrap.render.escape import terminal
 from ncuwrap.render.table import STYLE, Page
-from ncuwrap.shown import TERMINAL_CALLS
+from ncuwrap.kernel.shown import TERMINAL_CALLS
 from ncuwrap.timeline.model import CATEGORY_LABELS
 
 _BAR_STYLE = {"kernel": "blue", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red", "memcpy_dtod": "cyan",

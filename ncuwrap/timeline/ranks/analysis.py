@@ -35,7 +35,7 @@ import numpy as np
 from ncuwrap.timeline import analysis
 from ncuwrap.timeline import steps
 from ncuwrap.timeline.events import Events
-from ncuwrap.numbers import median
+from ncuwrap.core.numbers import median
 from ncuwrap.timeline.model import pct
 from ncuwrap.timeline.ranks.model import CollectiveTime, RankRow, RankSet, RankTimeline, StepStats
 from ncuwrap.timeline.ranks.metrics import CATALOGUE

@@ -22,7 +22,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from ncuwrap.timeline import nsysrep
 
 # torchrun's options that take no value (torch/distributed/run.py); every other option takes one,
@@ -86,8 +86,8 @@ def capture_ranks(program: list[str], run_dir: Path, *, nsys: str | Path | None 
     ``run_dir`` and return the folder (for :func:`ncuwrap.timeline.ranks.diagnosis.diagnose_ranks`)."""
     import sys
 
-    from ncuwrap import fileio
-    from ncuwrap.errors import OutputExistsError, ProfilerError
+    from ncuwrap.core import fileio
+    from ncuwrap.core.errors import OutputExistsError, ProfilerError
 
     exe = nsysrep.find_nsys(nsys)
     argv = per_rank_argv(program, exe, run_dir, python=python or sys.executable, options=options)

@@ -28,11 +28,11 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuwrap import __version__
-from ncuwrap.display import Displayed, plural, short_path
-from ncuwrap.errors import ClusterError, InputError, NcuwrapError
-from ncuwrap.evaluate import Decided, Decision
-from ncuwrap.numbers import clean
+from ncuwrap.core.version import __version__
+from ncuwrap.core.display import Displayed, plural, short_path
+from ncuwrap.core.errors import ClusterError, InputError, NcuwrapError
+from ncuwrap.ruleset.evaluate import Decided, Decision
+from ncuwrap.core.numbers import clean
 from ncuwrap.timeline import steps
 from ncuwrap.timeline.ranks.analysis import analyze_file, compare
 from ncuwrap.timeline.ranks.files import find
@@ -271,7 +271,7 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     left out of every rank's window (None: detected per rank, ncuwrap.timeline.steps)."""
     from ncuwrap import ruleset
     from ncuwrap.timeline.ranks.metrics import RANKS
-    from ncuwrap.evaluate import Evaluation
+    from ncuwrap.ruleset.evaluate import Evaluation
     from ncuwrap.timeline.values import CaptureValues
 
     rules = ruleset.load(rules_path, RANKS, extend=extend)

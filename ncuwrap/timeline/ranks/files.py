@@ -26,7 +26,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from ncuwrap.timeline import readers
 from ncuwrap.timeline.readers import kineto
 from ncuwrap.timeline.sqlite import check_file

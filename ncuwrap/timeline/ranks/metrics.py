@@ -9,7 +9,7 @@ a rule that reads it is reported as not evaluated with the reason.
 
 from __future__ import annotations
 
-from ncuwrap.catalogue import Catalogue, Entry
+from ncuwrap.core.catalogue import Catalogue, Entry
 
 
 def _m(name, unit, description, needs=None):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ncuwrap.numbers import clean
+from ncuwrap.core.numbers import clean
 from ncuwrap.timeline.model import CATEGORY_LABELS, Segment, Timeline, pct
 
 RANK_CATEGORIES = ("compute", "nccl", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other", "memset", "idle")

@@ -13,7 +13,7 @@ import gzip
 import zlib
 from pathlib import Path
 
-from ncuwrap.errors import InputError
+from ncuwrap.core.errors import InputError
 from ncuwrap.timeline.readers.interface import TimelineReader
 from ncuwrap.timeline.readers.kineto import KinetoTrace
 from ncuwrap.timeline.readers.nsys import NsysReport, NsysSqlite, NsysSqliteGz

@@ -35,4 +35,4 @@ class TimelineReader(ABC):
     @abstractmethod
     def read(self, path: Path, *, nsys: str | Path | None = None, ranks: bool = False) -> "TimelineData":
         """The events of ``path``; ``ranks``: also what identifies the run (``TimelineData.run``).
-        Every problem with the file is an :class:`~ncuwrap.errors.InputError` naming it."""
+        Every problem with the file is an :class:`~ncuwrap.core.errors.InputError` naming it."""

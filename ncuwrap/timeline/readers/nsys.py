@@ -25,8 +25,8 @@ class NsysReport(TimelineReader):
     fix = _FIX
 
     def read(self, path, *, nsys=None, ranks=False):
-        from ncuwrap import fileio, packed
-        from ncuwrap.errors import ToolNotFoundError
+        from ncuwrap.core import fileio, packed
+        from ncuwrap.core.errors import ToolNotFoundError
         from ncuwrap.timeline import nsysrep, sqlite
 
         nsysrep.check_not_qdstrm(path)
@@ -66,7 +66,7 @@ class NsysSqlite(TimelineReader):
 
 class NsysSqliteGz(TimelineReader):
     """A gzipped nsys SQLite export: SQLite reads a file, so a private unpacked copy, bounded in size and
-    ratio (:mod:`ncuwrap.packed`), errors naming the .gz."""
+    ratio (:mod:`ncuwrap.core.packed`), errors naming the .gz."""
 
     kind = "nsys-sqlite"
     producer = "Nsight Systems"
@@ -74,7 +74,7 @@ class NsysSqliteGz(TimelineReader):
     fix = _FIX
 
     def read(self, path, *, nsys=None, ranks=False):
-        from ncuwrap import fileio, packed
+        from ncuwrap.core import fileio, packed
         from ncuwrap.timeline import sqlite
 
         fileio.check_file(path, folder_fix="give an nsys .sqlite export, gzipped or not", empty_fix="export the report again and gzip it")

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ncuwrap.numbers import clean
+from ncuwrap.core.numbers import clean
 
 if TYPE_CHECKING:  # the rules loader reads WASTES without loading pandas
     import pandas as pd
 
-    from ncuwrap.ingest.source_counters import SourceCounters
+    from ncuwrap.kernel.reading.source_counters import SourceCounters
 
 WARP = 32
 # The hot lines shown: the largest first, until they hold COVER of the waste, at most MAX_LINES, none

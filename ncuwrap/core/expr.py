@@ -6,7 +6,7 @@ the node types below are accepted; everything else (attributes, subscripts, lamb
 other than the listed functions) is refused when the rules are loaded. Evaluation works on numpy
 arrays, one element per kernel launch.
 
-Names are canonical or derived metric names (see ncuwrap.metrics), constants from the rules file,
+Names are canonical or derived metric names (see ncuwrap.kernel.metrics), constants from the rules file,
 or ``metric("raw.ncu.name")`` for a raw metric.
 
 Bounds, checked when the rules are loaded: the text's length, the nesting of the tree (parser and
@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from ncuwrap.errors import RulesError
+from ncuwrap.core.errors import RulesError
 
 RULE = "rule"
 FORMULA = "formula"

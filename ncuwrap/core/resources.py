@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # ncuwrap/ (this file is ncuwrap/core/resources.py)
 
 
 def data_dir(name: str) -> Path:

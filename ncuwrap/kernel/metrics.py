@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ncuwrap.attribution import WASTES
-from ncuwrap.catalogue import Catalogue
+from ncuwrap.kernel.attribution import WASTES
+from ncuwrap.core.catalogue import Catalogue
 
 if TYPE_CHECKING:
     import pandas as pd

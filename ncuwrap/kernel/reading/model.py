@@ -51,7 +51,7 @@ class RuleResult:
 
 @dataclass
 class Profile:
-    """A profile as a DataFrame: meta columns plus ncu metrics in base units (see ncuwrap.units)."""
+    """A profile as a DataFrame: meta columns plus ncu metrics in base units (see ncuwrap.kernel.reading.units)."""
 
     source: Source
     frame: pd.DataFrame

@@ -8,7 +8,7 @@ in v2; every later launch of that kernel is::
 
 ``like`` is the latest earlier launch of the kernel with the same shape (a training loop's launch is like
 its twin in the step before), ``differs`` maps RFC 6901 JSON Pointers into that record to this launch's
-values there, ``digits`` the texts that differ from it only in their numbers (:mod:`ncuwrap.json_delta`
+values there, ``digits`` the texts that differ from it only in their numbers (:mod:`ncuwrap.kernel.json_delta`
 says exactly how, repeated values included). Beside v2's keys, a launch record holds what ``compare``
 reads (``compared``: every metric a finding's evidence or a comparison reads; ``effects``: what
 estimates a fix), and the document the rest of the report's facts (``facts``: command line, sha256,
@@ -17,7 +17,7 @@ is v2's. v3 (written by ncuwrap until 2026-12-02) is v4 with ``like`` always the
 no ``digits`` and no repeats marked.
 
 :func:`expand` gives the v2 document back, the same JSON text v2 wrote (tested); :func:`read` gives a
-:class:`~ncuwrap.verdict.Diagnosis` of a v2, v3 or v4 file, which ``compare`` takes beside reports.
+:class:`~ncuwrap.kernel.verdict.Diagnosis` of a v2, v3 or v4 file, which ``compare`` takes beside reports.
 """
 
 from __future__ import annotations
@@ -26,16 +26,16 @@ from pathlib import Path
 
 import orjson
 
-from ncuwrap.attribution import HotLine, Instruction, Unattributed, Where
-from ncuwrap.errors import InputError
-from ncuwrap.estimate import KernelEffects
-from ncuwrap.fileio import check_file
-from ncuwrap.json_delta import OverBudget, expand_launches
-from ncuwrap.verdict import (Diagnosis, FindingResult, KernelVerdict, NcuRule, NextStep, NotEvaluated, Reprofile, Roofline, RooflinePoint,
+from ncuwrap.kernel.attribution import HotLine, Instruction, Unattributed, Where
+from ncuwrap.core.errors import InputError
+from ncuwrap.kernel.estimate import KernelEffects
+from ncuwrap.core.fileio import check_file
+from ncuwrap.kernel.json_delta import OverBudget, expand_launches
+from ncuwrap.kernel.verdict import (Diagnosis, FindingResult, KernelVerdict, NcuRule, NextStep, NotEvaluated, Reprofile, Roofline, RooflinePoint,
                              SourceInfo, Stall, Step, Undecided)
-from ncuwrap.verdict import SCHEMA as V4, SCHEMA_V2 as V2, SCHEMA_V3 as V3
+from ncuwrap.kernel.verdict import SCHEMA as V4, SCHEMA_V2 as V2, SCHEMA_V3 as V3
 from ncuwrap.ruleset.model import SEVERITIES
-from ncuwrap.schema import _kind
+from ncuwrap.core.schema import _kind
 
 SCHEMAS = (V2, V3, V4)
 # A v4 document of 100,000 launches is tens of megabytes, a v2 one of 70,000 full-set launches 1 GB (13.9 KB
@@ -113,7 +113,7 @@ def _bundled_roles(doc: dict) -> dict:
     if not path.startswith("ncuwrap:rules/") or "+" in path:
         return {}
     from ncuwrap import ruleset
-    from ncuwrap.resources import data_dir
+    from ncuwrap.core.resources import data_dir
 
     # Looked up among the bundled files by name, never joined as a path ('ncuwrap:rules/../../etc/passwd'
     # read any file on the machine as rules, and its errors named that file instead of the document).

@@ -3,14 +3,14 @@ while this process imports the evaluator and loads the rules, then judged here.
 
 This module imports neither numpy nor the evaluator before the children are forked: they import and
 read beside the parent's imports, and two captures (``compare``) are read side by side (what that buys,
-measured: ncuwrap.forked).
+measured: ncuwrap.core.forked).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ncuwrap import progress
+from ncuwrap.core import progress
 from ncuwrap.timeline import measured
 
 

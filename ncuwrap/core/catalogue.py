@@ -1,6 +1,6 @@
 """What one kind of rules may read and do: its names (with their unit variants), the bundled rules
 file, the roles its findings may hold. Each kind hands its catalogue to the rules loader
-(``ncuwrap.ruleset.load(path, catalogue)``): kernel rules (:data:`ncuwrap.metrics.KERNEL`), timeline
+(``ncuwrap.ruleset.load(path, catalogue)``): kernel rules (:data:`ncuwrap.kernel.metrics.KERNEL`), timeline
 rules (:data:`ncuwrap.timeline.metrics.TIMELINE`), rank rules (:data:`ncuwrap.timeline.ranks.metrics.RANKS`).
 """
 
@@ -41,7 +41,7 @@ def _itself(name: str) -> list[str]:
 @dataclass(frozen=True)
 class Catalogue:
     """Everything the rules engine knows about one domain: the rules engine itself (ncuwrap.ruleset,
-    ncuwrap.evaluate) knows none, and checks and reads rules only through this."""
+    ncuwrap.ruleset.evaluate) knows none, and checks and reads rules only through this."""
 
     kind: str  # the rules file's `kind:` (kernel, timeline, ranks)
     rules_file: str  # the bundled rules of this kind (rules/<file>)

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ncuwrap import packed
-from ncuwrap.errors import InputError
+from ncuwrap.core import packed
+from ncuwrap.core.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
-from ncuwrap.ingest.names import function_name
+from ncuwrap.kernel.reading.names import function_name
 
 # ncuwrap name -> (the ncu_report metric with one instance per instruction, the source page's column).
 COUNTERS = {

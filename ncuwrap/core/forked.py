@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Callable, Generic, TypeVar
 
-from ncuwrap.errors import NcuwrapError
+from ncuwrap.core.errors import NcuwrapError
 
 T = TypeVar("T")
 STOP_GRACE_S = 2.0  # a cancelled child's time to unwind before SIGKILL

@@ -18,8 +18,8 @@ from typing import Callable, Iterable
 import numpy as np
 import re2
 
-from ncuwrap.errors import InputError
-from ncuwrap.numbers import distinct
+from ncuwrap.core.errors import InputError
+from ncuwrap.core.numbers import distinct
 
 # A filter names part of a kernel name; 2,000-character patterns took seconds per long name.
 MAX_PATTERN = 512

@@ -21,11 +21,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ncuwrap import packed
-from ncuwrap.errors import InputError
-from ncuwrap.ingest.model import Profile, RuleResult, Source
-from ncuwrap.ingest.names import function_name
-from ncuwrap.units import scale_to_base
+from ncuwrap.core import packed
+from ncuwrap.core.errors import InputError
+from ncuwrap.kernel.reading.model import Profile, RuleResult, Source
+from ncuwrap.kernel.reading.names import function_name
+from ncuwrap.kernel.reading.units import scale_to_base
 
 _LAUNCH_COLUMNS = {
     "ID": "launch_id",

@@ -13,8 +13,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from ncuwrap.errors import InputError, NcuwrapError, OutputExistsError
-from ncuwrap.packed import short_name
+from ncuwrap.core.errors import InputError, NcuwrapError, OutputExistsError
+from ncuwrap.core.packed import short_name
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -15,7 +15,7 @@ import tempfile
 import zlib
 from pathlib import Path
 
-from ncuwrap.errors import InputError, NcuwrapError
+from ncuwrap.core.errors import InputError, NcuwrapError
 
 # ncu's CSV exports and source pages compress 6-25x (real H200 exports, tests/data); nothing real
 # inflates 250x. The ratio is judged once this much has come out (small files may well compress more).

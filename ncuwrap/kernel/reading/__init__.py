@@ -1,6 +1,6 @@
 """Read any supported profile into a :class:`Profile` (one row per profiled launch).
 
->>> from ncuwrap.ingest import load
+>>> from ncuwrap.kernel.reading import load
 >>> profile = load("report.ncu-rep")          # or a CSV export of it
 >>> profile.frame[["name", "gpu__time_duration.sum"]]
 """
@@ -14,12 +14,12 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ncuwrap import progress
-from ncuwrap.errors import InputError
+from ncuwrap.core import progress
+from ncuwrap.core.errors import InputError
 from ncuwrap.timeline import readers
 
 if TYPE_CHECKING:
-    from ncuwrap.ingest.model import Profile, RuleResult
+    from ncuwrap.kernel.reading.model import Profile, RuleResult
 
 # The readers (pandas, pyarrow) load when a report is read, not when a file's kind is asked
 # (reading an nsys SQLite needs neither of them); the model's names load on first use (PEP 562).
@@ -28,10 +28,10 @@ _MODEL = ("META_COLUMNS", "Profile", "RuleResult", "Source")
 
 def __getattr__(name: str):
     if name in _MODEL:
-        from ncuwrap.ingest import model
+        from ncuwrap.kernel.reading import model
 
         return getattr(model, name)
-    raise AttributeError(f"module 'ncuwrap.ingest' has no attribute {name!r}")
+    raise AttributeError(f"module 'ncuwrap.kernel.reading' has no attribute {name!r}")
 
 
 __all__ = ["load", "kind_of", "is_document", "rule_results", "source_page", "Profile", "RuleResult", "Source", "META_COLUMNS"]
@@ -70,9 +70,9 @@ def kind_of(path: Path) -> str:
                      "or a PyTorch profiler trace (.json)")
 
 
-# Where a report file is checked before it is read: ncuwrap.fileio, beside the writing side (the rules
+# Where a report file is checked before it is read: ncuwrap.core.fileio, beside the writing side (the rules
 # loader checks its file there too, without loading the readers).
-from ncuwrap.fileio import check_file  # noqa: E402
+from ncuwrap.core.fileio import check_file  # noqa: E402
 
 
 def sha256(path: Path, stop: threading.Event | None = None) -> str | None:
@@ -102,7 +102,7 @@ def start(path: str | Path, *, ncu: str | None = None, metrics=None) -> "Loading
         raise InputError(f"{path}: an Nsight Systems timeline; diagnose it with 'ncuwrap diagnose' (timeline support) instead of as a kernel report")
     if kind == "document":
         raise InputError(f"{path}: a diagnosis document, not a kernel report; 'ncuwrap compare' takes it as it is "
-                         "(ncuwrap.diagnosis_doc.read in Python), or diagnose the report it was written from")
+                         "(ncuwrap.kernel.document.read in Python), or diagnose the report it was written from")
     return Loading(path, kind, ncu, metrics)
 
 
@@ -111,7 +111,7 @@ class Loading:
     it cost 0.13 s after the read). A read that fails stops the digest."""
 
     def __init__(self, path: Path, kind: str, ncu: str | None, metrics):
-        from ncuwrap.ingest import ncu_rep
+        from ncuwrap.kernel.reading import ncu_rep
 
         self.path, self.kind, self.ncu, self.metrics = path, kind, ncu, metrics
         plain_rep = kind == "ncu-rep" and not path.name.lower().endswith(".gz")
@@ -126,7 +126,7 @@ class Loading:
         self.digest = sha256(self.path, self.stop)
 
     def result(self) -> Profile:
-        from ncuwrap.ingest import ncu_csv
+        from ncuwrap.kernel.reading import ncu_csv
 
         progress.report(f"reading {self.path.name}")
         try:
@@ -153,8 +153,8 @@ MAX_UNPACKED_REPORT = 4 << 30
 def _read_rep(path: Path, ncu: str | None, metrics=None) -> Profile:
     """A .ncu-rep, or a .ncu-rep.gz unpacked into a private temporary folder (removed after), read and
     named by the user's file in every message and output."""
-    from ncuwrap import packed
-    from ncuwrap.ingest import ncu_rep
+    from ncuwrap.core import packed
+    from ncuwrap.kernel.reading import ncu_rep
 
     if not path.name.lower().endswith(".gz"):
         return ncu_rep.read(path, ncu=ncu, metrics=metrics)
@@ -167,7 +167,7 @@ def rule_results(path: str | Path, *, ncu: str | None = None, of: Profile | None
     ``diagnose --ncu-rules`` puts beside the findings of a raw-page export of the same report).
     ``of``: the report they are for; a file that describes other launches (another kernel, launch
     configuration or number of launches under the same IDs) is refused instead of attached."""
-    from ncuwrap.ingest import ncu_csv
+    from ncuwrap.kernel.reading import ncu_csv
 
     path = check_file(Path(path))
     kind = kind_of(path)
@@ -187,7 +187,7 @@ def rule_results(path: str | Path, *, ncu: str | None = None, of: Profile | None
 def _same_launches(path: Path, other: Profile, of: Profile) -> None:
     """Refuse ``other`` unless it holds the launches of ``of``: the same number, and under each launch
     ID the same kernel, grid and block (where both say)."""
-    from ncuwrap.ingest.names import function_name
+    from ncuwrap.kernel.reading.names import function_name
 
     def launches(profile: Profile) -> dict:
         frame = profile.frame
@@ -236,8 +236,8 @@ def source_page(path: str | Path, profile: Profile) -> tuple[dict, dict]:
     launches the page leaves out for want of line information, why. A block no launch matches, or
     one that executed another number of instructions than its launch, is refused: the page is of
     another report."""
-    from ncuwrap.ingest import source_counters
-    from ncuwrap.ingest.names import function_name
+    from ncuwrap.kernel.reading import source_counters
+    from ncuwrap.kernel.reading.names import function_name
 
     path = check_file(Path(path), empty_fix="export it again with 'ncu --import REPORT --csv --page source --print-source cuda,sass'")
     if not path.name.lower().endswith((".csv", ".csv.gz")) or not source_counters.is_source_page(path):

@@ -1,4 +1,4 @@
-"""Typed results of a diagnosis and their JSON form (schema ``ncuwrap.diagnosis/v4``; v2 by ncuwrap.diagnosis_doc.expand)."""
+"""Typed results of a diagnosis and their JSON form (schema ``ncuwrap.diagnosis/v4``; v2 by ncuwrap.kernel.document.expand)."""
 
 from __future__ import annotations
 
@@ -10,22 +10,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ncuwrap import __version__
-from ncuwrap.display import Displayed, plural, short, short_path
-from ncuwrap.json_delta import share_launches
-from ncuwrap.numbers import clean, clean_all
+from ncuwrap.core.version import __version__
+from ncuwrap.core.display import Displayed, plural, short, short_path
+from ncuwrap.kernel.json_delta import share_launches
+from ncuwrap.core.numbers import clean, clean_all
 
 if TYPE_CHECKING:
-    from ncuwrap.attribution import Unattributed, Where
+    from ncuwrap.kernel.attribution import Unattributed, Where
     from ncuwrap.bundled.stopline import StopLine
-    from ncuwrap.estimate import KernelEffects
+    from ncuwrap.kernel.estimate import KernelEffects
 
 # v2 (from v1): findings carry estimated_speedup and limited_after, severity may be "minor";
 # kernels carry borderline, pipe, tensor, estimated_gain_pct, stalls and ncu_rules; the document has a ranking.
-# v3 (from v2): a kernel's later launches are what they differ in from its first (ncuwrap.json_delta), and
-# the document names the findings that hold the rules' roles; ncuwrap.diagnosis_doc.expand gives v2 back.
+# v3 (from v2): a kernel's later launches are what they differ in from its first (ncuwrap.kernel.json_delta), and
+# the document names the findings that hold the rules' roles; ncuwrap.kernel.document.expand gives v2 back.
 # v4 (from v3): a later launch is like the latest earlier launch of its shape, its texts that differ only in
-# their numbers are given as those numbers, and a value a record repeats is compared once (ncuwrap.json_delta).
+# their numbers are given as those numbers, and a value a record repeats is compared once (ncuwrap.kernel.json_delta).
 SCHEMA = "ncuwrap.diagnosis/v4"
 SCHEMA_V3 = "ncuwrap.diagnosis/v3"
 SCHEMA_V2 = "ncuwrap.diagnosis/v2"
@@ -45,7 +45,7 @@ class FindingResult:
     title: str
     evidence: dict
     advice: str
-    # The share of the kernel's time fixing it would save (%), ncuwrap.estimate; None when the
+    # The share of the kernel's time fixing it would save (%), ncuwrap.kernel.estimate; None when the
     # finding has no estimate or its inputs are unknown for this launch.
     estimated_speedup: float | None = None
     # What would limit the kernel once it is fixed: a unit, "parallelism" or "launch floor".
@@ -288,7 +288,7 @@ class KernelVerdict:
     pipe: str | None = None
     pipe_pct: float | None = None
     tensor: dict | None = None
-    # What fixing every finding would save of this launch's time (%), ncuwrap.estimate.
+    # What fixing every finding would save of this launch's time (%), ncuwrap.kernel.estimate.
     estimated_gain_pct: float | None = None
     stalls: tuple[Stall, ...] = ()
     ncu_rules: tuple[NcuRule, ...] = ()
@@ -433,7 +433,7 @@ FIX_FIRST_MIN_SAVES_PCT = 0.5
 @dataclass(frozen=True)
 class Diagnosis(Displayed):
     """The verdict on a whole Nsight Compute report: a KernelVerdict per launch and what could not be evaluated;
-    made by :func:`~ncuwrap.kernel_diagnosis.diagnose_profile`, drawn by the renderers."""
+    made by :func:`~ncuwrap.kernel.diagnosis.diagnose_profile`, drawn by the renderers."""
     source: SourceInfo
     rules_path: str
     rules_version: int

@@ -18,16 +18,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ncuwrap import progress
-from ncuwrap.errors import InputError, ToolNotFoundError
-from ncuwrap.ingest.model import Profile, RuleResult, Source
-from ncuwrap.ingest import source_counters
-from ncuwrap.ingest.names import function_name
+from ncuwrap.core import progress
+from ncuwrap.core.errors import InputError, ToolNotFoundError
+from ncuwrap.kernel.reading.model import Profile, RuleResult, Source
+from ncuwrap.kernel.reading import source_counters
+from ncuwrap.kernel.reading.names import function_name
 
 if TYPE_CHECKING:  # pandas builds the frames in the parent, after the reader's child is started
     import pandas as pd
 
-from ncuwrap.ingest import NCU_REP_MAGIC as MAGIC  # noqa: E402
+from ncuwrap.kernel.reading import NCU_REP_MAGIC as MAGIC  # noqa: E402
 _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build \d+\)")
 _COMMAND = re.compile(rb"(/[\x20-\x7e]*?/ncu(?:\.exe)? [\x20-\x7e]{1,2000})")
 

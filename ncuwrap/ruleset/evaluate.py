@@ -19,14 +19,14 @@ import numpy as np
 
 from ncuwrap.ruleset import texts as rule_texts
 from ncuwrap import ruleset
-from ncuwrap.verdict import SEVERITY_ORDER, FindingResult, NextStep, NotEvaluated, Step, Undecided, clean
+from ncuwrap.kernel.verdict import SEVERITY_ORDER, FindingResult, NextStep, NotEvaluated, Step, Undecided, clean
 
 if TYPE_CHECKING:
-    from ncuwrap import estimate as kernel_estimate
+    from ncuwrap.kernel import estimate as kernel_estimate
 
 
 class EstimateModel(Protocol):
-    """What fixing a finding buys, as the evaluation asks it (kernel rules: the module ncuwrap.estimate).
+    """What fixing a finding buys, as the evaluation asks it (kernel rules: the module ncuwrap.kernel.estimate).
     The rules engine computes no estimate itself: a rule set with estimated findings is evaluated with
     the model of its domain, which scales the time of a row (the catalogue's time_metric)."""
 

@@ -17,14 +17,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncuwrap import __version__
-from ncuwrap import metrics as kernel_metrics
+from ncuwrap.core.version import __version__
+from ncuwrap.kernel import metrics as kernel_metrics
 from ncuwrap.bundled.report import SCHEMA as BENCH_SCHEMA, BenchTimings, Timing, load_bench  # noqa: F401 (public names)
-from ncuwrap.kernel_diagnosis import KEY_METRICS  # the metrics compared for every pair, in this order
-from ncuwrap.display import Displayed, plural, short_path
-from ncuwrap.errors import InputError
-from ncuwrap.numbers import clean
-from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict
+from ncuwrap.kernel.diagnosis import KEY_METRICS  # the metrics compared for every pair, in this order
+from ncuwrap.core.display import Displayed, plural, short_path
+from ncuwrap.core.errors import InputError
+from ncuwrap.core.numbers import clean
+from ncuwrap.kernel.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict
 
 SCHEMA = "ncuwrap.compare/v1"
 NCU_DURATION_LABEL = "ncu duration, instrumented"
@@ -493,17 +493,17 @@ def compare_files(before: str | Path, after: str | Path, rules_path: str | Path 
     with the same rules and compare them. Either may instead be a diagnosis document (``diagnose --format
     json``, ncuwrap.diagnosis/v2, v3 or v4): it was judged when it was written, so the rules and ``kernel``
     apply to the reports only."""
-    from ncuwrap import diagnosis_doc
-    from ncuwrap.kernel_diagnosis import diagnose
-    from ncuwrap.kernel_filter import LaunchSelection
-    from ncuwrap.ingest import is_document, kind_of
+    from ncuwrap.kernel import document as diagnosis_doc
+    from ncuwrap.kernel.diagnosis import diagnose
+    from ncuwrap.core.kernel_filter import LaunchSelection
+    from ncuwrap.kernel.reading import is_document, kind_of
     from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     for path in (Path(before), Path(after)):
         if path.is_file() and kind_of(path) == "timeline":
             raise InputError(f"{path}: an Nsight Systems timeline; compare_files takes kernel reports (two timelines: "
-                             "ncuwrap.timeline.compare.compare_timeline_files, or ncuwrap.compare)")
+                             "ncuwrap.timeline.compare.compare_timeline_files, or ncuwrap.kernel.compare)")
 
     def judged(path):
         if is_run_dir(Path(path)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ncuwrap.verdict import Diagnosis, KernelGroup, KernelVerdict, Priority
+from ncuwrap.kernel.verdict import Diagnosis, KernelGroup, KernelVerdict, Priority
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, TypeVar
 
-from ncuwrap.errors import InputError, NcuwrapError
+from ncuwrap.core.errors import InputError, NcuwrapError
 
 E = TypeVar("E", bound=Enum)
 

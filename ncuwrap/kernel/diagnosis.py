@@ -15,17 +15,18 @@ from pathlib import Path
 
 import numpy as np
 
-from ncuwrap import estimate, kernel_filter, progress
-from ncuwrap.attribution import NO_COUNTERS, attribute
-from ncuwrap.gc_pause import no_collection_pauses
-from ncuwrap import metrics as kernel_metrics
+from ncuwrap.kernel import estimate
+from ncuwrap.core import kernel_filter, progress
+from ncuwrap.kernel.attribution import NO_COUNTERS, attribute
+from ncuwrap.core.gc_pause import no_collection_pauses
+from ncuwrap.kernel import metrics as kernel_metrics
 from ncuwrap import ruleset
-from ncuwrap.ingest import Profile, load, rule_results
-from ncuwrap.ingest import source_page as ingest_source_page
-from ncuwrap.ingest.names import dims
-from ncuwrap.evaluate import Evaluation
-from ncuwrap.numbers import clean, clean_all
-from ncuwrap.verdict import Diagnosis, FindingResult, KernelVerdict, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
+from ncuwrap.kernel.reading import Profile, load, rule_results
+from ncuwrap.kernel.reading import source_page as ingest_source_page
+from ncuwrap.kernel.reading.names import dims
+from ncuwrap.ruleset.evaluate import Evaluation
+from ncuwrap.core.numbers import clean, clean_all
+from ncuwrap.kernel.verdict import Diagnosis, FindingResult, KernelVerdict, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
 
 
 # What the HTML charts draw: Speed-of-Light bars, memory bandwidth, occupancy (the roofline is
@@ -70,7 +71,7 @@ def _hint(missing: list[str], kind: str = "ncu-rep") -> str:
 
 
 class _Launches:
-    """The report's launches as the evaluator's metric source (ncuwrap.evaluate.MetricSource)."""
+    """The report's launches as the evaluator's metric source (ncuwrap.ruleset.evaluate.MetricSource)."""
 
     def __init__(self, profile: Profile):
         self.table = kernel_metrics.MetricTable(profile.frame)
@@ -134,7 +135,7 @@ def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, kernel: str | Non
     if select is not None and select.active:
         rows = kernel_filter.select_launches(select, meta["name"], meta["display_name"], meta["process_id"], meta["process_name"],
                                              profile.source.path)
-    evaluation = Evaluation(source, rules, estimate)  # kernel rules' estimates: ncuwrap.estimate
+    evaluation = Evaluation(source, rules, estimate)  # kernel rules' estimates: ncuwrap.kernel.estimate
     with no_collection_pauses():
         kernels = _kernels(evaluation, profile, [int(r) for r in rows], meta, rules)
     return Diagnosis(
@@ -440,7 +441,7 @@ def _number(value) -> bool:
 
 
 def needed_metrics(rules: ruleset.RuleSet) -> list[str]:
-    """Raw metrics worth reading from a report (ncuwrap.metrics.report_metrics)."""
+    """Raw metrics worth reading from a report (ncuwrap.kernel.metrics.report_metrics)."""
     return kernel_metrics.report_metrics(rules)
 
 
@@ -453,7 +454,7 @@ def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend
     ``label`` replaces the report's path in outputs (used for the bundled sample); ``ncu_rules``, a
     .ncu-rep or details-page CSV of the same report, supplies Nsight Compute's own rule results;
     ``source_page``, the source page of a CSV export's report, its per-instruction counters; ``started``,
-    (rules, ncuwrap.ingest.Loading of ``report``) when the caller loaded the rules and started the read."""
+    (rules, ncuwrap.kernel.reading.Loading of ``report``) when the caller loaded the rules and started the read."""
     if started is None:
         rules = ruleset.load(rules_path, extend=extend)
         profile = load(report, ncu=ncu, metrics=needed_metrics(rules))

@@ -1,5 +1,5 @@
 """Launch records that share most of their values, written as what each differs from an earlier launch
-of its kernel (the diagnosis document, :mod:`ncuwrap.diagnosis_doc`), and expanded back. Pure JSON
+of its kernel (the diagnosis document, :mod:`ncuwrap.kernel.document`), and expanded back. Pure JSON
 values in and out; the pointers are RFC 6901 JSON Pointers.
 
 v4 (what :func:`share_launches` writes), for a kernel's later launch::
