@@ -61,7 +61,7 @@ except ImportError:  # a tree from before the rename (--tree)
     from ncuwrap import engine as kernel_diagnosis
 from ncuwrap import ruleset as R
 from ncuwrap.kernel.reading import ncu_rep, source_counters
-from ncuwrap.kernel.reading.names import function_name
+from ncuwrap.core.kernel_names import function_name
 wanted = frozenset(kernel_diagnosis.needed_metrics(R.load(None))) | ncu_rep.LAUNCH_METRICS
 module = ncu_rep.load_module()
 t["import ncu_report"] = time.perf_counter() - s

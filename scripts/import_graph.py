@@ -2,9 +2,10 @@
 
     python scripts/import_graph.py [CHECKOUT]     # default: this checkout
 
-prints the rooms, the imports between them, the imports that run back up (each closes a cycle), and the
-levels (the longest chain of imports, in rooms, once those are left out), for every module and package
-and for the top-level wings (``ncuwrap.kernel`` holding all its modules). tests/test_layers.py reads the
+prints the rooms, the imports between them, the imports that run back up (each closes a cycle: the back
+edges of a depth-first walk from the package root), the imports that lie on a cycle at all, and the
+levels (the longest chain of imports, in rooms, once those running back up are left out), for every
+module and package and for the top-level wings (``ncuwrap.kernel`` holding all its modules). tests/test_layers.py reads the
 same graph (:func:`graph`) and holds it to its limits.
 
 An arrow is any ``import`` of an ncuwrap module (at the top of a file or inside a function, under
@@ -126,6 +127,37 @@ def back_up(rooms: dict[str, set[str]]) -> list[tuple[str, str]]:
     return found
 
 
+def in_cycles(rooms: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports that lie on a cycle (both ends in one strongly connected part of the graph): unlike
+    :func:`back_up`, which of a cycle's imports is counted does not depend on an order of walking."""
+    index, low, on, stack, part, counter = {}, {}, set(), [], {}, [0]
+
+    def connect(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(rooms[v]):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part[w] = v
+                if w == v:
+                    break
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(rooms)))
+    for v in sorted(rooms):
+        if v not in index:
+            connect(v)
+    return sorted((a, b) for a, targets in rooms.items() for b in targets if part[a] == part[b])
+
+
 def longest_chain(rooms: dict[str, set[str]]) -> list[str]:
     """The longest chain of imports (its rooms, importer first), the imports that run back up left out:
     its length is the number of levels."""
@@ -145,7 +177,7 @@ def longest_chain(rooms: dict[str, set[str]]) -> list[str]:
 
 def figures(rooms: dict[str, set[str]]) -> dict:
     return {"rooms": len(rooms), "imports": sum(len(t) for t in rooms.values()), "back up": back_up(rooms),
-            "levels": len(longest_chain(rooms)), "chain": longest_chain(rooms)}
+            "in cycles": in_cycles(rooms), "levels": len(longest_chain(rooms)), "chain": longest_chain(rooms)}
 
 
 def main(argv: list[str]) -> int:
@@ -153,7 +185,8 @@ def main(argv: list[str]) -> int:
     rooms = graph(checkout / ROOT_PACKAGE)
     for title, g in (("modules and packages", rooms), ("top-level wings", wings(rooms))):
         f = figures(g)
-        print(f"{title}: {f['rooms']} rooms, {f['levels']} levels, {f['imports']} imports, {len(f['back up'])} back up")
+        print(f"{title}: {f['rooms']} rooms, {f['levels']} levels, {f['imports']} imports, {len(f['back up'])} back up "
+              f"({len(f['in cycles'])} imports on a cycle)")
         print(f"  longest chain: {' -> '.join(f['chain'])}")
         for a, b in f["back up"]:
             print(f"  back up: {a} -> {b}")

@@ -349,7 +349,7 @@ def test_a_faster_change_with_an_expected_medium_finding_passes_the_default_gate
 
 def test_fail_on_finding_choices_match_the_library():
     from ncuwrap.cli.compare import FailOn
-    from ncuwrap.kernel.compare import FAIL_ON_FINDING_CHOICES
+    from ncuwrap.ruleset.gate import FAIL_ON_FINDING_CHOICES
 
     assert tuple(FailOn.__members__) == FAIL_ON_FINDING_CHOICES
 

@@ -12,7 +12,7 @@ from ncuwrap.kernel import reading as ingest
 from ncuwrap import ruleset
 from ncuwrap.core.errors import InputError
 from ncuwrap.kernel.reading import load
-from ncuwrap.kernel.reading.names import dims, function_name
+from ncuwrap.core.kernel_names import dims, function_name
 from ncuwrap.kernel.reading.units import base_unit, scale_to_base
 from tests.conftest import H200
 

@@ -204,7 +204,7 @@ def test_timeline_compare_at_each_width(width):
 
 @pytest.mark.parametrize("style, expect", [
     ("short", "at::native::reduce_kernel‹MeanOps…›"),
-    # ncu's CSV form of integer template arguments (ncuwrap.kernel.reading.names), the parameters left out.
+    # ncu's CSV form of integer template arguments (ncuwrap.core.kernel_names), the parameters left out.
     ("function", "at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps"),
     ("demangled", "void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<float, at::native::MeanOps"),
 ])

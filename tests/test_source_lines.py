@@ -187,7 +187,7 @@ def test_names_ncu_spells_apart_on_its_pages_still_meet(capsys):
 
 
 def test_bool_template_arguments_are_numbers():
-    from ncuwrap.kernel.reading.names import function_name
+    from ncuwrap.core.kernel_names import function_name
 
     assert function_name("void sgemm_largek_lds64<(bool)1, (bool)0, (int)5, (unsigned long long)8>(float *, int)") == \
         "sgemm_largek_lds64<1, 0, 5, 8>"

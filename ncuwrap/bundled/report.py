@@ -17,8 +17,8 @@ from typing import Any
 
 from ncuwrap.core import safejson, schema
 from ncuwrap.core.errors import InputError
-from ncuwrap.kernel.reading import check_file
-from ncuwrap.kernel.reading.names import function_name
+from ncuwrap.core.fileio import check_file
+from ncuwrap.core.kernel_names import function_name
 
 SCHEMA = "ncuwrap.bench/v1"
 TOOL = "ncuwrap"

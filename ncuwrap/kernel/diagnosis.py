@@ -23,10 +23,11 @@ from ncuwrap.kernel import metrics as kernel_metrics
 from ncuwrap import ruleset
 from ncuwrap.kernel.reading import Profile, load, rule_results
 from ncuwrap.kernel.reading import source_page as ingest_source_page
-from ncuwrap.kernel.reading.names import dims
+from ncuwrap.core.kernel_names import dims
 from ncuwrap.ruleset.evaluate import Evaluation
 from ncuwrap.core.numbers import clean, clean_all
-from ncuwrap.kernel.verdict import Diagnosis, FindingResult, KernelVerdict, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
+from ncuwrap.kernel.verdict import Diagnosis, KernelVerdict, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
+from ncuwrap.ruleset.outcome import FindingResult
 
 
 # What the HTML charts draw: Speed-of-Light bars, memory bandwidth, occupancy (the roofline is

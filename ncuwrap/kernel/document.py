@@ -31,8 +31,8 @@ from ncuwrap.core.errors import InputError
 from ncuwrap.kernel.estimate import KernelEffects
 from ncuwrap.core.fileio import check_file
 from ncuwrap.kernel.json_delta import OverBudget, expand_launches
-from ncuwrap.kernel.verdict import (Diagnosis, FindingResult, KernelVerdict, NcuRule, NextStep, NotEvaluated, Reprofile, Roofline, RooflinePoint,
-                             SourceInfo, Stall, Step, Undecided)
+from ncuwrap.kernel.verdict import Diagnosis, KernelVerdict, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
+from ncuwrap.ruleset.outcome import FindingResult, NextStep, NotEvaluated, Step, Undecided
 from ncuwrap.kernel.verdict import SCHEMA as V4, SCHEMA_V2 as V2, SCHEMA_V3 as V3
 from ncuwrap.ruleset.model import SEVERITIES
 from ncuwrap.core.schema import _kind

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuwrap.kernel.reading.names import short_name
+from ncuwrap.core.kernel_names import short_name
 from ncuwrap.kernel.verdict import KernelTime, KernelTimes
 from ncuwrap.kernel.verdict import Coverage, CoveredKernel
 

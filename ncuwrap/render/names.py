@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from rich.measure import Measurement
 from rich.text import Text
 
-from ncuwrap.kernel.reading.names import function_name
+from ncuwrap.core.kernel_names import function_name
 from ncuwrap.render.escape import terminal
 
 SHORT, FUNCTION, DEMANGLED = "short", "function", "demangled"

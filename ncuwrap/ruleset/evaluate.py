@@ -13,34 +13,33 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from ncuwrap.ruleset import texts as rule_texts
 from ncuwrap import ruleset
-from ncuwrap.kernel.verdict import SEVERITY_ORDER, FindingResult, NextStep, NotEvaluated, Step, Undecided, clean
-
-if TYPE_CHECKING:
-    from ncuwrap.kernel import estimate as kernel_estimate
-
+from ncuwrap.core.numbers import clean
+from ncuwrap.ruleset.outcome import SEVERITY_ORDER, FindingResult, NextStep, NotEvaluated, Step, Undecided
 
 class EstimateModel(Protocol):
     """What fixing a finding buys, as the evaluation asks it (kernel rules: the module ncuwrap.kernel.estimate).
     The rules engine computes no estimate itself: a rule set with estimated findings is evaluated with
-    the model of its domain, which scales the time of a row (the catalogue's time_metric)."""
+    the model of its domain, which scales the time of a row (the catalogue's time_metric). What it gives
+    back (an effect, an estimate, a kernel's effects, column lists) are the model's own types: the engine
+    only hands them from one call to the next, so it names none of them."""
 
-    def effect(self, n: int, removes: dict, fills) -> "kernel_estimate.Effect": ...
+    def effect(self, n: int, removes: dict, fills) -> object: ...
 
-    def no_effect(self, n: int) -> "kernel_estimate.Effect": ...
+    def no_effect(self, n: int) -> object: ...
 
-    def Effect(self, keep: dict, fill) -> "kernel_estimate.Effect": ...  # noqa: N802  (the model's effect type)
+    def Effect(self, keep: dict, fill) -> object: ...  # noqa: N802  (the model's effect type)
 
-    def estimate(self, util: dict, effect, duration, *, roof: float, floor_ns: float, busy: float, reach: dict) -> "kernel_estimate.Estimate": ...
+    def estimate(self, util: dict, effect, duration, *, roof: float, floor_ns: float, busy: float, reach: dict) -> object: ...
 
-    def KernelEffects(self, **fields) -> "kernel_estimate.KernelEffects": ...  # noqa: N802  (what compare re-estimates from)
+    def KernelEffects(self, **fields) -> object: ...  # noqa: N802  (what compare re-estimates from)
 
-    def ColumnLists(self) -> "kernel_estimate.ColumnLists": ...  # noqa: N802  (the arrays as lists, converted once for all launches)
+    def ColumnLists(self) -> object: ...  # noqa: N802  (the arrays as lists, converted once for all launches)
 
 
 class MetricSource(Protocol):
@@ -150,10 +149,10 @@ class Evaluation:
         self.level: dict[str, np.ndarray] = {}
         self.gain: dict[str, np.ndarray] = {}
         self.limited: dict[str, np.ndarray] = {}
-        self.effect: dict[str, kernel_estimate.Effect] = {}
+        self.effect: dict[str, object] = {}  # the model's effects
         self.util: dict[str, np.ndarray] = {}
         self.reach: dict[str, np.ndarray] = {}
-        self.combined: kernel_estimate.Estimate | None = None
+        self.combined = None  # the model's estimate of all findings fixed
         # The launches' effects documents read the arrays above through it (the model's column cache).
         self._lists = model.ColumnLists() if model is not None else None
         self._estimate_settings = (rules.setting("roof"), rules.setting("launch_floor_ns"), rules.setting("busy"))
@@ -412,8 +411,8 @@ class Evaluation:
             return None
         return _number(self.combined.gain_pct[row]) if estimated else 0
 
-    def effects(self, findings, row: int, duration) -> kernel_estimate.KernelEffects:
-        """What compare needs to estimate a subset of this row's findings fixed together."""
+    def effects(self, findings, row: int, duration) -> object:
+        """What compare needs to estimate a subset of this row's findings fixed together (the model's KernelEffects)."""
         per = {f.id: self.effect[f.id] for f in findings if f.id in self.effect}
         roof, floor, busy = self._estimate_settings
         return self.model.KernelEffects(util=self.util, duration_ns=duration, findings=per, roof=roof, floor_ns=floor, busy=busy, row=row,

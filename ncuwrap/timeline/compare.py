@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncuwrap.core.version import __version__
-from ncuwrap.kernel.compare import (DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on, introduced_gate,
-                             measurably_faster)
+from ncuwrap.ruleset.gate import (DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on,
+                                  introduced_gate, measurably_faster)
 from ncuwrap.core.display import Displayed, short_path
 from ncuwrap.core.errors import InputError
 from ncuwrap.core.numbers import clean

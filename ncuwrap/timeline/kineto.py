@@ -403,7 +403,7 @@ def _sorted(frame: Events) -> Events:
 
 
 def _kernels(t: _Table) -> Events:
-    from ncuwrap.kernel.reading.names import short_name
+    from ncuwrap.core.kernel_names import short_name
 
     frame = t.events()
     demangled = frame["name"]

@@ -11,7 +11,7 @@ import numpy as np
 
 from ncuwrap.core.catalogue import Catalogue
 from ncuwrap.timeline import metrics as timeline_metrics
-from ncuwrap.kernel.verdict import clean
+from ncuwrap.core.numbers import clean
 
 
 class CaptureValues:

@@ -187,7 +187,7 @@ def rule_results(path: str | Path, *, ncu: str | None = None, of: Profile | None
 def _same_launches(path: Path, other: Profile, of: Profile) -> None:
     """Refuse ``other`` unless it holds the launches of ``of``: the same number, and under each launch
     ID the same kernel, grid and block (where both say)."""
-    from ncuwrap.kernel.reading.names import function_name
+    from ncuwrap.core.kernel_names import function_name
 
     def launches(profile: Profile) -> dict:
         frame = profile.frame
@@ -237,7 +237,7 @@ def source_page(path: str | Path, profile: Profile) -> tuple[dict, dict]:
     one that executed another number of instructions than its launch, is refused: the page is of
     another report."""
     from ncuwrap.kernel.reading import source_counters
-    from ncuwrap.kernel.reading.names import function_name
+    from ncuwrap.core.kernel_names import function_name
 
     path = check_file(Path(path), empty_fix="export it again with 'ncu --import REPORT --csv --page source --print-source cuda,sass'")
     if not path.name.lower().endswith((".csv", ".csv.gz")) or not source_counters.is_source_page(path):

@@ -24,7 +24,7 @@ import pyarrow.csv as pacsv
 from ncuwrap.core import packed
 from ncuwrap.core.errors import InputError
 from ncuwrap.kernel.reading.model import Profile, RuleResult, Source
-from ncuwrap.kernel.reading.names import function_name
+from ncuwrap.core.kernel_names import function_name
 from ncuwrap.kernel.reading.units import scale_to_base
 
 _LAUNCH_COLUMNS = {

@@ -22,7 +22,7 @@ from ncuwrap.core import progress
 from ncuwrap.core.errors import InputError, ToolNotFoundError
 from ncuwrap.kernel.reading.model import Profile, RuleResult, Source
 from ncuwrap.kernel.reading import source_counters
-from ncuwrap.kernel.reading.names import function_name
+from ncuwrap.core.kernel_names import function_name
 
 if TYPE_CHECKING:  # pandas builds the frames in the parent, after the reader's child is started
     import pandas as pd

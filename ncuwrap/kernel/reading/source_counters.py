@@ -25,7 +25,7 @@ from ncuwrap.core.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
-from ncuwrap.kernel.reading.names import function_name
+from ncuwrap.core.kernel_names import function_name
 
 # ncuwrap name -> (the ncu_report metric with one instance per instruction, the source page's column).
 COUNTERS = {
