@@ -254,7 +254,7 @@ def test_the_limit_checker_sees_a_limit():
 
 def test_the_architecture_page_names_only_modules_that_exist():
     # docs/architecture.md is the map of this test's LAYER_OF: every module or folder it names in code
-    # spans (`kernel_diagnosis.py`, `ruleset/model.py`, `timeline/ranks/`) is there.
+    # spans (`kernel/diagnosis.py`, `ruleset/model.py`, `timeline/ranks/`) is there.
     text = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     named = set(re.findall(r"`((?:[a-z_]+/)*[a-z_]+(?:\.py|/))`", text))
     outside = {"rules/", "templates/", "kernels/", "benchmarks/", "cli/"}  # top-level folders (cli/ is under ncuwrap)

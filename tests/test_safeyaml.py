@@ -178,7 +178,7 @@ def test_rules_errors_name_the_file_and_line_in_one_line(path, tmp_path, text, l
 def test_without_libyaml_the_python_parser_loads_alone():
     """PyYAML built without its C extension: safeyaml falls back, with the same objects."""
     code = ("import sys; sys.modules['yaml._yaml'] = None\n"
-            "import yaml; from ncuwrap import safeyaml\n"
+            "import yaml; from ncuwrap.core import safeyaml\n"
             "assert not yaml.__with_libyaml__ and safeyaml.CParser is None and not safeyaml.USE_LIBYAML\n"
             "print(repr(safeyaml.load(open('rules/default.yaml', encoding='utf-8').read())))\n"
             "try:\n    safeyaml.load('x: ' + '[' * 100000)\nexcept safeyaml.TooLarge as exc:\n    print(exc)\n")
