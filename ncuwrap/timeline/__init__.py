@@ -8,7 +8,7 @@ Stages: :mod:`.files` reads a capture through the declared readers of :mod:`.rea
 nsys SQLite export, :mod:`.nsysrep` runs nsys to export or profile, :mod:`.kineto` a PyTorch profiler
 trace), :mod:`.steps` and :mod:`.analysis` measure the window into :mod:`.model`
 (:mod:`.measured`: one capture file, in a forked child), :mod:`.diagnosis` applies the YAML rules
-(rules/timeline.yaml) with ncuwrap.ruleset.evaluate over :mod:`.values`, and :mod:`.diagnosing` runs the two
+(rules/timeline.yaml) with ncuwrap.ruleset.evaluate over :mod:`.values`, and :mod:`.pipeline` runs the two
 side by side; :mod:`.compare` compares two of them and :mod:`.ranks` a run's ranks; ncuwrap.render
 draws the result. This package module imports nothing of its own (the rules loader reads :mod:`.metrics`,
 the names timeline rules may use, without loading the rest). The API function of a timeline is
