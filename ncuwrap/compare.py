@@ -23,7 +23,9 @@ from ncuwrap.bundled.report import SCHEMA as BENCH_SCHEMA, BenchTimings, Timing,
 from ncuwrap.kernel_diagnosis import KEY_METRICS  # the metrics compared for every pair, in this order
 from ncuwrap.display import Displayed, plural, short_path
 from ncuwrap.errors import InputError
+from ncuwrap.launch_selection import LaunchSelection
 from ncuwrap.numbers import clean
+from ncuwrap.rules_choice import RulesChoice
 from ncuwrap.verdict import SEVERITY_ORDER, Diagnosis, KernelVerdict
 
 SCHEMA = "ncuwrap.compare/v1"
@@ -487,15 +489,14 @@ def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str
                          fail_on_finding)
 
 
-def compare_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
-                  kernel: str | None = None, ncu: str | None = None, **options) -> CompareResult:
+def compare_files(before: str | Path, after: str | Path, rules: RulesChoice = RulesChoice(), *,
+                  launches: LaunchSelection = LaunchSelection(), ncu: str | None = None, **options) -> CompareResult:
     """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV, a run folder of ``ncuwrap profile``)
-    with the same rules and compare them. Either may instead be a diagnosis document (``diagnose --format
-    json``, ncuwrap.diagnosis/v2, v3 or v4): it was judged when it was written, so the rules and ``kernel``
-    apply to the reports only."""
+    with the same rules (``rules``) and launches (``launches``, e.g. ``-k``) and compare them. Either may
+    instead be a diagnosis document (``diagnose --format json``, ncuwrap.diagnosis/v2, v3 or v4): it was
+    judged when it was written, so the rules and the launch filter apply to the reports only."""
     from ncuwrap import diagnosis_doc
     from ncuwrap.kernel_diagnosis import diagnose
-    from ncuwrap.kernel_filter import LaunchSelection
     from ncuwrap.ingest import is_document, kind_of
     from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
@@ -507,10 +508,10 @@ def compare_files(before: str | Path, after: str | Path, rules_path: str | Path 
 
     def judged(path):
         if is_run_dir(Path(path)):
-            return diagnose_run_dir(Path(path), rules_path, extend=extend, ncu=ncu, select=LaunchSelection(kernel=kernel))
+            return diagnose_run_dir(Path(path), rules, ncu=ncu, select=launches)
         if is_document(Path(path)):
             return diagnosis_doc.read(path)
-        return diagnose(path, rules_path, extend=extend, kernel=kernel, ncu=ncu)
+        return diagnose(path, rules, ncu=ncu, select=launches)
 
     return compare(judged(before), judged(after), **options)
 

@@ -8,6 +8,7 @@ import pytest
 
 from ncuwrap.kernel_diagnosis import diagnose
 from ncuwrap.render import Format
+from ncuwrap.launch_selection import LaunchSelection
 from tests.conftest import H200, golden, golden_json, run_cli
 
 FORMS = [".ncu-rep", ".raw.csv", ".raw_base.csv"]
@@ -120,10 +121,10 @@ def test_details_page_gives_the_same_bound_and_says_what_it_lacks():
 def test_kernel_filter():
     from ncuwrap.errors import InputError
 
-    result = diagnose("ncuwrap/samples/transpose_h200.ncu-rep.gz", kernel="shared")
+    result = diagnose("ncuwrap/samples/transpose_h200.ncu-rep.gz", select=LaunchSelection(kernel="shared"))
     assert [k.name for k in result.kernels] == ["transpose_shared"]
     with pytest.raises(InputError, match=r"--kernel '\^strided' matched no kernel of .*bench_add.raw.csv; its kernels: coalesced_add"):
-        diagnose(H200 / "vecadd" / "bench_add.raw.csv", kernel="^strided")
+        diagnose(H200 / "vecadd" / "bench_add.raw.csv", select=LaunchSelection(kernel="^strided"))
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ LAYER_OF = {
     "ncuwrap.fileio": "base", "ncuwrap.numbers": "base", "ncuwrap.gc_pause": "base", "ncuwrap.expr": "base", "ncuwrap.schema": "base",
     "ncuwrap.safeyaml": "base", "ncuwrap.safejson": "base", "ncuwrap.terminal": "base", "ncuwrap.process": "base",
     "ncuwrap.nvidia_smi": "base", "ncuwrap.kernel_filter": "base", "ncuwrap.display": "base", "ncuwrap.catalogue": "base",
-    "ncuwrap.json_delta": "base", "ncuwrap.forked": "base", "ncuwrap.progress": "base",
+    "ncuwrap.json_delta": "base", "ncuwrap.forked": "base", "ncuwrap.progress": "base", "ncuwrap.launch_selection": "base",
     # Reading files and running the profilers' exporters.
     "ncuwrap.ingest": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest", "ncuwrap.timeline.readers": "ingest",
@@ -28,10 +28,10 @@ LAYER_OF = {
     # Quantities computed from what was read.
     "ncuwrap.metrics": "metrics", "ncuwrap.estimate": "metrics", "ncuwrap.attribution": "metrics", "ncuwrap.timeline.metrics": "metrics",
     "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.measured": "metrics", "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics",
-    "ncuwrap.timeline.repetition": "metrics",
+    "ncuwrap.timeline.repetition": "metrics", "ncuwrap.timeline.options": "metrics",
     "ncuwrap.timeline.launched_from": "metrics",
     "ncuwrap.timeline.ranks.metrics": "metrics", "ncuwrap.timeline.ranks.analysis": "metrics", "ncuwrap.timeline.ranks.model": "metrics",
-    "ncuwrap.ruleset": "rules",
+    "ncuwrap.ruleset": "rules", "ncuwrap.rules_choice": "rules",
     # Verdicts, and the workflows that produce them (profile, bench, capture).
     "ncuwrap.verdict": "verdict", "ncuwrap.evaluate": "verdict", "ncuwrap.kernel_diagnosis": "verdict", "ncuwrap.compare": "verdict",
     "ncuwrap.shown": "verdict", "ncuwrap.diagnosis_doc": "verdict",

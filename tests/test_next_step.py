@@ -14,6 +14,7 @@ from ncuwrap import ruleset
 from ncuwrap.cli import app
 from ncuwrap.kernel_diagnosis import diagnose
 from ncuwrap.errors import RulesError
+from ncuwrap.rules_choice import RulesChoice
 
 DATA = Path(__file__).parent / "data"
 REAL = DATA / "realworld"
@@ -86,7 +87,7 @@ def test_user_rules_can_add_and_replace_next_steps(tmp_path):
                      "    title: Ours\n    advice: \"Use our prefetcher ({stall_top_pct:.0f}%).\"\n")
     merged = ruleset.load(rules, extend=True)
     assert [s.id for s in merged.next][:1] == ["bytes_in_flight"] and [s.id for s in merged.next].count("bytes_in_flight") == 1
-    (k,) = diagnose(DATA / "h200" / "transpose" / "copyKernel.ncu-rep", rules, extend=True).kernels
+    (k,) = diagnose(DATA / "h200" / "transpose" / "copyKernel.ncu-rep", RulesChoice(rules, extend=True)).kernels
     assert (k.next_step.title, k.next_step.advice) == ("Ours", "Use our prefetcher (94%).")
 
 

@@ -14,6 +14,7 @@ from ncuwrap import ruleset
 from ncuwrap.errors import RulesError
 from ncuwrap.timeline.diagnosing import diagnose_timeline
 from ncuwrap.timeline import metrics as TM
+from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import DATA, H200, ROOT, run_cli, whole_capture
 
 BENCH = H200 / "nsys" / "bench.sqlite"
@@ -211,7 +212,7 @@ def test_tiny_kernels_launched_back_to_back_are_launch_bound_too(tmp_path):
     """No sync per launch, but each launch call (3.5 us) outlasts its kernel (2.2 us): the GPU starves.
     Judged without steps (the rule this tests; its launches of one kernel repeat, and a step of one launch
     keeps the GPU busy 59% of its period, which the steps' rule reads as the GPU's)."""
-    d = diagnose_timeline(_launch_capture(tmp_path / "no_sync.sqlite", sync_each=False), find_steps="none")
+    d = diagnose_timeline(_launch_capture(tmp_path / "no_sync.sqlite", sync_each=False), timeline=TimelineOptions(steps="none"))
     assert d.bound == "launch", d.why
     assert "sync_after_each_launch" not in {f.id for f in d.findings}
     assert d.timeline.metrics["kernel_span_idle_pct"] < 50

@@ -27,9 +27,10 @@ def run_dir_inputs(path: Path) -> tuple[Path, ...]:
     return (rd.profile, rd.raw_csv, rd.report, rd.source_csv, rd.source_sass_csv, rd.bench)
 
 
-def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: str | None = None, select=None):
-    """The run folder's diagnosis, with the stop line where the folder has a bundled benchmark's bench.json."""
-    from ncuwrap import ruleset
+def diagnose_run_dir(path: Path, rules=None, *, ncu: str | None = None, select=None):
+    """The run folder's diagnosis by ``rules`` (a RulesChoice; default: the bundled rules) of the launches
+    ``select`` keeps, with the stop line where the folder has a bundled benchmark's bench.json."""
+    from ncuwrap.rules_choice import RulesChoice
     from ncuwrap.kernel_diagnosis import diagnose_profile, needed_metrics
     from ncuwrap.ingest import load
     from ncuwrap.ingest.source_counters import is_source_page
@@ -37,7 +38,7 @@ def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: 
 
     rd = rundir.RunDir(path)
     record = _record(rd)
-    rules = ruleset.load(rules_path, extend=extend)
+    rules = (rules or RulesChoice()).load()
     if rd.raw_csv.is_file():
         loaded = load_raw_csv(rd, record["ncu_version"], record["command_line"], metrics=needed_metrics(rules))
         # The pages the profile run attached, as it attached them: cuda,sass first, then the SASS form.
