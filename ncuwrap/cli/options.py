@@ -46,12 +46,12 @@ Kernel = Annotated[Optional[str], typer.Option(
     "--kernel", "-k", "--kernel-name", help="Only kernels whose name matches this regular expression ('regex:' prefix accepted, as ncu's).")]
 LaunchSkip = Annotated[Optional[int], typer.Option(
     "--launch-skip", "-s", show_default=False,
-    help="Skip the first N launches that match -k and --process. ncu counts ONLY launches that match -k: with -k 'add', "
+    help="Skip the first N launches that match -k (and --process, in a report). ncu counts ONLY launches that match -k: with -k 'add', "
          "--launch-skip 6 picks the 7th launch of a kernel matching 'add', however many other kernels ran in between. "
          "Default: 0; 'ncuwrap profile' of a bundled benchmark: its first timed launch.")]
 LaunchCount = Annotated[Optional[int], typer.Option(
     "--launch-count", "-c", show_default=False,
-    help="Keep at most N launches that match -k and --process, after --launch-skip; 0 = no limit. Default: all; "
+    help="Keep at most N launches that match -k (and --process), after --launch-skip; 0 = no limit. Default: all; "
          "'ncuwrap profile': 1 for a bundled benchmark, 10 for a program.")]
 Process = Annotated[Optional[str], typer.Option(
     "--process", help="Only launches of this process (its ID or name), where the report holds several.")]
