@@ -27,7 +27,8 @@ from ncuwrap import ruleset
 from ncuwrap.core.gc_pause import no_collection_pauses
 from ncuwrap.kernel.diagnosis import diagnose_profile, load, needed_metrics
 t = [time.perf_counter()]
-rules = ruleset.load(); t.append(time.perf_counter())
+from ncuwrap.kernel.metrics import KERNEL
+rules = ruleset.load(None, KERNEL); t.append(time.perf_counter())
 profile = load(sys.argv[1], metrics=needed_metrics(rules)); t.append(time.perf_counter())
 d = diagnose_profile(profile, rules); t.append(time.perf_counter())
 with no_collection_pauses():

@@ -85,7 +85,11 @@ try:
 except ImportError:  # a tree from before the rename (--tree)
     from ncuwrap.engine import diagnose, load, needed_metrics
 from ncuwrap.render.jsonfmt import dumps
-t = time.perf_counter(); rules = ruleset.load(); t_rules = time.perf_counter() - t
+try:
+    from ncuwrap.kernel.metrics import KERNEL
+except ImportError:  # a tree from before the kernel wing: its rules default to the kernel catalogue
+    KERNEL = None
+t = time.perf_counter(); rules = ruleset.load(None, KERNEL) if KERNEL else ruleset.load(); t_rules = time.perf_counter() - t
 t = time.perf_counter(); load(sys.argv[1], metrics=needed_metrics(rules)); t_read = time.perf_counter() - t
 doc = diagnose(sys.argv[1]).to_json()
 t = time.perf_counter(); dumps(doc); t_encode = time.perf_counter() - t

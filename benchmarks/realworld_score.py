@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from ncuwrap import ruleset  # noqa: E402
 from ncuwrap.kernel.diagnosis import diagnose  # noqa: E402
+from ncuwrap.kernel.metrics import KERNEL  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "realworld"
 GROUPS = ("blas", "dnn", "ops", "triton")
@@ -85,7 +86,7 @@ def ncu_verdict(rules, minor: float) -> Verdict:
         pipe = next((_PIPE.search(r.message) for r in rules if r.rule == "HighPipeUtilization" and _PIPE.search(r.message)), None)
         unit = pipe.group(1).lower().split()[0] if pipe else None
         unit = _PIPES.get(unit, unit)
-    counterparts = ruleset.load().ncu_counterparts
+    counterparts = ruleset.load(None, KERNEL).ncu_counterparts
     found = []
     for r in rules:
         if r.estimated_speedup is not None and r.estimated_speedup >= minor and r.rule in counterparts:
@@ -128,7 +129,7 @@ def load_expectations() -> tuple[dict, dict]:
 
 
 def score(work: Path = DATA) -> dict:
-    rules = ruleset.load()
+    rules = ruleset.load(None, KERNEL)
     minor = rules.setting("gain_minor")
     expected, (revised, reasons) = load_expectations()
     rows = []

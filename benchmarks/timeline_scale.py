@@ -71,7 +71,9 @@ if hasattr(ncuwrap.timeline.sqlite, "pd"):
 else:
     import adbc_driver_manager, adbc_driver_sqlite
 t = time.perf_counter()
-d = ncuwrap.api.diagnose_timeline(sys.argv[1], **({"steps": sys.argv[2]} if len(sys.argv) > 2 else {}))
+how = getattr(ncuwrap.api, "TimelineOptions", None)  # a tree from before the options as values takes steps= itself
+steps = ({"timeline": how(steps=sys.argv[2])} if how else {"steps": sys.argv[2]}) if len(sys.argv) > 2 else {}
+d = ncuwrap.api.diagnose_timeline(sys.argv[1], **steps)
 # The capture is read in a forked child (ncuwrap.core.forked): the peak is the larger of the two processes'.
 peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 print(time.perf_counter() - t, peak * 1024, d.bound)

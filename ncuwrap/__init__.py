@@ -9,6 +9,10 @@ The Python API (:mod:`ncuwrap.api`), each function a command of the CLI:
 - ``ncuwrap.profile_program(["./my_app", ...])``: ncu on this machine's GPU, then diagnose (``ncuwrap profile``);
 - ``ncuwrap.render_result(result, "markdown")``: any result as the commands print it.
 
+Their options are typed values, as the commands make them from their flags: ``ncuwrap.RulesChoice``
+(``--rules``, ``--extend``), ``ncuwrap.LaunchSelection`` (``-k``, ``--launch-skip``...) and
+``ncuwrap.TimelineOptions`` (``--step-range``, ``--warmup``, ``--steps``, ``--nsys-path``).
+
 They are loaded on first use, so that ``import ncuwrap`` stays cheap. No function has the name of a
 module of the package (``ncuwrap.timeline``, ``ncuwrap.render`` and ``ncuwrap.profile`` are modules), so
 nothing here is both (docs/api.md says why). No module of the package imports this one: the version is
@@ -20,16 +24,18 @@ import importlib
 from ncuwrap.core.version import __version__  # noqa: F401  (ncuwrap.__version__)
 
 _API = ("diagnose", "compare_reports", "diagnose_timeline", "diagnose_ranks", "profile_program", "render_result")
+# The options the functions take, each a typed value (ncuwrap.diagnose(path, rules=ncuwrap.RulesChoice("my.yaml"))).
+_OPTIONS = ("RulesChoice", "LaunchSelection", "TimelineOptions")
 _ALIASES = ("ranks",)  # 0.1's name, kept: no module clashes with it
 # 0.1's API names that are taken: asked for (before the module is imported), the answer names the function.
 _RENAMED = {"compare": "compare_reports", "timeline": "diagnose_timeline", "render": "render_result", "profile": "profile_program"}
 _MODULES = ("timeline", "render", "profile")  # (compare is ncuwrap.kernel.compare: the name is no module here)
-__all__ = [*_API]
+__all__ = [*_API, *_OPTIONS]
 
 
 def __getattr__(name: str):
     # PEP 562: the API (it imports the renderers) is loaded when one of its names is first used.
-    if name in _API or name in _ALIASES:
+    if name in _API or name in _ALIASES or name in _OPTIONS:
         return getattr(importlib.import_module("ncuwrap.api"), name)
     if name in _MODULES:  # `import ncuwrap.timeline` and `from ncuwrap import timeline` still import the module
         raise AttributeError(f"module 'ncuwrap' has no attribute {name!r}: the function is ncuwrap.{_RENAMED[name]}, "
@@ -41,4 +47,4 @@ def __getattr__(name: str):
 
 def __dir__():
     # What to discover: the API (the package's modules and helpers are imported, not browsed).
-    return sorted(["__version__", *_API])
+    return sorted(["__version__", *_API, *_OPTIONS])

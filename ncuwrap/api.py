@@ -24,13 +24,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ncuwrap.core import display
 from ncuwrap.core.errors import InputError, OptionError
+from ncuwrap.core.launch_selection import LaunchSelection
 from ncuwrap.render import Format
 from ncuwrap.render import render as _render
+from ncuwrap.core.rules_choice import RulesChoice
+from ncuwrap.timeline.options import TimelineOptions
 
-__all__ = ["diagnose", "compare_reports", "diagnose_timeline", "diagnose_ranks", "profile_program", "render_result"]
+if TYPE_CHECKING:  # profile_program's: imported when it runs (yaml and numpy)
+    from ncuwrap.profile.ncu_argv import NcuOptions
+    from ncuwrap.timeline.nsysrep import NsysOptions
+
+# The options the functions take, one value each (a notebook writes ncuwrap.RulesChoice("my.yaml")).
+OPTIONS = ("RulesChoice", "LaunchSelection", "TimelineOptions")
+__all__ = ["diagnose", "compare_reports", "diagnose_timeline", "diagnose_ranks", "profile_program", "render_result", *OPTIONS]
 
 NAMES = ("short", "function", "demangled")
 
@@ -66,27 +76,27 @@ def _is_timeline(path: Path) -> bool:
     return path.is_file() and kind_of(path) == "timeline"
 
 
-def diagnose(report: str | Path | None = None, *, rules: str | Path | None = None, extend: bool = False, kernel: str | None = None,
-             launch_skip: int = 0, launch_count: int | None = None, process: str | None = None, source_page: str | Path | None = None,
-             ncu_rules: str | Path | None = None, ncu: str | None = None, nsys: str | None = None, step_range: str | None = None,
-             warmup: int | None = None, steps: str = "auto"):
+def diagnose(report: str | Path | None = None, *, rules: RulesChoice | None = None, launches: LaunchSelection | None = None,
+             timeline: TimelineOptions | None = None, source_page: str | Path | None = None, ncu_rules: str | Path | None = None,
+             ncu: str | None = None):
     """``ncuwrap diagnose``: the verdict of every kernel of a report, or of a timeline as a whole.
+
+        >>> ncuwrap.diagnose("report.ncu-rep", rules=RulesChoice("mine.yaml", extend=True),
+        ...                  launches=LaunchSelection(kernel="gemm", launch_count=2))
 
     Args:
         report: a ``.ncu-rep`` (or ``.ncu-rep.gz``), an ncu CSV export (``--page raw`` or ``details``), a
             run folder of ``ncuwrap profile``, a diagnosis JSON document, an nsys capture (``.nsys-rep``,
             ``.sqlite``, ``.sqlite.gz``) or a PyTorch profiler trace (``.json``, ``.json.gz``). None: the
             sample H200 report shipped with ncuwrap.
-        rules: a rules YAML replacing the bundled rules (``extend=True``: added to them).
-        kernel: keep kernels whose name matches this regular expression (ncu's ``regex:`` prefix accepted).
-        launch_skip, launch_count: skip N and keep at most N of the launches that match ``kernel`` and
-            ``process``, counted as ncu counts them (``launch_count=None``: all).
-        process: keep one process's launches (its ID or name), where the report holds several.
+        rules: the rules (``--rules FILE [--extend]``; None: the bundled rules of the report's kind).
+        launches: a kernel report's launches to keep (``-k``, ``--launch-skip``, ``--launch-count``,
+            ``--process``), counted as ncu counts them (None: all).
+        timeline: for a timeline, how it is read and cut into steps, as :func:`diagnose_timeline`.
         source_page: a CSV export's source page, so each finding names its source line.
         ncu_rules: Nsight Compute's own rule results (a ``.ncu-rep`` or ``--page details`` CSV of the same
             report) beside a raw export's findings.
         ncu: the ncu whose ``extras/python`` reads a ``.ncu-rep`` when the ncu-report package is missing.
-        nsys, step_range, warmup, steps: for a timeline, as :func:`diagnose_timeline`.
 
     Returns:
         A :class:`~ncuwrap.kernel.verdict.Diagnosis` for a kernel report, a
@@ -97,63 +107,66 @@ def diagnose(report: str | Path | None = None, *, rules: str | Path | None = Non
     """
     from ncuwrap.core.resources import sample_report
 
+    rules, launches, timeline = rules or RulesChoice(), launches or LaunchSelection(), timeline or TimelineOptions()
     path = Path(report) if report is not None else sample_report()
-    if extend and rules is None:
-        raise InputError("--extend adds the rules of --rules FILE to the bundled ones; give --rules too")
     if _is_timeline(path):
-        if kernel or ncu_rules or launch_skip or launch_count or process or source_page:
+        if launches.flags or ncu_rules or source_page:
             raise InputError(f"{path}: --kernel, --launch-skip, --launch-count, --process, --ncu-rules and --source-page apply to Nsight Compute reports; "
                              "a timeline is diagnosed as a whole")
-        return diagnose_timeline(path, rules=rules, extend=extend, nsys=nsys, step_range=step_range, warmup=warmup, steps=steps)
-    if step_range is not None or warmup is not None or steps != "auto":
+        return diagnose_timeline(path, rules=rules, timeline=timeline)
+    if timeline.flags:
         raise InputError(f"{path}: --step-range, --warmup and --steps apply to nsys captures (timelines); this is a kernel report")
-    from ncuwrap.core.kernel_filter import LaunchSelection
+    if launches.nth_launch is not None:
+        raise InputError(f"{path}: --nth-launch picks the launches ncu profiles ('ncuwrap profile'); a report's are kept with "
+                         "--kernel, --launch-skip and --launch-count")
     from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
-    select = LaunchSelection(kernel=kernel, launch_skip=launch_skip, launch_count=launch_count or None, process=process)
     if is_run_dir(path):
         if ncu_rules or source_page:
             raise InputError(f"{path}: a run folder brings its own source page and rules results; drop --ncu-rules and --source-page")
-        return diagnose_run_dir(path, rules, extend=extend, ncu=ncu, select=select)
+        return diagnose_run_dir(path, rules, ncu=ncu, select=launches)
     # The rules first (a bad rules file is said before any work), then the report's reader is started
     # (a .ncu-rep: NVIDIA's reader in a child process) while the diagnosis's modules, pandas among
     # them, are imported: on a 220-launch report that overlap saves ~0.3 s of 1.7.
     from ncuwrap.kernel import reading as ingest, metrics
+
     from ncuwrap import ruleset
 
-    rule_set = ruleset.load(rules, extend=extend)
+    rule_set = ruleset.chosen(rules, metrics.KERNEL)
     started = (rule_set, ingest.start(path, ncu=ncu, metrics=metrics.report_metrics(rule_set)))
     from ncuwrap.kernel.diagnosis import diagnose as run
 
     label = None if report is not None else f"ncuwrap:samples/{path.name}"
-    return run(path, rules, extend=extend, ncu=ncu, label=label, ncu_rules=ncu_rules, select=select, source_page=source_page,
-               started=started)
+    return run(path, rules, ncu=ncu, label=label, ncu_rules=ncu_rules, select=launches, source_page=source_page, started=started)
 
 
-def compare_reports(before: str | Path, after: str | Path, *, rules: str | Path | None = None, extend: bool = False,
-                    kernel: str | None = None, pairs: Sequence[tuple[str, str]] = (), before_timing: str | Path | None = None,
-                    after_timing: str | Path | None = None, threshold_pct: float = 5.0, fail_on_finding: str | None = None,
-                    ncu: str | None = None, nsys: str | None = None, step_range: str | None = None, warmup: int | None = None,
-                    steps: str = "auto"):
+def compare_reports(before: str | Path, after: str | Path, *, rules: RulesChoice | None = None, launches: LaunchSelection | None = None,
+                    timeline: TimelineOptions | None = None, pairs: Sequence[tuple[str, str]] = (),
+                    before_timing: str | Path | None = None, after_timing: str | Path | None = None, threshold_pct: float = 5.0,
+                    fail_on_finding: str | None = None, ncu: str | None = None):
     """``ncuwrap compare``: two kernel reports, or two timelines, before and after a change.
+
+        >>> ncuwrap.compare_reports("before.ncu-rep", "after.ncu-rep", launches=LaunchSelection(kernel="gemm")).regressions
 
     Args:
         before, after: two kernel reports (as :func:`diagnose` reads, or its JSON documents), or two nsys
             captures or PyTorch profiler traces.
-        rules, extend: the rules for both sides, as :func:`diagnose`.
-        kernel: kernel reports: compare only kernels matching this regular expression.
+        rules: the rules for both sides, as :func:`diagnose`.
+        launches: kernel reports: the launches of both sides to compare (``-k``), as :func:`diagnose`.
+        timeline: timelines: how both are read and cut into steps, as :func:`diagnose_timeline`.
         pairs: kernel reports: ``(before_name, after_name)`` pairs for renamed kernels.
         before_timing, after_timing: kernel reports: ``ncuwrap bench -o`` JSON files; with both, the real
             speedup is shown and gated on instead of ncu's instrumented durations.
         threshold_pct: a change of time that counts (%): slower by more is a regression.
         fail_on_finding: ``"high"``, ``"medium"`` or ``"low"``: an introduced finding of that severity or
             worse is a regression however much faster it got; ``"none"``: only slowdowns count.
-        step_range, warmup, steps, nsys: timelines, as :func:`diagnose_timeline`.
+        ncu: kernel reports: as :func:`diagnose`.
 
     Returns:
         A :class:`~ncuwrap.kernel.compare.CompareResult` (``.regressions`` is the gate) for kernel reports, a
         :class:`~ncuwrap.timeline.compare.TimelineCompare` (per step where both have steps) for timelines.
     """
+    rules, launches, timeline = rules or RulesChoice(), launches or LaunchSelection(), timeline or TimelineOptions()
     before, after = Path(before), Path(after)
     timelines = [p for p in (before, after) if _is_timeline(p)]
     gate = {"threshold_pct": threshold_pct, "fail_on_finding": fail_on_finding}
@@ -163,36 +176,42 @@ def compare_reports(before: str | Path, after: str | Path, *, rules: str | Path 
             raise InputError(f"{other}: not an nsys capture, while {timelines[0]} is; compare two timelines (.sqlite, .sqlite.gz, "
                              ".nsys-rep) or two kernel reports")
         flag = next((f for f, given in (("--pair", pairs), ("--before-timing", before_timing), ("--after-timing", after_timing),
-                                         ("--kernel", kernel), ("--ncu", ncu)) if given), None)
+                                         *((f, True) for f in launches.flags), ("--ncu", ncu)) if given), None)
         if flag:
             raise InputError(f"{flag}: applies to kernel reports; two timelines are compared as wholes (drop {flag})")
         from ncuwrap.timeline.compare import compare_timeline_files
 
-        return compare_timeline_files(before, after, rules, extend=extend, nsys=nsys, step_pattern=step_range, warmup=warmup,
-                                      find_steps=steps, **gate)
-    flag = next((f for f, given in (("--step-range", step_range), ("--warmup", warmup is not None), ("--nsys-path", nsys),
-                                    ("--steps", steps != "auto")) if given), None)
+        return compare_timeline_files(before, after, rules, timeline=timeline, **gate)
+    flag = next(iter((*timeline.flags, *(("--nsys-path",) if timeline.nsys else ()))), None)
     if flag:
         raise InputError(f"{flag}: applies to two nsys captures; {before} and {after} are kernel reports (drop {flag})")
+    if launches.nth_launch is not None:
+        raise InputError("--nth-launch picks the launches ncu profiles ('ncuwrap profile'); a report's are kept with "
+                         "--kernel, --launch-skip and --launch-count")
     from ncuwrap.kernel.compare import compare_files
+    from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
-    return compare_files(before, after, rules, extend=extend, kernel=kernel, ncu=ncu, pairs=list(pairs), before_timing=before_timing,
-                         after_timing=after_timing, **gate)
+    def run_folder(path: Path, rules: RulesChoice, **how):
+        return diagnose_run_dir(path, rules, **how) if is_run_dir(path) else None
+
+    return compare_files(before, after, rules, launches=launches, ncu=ncu, run_folder=run_folder, pairs=list(pairs),
+                         before_timing=before_timing, after_timing=after_timing, **gate)
 
 
-def diagnose_timeline(path: str | Path, *, rules: str | Path | None = None, extend: bool = False, nsys: str | None = None,
-                      step_range: str | None = None, warmup: int | None = None, steps: str = "auto"):
+def diagnose_timeline(path: str | Path, *, rules: RulesChoice | None = None, timeline: TimelineOptions | None = None):
     """``ncuwrap timeline FILE``: where a program's end-to-end time goes, from a capture made before.
+
+        >>> ncuwrap.diagnose_timeline("run.sqlite", timeline=TimelineOptions(step_range="train_step", warmup=2))
 
     Args:
         path: an nsys capture (``.sqlite``, ``.sqlite.gz``, ``.nsys-rep``) or a PyTorch profiler trace
             (``.json``, ``.json.gz``).
-        rules, extend: as :func:`diagnose`.
-        nsys: the nsys that exports a ``.nsys-rep`` to SQLite (default: nsys on PATH).
-        step_range: the NVTX range (a regular expression) marking one iteration.
-        warmup: how many leading steps are warm-up (default: detected).
-        steps: how steps are found: ``"auto"`` (NVTX ranges, else the repetition of the launches),
-            ``"marked"`` (NVTX ranges only) or ``"none"``.
+        rules: as :func:`diagnose` (None: the bundled timeline rules).
+        timeline: how the capture is read and cut into steps (None: the defaults): ``step_range``, the NVTX
+            range (a regular expression) marking one iteration; ``warmup``, how many leading steps are
+            warm-up (default: detected); ``steps``, ``"auto"`` (NVTX ranges, else the repetition of the
+            launches), ``"marked"`` (NVTX ranges only) or ``"none"``; ``nsys``, the nsys that exports a
+            ``.nsys-rep`` to SQLite (default: nsys on PATH).
 
     Returns:
         A :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`, judged by its steady steps where it
@@ -200,61 +219,62 @@ def diagnose_timeline(path: str | Path, *, rules: str | Path | None = None, exte
     """
     from ncuwrap.timeline.pipeline import diagnose_timeline as run
 
-    return run(path, rules_path=rules, extend=extend, nsys=nsys, step_pattern=step_range, warmup=warmup, find_steps=steps)
+    return run(path, rules or RulesChoice(), timeline or TimelineOptions())
 
 
-def diagnose_ranks(folder: str | Path, *, rules: str | Path | None = None, extend: bool = False, workers: int | None = None,
-                   scheduler: str | None = None, step_range: str | None = None, warmup: int | None = None, allow_mixed: bool = False,
-                   nsys: str | None = None, steps: str = "auto"):
+def diagnose_ranks(folder: str | Path, *, rules: RulesChoice | None = None, timeline: TimelineOptions | None = None,
+                   workers: int | None = None, scheduler: str | None = None, allow_mixed: bool = False):
     """``ncuwrap timeline --ranks FOLDER``: a multi-GPU run from one capture per rank.
+
+        >>> ncuwrap.diagnose_ranks("captures/", workers=0, timeline=TimelineOptions(steps="marked"))
 
     Args:
         folder: ``rank0.sqlite``, ``rank1.sqlite``... (or ``.sqlite.gz``, ``.nsys-rep``, PyTorch traces).
+        rules, timeline: as :func:`diagnose_timeline` (None: the bundled rank rules; the defaults).
         workers: Dask workers analysing the captures (None: decided by their size; 0: in this process).
         scheduler: the address of an existing Dask scheduler to use instead.
         allow_mixed: accept captures of different nsys versions.
-        rules, extend, step_range, warmup, steps, nsys: as :func:`diagnose_timeline`.
 
     Returns:
         A :class:`~ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis`; ``.to_frame()`` has one row per rank.
     """
     from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks as run
 
-    return run(folder, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
-               nsys=nsys, allow_mixed=allow_mixed, warmup=warmup, find_steps=steps)
+    return run(folder, rules=rules or RulesChoice(), timeline=timeline or TimelineOptions(), scheduler=scheduler, workers=workers,
+               allow_mixed=allow_mixed)
 
 
-def profile_program(target: str | Sequence[str], *, output: str | Path | None = None, force: bool = False, kernel: str | None = None,
-                    launch_skip: int | None = None, launch_count: int | None = None, nth_launch: int | None = None,
+def profile_program(target: str | Sequence[str], *, output: str | Path | None = None, force: bool = False,
+                    launches: LaunchSelection | None = None, rules: RulesChoice | None = None, timeline: TimelineOptions | None = None,
                     collect: str = "targeted", source: bool = True, metrics: Sequence[str] = (), top: int | None = None,
-                    nvtx_include: Sequence[str] = (), nvtx_exclude: Sequence[str] = (), replay_mode: str | None = None,
-                    target_processes: str | None = None, cache_control: str | None = None, clock_control: str = "none",
-                    graph_profiling: str | None = None, ncu_args: Sequence[str] = (), bench: bool = True,
-                    bench_json: str | Path | None = None, bench_runs: int = 3, nsys: bool = False, steps: str = "auto",
-                    nsys_trace: str | None = None, nsys_args: Sequence[str] = (), ncu: str | None = None, nsys_path: str | None = None,
-                    rules: str | Path | None = None, extend: bool = False, arch: str | None = None):
+                    ncu_options: NcuOptions | None = None, bench: bool = True, bench_json: str | Path | None = None, bench_runs: int = 3,
+                    nsys: bool = False, nsys_options: NsysOptions | None = None, ncu: str | None = None, arch: str | None = None):
     """``ncuwrap profile``: run a program (or a bundled benchmark) under Nsight Compute on this machine's
     GPU, then diagnose every kernel it profiled.
+
+        >>> ncuwrap.profile_program(["./my_app", "--iters", "10"], launches=LaunchSelection(kernel="gemm", launch_count=2))
 
     Args:
         target: a program's command line as a list (``["./my_app", "--iters", "10"]``), or the name of a
             bundled benchmark (``"transpose/naive"``; ``ncuwrap profile --list`` shows them), built with nvcc.
         output: the run folder (default: ``ncuwrap-runs/<target>-<time>``); an existing one only with ``force``.
-        kernel: profile only kernels whose name matches this regular expression.
-        launch_skip, launch_count: ncu's, counting only launches that match ``kernel`` (defaults: a bundled
-            benchmark's first timed launch and 1; for a program 0 and 10).
-        nth_launch: the Nth launch of every distinct kernel instead of ``launch_skip``.
+        launches: which launches ncu profiles: ``kernel`` (a regular expression), ``launch_skip`` and
+            ``launch_count`` (ncu's, counting only launches that match ``kernel``; defaults: a bundled
+            benchmark's first timed launch and 1, for a program 0 and 10), or ``nth_launch``, the Nth launch
+            of every distinct kernel.
+        rules: as :func:`diagnose`; targeted collection measures what these rules read.
+        timeline: with ``nsys`` or ``top``: the nsys to run and how the timeline's steps are found, as
+            :func:`diagnose_timeline`.
         collect: ``"targeted"`` (the metrics the rules read), ``"basic"``, ``"full"`` or a comma list of
             ncu sections; ``metrics`` adds ncu metrics; ``source=False`` leaves SourceCounters out.
         top: run the program under nsys first and profile the N kernels with the most GPU time.
-        nvtx_include, nvtx_exclude, replay_mode, target_processes, cache_control, clock_control,
-            graph_profiling, ncu_args: passed on to ncu, as the command's options of those names.
+        ncu_options: passed on to ncu (:class:`~ncuwrap.profile.ncu_argv.NcuOptions`: NVTX filter, replay
+            mode, target processes, cache and clock control, graph profiling, more arguments).
         bench, bench_json, bench_runs: a bundled benchmark's stop line: its family timed uninstrumented
             (``bench_runs`` process runs) or read from an ``ncuwrap bench -o`` file; ``bench=False``: none.
-        nsys, steps, nsys_trace, nsys_args, nsys_path: also capture the timeline with nsys (in the run
-            folder and in ``profile.json``).
+        nsys, nsys_options: also capture the timeline with nsys (in the run folder and in ``profile.json``),
+            with nsys's trace list and more arguments (:class:`~ncuwrap.timeline.nsysrep.NsysOptions`).
         ncu: the ncu to run (default: ncu on PATH).
-        rules, extend: as :func:`diagnose`; targeted collection measures what these rules read.
         arch: the GPU architecture a bundled benchmark is built for (default: detected).
 
     Returns:
@@ -265,46 +285,44 @@ def profile_program(target: str | Sequence[str], *, output: str | Path | None = 
         ncuwrap.core.errors.NcuwrapError: one line with the fix (ncu missing, no permission to the GPU's
         counters, the program failed, nothing matched ``kernel``...).
     """
-    return profile_run(target, output=output, force=force, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
-                       nth_launch=nth_launch, collect=collect, source=source, metrics=metrics, top=top, nvtx_include=nvtx_include,
-                       nvtx_exclude=nvtx_exclude, replay_mode=replay_mode, target_processes=target_processes, cache_control=cache_control,
-                       clock_control=clock_control, graph_profiling=graph_profiling, ncu_args=ncu_args, bench=bench, bench_json=bench_json,
-                       bench_runs=bench_runs, nsys=nsys, steps=steps, nsys_trace=nsys_trace, nsys_args=nsys_args, ncu=ncu,
-                       nsys_path=nsys_path, rules=rules, extend=extend, arch=arch).diagnosis
+    return profile_run(target, output=output, force=force, launches=launches, rules=rules, timeline=timeline, collect=collect,
+                       source=source, metrics=metrics, top=top, ncu_options=ncu_options, bench=bench, bench_json=bench_json,
+                       bench_runs=bench_runs, nsys=nsys, nsys_options=nsys_options, ncu=ncu, arch=arch).diagnosis
 
 
-def profile_run(target: str | Sequence[str], *, progress=None, on_build=None, on_run_dir=None, output: str | Path | None = None, force: bool = False,
-                kernel: str | None = None, launch_skip: int | None = None, launch_count: int | None = None, nth_launch: int | None = None,
-                collect: str = "targeted", source: bool = True, metrics: Sequence[str] = (), top: int | None = None,
-                nvtx_include: Sequence[str] = (), nvtx_exclude: Sequence[str] = (), replay_mode: str | None = None,
-                target_processes: str | None = None, cache_control: str | None = None, clock_control: str = "none",
-                graph_profiling: str | None = None, ncu_args: Sequence[str] = (), bench: bool = True, bench_json: str | Path | None = None,
-                bench_runs: int = 3, nsys: bool = False, steps: str = "auto", nsys_trace: str | None = None, nsys_args: Sequence[str] = (),
-                ncu: str | None = None, nsys_path: str | None = None, rules: str | Path | None = None, extend: bool = False,
+def profile_run(target: str | Sequence[str], *, progress=None, on_build=None, on_run_dir=None, output: str | Path | None = None,
+                force: bool = False, launches: LaunchSelection | None = None, rules: RulesChoice | None = None,
+                timeline: TimelineOptions | None = None, collect: str = "targeted", source: bool = True, metrics: Sequence[str] = (),
+                top: int | None = None, ncu_options: NcuOptions | None = None, bench: bool = True, bench_json: str | Path | None = None,
+                bench_runs: int = 3, nsys: bool = False, nsys_options: NsysOptions | None = None, ncu: str | None = None,
                 arch: str | None = None):
     """:func:`profile_program`'s run, whole: a :class:`~ncuwrap.profile.result.ProfileResult` (the diagnosis,
     the timeline with ``nsys``, the run folder, ncu's argv, passes and wall time). ``progress`` follows ncu
     (a :class:`~ncuwrap.profile.pipeline.Progress`); ``on_build(name)`` is called before a bundled benchmark
     is built, ``on_run_dir(path)`` before the run starts. Every option is checked before anything is built or run."""
-    from ncuwrap import ruleset
     from ncuwrap.profile import ProfileOptions, targets
     from ncuwrap.profile import profile as run
     from ncuwrap.profile.collection import plan_collection
+    from ncuwrap.profile.launches import check_for_ncu
     from ncuwrap.profile.ncu_argv import NcuOptions
     from ncuwrap.profile.ncu_tool import ncu_tool
     from ncuwrap.profile.rundir import default_run_dir
     from ncuwrap.timeline.nsysrep import NsysOptions
 
+    launches, rules, timeline = launches or LaunchSelection(), rules or RulesChoice(), timeline or TimelineOptions()
     # Cheap checks first: a bad collect or a missing ncu must not wait for an nvcc build.
     metrics = tuple(metrics)
-    plan_collection(collect, ruleset.load(rules, extend=extend), metrics, source=source)
-    ncu_options = NcuOptions(nvtx_include=tuple(nvtx_include), nvtx_exclude=tuple(nvtx_exclude), replay_mode=replay_mode,
-                             target_processes=target_processes, cache_control=cache_control, clock_control=clock_control,
-                             graph_profiling=graph_profiling, extra=tuple(ncu_args)).check()
-    nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args)).check()
-    flag = nsys_options.first_flag or ("--steps" if steps != "auto" else None)
+    from ncuwrap.kernel.metrics import KERNEL
+
+    from ncuwrap import ruleset
+
+    plan_collection(collect, ruleset.chosen(rules, KERNEL), metrics, source=source)
+    ncu_options = (ncu_options or NcuOptions()).check()
+    nsys_options = (nsys_options or NsysOptions()).check()
+    flag = nsys_options.first_flag or next(iter(timeline.flags), None)
     if flag and not (nsys or top):  # not silently unused
         raise InputError(f"{flag}: ncuwrap runs nsys only with --nsys or --top; add one of them, or drop {flag}")
+    check_for_ncu(launches)
 
     def before_build(name: str) -> None:
         ncu_tool(ncu)  # a missing ncu fails before nvcc runs
@@ -322,10 +340,9 @@ def profile_run(target: str | Sequence[str], *, progress=None, on_build=None, on
     run_dir = Path(output) if output is not None else default_run_dir(resolved.label)
     if on_run_dir is not None:
         on_run_dir(run_dir)
-    options = ProfileOptions(collect=collect, source=source, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
-                             nth_launch=nth_launch, metrics=metrics, force=force, ncu=ncu, rules=Path(rules) if rules is not None else None,
-                             extend=extend, nsys=nsys, nsys_path=nsys_path, ncu_options=ncu_options, top=top,
-                             nsys_options=nsys_options, find_steps=steps, bench=bench, bench_json=bench_json, bench_runs=bench_runs)
+    options = ProfileOptions(collect=collect, source=source, launches=launches, metrics=metrics, force=force, ncu=ncu, rules=rules,
+                             nsys=nsys, ncu_options=ncu_options, top=top, nsys_options=nsys_options, timeline=timeline,
+                             bench=bench, bench_json=bench_json, bench_runs=bench_runs)
     return run(resolved, run_dir, options, progress=progress)
 
 

@@ -27,6 +27,7 @@ from ncuwrap.timeline.diagnosis import TimelineDiagnosis
 from ncuwrap.timeline.ranks.diagnosis import RanksDiagnosis
 from ncuwrap.kernel.verdict import Diagnosis
 from ncuwrap.kernel.document import expand
+from ncuwrap.profile.ncu_argv import NcuOptions
 from tests.conftest import DATA, H200, ROOT, run_cli
 
 OURS = DATA / "h200_ncuwrap"
@@ -34,12 +35,15 @@ TRANSPOSE = H200 / "transpose"
 
 
 def test_import_ncuwrap_loads_no_api_until_used():
-    # `import ncuwrap` stays cheap (no pandas, no renderers); the first ncuwrap.diagnose loads the API.
-    code = ("import sys, ncuwrap; before = {'ncuwrap.api', 'pandas'} & set(sys.modules); ncuwrap.diagnose; "
-            "print(sorted(before), 'ncuwrap.api' in sys.modules, sorted(n for n in ncuwrap.__dir__() if not n.startswith('_')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout.split(" ", 2)
-    assert out[:2] == ["[]", "True"]
-    assert out[2].strip() == "['compare_reports', 'diagnose', 'diagnose_ranks', 'diagnose_timeline', 'profile_program', 'render_result']"
+    # `import ncuwrap` stays cheap (no pandas, no renderers); the first ncuwrap.diagnose loads the API, and
+    # the API with its option values still no numpy: a timeline's readers are forked before it is imported.
+    code = ("import sys, ncuwrap; before = {'ncuwrap.api', 'pandas'} & set(sys.modules); ncuwrap.diagnose; ncuwrap.TimelineOptions(); "
+            "print(sorted(before), 'ncuwrap.api' in sys.modules, 'numpy' in sys.modules, "
+            "sorted(n for n in ncuwrap.__dir__() if not n.startswith('_')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout.split(" ", 3)
+    assert out[:3] == ["[]", "True", "False"]
+    assert out[3].strip() == ("['LaunchSelection', 'RulesChoice', 'TimelineOptions', 'compare_reports', 'diagnose', 'diagnose_ranks', "
+                              "'diagnose_timeline', 'profile_program', 'render_result']")
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         ncuwrap.nothing
 
@@ -196,7 +200,7 @@ def test_bad_input_raises_the_commands_error(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         ncuwrap.diagnose(tmp_path / "missing.ncu-rep")
     with pytest.raises(InputError, match="--step-range, --warmup and --steps apply to nsys captures"):
-        ncuwrap.diagnose(TRANSPOSE / "transposeNaive.raw.csv", warmup=1)
+        ncuwrap.diagnose(TRANSPOSE / "transposeNaive.raw.csv", timeline=ncuwrap.TimelineOptions(warmup=1))
     assert isinstance(ncuwrap.diagnose().to_frame(), pd.DataFrame)  # the bundled sample
 
 
@@ -228,8 +232,9 @@ def test_profile_program_runs_ncu_as_the_command_does_and_gives_its_diagnosis(ca
     from ncuwrap.profile.collection import plan_collection
 
     prog = _program(tmp_path)
-    d = ncuwrap.profile_program([str(prog), "--size", "big"], output=tmp_path / "api", ncu=str(FAKE_NCU), kernel="transpose",
-                                launch_count=2, clock_control="base", nvtx_include=["step/"])
+    d = ncuwrap.profile_program([str(prog), "--size", "big"], output=tmp_path / "api", ncu=str(FAKE_NCU),
+                                launches=ncuwrap.LaunchSelection(kernel="transpose", launch_count=2),
+                                ncu_options=NcuOptions(clock_control="base", nvtx_include=("step/",)))
     assert isinstance(d, Diagnosis) and [k.name for k in d.kernels] == ["transposeNaive"]
     # The exact command line ncu got: the contract with the profiler, as the command writes it.
     targeted = plan_collection("targeted", source=True).argv()
@@ -250,7 +255,12 @@ def test_profile_program_refuses_bad_options_before_running_anything(tmp_path, f
     from ncuwrap.core.errors import OptionError
 
     with pytest.raises((InputError, OptionError), match="--clock-control"):
-        ncuwrap.profile_program([str(_program(tmp_path))], ncu=str(FAKE_NCU), clock_control="sometimes", output=tmp_path / "run")
+        ncuwrap.profile_program([str(_program(tmp_path))], ncu=str(FAKE_NCU), ncu_options=NcuOptions(clock_control="sometimes"),
+                                output=tmp_path / "run")
+    # A report's launch filter that ncu cannot be given: said before anything runs, as the command's.
+    with pytest.raises(OptionError, match="^--process 42: picks the launches of one process of a report"):
+        ncuwrap.profile_program([str(_program(tmp_path))], ncu=str(FAKE_NCU), launches=ncuwrap.LaunchSelection(process="42"),
+                                output=tmp_path / "run")
     assert fake_ncu() == [] and not (tmp_path / "run").exists()
     with pytest.raises(InputError, match="no such program"):
         ncuwrap.profile_program(["./missing-program"], ncu=str(FAKE_NCU), output=tmp_path / "run")

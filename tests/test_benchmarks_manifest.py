@@ -11,6 +11,7 @@ import pytest
 from ncuwrap import ruleset
 from ncuwrap.bundled.manifest import CeilingBasis, ManifestError, Peak, finding_ids, load_manifest
 from ncuwrap.core.resources import data_dir
+from ncuwrap.kernel.metrics import KERNEL
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "data" / "benchmarks"
@@ -144,7 +145,7 @@ def test_missing_manifest_file():
 def test_finding_ids_come_from_the_rules(monkeypatch):
     """The ids a variant may expect are the bundled rules' findings: drop one from the rules and the
     manifest naming it no longer loads."""
-    rules = ruleset.load()
+    rules = ruleset.load(None, KERNEL)
     assert finding_ids() == {f.id for f in rules.findings} and "at_roofline" in finding_ids()
     without = dataclasses.replace(rules, findings=tuple(f for f in rules.findings if f.id != "at_roofline"))
     monkeypatch.setattr(ruleset, "load", lambda *a, **k: without)

@@ -8,6 +8,8 @@ import pytest
 
 from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.render import Format
+from ncuwrap.core.launch_selection import LaunchSelection
+from ncuwrap.kernel.metrics import KERNEL
 from tests.conftest import H200, golden, golden_json, run_cli
 
 FORMS = [".ncu-rep", ".raw.csv", ".raw_base.csv"]
@@ -103,7 +105,7 @@ def test_bound_partially_evaluated_names_the_missing_unit():
 
     profile = load(H200 / "vecadd" / "bench_add.raw.csv")
     profile.frame = profile.frame.drop(columns=[c for c in profile.frame.columns if c.startswith("l1tex__throughput")])
-    k = diagnose_profile(profile, ruleset.load()).kernels[0]
+    k = diagnose_profile(profile, ruleset.load(None, KERNEL)).kernels[0]
     assert (k.bound, k.limiter) == ("memory", "dram")
     bound = next(n for n in k.not_evaluated if n.rule == "bound")
     assert bound.message.startswith("partially evaluated: l1tex__throughput.avg.pct_of_peak_sustained_elapsed not collected; re-profile with --section "
@@ -120,10 +122,10 @@ def test_details_page_gives_the_same_bound_and_says_what_it_lacks():
 def test_kernel_filter():
     from ncuwrap.core.errors import InputError
 
-    result = diagnose("ncuwrap/samples/transpose_h200.ncu-rep.gz", kernel="shared")
+    result = diagnose("ncuwrap/samples/transpose_h200.ncu-rep.gz", select=LaunchSelection(kernel="shared"))
     assert [k.name for k in result.kernels] == ["transpose_shared"]
     with pytest.raises(InputError, match=r"--kernel '\^strided' matched no kernel of .*bench_add.raw.csv; its kernels: coalesced_add"):
-        diagnose(H200 / "vecadd" / "bench_add.raw.csv", kernel="^strided")
+        diagnose(H200 / "vecadd" / "bench_add.raw.csv", select=LaunchSelection(kernel="^strided"))
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import pytest
 
 from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.kernel.reading import load
+from ncuwrap.kernel.metrics import KERNEL
 from tests.conftest import DATA
 
 OURS = DATA / "h200_ncuwrap"
@@ -59,7 +60,7 @@ def test_every_finding_id_is_exercised_by_a_real_capture():
     for report in sorted((DATA / "h200").glob("*/*.ncu-rep")):
         for kernel in diagnose(report).kernels:
             fired |= set(kernel.finding_ids())
-    assert {f.id for f in ruleset.load().findings} - fired == set()
+    assert {f.id for f in ruleset.load(None, KERNEL).findings} - fired == set()
 
 
 def test_atomic_evidence_names_the_hot_slice():

@@ -17,6 +17,7 @@ from ncuwrap.kernel.reading import load
 from ncuwrap.core.kernel_filter import LaunchSelection
 from ncuwrap.render import Format, render
 from ncuwrap.kernel.document import expand
+from ncuwrap.kernel.metrics import KERNEL
 from tests.conftest import DATA, H200, golden, golden_json, run_cli
 
 TWO = DATA / "h200_ncuwrap" / "multi" / "two_processes.raw.csv"  # 3 kernels x 2 processes, launches 0-5
@@ -145,7 +146,7 @@ def _two_streams():
     frame = profile.frame.copy()
     frame.loc[frame["process_id"] == "2751", "stream"] = "13"
     profile.frame = frame
-    return diagnose_profile(profile, ruleset.load(None))
+    return diagnose_profile(profile, ruleset.load(None, KERNEL))
 
 
 def test_streams_are_shown_where_the_report_has_several(monkeypatch):

@@ -14,6 +14,7 @@ from ncuwrap import ruleset
 from ncuwrap.kernel.diagnosis import _Launches, diagnose
 from ncuwrap.ruleset.evaluate import Evaluation
 from ncuwrap.kernel.reading import load
+from ncuwrap.kernel.metrics import KERNEL
 from tests.conftest import DATA
 
 OURS = DATA / "h200_ncuwrap"
@@ -32,7 +33,7 @@ def test_the_rules_reach_is_the_measured_ladder():
     ladder = {e["variant"]: e for e in json.loads((OURS / "bench" / "bytes_in_flight_ladder.json").read_text())["benchmarks"]
               if e["name"] == "bytes_in_flight"}
     assert set(ladder) == {"w4_k1", "w8_k1", "w4_k4", "w16_k1", "w16_k4"}
-    rules = ruleset.load()
+    rules = ruleset.load(None, KERNEL)
     for rung, measured in ladder.items():
         profile = load(PAIRS / f"bytes_in_flight-{rung}.raw.csv.gz")
         evaluation = Evaluation(_Launches(profile), rules, E)
@@ -82,7 +83,7 @@ def test_the_fixed_kernel_runs_no_faster_than_its_bytes_in_flight_allow():
     assert f.id == "uncoalesced_global_loads" and f.limited_after == "dram"
     assert 1 / (1 - f.estimated_speedup / 100) == pytest.approx(2.65, abs=0.01)
     # Without the reach (a rules file of your own without it), DRAM's roof again.
-    rules = ruleset.load()
+    rules = ruleset.load(None, KERNEL)
     no_reach = E.estimate(k.effects.util, k.effects.findings[f.id], np.array([k.duration_ns]), roof=90, floor_ns=2000, busy=60)
     assert 1 / float(no_reach.remaining[0]) == pytest.approx(4.42, abs=0.01) and rules.reach
 

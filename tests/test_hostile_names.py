@@ -33,6 +33,7 @@ from ncuwrap.render.escape import terminal
 from ncuwrap.timeline.compare import compare_timelines
 from ncuwrap.timeline.pipeline import diagnose_timeline
 from ncuwrap.kernel.document import expand
+from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import DATA, H200
 from tests.test_render_html import Page
 from tests.test_render_markdown import assert_clean_gfm, gfm
@@ -110,9 +111,9 @@ def docs(tmp_path_factory):
                          ("cudaMemcpy_v3020", f"cudaMemcpy{NAME}")):
             assert db.execute("UPDATE StringIds SET value = ? WHERE value = ?", (new, old)).rowcount == 1, old
     # Without steps (its loop of one kernel would leave the other out): every name is in the window.
-    timeline = diagnose_timeline(capture, find_steps="none")
+    timeline = diagnose_timeline(capture, timeline=TimelineOptions(steps="none"))
     # Two timelines: the hostile kernels are the ones AFTER adds, the bench's own the ones it removes.
-    timelines = compare_timelines(diagnose_timeline(BENCH_SQLITE, find_steps="none"), timeline)
+    timelines = compare_timelines(diagnose_timeline(BENCH_SQLITE, timeline=TimelineOptions(steps="none")), timeline)
     return {"diagnosis": diagnosis, "compare": paired, "compare_unpaired": unpaired, "timeline": timeline, "timeline_compare": timelines}
 
 

@@ -14,6 +14,7 @@ from ncuwrap.core.errors import InputError
 from ncuwrap.kernel.reading import load
 from ncuwrap.core.kernel_names import dims, function_name
 from ncuwrap.kernel.reading.units import base_unit, scale_to_base
+from ncuwrap.kernel.metrics import KERNEL
 from tests.conftest import H200
 
 TRANSPOSE = ["copyKernel", "transposeNaive", "transposeShared", "transposePadded"]
@@ -24,7 +25,7 @@ def test_rep_raw_and_base_csv_agree_on_every_metric_the_rules_read(kernel):
     rep = load(H200 / "transpose" / f"{kernel}.ncu-rep").frame
     raw = load(H200 / "transpose" / f"{kernel}.raw.csv").frame
     base = load(H200 / "transpose" / f"{kernel}.raw_base.csv").frame
-    needed = ruleset.load().raw_metrics()
+    needed = ruleset.load(None, KERNEL).raw_metrics()
     compared = 0
     for metric in needed:
         if metric not in rep:
@@ -192,7 +193,7 @@ def test_a_report_read_for_the_rules_diagnoses_as_read_whole(report):
     from ncuwrap.kernel import diagnosis as kernel_diagnosis
     from ncuwrap.render import jsonfmt
 
-    rules = ruleset.load(None)
+    rules = ruleset.load(None, KERNEL)
     path = f"tests/data/{report}"
     some, whole = load(path, metrics=kernel_diagnosis.needed_metrics(rules)), load(path)
     assert len(some.frame.columns) < len(whole.frame.columns) / 4

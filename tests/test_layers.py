@@ -20,7 +20,8 @@ LAYERS = ("base", "ingest", "metrics", "rules", "verdict", "render", "api", "cli
 
 # Modules by layer; a package listed covers its modules unless one of them is listed itself.
 LAYER_OF = {
-    # Used everywhere: no knowledge of reports, rules or verdicts.
+    # Used everywhere: no knowledge of reports, rules or verdicts; the rules choice and the launch selection
+    # as values (core/rules_choice.py, core/launch_selection.py), made before any work.
     "ncuwrap.core": "base",
     # Reading files and running the profilers' exporters.
     "ncuwrap.kernel.reading": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
@@ -31,7 +32,7 @@ LAYER_OF = {
     "ncuwrap.kernel.metrics": "metrics", "ncuwrap.kernel.estimate": "metrics", "ncuwrap.kernel.attribution": "metrics",
     "ncuwrap.timeline.metrics": "metrics", "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.measured": "metrics",
     "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics", "ncuwrap.timeline.repetition": "metrics",
-    "ncuwrap.timeline.launched_from": "metrics",
+    "ncuwrap.timeline.launched_from": "metrics", "ncuwrap.timeline.options": "metrics",
     "ncuwrap.timeline.ranks.metrics": "metrics", "ncuwrap.timeline.ranks.analysis": "metrics", "ncuwrap.timeline.ranks.model": "metrics",
     # The rules: their files and the engine that applies them (it knows no domain).
     "ncuwrap.ruleset": "rules",
@@ -47,15 +48,10 @@ LAYER_OF = {
 # wing's modules freely; the layers above keep their order).
 WINGS = ("ncuwrap.core", "ncuwrap.ruleset", "ncuwrap.timeline", "ncuwrap.bundled", "ncuwrap.kernel", "ncuwrap.profile", "ncuwrap.render",
          "ncuwrap.api", "ncuwrap.cli", "ncuwrap", "ncuwrap.__main__")
-# The imports between wings that still run back up, each with why and what removes it: a new one fails.
-KNOWN_UP = {
-    # ruleset.load defaults to the kernel catalogue (metrics.KERNEL); its callers in api.py and cli/rules.py
-    # name none. The typed rules choice (issue 40 item 6) carries the catalogue: then the default goes.
-    ("ncuwrap.ruleset", "ncuwrap.kernel.metrics"),
-    # compare_files diagnoses inputs of every kind, a run folder of `ncuwrap profile` among them: a
-    # workflow above profile, left in kernel.compare while item 6 changes its signature.
-    ("ncuwrap.kernel.compare", "ncuwrap.profile.rediagnose"),
-}
+# The imports between wings that run back up: none (a new one fails). The two of the move (ruleset.load's
+# default kernel catalogue, compare_files' run folders) went with the typed options: each caller names its
+# catalogue, and the API hands compare_files the profile wing's reader of run folders.
+KNOWN_UP: set = set()
 MAX_LEVELS = 10
 
 
@@ -185,7 +181,8 @@ def test_the_level_count_sees_a_long_chain():
 def test_the_rules_load_without_the_readers():
     # Issue 21: loading (and checking) a rules file needs neither pandas nor pyarrow, so `ncuwrap rules`
     # and the timeline's worker processes do not pay for the kernel readers.
-    code = ("import sys; from ncuwrap import ruleset; r = ruleset.load(None); from ncuwrap.timeline.metrics import TIMELINE; t = ruleset.load(None, TIMELINE); "
+    code = ("import sys; from ncuwrap import ruleset; from ncuwrap.kernel.metrics import KERNEL; r = ruleset.load(None, KERNEL); "
+            "from ncuwrap.timeline.metrics import TIMELINE; t = ruleset.load(None, TIMELINE); "
             "print(sorted({'pandas', 'pyarrow', 'ncuwrap.kernel.reading.ncu_csv'} & set(sys.modules)), len(r.findings) > 0 < len(t.findings))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent)
     assert done.stdout.split() == ["[]", "True"]

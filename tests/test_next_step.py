@@ -14,6 +14,8 @@ from ncuwrap import ruleset
 from ncuwrap.cli import app
 from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.core.errors import RulesError
+from ncuwrap.core.rules_choice import RulesChoice
+from ncuwrap.kernel.metrics import KERNEL
 
 DATA = Path(__file__).parent / "data"
 REAL = DATA / "realworld"
@@ -84,9 +86,9 @@ def test_user_rules_can_add_and_replace_next_steps(tmp_path):
     rules = tmp_path / "mine.yaml"
     rules.write_text("version: 1\nnext:\n  - id: bytes_in_flight\n    under: [latency]\n    when: \"stall_top == 'long_scoreboard'\"\n"
                      "    title: Ours\n    advice: \"Use our prefetcher ({stall_top_pct:.0f}%).\"\n")
-    merged = ruleset.load(rules, extend=True)
+    merged = ruleset.load(rules, KERNEL, extend=True)
     assert [s.id for s in merged.next][:1] == ["bytes_in_flight"] and [s.id for s in merged.next].count("bytes_in_flight") == 1
-    (k,) = diagnose(DATA / "h200" / "transpose" / "copyKernel.ncu-rep", rules, extend=True).kernels
+    (k,) = diagnose(DATA / "h200" / "transpose" / "copyKernel.ncu-rep", RulesChoice(rules, extend=True)).kernels
     assert (k.next_step.title, k.next_step.advice) == ("Ours", "Use our prefetcher (94%).")
 
 
@@ -101,7 +103,7 @@ def test_bad_next_steps_are_refused_naming_the_entry(tmp_path, entry, message):
     rules = tmp_path / "bad.yaml"
     rules.write_text("version: 1\nnext:\n" + entry)
     with pytest.raises(RulesError, match="next step 'x'") as caught:
-        ruleset.load(rules, extend=True)
+        ruleset.load(rules, KERNEL, extend=True)
     assert message in str(caught.value)
 
 

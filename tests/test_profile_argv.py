@@ -18,6 +18,8 @@ from ncuwrap.core.errors import ToolNotFoundError
 from ncuwrap.profile import DEFAULT_PROGRAM_LAUNCH_COUNT, LaunchFilter, launch_filter
 from ncuwrap.profile import collection as collections_, ncu_argv as argvs, ncu_tool as ncu
 from ncuwrap.profile.targets import Target
+from ncuwrap.core.launch_selection import LaunchSelection
+from ncuwrap.kernel.metrics import KERNEL
 from tests.process_helpers import FinishedPopen
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -134,7 +136,7 @@ def _query_bases() -> set[str]:
 
 @pytest.fixture(scope="module")
 def targeted():
-    return collections_.plan_collection("targeted", ruleset.load())
+    return collections_.plan_collection("targeted", ruleset.load(None, KERNEL))
 
 
 # ------------------------------------------------------------------------------------- collection
@@ -156,7 +158,7 @@ def test_targeted_collection_is_the_contract(targeted):
 
 
 def test_targeted_metrics_are_the_rules_metrics_minus_what_the_sections_give(targeted):
-    rules = ruleset.load()
+    rules = ruleset.load(None, KERNEL)
     needed = list(rules.raw_metrics())
     for name in collections_.report_names():
         needed += [m for m in M.raw_inputs(name) if m not in needed]
@@ -188,7 +190,7 @@ def test_section_only_metrics_never_go_to_metrics(targeted):
 def test_every_rule_condition_is_collected(targeted):
     """No bound, limiter, finding or severity condition is left to a skipped metric: targeted gives
     the verdicts --set full gives."""
-    rules = ruleset.load()
+    rules = ruleset.load(None, KERNEL)
     skipped = {s.name for s in targeted.skipped}
     for name in collections_.decisive_names(rules):
         assert name not in skipped
@@ -203,7 +205,7 @@ def test_a_rule_condition_on_a_section_only_metric_adds_that_section(tmp_path):
         "findings:\n  - id: spills\n    when: 'spill_requests > 0'\n    title: spills\n    advice: fewer registers\n",
         encoding="utf-8",
     )
-    collection = collections_.plan_collection("targeted", ruleset.load(rules_file))
+    collection = collections_.plan_collection("targeted", ruleset.load(rules_file, KERNEL))
     assert "MemoryWorkloadAnalysis" in collection.sections
     assert "derived__local_spilling_requests" not in collection.metrics
     assert all(s.name != "spill_requests" for s in collection.skipped)
@@ -416,7 +418,7 @@ def test_bundled_default_filter_lands_on_the_first_timed_launch():
 
 
 def test_user_kernel_filter_replaces_the_bundled_one():
-    f = launch_filter(BUNDLED, kernel="transpose_.*")
+    f = launch_filter(BUNDLED, LaunchSelection(kernel="transpose_.*"))
     assert (f.kernel, f.launch_skip, f.launch_count) == ("transpose_.*", None, 1)
     assert f.describe(0, "transpose_naive") == "launch 1 of the launches matching -k transpose_.*"
 
@@ -426,11 +428,11 @@ def test_program_default_limits_the_launches():
     assert (f.kernel, f.launch_skip, f.launch_count, f.origin) == (None, None, DEFAULT_PROGRAM_LAUNCH_COUNT, "program-default")
     assert f.describe(2, "scale_rows") == "launch 3 of the program (no kernel filter: every launch counts)"
     assert "pass --launch-count 0 for all" in f.summary()
-    assert launch_filter(PROG, launch_count=0).launch_count is None
+    assert launch_filter(PROG, LaunchSelection(launch_count=0)).launch_count is None
 
 
 def test_skip_counts_matching_launches_only():
-    f = launch_filter(PROG, kernel="scale_columns", launch_skip=1, launch_count=2)
+    f = launch_filter(PROG, LaunchSelection(kernel="scale_columns", launch_skip=1, launch_count=2))
     assert [f.describe(i, "scale_columns") for i in range(2)] == [
         "launch 2 of the launches matching -k scale_columns, --launch-skip 1 counts only matching launches",
         "launch 3 of the launches matching -k scale_columns, --launch-skip 1 counts only matching launches",
@@ -438,14 +440,14 @@ def test_skip_counts_matching_launches_only():
 
 
 def test_nth_launch_filter():
-    f = launch_filter(PROG, nth_launch=2)
+    f = launch_filter(PROG, LaunchSelection(nth_launch=2))
     assert (f.kernel, f.launch_skip, f.launch_count, f.nth_launch) == (None, None, None, 2)
     assert f.describe(0, "scale_rows") == "launch 2 of scale_rows with this grid, block and shared memory (--nth-launch 2)"
-    assert launch_filter(BUNDLED, nth_launch=3).kernel == "^transpose_naive$"
+    assert launch_filter(BUNDLED, LaunchSelection(nth_launch=3)).kernel == "^transpose_naive$"
     with pytest.raises(OptionError, match="exclude"):
-        launch_filter(PROG, nth_launch=2, launch_skip=3)
+        launch_filter(PROG, LaunchSelection(nth_launch=2, launch_skip=3))
     with pytest.raises(OptionError, match="1 or more"):
-        launch_filter(PROG, nth_launch=0)
+        launch_filter(PROG, LaunchSelection(nth_launch=0))
 
 
 def test_launch_filter_json():

@@ -113,7 +113,8 @@ def test_profile_program_from_python_on_the_gpu(tmp_path, own_program):
     """ncuwrap.profile_program runs the real ncu as the command does and returns the diagnosis it prints."""
     import ncuwrap
 
-    d = ncuwrap.profile_program([str(own_program)], output=tmp_path / "run", kernel="scale_columns", launch_count=1)
+    d = ncuwrap.profile_program([str(own_program)], output=tmp_path / "run",
+                                 launches=ncuwrap.LaunchSelection(kernel="scale_columns", launch_count=1))
     assert [k.name for k in d.kernels] == ["scale_columns"]
     assert any(f.id == "uncoalesced_global_loads" for f in d.kernels[0].findings)
     profile = json.loads((tmp_path / "run" / "profile.json").read_text())

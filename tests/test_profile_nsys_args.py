@@ -23,6 +23,7 @@ from ncuwrap.profile.targets import Target
 from ncuwrap.timeline import nsysrep
 from ncuwrap.timeline.capture import capture
 from ncuwrap.timeline.nsysrep import NsysOptions
+from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import (DATA, ROOT, headers_apart, roofline_advice_apart, run_cli, bound_apart, next_steps_apart, summary_apart, top_kernels_apart,
                             with_estimates_now, with_lines_hint, with_roofline_advice)
 
@@ -203,7 +204,7 @@ def test_the_library_refuses_them_too(tmp_path):
                 find_tool=lambda ncu: pytest.fail("ncu looked up before the nsys options were checked"))
     assert str(refused.value) == message
     with pytest.raises(InputError) as refused:
-        capture(["./prog"], tmp_path / "capture", nsys=FAKE_NSYS, options=NsysOptions(trace="osrt"))
+        capture(["./prog"], tmp_path / "capture", timeline=TimelineOptions(nsys=FAKE_NSYS), options=NsysOptions(trace="osrt"))
     assert str(refused.value) == f"--nsys-trace 'osrt': {NEEDS_CUDA} cuda,osrt"
     assert not (tmp_path / "run").exists() and not (tmp_path / "capture").exists()
 
@@ -212,7 +213,7 @@ def test_help_lists_both_flags(capsys):
     code, out, _ = run_cli(capsys, "profile", "--help")
     assert code == 0
     flat = " ".join(out.split())
-    assert ("--nsys-trace LIST nsys's --trace list with --nsys and --top (default: cuda,nvtx,osrt); must include cuda, "
-            "e.g. cuda,nvtx,osrt,cublas.") in flat
-    assert ("--nsys-arg ARG Any other nsys profile argument, one word each (repeatable), passed just before the program "
-            "with --nsys and --top; options ncuwrap sets itself are refused.") in flat
+    assert ("--nsys-trace LIST nsys's --trace list when ncuwrap runs nsys (timeline -- PROGRAM, profile --nsys or --top; "
+            "default: cuda,nvtx,osrt); must include cuda, e.g. cuda,nvtx,osrt,cublas.") in flat
+    assert ("--nsys-arg ARG Any other nsys profile argument when ncuwrap runs nsys (as --nsys-trace), one word each (repeatable), "
+            "passed just before the program; options ncuwrap sets itself are refused.") in flat

@@ -20,6 +20,7 @@ from ncuwrap.render import render
 from ncuwrap.timeline.pipeline import diagnose_timeline
 from ncuwrap.timeline.ranks.files import find
 from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
+from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import DATA, H200, run_cli
 from tests.synthetic_ranks import MS, NCCL_KERNEL, Run, write_rank, write_run
 
@@ -67,7 +68,7 @@ def test_rank_breakdown_is_the_single_timeline_breakdown(tmp_path, top_sqlite, s
 
 
 def test_real_capture_identity_and_nvtx(top_sqlite, tmp_path):
-    d = diagnose_ranks(_copies(tmp_path / "r", top_sqlite, 2), workers=0, step_pattern=r"^cub::DeviceRadixSort$")
+    d = diagnose_ranks(_copies(tmp_path / "r", top_sqlite, 2), workers=0, timeline=TimelineOptions(step_range=r"^cub::DeviceRadixSort$"))
     r = d.ranks[0]
     assert (r.hostname, r.command, r.start_utc_ns, r.device) == ("vm", "python3", 1796065788580446395, "NVIDIA H200")
     assert r.nvtx_ranges == 18  # 18 push/pop ranges; the domain-create marker is no range
@@ -77,7 +78,7 @@ def test_real_capture_identity_and_nvtx(top_sqlite, tmp_path):
 
 
 def test_no_step_ranges_leaves_the_step_rule_not_evaluated(tmp_path):
-    d = diagnose_ranks(_copies(tmp_path / "r", BENCH, 2), workers=0, find_steps="marked")
+    d = diagnose_ranks(_copies(tmp_path / "r", BENCH, 2), workers=0, timeline=TimelineOptions(steps="marked"))
     assert d.ranks[0].nvtx_ranges is None and d.ranks[0].steps is None
     (step,) = [n for n in d.not_evaluated if n.rule == "step_spread"]
     assert "no NVTX range named like a step" in step.message
@@ -134,7 +135,7 @@ def test_synthetic_window_is_the_steps_not_the_startup(tmp_path):
     assert any(n.startswith("windows are the steady steps ('train_step', after the warm-up)") and
                "rank 0: 56.5 ms of 5.06 s, 0 warm-up steps left out" in n for n in late.notes)
     # Without steps (a pattern matching no range), the window is the whole capture, start-up included.
-    whole = diagnose_ranks(tmp_path / "late", workers=0, step_pattern="^no such range$")
+    whole = diagnose_ranks(tmp_path / "late", workers=0, timeline=TimelineOptions(step_range="^no such range$"))
     assert [(r.window_scope, r.window_ns) for r in whole.ranks] == [("capture", 5_056_500_000)] * 2
     assert whole.ranks[0].nccl_kernels == late.ranks[0].nccl_kernels + 1  # the start-up broadcast
     assert not any(n.startswith("windows are the steps") for n in whole.notes)

@@ -17,6 +17,7 @@ import pytest
 
 from ncuwrap import ruleset
 from ncuwrap.kernel.diagnosis import diagnose
+from ncuwrap.kernel.metrics import KERNEL
 from tests.conftest import DATA, ROOT
 
 RW = DATA / "realworld"
@@ -120,7 +121,7 @@ def test_hot_atomics_in_a_library_kernel():
 
 
 def test_no_high_finding_below_the_threshold_and_findings_ranked_by_gain():
-    minor = ruleset.load().setting("gain_minor")
+    minor = ruleset.load(None, KERNEL).setting("gain_minor")
     for name in GROUPS:
         for k in group(name).kernels:
             for f in k.findings:
@@ -164,7 +165,7 @@ def test_targeted_columns_give_the_full_sets_verdicts_on_every_corpus_kernel(tmp
     header = next(csv.reader(open(DATA / "h200_ncuwrap" / "top" / "report.raw.csv")))
     keep = set(header) - STALL_RATIOS
     assert len(header) - len(keep) == 19
-    asked = set(collections_.plan_collection("targeted", ruleset.load()).metrics)
+    asked = set(collections_.plan_collection("targeted", ruleset.load(None, KERNEL)).metrics)
     assert asked - set(header) >= {"lts__t_requests_srcunit_tex.sum", "sm__mio_pq_read_cycles_active.avg.pct_of_peak_sustained_elapsed"}
     keep |= asked
     total = 0

@@ -25,6 +25,7 @@ from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render.html import diagnosis as html, environment, svg
 from ncuwrap.kernel.shown import PAGE
+from ncuwrap.core.launch_selection import LaunchSelection
 from tests.conftest import DATA, H200, run_cli
 from tests.multi import four_transposes, hostile, scaled, single
 
@@ -337,7 +338,7 @@ def test_real_multi_kernel_report_in_headless_chromium(tmp_path):
 
 
 def test_the_roofline_of_a_tensor_core_kernel_is_its_type_s_roof():
-    (k,) = diagnose(DATA / "realworld" / "blas.raw.csv.gz", kernel="nvjet_sm90_tst_320x128").kernels
+    (k,) = diagnose(DATA / "realworld" / "blas.raw.csv.gz", select=LaunchSelection(kernel="nvjet_sm90_tst_320x128")).kernels
     chart = svg.roofline([k.roofline])
     assert "Roofline (bf16 tensor)" in chart and "bf16 tensor peak 856 TFLOP/s" in chart
     assert "No bf16 tensor arithmetic" not in chart and chart.count('class="point"') >= 3

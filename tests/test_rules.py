@@ -7,6 +7,8 @@ import pytest
 
 from ncuwrap import ruleset
 from ncuwrap.core.expr import ExpressionError, parse
+from ncuwrap.core.rules_choice import RulesChoice
+from ncuwrap.kernel.metrics import KERNEL
 from tests.conftest import run_cli
 
 
@@ -40,7 +42,7 @@ def test_string_comparison():
 
 
 def test_default_rules_load_into_typed_objects():
-    rules = ruleset.load()
+    rules = ruleset.load(None, KERNEL)
     assert (rules.version, rules.name, rules.kind, rules.path) == (1, "ncuwrap-default", "kernel", "ncuwrap:rules/default.yaml")
     assert [b.verdict for b in rules.bound] == ["latency", "compute", "memory"]
     assert [f.id for f in rules.findings] == [
@@ -64,7 +66,7 @@ def test_rules_metrics_lists_raw_ncu_metrics(capsys):
     code, out, _ = run_cli(capsys, "rules", "metrics")
     assert code == 0
     names = out.split()
-    assert names == ruleset.load().raw_metrics()
+    assert names == ruleset.load(None, KERNEL).raw_metrics()
     for expected in ["sm__throughput.avg.pct_of_peak_sustained_elapsed", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
                      "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
                      "launch__occupancy_limit_registers", "lts__d_atomic_input_cycles_active.max.pct_of_peak_sustained_elapsed"]:
@@ -79,7 +81,7 @@ def test_extend_adds_and_replaces_findings(tmp_path):
         "  - id: grid_too_small\n    when: 'waves_per_sm < 4'\n    title: 'fewer than 4 waves'\n    advice: 'more blocks'\n"
         "  - id: dram_heavy\n    when: 'dram_pct > 50'\n    title: 'DRAM {dram_pct:.0f}%'\n    advice: 'cache it'\n"
     )
-    rules = ruleset.load(extra, extend=True)
+    rules = ruleset.load(extra, KERNEL, extend=True)
     ids = [f.id for f in rules.findings]
     assert ids.count("grid_too_small") == 1 and ids[-1] == "dram_heavy"
     assert next(f for f in rules.findings if f.id == "grid_too_small").when.text == "waves_per_sm < 4"
@@ -100,7 +102,7 @@ def test_advice_placeholders_are_filled(tmp_path):
         "  - id: l2_note\n    under: any\n    when: 'l2_pct > 50'\n    title: 'L2 busy'\n"
         "    advice: 'L2 at {l2_pct:.0f}% and DRAM at {dram_pct:.0f}%: keep the working set in L2.'\n"
     )
-    (kernel,) = diagnose("tests/data/h200/transpose/transposeNaive.ncu-rep", extra, extend=True).kernels
+    (kernel,) = diagnose("tests/data/h200/transpose/transposeNaive.ncu-rep", RulesChoice(extra, extend=True)).kernels
     note = next(f for f in kernel.findings if f.id == "l2_note")
     assert note.advice == "L2 at 76% and DRAM at 10%: keep the working set in L2."
 
@@ -113,7 +115,7 @@ def test_rules_metrics_for_ncu_is_one_list_ncu_takes(capsys):
     code, out, err = run_cli(capsys, "rules", "metrics", "--format", "ncu")
     assert code == 0 and out.count("\n") == 1 and " " not in out.strip()
     listed = out.strip().split(",")
-    assert listed == [m for m in ruleset.load().raw_metrics() if by_name(m)] and len(listed) > 80
+    assert listed == [m for m in ruleset.load(None, KERNEL).raw_metrics() if by_name(m)] and len(listed) > 80
     assert "not for --metrics, collected with --section LaunchStats: launch__registers_per_thread" in err
     assert "device__attribute" not in err and not any(m.startswith(("launch__", "derived__", "device__")) for m in listed)
     code, _, err = run_cli(capsys, "rules", "metrics", "--format", "csv")

@@ -21,12 +21,13 @@ import pytest
 from ncuwrap import ruleset
 from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.render import Format, render
+from ncuwrap.kernel.metrics import KERNEL
 from tests.conftest import DATA
 
 # Kernel reports: ncu's binary reports and its CSV exports (the source pages are not reports).
 REPORT = re.compile(r"\.(ncu-rep|raw\.csv|raw_base\.csv|details\.csv)(\.gz)?$")
 REPORTS = sorted(p.relative_to(DATA) for p in DATA.rglob("*") if REPORT.search(p.name) and p.relative_to(DATA).parts[0] not in ("bad",))
-HIGH = ruleset.load(None).constants["high"]
+HIGH = ruleset.load(None, KERNEL).constants["high"]
 # A claim of saturation, and the number it must carry: "<N>% of its peak, close to it".
 # (Not the general note that "a unit can be near its limit while moving a small share of its peak bytes".)
 CLOSE = re.compile(r"close to (?:its|their) peak|close to it\b|(?<!can be )near (?:its|their) (?:peak|limit)", re.I)

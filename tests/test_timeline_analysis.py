@@ -18,6 +18,7 @@ from ncuwrap.timeline.analysis import _ranked, analyze, api_category, clip, cove
 from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.model import CATEGORIES
 from ncuwrap.timeline.sqlite import TimelineData, api_name
+from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import DATA, H200, golden, golden_json, whole_capture
 
 NSYS = H200 / "nsys"
@@ -146,7 +147,7 @@ def test_transpose_capture():
     t = whole_capture(TRANSPOSE).timeline
     assert [k.name for k in t.kernels] == ["transposeNaive", "transposeShared", "copyKernel", "transposePadded"]
     assert all(k.count == 55 for k in t.kernels)
-    d = diagnose_timeline(TRANSPOSE, find_steps="none")
+    d = diagnose_timeline(TRANSPOSE, timeline=TimelineOptions(steps="none"))
     # Four 64 MiB pageable read-backs against 24 ms of kernels, in a window the GPU idles 77% of (start-up
     # left out): the host limits it, and the copies are the first findings.
     assert (d.bound, d.limiter) == ("launch", "host code (no CUDA call)") and d.timeline.scope == "active"

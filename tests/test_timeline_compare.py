@@ -14,6 +14,7 @@ import pytest
 from ncuwrap.render import Format, render
 from ncuwrap.timeline.compare import compare_timeline_files, compare_timelines
 from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import DATA, golden, run_cli
 
 STEPS = DATA / "h200_ncuwrap" / "steps"
@@ -97,7 +98,7 @@ def test_the_reverse_change_is_a_regression(sides, capsys):
 
 
 def test_captures_without_steps_compare_as_wholes():
-    r = compare_timeline_files(CAPTURED / "launch_sync_each.sqlite", CAPTURED / "launch_graph.sqlite", find_steps="marked")
+    r = compare_timeline_files(CAPTURED / "launch_sync_each.sqlite", CAPTURED / "launch_graph.sqlite", timeline=TimelineOptions(steps="marked"))
     assert r.scope == "whole capture" and r.period.label == "traced window"
     assert r.notes[0].startswith("neither capture has steps")
     # Its graphs were traced as a whole: 2,000 kernels a run become one execution of a graph, which the

@@ -13,7 +13,9 @@ import pytest
 from ncuwrap import ruleset
 from ncuwrap.core.errors import RulesError
 from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.kernel.metrics import KERNEL
 from ncuwrap.timeline import metrics as TM
+from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import DATA, H200, ROOT, run_cli, whole_capture
 
 BENCH = H200 / "nsys" / "bench.sqlite"
@@ -62,7 +64,7 @@ def test_kernel_rules_keep_their_message(tmp_path):
     path = tmp_path / "k.yaml"
     path.write_text('version: 1\nbound:\n  - verdict: memory\n    when: "idle_pct > 50"\n', encoding="utf-8")
     with pytest.raises(RulesError, match=r"unknown metric 'idle_pct' \(see 'ncuwrap rules metrics --all' for the names\)"):
-        ruleset.load(path)
+        ruleset.load(path, KERNEL)
 
 
 def test_kernel_rules_are_not_timeline_rules():
@@ -211,7 +213,7 @@ def test_tiny_kernels_launched_back_to_back_are_launch_bound_too(tmp_path):
     """No sync per launch, but each launch call (3.5 us) outlasts its kernel (2.2 us): the GPU starves.
     Judged without steps (the rule this tests; its launches of one kernel repeat, and a step of one launch
     keeps the GPU busy 59% of its period, which the steps' rule reads as the GPU's)."""
-    d = diagnose_timeline(_launch_capture(tmp_path / "no_sync.sqlite", sync_each=False), find_steps="none")
+    d = diagnose_timeline(_launch_capture(tmp_path / "no_sync.sqlite", sync_each=False), timeline=TimelineOptions(steps="none"))
     assert d.bound == "launch", d.why
     assert "sync_after_each_launch" not in {f.id for f in d.findings}
     assert d.timeline.metrics["kernel_span_idle_pct"] < 50

@@ -20,6 +20,7 @@ import pytest
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.pipeline import diagnose_timeline
 from ncuwrap.timeline.sqlite import read
+from ncuwrap.timeline.options import TimelineOptions
 from tests import steps_by_hand
 from tests.conftest import DATA, golden, golden_json, run_cli
 
@@ -129,7 +130,7 @@ def test_warmup_detected_in_the_gpu_bound_training(diagnoses):
 
 
 def test_warmup_can_be_set(captures, capsys):
-    d = diagnose_timeline(captures["gpu_train"], warmup=0)
+    d = diagnose_timeline(captures["gpu_train"], timeline=TimelineOptions(warmup=0))
     assert d.timeline.steps.warmup == 0 and d.timeline.steps.warmup_set
     assert d.timeline.steps.warmup_why == "the first 0 steps, as given (--warmup 0)"
     code, out, err = run_cli(capsys, "timeline", str(captures["gpu_train"]), "--warmup", "3", "-f", "json")
@@ -165,9 +166,9 @@ def test_warmup_without_steps_is_one_line(capsys):
 
 def test_a_step_pattern_of_no_match_falls_back_to_the_capture(captures):
     # No range matches: the steps are found by repetition instead (auto); with --steps marked, none.
-    d = diagnose_timeline(captures["small_launch"], step_pattern="^no such range$")
+    d = diagnose_timeline(captures["small_launch"], timeline=TimelineOptions(step_range="^no such range$"))
     assert d.timeline.steps.found_by == "repetition" and d.timeline.steps.count == 30
-    d = diagnose_timeline(captures["small_launch"], step_pattern="^no such range$", find_steps="marked")
+    d = diagnose_timeline(captures["small_launch"], timeline=TimelineOptions(step_range="^no such range$", steps="marked"))
     assert d.timeline.steps is None and d.to_json()["window"]["scope"] == "first to last GPU work"
     assert any(n.rule == "bound" and "step_gpu_busy_pct unknown: no steps: none is marked" in n.message for n in d.not_evaluated)
 

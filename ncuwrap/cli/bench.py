@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from ncuwrap.cli import app
+from ncuwrap.cli.options import AllBenchmarks, Arch, ListFormat, ListOutputFormat, ReplaceOutput
 from ncuwrap.core.errors import InputError
 from ncuwrap.render import Format
-
-
-class ListFormat(str, Enum):
-    """The formats of ``ncuwrap list``: a table or JSON."""
-    table = "table"
-    json = "json"
 
 
 def list_document() -> list[dict]:
@@ -74,7 +68,7 @@ def _names(name: Optional[str], all_: bool) -> list[str]:
 
 @app.command("list")
 def list_cmd(
-    fmt: ListFormat = typer.Option(ListFormat.table, "--format", "-f", help="Output format."),
+    fmt: ListOutputFormat = ListFormat.table,
 ) -> None:
     """List the bundled benchmarks, their variants and what each one teaches."""
     doc = list_document()
@@ -89,8 +83,8 @@ def list_cmd(
 @app.command("build")
 def build_cmd(
     name: Optional[str] = typer.Argument(None, help="Benchmark to build (see `ncuwrap list`)."),
-    all_: bool = typer.Option(False, "--all", help="Build every bundled benchmark."),
-    arch: Optional[str] = typer.Option(None, "--arch", help="Target architecture, e.g. sm_90 (default: GPU 0's, else sm_90)."),
+    all_: AllBenchmarks = False,
+    arch: Arch = None,
     force: bool = typer.Option(False, "--force", help="Rebuild even when a cached binary exists."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel nvcc processes (default: CPU count)."),
 ) -> None:
@@ -112,16 +106,16 @@ def build_cmd(
 @app.command("bench")
 def bench_cmd(
     name: Optional[str] = typer.Argument(None, help="Benchmark to run (see `ncuwrap list`)."),
-    all_: bool = typer.Option(False, "--all", help="Run every bundled benchmark."),
+    all_: AllBenchmarks = False,
     variant: Optional[list[str]] = typer.Option(None, "--variant", help="Only this variant (repeatable)."),
     size: Optional[list[str]] = typer.Option(None, "--size", help="Override a problem size, KEY=VALUE (repeatable)."),
     runs: int = typer.Option(3, "--runs", help="Separate process runs per benchmark."),
     iters: Optional[int] = typer.Option(None, "--iters", help="Timed launches per run (default: the manifest's)."),
     warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up launches per run (default: the manifest's)."),
-    arch: Optional[str] = typer.Option(None, "--arch", help="Target architecture (default: GPU 0's)."),
-    fmt: ListFormat = typer.Option(ListFormat.table, "--format", "-f", help="What to print on stdout."),
+    arch: Arch = None,
+    fmt: ListOutputFormat = ListFormat.table,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the ncuwrap.bench/v1 JSON to this file."),
-    force: bool = typer.Option(False, "--force", help="Overwrite --output if it exists."),
+    force: ReplaceOutput = False,
     no_library: bool = typer.Option(False, "--no-library", help="Skip the CuPy library comparisons."),
     no_ceiling: bool = typer.Option(False, "--no-ceiling", help="Skip measuring the copy ceiling."),
 ) -> None:

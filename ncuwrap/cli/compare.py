@@ -10,9 +10,10 @@ from typing import List, Optional
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.cli.output import NAMES_HELP, NamesStyle, check_output, emit
-from ncuwrap.cli.progress import quiet_option, shown
-from ncuwrap.cli.steps_option import StepsFind, steps_option
+from ncuwrap.cli.options import (Extend, Kernel, Names, Ncu, NsysPath, OutputFile, OutputFormat, Quiet, ReplaceOutput, Rules, StepRange, Steps,
+                                 StepsFind, Warmup, launch_selection, rules_choice, timeline_options)
+from ncuwrap.cli.output import check_output, emit
+from ncuwrap.cli.progress import shown
 from ncuwrap.render import Format
 from ncuwrap.core.terminal import one_line
 
@@ -42,22 +43,19 @@ def compare(
     fail_on_finding: Optional[FailOn] = typer.Option(None, "--fail-on-finding",
                                                      help="An introduced finding of this severity or worse is a regression, however much "
                                                           "faster the kernel got; 'none': only slowdowns count."),
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML replacing the bundled ones (used for both sides)."),
-    extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Only kernels whose name matches this regular expression (both sides)."),
-    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
-    names: NamesStyle = typer.Option("short", "--names", help=NAMES_HELP),
-    output: Optional[Path] = typer.Option(None, "--output", "-o",
-                                          help="Write to this file instead of stdout (never an input; an existing file only with --force)."),
-    force: bool = typer.Option(False, "--force", help="Replace the --output file if it exists."),
-    ncu: Optional[str] = typer.Option(None, "--ncu", help="Path to ncu, whose extras/python is used when the ncu-report package is missing."),
-    step_range: Optional[str] = typer.Option(None, "--step-range", help="Timelines: the NVTX range name (a regular expression) marking one "
-                                             "iteration, as for 'ncuwrap timeline'."),
-    warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="Timelines: how many leading steps of each capture are warm-up "
-                                         "(default: detected)."),
-    nsys: Optional[str] = typer.Option(None, "--nsys-path", help="Timelines: the nsys that exports a .nsys-rep to SQLite (default: nsys on PATH)."),
-    steps: StepsFind = steps_option("Timelines: "),
-    quiet: bool = quiet_option(),
+    rules: Rules = None,
+    extend: Extend = False,
+    kernel: Kernel = None,
+    fmt: OutputFormat = Format.table,
+    names: Names = "short",
+    output: OutputFile = None,
+    force: ReplaceOutput = False,
+    ncu: Ncu = None,
+    step_range: StepRange = None,
+    warmup: Warmup = None,
+    nsys: NsysPath = None,
+    steps: Steps = StepsFind.auto,
+    quiet: Quiet = False,
 ) -> None:
     """Pair kernels of two reports; show verdict changes, findings resolved and introduced, metric deltas, speedup.
     Given two nsys captures: the step's period, where its time went, launches, copies and each kernel's time, before and after."""
@@ -67,10 +65,10 @@ def compare(
     inputs = (before, after, before_timing, after_timing, rules)
     check_output(output, *inputs, force=force)
     with shown(quiet):
-        result = run(before, after, rules=rules, extend=extend, kernel=kernel, ncu=ncu, pairs=[parse_pair_option(p) for p in pair or []],
+        result = run(before, after, rules=rules_choice(rules, extend), launches=launch_selection(kernel),
+                     timeline=timeline_options(step_range, warmup, steps, nsys), pairs=[parse_pair_option(p) for p in pair or []],
                      before_timing=before_timing, after_timing=after_timing, threshold_pct=threshold,
-                     fail_on_finding=fail_on_finding.value if fail_on_finding else None,
-                     nsys=nsys, step_range=step_range, warmup=warmup, steps=steps.value)
+                     fail_on_finding=fail_on_finding.value if fail_on_finding else None, ncu=ncu)
     emit(result, fmt, output, force=force, inputs=inputs, names=names)
     if fail_on_regression and result.regressions:
         for line in result.regressions:

@@ -6,19 +6,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from enum import Enum
-
 import typer
 
 from ncuwrap.core import fileio
 from ncuwrap.render import Format, render
 from ncuwrap.render.escape import terminal
-
-
-# --names: how kernel names are shown (ncuwrap.render.names), in the words of ncu's --print-kernel-base.
-NamesStyle = Enum("NamesStyle", {name: name for name in ("short", "function", "demangled")}, type=str)
-NAMES_HELP = ("How kernel names are shown: short (the function, template arguments as ‹…›, told apart where two would read "
-              "the same), function (with its template arguments), demangled (the whole signature). JSON always has them whole.")
 
 
 def check_output(output: Path | None, *inputs: Path | None, force: bool = False) -> None:

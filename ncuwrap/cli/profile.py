@@ -13,21 +13,14 @@ from typing import List, Optional
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.cli.output import NAMES_HELP, NamesStyle, emit, write_document
-from ncuwrap.cli.steps_option import StepsFind, steps_option
+from ncuwrap.cli.options import (Arch, Extend, Kernel, LaunchCount, LaunchSkip, Names, Ncu, NsysArgs, NsysPath, NsysTrace, NthLaunch, OutputFormat,
+                                 ReplaceRunFolder, Rules, RunFolder, Steps, StepsFind, launch_selection, rules_choice, timeline_options)
+from ncuwrap.cli.output import emit, write_document
 from ncuwrap.render import Format
 from ncuwrap.render.escape import terminal
 
 _TARGET_HELP = ("A bundled benchmark (family/variant, e.g. transpose/naive, or its kernel's name, e.g. transpose_naive; "
                 "--list shows them) or, after '--', any program and its arguments: ncuwrap profile -- ./prog args.")
-_SKIP_HELP = ("Skip N launches before profiling. ncu counts ONLY launches that match -k: with -k 'add', --launch-skip 6 "
-              "profiles the 7th launch of a kernel matching 'add', however many other kernels ran in between. "
-              "Default: a bundled benchmark's first timed launch; 0 for a program.")
-_COUNT_HELP = ("Profile at most N launches (matching -k). Default: 1 for a bundled benchmark, "
-               "10 for a program; 0 = no limit.")
-_NTH_HELP = ("Profile the Nth launch (1 = first) of EVERY distinct kernel matching -k, instead of --launch-skip: "
-             "ncu's --kernel-id ::regex:K:N, counted per kernel and launch configuration (grid, block, shared memory), "
-             "so one kernel's warm-up never hides another kernel.")
 _TOP_HELP = ("Run the program under Nsight Systems first, rank its kernels (name and launch configuration) by total GPU "
              "time, then profile launch 2 of each of the top N with ncu (launch 1 if one ran once); the report gives the share "
              "of GPU time they cover and ranks them by share x estimated gain. Without nsys: the first launches, and a warning.")
@@ -35,9 +28,6 @@ _NVTX_HELP = ("Profile only launches inside (--nvtx-include) or outside (--nvtx-
               "(e.g. 'train_step/', 'Domain@Range'); repeatable. ncu applies them only with NVTX support on: ncuwrap adds --nvtx.")
 _NCU_ARG_HELP = ("Any other ncu argument, passed as it is just before the program; repeat it for each word "
                  "(--ncu-arg=--section --ncu-arg=MemoryWorkloadAnalysis). Options ncuwrap sets itself are refused.")
-_NSYS_ARG_HELP = ("Any other nsys profile argument, one word each (repeatable), passed just before the program with --nsys "
-                  "and --top; options ncuwrap sets itself are refused.")
-_NSYS_TRACE_HELP = "nsys's --trace list with --nsys and --top (default: cuda,nvtx,osrt); must include cuda, e.g. cuda,nvtx,osrt,cublas."
 _SOURCE_HELP = ("Also collect ncu's SourceCounters section and the source files on disk (--import-source yes), so each finding "
                 "names its source line and SASS (build your own code with -lineinfo; bundled benchmarks are). Measured on an H200: "
                 "+2 replay passes a kernel (17 -> 19) and 3-30% more ncu wall time on the bundled benchmarks, 11-17% on PyTorch "
@@ -172,12 +162,10 @@ def _names(names: list[str]) -> str:
 @app.command()
 def profile(
     target: Optional[List[str]] = typer.Argument(None, help=_TARGET_HELP, show_default=False),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", "--kernel-name",
-                                         help="Profile only kernels whose (function) name matches this regular expression ('regex:' prefix accepted, as "
-                                              "ncu's)."),
-    launch_skip: Optional[int] = typer.Option(None, "--launch-skip", "-s", help=_SKIP_HELP, show_default=False),
-    launch_count: Optional[int] = typer.Option(None, "--launch-count", "-c", help=_COUNT_HELP, show_default=False),
-    nth_launch: Optional[int] = typer.Option(None, "--nth-launch", help=_NTH_HELP, show_default=False),
+    kernel: Kernel = None,
+    launch_skip: LaunchSkip = None,
+    launch_count: LaunchCount = None,
+    nth_launch: NthLaunch = None,
     collect: str = typer.Option("targeted", "--collect", help=_COLLECT_HELP),
     source: bool = typer.Option(True, "--source/--no-source", help=_SOURCE_HELP),
     metrics: Optional[str] = typer.Option(None, "--metrics", help="More ncu metrics to collect, comma separated (added to --collect)."),
@@ -202,19 +190,18 @@ def profile(
     bench_runs: int = typer.Option(3, "--bench-runs", help="Process runs of the uninstrumented timing behind the stop line (median and spread across them).",
                                    min=1),
     nsys: bool = typer.Option(False, "--nsys", help="Also capture the program with Nsight Systems and diagnose its timeline."),
-    steps: StepsFind = steps_option("--top and --nsys: "),
-    nsys_trace: Optional[str] = typer.Option(None, "--nsys-trace", help=_NSYS_TRACE_HELP, show_default=False, metavar="LIST"),
-    nsys_args: Optional[List[str]] = typer.Option(None, "--nsys-arg", help=_NSYS_ARG_HELP, show_default=False, metavar="ARG"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o",
-                                          help="Run folder (default: ncuwrap-runs/<target>-<time>). Never overwritten without --force."),
-    force: bool = typer.Option(False, "--force", help="Overwrite the run folder's files if it exists."),
-    ncu: Optional[str] = typer.Option(None, "--ncu", help="The ncu to run (default: ncu on PATH)."),
-    nsys_path: Optional[str] = typer.Option(None, "--nsys-path", help="The nsys to run with --nsys or --top (default: nsys on PATH)."),
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML (targeted collection measures what these rules read)."),
-    extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules instead of replacing them."),
-    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format of the verdict printed at the end."),
-    names: NamesStyle = typer.Option("short", "--names", help=NAMES_HELP),
-    arch: Optional[str] = typer.Option(None, "--arch", help="Build a bundled benchmark for this GPU architecture (default: detected)."),
+    steps: Steps = StepsFind.auto,
+    nsys_trace: NsysTrace = None,
+    nsys_args: NsysArgs = None,
+    output: RunFolder = None,
+    force: ReplaceRunFolder = False,
+    ncu: Ncu = None,
+    nsys_path: NsysPath = None,
+    rules: Rules = None,
+    extend: Extend = False,
+    fmt: OutputFormat = Format.table,
+    names: Names = "short",
+    arch: Arch = None,
     show_output: bool = typer.Option(False, "--show-output", help="Echo what the program prints (it is always in RUN_DIR/ncu.log)."),
     list_targets: bool = typer.Option(False, "--list", help="List the bundled benchmarks that can be profiled, and exit."),
 ) -> None:
@@ -225,6 +212,8 @@ def profile(
     """
     from ncuwrap.api import profile_run
     from ncuwrap.profile import targets
+    from ncuwrap.profile.ncu_argv import NcuOptions
+    from ncuwrap.timeline.nsysrep import NsysOptions
     from ncuwrap.render import render
 
     if list_targets:
@@ -237,14 +226,15 @@ def profile(
         typer.echo(f"nvcc: building {name} (cached after the first build) ...", err=True)
 
     try:
+        ncu_options = NcuOptions(nvtx_include=tuple(nvtx_include or ()), nvtx_exclude=tuple(nvtx_exclude or ()), replay_mode=replay_mode,
+                                 target_processes=target_processes, cache_control=cache_control, clock_control=clock_control,
+                                 graph_profiling=graph_profiling, extra=tuple(ncu_args or ()))
         result = profile_run(target or [], progress=_ScreenProgress(show_output), on_build=before_build, on_run_dir=run_dirs.append,
-                             output=output, force=force, kernel=kernel, launch_skip=launch_skip, launch_count=launch_count,
-                             nth_launch=nth_launch, collect=collect, source=source, metrics=_parse_metrics(metrics), top=top,
-                             nvtx_include=nvtx_include or (), nvtx_exclude=nvtx_exclude or (), replay_mode=replay_mode,
-                             target_processes=target_processes, cache_control=cache_control, clock_control=clock_control,
-                             graph_profiling=graph_profiling, ncu_args=ncu_args or (), bench=bench, bench_json=bench_json,
-                             bench_runs=bench_runs, nsys=nsys, steps=steps.value, nsys_trace=nsys_trace, nsys_args=nsys_args or (), ncu=ncu,
-                             nsys_path=nsys_path, rules=rules, extend=extend, arch=arch)
+                             output=output, force=force, launches=launch_selection(kernel, launch_skip, launch_count, nth_launch=nth_launch),
+                             rules=rules_choice(rules, extend), timeline=timeline_options(steps=steps, nsys=nsys_path), collect=collect,
+                             source=source, metrics=_parse_metrics(metrics), top=top, ncu_options=ncu_options, bench=bench,
+                             bench_json=bench_json, bench_runs=bench_runs, nsys=nsys,
+                             nsys_options=NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())), ncu=ncu, arch=arch)
     except KeyboardInterrupt:
         if run_dirs:
             typer.echo(f"ncuwrap: interrupted: ncu and the program were stopped; kept what was written in {terminal(run_dirs[0])} "

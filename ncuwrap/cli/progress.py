@@ -9,21 +9,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import typer
 
 from ncuwrap.core import progress
 from ncuwrap.render.escape import terminal
 
 # Work shorter than this shows nothing.
 DELAY_S = 1.0
-QUIET_HELP = "Show no progress on stderr (none is shown when stderr is not a terminal)."
-
-
-def quiet_option():
-    """The commands' --quiet/-q option."""
-    return typer.Option(False, "--quiet", "-q", help=QUIET_HELP)
-
-
 def _stderr_is_terminal() -> bool:
     isatty = getattr(sys.stderr, "isatty", None)
     return bool(isatty and isatty())

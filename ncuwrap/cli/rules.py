@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from ncuwrap.cli import app
+from ncuwrap.cli.options import Extend, Rules, rules_choice
 from ncuwrap.render.escape import terminal
 
 rules_app = typer.Typer(help="Inspect and check rule files.", no_args_is_help=True)
@@ -17,16 +17,16 @@ app.add_typer(rules_app, name="rules")
 
 @rules_app.command("metrics")
 def metrics_cmd(
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Rules YAML (default: the bundled rules)."),
-    extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled rules."),
+    rules: Rules = None,
+    extend: Extend = False,
     all_names: bool = typer.Option(False, "--all", help="List every canonical and derived name the rules may use."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (as --format json)."),
     fmt: str = typer.Option("lines", "--format", "-f", help="lines (one metric a line), json, or ncu: one comma-separated list that "
                             "'ncu --metrics' takes (the metrics only a section gives, launch__* and derived__*, named on stderr)."),
 ) -> None:
     """Print the ncu metrics the active rules read (what targeted profiling collects)."""
-    from ncuwrap.kernel import metrics as kernel_metrics
     from ncuwrap import ruleset
+    from ncuwrap.kernel import metrics as kernel_metrics
     from ncuwrap.core.errors import InputError
 
     if fmt not in ("lines", "json", "ncu"):
@@ -44,7 +44,7 @@ def metrics_cmd(
 
             typer.echo(metrics(rows), nl=False)
         return
-    loaded = ruleset.load(rules, extend=extend)
+    loaded = ruleset.chosen(rules_choice(rules, extend), kernel_metrics.KERNEL)
     raw = loaded.raw_metrics()
     if as_json:
         typer.echo(json.dumps({"rules": loaded.path, "metrics": raw}, indent=2))

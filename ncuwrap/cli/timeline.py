@@ -17,9 +17,10 @@ from typing import List, Optional
 import typer
 
 from ncuwrap.cli import app
-from ncuwrap.cli.output import NAMES_HELP, NamesStyle, emit, write_document
-from ncuwrap.cli.progress import quiet_option, shown
-from ncuwrap.cli.steps_option import StepsFind, steps_option
+from ncuwrap.cli.options import (Extend, Names, NsysArgs, NsysPath, NsysTrace, OutputFormat, Quiet, ReplaceRunFolder, Rules, RunFolder, StepRange,
+                                 Steps, StepsFind, Warmup, rules_choice, timeline_options)
+from ncuwrap.cli.output import emit, write_document
+from ncuwrap.cli.progress import shown
 from ncuwrap.core.errors import InputError
 from ncuwrap.render import Format
 from ncuwrap.render.escape import terminal
@@ -63,14 +64,13 @@ def timeline(
     program: Optional[List[str]] = typer.Argument(None, help="The program and its arguments, after '--': ncuwrap timeline -- ./prog args. "
                                                   "Or a capture made before: a .sqlite export or .nsys-rep, or a PyTorch profiler trace "
                                                   "(.json, .json.gz).", show_default=False),
-    output: Optional[Path] = typer.Option(None, "--output", "-o",
-                                          help="Run folder (default: ncuwrap-runs/timeline-<time>). Never overwritten without --force."),
-    force: bool = typer.Option(False, "--force", help="Replace the timeline files of an existing run folder."),
-    nsys_path: Optional[str] = typer.Option(None, "--nsys-path", help="The nsys to run (default: nsys on PATH)."),
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Timeline rules YAML replacing the bundled ones (see rules/timeline.yaml)."),
-    extend: bool = typer.Option(False, "--extend", help="Add --rules to the bundled timeline rules instead of replacing them."),
-    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format of the verdict printed at the end."),
-    names: NamesStyle = typer.Option("short", "--names", help=NAMES_HELP),
+    output: RunFolder = None,
+    force: ReplaceRunFolder = False,
+    nsys_path: NsysPath = None,
+    rules: Rules = None,
+    extend: Extend = False,
+    fmt: OutputFormat = Format.table,
+    names: Names = "short",
     ranks: Optional[Path] = typer.Option(None, "--ranks", help="Diagnose a multi-GPU run: the folder holding one nsys capture per rank "
                                          "(rank0.sqlite, rank1.sqlite... see docs/ranks.md for the naming rule)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="With --ranks: analyse on the Dask cluster at this address "
@@ -78,22 +78,16 @@ def timeline(
     workers: Optional[int] = typer.Option(None, "--workers", min=0, help="With --ranks: worker processes of the local Dask cluster "
                                           "(default: chosen by the captures' size and the cores, said in the output: none for captures too small "
                                           "to pay for a cluster's start; 0: no Dask, one capture after the other)."),
-    step_range: Optional[str] = typer.Option(None, "--step-range", help="The NVTX range name (a regular expression) marking one "
-                                             "iteration (default: a name with the word 'step', or ProfilerStep#N); the verdict is "
-                                             "of the steady steps."),
-    warmup: Optional[int] = typer.Option(None, "--warmup", min=0, help="How many leading steps are warm-up, left out of the "
-                                         "verdict (default: detected, the first steps slower than 1.5x the later ones' median)."),
-    steps: StepsFind = steps_option(),
+    step_range: StepRange = None,
+    warmup: Warmup = None,
+    steps: Steps = StepsFind.auto,
     allow_mixed: bool = typer.Option(False, "--allow-mixed", help="With --ranks: accept captures of different programs or started "
                                      "far apart (different runs)."),
     per_rank: bool = typer.Option(False, "--per-rank", help="Capture one report per rank of a torchrun launch (-- torchrun ...), "
                                   "then diagnose them as --ranks does."),
-    nsys_trace: Optional[str] = typer.Option(None, "--nsys-trace", help="nsys's --trace list when capturing (default: cuda,nvtx,osrt); "
-                                             "must include cuda, e.g. cuda,nvtx,osrt,cublas.", show_default=False, metavar="LIST"),
-    nsys_args: Optional[List[str]] = typer.Option(None, "--nsys-arg", help="Any other nsys profile argument when capturing, one word each "
-                                                  "(repeatable), passed just before the program; options ncuwrap sets itself are refused.",
-                                                  show_default=False, metavar="ARG"),
-    quiet: bool = quiet_option(),
+    nsys_trace: NsysTrace = None,
+    nsys_args: NsysArgs = None,
+    quiet: Quiet = False,
 ) -> None:
     """Capture a program with Nsight Systems (CUDA, NVTX, OS runtime) and say what limits it end to end:
     kernels, host<->device transfers, or launch and synchronization overhead.
@@ -109,6 +103,8 @@ def timeline(
 
     program = list(program or [])
     nsys_options = NsysOptions(trace=nsys_trace, extra=tuple(nsys_args or ())).check()
+    chosen = rules_choice(rules, extend)
+    how = timeline_options(step_range, warmup, steps, nsys_path)
 
     def no_capture_options() -> None:
         """Reading captures made before: the nsys options would go unused, so they are refused."""
@@ -125,8 +121,7 @@ def timeline(
         from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 
         try:
-            result = diagnose_ranks(ranks, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
-                                    nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup, find_steps=steps.value)
+            result = diagnose_ranks(ranks, rules=chosen, timeline=how, scheduler=scheduler, workers=workers, allow_mixed=allow_mixed)
         except KeyboardInterrupt:
             # typer turns it into exit 130 with nothing said: the one line is said here
             typer.echo("ncuwrap: interrupted: the analysis was stopped (its workers and their folder too)", err=True)
@@ -141,8 +136,7 @@ def timeline(
         folder = capture_ranks(program, run_dir, nsys=nsys_path, force=force, options=nsys_options,
                                started=lambda argv: typer.echo(f"nsys: capturing each rank: {terminal(shlex.join(argv))} ...", err=True))
         typer.echo(f"run folder: {terminal(folder)}", err=True)
-        emit(diagnose_ranks(folder, rules_path=rules, extend=extend, scheduler=scheduler, workers=workers, step_pattern=step_range,
-                            nsys=nsys_path, allow_mixed=allow_mixed, warmup=warmup, find_steps=steps.value), fmt, None)
+        emit(diagnose_ranks(folder, rules=chosen, timeline=how, scheduler=scheduler, workers=workers, allow_mixed=allow_mixed), fmt, None)
         return
     if scheduler is not None or workers is not None or allow_mixed:
         raise InputError("--scheduler, --workers and --allow-mixed apply to --ranks DIR only; "
@@ -155,13 +149,11 @@ def timeline(
 
         no_capture_options()
         with shown(quiet):  # a capture made before, read here (a program captured prints its own output: no line over it)
-            diagnosis = diagnose_timeline(path, rules_path=rules, extend=extend, nsys=nsys_path, step_pattern=step_range, warmup=warmup,
-                                          find_steps=steps.value)
+            diagnosis = diagnose_timeline(path, chosen, how)
         emit(diagnosis, fmt, None, names=names)
         return
     run_dir = output or default_run_dir()
-    result = capture(list(program), run_dir, nsys=nsys_path, force=force, rules_path=rules, extend=extend, options=nsys_options,
-                     step_pattern=step_range, warmup=warmup, find_steps=steps.value,
+    result = capture(list(program), run_dir, force=force, rules=chosen, options=nsys_options, timeline=how,
                      started=lambda argv: typer.echo(f"nsys: capturing {terminal(shlex.join(program))} ...", err=True))
     documents = write_timeline_documents(result.diagnosis, result.run_dir)
     written = [result.report, result.sqlite, *documents, result.log]

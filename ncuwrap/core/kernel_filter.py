@@ -1,5 +1,5 @@
 """``--kernel REGEX`` (and ``--process``, ``--launch-skip``, ``--launch-count``): which launches of a
-report a diagnosis keeps (:class:`LaunchSelection`).
+report a diagnosis keeps (:class:`~ncuwrap.core.launch_selection.LaunchSelection`, chosen; :func:`select_launches`, kept).
 
 Matching runs on RE2 (google-re2), whose time is linear in the name: Python's ``re`` backtracks,
 and ``(a+)+$`` against a 26-character kernel name took 45 s (each character more doubles it). A
@@ -12,13 +12,14 @@ pattern (8 MiB); its time grows with the pattern's length too, hence MAX_PATTERN
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import numpy as np
 import re2
 
 from ncuwrap.core.errors import InputError
+# The launch filter's value, in a module of its own that imports no numpy (the command line makes it first).
+from ncuwrap.core.launch_selection import LaunchSelection, quoted as _quoted  # noqa: F401  (LaunchSelection: for callers)
 from ncuwrap.core.numbers import distinct
 
 # A filter names part of a kernel name; 2,000-character patterns took seconds per long name.
@@ -28,10 +29,6 @@ MAX_LISTED = 20
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would print its own line on stderr for every bad pattern
-
-
-def _quoted(text: str) -> str:
-    return repr(text) if len(text) <= 60 else repr(text[:60]) + "..."
 
 
 def compile_filter(text: str, option: str = "--kernel", what: str = "kernel name") -> Callable[[str], bool]:
@@ -115,41 +112,6 @@ def pattern(text: str) -> str:
     """ncuwrap's -k is always a regular expression; ncu's explicit ``regex:`` prefix is accepted too."""
     text = text.strip()
     return text[len("regex:"):] if text.startswith("regex:") else text
-
-
-@dataclass(frozen=True)
-class LaunchSelection:
-    """Which launches of a report a diagnosis keeps, as ncu would have profiled them: the processes
-    (``process``: a process ID or name), then the kernels (``kernel``, a regular expression), then
-    ``launch_skip`` and ``launch_count``, which count only the launches that matched (launch order)."""
-
-    kernel: str | None = None
-    launch_skip: int = 0
-    launch_count: int | None = None  # None (or 0): no limit
-    process: str | None = None
-
-    def __post_init__(self):
-        if self.launch_skip is None or self.launch_skip < 0:
-            raise InputError(f"--launch-skip must be 0 or more (got {self.launch_skip})")
-        if self.launch_count is not None and self.launch_count < 0:
-            raise InputError(f"--launch-count must be 0 (no limit) or more (got {self.launch_count})")
-
-    @property
-    def active(self) -> bool:
-        return bool(self.kernel or self.launch_skip or self.launch_count or self.process)
-
-    def describe(self) -> str:
-        """The options, as given on the command line."""
-        parts = []
-        if self.process:
-            parts.append(f"--process {self.process}")
-        if self.kernel:
-            parts.append(f"-k {_quoted(self.kernel)}")
-        if self.launch_skip:
-            parts.append(f"--launch-skip {self.launch_skip}")
-        if self.launch_count:
-            parts.append(f"--launch-count {self.launch_count}")
-        return " ".join(parts)
 
 
 def _process_label(pid, name) -> str:

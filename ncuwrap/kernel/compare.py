@@ -23,7 +23,9 @@ from ncuwrap.bundled.report import SCHEMA as BENCH_SCHEMA, BenchTimings, Timing,
 from ncuwrap.kernel.diagnosis import KEY_METRICS  # the metrics compared for every pair, in this order
 from ncuwrap.core.display import Displayed, plural, short_path
 from ncuwrap.core.errors import InputError
+from ncuwrap.core.launch_selection import LaunchSelection
 from ncuwrap.core.numbers import clean
+from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.kernel.verdict import Diagnosis, KernelVerdict
 from ncuwrap.ruleset.gate import (DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT, FAIL_ON_FINDING_CHOICES, check_threshold, gates_on, introduced_gate,
                                   measurably_faster)
@@ -441,17 +443,17 @@ def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str
                          fail_on_finding)
 
 
-def compare_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
-                  kernel: str | None = None, ncu: str | None = None, **options) -> CompareResult:
-    """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV, a run folder of ``ncuwrap profile``)
-    with the same rules and compare them. Either may instead be a diagnosis document (``diagnose --format
-    json``, ncuwrap.diagnosis/v2, v3 or v4): it was judged when it was written, so the rules and ``kernel``
-    apply to the reports only."""
+def compare_files(before: str | Path, after: str | Path, rules: RulesChoice = RulesChoice(), *,
+                  launches: LaunchSelection = LaunchSelection(), ncu: str | None = None, run_folder=None, **options) -> CompareResult:
+    """Diagnose two reports of any supported kind (.ncu-rep, ncu CSV) with the same rules (``rules``) and
+    launches (``launches``, e.g. ``-k``) and compare them. Either may instead be a diagnosis document
+    (``diagnose --format json``, ncuwrap.diagnosis/v2, v3 or v4): it was judged when it was written, so the
+    rules and the launch filter apply to the reports only. ``run_folder``: a function giving the diagnosis
+    of a run folder of ``ncuwrap profile`` (None for a path that is none), handed in by the API: run
+    folders are the profile wing's, above this one."""
     from ncuwrap.kernel import document as diagnosis_doc
     from ncuwrap.kernel.diagnosis import diagnose
-    from ncuwrap.core.kernel_filter import LaunchSelection
     from ncuwrap.kernel.reading import is_document, kind_of
-    from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     for path in (Path(before), Path(after)):
@@ -460,11 +462,12 @@ def compare_files(before: str | Path, after: str | Path, rules_path: str | Path 
                              "ncuwrap.timeline.compare.compare_timeline_files, or ncuwrap.compare_reports)")
 
     def judged(path):
-        if is_run_dir(Path(path)):
-            return diagnose_run_dir(Path(path), rules_path, extend=extend, ncu=ncu, select=LaunchSelection(kernel=kernel))
+        folder = run_folder(Path(path), rules, ncu=ncu, select=launches) if run_folder else None
+        if folder is not None:
+            return folder
         if is_document(Path(path)):
             return diagnosis_doc.read(path)
-        return diagnose(path, rules_path, extend=extend, kernel=kernel, ncu=ncu)
+        return diagnose(path, rules, ncu=ncu, select=launches)
 
     return compare(judged(before), judged(after), **options)
 

@@ -26,6 +26,7 @@ from ncuwrap.kernel.reading import source_page as ingest_source_page
 from ncuwrap.core.kernel_names import dims
 from ncuwrap.ruleset.evaluate import Evaluation
 from ncuwrap.core.numbers import clean, clean_all
+from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.kernel.verdict import Diagnosis, KernelVerdict, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
 from ncuwrap.ruleset.outcome import FindingResult
 
@@ -122,17 +123,14 @@ class _Launches:
         return self._stall_shares
 
 
-def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, kernel: str | None = None,
-                     select: kernel_filter.LaunchSelection | None = None) -> Diagnosis:
-    """Every launch of ``profile`` (or those ``select`` keeps; ``kernel`` alone is ``-k``) judged by ``rules``."""
+def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: kernel_filter.LaunchSelection | None = None) -> Diagnosis:
+    """Every launch of ``profile`` (or those ``select`` keeps) judged by ``rules``."""
     progress.report(f"diagnosing {Path(profile.source.path).name}")
     source = _Launches(profile)
     frame = profile.frame
     meta = {c: frame[c].tolist() if c in frame else [None] * len(frame)
             for c in ("launch_id", "name", "display_name", "grid", "block", "process_id", "process_name", "stream")}
     rows = np.arange(len(frame))
-    if select is None and kernel:
-        select = kernel_filter.LaunchSelection(kernel=kernel)
     if select is not None and select.active:
         rows = kernel_filter.select_launches(select, meta["name"], meta["display_name"], meta["process_id"], meta["process_name"],
                                              profile.source.path)
@@ -446,25 +444,24 @@ def needed_metrics(rules: ruleset.RuleSet) -> list[str]:
     return kernel_metrics.report_metrics(rules)
 
 
-def diagnose(report: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
-             kernel: str | None = None, ncu: str | None = None, label: str | None = None,
+def diagnose(report: str | Path, rules: RulesChoice = RulesChoice(), *, ncu: str | None = None, label: str | None = None,
              ncu_rules: str | Path | None = None, select: kernel_filter.LaunchSelection | None = None,
              source_page: str | Path | None = None, started=None) -> Diagnosis:
-    """Load ``report`` and diagnose it with the bundled rules or ``rules_path``.
+    """Load ``report`` and diagnose the launches ``select`` keeps (default: all) with ``rules`` (default: the bundled rules).
 
     ``label`` replaces the report's path in outputs (used for the bundled sample); ``ncu_rules``, a
     .ncu-rep or details-page CSV of the same report, supplies Nsight Compute's own rule results;
     ``source_page``, the source page of a CSV export's report, its per-instruction counters; ``started``,
     (rules, ncuwrap.kernel.reading.Loading of ``report``) when the caller loaded the rules and started the read."""
     if started is None:
-        rules = ruleset.load(rules_path, extend=extend)
-        profile = load(report, ncu=ncu, metrics=needed_metrics(rules))
+        rule_set = ruleset.chosen(rules, kernel_metrics.KERNEL)
+        profile = load(report, ncu=ncu, metrics=needed_metrics(rule_set))
     else:  # the caller loaded the rules and started reading the report (ncuwrap.api.diagnose)
-        rules, profile = started[0], started[1].result()
+        rule_set, profile = started[0], started[1].result()
     if ncu_rules is not None:
         profile.rules = rule_results(ncu_rules, ncu=ncu, of=profile)
     if source_page is not None:
         profile.sources, profile.source_gaps = ingest_source_page(source_page, profile)
     if label:
         profile.source = replace(profile.source, path=label)
-    return diagnose_profile(profile, rules, kernel=kernel, select=select)
+    return diagnose_profile(profile, rule_set, select=select)

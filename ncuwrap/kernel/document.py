@@ -113,6 +113,7 @@ def _bundled_roles(doc: dict) -> dict:
     if not path.startswith("ncuwrap:rules/") or "+" in path:
         return {}
     from ncuwrap import ruleset
+    from ncuwrap.kernel.metrics import KERNEL
     from ncuwrap.core.resources import data_dir
 
     # Looked up among the bundled files by name, never joined as a path ('ncuwrap:rules/../../etc/passwd'
@@ -121,7 +122,7 @@ def _bundled_roles(doc: dict) -> dict:
     bundled = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*.yaml")}.get(path.removeprefix("ncuwrap:rules/"))
     if bundled is None:
         return {}
-    return {f.role: f.id for f in ruleset.load(bundled).findings if f.role}
+    return {f.role: f.id for f in ruleset.load(bundled, KERNEL).findings if f.role}
 
 
 def _diagnosis(doc: dict, roles: dict, launches: list[dict]) -> Diagnosis:

@@ -243,7 +243,9 @@ def _plan_collection(collect: str, rules=None, extra_metrics: Sequence[str] = ()
     extra = tuple(dict.fromkeys(m.strip() for m in extra_metrics if m and m.strip()))
     if value == CollectMode.TARGETED:
         if rules is None:
-            rules = ruleset.load()
+            from ncuwrap.kernel.metrics import KERNEL
+
+            rules = ruleset.load(None, KERNEL)
         return targeted(rules, extra)
     if value in (CollectMode.BASIC, CollectMode.FULL):
         return Collection(mode=value, set_name=value, metrics=extra)

@@ -13,6 +13,7 @@ from ncuwrap.core.errors import OptionError
 from dataclasses import dataclass
 from typing import Sequence
 
+from ncuwrap.core.launch_selection import LaunchSelection
 from ncuwrap.profile.console import ProfiledKernel
 from ncuwrap.profile.ncu_argv import kernel_regex
 from ncuwrap.profile.targets import Target
@@ -60,20 +61,21 @@ class LaunchFilter:
                 "nth_launch": self.nth_launch, "origin": self.origin, "summary": self.summary()}
 
 
-def launch_filter(target: Target, *, kernel: str | None = None, launch_skip: int | None = None,
-                  launch_count: int | None = None, nth_launch: int | None = None) -> LaunchFilter:
-    """The filter for ``target``: the user's options, else the bundled benchmark's, else a program default.
+def check_for_ncu(selection: LaunchSelection) -> None:
+    """Refuse what of ``selection`` ncu cannot be asked for: ``process`` picks from a report's launches."""
+    if selection.process is not None:
+        raise OptionError(f"--process {selection.process}: picks the launches of one process of a report; ncu profiles the "
+                          "processes --target-processes names (drop --process)")
+
+
+def launch_filter(target: Target, selection: LaunchSelection = LaunchSelection()) -> LaunchFilter:
+    """The filter for ``target``: the user's ``selection`` (checked when it was made), else the bundled
+    benchmark's, else a program default.
 
     ``launch_count`` 0 means no limit. A user's ``-k`` replaces a bundled variant's filter and skip.
     """
-    if nth_launch is not None and launch_skip:
-        raise OptionError("--nth-launch and --launch-skip exclude each other: --nth-launch N already picks the Nth launch of each kernel")
-    if nth_launch is not None and nth_launch < 1:
-        raise OptionError(f"--nth-launch must be 1 or more (got {nth_launch})")
-    if launch_skip is not None and launch_skip < 0:
-        raise OptionError(f"--launch-skip must be 0 or more (got {launch_skip})")
-    if launch_count is not None and launch_count < 0:
-        raise OptionError(f"--launch-count must be 0 (no limit) or more (got {launch_count})")
+    check_for_ncu(selection)
+    kernel, launch_skip, launch_count, nth_launch = selection.kernel, selection.launch_skip, selection.launch_count, selection.nth_launch
     count = None if launch_count == 0 else launch_count
     regex = kernel_regex(kernel)
     if target.bundled and regex is None:

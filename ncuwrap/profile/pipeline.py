@@ -22,6 +22,7 @@ from ncuwrap.profile.ncu_tool import NcuTool, ncu_tool, run_ncu
 from ncuwrap.profile.result import ProfileOptions, ProfileResult
 from ncuwrap.profile.targets import Target
 from ncuwrap.timeline.nsysrep import NsysOptions
+from ncuwrap.timeline.options import TimelineOptions
 
 # What profile.json says of the --nsys files (timeline.json and timeline.html are the CLI's to write).
 TIMELINE_RECORD = {"report": "timeline.nsys-rep", "verdict": "timeline.json", "html": "timeline.html"}
@@ -32,9 +33,11 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
     """Run ``target`` under ncu into ``run_dir`` and diagnose it. Raises NcuwrapError (one line, with
     the fix) on failure and KeyboardInterrupt after a Ctrl-C; either way the run folder keeps the log,
     the commands and profile.json."""
+    from ncuwrap.kernel.metrics import KERNEL  # here: numpy loads after the cheap checks
+
     from ncuwrap import ruleset
 
-    rules = ruleset.load(options.rules, extend=options.extend)
+    rules = ruleset.chosen(options.rules, KERNEL)
     rd = rundir.RunDir(run_dir)
     record = _plan(target, rd, options, rules, find_tool)  # every check before the folder is touched
     nsys_for_top, fallback = _top_nsys(options) if options.top else (None, None)
@@ -82,7 +85,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
         result.warnings += [warning] if warning else []
     rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, **record)
     if options.nsys and top_run is None:
-        result.timeline = timeline(rd, target, options.nsys_path, progress, options=options.nsys_options, find_steps=options.find_steps)
+        result.timeline = timeline(rd, target, progress, options=options.nsys_options, timeline_options=options.timeline)
         rd.record(status="ok", run=run, launches=launches, warnings=result.warnings, timeline=TIMELINE_RECORD, **record)
     return result
 
@@ -120,13 +123,14 @@ class _TopRun:
 
 def _top_nsys(options: ProfileOptions) -> tuple[str | None, str | None]:
     """--top: the nsys to rank kernels with, or (None, why the first launches are profiled instead)."""
-    if options.kernel or options.launch_skip or options.launch_count is not None or options.nth_launch is not None:
+    launches = options.launches
+    if launches.kernel or launches.launch_skip or launches.launch_count is not None or launches.nth_launch is not None:
         raise NcuwrapError("--top N picks the kernels itself: drop -k, --launch-skip, --launch-count and --nth-launch, "
                            "or drop --top to choose the launches yourself")
     try:
         from ncuwrap.timeline.nsysrep import find_nsys
 
-        return str(find_nsys(options.nsys_path)), None
+        return str(find_nsys(options.timeline.nsys)), None
     except (ModuleNotFoundError, ToolNotFoundError) as exc:
         return None, (f"--top {options.top}: {exc}; profiled the program's first launches instead, without the "
                       f"ranking by GPU time (install Nsight Systems or pass --nsys-path)")
@@ -142,8 +146,8 @@ def _top(target: Target, rd: rundir.RunDir, options: ProfileOptions, record: dic
         if progress is not None:
             progress.stage(f"nsys: timing every kernel to pick the top {options.top} ...")
 
-    captured = capture(list(target.argv), rd.path, nsys=nsys, force=True, started=started, options=options.nsys_options,
-                       find_steps=options.find_steps)
+    captured = capture(list(target.argv), rd.path, force=True, started=started, options=options.nsys_options,
+                       timeline=replace(options.timeline, nsys=nsys))
     times, before = _steady_times(captured, options.top)
     if not times.groups:
         raise ProfilerError(f"{captured.sqlite}: nsys saw no kernel launch; check that the program runs work on the GPU "
@@ -195,8 +199,7 @@ def _cover(rd: rundir.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
 def _plan(target: Target, rd: rundir.RunDir, options: ProfileOptions, rules, find_tool) -> dict:
     """What to collect, which launches, which ncu, the exact argv: the checks that need no run folder."""
     collection = plan_collection(options.collect, rules, options.metrics, source=options.source)
-    filt = launch_filter(target, kernel=options.kernel, launch_skip=options.launch_skip,
-                         launch_count=options.launch_count, nth_launch=options.nth_launch)
+    filt = launch_filter(target, options.launches)
     options.nsys_options.check()
     tool = find_tool(options.ncu)
     if options.nsys:  # a missing nsys fails now, not after the ncu run
@@ -205,7 +208,7 @@ def _plan(target: Target, rd: rundir.RunDir, options: ProfileOptions, rules, fin
         except ModuleNotFoundError:
             pass  # timeline() says what is missing
         else:
-            find_nsys(options.nsys_path)
+            find_nsys(options.timeline.nsys)
     argv = ncu_argv(target.argv, collect=collection, output=rd.export_stem, ncu=tool.path, kernel=filt.kernel,
                     launch_skip=filt.launch_skip, launch_count=filt.launch_count, nth_launch=filt.nth_launch,
                     force=options.force, extra=options.extra_ncu_args, options=options.ncu_options)
@@ -310,11 +313,11 @@ def _export(rd: rundir.RunDir, argv: list[str], path: Path, what: str, empty_ok:
     return done.stdout, None, False
 
 
-def timeline(rd: rundir.RunDir, target: Target, nsys_path: str | None, progress: Progress | None = None, *,
-             options: NsysOptions | None = None, find_steps: str = "auto"):
-    """--nsys: capture the same command with Nsight Systems into the run folder and diagnose its
-    timeline (:mod:`ncuwrap.timeline.capture` writes the capture, its export and log); ``options``
-    are passed on to nsys."""
+def timeline(rd: rundir.RunDir, target: Target, progress: Progress | None = None, *,
+             options: NsysOptions | None = None, timeline_options: TimelineOptions = TimelineOptions()):
+    """--nsys: capture the same command with Nsight Systems (``timeline_options.nsys``) into the run folder and
+    diagnose its timeline, its steps found as ``timeline_options`` say (:mod:`ncuwrap.timeline.capture` writes the capture, its
+    export and log); ``options`` are passed on to nsys."""
     try:
         from ncuwrap.timeline.capture import capture
     except ModuleNotFoundError as exc:
@@ -328,4 +331,4 @@ def timeline(rd: rundir.RunDir, target: Target, nsys_path: str | None, progress:
 
     # The run folder is this run's (checked, or cleared with --force, before ncu ran): capture may
     # replace its timeline files.
-    return capture(list(target.argv), rd.path, nsys=nsys_path, force=True, started=started, options=options, find_steps=find_steps).diagnosis
+    return capture(list(target.argv), rd.path, force=True, started=started, options=options, timeline=timeline_options).diagnosis

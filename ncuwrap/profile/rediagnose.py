@@ -27,17 +27,21 @@ def run_dir_inputs(path: Path) -> tuple[Path, ...]:
     return (rd.profile, rd.raw_csv, rd.report, rd.source_csv, rd.source_sass_csv, rd.bench)
 
 
-def diagnose_run_dir(path: Path, rules_path=None, *, extend: bool = False, ncu: str | None = None, select=None):
-    """The run folder's diagnosis, with the stop line where the folder has a bundled benchmark's bench.json."""
-    from ncuwrap import ruleset
+def diagnose_run_dir(path: Path, rules=None, *, ncu: str | None = None, select=None):
+    """The run folder's diagnosis by ``rules`` (a RulesChoice; default: the bundled rules) of the launches
+    ``select`` keeps, with the stop line where the folder has a bundled benchmark's bench.json."""
+    from ncuwrap.core.rules_choice import RulesChoice
     from ncuwrap.kernel.diagnosis import diagnose_profile, needed_metrics
+    from ncuwrap.kernel.metrics import KERNEL
     from ncuwrap.kernel.reading import load
     from ncuwrap.kernel.reading.source_counters import is_source_page
     from ncuwrap.profile.pipeline import attach_source_page, load_raw_csv
 
     rd = rundir.RunDir(path)
     record = _record(rd)
-    rules = ruleset.load(rules_path, extend=extend)
+    from ncuwrap import ruleset
+
+    rules = ruleset.chosen(rules or RulesChoice(), KERNEL)
     if rd.raw_csv.is_file():
         loaded = load_raw_csv(rd, record["ncu_version"], record["command_line"], metrics=needed_metrics(rules))
         # The pages the profile run attached, as it attached them: cuda,sass first, then the SASS form.

@@ -14,7 +14,10 @@ from ncuwrap.profile.collection import Collection
 from ncuwrap.profile.ncu_argv import NcuOptions
 from ncuwrap.profile.ncu_tool import NcuTool
 from ncuwrap.profile.targets import Target
+from ncuwrap.core.launch_selection import LaunchSelection
+from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.timeline.nsysrep import NsysOptions
+from ncuwrap.timeline.options import TimelineOptions
 
 
 @dataclass(frozen=True)
@@ -24,17 +27,13 @@ class ProfileOptions:
     collect: str = "targeted"
     # SourceCounters and the sources on disk (--source / --no-source): per-line attribution.
     source: bool = True
-    kernel: str | None = None
-    launch_skip: int | None = None
-    launch_count: int | None = None
-    nth_launch: int | None = None
+    # Which launches ncu profiles (-k, --launch-skip, --launch-count, --nth-launch; None: the target's default).
+    launches: LaunchSelection = LaunchSelection()
     metrics: tuple[str, ...] = ()
     force: bool = False
     ncu: str | None = None
-    rules: Path | None = None
-    extend: bool = False
-    nsys: bool = False
-    nsys_path: str | None = None
+    rules: RulesChoice = RulesChoice()  # the kernel rules; targeted collection measures what they read
+    nsys: bool = False  # also capture the timeline with nsys
     export_csv: bool = True
     extra_ncu_args: tuple[str, ...] = ()  # library use: appended as they are, unchecked
     # Passed on to ncu: NVTX filter, replay mode, child processes, cache and clock control, graphs, --ncu-arg.
@@ -42,8 +41,8 @@ class ProfileOptions:
     top: int | None = None  # nsys first, then ncu on the N kernels with the most GPU time
     # Passed on to every nsys profile ncuwrap runs (--top, --nsys): the trace list, --nsys-arg.
     nsys_options: NsysOptions = NsysOptions()
-    # How the timeline's steps are found (--steps: ncuwrap.timeline.steps.FIND_CHOICES).
-    find_steps: str = "auto"
+    # The nsys that --nsys and --top run, and how the timeline's steps are found (--nsys-path, --steps).
+    timeline: TimelineOptions = TimelineOptions()
     # A bundled benchmark's stop line: its family timed uninstrumented ('ncuwrap bench', this many
     # process runs), or read from a bench JSON instead; --no-bench: neither.
     bench: bool = True

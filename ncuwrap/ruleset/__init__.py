@@ -13,12 +13,12 @@ from pathlib import Path
 
 import yaml
 
-from ncuwrap.kernel import metrics  # metrics.KERNEL: the default catalogue, until callers name theirs
 from ncuwrap.core import safeyaml
 from ncuwrap.core.catalogue import Catalogue
 from ncuwrap.core.errors import RulesError
 from ncuwrap.core.fileio import check_file
 from ncuwrap.core.resources import data_dir
+from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.ruleset.model import (  # noqa: F401  (the rules' types, for callers)
     ESTIMATE_DEFAULTS, SEVERITIES, SUPPORTED_VERSIONS, Branch, Finding, NextStep, RuleSet, SeverityLevel)
 from ncuwrap.ruleset.parser import display_path, parse_document  # noqa: F401  (display_path, for callers)
@@ -32,13 +32,26 @@ def kind_of_file(path: str | Path) -> str:
     return str(doc.get("kind", "kernel")) if isinstance(doc, dict) else "kernel"
 
 
-def default_path(catalogue: Catalogue = metrics.KERNEL) -> Path:
+def finding_ids(path: str | Path) -> frozenset[str]:
+    """The ids of the findings a rules file declares, its expressions not checked: what another file may
+    name (the bundled benchmarks' manifest names the kernel rules' findings, below the kernel wing)."""
+    doc = _read_yaml(Path(path))
+    findings = doc.get("findings") if isinstance(doc, dict) else None
+    return frozenset(str(f["id"]) for f in findings or () if isinstance(f, dict) and "id" in f)
+
+
+def chosen(choice: RulesChoice, catalogue: Catalogue) -> RuleSet:
+    """The rules ``choice`` names (``--rules``, ``--extend``), reading ``catalogue``'s names."""
+    return load(choice.path, catalogue, extend=choice.extend)
+
+
+def default_path(catalogue: Catalogue) -> Path:
     return data_dir("rules") / catalogue.rules_file
 
 
-def load(path: str | Path | None = None, catalogue: Catalogue = metrics.KERNEL, *, extend: bool = False) -> RuleSet:
+def load(path: str | Path | None, catalogue: Catalogue, *, extend: bool = False) -> RuleSet:
     """Load ``path`` (default: the bundled rules of ``catalogue``'s kind) as rules that read ``catalogue``'s
-    names (ncuwrap.core.catalogue: kernel rules by default). With ``extend``, its findings and constants are
+    names (ncuwrap.core.catalogue: ``ncuwrap.kernel.metrics.KERNEL``, ``ncuwrap.timeline.metrics.TIMELINE``...). With ``extend``, its findings and constants are
     added to the bundled rules (a finding with an existing id replaces it)."""
     if path is None:
         return _load_file(default_path(catalogue), catalogue)

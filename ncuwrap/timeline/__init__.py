@@ -6,7 +6,7 @@
 
 Stages: :mod:`.files` reads a capture through the declared readers of :mod:`.readers` (:mod:`.sqlite` an
 nsys SQLite export, :mod:`.nsysrep` runs nsys to export or profile, :mod:`.kineto` a PyTorch profiler
-trace), :mod:`.steps` and :mod:`.analysis` measure the window into :mod:`.model`
+trace), :mod:`.steps` and :mod:`.analysis` measure the window (as :mod:`.options` say) into :mod:`.model`
 (:mod:`.measured`: one capture file, in a forked child), :mod:`.diagnosis` applies the YAML rules
 (rules/timeline.yaml) with ncuwrap.ruleset.evaluate over :mod:`.values`, and :mod:`.pipeline` runs the two
 side by side; :mod:`.compare` compares two of them and :mod:`.ranks` a run's ranks; ncuwrap.render

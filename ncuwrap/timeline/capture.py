@@ -26,7 +26,9 @@ from pathlib import Path
 
 from ncuwrap.core import fileio
 from ncuwrap.core.errors import InputError, OutputExistsError, ProfilerError
+from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.timeline import nsysrep
+from ncuwrap.timeline.options import TimelineOptions
 
 STEM = "timeline"
 VERDICT = "timeline.json"
@@ -92,25 +94,22 @@ def _qdstrm(run_dir: Path, output: str) -> Path | None:
     return None
 
 
-def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None, force: bool = False,
-            rules_path: str | Path | None = None, extend: bool = False, started=None,
-            options: nsysrep.NsysOptions | None = None, step_pattern: str | None = None, warmup: int | None = None,
-            find_steps: str = "auto") -> Capture:
-    """Run ``program`` under nsys into ``run_dir``, export it and diagnose it.
+def capture(program: list[str], run_dir: Path, *, force: bool = False, rules: RulesChoice = RulesChoice(), started=None,
+            options: nsysrep.NsysOptions | None = None, timeline: TimelineOptions = TimelineOptions()) -> Capture:
+    """Run ``program`` under nsys (``timeline.nsys``) into ``run_dir``, export it and diagnose it with
+    ``rules`` (default: the bundled timeline rules), its steps found as ``timeline`` says.
     ``options`` set nsys's trace list and pass more arguments on (--nsys-trace, --nsys-arg).
     ``started(argv)``, if given, is called just before nsys starts (for a progress line).
     Raises KeyboardInterrupt after a Ctrl-C (nsys and the program are stopped; the log is kept)."""
-    from ncuwrap import ruleset
     from ncuwrap.timeline.metrics import TIMELINE
     from ncuwrap.timeline import sqlite
     from ncuwrap.timeline.diagnosis import diagnose_data
 
-    from ncuwrap.timeline.steps import check_pattern
+    from ncuwrap import ruleset
 
-    rules = ruleset.load(rules_path, TIMELINE, extend=extend)  # a bad rules file fails before the run
-    check_pattern(step_pattern)
+    rule_set = ruleset.chosen(rules, TIMELINE)  # a bad rules file fails before the run
     options = (options or nsysrep.NsysOptions()).check()
-    exe = nsysrep.find_nsys(nsys)
+    exe = nsysrep.find_nsys(timeline.nsys)
     check_program(program)
     prepare(run_dir, force)
     log = run_dir / f"{STEM}.log"
@@ -137,6 +136,5 @@ def capture(program: list[str], run_dir: Path, *, nsys: str | Path | None = None
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"$ {shlex.join(nsysrep.export_argv(exe, report, run_dir / f'{STEM}.sqlite'))}\n")
     data = sqlite.read(exported)
-    diagnosis = diagnose_data(data, rules, source_path=str(report), kind="nsys-rep", step_pattern=step_pattern, warmup=warmup,
-                              find_steps=find_steps)
+    diagnosis = diagnose_data(data, rule_set, source_path=str(report), kind="nsys-rep", timeline=timeline)
     return Capture(run_dir=run_dir, report=report, sqlite=exported, log=log, diagnosis=diagnosis, data=data)

@@ -21,8 +21,10 @@ from ncuwrap.ruleset.gate import (DEFAULT_FAIL_ON_FINDING, DEFAULT_THRESHOLD_PCT
 from ncuwrap.core.display import Displayed, short_path
 from ncuwrap.core.errors import InputError
 from ncuwrap.core.numbers import clean
+from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.timeline.diagnosis import TimelineDiagnosis
 from ncuwrap.timeline.model import CATEGORIES, CATEGORY_LABELS, KernelStats
+from ncuwrap.timeline.options import TimelineOptions
 
 SCHEMA = "ncuwrap.timeline-compare/v1"
 # The kernels every format lists (by how much their time changed); the rest are counted, and all are in the JSON.
@@ -346,14 +348,14 @@ def _conditions_held(d: TimelineDiagnosis, rules) -> set[str]:
     return {fid for fid, holds in fired.items() if bool(holds[0])}
 
 
-def compare_timeline_files(before: str | Path, after: str | Path, rules_path: str | Path | None = None, *, extend: bool = False,
-                           nsys: str | Path | None = None, step_pattern: str | None = None, warmup: int | None = None, find_steps: str = "auto",
-                           **options) -> TimelineCompare:
-    """Diagnose two captures (.sqlite, .sqlite.gz, .nsys-rep) with the same rules and compare them."""
+def compare_timeline_files(before: str | Path, after: str | Path, rules: RulesChoice = RulesChoice(), *,
+                           timeline: TimelineOptions = TimelineOptions(), **options) -> TimelineCompare:
+    """Diagnose two captures (.sqlite, .sqlite.gz, .nsys-rep) with the same rules (``rules``), their steps
+    found as ``timeline`` says, and compare them."""
     from ncuwrap.timeline.pipeline import Diagnosing
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     # The two captures are read side by side (each in a child, where the platform forks).
-    diagnosing = Diagnosing([before, after], rules_path, extend, nsys, step_pattern, warmup, find_steps)
+    diagnosing = Diagnosing([before, after], rules, timeline)
     sides = diagnosing.results()
     return compare_timelines(*sides, rules=diagnosing.rules, **options)

@@ -139,11 +139,11 @@ def decide(measured, rules, *, source_path: str) -> TimelineDiagnosis:
     )
 
 
-def diagnose_data(data, rules, *, source_path: str, kind: str, step_pattern: str | None = None, warmup: int | None = None,
-                  find_steps: str = "auto"):
+def diagnose_data(data, rules, *, source_path: str, kind: str, timeline=None):
     """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet): over its steady
-    steps where it has steps (``step_pattern``, ``warmup``: ncuwrap.timeline.steps), else over the whole capture."""
+    steps where it has steps (found as ``timeline``, a TimelineOptions, says: ncuwrap.timeline.steps), else
+    over the whole capture."""
     from ncuwrap.timeline.measured import measure
+    from ncuwrap.timeline.options import TimelineOptions
 
-    return decide(measure(data, kind=kind, source_path=source_path, step_pattern=step_pattern, warmup=warmup, find_steps=find_steps), rules,
-                  source_path=source_path)
+    return decide(measure(data, kind=kind, source_path=source_path, timeline=timeline or TimelineOptions()), rules, source_path=source_path)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ncuwrap.core.errors import InputError
 from ncuwrap.core.forked import Forked
+from ncuwrap.timeline.options import TimelineOptions
 
 if TYPE_CHECKING:  # the model imports numpy: a child is forked before it is imported
     from ncuwrap.timeline.model import Timeline
@@ -30,18 +31,18 @@ class Measured:
     producer: str | None = None  # the program that wrote the file (TimelineData.producer)
 
 
-def measure(data, *, kind: str, source_path: str, step_pattern: str | None = None, warmup: int | None = None,
-            find_steps: str = "auto") -> Measured:
-    """The steps of ``data`` (a read capture: ncuwrap.timeline.sqlite.TimelineData; ``step_pattern``, ``warmup``:
-    ncuwrap.timeline.steps) and the analysis of its steady steps, else of the whole capture."""
+def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = TimelineOptions()) -> Measured:
+    """The steps of ``data`` (a read capture: ncuwrap.timeline.sqlite.TimelineData; how they are found:
+    ``timeline``) and the analysis of its steady steps, else of the whole capture."""
     from ncuwrap.timeline import steps
     from ncuwrap.timeline.analysis import analyze_steady, analyze_active
 
-    found = steps.measure(data, steps.check_pattern(step_pattern), warmup, find_steps)
+    warmup, find_steps = timeline.warmup, timeline.steps
+    found = steps.measure(data, timeline.pattern, warmup, find_steps)
     notes = list(data.notes)
     steady = analyze_steady(data, found) if found is not None else None
     if steady is not None:
-        timeline = steady[1]
+        analysed = steady[1]
     else:
         if warmup is not None:
             why = ("no kernel was launched in its steps" if found is not None else "steps are not looked for (--steps none)"
@@ -50,32 +51,30 @@ def measure(data, *, kind: str, source_path: str, step_pattern: str | None = Non
                              "mark each iteration with an NVTX range named 'step', or pass --step-range")
         # Without steps, the rules' step_* values are unknown and say why (NO_STEPS); the window runs from the
         # first GPU work to the last, so that start-up (imports, CUDA's initialisation) is not averaged in.
-        timeline = analyze_active(data)
+        analysed = analyze_active(data)
         if found is not None:
             notes.append(f"{found.count} steps ('{found.name}') launched no kernel: judged without steps")
-        if timeline.scope == "active":
+        if analysed.scope == "active":
             notes.append(f"no steps {'looked for (--steps none)' if find_steps == 'none' else 'marked or found'}: the window runs from "
-                         f"the first GPU work's launch to the end of the last GPU work, and the {timeline.startup.duration_ns / 1e9:.2f} s "
+                         f"the first GPU work's launch to the end of the last GPU work, and the {analysed.startup.duration_ns / 1e9:.2f} s "
                          "of start-up before it are left out")
-    return Measured(timeline=timeline, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema, device=data.device,
+    return Measured(timeline=analysed, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema, device=data.device,
                     notes=tuple(notes), producer=data.producer)
 
 
-def measure_file(path: str | Path, *, nsys: str | Path | None = None, step_pattern: str | None = None,
-                 warmup: int | None = None, find_steps: str = "auto") -> Measured:
-    """Read a capture file (.sqlite, .sqlite.gz, .nsys-rep) and measure it."""
+def measure_file(path: str | Path, timeline: TimelineOptions = TimelineOptions()) -> Measured:
+    """Read a capture file (.sqlite, .sqlite.gz, .nsys-rep; ``timeline.nsys`` exports a .nsys-rep) and measure it."""
     from ncuwrap.timeline.files import read_timeline
 
-    data, kind = read_timeline(path, nsys=nsys)
-    return measure(data, kind=kind, source_path=str(path), step_pattern=step_pattern, warmup=warmup, find_steps=find_steps)
+    data, kind = read_timeline(path, nsys=timeline.nsys)
+    return measure(data, kind=kind, source_path=str(path), timeline=timeline)
 
 
-def start(path: str | Path, *, nsys: str | Path | None = None, step_pattern: str | None = None,
-          warmup: int | None = None, find_steps: str = "auto") -> Forked[Measured]:
+def start(path: str | Path, timeline: TimelineOptions = TimelineOptions()) -> Forked[Measured]:
     """:func:`measure_file` under way in a child; ``.result()`` gives it, ``.cancel()`` stops it."""
 
     def crashed(how: str) -> InputError:
         return InputError(f"{path}: the capture's reader crashed on it ({how}): the export is corrupt or truncated; export the report "
                           "again with 'nsys export --type sqlite --force-overwrite true'")
 
-    return Forked(lambda: measure_file(path, nsys=nsys, step_pattern=step_pattern, warmup=warmup, find_steps=find_steps), crashed)
+    return Forked(lambda: measure_file(path, timeline), crashed)

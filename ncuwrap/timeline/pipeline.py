@@ -11,7 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ncuwrap.core import progress
+from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.timeline import measured
+from ncuwrap.timeline.options import TimelineOptions
 
 
 class Diagnosing:
@@ -19,27 +21,26 @@ class Diagnosing:
     (ncuwrap.timeline.diagnosis.TimelineDiagnosis), in order. A bad rules file is said, and the measuring
     stopped, before any capture's own error; of two captures' errors, the first one's."""
 
-    def __init__(self, paths, rules_path: str | Path | None = None, extend: bool = False, nsys: str | Path | None = None,
-                 step_pattern: str | None = None, warmup: int | None = None, find_steps: str = "auto"):
+    def __init__(self, paths, rules: RulesChoice = RulesChoice(), timeline: TimelineOptions = TimelineOptions()):
         self.paths = [str(p) for p in paths]
-        self.rules_path, self.extend = rules_path, extend
+        self.choice = rules
         self.rules = None  # the RuleSet the results were judged by, once loaded
         self.measuring: list = []
         try:
             for path in paths:
-                self.measuring.append(measured.start(path, nsys=nsys, step_pattern=step_pattern, warmup=warmup,
-                                                    find_steps=find_steps))
+                self.measuring.append(measured.start(path, timeline))
         except BaseException:
             self.cancel()
             raise
 
     def results(self) -> list:
-        from ncuwrap import ruleset
         from ncuwrap.timeline.diagnosis import decide
         from ncuwrap.timeline.metrics import TIMELINE
 
         try:
-            rules = self.rules = ruleset.load(self.rules_path, TIMELINE, extend=self.extend)
+            from ncuwrap import ruleset
+
+            rules = self.rules = ruleset.chosen(self.choice, TIMELINE)
             found = []
             for done, (m, path) in enumerate(zip(self.measuring, self.paths)):
                 progress.report(f"reading {Path(path).name}", done, len(self.paths))
@@ -54,9 +55,8 @@ class Diagnosing:
             m.cancel()
 
 
-def diagnose_timeline(path: str | Path, rules_path: str | Path | None = None, extend: bool = False, nsys: str | Path | None = None,
-                      step_pattern: str | None = None, warmup: int | None = None, find_steps: str = "auto"):
-    """Diagnose an nsys capture (.sqlite, .sqlite.gz or .nsys-rep) with the bundled timeline rules or
-    ``rules_path``: over its steady steps where it has steps (``step_pattern``, ``warmup``:
+def diagnose_timeline(path: str | Path, rules: RulesChoice = RulesChoice(), timeline: TimelineOptions = TimelineOptions()):
+    """Diagnose an nsys capture (.sqlite, .sqlite.gz or .nsys-rep) or a PyTorch trace with ``rules`` (default:
+    the bundled timeline rules): over its steady steps where it has steps (found as ``timeline`` says:
     ncuwrap.timeline.steps), else over the whole capture."""
-    return Diagnosing([path], rules_path, extend, nsys, step_pattern, warmup, find_steps).results()[0]
+    return Diagnosing([path], rules, timeline).results()[0]

@@ -38,9 +38,6 @@ from ncuwrap.timeline.model import pct
 # "step" as a word, not after a dot: PyTorch's own ranges ("Optimizer.step#AdamW.step", recorded by
 # torch.profiler and nsys --pytorch) are an optimizer's step inside the iteration, not the iteration.
 STEP_PATTERN = r"(?i)(?:^|[^a-z.])step(?:[^a-z]|$)|^ProfilerStep#"
-# How a capture's steps are found (--steps): NVTX ranges, else by repetition (auto); NVTX ranges only
-# (marked); none (the window from the first GPU work to the last is judged).
-FIND_CHOICES = ("auto", "marked", "none")
 FOUND_NAME = "found by repetition"
 WARMUP_FACTOR = 1.5
 # CUDA calls by kind (names without their version suffix), for the steps and ncuwrap.timeline.analysis.
@@ -342,7 +339,7 @@ def _union_length(s: np.ndarray, e: np.ndarray) -> int:
 def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: str = "auto") -> Steps | None:
     """The steps of ``data`` (a TimelineData read with its NVTX ranges), or None without any. ``warmup``:
     how many leading steps are warm-up (None: detected, see the module's docstring). ``find``
-    (:data:`FIND_CHOICES`): with "auto", a capture without step ranges has its steps found by repetition
+    (:data:`ncuwrap.timeline.options.FIND_CHOICES`): with "auto", a capture without step ranges has its steps found by repetition
     (ncuwrap.timeline.repetition)."""
     if find == "none":
         return None

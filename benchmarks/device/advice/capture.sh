@@ -32,7 +32,7 @@ metrics=$(python3 -c "
 from ncuwrap import ruleset
 from ncuwrap.kernel import metrics as M
 stall = {m for s in M.STALL_REASONS for m in M.raw_inputs(f'stall_{s}')}
-print(','.join(m for m in ruleset.load().raw_metrics() if m not in stall))")
+print(','.join(m for m in ruleset.load(None, M.KERNEL).raw_metrics() if m not in stall))")
 bin=$($N build gather 2>/dev/null | awk '$1 == "gather" {print $4}')
 echo "binary: $bin" >> "$OUT/summary.txt"
 ncu --clock-control none --metrics "$metrics" -k 'regex:^gather_sequential$' --launch-skip 4 --launch-count 1 -f -o "$W/gather_nostall" \

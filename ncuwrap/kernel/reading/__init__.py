@@ -38,7 +38,6 @@ __all__ = ["load", "kind_of", "is_document", "rule_results", "source_page", "Pro
 
 # Every timeline reader's suffixes (.json among them: a PyTorch profiler trace where its first bytes say so).
 TIMELINE_SUFFIXES = readers.SUFFIXES
-NCU_REP_MAGIC = b"NVR\x00"  # the first bytes of a .ncu-rep
 # Told apart here, by suffix, so that asking a file's kind loads no diagnosis-document reader (numpy
 # among its imports) before a report's reader starts.
 DOCUMENT_SUFFIX = ".json"
@@ -73,6 +72,7 @@ def kind_of(path: Path) -> str:
 # Where a report file is checked before it is read: ncuwrap.core.fileio, beside the writing side (the rules
 # loader checks its file there too, without loading the readers).
 from ncuwrap.core.fileio import check_file  # noqa: E402
+from ncuwrap.kernel.reading.model import NCU_REP_MAGIC  # noqa: E402
 
 
 def sha256(path: Path, stop: threading.Event | None = None) -> str | None:

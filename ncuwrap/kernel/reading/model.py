@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the model's names load without pandas (the .ncu-rep reader's child builds RuleResults)
     import pandas as pd
 
+NCU_REP_MAGIC = b"NVR\x00"  # the first bytes of a .ncu-rep (its framing: ncuwrap.kernel.reading.ncu_rep)
+
 # Columns describing a launch; every other column of Profile.frame is an ncu metric (its name has "__").
 META_COLUMNS = (
     "launch_id",

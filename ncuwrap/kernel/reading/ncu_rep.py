@@ -20,14 +20,13 @@ from typing import TYPE_CHECKING
 
 from ncuwrap.core import progress
 from ncuwrap.core.errors import InputError, ToolNotFoundError
-from ncuwrap.kernel.reading.model import Profile, RuleResult, Source
+from ncuwrap.kernel.reading.model import NCU_REP_MAGIC as MAGIC, Profile, RuleResult, Source
 from ncuwrap.kernel.reading import source_counters
 from ncuwrap.core.kernel_names import function_name
 
 if TYPE_CHECKING:  # pandas builds the frames in the parent, after the reader's child is started
     import pandas as pd
 
-from ncuwrap.kernel.reading import NCU_REP_MAGIC as MAGIC  # noqa: E402
 _VERSION = re.compile(rb"(20\d\d\.\d+\.\d+(?:\.\d+)?) \(build \d+\)")
 _COMMAND = re.compile(rb"(/[\x20-\x7e]*?/ncu(?:\.exe)? [\x20-\x7e]{1,2000})")
 

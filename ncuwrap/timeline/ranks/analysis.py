@@ -34,6 +34,7 @@ import numpy as np
 
 from ncuwrap.timeline import analysis
 from ncuwrap.timeline import steps
+from ncuwrap.timeline.options import TimelineOptions
 from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import median
 from ncuwrap.timeline.model import pct
@@ -85,11 +86,10 @@ def _step_stats(found: steps.Steps) -> StepStats:
                      warmup_why=found.warmup_why, all_count=found.count)
 
 
-def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, step_pattern: str = steps.STEP_PATTERN,
-                 warmup: int | None = None, find_steps: str = "auto") -> RankTimeline:
+def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, timeline: TimelineOptions = TimelineOptions()) -> RankTimeline:
     """One rank's capture (read with ``sqlite.read(path, ranks=True)``) analysed, over its steady steps
-    where it has any (see the module's docstring), else over the whole capture."""
-    found = steps.measure(data, step_pattern, warmup, find_steps)
+    where it has any (found as ``timeline`` says; see the module's docstring), else over the whole capture."""
+    found = steps.measure(data, timeline.pattern, timeline.warmup, timeline.steps)
     lo, hi = steps.traced_span(data)  # the whole capture's window, as analysis.analyze takes it without a span
     capture_ns = hi - lo
     step_compute: tuple[int, ...] = ()
@@ -227,10 +227,9 @@ def _per_step(ranks: list[RankTimeline], m: dict, unknown: dict) -> None:
     m.update(step_imbalance_median=median(ratio[~np.isnan(ratio)]), step_imbalance_max=float(ratio[worst]), step_imbalance_max_step=first + worst)
 
 
-def analyze_file(rank: int, path: str, step_pattern: str = steps.STEP_PATTERN, nsys: str | None = None,
-                 warmup: int | None = None, find_steps: str = "auto") -> RankTimeline:
+def analyze_file(rank: int, path: str, timeline: TimelineOptions = TimelineOptions()) -> RankTimeline:
     """Read and analyse one rank's capture: the task each Dask worker runs (module-level, so it pickles)."""
     from ncuwrap.timeline.files import read_timeline
 
-    data, kind = read_timeline(path, nsys=nsys, ranks=True)
-    return analyze_rank(data, rank, path=str(path), kind=kind, step_pattern=step_pattern, warmup=warmup, find_steps=find_steps)
+    data, kind = read_timeline(path, nsys=timeline.nsys, ranks=True)
+    return analyze_rank(data, rank, path=str(path), kind=kind, timeline=timeline)

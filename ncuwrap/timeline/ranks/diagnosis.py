@@ -25,7 +25,7 @@ import statistics
 import tempfile
 import threading
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ncuwrap.core.version import __version__
@@ -33,7 +33,8 @@ from ncuwrap.core.display import Displayed, plural, short_path
 from ncuwrap.core.errors import ClusterError, InputError, NcuwrapError
 from ncuwrap.ruleset.evaluate import Decided, Decision
 from ncuwrap.core.numbers import clean
-from ncuwrap.timeline import steps
+from ncuwrap.core.rules_choice import RulesChoice
+from ncuwrap.timeline.options import TimelineOptions
 from ncuwrap.timeline.ranks.analysis import analyze_file, compare
 from ncuwrap.timeline.ranks.files import find
 from ncuwrap.timeline.ranks.model import RANK_CATEGORIES, RankSet
@@ -263,22 +264,24 @@ def _interrupts_polled():
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one that came meanwhile is raised here
 
 
-def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, extend: bool = False, scheduler: str | None = None,
-                   workers: int | None = None, step_pattern: str | None = None, nsys: str | None = None,
-                   allow_mixed: bool = False, warmup: int | None = None, find_steps: str = "auto") -> RanksDiagnosis:
-    """Diagnose the rank captures in ``folder`` (naming rule: ncuwrap.timeline.ranks.files). Captures of
-    different programs or started far apart are refused unless ``allow_mixed``. ``warmup``: leading steps
+def diagnose_ranks(folder: str | Path, *, rules: RulesChoice = RulesChoice(), timeline: TimelineOptions = TimelineOptions(),
+                   scheduler: str | None = None, workers: int | None = None, allow_mixed: bool = False) -> RanksDiagnosis:
+    """Diagnose the rank captures in ``folder`` (naming rule: ncuwrap.timeline.ranks.files) with ``rules``
+    (default: the bundled rank rules), each rank's steps found as ``timeline`` says. Captures of different
+    programs or started far apart are refused unless ``allow_mixed``. ``timeline.warmup``: leading steps
     left out of every rank's window (None: detected per rank, ncuwrap.timeline.steps)."""
-    from ncuwrap import ruleset
     from ncuwrap.timeline.ranks.metrics import RANKS
     from ncuwrap.ruleset.evaluate import Evaluation
     from ncuwrap.timeline.values import CaptureValues
 
-    rules = ruleset.load(rules_path, RANKS, extend=extend)
-    pattern = steps.check_pattern(step_pattern)
+    from ncuwrap import ruleset
+
+    rule_set = ruleset.chosen(rules, RANKS)
     files = find(folder)
+    warmup = timeline.warmup
+
     def task(f, warm):
-        return (f.rank, str(f.path), pattern, nsys, warm, find_steps)
+        return (f.rank, str(f.path), replace(timeline, warmup=warm))
 
     why = ""
     if workers is None and scheduler is None:  # chosen by the captures' size and the cores; --workers N forces
@@ -296,7 +299,7 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     if not allow_mixed:
         check_same_run(results)
     rank_set = compare(results, files.naming)
-    decision = Evaluation(CaptureValues(rank_set.metrics, rank_set.unknown, names=RANKS), rules).decide(0)
+    decision = Evaluation(CaptureValues(rank_set.metrics, rank_set.unknown, names=RANKS), rule_set).decide(0)
     notes = []
     if not files.by_name:
         notes.append(f"{files.naming}: " + ", ".join(f"rank {f.rank} = {f.path.name}" for f in files.files))
@@ -322,7 +325,7 @@ def diagnose_ranks(folder: str | Path, *, rules_path: str | Path | None = None, 
     if not rank_set.metrics["nccl_kernel_count"]:
         notes.append("no NCCL kernel in any capture: communication cannot be measured (single-GPU captures, or NCCL not traced)")
     return RanksDiagnosis(
-        folder=str(folder), naming=files.naming, rules_path=rules.path, rules_version=rules.version, rules_name=rules.name,
+        folder=str(folder), naming=files.naming, rules_path=rule_set.path, rules_version=rule_set.version, rules_name=rule_set.name,
         set=rank_set, decision=decision, workers=how, notes=tuple(notes),
     )
 
