@@ -17,7 +17,12 @@ Measured, each in a fresh process, interleaved (ncuwrap, yardstick, ncuwrap, ...
   reports (GPU kernels, CUDA API, GPU memory time: what the timeline's breakdown, kernels and API tables
   hold) where nsys is found (``--nsys``, else on PATH): whole processes on both sides, each from a fresh
   launcher, wall and CPU time and the process tree's peak memory (benchmarks/process_tree.py). Target
-  (issue 41): the whole process at most 0.8x ``nsys stats``' time.
+  (issue 41): the whole process at most 0.8x ``nsys stats``' time. With ``--baseline-tree OLD`` the whole
+  process of OLD's ncuwrap is timed in the same interleave (and its JSON compared byte for byte with this
+  tree's); with ``--compile``, both trees' modules are compiled first, as a pip install does (without it, a
+  ``PYTHONDONTWRITEBYTECODE`` environment compiles every ncuwrap module in every process). The floor of a
+  Python process on the machine is timed beside them, by the same launcher: ``python -c pass`` and
+  ``python -c "import numpy"``.
 
 With ``--steps-found`` (issue 36: what finding steps by repetition costs), the source is a capture without
 step ranges (default: tests/data/h200_ncuwrap/unmarked/small_launch_unmarked, 30 iterations of the same
@@ -27,6 +32,7 @@ steps found by repetition), with the pandas yardstick beside them.
 
     python benchmarks/timeline_scale.py --launches 1000000 5000000 --repeat 3 --json out.json
     python benchmarks/timeline_scale.py --real --repeat 5          # on the GPU host, where nsys is
+    python benchmarks/timeline_scale.py --real --repeat 7 --baseline-tree OLD --compile --nsys NSYS --json out.json
     python benchmarks/timeline_scale.py --steps-found --launches 1000000 5000000 --repeat 3
 """
 
@@ -199,28 +205,57 @@ def _nsys_stats(nsys: str, path: Path) -> list[str]:
     return [nsys, "stats", "--force-export=false", "--report", NSYS_REPORTS, "--format", "csv", "--output", "-", str(path)]
 
 
-def real(path: Path, repeat: int, folder: Path, nsys: str | None = None) -> dict:
+def real(path: Path, repeat: int, folder: Path, nsys: str | None = None, baseline: Path | None = None) -> dict:
     """A real capture: ncuwrap's analysis in process (imports not timed), its whole ``timeline -f json`` process
     and ``nsys stats`` with three reports, interleaved, each whole process from a fresh launcher
-    (benchmarks/process_tree.py: wall and CPU time, the process tree's peak memory, children included)."""
-    nsys = nsys or shutil.which("nsys")
-    ours, stats, whole = [], [], []
+    (benchmarks/process_tree.py: wall and CPU time, the process tree's peak memory, children included); with
+    ``baseline``, that tree's whole process too, and whether its JSON is byte-identical to this tree's."""
+    nsys = None if nsys == "none" else nsys or shutil.which("nsys")
+    ours, stats, whole, before = [], [], [], []
     env = P.with_pythonpath(TREE)
+    command = [sys.executable, "-m", "ncuwrap", "timeline", str(path), "-f", "json"]
+    identical = True
     for _ in range(repeat):
         ours.append(_python(NCUWRAP, str(path))[0])
-        whole.append(P.run([sys.executable, "-m", "ncuwrap", "timeline", str(path), "-f", "json"], folder / "ncuwrap.json", env=env, cwd=TREE))
+        whole.append(P.run(command, folder / "ncuwrap.json", env=env, cwd=TREE))
+        if baseline is not None:
+            before.append(P.run(command, folder / "before.json", env=P.with_pythonpath(baseline), cwd=baseline))
+            identical &= (folder / "ncuwrap.json").read_bytes() == (folder / "before.json").read_bytes()
         if nsys:
             stats.append(P.run(_nsys_stats(nsys, path), folder / "nsys_stats.csv", cwd=TREE))
     whole_row = P.median_row(whole)
-    row = {"capture": path.name, "ncuwrap_s": statistics.median(ours), "ncuwrap_samples": ours, "ncuwrap_process_s": whole_row["wall_s"],
-           "ncuwrap_process_samples": whole_row["wall_samples"], "ncuwrap_process_cpu_s": whole_row["cpu_s"],
+    row = {"capture": path.name, "bytes": path.stat().st_size, "ncuwrap_s": statistics.median(ours), "ncuwrap_samples": ours,
+           "ncuwrap_process_s": whole_row["wall_s"], "ncuwrap_process_samples": whole_row["wall_samples"],
+           "ncuwrap_process_cpu_s": whole_row["cpu_s"], "ncuwrap_process_cpu_samples": whole_row["cpu_samples"],
            "ncuwrap_process_peak_mib": whole_row["peak_mib"]}
+    if before:
+        before_row = P.median_row(before)
+        row.update(before_process_s=before_row["wall_s"], before_process_samples=before_row["wall_samples"],
+                   before_process_cpu_s=before_row["cpu_s"], before_process_cpu_samples=before_row["cpu_samples"],
+                   before_process_peak_mib=before_row["peak_mib"], outputs_identical=identical)
     if stats:
         stats_row = P.median_row(stats)
         row.update(nsys_stats_s=stats_row["wall_s"], nsys_stats_samples=stats_row["wall_samples"], nsys_stats_cpu_s=stats_row["cpu_s"],
                    nsys_stats_peak_mib=stats_row["peak_mib"], ratio=whole_row["wall_s"] / stats_row["wall_s"],
                    pair_ratios=[round(a["wall_s"] / b["wall_s"], 3) for a, b in zip(whole, stats)])
+        if before:
+            row["before_ratio"] = before_row["wall_s"] / stats_row["wall_s"]
     return row
+
+
+def floor(repeat: int, folder: Path) -> dict:
+    """The machine's floor for a Python tool, by the same launcher: an empty interpreter, and one importing numpy."""
+    rows = {"python -c pass": [], "python -c 'import numpy'": []}
+    for _ in range(repeat):
+        rows["python -c pass"].append(P.run([sys.executable, "-c", "pass"], folder / "floor.out"))
+        rows["python -c 'import numpy'"].append(P.run([sys.executable, "-c", "import numpy"], folder / "floor.out"))
+    return {name: {k: v for k, v in P.median_row(runs).items() if k != "peak_mib"} for name, runs in rows.items()}
+
+
+def compile_tree(tree: Path) -> None:
+    """Write the bytecode of ``tree``'s ncuwrap, as a pip install does (compileall writes it whatever
+    PYTHONDONTWRITEBYTECODE says)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "ncuwrap")], check=True)
 
 
 def main() -> None:
@@ -232,9 +267,10 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build the scale data in this folder and keep it")
     parser.add_argument("--tree", type=Path, help="time the ncuwrap of this source tree (a git archive of an older commit)")
     parser.add_argument("--steps-found", action="store_true", help="time the search for steps by repetition (see the docstring)")
-    parser.add_argument("--baseline-tree", type=Path, help="with --steps-found: also time this source tree (e.g. a git archive of the "
-                        "commit before the search)")
+    parser.add_argument("--baseline-tree", type=Path, help="with --steps-found or --real: also time this source tree (e.g. a git "
+                        "archive of the commit before the change)")
     parser.add_argument("--nsys", help="with --real: the nsys binary (default: nsys on PATH; none: ncuwrap alone is timed)")
+    parser.add_argument("--compile", action="store_true", help="with --real: compile the timed trees' modules first, as pip install does")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.steps_found and args.source == SOURCE:
@@ -246,8 +282,16 @@ def main() -> None:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         if args.real:
+            baseline = args.baseline_tree.resolve() if args.baseline_tree else None
+            if args.compile:
+                for tree in (TREE, baseline):
+                    if tree is not None:
+                        compile_tree(tree)
+            results["compiled"] = args.compile
+            results["floor"] = floor(args.repeat, folder)
+            print(json.dumps(results["floor"]))
             for source in REAL:
-                row = real(unpack(source, folder), args.repeat, folder, args.nsys)
+                row = real(unpack(source, folder), args.repeat, folder, args.nsys, baseline)
                 results["rows"].append(row)
                 print(json.dumps(row))
         else:

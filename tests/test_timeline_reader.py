@@ -61,6 +61,92 @@ def test_the_reader_imports_no_pandas(steps_capture):
     assert out.split() == ["launch", "False", "False", "False", "True"]
 
 
+def test_a_small_capture_is_read_without_arrow(tmp_path):
+    # A small export (0.9 MB) is scanned by sqlite3: neither Arrow nor its driver is imported (0.04-0.06 s of
+    # a whole process whose read takes 0.01 s), in process here as above.
+    import subprocess
+    import sys
+
+    path = tmp_path / "input_bound.sqlite"
+    path.write_bytes(gzip.decompress((STEPS.parent / "input_bound.sqlite.gz").read_bytes()))
+    assert path.stat().st_size <= reader.ROWS_BY_SQLITE3_BYTES
+    code = ("import sys; import ncuwrap.core.forked as f; f.can_fork = lambda: False; import ncuwrap.api as a; d = a.timeline(sys.argv[1]); "
+            "a.render(d, 'json'); print(d.bound, *(m in sys.modules for m in ('pandas', 'pyarrow', 'adbc_driver_manager', 'numpy.ma')))")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["transfer", "False", "False", "False", "False"]
+
+
+def _both_ways(path, monkeypatch):
+    """The export read by Arrow's driver, then by sqlite3 rows (each forced, whatever its size)."""
+    read = []
+    for limit in (-1, 1 << 40):
+        monkeypatch.setattr(reader, "ROWS_BY_SQLITE3_BYTES", limit)
+        try:
+            read.append(reader.read(path, ranks=True))
+        except InputError as exc:
+            read.append(str(exc))
+    return read
+
+
+def _same(a, b, where: str) -> None:
+    """Two reads' values alike to the dtype: numbers, labels (codes and texts), tables, facts."""
+    from ncuwrap.timeline.events import Events
+
+    if isinstance(a, Events):
+        assert isinstance(b, Events) and list(a.columns) == list(b.columns) and len(a) == len(b), where
+        for column in a.columns:
+            _same(a[column], b[column], f"{where}.{column}")
+    elif isinstance(a, Labels):
+        assert isinstance(b, Labels) and a.codes.dtype == b.codes.dtype and np.array_equal(a.codes, b.codes), where
+        assert list(a.categories) == list(b.categories), where
+    elif isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype, where
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), where
+    else:
+        assert a == b, where
+
+
+def test_sqlite3_rows_and_arrow_read_every_capture_alike(tmp_path, monkeypatch):
+    # Every nsys export in tests/data (real H200 captures, and the bad ones: the same one-line error),
+    # read both ways: the same columns, types and values, the same facts and notes.
+    import dataclasses
+
+    exports = sorted(p for p in DATA.rglob("*") if p.name.endswith((".sqlite", ".sqlite.gz")))
+    assert len(exports) >= 30
+    for export in exports:
+        path = export
+        if export.name.endswith(".gz"):
+            path = tmp_path / export.name[: -len(".gz")]
+            path.write_bytes(gzip.decompress(export.read_bytes()))
+        arrow, rows = _both_ways(path, monkeypatch)
+        if isinstance(arrow, str) or isinstance(rows, str):
+            assert arrow == rows, export
+            continue
+        for item in dataclasses.fields(arrow):
+            if item.name != "launch_index":  # a cache, filled later
+                _same(getattr(arrow, item.name), getattr(rows, item.name), f"{export}: {item.name}")
+
+
+def test_sqlite3_rows_keep_odd_bytes_nulls_and_a_bad_type_as_arrow_does(tmp_path, monkeypatch):
+    # Text that is not UTF-8 (kept as surrogate escapes), NULL in an integer column, and a text value where
+    # nsys writes an integer (the scan is then left to the driver, which names it) read alike both ways.
+    path = _copy(tmp_path)
+    db = sqlite3.connect(path)
+    first = db.execute(f"SELECT shortName FROM {KERNELS} LIMIT 1").fetchone()[0]
+    db.execute("UPDATE StringIds SET value = CAST(x'6b65726e656cff' AS TEXT) WHERE id = ?", (first,))
+    db.execute(f"UPDATE {KERNELS} SET correlationId = NULL WHERE rowid = 3")
+    db.commit()
+    arrow, rows = _both_ways(path, monkeypatch)
+    assert "kernel\udcff" in rows.kernels["name"].categories and np.isnan(rows.kernels["correlation"]).sum() == 1
+    _same(arrow.kernels, rows.kernels, "kernels")
+    db.execute(f"UPDATE {KERNELS} SET streamId = 'wide' WHERE rowid = 9")
+    db.commit()
+    db.close()
+    arrow, rows = _both_ways(path, monkeypatch)
+    assert arrow == rows == (f"{path}: table {KERNELS}: column streamId holds 'wide' where nsys writes an integer; "
+                             "export the report again with 'nsys export --type sqlite'")
+
+
 def test_values_match_the_rows_sqlite_reads(steps_capture):
     # The same kernels, names and CUDA calls as a plain sqlite3 query of the export, sorted the same way.
     data = reader.read(steps_capture)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +81,11 @@ STEPS_PER_BYTE = 100
 STEPS_FLOOR = 100_000_000
 _STEPS_PER_CALL = 10_000
 BATCH_ROWS = 65_536
+# Exports up to this size are scanned by sqlite3 rows (:class:`_Scanner`): importing Arrow and starting its
+# driver costs 0.04-0.06 s of CPU (2-core box, bytecode cached), more than sqlite3 takes for the rows of such
+# a file. Measured read with imports, rows against Arrow: 0.9 MB 0.01 s against 0.05 s, 2.9 MB 0.03 against
+# 0.06, 2.3 MB (more rows a byte) 0.06 against 0.07, 9 MB 0.32-0.44 against 0.14-0.21.
+ROWS_BY_SQLITE3_BYTES = 3 << 20
 
 
 @dataclass
@@ -150,7 +156,7 @@ def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
     scanner = None
     try:
         reader = _Reader(path, connection)
-        scanner = _Scanner(uri, budget, reader)
+        scanner = _Scanner(uri, budget, reader, by_rows=path.stat().st_size <= ROWS_BY_SQLITE3_BYTES)
         reader.scanner = scanner
         return reader.read(ranks=ranks)
     except (sqlite3.DatabaseError, _ScanError) as exc:
@@ -213,23 +219,38 @@ class _ScanError(Exception):
     """A column scan failed (SQLite's message, from the ADBC driver)."""
 
 
+_INTEGER, _TEXT = frozenset({int, type(None)}), frozenset({str, type(None)})
+
+
 class _Scanner:
     """Whole columns of one table at a time, read by Arrow's ADBC SQLite driver straight into Arrow
     batches: a real capture's tables hold millions of rows, and sqlite3 makes a Python tuple of each
     (a 1M-launch capture: 5.2 s to fetch the CUDA calls' five columns that way, 1.4 s by ADBC,
     benchmarks/timeline_scale.py). The query is a plain scan of one table; nothing is joined. The driver
     manager's own objects are used, not its DB-API module, which imports pyarrow.dataset and with it
-    pandas (0.45 s of a process whose whole analysis of a 200-step capture takes 0.2 s)."""
+    pandas (0.45 s of a process whose whole analysis of a 200-step capture takes 0.2 s).
 
-    def __init__(self, uri: str, budget: _Budget, reader: "_Reader"):
+    A small export (``by_rows``: ROWS_BY_SQLITE3_BYTES) is scanned by the same query through sqlite3 instead:
+    the driver and Arrow are then never imported (issue 41: a whole ``timeline`` process of a small capture,
+    whose read takes 0.01-0.03 s). Where a value is not of its column's type the scan is left to the driver,
+    so that a bad export is refused in the same words whatever its size."""
+
+    def __init__(self, uri: str, budget: _Budget, reader: "_Reader", *, by_rows: bool = False):
+        self.uri = uri
+        self.budget = budget
+        self.reader = reader
+        self.by_rows = by_rows
+        self.db = self.connection = None
+
+    def _connect(self) -> None:
+        """Start the driver, once, for the first scan that needs it."""
+        if self.connection is not None:
+            return
         import adbc_driver_manager
         import adbc_driver_sqlite  # with pyarrow: only timelines need them here
 
-        self.budget = budget
-        self.reader = reader
-        self.db = self.connection = None
         try:
-            self.db = adbc_driver_sqlite.connect(uri)
+            self.db = adbc_driver_sqlite.connect(self.uri)
             self.connection = adbc_driver_manager.AdbcConnection(self.db)
         except Exception as exc:  # the driver's errors derive from its own Error, its stream's from OSError
             self.close()
@@ -242,13 +263,12 @@ class _Scanner:
                     handle.close()
             except Exception:  # closing a connection whose query failed: nothing left to release
                 pass
+        self.db = self.connection = None
 
     def scan(self, table: str, columns: dict[str, str], *, text: tuple[str, ...] = (), where: str = "") -> dict:
         """``columns`` (SQL expression -> name) of ``table``: integers as int64 arrays (float64 with NaN
         where a row has NULL; a NULL start or end reads -1, a time no event has), ``text`` columns as
         categories (each distinct text once)."""
-        import pyarrow as pa
-
         names = list(columns.values())
         # A leading row of the right types fixes each column's type (the driver infers it from the first
         # rows: a text column NULL in its first thousand rows would be read as integers); it is dropped.
@@ -259,6 +279,42 @@ class _Scanner:
         rows = self.reader.db.execute(f'SELECT COUNT(*) FROM "{table}"{" WHERE " + where if where else ""}').fetchone()[0]
         if self.budget.charge(rows * cost):
             raise _ScanError("interrupted")
+        if self.by_rows:
+            found = self._by_rows(sql, table, columns, text, rows)
+            if found is not None:
+                return found
+        return self._by_arrow(sql, table, names, text, rows)
+
+    def _by_rows(self, sql: str, table: str, columns: dict[str, str], text: tuple[str, ...], rows: int) -> dict | None:
+        """The scan through sqlite3, column for column what :meth:`_by_arrow` gives; None where a value is
+        not of its column's type (an integer column holding text: the driver's scan then says which)."""
+        found = self.reader.db.execute(sql).fetchall()[1:]  # the seed row first (UNION ALL keeps the order)
+        if len(found) != rows:
+            raise _ScanError(f"{table} {'grew' if len(found) > rows else 'changed'} while it was read")
+        names = list(columns.values())
+        values = list(zip(*found))[1:] if found else [()] * len(names)
+        texts: dict[str, tuple] = {}
+        numbers: dict[str, np.ndarray] = {}
+        nulls: dict[str, np.ndarray] = {}
+        for name, column in zip(names, values):
+            # sqlite3 gives an SQLite integer as int, text as str (the connection's decode), a real as float,
+            # a blob as bytes: anything but the column's own type (or NULL) is the driver's to name.
+            if not set(map(type, column)) <= (_TEXT if name in text else _INTEGER):
+                return None
+            if name in text:
+                texts[name] = column
+            elif None in column:
+                nulls[name] = np.fromiter((v is None for v in column), dtype=bool, count=rows)
+                numbers[name] = np.array([0 if v is None else v for v in column], dtype=np.int64)
+            else:
+                numbers[name] = np.array(column, dtype=np.int64)
+        return _columns(names, texts, numbers, nulls)
+
+    def _by_arrow(self, sql: str, table: str, names: list[str], text: tuple[str, ...], rows: int) -> dict:
+        """The scan by Arrow's driver, batch by batch into the columns."""
+        import pyarrow as pa
+
+        self._connect()
         # Filled batch by batch: no second copy of a column is ever held (nor Arrow's buffers kept).
         numbers = {n: np.empty(rows, dtype=np.int64) for n in names if n not in text}
         nulls: dict[str, np.ndarray] = {}
@@ -305,19 +361,18 @@ class _Scanner:
             raise _ScanError(str(exc)) from None
         if at != rows:
             raise _ScanError(f"{table} changed while it was read")
-        return _columns(names, texts, numbers, nulls)
+        return _columns(names, {n: (t for column in batches for t in _texts(column)) for n, batches in texts.items()}, numbers, nulls)
 
 
-def _columns(names: list[str], texts: dict[str, list], numbers: dict[str, np.ndarray], nulls: dict[str, np.ndarray]) -> dict:
-    """The columns :meth:`_Scanner.scan` filled, made whole once the scan is done: text as labels, integers
-    with their NULLs marked (-1 for a time, NaN otherwise)."""
+def _columns(names: list[str], texts: dict[str, Iterable], numbers: dict[str, np.ndarray], nulls: dict[str, np.ndarray]) -> dict:
+    """The columns :meth:`_Scanner.scan` filled, made whole once the scan is done: text (each column's
+    values, None for NULL) as labels, integers with their NULLs marked (-1 for a time, NaN otherwise)."""
     out: dict = {}
     for name in names:
         if name in texts:
-            # Each batch's column has the stream's one type (the seed row made it text). Made labels here:
-            # Arrow's dictionary_encode loads pyarrow.compute and pandas (0.25 s), and a text column
-            # (NVTX texts, the string table) holds far fewer rows than the event tables.
-            out[name] = Labels.of(text for column in texts[name] for text in _texts(column))
+            # Made labels here: Arrow's dictionary_encode loads pyarrow.compute and pandas (0.25 s), and a
+            # text column (NVTX texts, the string table) holds far fewer rows than the event tables.
+            out[name] = Labels.of(texts[name])
         elif name in nulls and name in ("start", "end"):
             out[name] = np.where(nulls[name], -1, numbers[name])  # no event has that time: dropped by _times
         elif name in nulls:
