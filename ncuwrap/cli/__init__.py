@@ -1,6 +1,6 @@
 """The ``ncuwrap`` command line: a thin layer over the library.
 
-Each command group lives in its own module and registers itself on ``app``. Library code raises
+Each command group lives in its own module and registers itself on ``app`` (:mod:`ncuwrap.cli.root`). Library code raises
 :class:`ncuwrap.core.errors.NcuwrapError`; only :func:`main` turns it into one line on stderr and an exit code.
 Anything else that escapes is a bug: it too ends in one line (and exit code 2) unless ``--debug`` asks
 for the traceback.
@@ -14,44 +14,13 @@ import warnings
 
 import typer
 
-from ncuwrap.core.version import __version__
 from ncuwrap.core import process
 from ncuwrap.core.errors import NcuwrapError
 from ncuwrap.render.escape import bytes_shown
 from ncuwrap.core.terminal import one_line
 
-app = typer.Typer(
-    name="ncuwrap",
-    help="Turn Nsight Compute / Nsight Systems data into verdicts a kernel author can act on.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Plain help: the rich help panel shows every flag with a '<bool>' placeholder, as if it took a value.
-    rich_markup_mode=None,
-    # -h as --help, on every command (click passes the names on to subcommands).
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-# Set by the --debug option for the run in progress (main() resets it: tests run many in one process).
-_debug = False
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"ncuwrap {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
-    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error instead of one line."),
-) -> None:
-    """Turn Nsight Compute / Nsight Systems data into verdicts a kernel author can act on."""
-    global _debug
-    _debug = debug
-
+from ncuwrap.cli import root
+from ncuwrap.cli.root import app  # noqa: F401  (ncuwrap.cli.app: the app, for tests and docs)
 
 # Command modules register themselves on import (they import heavy libraries lazily).
 from ncuwrap.cli import diagnose, compare, bench, profile, timeline, rules  # noqa: E402,F401
@@ -71,8 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    global _debug
-    _debug = False
+    root.debug = False
     process.quiet_thread_pools()  # before any command imports numpy
     try:
         with warnings.catch_warnings():
@@ -98,7 +66,7 @@ def _run(argv: list[str] | None) -> int:
         handled = _click_exception(exc)
         if handled is not None:
             return handled
-        if _debug:
+        if root.debug:
             raise
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         _error(f"internal error: {detail} (run with --debug for the traceback)")

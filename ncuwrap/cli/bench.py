@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ncuwrap.cli import app
+from ncuwrap.cli.root import app
 from ncuwrap.cli.options import AllBenchmarks, Arch, ListFormat, ListOutputFormat, ReplaceOutput
 from ncuwrap.core.errors import InputError
 from ncuwrap.render import Format

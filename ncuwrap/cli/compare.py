@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from ncuwrap.cli import app
+from ncuwrap.cli.root import app
 from ncuwrap.cli.options import (Extend, Kernel, Names, Ncu, NsysPath, OutputFile, OutputFormat, Quiet, ReplaceOutput, Rules, StepRange, Steps,
                                  StepsFind, Warmup, launch_selection, rules_choice, timeline_options)
 from ncuwrap.cli.output import check_output, emit

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ncuwrap.cli import app
+from ncuwrap.cli.root import app
 from ncuwrap.cli.options import (Kernel, LaunchCount, LaunchSkip, Names, Ncu, NsysPath, OutputFile, OutputFormat, Process, Quiet, ReplaceOutput,
                                  Rules, Extend, launch_selection, rules_choice, timeline_options)
 from ncuwrap.cli.output import check_output, emit

@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from ncuwrap.cli import app
+from ncuwrap.cli.root import app
 from ncuwrap.cli.options import (Arch, Extend, Kernel, LaunchCount, LaunchSkip, Names, Ncu, NsysArgs, NsysPath, NsysTrace, NthLaunch, OutputFormat,
                                  ReplaceRunFolder, Rules, RunFolder, Steps, StepsFind, launch_selection, rules_choice, timeline_options)
 from ncuwrap.cli.output import emit, write_document

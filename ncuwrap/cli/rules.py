@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ncuwrap.cli import app
+from ncuwrap.cli.root import app
 from ncuwrap.cli.options import Extend, Rules, rules_choice
 from ncuwrap.render.escape import terminal
 

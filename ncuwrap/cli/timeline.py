@@ -16,7 +16,7 @@ from typing import List, Optional
 
 import typer
 
-from ncuwrap.cli import app
+from ncuwrap.cli.root import app
 from ncuwrap.cli.options import (Extend, Names, NsysArgs, NsysPath, NsysTrace, OutputFormat, Quiet, ReplaceRunFolder, Rules, RunFolder, StepRange,
                                  Steps, StepsFind, Warmup, rules_choice, timeline_options)
 from ncuwrap.cli.output import emit, write_document
