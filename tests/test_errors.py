@@ -23,7 +23,8 @@ BAD = DATA / "bad"
         (BAD / "truncated_row.raw.csv", r"truncated_row.raw.csv: the CSV is truncated \(last row incomplete\)"),
         (BAD / "not_ncu.csv", r"not_ncu.csv: not an Nsight Compute CSV export"),
         (H200 / "nsys" / "bench_st_cuda_api_sum.csv", r"bench_st_cuda_api_sum.csv: not an Nsight Compute CSV export"),
-        (BAD / "README.md", r"README.md: unknown file type"),
+        (BAD / "README.md", r"README.md: unknown file type; give a \.ncu-rep, an ncu CSV export \(\.csv or \.csv\.gz\), an nsys capture "
+                                 r"\(\.nsys-rep, \.sqlite or \.sqlite\.gz\), or a PyTorch profiler trace \(\.json or \.json\.gz\)$"),
         (DATA / "diagnosis_v2" / "diagnose_two_processes.json", r"diagnose_two_processes.json: a diagnosis document, not a kernel report; 'ncuwrap compare'"),
         (BAD, r"bad: is a folder"),
     ],

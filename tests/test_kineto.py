@@ -20,6 +20,7 @@ import pytest
 
 from ncuwrap.core.errors import InputError
 from ncuwrap.timeline import kineto, readers
+from ncuwrap.timeline.ranks import files as ranks_files
 from ncuwrap.timeline.files import read_timeline
 from ncuwrap.timeline.readers.interface import TimelineReader
 from ncuwrap.timeline.readers.kineto import KinetoTrace, rank_of
@@ -64,6 +65,10 @@ def test_every_reader_declares_what_it_takes_and_who_wrote_it(reader):
     for suffix in reader.suffixes:
         assert readers._by_suffix(f"x{suffix}") == (reader, suffix)  # no two readers take one suffix
     assert set(reader.suffixes) <= set(readers.SUFFIXES)
+    # The messages that list what ncuwrap reads name it (diagnose's unknown file, an empty --ranks folder),
+    # and --ranks takes its files: a new reader needs no edit elsewhere.
+    assert reader.described and reader.described in readers.described()
+    assert set(reader.suffixes) - {".qdstrm"} <= set(ranks_files.SUFFIXES)
 
 
 @pytest.mark.parametrize("reader", [r for r in readers.READERS if type(r) in SAMPLES], ids=lambda r: type(r).__name__)

@@ -28,6 +28,9 @@ BENCH = H200 / "nsys" / "bench.sqlite"
 TRANSPOSE = H200 / "nsys" / "transpose.sqlite"
 TOP_GZ = DATA / "h200_ncuwrap" / "top" / "timeline.sqlite.gz"
 
+# The formats the timeline readers take, as the messages name them (ncuwrap.timeline.readers.described).
+ANY_CAPTURE = "an nsys capture (.nsys-rep, .sqlite or .sqlite.gz), or a PyTorch profiler trace (.json or .json.gz)"
+
 
 def _copies(folder: Path, source: Path, n: int, stem: str = "rank{}") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
@@ -261,12 +264,12 @@ def _bad(tmp_path, case) -> tuple[Path, str]:
         return f, (f"{f}/rank1.sqlite: not an SQLite database (no 'SQLite format 3' header); give the output of "
                    "'nsys export --type sqlite' or the .nsys-rep itself")
     if case == "empty":
-        return f, (f"{f}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep) or PyTorch profiler trace (.json) (it is empty); "
-                   "capture one report per rank with 'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
+        return f, (f"{f}: nothing to read as a rank (it is empty); give one file per rank, {ANY_CAPTURE} "
+                   "(with 'nsys profile -o DIR/rank%q{RANK} ...': see docs/ranks.md)")
     if case == "only-logs":
         (f / "train.log").write_text("x")
-        return f, (f"{f}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep) or PyTorch profiler trace (.json) (it holds train.log); "
-                   "capture one report per rank with 'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
+        return f, (f"{f}: nothing to read as a rank (it holds train.log); give one file per rank, {ANY_CAPTURE} "
+                   "(with 'nsys profile -o DIR/rank%q{RANK} ...': see docs/ranks.md)")
     if case == "some-unnamed":
         _copies(f, BENCH, 2)
         shutil.copyfile(BENCH, f / "extra.sqlite")

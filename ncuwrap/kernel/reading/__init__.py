@@ -65,8 +65,7 @@ def kind_of(path: Path) -> str:
             return "ncu-rep"
     if readers.takes(path):  # a capture named without its suffix, known by its first bytes
         return "timeline"
-    raise InputError(f"{path}: unknown file type; give a .ncu-rep, an ncu CSV export (.csv or .csv.gz), an nsys .nsys-rep/.sqlite, "
-                     "or a PyTorch profiler trace (.json)")
+    raise InputError(f"{path}: unknown file type; give a .ncu-rep, an ncu CSV export (.csv or .csv.gz), {readers.described()}")
 
 
 # Where a report file is checked before it is read: ncuwrap.core.fileio, beside the writing side (the rules

@@ -31,9 +31,12 @@ from ncuwrap.timeline import readers
 from ncuwrap.timeline.readers import kineto
 from ncuwrap.timeline.sqlite import check_file
 
-# In the order preferred where a capture has several forms; a .json is a capture where it is a trace.
-SUFFIXES = (".sqlite", ".sqlite.gz", ".nsys-rep", ".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz")
-_SNIFFED = (".json", ".json.gz")
+# In the order preferred where a capture has several forms (nsys's own export before the report it would
+# export), then every other reader's (a new reader's files are ranks too); not nsys's raw stream, which nsys
+# turns into a report when the capture ends. A .json is a capture where it is a trace (the readers' shared).
+_PREFERRED = (".sqlite", ".sqlite.gz", ".nsys-rep")
+SUFFIXES = _PREFERRED + tuple(s for s in readers.SUFFIXES if s not in _PREFERRED and s != ".qdstrm")
+_SNIFFED = tuple(s for r in readers.READERS for s in r.shared)
 _RANK = re.compile(r"rank[_.-]?(\d+)", re.IGNORECASE)
 _NUMBERS = re.compile(r"(\d+)")
 
@@ -101,8 +104,8 @@ def find(folder: str | Path) -> RankFiles:
     if not found:
         others = sorted(p.name for p in folder.iterdir() if p.is_file())
         seen = f" (it holds {', '.join(others[:3])}{'...' if len(others) > 3 else ''})" if others else " (it is empty)"
-        raise InputError(f"{folder}: no nsys capture (.sqlite, .sqlite.gz or .nsys-rep) or PyTorch profiler trace (.json){seen}; "
-                         "capture one report per rank with 'nsys profile -o DIR/rank%q{RANK} ...' (see docs/ranks.md)")
+        raise InputError(f"{folder}: nothing to read as a rank{seen}; give one file per rank, {readers.described()} "
+                         "(with 'nsys profile -o DIR/rank%q{RANK} ...': see docs/ranks.md)")
     if len(found) > MAX_RANKS:
         raise InputError(f"{folder}: {len(found):,} captures, more than the {MAX_RANKS:,} ranks one analysis reads (each is read "
                          "whole); analyse a node's ranks, or ranks 0..N-1 of the job, in a folder of their own")

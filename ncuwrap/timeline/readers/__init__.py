@@ -24,6 +24,12 @@ SUFFIXES: tuple[str, ...] = tuple(s for r in READERS for s in r.suffixes)
 HEAD_BYTES = 64 << 10
 
 
+def described() -> str:
+    """The formats the readers take, as messages name them ("an nsys capture (...), or a PyTorch profiler trace (...)")."""
+    names = list(dict.fromkeys(r.described for r in READERS))
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])}, or {names[-1]}"
+
+
 def head(path: Path) -> bytes:
     """The first HEAD_BYTES of ``path``, of its unpacked content where it is gzipped; b"" when it cannot be read."""
     try:
@@ -82,4 +88,4 @@ def read(path: str | Path, nsys: str | Path | None = None, *, ranks: bool = Fals
     return data, reader.kind
 
 
-__all__ = ["READERS", "SUFFIXES", "TimelineReader", "find", "head", "read", "takes"]
+__all__ = ["READERS", "SUFFIXES", "TimelineReader", "described", "find", "head", "read", "takes"]

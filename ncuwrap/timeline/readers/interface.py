@@ -26,6 +26,8 @@ class TimelineReader(ABC):
     # reader's only when :meth:`sniff` says so.
     shared: ClassVar[tuple[str, ...]] = ()
     fix: ClassVar[str]  # what to give instead, said when a file is none of the readers'
+    # How messages name the files it takes, among the others' ("an nsys capture (.nsys-rep, .sqlite or .sqlite.gz)").
+    described: ClassVar[str]
 
     def sniff(self, head: bytes) -> bool:
         """Whether ``head`` (a file's first bytes, a gzip file's unpacked) is of this format; also

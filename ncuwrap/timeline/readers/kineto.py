@@ -29,6 +29,7 @@ class KinetoTrace(TimelineReader):
     producer = "PyTorch profiler (Kineto)"
     suffixes = (".pt.trace.json", ".pt.trace.json.gz", ".json", ".json.gz")  # torch.profiler writes the first two
     shared = (".json", ".json.gz")
+    described = "a PyTorch profiler trace (.json or .json.gz)"
     fix = "give a torch.profiler trace (.json or .json.gz, from export_chrome_trace or tensorboard_trace_handler)"
 
     def sniff(self, head: bytes) -> bool:

@@ -16,6 +16,8 @@ _FIX = "give a .nsys-rep or its 'nsys export --type sqlite' .sqlite (or .sqlite.
 MAX_UNPACKED_SQLITE = 8 << 30
 
 
+_DESCRIBED = "an nsys capture (.nsys-rep, .sqlite or .sqlite.gz)"
+
 class NsysReport(TimelineReader):
     """A ``.nsys-rep``: exported with nsys to a private temporary .sqlite, read, and the copy removed."""
 
@@ -23,6 +25,7 @@ class NsysReport(TimelineReader):
     producer = "Nsight Systems"
     suffixes = (".nsys-rep", ".qdstrm")
     fix = _FIX
+    described = _DESCRIBED
 
     def read(self, path, *, nsys=None, ranks=False):
         from ncuwrap.core import fileio, packed
@@ -54,6 +57,7 @@ class NsysSqlite(TimelineReader):
     producer = "Nsight Systems"
     suffixes = (".sqlite",)
     fix = _FIX
+    described = _DESCRIBED
 
     def sniff(self, head: bytes) -> bool:
         return head.startswith(SQLITE_MAGIC)
@@ -72,6 +76,7 @@ class NsysSqliteGz(TimelineReader):
     producer = "Nsight Systems"
     suffixes = (".sqlite.gz",)
     fix = _FIX
+    described = _DESCRIBED
 
     def read(self, path, *, nsys=None, ranks=False):
         from ncuwrap.core import fileio, packed
