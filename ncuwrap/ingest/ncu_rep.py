@@ -19,6 +19,7 @@ import re
 import signal
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -104,7 +105,9 @@ def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics
     NVIDIA's reader is native code: on a corrupt report it can abort() or crash the process instead of
     raising (seen under fuzzing, and on the lent H200 with ncu 2025.3.1's own extras/python). So it runs
     in forked children where the platform has fork; a child killed by a signal becomes one InputError.
-    ``parts``: how many children read the launches, each every ``parts``-th one (None: :func:`parts_for`).
+    One child reads the file (:func:`_collect_file`) and asks NVIDIA's reader only for the instructions of
+    launches with SourceCounters. ``parts``: where the file is not laid out as expected, how many children
+    read the launches with NVIDIA's reader, each every ``parts``-th one (None: :func:`parts_for`).
     ``shown``: the file the user gave, named in messages and outputs (``path`` is then its unpacked copy)."""
     shown = shown or path
     with path.open("rb") as fh:
@@ -116,9 +119,10 @@ def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics
     return Reading(path, shown, module, wanted, parts_for(path) if parts is None else parts)
 
 
-# One child per this much report, up to MAX_PARTS. NVIDIA's reader loads a report lazily (a 58 MB one in
-# 0.06-0.16 s and 12 MB), then spends ~2 ms a launch reading it (2025.3 and 2026.3): a 220-launch report's
-# read is the critical path of a diagnosis on the H200 host, the parent's imports done first.
+# The fall-back's children (a report NVIDIA's reader reads whole): one per this much report, up to
+# MAX_PARTS. NVIDIA's reader loads a report lazily (a 58 MB one in 0.06-0.16 s and 12 MB), then spends
+# ~2 ms a launch reading it (2025.3 and 2026.3): a 220-launch report's read is the critical path of a
+# diagnosis on the H200 host, the parent's imports done first.
 PART_BYTES = 8 << 20
 MAX_PARTS = 4
 
@@ -290,36 +294,51 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     rules: dict[int, tuple[RuleResult, ...]] = {}
     sources: dict = {}
     where_cache: dict = {}
-    actions = None
-    for launch in launches:
-        row: dict = {"launch_id": launch.index, "name": function_name(launch.demangled), "display_name": launch.demangled,
-                     "mangled_name": launch.mangled}
-        row.update(launch.metrics)
-        rules[launch.index] = tuple(r for r in (_rule_result(rule, section, None if message is None else
-                                                            {"type": message[0], "title": message[1], "message": message[2]},
-                                                            None if speedup is None else {"type": speedup[0], "speedup": speedup[1]})
-                                                for rule, section, message, speedup in launch.rules) if r is not None)
-        if has_counters(launch):
-            if actions is None:
-                actions = _actions(path, module, shown, len(launches))
-            counters = source_counters.from_values(row["name"], launch.names, launch.instances, launch.codes, lambda: launch.files,
-                                                   source_counters.Attribution(actions(launch.index)), where_cache)
-            if counters is not None:
-                sources[launch.index] = counters
-        rows.append(row)
+    counted = [launch.index for launch in launches if has_counters(launch)]
+    with tempfile.TemporaryDirectory(prefix="ncuwrap-lines-") as folder:
+        actions = _actions(path, module, counted, Path(folder)) if counted else None
+        for launch in launches:
+            rows.append(_row(launch))
+            rules[launch.index] = _rules_of(launch)
+            if actions is not None and launch.index in actions:
+                counters = source_counters.from_values(rows[-1]["name"], launch.names, launch.instances, launch.codes, lambda: launch.files,
+                                                       source_counters.Attribution(actions[launch.index]()), where_cache)
+                if counters is not None:
+                    sources[launch.index] = counters
     return rows, rules, sources
 
 
-def _actions(path: Path, module: ModuleType, shown: Path, count: int):
-    """A function from a launch's index to its ``ncu_report`` action (the report is loaded lazily by the module)."""
+def _row(launch) -> dict:
+    row: dict = {"launch_id": launch.index, "name": function_name(launch.demangled), "display_name": launch.demangled,
+                 "mangled_name": launch.mangled}
+    row.update(launch.metrics)
+    return row
+
+
+def _rules_of(launch) -> tuple[RuleResult, ...]:
+    out = []
+    for rule, section, message, speedup in launch.rules:
+        result = _rule_result(rule, section, None if message is None else {"type": message[0], "title": message[1], "message": message[2]},
+                              None if speedup is None else {"type": speedup[0], "speedup": speedup[1]})
+        if result is not None:
+            out.append(result)
+    return tuple(out)
+
+
+def _actions(path: Path, module: ModuleType, counted: list[int], folder: Path) -> dict:
+    """Launch index -> a function giving its ``ncu_report`` action, for the launches in ``counted``: NVIDIA's
+    reader loads a copy of the report with those launches alone, without their metrics
+    (:func:`ncu_rep_file.write_attribution_copy`; the copy lives as long as ``folder``)."""
+    copy = folder / "lines.ncu-rep"
+    ncu_rep_file.write_attribution_copy(path, counted, copy)
     try:
-        context = module.load_report(str(path))
-    except Exception as exc:  # the module raises its own types; all mean an unreadable report
-        raise InputError(f"{shown}: Nsight Compute report could not be read ({exc}); re-export it with 'ncu -o'") from None
+        context = module.load_report(str(copy))
+    except Exception as exc:  # NVIDIA's reader then reads the report itself, and says what is wrong with it
+        raise ncu_rep_file.FormatError(f"ncu_report does not load the copy ({exc})") from None
     where = [(r, a) for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
-    if len(where) != count:
-        raise ncu_rep_file.FormatError(f"ncu_report sees {len(where)} launches, the file {count}")
-    return lambda index: context.range_by_idx(where[index][0]).action_by_idx(where[index][1])
+    if len(where) != len(counted):
+        raise ncu_rep_file.FormatError(f"ncu_report sees {len(where)} launches in the copy, not {len(counted)}")
+    return {index: (lambda r=r, a=a: context.range_by_idx(r).action_by_idx(a)) for index, (r, a) in zip(counted, where)}
 
 
 def _merged(parts: list[tuple[list, dict, dict]], shown: Path) -> tuple[list, dict, dict]:
