@@ -24,8 +24,9 @@ FORMATS = ("json", "markdown")
 
 
 def reports(data: Path) -> list[Path]:
+    """Every report under ``data`` but its bad/ folder, and the bundled sample."""
     found = [*data.rglob("*.ncu-rep"), *data.rglob("*.ncu-rep.gz")]
-    return sorted(p for p in found if "bad" not in p.relative_to(data).parts)
+    return [*sorted(p for p in found if "bad" not in p.relative_to(data).parts), ROOT / "ncuwrap" / "samples" / "transpose_h200.ncu-rep.gz"]
 
 
 def diagnose(tree: Path, report: Path, fmt: str, folder: Path) -> tuple[int, bytes, bytes]:
@@ -53,7 +54,7 @@ def main() -> int:
                 if outs[0] != outs[1]:
                     differ += 1
                     what = [name for name, a, b in zip(("exit code", "stderr", "output"), *outs) if a != b]
-                    print(f"DIFFERENT {report.relative_to(args.data.resolve())} -f {fmt}: {', '.join(what)}")
+                    print(f"DIFFERENT {report} -f {fmt}: {', '.join(what)}")
     print(f"{checked} outputs compared ({checked // len(FORMATS)} reports x {len(FORMATS)} formats), {differ} different")
     return 1 if differ else 0
 

@@ -13,7 +13,9 @@ import pytest
 from ncuwrap.ingest import ncu_rep, ncu_rep_file
 from tests.conftest import DATA, H200, ROOT
 
-REPORTS = sorted(p for p in [*DATA.rglob("*.ncu-rep"), *DATA.rglob("*.ncu-rep.gz")] if "bad" not in p.parts)
+# Every real report here and the bundled sample (one module whose SourceData comes twice, the second without files).
+REPORTS = [*sorted(p for p in [*DATA.rglob("*.ncu-rep"), *DATA.rglob("*.ncu-rep.gz")] if "bad" not in p.parts),
+           ROOT / "ncuwrap" / "samples" / "transpose_h200.ncu-rep.gz"]
 
 
 def test_every_launch_reads_as_ncu_report_reads_it():
@@ -111,3 +113,35 @@ def test_only_the_metrics_asked_for_are_read():
     assert launch.metrics["device__attribute_display_name"] == "NVIDIA H200"
     assert launch.metrics["launch__grid_dim_x"] == 128.0 and launch.instances == {} and launch.files == {}
     assert len(launch.names) > 2000
+
+
+def test_the_copy_for_nvidias_reader_holds_the_launches_asked_for_without_their_metrics(tmp_path):
+    """bench_add: 2 launches with SourceCounters; the copy holds the second alone, its names and module
+    reference kept, its metrics, sections and rule results left out, the session and source blocks as they were."""
+    path = H200 / "vecadd" / "bench_add.ncu-rep"
+    copy = tmp_path / "lines.ncu-rep"
+    ncu_rep_file.write_attribution_copy(path, [1], copy)
+    launches = []
+    data = copy.read_bytes()
+    at = 4 + 4 + struct.unpack_from("<I", data, 4)[0]
+    sources = 0
+    while at < len(data):
+        (length,) = struct.unpack_from("<I", data, at)
+        counts = ncu_rep_file._varints(data[at + 4: at + 4 + length])
+        at += 4 + length
+        body = at
+        for kind in ("sources", "launches"):
+            for _ in range(counts.get(1 if kind == "sources" else 2, 0)):
+                (size,) = struct.unpack_from("<I", data, body)
+                message = data[body + 4: body + 4 + size]
+                if kind == "launches":
+                    launches.append({number for number, *_ in ncu_rep_file._fields(message)})
+                sources += kind == "sources"
+                body += 4 + size
+        at += counts.get(5, 0)
+        assert body == at
+    assert len(launches) == 1 and sources >= 1
+    assert {5, 6, 7, 15} <= launches[0] and not launches[0] & ncu_rep_file.STRIPPED
+    assert copy.stat().st_size < path.stat().st_size / 2
+    with pytest.raises(ncu_rep_file.FormatError):
+        ncu_rep_file.write_attribution_copy(DATA / "bad" / "truncated.ncu-rep", [0], tmp_path / "cut.ncu-rep")

@@ -49,7 +49,7 @@ _SCHEMA = {
     "SourceFile": [(1, "name", "string"), (2, "content", "bytes")],
     "SourceFiles": [(1, "files", "*SourceFile")],
     "SourceData": [(1, "reference", "uint64"), (8, "files", "SourceFiles")],
-    "SourceRef": [(1, "reference", "uint64")],
+    "SourceRef": [(1, "reference", "uint64"), (8, "files", "bytes")],
     "RuleMessage": [(1, "text", "string"), (2, "type", "uint32"), (4, "title", "string")],
     "Speedup": [(1, "type", "uint32"), (2, "speedup", "double")],
     "RuleEntry": [(1, "message", "RuleMessage"), (10, "speedup", "Speedup")],
@@ -120,7 +120,7 @@ def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = fro
     size = path.stat().st_size
     launches: list[Launch] = []
     strings: list[str] = []
-    sources: dict[int, tuple[int, int]] = {}  # reference -> where its SourceData lies: parsed when asked for
+    sources: dict[int, tuple[int, int, bytes]] = {}  # reference -> where its SourceData with files lies: parsed when asked for
     with path.open("rb") as fh:
         if fh.read(len(MAGIC)) != MAGIC:
             raise FormatError("no report header")
@@ -137,8 +137,8 @@ def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = fro
             strings.extend(block.strings.strings)
             for _ in range(block.sources):
                 at = fh.tell()
-                reference = _message(fh, end, classes["SourceRef"], "source").reference
-                sources[reference] = (at, fh.tell())
+                source = _message(fh, end, classes["SourceRef"], "source")
+                _add_source(sources, source, at, fh.tell())
             for _ in range(block.launches):
                 raw = _message(fh, end, classes["Launch"], "launch")
                 launches.append(_launch(len(launches), raw, strings, wanted, instanced, codes))
@@ -147,6 +147,19 @@ def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = fro
             if fh.tell() != end:
                 raise FormatError("a block's payload is not its sources and launches")
     return launches
+
+
+def _add_source(sources: dict, source, start: int, end: int) -> None:
+    """A module's SourceData comes again, without its cubin and files, where a later launch of it was
+    profiled (the bundled sample: one module, 6 launches, 2 SourceData): its files are the first one's, as
+    ncu_report gives them. Two different sets of files for one module are not guessed between."""
+    if not source.HasField("files"):
+        return
+    known = sources.get(source.reference)
+    if known is not None and known[2] != source.files:
+        raise FormatError("two different source file sets for one module")
+    if known is None:
+        sources[source.reference] = (start, end, source.files)
 
 
 def _message(fh, limit: int, cls, what: str):
@@ -229,7 +242,7 @@ def _rules(rules) -> tuple:
     return tuple(out)
 
 
-def _files(fh, where: tuple[int, int] | None, cls) -> dict[str, str]:
+def _files(fh, where: tuple[int, int, bytes] | None, cls) -> dict[str, str]:
     """The source texts of one module (name -> text), read where its SourceData lies."""
     if where is None:
         return {}
