@@ -322,15 +322,11 @@ def test_report_sources_kept_once_for_every_launch():
     for all of them (the forked reader then sends it once), and a file whose text differs gets its own."""
     from ncuwrap.kernel.reading import source_counters
 
-    class Action:
-        def __init__(self, text: str):
-            self.text = text
-
-        def source_files(self):
-            return {"k.cu": "".join(self.text)}  # a new str for every call, as the native reader's
+    def files(text: str) -> dict:
+        return {"k.cu": "".join(text)}  # a new str for every launch, as the reader's
 
     cache: dict = {}
-    first, second = (source_counters._files(Action("int x;\nx++;\n"), cache) for _ in range(2))
-    other = source_counters._files(Action("int y;\n"), cache)
+    first, second = (source_counters._files(files("int x;\nx++;\n"), cache) for _ in range(2))
+    other = source_counters._files(files("int y;\n"), cache)
     assert first == second == {"k.cu": ("int x;", "x++;")} and first["k.cu"] is second["k.cu"]
     assert other == {"k.cu": ("int y;",)}

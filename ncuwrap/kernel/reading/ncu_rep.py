@@ -1,7 +1,12 @@
-"""Read ``.ncu-rep`` files through NVIDIA's ``ncu_report`` module (no GPU needed).
+"""Read ``.ncu-rep`` files (no GPU needed): from their file format, with NVIDIA's ``ncu_report`` module
+where only it can answer.
 
-The module comes from the ``ncu-report`` wheel; without it, the ``extras/python`` folder of an
-installed Nsight Compute is used (found via ``ncu`` on PATH or an explicit path).
+The metrics, names, rule results, per-instruction counters and source texts come from the file itself
+(:mod:`ncuwrap.kernel.reading.ncu_rep_file`); ``ncu_report`` gives the source line and SASS of the instructions of
+launches with SourceCounters (it reads the cubin's line table and disassembles it), and reads the whole
+report where the file is not laid out as that reader expects. The module comes from the ``ncu-report``
+wheel; without it, the ``extras/python`` folder of an installed Nsight Compute is used (found via ``ncu``
+on PATH or an explicit path).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import re
 import signal
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -21,7 +27,7 @@ from typing import TYPE_CHECKING
 from ncuwrap.core import progress
 from ncuwrap.core.errors import InputError, ToolNotFoundError
 from ncuwrap.kernel.reading.model import NCU_REP_MAGIC as MAGIC, Profile, RuleResult, Source
-from ncuwrap.kernel.reading import source_counters
+from ncuwrap.kernel.reading import ncu_rep_file, source_counters
 from ncuwrap.core.kernel_names import function_name
 
 if TYPE_CHECKING:  # pandas builds the frames in the parent, after the reader's child is started
@@ -98,7 +104,9 @@ def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics
     NVIDIA's reader is native code: on a corrupt report it can abort() or crash the process instead of
     raising (seen under fuzzing, and on the lent H200 with ncu 2025.3.1's own extras/python). So it runs
     in forked children where the platform has fork; a child killed by a signal becomes one InputError.
-    ``parts``: how many children read the launches, each every ``parts``-th one (None: :func:`parts_for`).
+    One child reads the file (:func:`_collect_file`) and asks NVIDIA's reader only for the instructions of
+    launches with SourceCounters. ``parts``: where the file is not laid out as expected, how many children
+    read the launches with NVIDIA's reader, each every ``parts``-th one (None: :func:`parts_for`).
     ``shown``: the file the user gave, named in messages and outputs (``path`` is then its unpacked copy)."""
     shown = shown or path
     with path.open("rb") as fh:
@@ -110,9 +118,10 @@ def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics
     return Reading(path, shown, module, wanted, parts_for(path) if parts is None else parts)
 
 
-# One child per this much report, up to MAX_PARTS. NVIDIA's reader loads a report lazily (a 58 MB one in
-# 0.06-0.16 s and 12 MB), then spends ~2 ms a launch reading it (2025.3 and 2026.3): a 220-launch report's
-# read is the critical path of a diagnosis on the H200 host, the parent's imports done first.
+# The fall-back's children (a report NVIDIA's reader reads whole): one per this much report, up to
+# MAX_PARTS. NVIDIA's reader loads a report lazily (a 58 MB one in 0.06-0.16 s and 12 MB), then spends
+# ~2 ms a launch reading it (2025.3 and 2026.3): a 220-launch report's read is the critical path of a
+# diagnosis on the H200 host, the parent's imports done first.
 PART_BYTES = 8 << 20
 MAX_PARTS = 4
 
@@ -128,30 +137,49 @@ class Reading:
     """A report being read: in forked children where the platform has fork, else in process on :meth:`result`."""
 
     def __init__(self, path: Path, shown: Path, module: ModuleType, wanted: frozenset | None, parts: int = 1):
-        self.path, self.shown, self.module, self.wanted = path, shown, module, wanted
-        forks = "fork" in multiprocessing.get_all_start_methods()
-        self.children = [_Child(path, module, shown, wanted, (part, parts)) for part in range(parts)] if forks else None
+        self.path, self.shown, self.module, self.wanted, self.parts = path, shown, module, wanted, parts
+        self.forks = "fork" in multiprocessing.get_all_start_methods()
+        # One child reads the file and asks ncu_report only for the instructions' lines and SASS.
+        self.child = _Child(shown, lambda: _collect_file(path, module, shown, wanted)) if self.forks else None
 
     def result(self) -> Profile:
-        if self.children is None:
-            collected = [_collect(self.path, self.module, self.shown, self.wanted)]
-        else:
-            collected, failed = [], None
-            for done, child in enumerate(self.children, 1):  # every child is waited for, the first failure said
-                try:
-                    collected.append(child.result())
-                except InputError as exc:
-                    failed = failed or exc
-                progress.report(f"reading {self.shown.name}", done, len(self.children))
-            if failed is not None:
-                raise failed
+        collected = self._from_file()
+        if collected is None:  # not laid out as expected: NVIDIA's reader reads it all, as before
+            collected = self._from_ncu_report()
         return _assemble(self.path, self.shown, *_merged(collected, self.shown))
+
+    def _from_file(self) -> list | None:
+        if self.child is None:
+            try:
+                return [_collect_file(self.path, self.module, self.shown, self.wanted)]
+            except ncu_rep_file.FormatError:
+                return None
+        collected = self.child.result()
+        progress.report(f"reading {self.shown.name}", 1, 1)
+        return None if collected is None else [collected]
+
+    def _from_ncu_report(self) -> list:
+        path, module, shown, wanted, parts = self.path, self.module, self.shown, self.wanted, self.parts
+        if not self.forks:
+            return [_collect(path, module, shown, wanted)]
+        children = [_Child(shown, lambda part=part: _collect(path, module, shown, wanted, (part, parts))) for part in range(parts)]
+        collected, failed = [], None
+        for done, child in enumerate(children, 1):  # every child is waited for, the first failure said
+            try:
+                collected.append(child.result())
+            except InputError as exc:
+                failed = failed or exc
+            progress.report(f"reading {shown.name}", done, len(children))
+        if failed is not None:
+            raise failed
+        return collected
 
 
 class _Child:
-    """A forked reader of every ``part[1]``-th launch from ``part[0]`` on, and the pipe its answer comes back on."""
+    """A forked reader (``read()`` run in the child: :func:`_collect_file`, or :func:`_collect` of every
+    n-th launch) and the pipe its answer comes back on."""
 
-    def __init__(self, path: Path, module: ModuleType, shown: Path, wanted: frozenset | None, part: tuple[int, int] = (0, 1)):
+    def __init__(self, shown: Path, read):
         self.shown = shown
         context = multiprocessing.get_context("fork")
         self.parent, child = context.Pipe(duplex=False)
@@ -163,7 +191,9 @@ class _Child:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 2)
             try:
-                result = ("ok", _collect(path, module, shown, wanted, part))
+                result = ("ok", read())
+            except ncu_rep_file.FormatError as exc:
+                result = ("format", str(exc))
             except InputError as exc:
                 result = ("input", str(exc))
             except BaseException as exc:  # anything else is reported by the parent, as it would be in-process
@@ -191,6 +221,8 @@ class _Child:
         self.worker.join()
         if kind == "ok":
             return value
+        if kind == "format":  # the caller reads the report with ncu_report instead
+            return None
         if kind == "input":
             raise InputError(value)
         raise InputError(f"{shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
@@ -251,6 +283,63 @@ def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | No
     return rows, rules, sources
 
 
+def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None) -> tuple[list, dict, dict]:
+    """What :func:`_collect` reads, from the file (:mod:`ncu_rep_file`); ``ncu_report`` loads the report
+    only where a launch has SourceCounters, for its instructions' lines and the shown ones' SASS.
+    Raises ncu_rep_file.FormatError where the file is not laid out as expected. Runs in the forked child."""
+    has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
+    launches = ncu_rep_file.read(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters)
+    rows: list[dict] = []
+    rules: dict[int, tuple[RuleResult, ...]] = {}
+    sources: dict = {}
+    where_cache: dict = {}
+    counted = [launch.index for launch in launches if has_counters(launch)]
+    with tempfile.TemporaryDirectory(prefix="ncuwrap-lines-") as folder:
+        actions = _actions(path, module, counted, Path(folder)) if counted else None
+        for launch in launches:
+            rows.append(_row(launch))
+            rules[launch.index] = _rules_of(launch)
+            if actions is not None and launch.index in actions:
+                counters = source_counters.from_values(rows[-1]["name"], launch.names, launch.instances, launch.codes, lambda: launch.files,
+                                                       source_counters.Attribution(actions[launch.index]()), where_cache)
+                if counters is not None:
+                    sources[launch.index] = counters
+    return rows, rules, sources
+
+
+def _row(launch) -> dict:
+    row: dict = {"launch_id": launch.index, "name": function_name(launch.demangled), "display_name": launch.demangled,
+                 "mangled_name": launch.mangled}
+    row.update(launch.metrics)
+    return row
+
+
+def _rules_of(launch) -> tuple[RuleResult, ...]:
+    out = []
+    for rule, section, message, speedup in launch.rules:
+        result = _rule_result(rule, section, None if message is None else {"type": message[0], "title": message[1], "message": message[2]},
+                              None if speedup is None else {"type": speedup[0], "speedup": speedup[1]})
+        if result is not None:
+            out.append(result)
+    return tuple(out)
+
+
+def _actions(path: Path, module: ModuleType, counted: list[int], folder: Path) -> dict:
+    """Launch index -> a function giving its ``ncu_report`` action, for the launches in ``counted``: NVIDIA's
+    reader loads a copy of the report with those launches alone, without their metrics
+    (:func:`ncu_rep_file.write_attribution_copy`; the copy lives as long as ``folder``)."""
+    copy = folder / "lines.ncu-rep"
+    ncu_rep_file.write_attribution_copy(path, counted, copy)
+    try:
+        context = module.load_report(str(copy))
+    except Exception as exc:  # NVIDIA's reader then reads the report itself, and says what is wrong with it
+        raise ncu_rep_file.FormatError(f"ncu_report does not load the copy ({exc})") from None
+    where = [(r, a) for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
+    if len(where) != len(counted):
+        raise ncu_rep_file.FormatError(f"ncu_report sees {len(where)} launches in the copy, not {len(counted)}")
+    return {index: (lambda r=r, a=a: context.range_by_idx(r).action_by_idx(a)) for index, (r, a) in zip(counted, where)}
+
+
 def _merged(parts: list[tuple[list, dict, dict]], shown: Path) -> tuple[list, dict, dict]:
     """The parts' launches in the report's order (each part read every n-th launch)."""
     rows = sorted((row for part in parts for row in part[0]), key=lambda row: row["launch_id"])
@@ -296,20 +385,27 @@ def _rule_results(action) -> tuple[RuleResult, ...]:
         return ()
     for result in results:
         message = result.rule_message() if result.has_rule_message() else None
-        text = str(message.get("message", "")) if isinstance(message, dict) else ""
-        if not text:
-            continue
         estimate = result.speedup_estimation() if result.has_speedup_estimation() else None
-        speedup = estimate.get("speedup") if isinstance(estimate, dict) else None
-        out.append(RuleResult(
-            rule=str(result.rule_identifier()),
-            section=str(result.section_identifier()),
-            kind=_MESSAGE_KINDS.get(message.get("type") if isinstance(message, dict) else None, "NONE"),
-            speedup_type=_SPEEDUP_KINDS.get(estimate.get("type")) if isinstance(estimate, dict) else None,
-            estimated_speedup=float(speedup) if isinstance(speedup, (int, float)) else None,
-            message=_MARKUP.sub(r"\1", " ".join(text.split())),
-        ))
+        rule = _rule_result(result.rule_identifier(), result.section_identifier(), message, estimate)
+        if rule is not None:
+            out.append(rule)
     return tuple(out)
+
+
+def _rule_result(rule, section, message: dict | None, estimate: dict | None) -> RuleResult | None:
+    """One rule result from its message and speedup estimate, as ``ncu_report`` gives them (None: no message)."""
+    text = str(message.get("message", "")) if isinstance(message, dict) else ""
+    if not text:
+        return None
+    speedup = estimate.get("speedup") if isinstance(estimate, dict) else None
+    return RuleResult(
+        rule=str(rule),
+        section=str(section),
+        kind=_MESSAGE_KINDS.get(message.get("type") if isinstance(message, dict) else None, "NONE"),
+        speedup_type=_SPEEDUP_KINDS.get(estimate.get("type")) if isinstance(estimate, dict) else None,
+        estimated_speedup=float(speedup) if isinstance(speedup, (int, float)) else None,
+        message=_MARKUP.sub(r"\1", " ".join(text.split())),
+    )
 
 
 # Rule messages in a report link to sections and pages: "@section:Id:Display name@" -> "Display name".

@@ -146,6 +146,11 @@ def build(raw: RawCounters) -> SourceCounters:
     return SourceCounters(function=raw.function, origin=raw.origin, table=_frame(raw.rows, raw.columns), files=raw.files)
 
 
+# The per-instruction metrics a table reads: counters and stall samples (floats), the memory codes (integers).
+INSTANCED = frozenset([metric for metric, _ in COUNTERS.values()] + [PCSAMP_PREFIX + suffix for suffix, _ in STALLS.values()])
+CODED = frozenset({"memory_type", "memory_access_type"})
+
+
 def from_action(action, function: str, cache: dict) -> RawCounters | None:
     """The instruction table of one ``ncu_report`` action (plain values: it runs in the forked reader);
     None when SourceCounters was not collected.
@@ -155,24 +160,50 @@ def from_action(action, function: str, cache: dict) -> RawCounters | None:
     names = set(action.metric_names())
     if not any(m in names for m in MARKERS):
         return None
+    instances = {name: _instances(action.metric_by_name(name)) for name in INSTANCED & names}
+    codes = {name: _codes(action.metric_by_name(name)) for name in CODED & names}
+    return from_values(function, names, instances, codes, lambda: _source_files(action), Attribution(action), cache)
+
+
+class Attribution:
+    """Where a launch's PCs come from in its source, and their SASS: ``ncu_report``'s action answers
+    (it reads the cubin's line table and disassembles it; the report's file holds neither as text)."""
+
+    def __init__(self, action):
+        self.action = action
+
+    def where(self, pc: int) -> tuple[str | None, int | None]:
+        info = self.action.source_info(pc)
+        file = info.file_name() if info is not None else None
+        line = info.line() if info is not None else None
+        return file or None, int(line) if line else None
+
+    def sass(self, pc: int) -> str:
+        return " ".join(str(self.action.sass_by_pc(pc) or "").split())
+
+
+def from_values(function: str, names, instances: dict, codes: dict, files, attribution, cache: dict) -> RawCounters | None:
+    """The instruction table of one launch from its per-instruction values: ``names``, the launch's metric
+    names; ``instances``, metric -> PC -> value (the INSTANCED ones it has), ``codes`` the CODED ones;
+    ``files()``, its source files' texts; ``attribution``, each PC's line and SASS (:class:`Attribution`).
+    None when SourceCounters was not collected."""
+    if not any(m in names for m in MARKERS):
+        return None
     columns: dict[str, dict[int, float]] = {}
     for name, (metric_name, _) in COUNTERS.items():
-        if metric_name in names:
-            columns[name] = _instances(action.metric_by_name(metric_name))
+        if metric_name in instances:
+            columns[name] = instances[metric_name]
     for reason, (suffix, _) in STALLS.items():
-        if PCSAMP_PREFIX + suffix in names:
-            columns[f"stall_{reason}"] = _instances(action.metric_by_name(PCSAMP_PREFIX + suffix))
-    space = _codes(action.metric_by_name("memory_type")) if "memory_type" in names else {}
-    access = _codes(action.metric_by_name("memory_access_type")) if "memory_access_type" in names else {}
+        if PCSAMP_PREFIX + suffix in instances:
+            columns[f"stall_{reason}"] = instances[PCSAMP_PREFIX + suffix]
+    space = codes.get("memory_type", {})
+    access = codes.get("memory_access_type", {})
     pcs = sorted({pc for values in columns.values() for pc in values})
     rows = []
     for pc in pcs:
         where = cache.get(("line", pc))
         if where is None:
-            info = action.source_info(pc)
-            file = info.file_name() if info is not None else None
-            line = info.line() if info is not None else None
-            where = cache[("line", pc)] = (file or None, int(line) if line else None)
+            where = cache[("line", pc)] = attribution.where(pc)
         code = space.get(pc)
         row = {"pc": pc, "sass": None, "file": where[0], "line": where[1], "space": _SPACES.get(code) if code else None,
                "access": (_ACCESSES.get(access.get(pc), "other") if code else None)}
@@ -180,8 +211,8 @@ def from_action(action, function: str, cache: dict) -> RawCounters | None:
             row[name] = values.get(pc)
         rows.append(row)
     for i in _worth_sass(rows, list(columns)):
-        rows[i]["sass"] = _sass(action, rows[i]["pc"], cache)
-    return RawCounters(function=function, origin="ncu-rep", rows=rows, columns=list(columns), files=_files(action, cache))
+        rows[i]["sass"] = _sass(attribution, rows[i]["pc"], cache)
+    return RawCounters(function=function, origin="ncu-rep", rows=rows, columns=list(columns), files=_files(files(), cache))
 
 
 def _worth_sass(rows: list[dict], columns: list[str]) -> set[int]:
@@ -198,22 +229,25 @@ def _worth_sass(rows: list[dict], columns: list[str]) -> set[int]:
     return wanted
 
 
-def _sass(action, pc: int, cache: dict) -> str:
+def _sass(attribution, pc: int, cache: dict) -> str:
     text = cache.get(("sass", pc))
     if text is None:
-        text = cache[("sass", pc)] = " ".join(str(action.sass_by_pc(pc) or "").split())
+        text = cache[("sass", pc)] = attribution.sass(pc)
     return text
 
 
-def _files(action, cache: dict) -> dict[str, tuple[str, ...]]:
-    """The source text the report carries (ncu --import-source yes), within MAX_FILE(S)_BYTES. A file's
-    lines are one tuple for every launch that carries the same text (``cache``, shared with
-    :func:`from_action`'s): the launches of a module each carry its sources, and the forked reader sends
-    an object it holds twice once, so the parent keeps one copy, not one per launch."""
+def _source_files(action) -> dict:
     try:
-        files = dict(action.source_files())
+        return dict(action.source_files())
     except Exception:  # an older module without source files: lines are shown without text
         return {}
+
+
+def _files(files: dict, cache: dict) -> dict[str, tuple[str, ...]]:
+    """The source text the report carries (ncu --import-source yes), within MAX_FILE(S)_BYTES. A file's
+    lines are one tuple for every launch that carries the same text (``cache``, shared with
+    :func:`from_values`'s): the launches of a module each carry its sources, and the forked reader sends
+    an object it holds twice once, so the parent keeps one copy, not one per launch."""
     out, total = {}, 0
     for name, text in files.items():
         if not text or len(text) > MAX_FILE_BYTES or total + len(text) > MAX_FILES_BYTES:

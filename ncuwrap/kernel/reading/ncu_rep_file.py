@@ -1,0 +1,364 @@
+"""Read a ``.ncu-rep``'s launches straight from its file format, without NVIDIA's reader.
+
+A report is uncompressed protobuf (proto2), framed: the bytes ``NVR\\0``, a length-prefixed file header
+(its format version), then blocks to the end of the file, each a length-prefixed block header followed by
+its payload: the block's sources (the modules' cubins and, with ``--import-source yes``, their source
+texts), then its launches (one ProfileResult each). Every length is a little-endian u32. Metric names are
+ids into a string table that the blocks' headers add to in turn.
+
+The schema below names only the fields ncuwrap reads (the field numbers and wire types are those of Nsight
+Compute's ``extras/FileFormat`` description; the rest of a message is skipped by the parser). upb, the
+``protobuf`` package's C parser, parses each message: a 150 MB report in Python code would take minutes.
+
+What this reader gives is checked against ``ncu_report`` on every report in tests/data
+(tests/test_ingest_rep_file.py). Anything it does not expect (another format version, a message that does
+not parse, a value of no known kind, range or graph results, a rule message type not seen before) raises
+:class:`FormatError`: the caller then reads the report with ``ncu_report``, which says what is wrong with
+a damaged file. Lengths are checked against the file's size before anything is read, and one message is
+held at a time, so a corrupt length costs neither time nor memory.
+
+NVIDIA's reader is still what knows a PC's source line and SASS (it reads the cubin's line table and
+disassembles it). It grows by ~14 MiB for each launch whose metrics it holds, and needs none of them for
+that: :func:`write_attribution_copy` writes a copy of the report with only the launches asked for, their
+metrics, sections and rule results left out, for it to load instead (a 44-launch report: 114 MiB and 0.5 s
+of CPU in NVIDIA's reader instead of 578 MiB and 1.5 s, docs/scale.md).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+MAGIC = b"NVR\x00"
+# The format versions whose reading was compared with ncu_report (ncu 2025.3 and 2026.3 write 7).
+VERSIONS = frozenset({7})
+_U32 = struct.Struct("<I")
+
+
+class FormatError(Exception):
+    """The file is not laid out as this reader expects (the caller falls back to NVIDIA's reader)."""
+
+
+# message -> (field number, name, type); "*type" is repeated, a capitalised type another message.
+_SCHEMA = {
+    "Value": [(1, "text", "string"), (2, "f32", "float"), (3, "f64", "double"), (4, "u32", "uint32"), (5, "u64", "uint64")],
+    "Instance": [(1, "correlation", "Value"), (2, "value", "Value")],
+    "Metric": [(1, "name_id", "uint32"), (2, "value", "Value"), (3, "instances", "*Instance")],
+    "SourceFile": [(1, "name", "string"), (2, "content", "bytes")],
+    "SourceFiles": [(1, "files", "*SourceFile")],
+    "SourceData": [(1, "reference", "uint64"), (8, "files", "SourceFiles")],
+    "SourceRef": [(1, "reference", "uint64"), (8, "files", "bytes")],
+    "RuleMessage": [(1, "text", "string"), (2, "type", "uint32"), (4, "title", "string")],
+    "Speedup": [(1, "type", "uint32"), (2, "speedup", "double")],
+    "RuleEntry": [(1, "message", "RuleMessage"), (10, "speedup", "Speedup")],
+    "RuleBody": [(1, "entries", "*RuleEntry")],
+    "Rule": [(1, "rule", "string"), (3, "body", "RuleBody"), (4, "section", "string")],
+    "Launch": [(5, "mangled", "string"), (6, "function", "string"), (7, "demangled", "string"), (13, "metrics", "*Metric"),
+               (15, "source", "SourceRef"), (19, "rules", "*Rule")],
+    "Strings": [(1, "strings", "*string")],
+    "BlockHeader": [(1, "sources", "uint32"), (2, "launches", "uint32"), (4, "strings", "Strings"), (5, "payload", "uint32"),
+                    (7, "ranges", "uint32"), (8, "cmdlists", "uint32"), (9, "graphs", "uint32")],
+    "FileHeader": [(1, "version", "uint32")],
+}
+
+# A rule message's type in the file -> ncu_report's MsgType (1 OK, 2 OPTIMIZATION, 3 WARNING), as ncu_report
+# gave them for every rule result in tests/data; a type not seen there is not guessed at.
+MESSAGE_TYPES = {1: 1, 2: 3, 4: 2}
+SPEEDUP_TYPES = frozenset({1, 2})
+
+
+@lru_cache(maxsize=1)
+def _classes() -> dict:
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    fdp = descriptor_pb2.FieldDescriptorProto
+    scalars = {"string": fdp.TYPE_STRING, "bytes": fdp.TYPE_BYTES, "float": fdp.TYPE_FLOAT, "double": fdp.TYPE_DOUBLE,
+               "uint32": fdp.TYPE_UINT32, "uint64": fdp.TYPE_UINT64}
+    package = "ncuwrap.ncu_rep_file"
+    proto = descriptor_pb2.FileDescriptorProto(name="ncuwrap/ncu_rep_file.proto", package=package, syntax="proto2")
+    for name, fields in _SCHEMA.items():
+        message = proto.message_type.add(name=name)
+        for number, field_name, kind in fields:
+            repeated = kind.startswith("*")
+            kind = kind.lstrip("*")
+            added = message.field.add(name=field_name, number=number, label=fdp.LABEL_REPEATED if repeated else fdp.LABEL_OPTIONAL)
+            if kind in scalars:
+                added.type = scalars[kind]
+            else:
+                added.type, added.type_name = fdp.TYPE_MESSAGE, f".{package}.{kind}"
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.{name}")) for name in _SCHEMA}
+
+
+@dataclass
+class Launch:
+    """One profiled launch as the file holds it: names, metric values (the ones asked for), Nsight Compute's
+    rule results (rule, section, message type as ncu_report gives it, title, text, speedup type, speedup),
+    the per-instruction metrics asked for (name -> correlation id -> value) and the source files' texts."""
+
+    index: int
+    mangled: str
+    function: str
+    demangled: str
+    names: frozenset
+    metrics: dict
+    rules: tuple
+    instances: dict = field(default_factory=dict)
+    codes: dict = field(default_factory=dict)
+    files: dict = field(default_factory=dict)
+
+
+def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
+         files_of=None) -> list[Launch]:
+    """Every launch of the report at ``path``, in ncu_report's order. ``wanted``: the metrics whose values
+    are read (None: all); ``instanced``: the per-instruction metrics read as floats (ncu_report's as_double),
+    ``codes`` those read as integers; ``files_of(launch)``: whether a launch's source texts are read."""
+    classes = _classes()
+    size = path.stat().st_size
+    launches: list[Launch] = []
+    strings: list[str] = []
+    sources: dict[int, tuple[int, int, bytes]] = {}  # reference -> where its SourceData with files lies: parsed when asked for
+    with path.open("rb") as fh:
+        if fh.read(len(MAGIC)) != MAGIC:
+            raise FormatError("no report header")
+        header = _message(fh, size, classes["FileHeader"], "file header")
+        if header.version not in VERSIONS:
+            raise FormatError(f"format version {header.version}")
+        while fh.tell() < size:
+            block = _message(fh, size, classes["BlockHeader"], "block header")
+            if block.ranges or block.cmdlists or block.graphs:
+                raise FormatError("range, command list or graph results")
+            end = fh.tell() + block.payload
+            if end > size:
+                raise FormatError("a block runs past the end of the file")
+            strings.extend(block.strings.strings)
+            for _ in range(block.sources):
+                at = fh.tell()
+                source = _message(fh, end, classes["SourceRef"], "source")
+                _add_source(sources, source, at, fh.tell())
+            for _ in range(block.launches):
+                raw = _message(fh, end, classes["Launch"], "launch")
+                launches.append(_launch(len(launches), raw, strings, wanted, instanced, codes))
+                if files_of is not None and files_of(launches[-1]):
+                    launches[-1].files = _files(fh, sources.get(raw.source.reference), classes["SourceData"])
+            if fh.tell() != end:
+                raise FormatError("a block's payload is not its sources and launches")
+    return launches
+
+
+def _add_source(sources: dict, source, start: int, end: int) -> None:
+    """A module's SourceData comes again, without its cubin and files, where a later launch of it was
+    profiled (the bundled sample: one module, 6 launches, 2 SourceData): its files are the first one's, as
+    ncu_report gives them. Two different sets of files for one module are not guessed between."""
+    if not source.HasField("files"):
+        return
+    known = sources.get(source.reference)
+    if known is not None and known[2] != source.files:
+        raise FormatError("two different source file sets for one module")
+    if known is None:
+        sources[source.reference] = (start, end, source.files)
+
+
+def _message(fh, limit: int, cls, what: str):
+    """The next length-prefixed message, its length checked against ``limit`` (the end of what holds it)."""
+    head = fh.read(4)
+    if len(head) != 4:
+        raise FormatError(f"the file ends inside a {what}'s length")
+    (length,) = _U32.unpack(head)
+    if fh.tell() + length > limit:
+        raise FormatError(f"a {what} runs past the end of what holds it")
+    try:
+        return cls.FromString(fh.read(length))
+    except Exception as exc:  # upb's DecodeError, or a string that is not UTF-8
+        raise FormatError(f"a {what} does not parse ({exc})") from None
+
+
+def _value(value):
+    """A metric value as ncu_report's reader returns it: the string, or the number as a float (as_double)."""
+    fields = value.ListFields()
+    if len(fields) != 1:
+        raise FormatError("a metric value of no kind or of two")
+    descriptor, number = fields[0]
+    return number if descriptor.number == 1 else float(number)
+
+
+def _number(value) -> int | float:
+    fields = value.ListFields()
+    if len(fields) != 1 or fields[0][0].number == 1:
+        raise FormatError("a per-instruction value that is not one number")
+    return fields[0][1]
+
+
+def _launch(index: int, raw, strings: list[str], wanted, instanced: frozenset, codes: frozenset) -> Launch:
+    if not raw.demangled or not raw.metrics:
+        raise FormatError("a launch without a name or metrics")
+    values, names, per_pc, per_pc_codes = {}, [], {}, {}
+    count = len(strings)
+    for metric in raw.metrics:
+        if metric.name_id >= count:
+            raise FormatError("a metric name id past the string table")
+        name = strings[metric.name_id]
+        names.append(name)
+        if metric.HasField("value") and (wanted is None or name in wanted):
+            values[name] = _value(metric.value)
+        if name in instanced or name in codes:
+            pairs = _instances(metric.instances)
+            if name in instanced:
+                per_pc[name] = {pc: float(v) for pc, v in pairs}
+            else:
+                per_pc_codes[name] = {pc: int(v) for pc, v in pairs}
+    return Launch(index=index, mangled=raw.mangled, function=raw.function, demangled=raw.demangled, names=frozenset(names),
+                  metrics={name: values[name] for name in sorted(values)}, rules=_rules(raw.rules), instances=per_pc,
+                  codes=per_pc_codes)
+
+
+def _instances(instances) -> list[tuple[int, int | float]]:
+    """(correlation id, value) of each instance; none where the instances have no correlation ids (as ncu_report)."""
+    with_ids = [i.HasField("correlation") for i in instances]
+    if not any(with_ids):
+        return []
+    if not all(with_ids):
+        raise FormatError("per-instruction values with and without correlation ids")
+    return [(int(_number(i.correlation)), _number(i.value)) for i in instances]
+
+
+def _rules(rules) -> tuple:
+    out = []
+    for rule in rules:
+        for entry in rule.body.entries:
+            message = entry.message if entry.HasField("message") else None
+            speedup = None
+            if entry.HasField("speedup"):
+                if entry.speedup.type not in SPEEDUP_TYPES or not entry.speedup.HasField("speedup"):
+                    raise FormatError(f"a speedup estimate of type {entry.speedup.type}")
+                speedup = (entry.speedup.type, entry.speedup.speedup)
+            if message is not None and message.text and message.type not in MESSAGE_TYPES:
+                raise FormatError(f"a rule message of type {message.type}")
+            out.append((rule.rule, rule.section,
+                        None if message is None else (MESSAGE_TYPES.get(message.type, 0), message.title, message.text), speedup))
+    return tuple(out)
+
+
+def _files(fh, where: tuple[int, int, bytes] | None, cls) -> dict[str, str]:
+    """The source texts of one module (name -> text), read where its SourceData lies."""
+    if where is None:
+        return {}
+    back = fh.tell()
+    fh.seek(where[0])
+    data = _message(fh, where[1], cls, "source")
+    fh.seek(back)
+    return {f.name: f.content.decode("utf-8", "replace") for f in data.files.files}
+
+
+# ------------------------------------------------------------------------- a copy for NVIDIA's reader
+
+# A launch's fields NVIDIA's reader does not need to answer a PC's source line and SASS: its metrics (13),
+# sections (17), section comments (18) and rule results (19). What is left is its names, configuration and
+# the reference to its module (the source block with the cubin, copied as it is).
+STRIPPED = frozenset({13, 17, 18, 19})
+
+
+def write_attribution_copy(path: Path, keep: list[int], target: Path) -> None:
+    """Write to ``target`` the report at ``path`` with only the launches whose indices (in :func:`read`'s
+    order) are in ``keep``, each stripped of STRIPPED and in a block of its own block's other fields; the
+    blocks without launches (the session, the sources) as they are. The copy's n-th launch is ``keep[n]``."""
+    wanted = set(keep)
+    size = path.stat().st_size
+    index = 0
+    with path.open("rb") as fh, target.open("wb") as out:
+        out.write(fh.read(len(MAGIC)))
+        out.write(_framed(_raw(fh, size, "file header")))
+        while fh.tell() < size:
+            header = _raw(fh, size, "block header")
+            counts = _varints(header)
+            end = fh.tell() + counts.get(5, 0)
+            if end > size:
+                raise FormatError("a block runs past the end of the file")
+            sources = [_raw(fh, end, "source") for _ in range(counts.get(1, 0))]
+            launches = []
+            for _ in range(counts.get(2, 0)):
+                launch = _raw(fh, end, "launch")
+                if index in wanted:
+                    launches.append(_without(launch, STRIPPED))
+                index += 1
+            if fh.tell() != end:
+                raise FormatError("a block's payload is not its sources and launches")
+            if counts.get(2, 0) and not launches and not sources:
+                continue
+            body = b"".join(_framed(m) for m in [*sources, *launches])
+            header = _without(header, {2, 4, 5}) + _varint_field(2, len(launches)) + _varint_field(5, len(body))
+            out.write(_framed(header) + body)
+
+
+def _raw(fh, limit: int, what: str) -> bytes:
+    head = fh.read(4)
+    if len(head) != 4:
+        raise FormatError(f"the file ends inside a {what}'s length")
+    (length,) = _U32.unpack(head)
+    if fh.tell() + length > limit:
+        raise FormatError(f"a {what} runs past the end of what holds it")
+    return fh.read(length)
+
+
+def _framed(message: bytes) -> bytes:
+    return _U32.pack(len(message)) + message
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= len(data) or shift > 63:
+            raise FormatError("a varint runs past its message")
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _varint_field(number: int, value: int) -> bytes:
+    return _encode_varint(number << 3) + _encode_varint(value)
+
+
+def _fields(message: bytes):
+    """(field number, wire type, value or (start, end) of its bytes, (start, end) of the whole field) of each field."""
+    at = 0
+    while at < len(message):
+        start = at
+        key, at = _varint(message, at)
+        kind = key & 7
+        if kind == 0:
+            value, at = _varint(message, at)
+        elif kind == 2:
+            length, at = _varint(message, at)
+            value, at = (at, at + length), at + length
+        elif kind in (1, 5):
+            width = 8 if kind == 1 else 4
+            value, at = (at, at + width), at + width
+        else:
+            raise FormatError(f"wire type {kind}")
+        if at > len(message):
+            raise FormatError("a field runs past its message")
+        yield key >> 3, kind, value, (start, at)
+
+
+def _varints(message: bytes) -> dict[int, int]:
+    return {number: value for number, kind, value, _ in _fields(message) if kind == 0}
+
+
+def _without(message: bytes, numbers) -> bytes:
+    """``message`` without its fields of these numbers (the others' bytes as they are)."""
+    return b"".join(message[a:b] for number, _, _, (a, b) in _fields(message) if number not in numbers)

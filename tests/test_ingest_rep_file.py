@@ -1,0 +1,147 @@
+"""Reading a .ncu-rep from its file format (ncuwrap.kernel.reading.ncu_rep_file) against NVIDIA's ncu_report, on every
+real report in tests/data; the fall-back to ncu_report; damaged files."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from ncuwrap.kernel.reading import ncu_rep, ncu_rep_file
+from tests.conftest import DATA, H200, ROOT
+
+# Every real report here and the bundled sample (one module whose SourceData comes twice, the second without files).
+REPORTS = [*sorted(p for p in [*DATA.rglob("*.ncu-rep"), *DATA.rglob("*.ncu-rep.gz")] if "bad" not in p.parts),
+           ROOT / "ncuwrap" / "samples" / "transpose_h200.ncu-rep.gz"]
+
+
+def test_every_launch_reads_as_ncu_report_reads_it():
+    """Every metric's name and value (strings as strings, numbers as ncu_report's as_double), the kernel's
+    names, the rule results, the per-instruction values by PC and the source texts, launch by launch.
+    In a process of its own: NVIDIA's reader leaves native state a child forked later can hang on."""
+    pytest.importorskip("ncu_report")
+    assert len(REPORTS) >= 30
+    done = subprocess.run([sys.executable, "-m", "tests.ncu_rep_compare", *map(str, REPORTS)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["wrong"] == []
+    counts = result["counts"]
+    assert counts["reports"] == len(REPORTS)
+    # 42 launches, 61,577 metric values, 260 rule results, 103,350 per-instruction values, 11 source files when written.
+    assert counts["launches"] >= 40 and counts["metrics"] >= 60_000 and counts["rule_results"] >= 250
+    assert counts["per_pc_values"] >= 100_000 and counts["source_files"] >= 10
+
+
+def test_the_profile_read_from_the_file_is_the_one_read_by_ncu_report():
+    """The whole Profile (frame, rule results, instruction tables with their lines and SASS), read the new
+    way and wholly by ncu_report: in a process of its own (see above)."""
+    pytest.importorskip("ncu_report")
+    script = ("from pathlib import Path\n"
+              "from ncuwrap.kernel.reading import ncu_rep\n"
+              "for name in ('h200/transpose/transposeNaive.ncu-rep', 'h200/vecadd/bench_add.ncu-rep',\n"
+              "             'h200_ncuwrap/multi/two_processes.ncu-rep'):\n"
+              "    path = Path('tests/data') / name\n"
+              "    module = ncu_rep.load_module()\n"
+              "    new = ncu_rep._assemble(path, path, *ncu_rep._collect_file(path, module, path))\n"
+              "    old = ncu_rep._assemble(path, path, *ncu_rep._collect(path, module, path))\n"
+              "    assert new.frame.equals(old.frame) and list(new.frame) == list(old.frame), name\n"
+              "    assert new.rules == old.rules and new.source == old.source, name\n"
+              "    assert new.sources.keys() == old.sources.keys() and (bool(new.sources) or 'multi' in name), name\n"
+              "    for k in new.sources:\n"
+              "        assert new.sources[k].table.equals(old.sources[k].table) and new.sources[k].files == old.sources[k].files\n"
+              "        assert new.sources[k].table['sass'].notna().any()\n"
+              "print('same')\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "same"
+
+
+def test_a_file_not_laid_out_as_expected_is_read_by_ncu_report(monkeypatch):
+    """Where the file reader gives up (FormatError), NVIDIA's reader reads the whole report, as before."""
+    path = H200 / "vecadd" / "bench_add.ncu-rep"
+    direct = ncu_rep.start(path).result()
+
+    def refuse(*args, **kwargs):
+        raise ncu_rep_file.FormatError("format version 8")
+
+    monkeypatch.setattr(ncu_rep_file, "read", refuse)
+    fallen_back = ncu_rep.start(path, parts=2).result()
+    assert len(direct.frame) == 2
+    assert fallen_back.frame.equals(direct.frame) and fallen_back.rules == direct.rules and fallen_back.source == direct.source
+    assert fallen_back.sources.keys() == direct.sources.keys() == {0, 1}
+    assert all(fallen_back.sources[k].table.equals(direct.sources[k].table) for k in direct.sources)
+
+
+def _framed(*messages: bytes) -> bytes:
+    return ncu_rep_file.MAGIC + b"".join(struct.pack("<I", len(m)) + m for m in messages)
+
+
+VERSION_7 = b"\x08\x07"  # FileHeader: field 1 (varint) = 7
+
+
+@pytest.mark.parametrize("data, reason", [
+    (b"NVR\x00", "ends inside a file header"),
+    (_framed(b"\x08\x08"), "format version 8"),
+    (ncu_rep_file.MAGIC + struct.pack("<I", 0xFFFF_FFF0) + VERSION_7, "file header runs past"),
+    (_framed(VERSION_7, b"\x28\xf0\xff\xff\xff\x0f"), "block runs past"),  # PayloadSize 4 GiB
+    (_framed(VERSION_7, b"\x10\x01\x28\x08") + struct.pack("<I", 0x7FFF_FFFF) + b"\0" * 4, "launch runs past"),
+    (_framed(VERSION_7, b"\x10\x01\x28\x06") + struct.pack("<I", 2) + b"\xff\xff", "launch does not parse"),
+    (_framed(VERSION_7, b"\x38\x01"), "range, command list or graph results"),
+])
+def test_a_damaged_file_is_a_format_error_at_once(tmp_path, data, reason):
+    """Lengths are checked against the file before anything is read: a 4 GiB length in a tiny file costs nothing."""
+    path = tmp_path / "r.ncu-rep"
+    path.write_bytes(data)
+    with pytest.raises(ncu_rep_file.FormatError, match=reason):
+        ncu_rep_file.read(path)
+
+
+def test_a_truncated_report_is_left_to_ncu_report():
+    """A report cut short is not guessed at: ncu_report's read says what is wrong (tests/test_hostile_files.py)."""
+    with pytest.raises(ncu_rep_file.FormatError):
+        ncu_rep_file.read(DATA / "bad" / "truncated.ncu-rep")
+
+
+def test_only_the_metrics_asked_for_are_read():
+    wanted = frozenset(ncu_rep.LAUNCH_METRICS | {"gpu__time_duration.sum"})
+    (launch,) = ncu_rep_file.read(H200 / "transpose" / "copyKernel.ncu-rep", wanted)
+    assert set(launch.metrics) == wanted & launch.names and "launch__process_id" not in launch.names  # an older ncu's report
+    assert launch.metrics["device__attribute_display_name"] == "NVIDIA H200"
+    assert launch.metrics["launch__grid_dim_x"] == 128.0 and launch.instances == {} and launch.files == {}
+    assert len(launch.names) > 2000
+
+
+def test_the_copy_for_nvidias_reader_holds_the_launches_asked_for_without_their_metrics(tmp_path):
+    """bench_add: 2 launches with SourceCounters; the copy holds the second alone, its names and module
+    reference kept, its metrics, sections and rule results left out, the session and source blocks as they were."""
+    path = H200 / "vecadd" / "bench_add.ncu-rep"
+    copy = tmp_path / "lines.ncu-rep"
+    ncu_rep_file.write_attribution_copy(path, [1], copy)
+    launches = []
+    data = copy.read_bytes()
+    at = 4 + 4 + struct.unpack_from("<I", data, 4)[0]
+    sources = 0
+    while at < len(data):
+        (length,) = struct.unpack_from("<I", data, at)
+        counts = ncu_rep_file._varints(data[at + 4: at + 4 + length])
+        at += 4 + length
+        body = at
+        for kind in ("sources", "launches"):
+            for _ in range(counts.get(1 if kind == "sources" else 2, 0)):
+                (size,) = struct.unpack_from("<I", data, body)
+                message = data[body + 4: body + 4 + size]
+                if kind == "launches":
+                    launches.append({number for number, *_ in ncu_rep_file._fields(message)})
+                sources += kind == "sources"
+                body += 4 + size
+        at += counts.get(5, 0)
+        assert body == at
+    assert len(launches) == 1 and sources >= 1
+    assert {5, 6, 7, 15} <= launches[0] and not launches[0] & ncu_rep_file.STRIPPED
+    assert copy.stat().st_size < path.stat().st_size / 2
+    with pytest.raises(ncu_rep_file.FormatError):
+        ncu_rep_file.write_attribution_copy(DATA / "bad" / "truncated.ncu-rep", [0], tmp_path / "cut.ncu-rep")
