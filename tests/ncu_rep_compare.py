@@ -93,6 +93,14 @@ def _per_pc(action, launch, where: str, counts: collections.Counter, wrong: list
         counts["per_pc_values"] += len(theirs)
         if mine != theirs:
             wrong.append(f"{where}: per-instruction {name} differs")
+    # The cubin's line table, as the file says it: where it has none, ncu_report gives no PC a line (the
+    # reader then does not ask); where it has one, ncu_report gives every PC one.
+    pcs = {pc for name in PER_PC & launch.names for pc in (launch.codes.get(name) or launch.instances.get(name) or {})}
+    if pcs:
+        with_line = sum(1 for pc in pcs if (info := action.source_info(pc)) is not None and info.file_name())
+        counts[f"pcs_lines_{launch.lines}"] += len(pcs)
+        if launch.lines is not (with_line == len(pcs)) or (not launch.lines and with_line):
+            wrong.append(f"{where}: line table {launch.lines}, ncu_report gives {with_line} of {len(pcs)} PCs a line")
 
 
 def main(paths: list[str]) -> None:

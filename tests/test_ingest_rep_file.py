@@ -145,3 +145,10 @@ def test_the_copy_for_nvidias_reader_holds_the_launches_asked_for_without_their_
     assert copy.stat().st_size < path.stat().st_size / 2
     with pytest.raises(ncu_rep_file.FormatError):
         ncu_rep_file.write_attribution_copy(DATA / "bad" / "truncated.ncu-rep", [0], tmp_path / "cut.ncu-rep")
+
+
+@pytest.mark.parametrize("elf", [b"", b"\x7fELF", b"not an elf at all" * 8, b"\x7fELF\x02\x01" + b"\xff" * 58,
+                                 b"\x7fELF\x01\x01" + bytes(58)], ids=["empty", "short", "other", "headers-outside", "32-bit"])
+def test_a_cubin_that_is_no_elf_this_reads_has_no_known_line_table(elf):
+    # None: the reader asks ncu_report for every PC's line, as before (never a line table assumed away).
+    assert ncu_rep_file.has_line_table(elf) is None

@@ -301,7 +301,7 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
             rules[launch.index] = _rules_of(launch)
             if actions is not None and launch.index in actions:
                 counters = source_counters.from_values(rows[-1]["name"], launch.names, launch.instances, launch.codes, lambda: launch.files,
-                                                       source_counters.Attribution(actions[launch.index]()), where_cache)
+                                                       source_counters.Attribution(actions[launch.index](), launch.lines), where_cache)
                 if counters is not None:
                     sources[launch.index] = counters
     return rows, rules, sources

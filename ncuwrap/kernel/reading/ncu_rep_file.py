@@ -49,7 +49,7 @@ _SCHEMA = {
     "SourceFile": [(1, "name", "string"), (2, "content", "bytes")],
     "SourceFiles": [(1, "files", "*SourceFile")],
     "SourceData": [(1, "reference", "uint64"), (8, "files", "SourceFiles")],
-    "SourceRef": [(1, "reference", "uint64"), (8, "files", "bytes")],
+    "SourceRef": [(1, "reference", "uint64"), (4, "binary", "bytes"), (8, "files", "bytes")],
     "RuleMessage": [(1, "text", "string"), (2, "type", "uint32"), (4, "title", "string")],
     "Speedup": [(1, "type", "uint32"), (2, "speedup", "double")],
     "RuleEntry": [(1, "message", "RuleMessage"), (10, "speedup", "Speedup")],
@@ -109,6 +109,8 @@ class Launch:
     instances: dict = field(default_factory=dict)
     codes: dict = field(default_factory=dict)
     files: dict = field(default_factory=dict)
+    # Whether its module's cubin has a line table (False: ncu_report knows no PC's line; None: not known).
+    lines: bool | None = None
 
 
 def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
@@ -121,6 +123,7 @@ def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = fro
     launches: list[Launch] = []
     strings: list[str] = []
     sources: dict[int, tuple[int, int, bytes]] = {}  # reference -> where its SourceData with files lies: parsed when asked for
+    line_tables: dict[int, bool | None] = {}  # reference -> whether its cubin has a line table
     with path.open("rb") as fh:
         if fh.read(len(MAGIC)) != MAGIC:
             raise FormatError("no report header")
@@ -139,14 +142,47 @@ def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = fro
                 at = fh.tell()
                 source = _message(fh, end, classes["SourceRef"], "source")
                 _add_source(sources, source, at, fh.tell())
+                if source.binary and source.reference not in line_tables:
+                    line_tables[source.reference] = has_line_table(source.binary)
             for _ in range(block.launches):
                 raw = _message(fh, end, classes["Launch"], "launch")
                 launches.append(_launch(len(launches), raw, strings, wanted, instanced, codes))
+                launches[-1].lines = line_tables.get(raw.source.reference)
                 if files_of is not None and files_of(launches[-1]):
                     launches[-1].files = _files(fh, sources.get(raw.source.reference), classes["SourceData"])
             if fh.tell() != end:
                 raise FormatError("a block's payload is not its sources and launches")
     return launches
+
+
+# The sections a cubin's line table is in: nvcc writes both with -lineinfo (or -G); a library built without
+# them (torch's, CUB's) has neither, and ncu_report then gives no PC a source line (every report in
+# tests/data: all of a launch's PCs have a line, or none has, as these sections say).
+_LINE_SECTIONS = frozenset({b".debug_line", b".nv_debug_line_sass"})
+_SECTION = struct.Struct("<I4xQQQQ")  # sh_name; sh_flags, sh_addr, sh_offset, sh_size
+
+
+def has_line_table(elf: bytes) -> bool | None:
+    """Whether a cubin carries a line table (:data:`_LINE_SECTIONS`); None where the bytes are not a
+    64-bit little-endian ELF whose section headers and names lie inside it."""
+    if len(elf) < 64 or elf[:6] != b"\x7fELF\x02\x01":
+        return None
+    shoff = int.from_bytes(elf[0x28:0x30], "little")
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
+    if shentsize < _SECTION.size or not 0 <= shstrndx < shnum or shoff + shnum * shentsize > len(elf):
+        return None
+    names_at, names_size = _SECTION.unpack_from(elf, shoff + shstrndx * shentsize)[3:5]
+    if names_at + names_size > len(elf):
+        return None
+    names = elf[names_at:names_at + names_size]
+    for i in range(shnum):
+        start = _SECTION.unpack_from(elf, shoff + i * shentsize)[0]
+        end = names.find(b"\0", start)
+        if start >= len(names) or end < 0:
+            return None
+        if names[start:end] in _LINE_SECTIONS:
+            return True
+    return False
 
 
 def _add_source(sources: dict, source, start: int, end: int) -> None:

@@ -167,12 +167,15 @@ def from_action(action, function: str, cache: dict) -> RawCounters | None:
 
 class Attribution:
     """Where a launch's PCs come from in its source, and their SASS: ``ncu_report``'s action answers
-    (it reads the cubin's line table and disassembles it; the report's file holds neither as text)."""
+    (it reads the cubin's line table and disassembles it; the report's file holds neither as text).
+    ``lines``: False where the cubin has no line table (:func:`ncu_rep_file.has_line_table`)."""
 
-    def __init__(self, action):
-        self.action = action
+    def __init__(self, action, lines: bool | None = None):
+        self.action, self.lines = action, lines
 
     def where(self, pc: int) -> tuple[str | None, int | None]:
+        if self.lines is False:  # no line table in the cubin: ncu_report would answer none, slowly (docs/scale.md)
+            return None, None
         info = self.action.source_info(pc)
         file = info.file_name() if info is not None else None
         line = info.line() if info is not None else None
