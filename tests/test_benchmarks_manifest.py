@@ -147,8 +147,8 @@ def test_finding_ids_come_from_the_rules(monkeypatch):
     manifest naming it no longer loads."""
     rules = ruleset.load(None, KERNEL)
     assert finding_ids() == {f.id for f in rules.findings} and "at_roofline" in finding_ids()
-    without = dataclasses.replace(rules, findings=tuple(f for f in rules.findings if f.id != "at_roofline"))
-    monkeypatch.setattr(ruleset, "load", lambda *a, **k: without)
+    without = frozenset(f.id for f in rules.findings if f.id != "at_roofline")
+    monkeypatch.setattr(ruleset, "finding_ids", lambda path: without)
     finding_ids.cache_clear()
     try:
         with pytest.raises(ManifestError, match=r"^manifest\.yaml: benchmark copy_ceiling variant memcpy_d2d\.expected\.findings: "
