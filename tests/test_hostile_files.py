@@ -123,8 +123,9 @@ def test_hostile_bench_json(capsys, tmp_path, old, new, message):
     assert err == f"ncuwrap: error: {path}: {message}; give the JSON written by 'ncuwrap bench'\n"
 
 
+@pytest.mark.parametrize("where", ["reader", "attribution"])
 @pytest.mark.parametrize("how", ["abort", "segfault"])
-def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how):
+def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how, where):
     """NVIDIA's .ncu-rep reader is native code that can abort() on a corrupt report (seen under fuzzing):
     it runs in a child process, and its death is one line naming the file, exit 2."""
     from ncuwrap.kernel.reading import ncu_rep
@@ -135,17 +136,25 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how):
     def crash(path, module, shown, wanted=None, part=(0, 1)):
         os.kill(os.getpid(), signal.SIGABRT if how == "abort" else signal.SIGSEGV)
 
-    # The child that reads the file asks ncu_report for the instructions' lines and SASS; a report not
-    # laid out as expected is read by ncu_report's children. Either can die.
-    monkeypatch.setattr(ncu_rep, "_collect_file", crash)
-    monkeypatch.setattr(ncu_rep, "_collect", crash)
+    # The child that reads the file has NVIDIA's reader answer the instructions' lines and SASS in a
+    # process beside it (the attribution worker); a report not laid out as expected is read by ncu_report's
+    # children. Any of them can die.
+    if where == "reader":
+        monkeypatch.setattr(ncu_rep, "_collect_beside", crash)
+        monkeypatch.setattr(ncu_rep, "_collect_file", crash)
+        monkeypatch.setattr(ncu_rep, "_collect", crash)
+    else:
+        report.write_bytes((DATA / "h200_ncuwrap" / "source" / "transpose-naive.ncu-rep.gz").read_bytes())
+        report = report.rename(tmp_path / "report.ncu-rep.gz")  # a report with SourceCounters: the worker is asked
+        monkeypatch.setattr(ncu_rep, "_answer", lambda path, module, conn: crash(path, module, None))
     code, out, err = run_cli(capsys, "diagnose", str(report))
     name = "SIGABRT" if how == "abort" else "SIGSEGV"
     assert (code, out) == (2, "")
     assert err == (f"ncuwrap: error: {report}: Nsight Compute's report reader crashed on it (signal {name}): the report is corrupt, "
                    "truncated, or from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
                    "('ncu --import REPORT --csv --page raw')\n")
-    assert report.read_bytes() == (H200 / "transpose" / "copyKernel.ncu-rep").read_bytes()
+    assert report.read_bytes() == (H200 / "transpose" / "copyKernel.ncu-rep" if where == "reader" else
+                                   DATA / "h200_ncuwrap" / "source" / "transpose-naive.ncu-rep.gz").read_bytes()
 
 
 def test_a_report_read_in_the_child_is_the_report_read_in_process():

@@ -27,6 +27,7 @@ of CPU in NVIDIA's reader instead of 578 MiB and 1.5 s, docs/scale.md).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -118,9 +119,15 @@ def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = fro
     """Every launch of the report at ``path``, in ncu_report's order. ``wanted``: the metrics whose values
     are read (None: all); ``instanced``: the per-instruction metrics read as floats (ncu_report's as_double),
     ``codes`` those read as integers; ``files_of(launch)``: whether a launch's source texts are read."""
+    return list(launches(path, wanted, instanced, codes, files_of))
+
+
+def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
+             files_of=None) -> Iterator[Launch]:
+    """:func:`read`'s launches one at a time, as they are parsed (a FormatError may come after some)."""
     classes = _classes()
     size = path.stat().st_size
-    launches: list[Launch] = []
+    count = 0
     strings: list[str] = []
     sources: dict[int, tuple[int, int, bytes]] = {}  # reference -> where its SourceData with files lies: parsed when asked for
     line_tables: dict[int, bool | None] = {}  # reference -> whether its cubin has a line table
@@ -146,13 +153,14 @@ def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = fro
                     line_tables[source.reference] = has_line_table(source.binary)
             for _ in range(block.launches):
                 raw = _message(fh, end, classes["Launch"], "launch")
-                launches.append(_launch(len(launches), raw, strings, wanted, instanced, codes))
-                launches[-1].lines = line_tables.get(raw.source.reference)
-                if files_of is not None and files_of(launches[-1]):
-                    launches[-1].files = _files(fh, sources.get(raw.source.reference), classes["SourceData"])
+                launch = _launch(count, raw, strings, wanted, instanced, codes)
+                launch.lines = line_tables.get(raw.source.reference)
+                count += 1
+                if files_of is not None and files_of(launch):
+                    launch.files = _files(fh, sources.get(raw.source.reference), classes["SourceData"])
+                yield launch
             if fh.tell() != end:
                 raise FormatError("a block's payload is not its sources and launches")
-    return launches
 
 
 # The sections a cubin's line table is in: nvcc writes both with -lineinfo (or -G); a library built without
@@ -297,11 +305,12 @@ def _files(fh, where: tuple[int, int, bytes] | None, cls) -> dict[str, str]:
 STRIPPED = frozenset({13, 17, 18, 19})
 
 
-def write_attribution_copy(path: Path, keep: list[int], target: Path) -> None:
+def write_attribution_copy(path: Path, keep: list[int] | None, target: Path) -> None:
     """Write to ``target`` the report at ``path`` with only the launches whose indices (in :func:`read`'s
     order) are in ``keep``, each stripped of STRIPPED and in a block of its own block's other fields; the
-    blocks without launches (the session, the sources) as they are. The copy's n-th launch is ``keep[n]``."""
-    wanted = set(keep)
+    blocks without launches (the session, the sources) as they are. The copy's n-th launch is ``keep[n]``
+    (``keep`` None: every launch, the copy's n-th launch the report's)."""
+    wanted = None if keep is None else set(keep)
     size = path.stat().st_size
     index = 0
     with path.open("rb") as fh, target.open("wb") as out:
@@ -317,7 +326,7 @@ def write_attribution_copy(path: Path, keep: list[int], target: Path) -> None:
             launches = []
             for _ in range(counts.get(2, 0)):
                 launch = _raw(fh, end, "launch")
-                if index in wanted:
+                if wanted is None or index in wanted:
                     launches.append(_without(launch, STRIPPED))
                 index += 1
             if fh.tell() != end:

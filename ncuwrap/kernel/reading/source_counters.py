@@ -192,13 +192,7 @@ def from_values(function: str, names, instances: dict, codes: dict, files, attri
     None when SourceCounters was not collected."""
     if not any(m in names for m in MARKERS):
         return None
-    columns: dict[str, dict[int, float]] = {}
-    for name, (metric_name, _) in COUNTERS.items():
-        if metric_name in instances:
-            columns[name] = instances[metric_name]
-    for reason, (suffix, _) in STALLS.items():
-        if PCSAMP_PREFIX + suffix in instances:
-            columns[f"stall_{reason}"] = instances[PCSAMP_PREFIX + suffix]
+    columns = _columns(instances)
     space = codes.get("memory_type", {})
     access = codes.get("memory_access_type", {})
     pcs = sorted({pc for values in columns.values() for pc in values})
@@ -216,6 +210,43 @@ def from_values(function: str, names, instances: dict, codes: dict, files, attri
     for i in _worth_sass(rows, list(columns)):
         rows[i]["sass"] = _sass(attribution, rows[i]["pc"], cache)
     return RawCounters(function=function, origin="ncu-rep", rows=rows, columns=list(columns), files=_files(files(), cache))
+
+
+def _columns(instances: dict) -> dict[str, dict[int, float]]:
+    """ncuwrap's counter columns (COUNTERS, ``stall_<reason>``) from a launch's per-instruction metrics."""
+    columns: dict[str, dict[int, float]] = {}
+    for name, (metric_name, _) in COUNTERS.items():
+        if metric_name in instances:
+            columns[name] = instances[metric_name]
+    for reason, (suffix, _) in STALLS.items():
+        if PCSAMP_PREFIX + suffix in instances:
+            columns[f"stall_{reason}"] = instances[PCSAMP_PREFIX + suffix]
+    return columns
+
+
+def asked(names, instances: dict, lines: bool | None) -> tuple[list[int], list[int]] | None:
+    """What :func:`from_values` asks a launch's :class:`Attribution`, known before it is asked: the PCs
+    whose line it asks (none where the cubin has no line table: ``lines`` False) and those whose SASS it
+    asks (:func:`_worth_sass`); None without SourceCounters. So another process can answer them at once."""
+    if not any(m in names for m in MARKERS):
+        return None
+    columns = _columns(instances)
+    pcs = sorted({pc for values in columns.values() for pc in values})
+    rows = [{name: values.get(pc) for name, values in columns.items()} for pc in pcs]
+    return ([] if lines is False else pcs), [pcs[i] for i in sorted(_worth_sass(rows, list(columns)))]
+
+
+class Answered:
+    """An :class:`Attribution` whose answers were given beforehand (by NVIDIA's reader in another process)."""
+
+    def __init__(self, lines: dict, sass: dict):
+        self.lines, self.texts = lines, sass
+
+    def where(self, pc: int) -> tuple[str | None, int | None]:
+        return self.lines.get(pc, (None, None))
+
+    def sass(self, pc: int) -> str:
+        return self.texts[pc]
 
 
 def _worth_sass(rows: list[dict], columns: list[str]) -> set[int]:
