@@ -146,7 +146,7 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how, w
     else:
         report.write_bytes((DATA / "h200_ncuwrap" / "source" / "transpose-naive.ncu-rep.gz").read_bytes())
         report = report.rename(tmp_path / "report.ncu-rep.gz")  # a report with SourceCounters: the worker is asked
-        monkeypatch.setattr(ncu_rep, "_answer", lambda path, module, conn: crash(path, module, None))
+        monkeypatch.setattr(ncu_rep, "_answer", lambda path, module, conn, part: crash(path, module, None))
     code, out, err = run_cli(capsys, "diagnose", str(report))
     name = "SIGABRT" if how == "abort" else "SIGSEGV"
     assert (code, out) == (2, "")

@@ -60,6 +60,40 @@ def test_the_profile_read_from_the_file_is_the_one_read_by_ncu_report():
     assert done.stdout.strip() == "same"
 
 
+def test_the_attribution_workers_answer_as_ncu_report_does():
+    """The read as the command does it (the file parsed while NVIDIA's reader answers in one process beside
+    it, or two each for every other launch, more than the report's launches included), against the read
+    wholly by ncu_report. Every forked read first: NVIDIA's reader run in this process leaves native state
+    a child forked later can hang on."""
+    pytest.importorskip("ncu_report")
+    script = ("import gzip, tempfile\n"
+              "from pathlib import Path\n"
+              "from ncuwrap.kernel.reading import ncu_rep\n"
+              "sample = Path(tempfile.mkdtemp()) / 'sample.ncu-rep'  # 6 launches with SourceCounters and lines\n"
+              "sample.write_bytes(gzip.decompress(Path('ncuwrap/samples/transpose_h200.ncu-rep.gz').read_bytes()))\n"
+              "names = ('h200/transpose/transposeNaive.ncu-rep', 'h200/vecadd/bench_add.ncu-rep', 'h200_ncuwrap/multi/two_processes.ncu-rep',\n"
+              "         str(sample))\n"
+              "module = ncu_rep.load_module()\n"
+              "beside = {}\n"
+              "for workers in (1, 2, 3):\n"
+              "    ncu_rep.attribution_workers = lambda path: workers\n"
+              "    for name in names:\n"
+              "        path = Path('tests/data') / name\n"
+              "        beside[workers, name] = ncu_rep._assemble(path, path, *ncu_rep._collect_beside(path, module, path, None))\n"
+              "for name in names:\n"
+              "    path = Path('tests/data') / name\n"
+              "    old = ncu_rep._assemble(path, path, *ncu_rep._collect(path, module, path))\n"
+              "    for workers in (1, 2, 3):\n"
+              "        new = beside[workers, name]\n"
+              "        assert new.frame.equals(old.frame) and new.rules == old.rules and new.sources.keys() == old.sources.keys(), name\n"
+              "        for k in new.sources:\n"
+              "            assert new.sources[k].table.equals(old.sources[k].table) and new.sources[k].files == old.sources[k].files\n"
+              "print('same')\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "same"
+
+
 def test_a_file_not_laid_out_as_expected_is_read_by_ncu_report(monkeypatch):
     """Where the file reader gives up (FormatError), NVIDIA's reader reads the whole report, as before."""
     path = H200 / "vecadd" / "bench_add.ncu-rep"

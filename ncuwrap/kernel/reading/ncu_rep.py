@@ -311,24 +311,29 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
 def _collect_beside(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None) -> tuple[list, dict, dict]:
     """:func:`_collect_file` with NVIDIA's reader in a process beside this one: it loads its copy of the
     report and starts its disassembler while this one parses the file, and answers each launch's lines
-    and SASS as the launch is parsed (on the 44-kernel H200 report, read one after the other, the two
-    were ~1.3 and ~2.3 s)."""
+    and SASS as the launch is parsed (one after the other, the two took 0.5 and 1.3 s of CPU on the
+    2-core box's 56 MB report of 14 kernels); a large report has two such processes, each for every
+    other launch (:func:`attribution_workers`)."""
     has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
-    attributor = _Attributor(path, module, shown)
+    workers = attribution_workers(path)
+    attributors = [_Attributor(path, module, shown, (part, workers)) for part in range(workers)]
     rows: list[dict] = []
     rules: dict[int, tuple[RuleResult, ...]] = {}
     pending: list = []
+    answers: dict = {}
     try:
         for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters):
             rows.append(_row(launch))
             rules[launch.index] = _rules_of(launch)
             asked = source_counters.asked(launch.names, launch.instances, launch.lines)
             if asked is not None:
-                attributor.ask(launch.index, *asked)
+                attributors[launch.index % workers].ask(launch.index, *asked)
                 pending.append(launch)
-        answers = attributor.answers()
+        for attributor in attributors:
+            answers.update(attributor.answers())
     finally:
-        attributor.close()
+        for attributor in attributors:
+            attributor.close()
     sources: dict = {}
     where_cache: dict = {}
     for launch in pending:
@@ -339,13 +344,24 @@ def _collect_beside(path: Path, module: ModuleType, shown: Path, wanted: frozens
     return rows, rules, sources
 
 
+# NVIDIA's reader answering lines and SASS: one process per this much report, up to MAX_WORKERS (each
+# holds its copy of its launches and its own disassembler, ~200 MiB; one worker answered the 56 MB
+# report of 14 library kernels 0.66 s after the file was parsed, on the 2-core box: benchmarks/ncurep_phases.py).
+WORKER_BYTES = 48 << 20
+MAX_WORKERS = 2
+
+
+def attribution_workers(path: Path) -> int:
+    return max(1, min(MAX_WORKERS, path.stat().st_size // WORKER_BYTES + 1))
+
+
 class _Attributor:
     """NVIDIA's reader in a forked process, answering PCs' source lines and SASS for the launch index asked
     (:func:`source_counters.asked`), from a copy of the report without metrics, sections or rule results
     (:func:`ncu_rep_file.write_attribution_copy`: 114 against 578 MiB held on a 44-launch report). The
     answers come back together when every launch has been asked: the worker never waits on this side."""
 
-    def __init__(self, path: Path, module: ModuleType, shown: Path):
+    def __init__(self, path: Path, module: ModuleType, shown: Path, part: tuple[int, int] = (0, 1)):
         self.shown = shown
         self.conn, theirs = multiprocessing.Pipe(duplex=True)
         # os.fork, not multiprocessing: the reading child is a daemon process, which may not start one.
@@ -357,7 +373,7 @@ class _Attributor:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
                 self.conn.close()
                 try:
-                    result = ("ok", _answer(path, module, theirs))
+                    result = ("ok", _answer(path, module, theirs, part))
                 except ncu_rep_file.FormatError as exc:
                     result = ("format", str(exc))
                 except BaseException as exc:  # said by the reading side, as the reading child's own errors are
@@ -406,30 +422,39 @@ class _Attributor:
             self.status = os.waitpid(self.pid, 0)[1]
 
 
-def _answer(path: Path, module: ModuleType, conn) -> dict:
-    """The attribution worker's work: load the copy, start the disassembler on the first PC the file
-    holds, then answer each request until the None that ends them (see :class:`_Attributor`)."""
+def _answer(path: Path, module: ModuleType, conn, part: tuple[int, int] = (0, 1)) -> dict:
+    """The attribution worker's work for the launches of its ``part`` (index, count: every count-th launch
+    from index on): load its copy, start the disassembler on the first PC of its launches, then answer
+    each request until the None that ends them (see :class:`_Attributor`)."""
+    mine = lambda index: index % part[1] == part[0]  # noqa: E731
     with tempfile.TemporaryDirectory(prefix="ncuwrap-lines-") as folder:
         copy = Path(folder) / "lines.ncu-rep"
-        ncu_rep_file.write_attribution_copy(path, None, copy)
+        kept = ncu_rep_file.write_attribution_copy(path, mine, copy)
+        if not kept:  # a report of fewer launches than workers: nothing will be asked here
+            while conn.recv() is not None:
+                raise ncu_rep_file.FormatError("a launch asked of a worker that has none")
+            return {}
         try:
             context = module.load_report(str(copy))
         except Exception as exc:  # NVIDIA's reader then reads the report itself, and says what is wrong with it
             raise ncu_rep_file.FormatError(f"ncu_report does not load the copy ({exc})") from None
         actions = [(r, a) for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
-        action = lambda index: context.range_by_idx(actions[index][0]).action_by_idx(actions[index][1])  # noqa: E731
+        if len(actions) != len(kept):
+            raise ncu_rep_file.FormatError(f"ncu_report sees {len(actions)} launches in the copy, not {len(kept)}")
+        position = {index: n for n, index in enumerate(kept)}
+        action = lambda index: context.range_by_idx(actions[position[index]][0]).action_by_idx(actions[position[index]][1])  # noqa: E731
         # NVIDIA's disassembler starts on the first SASS asked in a process (0.5-0.6 s): asked here, it
         # starts while the other side parses.
         for launch in ncu_rep_file.launches(path, frozenset(), frozenset(source_counters.MARKERS)):
-            first = next((pc for values in launch.instances.values() for pc in values), None)
+            first = next((pc for values in launch.instances.values() for pc in values), None) if mine(launch.index) else None
             if first is not None:
                 action(launch.index).sass_by_pc(first)
                 break
         answers: dict = {}
         while (request := conn.recv()) is not None:
             index, line_pcs, sass_pcs = request
-            if index >= len(actions):
-                raise ncu_rep_file.FormatError(f"ncu_report sees {len(actions)} launches in the copy")
+            if index not in position:
+                raise ncu_rep_file.FormatError(f"launch {index} is not in the copy")
             attribution = source_counters.Attribution(action(index))
             answers[index] = ({pc: attribution.where(pc) for pc in line_pcs}, {pc: attribution.sass(pc) for pc in sass_pcs})
         return answers

@@ -1,0 +1,63 @@
+"""Where ``ncuwrap diagnose REPORT.ncu-rep`` goes, phase by phase, in one process (issue 41): the reading
+child's own phases (the file parsed launch by launch while NVIDIA's reader answers lines and SASS beside
+it, then the instruction tables), the read as the diagnosis waits on it, the diagnosis, the JSON document.
+
+    python benchmarks/ncurep_phases.py REPORT.ncu-rep
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+T0 = time.perf_counter()
+
+
+def at() -> float:
+    return round(time.perf_counter() - T0, 3)
+
+
+def main(path: Path) -> None:
+    from ncuwrap import ruleset
+    from ncuwrap.kernel import metrics
+    from ncuwrap.kernel.reading import ncu_rep, ncu_rep_file, source_counters
+
+    rules = ruleset.load(None, metrics.KERNEL)
+    wanted = frozenset(metrics.report_metrics(rules)) | ncu_rep.LAUNCH_METRICS
+    print("imported", at())
+    # The reading child's work, here in process: parse, ask, answers, tables.
+    has = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
+    attributor = ncu_rep._Attributor(path, ncu_rep.load_module(), path)
+    pending, cpu = [], time.process_time()
+    for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has):
+        asked = source_counters.asked(launch.names, launch.instances, launch.lines)
+        if asked is not None:
+            attributor.ask(launch.index, *asked)
+            pending.append(launch)
+    print("parsed", at(), "launches", len(pending), "parse cpu", round(time.process_time() - cpu, 3))
+    answers = attributor.answers()
+    attributor.close()
+    print("answered", at())
+    cache: dict = {}
+    for launch in pending:
+        source_counters.from_values(launch.function, launch.names, launch.instances, launch.codes, lambda: launch.files,
+                                    source_counters.Answered(*answers[launch.index]), cache)
+    print("tables", at())
+    # As the command runs it: the read in its child, then the diagnosis and the document.
+    import ncuwrap
+    from ncuwrap.kernel import reading
+
+    t = time.perf_counter()
+    reading.start(path, metrics=wanted).result()
+    print("read as diagnose does", round(time.perf_counter() - t, 3))
+    t = time.perf_counter()
+    diagnosis = ncuwrap.diagnose(path)
+    print("ncuwrap.diagnose", round(time.perf_counter() - t, 3))
+    t = time.perf_counter()
+    diagnosis.to_json()
+    print("to_json", round(time.perf_counter() - t, 3))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
