@@ -65,8 +65,11 @@ NCUWRAP = """
 import sys, resource, time
 try:
     from ncuwrap.kernel.diagnosis import diagnose
-except ImportError:  # a tree from before the rename (--tree)
-    from ncuwrap.engine import diagnose
+except ImportError:  # a tree from before the kernel wing (--tree, --baseline-tree), or before the rename
+    try:
+        from ncuwrap.kernel_diagnosis import diagnose
+    except ImportError:
+        from ncuwrap.engine import diagnose
 from ncuwrap.render import Format, render
 t, c = time.perf_counter(), time.process_time()
 d = diagnose(sys.argv[1]); text = render(d, Format.json)
@@ -82,8 +85,11 @@ import sys, time, orjson
 from ncuwrap import ruleset
 try:
     from ncuwrap.kernel.diagnosis import diagnose, load, needed_metrics
-except ImportError:  # a tree from before the rename (--tree)
-    from ncuwrap.engine import diagnose, load, needed_metrics
+except ImportError:  # a tree from before the kernel wing (--tree), or before the rename
+    try:
+        from ncuwrap.kernel_diagnosis import diagnose, load, needed_metrics
+    except ImportError:
+        from ncuwrap.engine import diagnose, load, needed_metrics
 from ncuwrap.render.jsonfmt import dumps
 try:
     from ncuwrap.kernel.metrics import KERNEL
