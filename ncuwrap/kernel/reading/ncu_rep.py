@@ -309,14 +309,14 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
 
 
 def _collect_beside(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None) -> tuple[list, dict, dict]:
-    """:func:`_collect_file` with NVIDIA's reader in a process beside this one: it loads its copy of the
-    report and starts its disassembler while this one parses the file, and answers each launch's lines
-    and SASS as the launch is parsed (one after the other, the two took 0.5 and 1.3 s of CPU on the
-    2-core box's 56 MB report of 14 kernels); a large report has two such processes, each for every
-    other launch (:func:`attribution_workers`)."""
+    """:func:`_collect_file` with NVIDIA's reader in a process beside this one, started at the first launch
+    with SourceCounters (none for a report without): it loads its copy of the report and starts its
+    disassembler while this one parses on, and answers each launch's lines and SASS as the launch is
+    parsed (one after the other, the two took 0.5 and 1.3 s of CPU on the 2-core box's 56 MB report of 14
+    kernels); a large report has two such processes, each for every other launch (:func:`attribution_workers`)."""
     has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
     workers = attribution_workers(path)
-    attributors = [_Attributor(path, module, shown, (part, workers)) for part in range(workers)]
+    attributors: dict[int, _Attributor] = {}
     rows: list[dict] = []
     rules: dict[int, tuple[RuleResult, ...]] = {}
     pending: list = []
@@ -327,12 +327,15 @@ def _collect_beside(path: Path, module: ModuleType, shown: Path, wanted: frozens
             rules[launch.index] = _rules_of(launch)
             asked = source_counters.asked(launch.names, launch.instances, launch.lines)
             if asked is not None:
-                attributors[launch.index % workers].ask(launch.index, *asked)
+                part = launch.index % workers
+                if part not in attributors:
+                    attributors[part] = _Attributor(path, module, shown, (part, workers))
+                attributors[part].ask(launch.index, *asked)
                 pending.append(launch)
-        for attributor in attributors:
+        for attributor in attributors.values():
             answers.update(attributor.answers())
     finally:
-        for attributor in attributors:
+        for attributor in attributors.values():
             attributor.close()
     sources: dict = {}
     where_cache: dict = {}
@@ -400,7 +403,7 @@ class _Attributor:
             pass
         try:
             kind, value = self.conn.recv()
-        except EOFError:  # killed by NVIDIA's native code, as the reading child can be
+        except (EOFError, OSError):  # killed by NVIDIA's native code, as the reading child can be (a reset: before it read)
             self._wait()
             code = -os.WTERMSIG(self.status) if os.WIFSIGNALED(self.status) else os.WEXITSTATUS(self.status)
             how = f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exit code {code}"
@@ -424,16 +427,13 @@ class _Attributor:
 
 def _answer(path: Path, module: ModuleType, conn, part: tuple[int, int] = (0, 1)) -> dict:
     """The attribution worker's work for the launches of its ``part`` (index, count: every count-th launch
-    from index on): load its copy, start the disassembler on the first PC of its launches, then answer
-    each request until the None that ends them (see :class:`_Attributor`)."""
+    from index on): load its copy, then answer each request until the None that ends them (see
+    :class:`_Attributor`). It is started at its first launch with SourceCounters, whose first SASS starts
+    NVIDIA's disassembler (0.5-0.6 s) while the other side parses on."""
     mine = lambda index: index % part[1] == part[0]  # noqa: E731
     with tempfile.TemporaryDirectory(prefix="ncuwrap-lines-") as folder:
         copy = Path(folder) / "lines.ncu-rep"
         kept = ncu_rep_file.write_attribution_copy(path, mine, copy)
-        if not kept:  # a report of fewer launches than workers: nothing will be asked here
-            while conn.recv() is not None:
-                raise ncu_rep_file.FormatError("a launch asked of a worker that has none")
-            return {}
         try:
             context = module.load_report(str(copy))
         except Exception as exc:  # NVIDIA's reader then reads the report itself, and says what is wrong with it
@@ -443,13 +443,6 @@ def _answer(path: Path, module: ModuleType, conn, part: tuple[int, int] = (0, 1)
             raise ncu_rep_file.FormatError(f"ncu_report sees {len(actions)} launches in the copy, not {len(kept)}")
         position = {index: n for n, index in enumerate(kept)}
         action = lambda index: context.range_by_idx(actions[position[index]][0]).action_by_idx(actions[position[index]][1])  # noqa: E731
-        # NVIDIA's disassembler starts on the first SASS asked in a process (0.5-0.6 s): asked here, it
-        # starts while the other side parses.
-        for launch in ncu_rep_file.launches(path, frozenset(), frozenset(source_counters.MARKERS)):
-            first = next((pc for values in launch.instances.values() for pc in values), None) if mine(launch.index) else None
-            if first is not None:
-                action(launch.index).sass_by_pc(first)
-                break
         answers: dict = {}
         while (request := conn.recv()) is not None:
             index, line_pcs, sass_pcs = request
