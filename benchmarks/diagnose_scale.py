@@ -142,8 +142,12 @@ def build_csv(path: Path, kernels: int, columns: list[str] | None = None) -> int
 
 def measure(script: str, path: Path, tree: Path = ROOT) -> dict:
     """One in-process measurement (imports not timed) in a fresh interpreter, importing ncuwrap from ``tree``."""
-    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True, cwd=tree,
-                         env={**os.environ, "PYTHONPATH": str(tree)})
+    # The tree first, then what the caller's path had (the GPU host's wheels live in a folder of their own:
+    # without it the child could not import orjson, which failed the H200's runs of this script).
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, cwd=tree,
+                         env=P.with_pythonpath(tree))
+    if out.returncode:
+        raise SystemExit(f"{tree}: the measurement failed:\n{out.stderr[-2000:]}")
     seconds, rss_kb, rows, cpu = out.stdout.split()
     return {"seconds": float(seconds), "peak_rss_mib": int(rss_kb) / 1024, "rows": int(rows), "cpu_s": float(cpu)}
 
@@ -152,13 +156,13 @@ def measure_process(argv: list[str], tree: Path = ROOT) -> dict:
     """A whole process (start-up and imports included) from a fresh launcher: wall and CPU time, the process
     tree's peak memory (benchmarks/process_tree.py)."""
     with tempfile.TemporaryDirectory(prefix="ncuwrap-scale-out-") as tmp:
-        return P.run(argv, Path(tmp) / "stdout", env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree)
+        return P.run(argv, Path(tmp) / "stdout", env=P.with_pythonpath(tree), cwd=tree)
 
 
 def measure_floor(path: Path, tree: Path = ROOT) -> dict:
     """The floor's steps (FLOOR) in a fresh interpreter: seconds to load the rules, read, encode."""
     out = subprocess.run([sys.executable, "-c", FLOOR, str(path)], capture_output=True, text=True, check=True, cwd=tree,
-                         env={**os.environ, "PYTHONPATH": str(tree)})
+                         env=P.with_pythonpath(tree))
     return dict(zip(("rules_s", "read_s", "encode_s"), map(float, out.stdout.split())))
 
 
