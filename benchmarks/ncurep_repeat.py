@@ -12,76 +12,29 @@ each PC's line once for all N (ncuwrap caches by PC); a real report of N functio
 
 from __future__ import annotations
 
-import struct
 import sys
 from pathlib import Path
 
-_U32 = struct.Struct("<I")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, at
-
-
-def _without_field(message: bytes, number: int) -> bytes:
-    """``message`` with every occurrence of field ``number`` (length-delimited or varint) left out."""
-    out, at = bytearray(), 0
-    while at < len(message):
-        start = at
-        key, at = _varint(message, at)
-        kind = key & 7
-        if kind == 0:
-            _, at = _varint(message, at)
-        elif kind == 2:
-            length, at = _varint(message, at)
-            at += length
-        elif kind == 1:
-            at += 8
-        elif kind == 5:
-            at += 4
-        else:
-            raise ValueError(f"wire type {kind}")
-        if key >> 3 != number:
-            out += message[start:at]
-    return bytes(out)
+# The reader's own framing: length-prefixed messages, a block header's varints, a message without a field.
+from ncuwrap.kernel.reading.ncu_rep_file import _framed, _raw, _varints, _without  # noqa: E402
 
 
 def repeat(source: Path, times: int, target: Path) -> None:
-    data = source.read_bytes()
-    (length,) = _U32.unpack_from(data, 4)
-    head, at = data[: 8 + length], 8 + length
-    blocks = []  # (header bytes, payload bytes, has launches)
-    while at < len(data):
-        (length,) = _U32.unpack_from(data, at)
-        header = data[at + 4: at + 4 + length]
-        fields = {}
-        i = 0
-        while i < len(header):
-            key, i = _varint(header, i)
-            if key & 7 == 0:
-                fields[key >> 3], i = _varint(header, i)
-            else:
-                size, i = _varint(header, i)
-                i += size
-        at += 4 + length
-        payload = data[at: at + fields.get(5, 0)]
-        at += fields.get(5, 0)
-        blocks.append((header, payload, fields.get(2, 0) > 0))
-    with target.open("wb") as out:
-        out.write(head)
-        for header, payload, launches in blocks:
-            out.write(_U32.pack(len(header)) + header + payload)
-            if launches:
-                bare = _without_field(header, 4)
+    size = source.stat().st_size
+    with source.open("rb") as fh, target.open("wb") as out:
+        out.write(fh.read(4) + _framed(_raw(fh, size, "file header")))
+        while fh.tell() < size:
+            header = _raw(fh, size, "block header")
+            fields = _varints(header)
+            payload = fh.read(fields.get(5, 0))
+            out.write(_framed(header) + payload)
+            if fields.get(2, 0):  # a block of launches: its repeats without the string table (field 4)
+                bare = _without(header, {4})
                 for _ in range(times - 1):
-                    out.write(_U32.pack(len(bare)) + bare + payload)
+                    out.write(_framed(bare) + payload)
 
 
 if __name__ == "__main__":

@@ -208,15 +208,10 @@ def _add_source(sources: dict, source, start: int, end: int) -> None:
 
 
 def _message(fh, limit: int, cls, what: str):
-    """The next length-prefixed message, its length checked against ``limit`` (the end of what holds it)."""
-    head = fh.read(4)
-    if len(head) != 4:
-        raise FormatError(f"the file ends inside a {what}'s length")
-    (length,) = _U32.unpack(head)
-    if fh.tell() + length > limit:
-        raise FormatError(f"a {what} runs past the end of what holds it")
+    """The next length-prefixed message (:func:`_raw`), parsed as ``cls``."""
+    data = _raw(fh, limit, what)
     try:
-        return cls.FromString(fh.read(length))
+        return cls.FromString(data)
     except Exception as exc:  # upb's DecodeError, or a string that is not UTF-8
         raise FormatError(f"a {what} does not parse ({exc})") from None
 
@@ -360,6 +355,7 @@ def write_attribution_copy(path: Path, keep: list[int] | Callable[[int], bool] |
 
 
 def _raw(fh, limit: int, what: str) -> bytes:
+    """The next length-prefixed message's bytes, its length checked against ``limit`` (the end of what holds it)."""
     head = fh.read(4)
     if len(head) != 4:
         raise FormatError(f"the file ends inside a {what}'s length")
