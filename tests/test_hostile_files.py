@@ -133,14 +133,13 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how, w
     report = tmp_path / "report.ncu-rep"
     report.write_bytes((H200 / "transpose" / "copyKernel.ncu-rep").read_bytes())
 
-    def crash(path, module, shown, wanted=None, part=(0, 1)):
+    def crash(path, module, shown, wanted=None, part=(0, 1), beside=False):
         os.kill(os.getpid(), signal.SIGABRT if how == "abort" else signal.SIGSEGV)
 
     # The child that reads the file has NVIDIA's reader answer the instructions' lines and SASS in a
     # process beside it (the attribution worker); a report not laid out as expected is read by ncu_report's
     # children. Any of them can die.
     if where == "reader":
-        monkeypatch.setattr(ncu_rep, "_collect_beside", crash)
         monkeypatch.setattr(ncu_rep, "_collect_file", crash)
         monkeypatch.setattr(ncu_rep, "_collect", crash)
     else:

@@ -79,7 +79,7 @@ def test_the_attribution_workers_answer_as_ncu_report_does():
               "    ncu_rep.attribution_workers = lambda path: workers\n"
               "    for name in names:\n"
               "        path = Path('tests/data') / name\n"
-              "        beside[workers, name] = ncu_rep._assemble(path, path, *ncu_rep._collect_beside(path, module, path, None))\n"
+              "        beside[workers, name] = ncu_rep._assemble(path, path, *ncu_rep._collect_file(path, module, path, None, beside=True))\n"
               "for name in names:\n"
               "    path = Path('tests/data') / name\n"
               "    old = ncu_rep._assemble(path, path, *ncu_rep._collect(path, module, path))\n"

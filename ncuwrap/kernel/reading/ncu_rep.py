@@ -140,7 +140,7 @@ class Reading:
         self.path, self.shown, self.module, self.wanted, self.parts = path, shown, module, wanted, parts
         self.forks = "fork" in multiprocessing.get_all_start_methods()
         # One child reads the file and asks ncu_report only for the instructions' lines and SASS.
-        self.child = _Child(shown, lambda: _collect_beside(path, module, shown, wanted)) if self.forks else None
+        self.child = _Child(shown, lambda: _collect_file(path, module, shown, wanted, beside=True)) if self.forks else None
 
     def result(self) -> Profile:
         collected = self._from_file()
@@ -283,40 +283,21 @@ def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | No
     return rows, rules, sources
 
 
-def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None) -> tuple[list, dict, dict]:
+def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None, *,
+                  beside: bool = False) -> tuple[list, dict, dict]:
     """What :func:`_collect` reads, from the file (:mod:`ncu_rep_file`); ``ncu_report`` loads the report
     only where a launch has SourceCounters, for its instructions' lines and the shown ones' SASS.
-    Raises ncu_rep_file.FormatError where the file is not laid out as expected. Runs in the forked child,
-    where NVIDIA's reader answers in a process of its own (:class:`_Attributor`) while the file is parsed."""
-    has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
-    launches = ncu_rep_file.read(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters)
-    rows: list[dict] = []
-    rules: dict[int, tuple[RuleResult, ...]] = {}
-    sources: dict = {}
-    where_cache: dict = {}
-    counted = [launch.index for launch in launches if has_counters(launch)]
-    with tempfile.TemporaryDirectory(prefix="ncuwrap-lines-") as folder:
-        actions = _actions(path, module, counted, Path(folder)) if counted else None
-        for launch in launches:
-            rows.append(_row(launch))
-            rules[launch.index] = _rules_of(launch)
-            if actions is not None and launch.index in actions:
-                counters = source_counters.from_values(rows[-1]["name"], launch.names, launch.instances, launch.codes, lambda: launch.files,
-                                                       source_counters.Attribution(actions[launch.index](), launch.lines), where_cache)
-                if counters is not None:
-                    sources[launch.index] = counters
-    return rows, rules, sources
+    Raises ncu_rep_file.FormatError where the file is not laid out as expected.
 
-
-def _collect_beside(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None) -> tuple[list, dict, dict]:
-    """:func:`_collect_file` with NVIDIA's reader in a process beside this one, started at the first launch
-    with SourceCounters (none for a report without): it loads its copy of the report and starts its
-    disassembler while this one parses on, and answers each launch's lines and SASS as the launch is
-    parsed (one after the other, the two took 0.5 and 1.3 s of CPU on the 2-core box's 56 MB report of 14
-    kernels); a large report has two such processes, each for every other launch (:func:`attribution_workers`)."""
+    ``beside`` (in the forked reading child): NVIDIA's reader answers in a process beside this one
+    (:class:`_Attributor`), started at the first launch with SourceCounters: it loads its copy of the
+    report and starts its disassembler while this one parses on, and answers each launch as it is parsed
+    (one after the other, the two took 0.5 and 1.3 s of CPU on the 2-core box's 56 MB report of 14
+    kernels); a large report has two, each for every other launch (:func:`attribution_workers`). Else
+    (no fork) it answers here, each launch as it is parsed (:class:`_Answering`)."""
     has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
     workers = attribution_workers(path)
-    attributors: dict[int, _Attributor] = {}
+    answering: dict = {}  # part -> its _Attributor or _Answering, started at its first launch with SourceCounters
     rows: list[dict] = []
     rules: dict[int, tuple[RuleResult, ...]] = {}
     pending: list = []
@@ -328,15 +309,16 @@ def _collect_beside(path: Path, module: ModuleType, shown: Path, wanted: frozens
             asked = source_counters.asked(launch.names, launch.instances, launch.lines)
             if asked is not None:
                 part = launch.index % workers
-                if part not in attributors:
-                    attributors[part] = _Attributor(path, module, shown, (part, workers))
-                attributors[part].ask(launch.index, *asked)
+                if part not in answering:
+                    answering[part] = (_Attributor(path, module, shown, (part, workers)) if beside else
+                                       _Answering(path, module, (part, workers)))
+                answering[part].ask(launch.index, *asked)
                 pending.append(launch)
-        for attributor in attributors.values():
-            answers.update(attributor.answers())
+        for each in answering.values():
+            answers.update(each.answers())
     finally:
-        for attributor in attributors.values():
-            attributor.close()
+        for each in answering.values():
+            each.close()
     sources: dict = {}
     where_cache: dict = {}
     for launch in pending:
@@ -426,31 +408,53 @@ class _Attributor:
 
 
 def _answer(path: Path, module: ModuleType, conn, part: tuple[int, int] = (0, 1)) -> dict:
-    """The attribution worker's work for the launches of its ``part`` (index, count: every count-th launch
-    from index on): load its copy, then answer each request until the None that ends them (see
-    :class:`_Attributor`). It is started at its first launch with SourceCounters, whose first SASS starts
-    NVIDIA's disassembler (0.5-0.6 s) while the other side parses on."""
-    mine = lambda index: index % part[1] == part[0]  # noqa: E731
-    with tempfile.TemporaryDirectory(prefix="ncuwrap-lines-") as folder:
-        copy = Path(folder) / "lines.ncu-rep"
-        kept = ncu_rep_file.write_attribution_copy(path, mine, copy)
-        try:
-            context = module.load_report(str(copy))
-        except Exception as exc:  # NVIDIA's reader then reads the report itself, and says what is wrong with it
-            raise ncu_rep_file.FormatError(f"ncu_report does not load the copy ({exc})") from None
-        actions = [(r, a) for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
-        if len(actions) != len(kept):
-            raise ncu_rep_file.FormatError(f"ncu_report sees {len(actions)} launches in the copy, not {len(kept)}")
-        position = {index: n for n, index in enumerate(kept)}
-        action = lambda index: context.range_by_idx(actions[position[index]][0]).action_by_idx(actions[position[index]][1])  # noqa: E731
-        answers: dict = {}
+    """The attribution worker's work: :class:`_Answering` for its ``part``, each request answered as it
+    comes, until the None that ends them (see :class:`_Attributor`). It is started at its first launch
+    with SourceCounters, whose first SASS starts NVIDIA's disassembler (0.5-0.6 s) while the other side
+    parses on."""
+    answering = _Answering(path, module, part)
+    try:
         while (request := conn.recv()) is not None:
-            index, line_pcs, sass_pcs = request
-            if index not in position:
-                raise ncu_rep_file.FormatError(f"launch {index} is not in the copy")
-            attribution = source_counters.Attribution(action(index))
-            answers[index] = ({pc: attribution.where(pc) for pc in line_pcs}, {pc: attribution.sass(pc) for pc in sass_pcs})
-        return answers
+            answering.ask(*request)
+        return answering.answers()
+    finally:
+        answering.close()
+
+
+class _Answering:
+    """NVIDIA's reader in this process, answering PCs' lines and SASS for the launches of ``part`` (index,
+    count: every count-th launch from index on) from a copy of the report with those launches alone
+    (:func:`_actions`). A PC answered for one launch is not asked again for another (the same module)."""
+
+    def __init__(self, path: Path, module: ModuleType, part: tuple[int, int] = (0, 1)):
+        self.folder = tempfile.TemporaryDirectory(prefix="ncuwrap-lines-")
+        try:
+            self.actions = _actions(path, module, lambda index: index % part[1] == part[0], Path(self.folder.name))
+        except BaseException:
+            self.folder.cleanup()
+            raise
+        self.done: dict = {}
+        self.lines: dict = {}
+        self.texts: dict = {}
+
+    def ask(self, index: int, line_pcs: list[int], sass_pcs: list[int]) -> None:
+        if index not in self.actions:
+            raise ncu_rep_file.FormatError(f"launch {index} is not in the copy")
+        attribution = source_counters.Attribution(self.actions[index]())
+        for pc in line_pcs:
+            if pc not in self.lines:
+                self.lines[pc] = attribution.where(pc)
+        for pc in sass_pcs:
+            if pc not in self.texts:
+                self.texts[pc] = attribution.sass(pc)
+        self.done[index] = ({pc: self.lines[pc] for pc in line_pcs}, {pc: self.texts[pc] for pc in sass_pcs})
+
+    def answers(self) -> dict:
+        """Launch index -> ({pc: (file, line)}, {pc: sass}) for every launch asked."""
+        return self.done
+
+    def close(self) -> None:
+        self.folder.cleanup()
 
 
 def _row(launch) -> dict:
@@ -470,20 +474,20 @@ def _rules_of(launch) -> tuple[RuleResult, ...]:
     return tuple(out)
 
 
-def _actions(path: Path, module: ModuleType, counted: list[int], folder: Path) -> dict:
-    """Launch index -> a function giving its ``ncu_report`` action, for the launches in ``counted``: NVIDIA's
-    reader loads a copy of the report with those launches alone, without their metrics
-    (:func:`ncu_rep_file.write_attribution_copy`; the copy lives as long as ``folder``)."""
+def _actions(path: Path, module: ModuleType, keep, folder: Path) -> dict:
+    """Launch index -> a function giving its ``ncu_report`` action, for the launches ``keep`` keeps (a
+    function of the index): NVIDIA's reader loads a copy of the report with those launches alone, without
+    their metrics (:func:`ncu_rep_file.write_attribution_copy`; the copy lives as long as ``folder``)."""
     copy = folder / "lines.ncu-rep"
-    ncu_rep_file.write_attribution_copy(path, counted, copy)
+    kept = ncu_rep_file.write_attribution_copy(path, keep, copy)
     try:
         context = module.load_report(str(copy))
     except Exception as exc:  # NVIDIA's reader then reads the report itself, and says what is wrong with it
         raise ncu_rep_file.FormatError(f"ncu_report does not load the copy ({exc})") from None
     where = [(r, a) for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
-    if len(where) != len(counted):
-        raise ncu_rep_file.FormatError(f"ncu_report sees {len(where)} launches in the copy, not {len(counted)}")
-    return {index: (lambda r=r, a=a: context.range_by_idx(r).action_by_idx(a)) for index, (r, a) in zip(counted, where)}
+    if len(where) != len(kept):
+        raise ncu_rep_file.FormatError(f"ncu_report sees {len(where)} launches in the copy, not {len(kept)}")
+    return {index: (lambda r=r, a=a: context.range_by_idx(r).action_by_idx(a)) for index, (r, a) in zip(kept, where)}
 
 
 def _merged(parts: list[tuple[list, dict, dict]], shown: Path) -> tuple[list, dict, dict]:
