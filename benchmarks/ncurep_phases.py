@@ -1,6 +1,6 @@
 """Where ``ncuwrap diagnose REPORT.ncu-rep`` goes, phase by phase, in one process (issue 41): the reading
-child's own phases (the file parsed launch by launch while NVIDIA's reader answers lines and SASS beside
-it, then the instruction tables), the read as the diagnosis waits on it, the diagnosis, the JSON document.
+child's own phases (the file parsed launch by launch while NVIDIA's reader answers lines beside it where
+a cubin has a line table, the shown SASS by nvdisasm, then the instruction tables), the read as the diagnosis waits on it, the diagnosis, the JSON document.
 
     python benchmarks/ncurep_phases.py REPORT.ncu-rep
 """
@@ -26,23 +26,33 @@ def main(path: Path) -> None:
     rules = ruleset.load(None, metrics.KERNEL)
     wanted = frozenset(metrics.report_metrics(rules)) | ncu_rep.LAUNCH_METRICS
     print("imported", at())
-    # The reading child's work, here in process: parse, ask, answers, tables.
+    # The reading child's work, here in process: parse, the shown SASS by nvdisasm, lines by NVIDIA's reader, tables.
     has = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
-    attributor = ncu_rep._Attributor(path, ncu_rep.load_module(), path)
-    pending, cpu = [], time.process_time()
+    disassembled = ncu_rep._Disassembling(path, ncu_rep.disassembly.nvdisasm())
+    attributor, pending, cpu = None, [], time.process_time()
     for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has):
         asked = source_counters.asked(launch.names, launch.instances, launch.lines)
         if asked is not None:
-            attributor.ask(launch.index, *asked)
+            lines, sass = asked
+            if disassembled.take(launch, sass):
+                sass = []
+            if lines or sass:
+                attributor = attributor or ncu_rep._Attributor(path, ncu_rep.load_module(), path)
+                attributor.ask(launch.index, lines, sass)
             pending.append(launch)
     print("parsed", at(), "launches", len(pending), "parse cpu", round(time.process_time() - cpu, 3))
-    answers = attributor.answers()
-    attributor.close()
-    print("answered", at())
+    texts = disassembled.result()
+    print("disassembled", at(), "instructions", len(texts or {}), "nvdisasm", "failed" if texts is None else "ok")
+    answers = attributor.answers() if attributor else {}
+    if attributor:
+        attributor.close()
+    print("answered", at(), "by NVIDIA's reader", len(answers))
     cache: dict = {}
     for launch in pending:
+        lines, sass = answers.get(launch.index, ({}, {}))
+        sass = {pc: texts[pc] for pc in disassembled.asked.get(launch.index, [])} or sass
         source_counters.from_values(launch.function, launch.names, launch.instances, launch.codes, lambda: launch.files,
-                                    source_counters.Answered(*answers[launch.index]), cache)
+                                    source_counters.Answered(lines, sass), cache)
     print("tables", at())
     # As the command runs it: the read in its child, then the diagnosis and the document.
     import ncuwrap

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ncuwrap.kernel.reading import ncu_rep, ncu_rep_file
+from ncuwrap.kernel.reading import cubin, ncu_rep, ncu_rep_file
 from tests.conftest import DATA, H200, ROOT
 
 # Every real report here and the bundled sample (one module whose SourceData comes twice, the second without files).
@@ -185,4 +185,4 @@ def test_the_copy_for_nvidias_reader_holds_the_launches_asked_for_without_their_
                                  b"\x7fELF\x01\x01" + bytes(58)], ids=["empty", "short", "other", "headers-outside", "32-bit"])
 def test_a_cubin_that_is_no_elf_this_reads_has_no_known_line_table(elf):
     # None: the reader asks ncu_report for every PC's line, as before (never a line table assumed away).
-    assert ncu_rep_file.has_line_table(elf) is None
+    assert cubin.has_line_table(elf) is None

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ncuwrap.core import progress
 from ncuwrap.core.errors import InputError, ToolNotFoundError
 from ncuwrap.kernel.reading.model import NCU_REP_MAGIC as MAGIC, Profile, RuleResult, Source
-from ncuwrap.kernel.reading import ncu_rep_file, source_counters
+from ncuwrap.kernel.reading import disassembly, ncu_rep_file, source_counters
 from ncuwrap.core.kernel_names import function_name
 
 if TYPE_CHECKING:  # pandas builds the frames in the parent, after the reader's child is started
@@ -285,35 +285,51 @@ def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | No
 
 def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None, *,
                   beside: bool = False) -> tuple[list, dict, dict]:
-    """What :func:`_collect` reads, from the file (:mod:`ncu_rep_file`); ``ncu_report`` loads the report
-    only where a launch has SourceCounters, for its instructions' lines and the shown ones' SASS.
+    """What :func:`_collect` reads, from the file (:mod:`ncu_rep_file`). The instructions of launches with
+    SourceCounters need their source lines and the shown ones their SASS: nvdisasm disassembles the shown
+    ones (:mod:`disassembly`: one run per architecture, after the parse), and ``ncu_report`` loads the
+    report only for the lines of cubins with a line table, and for SASS where nvdisasm cannot give it.
     Raises ncu_rep_file.FormatError where the file is not laid out as expected.
 
     ``beside`` (in the forked reading child): NVIDIA's reader answers in a process beside this one
-    (:class:`_Attributor`), started at the first launch with SourceCounters: it loads its copy of the
-    report and starts its disassembler while this one parses on, and answers each launch as it is parsed
-    (one after the other, the two took 0.5 and 1.3 s of CPU on the 2-core box's 56 MB report of 14
-    kernels); a large report has two, each for every other launch (:func:`attribution_workers`). Else
-    (no fork) it answers here, each launch as it is parsed (:class:`_Answering`)."""
+    (:class:`_Attributor`), started at the first launch that needs it: it loads its copy of the report
+    while this one parses on, and answers each launch as it is parsed; a large report has two, each for
+    every other launch (:func:`attribution_workers`). Else (no fork) it answers here, each launch as it
+    is parsed (:class:`_Answering`)."""
     has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
     workers = attribution_workers(path)
-    answering: dict = {}  # part -> its _Attributor or _Answering, started at its first launch with SourceCounters
+    tool = disassembly.nvdisasm()
+    answering: dict = {}  # part -> its _Attributor or _Answering, started at its first launch that needs one
     rows: list[dict] = []
     rules: dict[int, tuple[RuleResult, ...]] = {}
     pending: list = []
     answers: dict = {}
+    disassembled = _Disassembling(path, tool)
+
+    def ask(index: int, line_pcs: list[int], sass_pcs: list[int]) -> None:
+        part = index % workers
+        if part not in answering:
+            answering[part] = _Attributor(path, module, shown, (part, workers)) if beside else _Answering(path, module, (part, workers))
+        answering[part].ask(index, line_pcs, sass_pcs)
+
     try:
         for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters):
             rows.append(_row(launch))
             rules[launch.index] = _rules_of(launch)
             asked = source_counters.asked(launch.names, launch.instances, launch.lines)
-            if asked is not None:
-                part = launch.index % workers
-                if part not in answering:
-                    answering[part] = (_Attributor(path, module, shown, (part, workers)) if beside else
-                                       _Answering(path, module, (part, workers)))
-                answering[part].ask(launch.index, *asked)
-                pending.append(launch)
+            if asked is None:
+                continue
+            line_pcs, sass_pcs = asked
+            if disassembled.take(launch, sass_pcs):
+                sass_pcs = []
+            if line_pcs or sass_pcs:
+                ask(launch.index, line_pcs, sass_pcs)
+            pending.append(launch)
+        texts = disassembled.result()
+        if texts is None:  # nvdisasm could not: NVIDIA's reader disassembles what it was to
+            for index, pcs in disassembled.asked.items():
+                ask(index, [], pcs)
+            texts = {}
         for each in answering.values():
             answers.update(each.answers())
     finally:
@@ -322,11 +338,52 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     sources: dict = {}
     where_cache: dict = {}
     for launch in pending:
+        lines, sass = answers.get(launch.index, ({}, {}))
+        if launch.index in disassembled.asked:
+            sass = {pc: texts[pc] for pc in disassembled.asked[launch.index]} if texts else sass
         counters = source_counters.from_values(rows[launch.index]["name"], launch.names, launch.instances, launch.codes, lambda: launch.files,
-                                               source_counters.Answered(*answers[launch.index]), where_cache)
+                                               source_counters.Answered(lines, sass), where_cache)
         if counters is not None:
             sources[launch.index] = counters
     return rows, rules, sources
+
+
+class _Disassembling:
+    """The shown instructions' SASS by nvdisasm (:mod:`disassembly`), gathered launch by launch as the file is
+    parsed and disassembled after it, one run per architecture."""
+
+    def __init__(self, path: Path, tool: str | None):
+        self.path, self.tool = path, tool
+        self.asked: dict[int, list[int]] = {}  # launch index -> the PCs whose SASS it shows
+        self.where: dict[str, dict[int, tuple[int, int]]] = {}  # architecture -> PC -> its bytes in the file
+
+    def take(self, launch, pcs: list[int]) -> bool:
+        """Whether nvdisasm will give the SASS of ``pcs`` of ``launch`` (its module's code is known and
+        holds every one of them); if not, NVIDIA's reader is asked."""
+        code = launch.code
+        if self.tool is None or code is None or code.arch is None:
+            return False
+        where = [code.where(pc) for pc in pcs]
+        if any(w is None for w in where):
+            return False
+        placed = self.where.setdefault(code.arch, {})
+        for pc, w in zip(pcs, where):
+            if placed.setdefault(pc, w) != w:  # one PC, two instructions: not guessed between
+                return False
+        self.asked[launch.index] = pcs
+        return True
+
+    def result(self) -> dict[int, str] | None:
+        """PC -> SASS of every PC taken; None where nvdisasm failed (then every one is asked of NVIDIA's reader)."""
+        texts: dict[int, str] = {}
+        try:
+            for arch, placed in self.where.items():
+                pcs = sorted(placed)
+                encoded = ncu_rep_file.instruction_bytes(self.path, [placed[pc] for pc in pcs])
+                texts.update(disassembly.sass(arch, zip(pcs, encoded), self.tool))
+        except disassembly.Unavailable:
+            return None
+        return texts
 
 
 # NVIDIA's reader answering lines and SASS: one process per this much report, up to MAX_WORKERS (each
@@ -447,7 +504,9 @@ class _Answering:
         for pc in sass_pcs:
             if pc not in self.texts:
                 self.texts[pc] = attribution.sass(pc)
-        self.done[index] = ({pc: self.lines[pc] for pc in line_pcs}, {pc: self.texts[pc] for pc in sass_pcs})
+        lines, texts = self.done.setdefault(index, ({}, {}))  # a launch is asked again for SASS nvdisasm could not give
+        lines.update((pc, self.lines[pc]) for pc in line_pcs)
+        texts.update((pc, self.texts[pc]) for pc in sass_pcs)
 
     def answers(self) -> dict:
         """Launch index -> ({pc: (file, line)}, {pc: sass}) for every launch asked."""

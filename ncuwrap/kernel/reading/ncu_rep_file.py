@@ -33,6 +33,8 @@ from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
 
+from ncuwrap.kernel.reading import cubin
+
 MAGIC = b"NVR\x00"
 # The format versions whose reading was compared with ncu_report (ncu 2025.3 and 2026.3 write 7).
 VERSIONS = frozenset({7})
@@ -51,7 +53,10 @@ _SCHEMA = {
     "SourceFile": [(1, "name", "string"), (2, "content", "bytes")],
     "SourceFiles": [(1, "files", "*SourceFile")],
     "SourceData": [(1, "reference", "uint64"), (8, "files", "SourceFiles")],
-    "SourceRef": [(1, "reference", "uint64"), (4, "binary", "bytes"), (8, "files", "bytes")],
+    "Symbol": [(1, "name", "string"), (2, "address", "uint64")],
+    "Relocations": [(1, "functions", "*Symbol")],
+    "SourceRef": [(1, "reference", "uint64"), (4, "binary", "bytes"), (6, "sm", "uint32"), (8, "files", "bytes"),
+                  (9, "relocations", "Relocations")],
     "RuleMessage": [(1, "text", "string"), (2, "type", "uint32"), (4, "title", "string")],
     "Speedup": [(1, "type", "uint32"), (2, "speedup", "double")],
     "RuleEntry": [(1, "message", "RuleMessage"), (10, "speedup", "Speedup")],
@@ -113,6 +118,8 @@ class Launch:
     files: dict = field(default_factory=dict)
     # Whether its module's cubin has a line table (False: ncu_report knows no PC's line; None: not known).
     lines: bool | None = None
+    # Where its module's instructions lie (the SASS of a PC is disassembled from there); None: not known.
+    code: cubin.Code | None = None
 
 
 def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
@@ -132,6 +139,7 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
     strings: list[str] = []
     sources: dict[int, tuple[int, int, bytes]] = {}  # reference -> where its SourceData with files lies: parsed when asked for
     line_tables: dict[int, bool | None] = {}  # reference -> whether its cubin has a line table
+    placed: dict[int, cubin.Code | None] = {}  # reference -> where its functions lie
     with path.open("rb") as fh:
         if fh.read(len(MAGIC)) != MAGIC:
             raise FormatError("no report header")
@@ -148,14 +156,17 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
             strings.extend(block.strings.strings)
             for _ in range(block.sources):
                 at = fh.tell()
-                source = _message(fh, end, classes["SourceRef"], "source")
+                data = _raw(fh, end, "source")
+                source = _parsed(data, classes["SourceRef"], "source")
                 _add_source(sources, source, at, fh.tell())
                 if source.binary and source.reference not in line_tables:
-                    line_tables[source.reference] = has_line_table(source.binary)
+                    line_tables[source.reference] = cubin.has_line_table(source.binary)
+                _add_code(placed, source, data, at + _U32.size)
             for _ in range(block.launches):
                 raw = _message(fh, end, classes["Launch"], "launch")
                 launch = _launch(count, raw, strings, wanted, instanced, codes)
                 launch.lines = line_tables.get(raw.source.reference)
+                launch.code = placed.get(raw.source.reference)
                 count += 1
                 if files_of is not None and files_of(launch):
                     launch.files = _files(fh, sources.get(raw.source.reference), classes["SourceData"])
@@ -164,34 +175,29 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
                 raise FormatError("a block's payload is not its sources and launches")
 
 
-# The sections a cubin's line table is in: nvcc writes both with -lineinfo (or -G); a library built without
-# them (torch's, CUB's) has neither, and ncu_report then gives no PC a source line (every report in
-# tests/data: all of a launch's PCs have a line, or none has, as these sections say).
-_LINE_SECTIONS = frozenset({b".debug_line", b".nv_debug_line_sass"})
-_SECTION = struct.Struct("<I4xQQQQ")  # sh_name; sh_flags, sh_addr, sh_offset, sh_size
+def _add_code(codes: dict, source, data: bytes, at: int) -> None:
+    """Where a module's functions lie (:class:`cubin.Code`), from the SourceData that carries its cubin (the
+    message's bytes ``data`` start at ``at`` in the file) and the later ones of the module: with CUDA's lazy
+    loading a function gets its address when it is first launched, and the later SourceData adds it. One
+    that places a function elsewhere (the module loaded again) leaves the module unknown: no PC is then
+    guessed into either."""
+    functions = {f.name: f.address for f in source.relocations.functions if f.name and f.HasField("address")}
+    ref = source.reference
+    if source.binary and ref not in codes:
+        binary_at = next((at + value[0] for number, kind, value, _ in _fields(data) if number == 4 and kind == 2), None)
+        codes[ref] = None if binary_at is None else cubin.code(source.binary, binary_at, source.sm, functions)
+    elif codes.get(ref) is not None and functions:
+        codes[ref] = codes[ref].placed(functions)
 
 
-def has_line_table(elf: bytes) -> bool | None:
-    """Whether a cubin carries a line table (:data:`_LINE_SECTIONS`); None where the bytes are not a
-    64-bit little-endian ELF whose section headers and names lie inside it."""
-    if len(elf) < 64 or elf[:6] != b"\x7fELF\x02\x01":
-        return None
-    shoff = int.from_bytes(elf[0x28:0x30], "little")
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
-    if shentsize < _SECTION.size or not 0 <= shstrndx < shnum or shoff + shnum * shentsize > len(elf):
-        return None
-    names_at, names_size = _SECTION.unpack_from(elf, shoff + shstrndx * shentsize)[3:5]
-    if names_at + names_size > len(elf):
-        return None
-    names = elf[names_at:names_at + names_size]
-    for i in range(shnum):
-        start = _SECTION.unpack_from(elf, shoff + i * shentsize)[0]
-        end = names.find(b"\0", start)
-        if start >= len(names) or end < 0:
-            return None
-        if names[start:end] in _LINE_SECTIONS:
-            return True
-    return False
+def instruction_bytes(path: Path, where: list[tuple[int, int]]) -> list[bytes]:
+    """The bytes at each (offset, size) of the report at ``path`` (:meth:`cubin.Code.where`)."""
+    out = []
+    with path.open("rb") as fh:
+        for offset, size in where:
+            fh.seek(offset)
+            out.append(fh.read(size))
+    return out
 
 
 def _add_source(sources: dict, source, start: int, end: int) -> None:
@@ -209,7 +215,10 @@ def _add_source(sources: dict, source, start: int, end: int) -> None:
 
 def _message(fh, limit: int, cls, what: str):
     """The next length-prefixed message (:func:`_raw`), parsed as ``cls``."""
-    data = _raw(fh, limit, what)
+    return _parsed(_raw(fh, limit, what), cls, what)
+
+
+def _parsed(data: bytes, cls, what: str):
     try:
         return cls.FromString(data)
     except Exception as exc:  # upb's DecodeError, or a string that is not UTF-8

@@ -168,7 +168,7 @@ def from_action(action, function: str, cache: dict) -> RawCounters | None:
 class Attribution:
     """Where a launch's PCs come from in its source, and their SASS: ``ncu_report``'s action answers
     (it reads the cubin's line table and disassembles it; the report's file holds neither as text).
-    ``lines``: False where the cubin has no line table (:func:`ncu_rep_file.has_line_table`)."""
+    ``lines``: False where the cubin has no line table (:func:`cubin.has_line_table`)."""
 
     def __init__(self, action, lines: bool | None = None):
         self.action, self.lines = action, lines
