@@ -31,15 +31,15 @@ def main(path: Path) -> None:
     disassembled = ncu_rep._Disassembling(path, ncu_rep.disassembly.nvdisasm())
     attributor, pending, cpu = None, [], time.process_time()
     for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has):
-        asked = source_counters.asked(launch.names, launch.instances, launch.lines)
-        if asked is not None:
-            lines, sass = asked
+        found = source_counters.instructions(launch.names, launch.instances, launch.codes)
+        if found is not None:
+            lines, sass = found.asked(launch.lines)
             if disassembled.take(launch, sass):
                 sass = []
             if lines or sass:
                 attributor = attributor or ncu_rep._Attributor(path, ncu_rep.load_module(), path)
                 attributor.ask(launch.index, lines, sass)
-            pending.append(launch)
+            pending.append((launch, found))
     print("parsed", at(), "launches", len(pending), "parse cpu", round(time.process_time() - cpu, 3))
     texts = disassembled.result()
     print("disassembled", at(), "instructions", len(texts or {}), "nvdisasm", "failed" if texts is None else "ok")
@@ -48,11 +48,10 @@ def main(path: Path) -> None:
         attributor.close()
     print("answered", at(), "by NVIDIA's reader", len(answers))
     cache: dict = {}
-    for launch in pending:
+    for launch, found in pending:
         lines, sass = answers.get(launch.index, ({}, {}))
         sass = {pc: texts[pc] for pc in disassembled.asked.get(launch.index, [])} or sass
-        source_counters.from_values(launch.function, launch.names, launch.instances, launch.codes, lambda: launch.files,
-                                    source_counters.Answered(lines, sass), cache)
+        source_counters.table(launch.function, found, lambda: launch.files, source_counters.Answered(lines, sass), cache)
     print("tables", at())
     # As the command runs it: the read in its child, then the diagnosis and the document.
     import ncuwrap

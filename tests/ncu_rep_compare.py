@@ -86,16 +86,16 @@ def _per_pc(action, launch, where: str, counts: collections.Counter, wrong: list
     for name in sorted(PER_PC & launch.names):
         metric = action.metric_by_name(name)
         if name in source_counters.CODED:
-            mine, theirs = launch.codes[name], source_counters._codes(metric)
+            mine, theirs = launch.codes[name].to_dict(), source_counters._codes(metric)
         else:
-            mine, theirs = launch.instances[name], source_counters._instances(metric)
+            mine, theirs = launch.instances[name].to_dict(), source_counters._instances(metric)
         counts["per_pc_metrics"] += 1
         counts["per_pc_values"] += len(theirs)
         if mine != theirs:
             wrong.append(f"{where}: per-instruction {name} differs")
     # The cubin's line table, as the file says it: where it has none, ncu_report gives no PC a line (the
     # reader then does not ask); where it has one, ncu_report gives every PC one.
-    pcs = {pc for name in PER_PC & launch.names for pc in (launch.codes.get(name) or launch.instances.get(name) or {})}
+    pcs = {pc for name in PER_PC & launch.names for pc in (launch.codes.get(name) or launch.instances[name]).pcs.tolist()}
     if pcs:
         with_line = sum(1 for pc in pcs if (info := action.source_info(pc)) is not None and info.file_name())
         counts[f"pcs_lines_{launch.lines}"] += len(pcs)

@@ -114,7 +114,8 @@ def _tables(path: Path, tool) -> dict:
               f"disassembly.nvdisasm = lambda: {tool!r}\n"
               "path = Path(sys.argv[1])\n"
               "rows, rules, sources = ncu_rep._collect_file(path, ncu_rep.load_module(), path)\n"
-              "print(json.dumps({k: [v.rows, v.columns] for k, v in sources.items()}, default=str))\n")
+              "print(json.dumps({k: {'sass': v.sass, 'file': v.file, 'line': v.line, 'pcs': v.pcs.tolist(), 'space': v.space,\n"
+              "                      'columns': {c: [None if x != x else x for x in a.tolist()] for c, a in v.columns.items()}} for k, v in sources.items()}))\n")
     done = subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -128,8 +129,7 @@ def test_where_nvdisasm_cannot_ncu_report_gives_the_same_tables(tmp_path, instea
     pytest.importorskip("ncu_report")
     path = _plain(ROOT / "tests/data/h200_ncuwrap/source/transpose-naive.ncu-rep.gz", tmp_path)
     by_nvdisasm = _tables(path, disassembly.nvdisasm())
-    assert by_nvdisasm and all(any(row["sass"] for row in rows) for rows, _ in by_nvdisasm.values())
-    assert any(row["line"] for rows, _ in by_nvdisasm.values() for row in rows)
+    assert by_nvdisasm and all(any(table["sass"]) and any(table["line"]) for table in by_nvdisasm.values())
     assert _tables(path, instead) == by_nvdisasm
 
 
@@ -149,5 +149,5 @@ def test_the_report_read_records_where_each_function_was_loaded():
     with_counters = [launch for launch in launches if launch.instances]
     assert with_counters
     for launch in with_counters:
-        pcs = {pc for values in launch.instances.values() for pc in values}
+        pcs = {pc for values in launch.instances.values() for pc in values.pcs.tolist()}
         assert launch.code is not None and all(launch.code.where(pc) for pc in pcs)

@@ -316,15 +316,16 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
         for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters):
             rows.append(_row(launch))
             rules[launch.index] = _rules_of(launch)
-            asked = source_counters.asked(launch.names, launch.instances, launch.lines)
-            if asked is None:
+            found = source_counters.instructions(launch.names, launch.instances, launch.codes)
+            if found is None:
                 continue
-            line_pcs, sass_pcs = asked
+            line_pcs, sass_pcs = found.asked(launch.lines)
             if disassembled.take(launch, sass_pcs):
                 sass_pcs = []
             if line_pcs or sass_pcs:
                 ask(launch.index, line_pcs, sass_pcs)
-            pending.append(launch)
+            pending.append((launch, found))
+            launch.instances = launch.codes = None  # held as aligned columns from here on
         texts = disassembled.result()
         if texts is None:  # nvdisasm could not: NVIDIA's reader disassembles what it was to
             for index, pcs in disassembled.asked.items():
@@ -337,14 +338,12 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
             each.close()
     sources: dict = {}
     where_cache: dict = {}
-    for launch in pending:
+    for launch, found in pending:
         lines, sass = answers.get(launch.index, ({}, {}))
         if launch.index in disassembled.asked:
             sass = {pc: texts[pc] for pc in disassembled.asked[launch.index]} if texts else sass
-        counters = source_counters.from_values(rows[launch.index]["name"], launch.names, launch.instances, launch.codes, lambda: launch.files,
-                                               source_counters.Answered(lines, sass), where_cache)
-        if counters is not None:
-            sources[launch.index] = counters
+        sources[launch.index] = source_counters.table(rows[launch.index]["name"], found, lambda: launch.files,
+                                                      source_counters.Answered(lines, sass), where_cache)
     return rows, rules, sources
 
 

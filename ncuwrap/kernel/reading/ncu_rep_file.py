@@ -30,8 +30,9 @@ import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from operator import attrgetter
 from pathlib import Path
+
+import numpy as np
 
 from ncuwrap.kernel.reading import cubin
 
@@ -62,7 +63,10 @@ _SCHEMA = {
     "RuleEntry": [(1, "message", "RuleMessage"), (10, "speedup", "Speedup")],
     "RuleBody": [(1, "entries", "*RuleEntry")],
     "Rule": [(1, "rule", "string"), (3, "body", "RuleBody"), (4, "section", "string")],
-    "Launch": [(5, "mangled", "string"), (6, "function", "string"), (7, "demangled", "string"), (13, "metrics", "*Metric"),
+    # A launch's metrics are kept as bytes: the rules read ~150 of ~2,000 and ~35 have per-instruction
+    # values, which are decoded by whole arrays (:func:`_per_pc`), not a message object per instruction.
+    "Head": [(1, "name_id", "uint32"), (2, "value", "Value")],
+    "Launch": [(5, "mangled", "string"), (6, "function", "string"), (7, "demangled", "string"), (13, "metrics", "*bytes"),
                (15, "source", "SourceRef"), (19, "rules", "*Rule")],
     "Strings": [(1, "strings", "*string")],
     "BlockHeader": [(1, "sources", "uint32"), (2, "launches", "uint32"), (4, "strings", "Strings"), (5, "payload", "uint32"),
@@ -246,39 +250,180 @@ def _launch(index: int, raw, strings: list[str], wanted, instanced: frozenset, c
         raise FormatError("a launch without a name or metrics")
     values, names, per_pc, per_pc_codes = {}, [], {}, {}
     count = len(strings)
-    for metric in raw.metrics:
-        if metric.name_id >= count:
+    classes = _classes()
+    for data in raw.metrics:
+        name_id, head_end = _head(data)
+        if name_id >= count:
             raise FormatError("a metric name id past the string table")
-        name = strings[metric.name_id]
+        name = strings[name_id]
         names.append(name)
-        if metric.HasField("value") and (wanted is None or name in wanted):
-            values[name] = _value(metric.value)
+        if head_end > 0 and (wanted is None or name in wanted):
+            head = _parsed(data[:head_end], classes["Head"], "metric")
+            if head.HasField("value"):
+                values[name] = _value(head.value)
         if name in instanced or name in codes:
-            pairs = _instances(metric.instances)
+            pcs, numbers = _per_pc(data, head_end)
             if name in instanced:
-                per_pc[name] = {pc: float(v) for pc, v in pairs}
+                per_pc[name] = PerPc(pcs, numbers.astype(np.float64))
             else:
-                per_pc_codes[name] = {pc: int(v) for pc, v in pairs}
+                per_pc_codes[name] = PerPc(pcs, numbers.astype(np.int64))
     return Launch(index=index, mangled=raw.mangled, function=raw.function, demangled=raw.demangled, names=frozenset(names),
                   metrics={name: values[name] for name in sorted(values)}, rules=_rules(raw.rules), instances=per_pc,
                   codes=per_pc_codes)
 
 
+@dataclass(frozen=True)
+class PerPc:
+    """One per-instruction metric of a launch: the PC (correlation id) and value of each instance, in the
+    file's order (a PC given twice: the later one counts, as in a dict)."""
+
+    pcs: np.ndarray  # uint64
+    values: np.ndarray  # float64 (INSTANCED: ncu_report's as_double) or int64 (CODED)
+
+    def to_dict(self) -> dict:
+        return dict(zip(self.pcs.tolist(), self.values.tolist()))
+
+
+def _head(data: bytes) -> tuple[int, int]:
+    """A metric's name id (field 1, first) and where its head (name id and value) ends: its per-instruction
+    instances (field 3) follow. The bytes are in field order, as Nsight Compute writes them."""
+    if len(data) < 2 or data[0] != 0x08:
+        raise FormatError("a metric that does not start with its name")
+    name_id, at = _varint(data, 1)
+    if at < len(data) and data[at] == 0x12:  # the value: a length-prefixed Value
+        length, after = _varint(data, at + 1)
+        at = after + length
+        if at > len(data):
+            raise FormatError("a metric value runs past its metric")
+    return name_id, at
+
+
+_NO_PER_PC = (np.zeros(0, np.uint64), np.zeros(0, np.float64))
+
+
+def _per_pc(data: bytes, start: int) -> tuple[np.ndarray, np.ndarray]:
+    """(PCs, values) of the instances from ``start`` on in a metric's bytes: by whole arrays where every
+    instance is laid out as Nsight Compute writes them (:func:`_instances_fast`), else one message each."""
+    if start >= len(data):
+        return _NO_PER_PC
+    found = _instances_fast(np.frombuffer(data, np.uint8, offset=start))
+    if found is not None:
+        return found
+    full = _parsed(data, _classes()["Metric"], "metric")
+    pairs = _instances(full.instances)
+    if not pairs:
+        return _NO_PER_PC
+    pcs, numbers = zip(*pairs)
+    return np.array(pcs, np.uint64), np.array(numbers, np.uint64 if all(isinstance(v, int) for v in numbers) else np.float64)
+
+
+# An instance, field 3 of a metric: 0x1a LEN, its correlation id (0x0a LEN, a Value: 0x28 and a uint64 varint),
+# its value (0x12 LEN, a Value: 0x28 uint64 or 0x20 uint32 varint, 0x19 double, 0x15 float). Every length here
+# fits one byte.
+_VARINT_TAGS = (0x28, 0x20)
+_MAX_VARINT = 10
+
+
+def _instances_fast(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The instances at the start of ``a`` (a metric's bytes from its first field-3 record on) decoded by
+    arrays; None where any record is laid out otherwise (then each is parsed as a message)."""
+    starts = _records(a)
+    if starts is None:
+        return None
+    if len(starts) == 0:
+        return _NO_PER_PC
+    size = len(a)
+    lengths = a[starts + 1].astype(np.int64)
+    id_length = a[starts + 3].astype(np.int64)
+    if (a[starts + 3] >= 0x80).any() or (starts + 5 > size).any() or (a[starts + 4] != 0x28).any():
+        return None
+    value_at = starts + 4 + id_length
+    if (value_at + 3 > size).any() or (a[value_at] != 0x12).any() or (a[value_at + 1] >= 0x80).any():
+        return None
+    value_length = a[value_at + 1].astype(np.int64)
+    if not np.array_equal(value_at + 2 + value_length, starts + 2 + lengths):
+        return None
+    pcs = _varint_array(a, starts + 5, id_length - 1)
+    tags = a[value_at + 2]
+    if pcs is None or not (tags == tags[0]).all():
+        return None
+    return _values(a, tags[0], value_at + 3, value_length - 1, pcs)
+
+
+def _records(a: np.ndarray) -> np.ndarray | None:
+    """Where each field-3 record (0x1a, a one-byte length, then 0x0a: a correlation id first) of the run at the
+    start of ``a`` begins; after the run only fields numbered above 3 may follow (the metric's category)."""
+    size = len(a)
+    if size and a[0] != 0x1A:  # no instances: the fields after them only
+        return np.zeros(0, np.int64) if _after_instances(a, 0) else None
+    if size < 4:
+        return None
+    candidates = np.flatnonzero(a[:-3] == 0x1A)
+    candidates = candidates[(a[candidates + 2] == 0x0A) & (a[candidates + 1] < 0x80)]
+    if len(candidates) == 0 or candidates[0] != 0:
+        return None
+    nexts = candidates + 2 + a[candidates + 1]
+    broken = np.flatnonzero(nexts[:-1] != candidates[1:])
+    last = int(broken[0]) if len(broken) else len(candidates) - 1
+    end = int(nexts[last])
+    if end < size and a[end] == 0x1A:  # a byte inside a record looked like a start: follow the chain one record at a time
+        index = {int(c): i for i, c in enumerate(candidates)}
+        picked, end = [], 0
+        while end < size and a[end] == 0x1A:
+            i = index.get(end)
+            if i is None:
+                return None
+            picked.append(i)
+            end = int(nexts[i])
+        starts = candidates[picked]
+    else:
+        starts = candidates[:last + 1]
+    return starts if end <= size and _after_instances(a, end) else None
+
+
+def _after_instances(a: np.ndarray, end: int) -> bool:
+    """Whether the bytes of ``a`` from ``end`` on are whole fields numbered above 3 (a metric's category)."""
+    try:
+        return all(number > 3 for number, _, _, _ in _fields(a[end:].tobytes()))
+    except FormatError:
+        return False
+
+
+def _values(a: np.ndarray, tag: int, at: np.ndarray, length: np.ndarray, pcs: np.ndarray):
+    if tag in _VARINT_TAGS:
+        numbers = _varint_array(a, at, length)
+        return None if numbers is None else (pcs, numbers)
+    width, kind = {0x19: (8, "<f8"), 0x15: (4, "<f4")}.get(int(tag), (0, None))
+    if kind is None or (length != width).any():
+        return None
+    raw = a[at[:, None] + np.arange(width)].copy()
+    return pcs, raw.view(kind).ravel().astype(np.float64)
+
+
+def _varint_array(a: np.ndarray, at: np.ndarray, length: np.ndarray) -> np.ndarray | None:
+    """The unsigned varints of ``length`` bytes each at ``at`` (uint64); None where one is not well formed."""
+    if len(at) == 0:
+        return np.zeros(0, np.uint64)
+    if (length < 1).any() or (length > _MAX_VARINT).any() or (at + length > len(a)).any():
+        return None
+    k = np.arange(_MAX_VARINT)
+    inside = k < length[:, None]
+    data = a[np.minimum(at[:, None] + k, len(a) - 1)]
+    # Every byte but the last has its continuation bit, the last has none.
+    if not np.array_equal((data >= 0x80) & inside, k < (length - 1)[:, None]):
+        return None
+    parts = (data & 0x7F).astype(np.uint64) * inside
+    return (parts << (7 * k).astype(np.uint64)).sum(axis=1, dtype=np.uint64)
+
+
 def _instances(instances) -> list[tuple[int, int | float]]:
-    """(correlation id, value) of each instance; none where the instances have no correlation ids (as ncu_report)."""
+    """(correlation id, value) of each instance, one message each; none where the instances have no correlation
+    ids (as ncu_report)."""
     with_ids = [i.HasField("correlation") for i in instances]
     if not any(with_ids):
         return []
     if not all(with_ids):
         raise FormatError("per-instruction values with and without correlation ids")
-    # A launch has 10^4-10^5 of them: read each by the kinds the first one has (one field presence test
-    # each, ~4x less than listing every value's fields), the general way where one differs.
-    pc_kind, value_kind = _kind(instances[0].correlation), _kind(instances[0].value)
-    pcs = [i.correlation for i in instances]
-    values = [i.value for i in instances]
-    if all(p.HasField(pc_kind) for p in pcs) and all(v.HasField(value_kind) for v in values):
-        get_pc, get_value = attrgetter(pc_kind), attrgetter(value_kind)
-        return [(int(get_pc(p)), get_value(v)) for p, v in zip(pcs, values)]
     return [(int(_number(i.correlation)), _number(i.value)) for i in instances]
 
 

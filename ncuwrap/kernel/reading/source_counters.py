@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import heapq
 import io
 import re
 import zlib
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from ncuwrap.core import packed
 from ncuwrap.core.errors import InputError
+from ncuwrap.kernel.reading.ncu_rep_file import PerPc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,6 +125,13 @@ def _codes(metric) -> dict[int, int | None]:
     return {int(ids.as_uint64(i)): (int(v) if (v := metric.value(i)) is not None else None) for i in range(metric.num_instances())}
 
 
+def _per_pc(values: dict, dtype) -> PerPc:
+    import numpy as np
+
+    return PerPc(np.fromiter(values.keys(), np.uint64, len(values)),
+                 np.fromiter((0 if v is None else v for v in values.values()), dtype, len(values)))
+
+
 # ncu_report disassembles a function on the first SASS asked of it and answers each further PC at a
 # cost (7,700 PCs of a cuBLAS GEMM: 1.3 s in all), so only the instructions that can be shown get it:
 # the SASS_TOP largest of every counter (and of idle lanes).
@@ -133,17 +140,27 @@ SASS_TOP = 16
 
 @dataclass(frozen=True)
 class RawCounters:
-    """One launch's instruction table as plain Python values (what a forked reader can send back)."""
+    """One launch's instruction table as plain values and arrays (what a forked reader can send back): a
+    row per PC, in PC order."""
 
     function: str
     origin: str
-    rows: list
-    columns: list
+    pcs: object  # int64 array
+    sass: list
+    file: list
+    line: list
+    space: list
+    access: list
+    columns: dict  # ncuwrap's counter name -> float64 array, NaN where the metric has no value at that PC
     files: dict
 
 
 def build(raw: RawCounters) -> SourceCounters:
-    return SourceCounters(function=raw.function, origin=raw.origin, table=_frame(raw.rows, raw.columns), files=raw.files)
+    import pandas as pd
+
+    frame = pd.DataFrame({"pc": raw.pcs, "sass": raw.sass, "file": raw.file, "line": pd.array(raw.line, dtype="Int64"),
+                          "space": raw.space, "access": raw.access, **raw.columns})
+    return SourceCounters(function=raw.function, origin=raw.origin, table=frame, files=raw.files)
 
 
 # The per-instruction metrics a table reads: counters and stall samples (floats), the memory codes (integers).
@@ -157,12 +174,15 @@ def from_action(action, function: str, cache: dict) -> RawCounters | None:
 
     ``cache`` maps a PC to its (file, line) and SASS across the report's launches: launches of one
     function share their code, and asking the module costs a native call per PC."""
+    import numpy as np
+
     names = set(action.metric_names())
     if not any(m in names for m in MARKERS):
         return None
-    instances = {name: _instances(action.metric_by_name(name)) for name in INSTANCED & names}
-    codes = {name: _codes(action.metric_by_name(name)) for name in CODED & names}
-    return from_values(function, names, instances, codes, lambda: _source_files(action), Attribution(action), cache)
+    instances = {name: _per_pc(_instances(action.metric_by_name(name)), np.float64) for name in INSTANCED & names}
+    codes = {name: _per_pc(_codes(action.metric_by_name(name)), np.int64) for name in CODED & names}
+    found = instructions(names, instances, codes)
+    return table(function, found, lambda: _source_files(action), Attribution(action), cache)
 
 
 class Attribution:
@@ -185,36 +205,85 @@ class Attribution:
         return " ".join(str(self.action.sass_by_pc(pc) or "").split())
 
 
-def from_values(function: str, names, instances: dict, codes: dict, files, attribution, cache: dict) -> RawCounters | None:
-    """The instruction table of one launch from its per-instruction values: ``names``, the launch's metric
-    names; ``instances``, metric -> PC -> value (the INSTANCED ones it has), ``codes`` the CODED ones;
-    ``files()``, its source files' texts; ``attribution``, each PC's line and SASS (:class:`Attribution`).
-    None when SourceCounters was not collected."""
+@dataclass(frozen=True)
+class Instructions:
+    """One launch's per-instruction values, a row per PC that any counter has (in PC order): ncuwrap's
+    counter columns (COUNTERS, ``stall_<reason>``; NaN where a metric has no value at a PC), the memory
+    codes (0 where none), and the rows whose SASS can be shown (:func:`_worth_sass`)."""
+
+    pcs: object  # int64 array
+    columns: dict
+    memory_type: object  # int64 array
+    memory_access: object  # int64 array, -1 where none
+    shown: tuple[int, ...]
+
+    def asked(self, lines: bool | None) -> tuple[list[int], list[int]]:
+        """The PCs whose line is asked (none where the cubin has no line table: ``lines`` False) and those
+        whose SASS is (:attr:`shown`)."""
+        pcs = self.pcs.tolist()
+        return ([] if lines is False else pcs), [pcs[i] for i in self.shown]
+
+
+def instructions(names, instances: dict, codes: dict) -> Instructions | None:
+    """A launch's :class:`Instructions` from its per-instruction metrics (``instances``: the INSTANCED ones it
+    has, ``codes`` the CODED ones, each a :class:`PerPc`); None when SourceCounters was not collected
+    (``names``: the launch's metric names)."""
+    import numpy as np
+
     if not any(m in names for m in MARKERS):
         return None
-    columns = _columns(instances)
-    space = codes.get("memory_type", {})
-    access = codes.get("memory_access_type", {})
-    pcs = sorted({pc for values in columns.values() for pc in values})
-    rows = []
+    found = _columns(instances)
+    pcs = np.unique(np.concatenate([per.pcs for per in found.values()])) if found else np.zeros(0, np.uint64)
+    columns = {name: _aligned(pcs, per, np.nan) for name, per in found.items()}
+    memory_type = _aligned(pcs, codes["memory_type"], 0) if "memory_type" in codes else np.zeros(len(pcs), np.int64)
+    access = _aligned(pcs, codes["memory_access_type"], -1) if "memory_access_type" in codes else np.full(len(pcs), -1, np.int64)
+    return Instructions(pcs=pcs.astype(np.int64), columns=columns, memory_type=memory_type, memory_access=access,
+                        shown=tuple(sorted(_worth_sass(columns))))
+
+
+def _aligned(pcs, per: PerPc, missing):
+    """``per``'s values at each of ``pcs`` (sorted, a superset of its PCs), ``missing`` elsewhere; a PC given
+    twice counts its later value."""
+    import numpy as np
+
+    out = np.full(len(pcs), missing, dtype=per.values.dtype if missing != missing else np.int64)
+    at = np.searchsorted(pcs, per.pcs)
+    values = per.values
+    if len(np.unique(at)) != len(at):  # keep each PC's last value, as a dict would
+        reverse_first = np.unique(at[::-1], return_index=True)[1]
+        keep = len(at) - 1 - reverse_first
+        at, values = at[keep], values[keep]
+    out[at] = values
+    return out
+
+
+def table(function: str, found: Instructions | None, files, attribution, cache: dict) -> RawCounters | None:
+    """The instruction table of one launch (:func:`instructions`): ``files()``, its source files' texts;
+    ``attribution``, each PC's line and the shown ones' SASS (:class:`Attribution`, :class:`Answered`).
+    None when SourceCounters was not collected."""
+    if found is None:
+        return None
+    pcs = found.pcs.tolist()
+    file, line = [], []
     for pc in pcs:
         where = cache.get(("line", pc))
         if where is None:
             where = cache[("line", pc)] = attribution.where(pc)
-        code = space.get(pc)
-        row = {"pc": pc, "sass": None, "file": where[0], "line": where[1], "space": _SPACES.get(code) if code else None,
-               "access": (_ACCESSES.get(access.get(pc), "other") if code else None)}
-        for name, values in columns.items():
-            row[name] = values.get(pc)
-        rows.append(row)
-    for i in _worth_sass(rows, list(columns)):
-        rows[i]["sass"] = _sass(attribution, rows[i]["pc"], cache)
-    return RawCounters(function=function, origin="ncu-rep", rows=rows, columns=list(columns), files=_files(files(), cache))
+        file.append(where[0])
+        line.append(where[1])
+    sass: list = [None] * len(pcs)
+    for i in found.shown:
+        sass[i] = _sass(attribution, pcs[i], cache)
+    codes = found.memory_type.tolist()
+    space = [_SPACES.get(code) if code else None for code in codes]
+    access = [(_ACCESSES.get(a, "other") if code else None) for code, a in zip(codes, found.memory_access.tolist())]
+    return RawCounters(function=function, origin="ncu-rep", pcs=found.pcs, sass=sass, file=file, line=line, space=space,
+                       access=access, columns=found.columns, files=_files(files(), cache))
 
 
-def _columns(instances: dict) -> dict[str, dict[int, float]]:
+def _columns(instances: dict) -> dict:
     """ncuwrap's counter columns (COUNTERS, ``stall_<reason>``) from a launch's per-instruction metrics."""
-    columns: dict[str, dict[int, float]] = {}
+    columns: dict = {}
     for name, (metric_name, _) in COUNTERS.items():
         if metric_name in instances:
             columns[name] = instances[metric_name]
@@ -222,18 +291,6 @@ def _columns(instances: dict) -> dict[str, dict[int, float]]:
         if PCSAMP_PREFIX + suffix in instances:
             columns[f"stall_{reason}"] = instances[PCSAMP_PREFIX + suffix]
     return columns
-
-
-def asked(names, instances: dict, lines: bool | None) -> tuple[list[int], list[int]] | None:
-    """What :func:`from_values` asks a launch's :class:`Attribution`, known before it is asked: the PCs
-    whose line it asks (none where the cubin has no line table: ``lines`` False) and those whose SASS it
-    asks (:func:`_worth_sass`); None without SourceCounters. So another process can answer them at once."""
-    if not any(m in names for m in MARKERS):
-        return None
-    columns = _columns(instances)
-    pcs = sorted({pc for values in columns.values() for pc in values})
-    rows = [{name: values.get(pc) for name, values in columns.items()} for pc in pcs]
-    return ([] if lines is False else pcs), [pcs[i] for i in sorted(_worth_sass(rows, list(columns)))]
 
 
 class Answered:
@@ -249,17 +306,19 @@ class Answered:
         return self.texts[pc]
 
 
-def _worth_sass(rows: list[dict], columns: list[str]) -> set[int]:
-    """Row positions of the SASS_TOP largest values of every counter, and of the idle lanes."""
-    def value(x) -> float:
-        return x if isinstance(x, float) and x == x else 0.0
+def _worth_sass(columns: dict) -> set[int]:
+    """Row positions of the SASS_TOP largest values of every counter, and of the idle lanes (ties: the
+    earlier row first)."""
+    import numpy as np
 
-    ranked = [[value(row.get(c)) for row in rows] for c in columns]
+    ranked = [np.where(np.isnan(values), 0.0, values) for values in columns.values()]
     if "inst_executed" in columns and "thread_inst_executed" in columns:
-        ranked.append([32 * value(r.get("inst_executed")) - value(r.get("thread_inst_executed")) for r in rows])
+        inst, threads = (np.where(np.isnan(columns[c]), 0.0, columns[c]) for c in ("inst_executed", "thread_inst_executed"))
+        ranked.append(32 * inst - threads)
     wanted: set[int] = set()
     for values in ranked:
-        wanted.update(i for i in heapq.nlargest(SASS_TOP, range(len(values)), key=values.__getitem__) if values[i] > 0)
+        top = np.argsort(-values, kind="stable")[:SASS_TOP]
+        wanted.update(int(i) for i in top if values[i] > 0)
     return wanted
 
 
@@ -280,7 +339,7 @@ def _source_files(action) -> dict:
 def _files(files: dict, cache: dict) -> dict[str, tuple[str, ...]]:
     """The source text the report carries (ncu --import-source yes), within MAX_FILE(S)_BYTES. A file's
     lines are one tuple for every launch that carries the same text (``cache``, shared with
-    :func:`from_values`'s): the launches of a module each carry its sources, and the forked reader sends
+    :func:`table`'s): the launches of a module each carry its sources, and the forked reader sends
     an object it holds twice once, so the parent keeps one copy, not one per launch."""
     out, total = {}, 0
     for name, text in files.items():
