@@ -86,9 +86,10 @@ class LineTable:
         return out
 
 
-def read(elf: bytes) -> LineTable | None:
-    """The line table of a cubin; None where it has none, or one this reader cannot read as ncu_report does."""
-    found = cubin.headers(elf)
+def read(elf: bytes | None) -> LineTable | None:
+    """The line table of a cubin; None where it has none, or one this reader cannot read as ncu_report does (and
+    for no cubin: :func:`elf_of`'s None)."""
+    found = cubin.headers(elf) if elf is not None else None
     if found is None:
         return None
     by_name = {s.name: s for s in found}
@@ -287,8 +288,13 @@ def _path(directories: list, index: int, name: bytes) -> str | None:
 def _files_v5(unit: _Reader, size: int, strings: dict) -> list:
     """DWARF 5's directory and file entries (each described by its format): the path of each file, index 0 first."""
     directories = [entry.get(_LNCT_PATH) for entry in _entries(unit, size, strings)]
-    return [_path(directories, entry.get(_LNCT_DIRECTORY_INDEX, 0), entry[_LNCT_PATH]) if _LNCT_PATH in entry else None
-            for entry in _entries(unit, size, strings)]
+    files = []
+    for entry in _entries(unit, size, strings):
+        name, index = entry.get(_LNCT_PATH), entry.get(_LNCT_DIRECTORY_INDEX, 0)
+        if not isinstance(name, bytes) or not isinstance(index, int) or not isinstance(directories[index] if index < len(directories) else b"", bytes):
+            raise _Bad("a file entry without a path, or a path or directory index of another form")
+        files.append(_path(directories, index, name))
+    return files
 
 
 def _entries(unit: _Reader, size: int, strings: dict) -> list[dict]:
