@@ -13,7 +13,7 @@ import bisect
 import struct
 from dataclasses import dataclass, replace
 
-_SECTION = struct.Struct("<I4xQQQQ")  # sh_name; sh_flags, sh_addr, sh_offset, sh_size
+_SECTION = struct.Struct("<IIQQQQII")  # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, sh_link, sh_info
 # The sections a cubin's line table is in: nvcc writes both with -lineinfo (or -G); a library built without
 # them (torch's, CUB's) has neither, and ncu_report then gives no PC a source line (every report in
 # tests/data: all of a launch's PCs have a line, or none has, as these sections say).
@@ -24,30 +24,50 @@ INSTRUCTION_BYTES = 16
 FIRST_SM = 70
 
 
-def sections(elf: bytes) -> dict[str, tuple[int, int]] | None:
-    """Section name -> (offset, size) of a 64-bit little-endian ELF; None where the bytes are not one whose
-    section headers, names and sections lie inside them."""
+@dataclass(frozen=True)
+class Section:
+    """One section header of a cubin: its name, type (SHT_*), where its bytes lie in the ELF, and the two
+    header fields that tie it to others (a relocation section's symbol table and target, a symbol table's
+    names)."""
+
+    name: str
+    type: int
+    offset: int
+    size: int
+    link: int
+    info: int
+
+
+def headers(elf: bytes) -> list[Section] | None:
+    """The section headers of a 64-bit little-endian ELF, by index; None where the bytes are not one whose
+    section headers and names lie inside them (the sections' own bytes are not checked here)."""
     if len(elf) < 64 or elf[:6] != b"\x7fELF\x02\x01":
         return None
     shoff = int.from_bytes(elf[0x28:0x30], "little")
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
     if shentsize < _SECTION.size or not 0 <= shstrndx < shnum or shoff + shnum * shentsize > len(elf):
         return None
-    names_at, names_size = _SECTION.unpack_from(elf, shoff + shstrndx * shentsize)[3:5]
+    names_at, names_size = _SECTION.unpack_from(elf, shoff + shstrndx * shentsize)[4:6]
     if names_at + names_size > len(elf):
         return None
     names = elf[names_at:names_at + names_size]
-    out: dict[str, tuple[int, int]] = {}
+    out = []
     for i in range(shnum):
-        start, _, _, offset, size = _SECTION.unpack_from(elf, shoff + i * shentsize)
+        start, kind, _, _, offset, size, link, info = _SECTION.unpack_from(elf, shoff + i * shentsize)
         end = names.find(b"\0", start)
         if start >= len(names) or end < 0:
             return None
-        name = names[start:end].decode("latin-1")
-        if name.startswith(".text.") and offset + size > len(elf):
-            return None
-        out[name] = (offset, size)
+        out.append(Section(names[start:end].decode("latin-1"), kind, offset, size, link, info))
     return out
+
+
+def sections(elf: bytes) -> dict[str, tuple[int, int]] | None:
+    """Section name -> (offset, size) of a 64-bit little-endian ELF; None where the bytes are not one whose
+    section headers, names and sections lie inside them."""
+    found = headers(elf)
+    if found is None or any(s.name.startswith(".text.") and s.offset + s.size > len(elf) for s in found):
+        return None
+    return {s.name: (s.offset, s.size) for s in found}
 
 
 def has_line_table(elf: bytes) -> bool | None:
