@@ -115,7 +115,8 @@ def _tables(path: Path, tool) -> dict:
               "path = Path(sys.argv[1])\n"
               "rows, rules, sources = ncu_rep._collect_file(path, ncu_rep.load_module(), path)\n"
               "print(json.dumps({k: {'sass': v.sass, 'file': v.file, 'line': v.line, 'pcs': v.pcs.tolist(), 'space': v.space,\n"
-              "                      'columns': {c: [None if x != x else x for x in a.tolist()] for c, a in v.columns.items()}} for k, v in sources.items()}))\n")
+              "                      'columns': {c: [None if x != x else x for x in a.tolist()] for c, a in v.columns.items()}}\n"
+              "                  for k, v in sources.items()}))\n")
     done = subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -151,3 +152,26 @@ def test_the_report_read_records_where_each_function_was_loaded():
     for launch in with_counters:
         pcs = {pc for values in launch.instances.values() for pc in values.pcs.tolist()}
         assert launch.code is not None and all(launch.code.where(pc) for pc in pcs)
+
+
+@needs_nvdisasm
+def test_no_report_here_needs_nvidias_reader(tmp_path, monkeypatch):
+    """Every launch's lines (line_table) and shown SASS (nvdisasm) of every report here are read without
+    NVIDIA's reader (~114 MiB and its disassembler's ~70 MiB in a process of its own otherwise)."""
+    from ncuwrap.kernel.reading import ncu_rep
+
+    def refused(*args, **kwargs):
+        raise AssertionError("NVIDIA's reader was asked")
+
+    monkeypatch.setattr(ncu_rep, "_Answering", refused)
+    monkeypatch.setattr(ncu_rep, "_Attributor", refused)
+    recorded = json.loads(gzip.decompress(TRUTH.read_bytes()))
+    lines = shown = 0
+    for name in recorded["reports"]:
+        path = _plain(ROOT / name, tmp_path)
+        _, _, sources = ncu_rep._collect_file(path, None, path)
+        assert sources, name
+        for raw in sources.values():
+            lines += sum(line is not None for line in raw.line)
+            shown += sum(text is not None for text in raw.sass)
+    assert lines >= 9_000 and shown >= 1_000

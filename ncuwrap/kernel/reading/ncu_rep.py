@@ -1,12 +1,13 @@
 """Read ``.ncu-rep`` files (no GPU needed): from their file format, with NVIDIA's ``ncu_report`` module
-where only it can answer.
+only where nothing else can answer as it does.
 
 The metrics, names, rule results, per-instruction counters and source texts come from the file itself
-(:mod:`ncuwrap.kernel.reading.ncu_rep_file`); ``ncu_report`` gives the source line and SASS of the instructions of
-launches with SourceCounters (it reads the cubin's line table and disassembles it), and reads the whole
-report where the file is not laid out as that reader expects. The module comes from the ``ncu-report``
-wheel; without it, the ``extras/python`` folder of an installed Nsight Compute is used (found via ``ncu``
-on PATH or an explicit path).
+(:mod:`ncuwrap.kernel.reading.ncu_rep_file`); each instruction's source line from its cubin's line table
+(:mod:`line_table`) and the shown ones' SASS from nvdisasm (:mod:`disassembly`), both checked against what
+``ncu_report`` gives. ``ncu_report`` answers lines or SASS only where those cannot (a line table or an
+architecture they do not read, no nvdisasm), and reads the whole report where the file is not laid out
+as expected. The module comes from the ``ncu-report`` wheel; without it, the ``extras/python`` folder of
+an installed Nsight Compute is used (found via ``ncu`` on PATH or an explicit path).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 from ncuwrap.core import progress
 from ncuwrap.core.errors import InputError, ToolNotFoundError
 from ncuwrap.kernel.reading.model import NCU_REP_MAGIC as MAGIC, Profile, RuleResult, Source
-from ncuwrap.kernel.reading import disassembly, ncu_rep_file, source_counters
+from ncuwrap.kernel.reading import disassembly, line_table, ncu_rep_file, source_counters
 from ncuwrap.core.kernel_names import function_name
 
 if TYPE_CHECKING:  # pandas builds the frames in the parent, after the reader's child is started
@@ -286,9 +287,10 @@ def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | No
 def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None, *,
                   beside: bool = False) -> tuple[list, dict, dict]:
     """What :func:`_collect` reads, from the file (:mod:`ncu_rep_file`). The instructions of launches with
-    SourceCounters need their source lines and the shown ones their SASS: nvdisasm disassembles the shown
-    ones (:mod:`disassembly`: one run per architecture, after the parse), and ``ncu_report`` loads the
-    report only for the lines of cubins with a line table, and for SASS where nvdisasm cannot give it.
+    SourceCounters need their source lines and the shown ones their SASS: the lines come from the cubin's
+    line table (:mod:`line_table`), nvdisasm disassembles the shown ones (:mod:`disassembly`: one run per
+    architecture, after the parse), and ``ncu_report`` loads the report only where those cannot answer
+    as it would (a line table or an architecture they do not read, no nvdisasm).
     Raises ncu_rep_file.FormatError where the file is not laid out as expected.
 
     ``beside`` (in the forked reading child): NVIDIA's reader answers in a process beside this one
@@ -305,6 +307,8 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     pending: list = []
     answers: dict = {}
     disassembled = _Disassembling(path, tool)
+    tables = _LineTables(path)
+    placed_lines: dict[int, dict] = {}  # launch index -> PC -> (file, line), from its cubin's line table
 
     def ask(index: int, line_pcs: list[int], sass_pcs: list[int]) -> None:
         part = index % workers
@@ -320,6 +324,8 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
             if found is None:
                 continue
             line_pcs, sass_pcs = found.asked(launch.lines)
+            if line_pcs and (placed := tables.places(launch, line_pcs)) is not None:
+                placed_lines[launch.index], line_pcs = placed, []
             if disassembled.take(launch, sass_pcs):
                 sass_pcs = []
             if line_pcs or sass_pcs:
@@ -340,11 +346,30 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     where_cache: dict = {}
     for launch, found in pending:
         lines, sass = answers.get(launch.index, ({}, {}))
+        lines = placed_lines.get(launch.index, lines)
         if launch.index in disassembled.asked:
             sass = {pc: texts[pc] for pc in disassembled.asked[launch.index]} if texts else sass
         sources[launch.index] = source_counters.table(rows[launch.index]["name"], found, lambda: launch.files,
                                                       source_counters.Answered(lines, sass), where_cache)
     return rows, rules, sources
+
+
+class _LineTables:
+    """Each PC's source line from its cubin's line table (:mod:`line_table`), read once a module; None where
+    the module's code is not known or its table not read as ncu_report reads it (NVIDIA's reader is asked)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.read: dict[int, line_table.LineTable | None] = {}  # a module's cubin offset -> its table
+
+    def places(self, launch, pcs: list[int]) -> dict | None:
+        code = launch.code
+        if code is None:
+            return None
+        if code.at not in self.read:
+            self.read[code.at] = line_table.read(line_table.elf_of(self.path, code))
+        table = self.read[code.at]
+        return None if table is None else table.places(code, pcs)
 
 
 class _Disassembling:

@@ -17,11 +17,12 @@ not parse, a value of no known kind, range or graph results, a rule message type
 a damaged file. Lengths are checked against the file's size before anything is read, and one message is
 held at a time, so a corrupt length costs neither time nor memory.
 
-NVIDIA's reader is still what knows a PC's source line and SASS (it reads the cubin's line table and
-disassembles it). It grows by ~14 MiB for each launch whose metrics it holds, and needs none of them for
-that: :func:`write_attribution_copy` writes a copy of the report with only the launches asked for, their
-metrics, sections and rule results left out, for it to load instead (a 44-launch report: 114 MiB and 0.5 s
-of CPU in NVIDIA's reader instead of 578 MiB and 1.5 s, docs/scale.md).
+A launch also says where its module's code lies (:class:`cubin.Code`: the cubin's place in the file and
+each function's load address), from which the instructions' lines and SASS are read (:mod:`line_table`,
+:mod:`disassembly`). Where those cannot answer, NVIDIA's reader does: it grows by ~14 MiB for each launch
+whose metrics it holds, and needs none of them for that, so :func:`write_attribution_copy` writes a copy of
+the report with only the launches asked for, their metrics, sections and rule results left out, for it to
+load instead (a 44-launch report: 114 MiB and 0.5 s of CPU instead of 578 MiB and 1.5 s, docs/scale.md).
 """
 
 from __future__ import annotations
