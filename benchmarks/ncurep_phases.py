@@ -2,7 +2,10 @@
 child's own phases (the file parsed launch by launch while NVIDIA's reader answers lines beside it where
 a cubin has a line table, the shown SASS by nvdisasm, then the instruction tables), the read as the diagnosis waits on it, the diagnosis, the JSON document.
 
-    python benchmarks/ncurep_phases.py REPORT.ncu-rep
+    python benchmarks/ncurep_phases.py REPORT.ncu-rep [--profile]
+
+``--profile``: the CPU profile (``cProfile`` on process time) of the parse and of the diagnosis after the read,
+the 15 functions that cost most in each.
 """
 
 from __future__ import annotations
@@ -18,7 +21,17 @@ def at() -> float:
     return round(time.perf_counter() - T0, 3)
 
 
-def main(path: Path) -> None:
+def _profiled(what: str, run) -> None:
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile(time.process_time)
+    profile.runcall(run)
+    print(f"--- {what}: CPU by function")
+    pstats.Stats(profile, stream=sys.stdout).sort_stats("tottime").print_stats(15)
+
+
+def main(path: Path, profile: bool = False) -> None:
     from ncuwrap import ruleset
     from ncuwrap.kernel import metrics
     from ncuwrap.kernel.reading import ncu_rep, ncu_rep_file, source_counters
@@ -66,7 +79,17 @@ def main(path: Path) -> None:
     t = time.perf_counter()
     diagnosis.to_json()
     print("to_json", round(time.perf_counter() - t, 3))
+    if profile:
+        def parse() -> None:
+            for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has):
+                source_counters.instructions(launch.names, launch.instances, launch.codes)
+
+        _profiled("the parse and the instruction tables", parse)
+        profile_read = reading.start(path, metrics=wanted).result()
+        from ncuwrap.kernel.diagnosis import diagnose_profile
+
+        _profiled("the diagnosis after the read", lambda: diagnose_profile(profile_read, rules))
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), "--profile" in sys.argv[2:])
