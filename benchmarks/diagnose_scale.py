@@ -205,13 +205,20 @@ def run_case(path: Path, repeat: int, cli: bool, tree: Path, floor: bool = True,
         print(f"  floor: read {f['read_s']:.2f} s + encode {f['encode_s']:.2f} s = {f['read_plus_encode_s']:.2f} s "
               f"({f['read_plus_encode_s'] / pandas['seconds']:.2f} of pandas' time; rules file {f['rules_s']:.2f} s)")
     if cli:
-        out = path.with_suffix(".json")
+        outs = [path.with_suffix(".json"), path.with_suffix(".baseline.json")]
         runs = []
+        identical = []  # each sample: this tree's document byte for byte the baseline tree's
+
+        def ncuwrap_argv(out: Path) -> list[str]:
+            return [sys.executable, "-m", "ncuwrap", "diagnose", str(path), "--format", "json", "-o", str(out), "--force"]
+
         for _ in range(repeat):  # interleaved, as above
-            ncuwrap_argv = [sys.executable, "-m", "ncuwrap", "diagnose", str(path), "--format", "json", "-o", str(out), "--force"]
             runs.append((measure_process([sys.executable, "-c", f"import pandas as pd; pd.read_csv({str(path)!r}, low_memory=False)"], tree),
-                         measure_process(ncuwrap_argv, tree), *([measure_process(ncuwrap_argv, baseline)] if baseline else [])))
-            out.unlink(missing_ok=True)
+                         measure_process(ncuwrap_argv(outs[0]), tree), *([measure_process(ncuwrap_argv(outs[1]), baseline)] if baseline else [])))
+            if baseline:
+                identical.append(outs[0].read_bytes() == outs[1].read_bytes())
+            for out in outs:
+                out.unlink(missing_ok=True)
         pandas_proc, ours_proc = P.median_row([r[0] for r in runs]), P.median_row([r[1] for r in runs])
         proc_ratio = ours_proc["wall_s"] / pandas_proc["wall_s"]
         print(f"  whole processes       : ncuwrap CLI {ours_proc['wall_s']:.2f} s (CPU {ours_proc['cpu_s']:.2f} s, {ours_proc['peak_mib']:.0f} MiB), "
@@ -222,8 +229,9 @@ def run_case(path: Path, repeat: int, cli: bool, tree: Path, floor: bool = True,
         if baseline:
             before_proc = P.median_row([r[2] for r in runs])
             print(f"  baseline tree's CLI   : {before_proc['wall_s']:.2f} s (CPU {before_proc['cpu_s']:.2f} s, {before_proc['peak_mib']:.0f} MiB), "
-                  f"ratio {before_proc['wall_s'] / pandas_proc['wall_s']:.2f}")
+                  f"ratio {before_proc['wall_s'] / pandas_proc['wall_s']:.2f}; JSON byte-identical in {sum(identical)} of {len(identical)} samples")
             result["process"]["baseline_cli"] = before_proc
+            result["process"]["json_identical"] = all(identical)
     return result
 
 
