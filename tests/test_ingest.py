@@ -239,3 +239,27 @@ def test_a_raw_page_is_diagnosed_without_pandas():
     assert out.stdout.split() == ["False"]
     profile = load(H200 / "transpose" / "copyKernel.raw.csv")
     assert profile.frame["launch_id"].dtype == "Int64" and profile.frame is profile.frame  # built once, when asked
+
+
+@pytest.mark.parametrize("export", ["h200/transpose/transposeNaive.raw.csv", "h200_ncuwrap/multi/two_processes.raw.csv",
+                                    "h200_ncuwrap/advice/gather_nostall.raw.csv.gz"])
+def test_raw_page_columns_read_as_its_frame(export):
+    """Every metric the rules can name, and every launch column, reads the same from the raw page's columns
+    (ColumnTable, no pandas) as from the frame built of them (FrameTable, the reading of a frame)."""
+    from ncuwrap.kernel.metrics import CANONICAL, DERIVED, LAUNCH_TEXT, MetricTable
+    from ncuwrap.kernel.reading.model import ColumnTable, FrameTable, META_COLUMNS
+
+    from tests.conftest import DATA
+
+    profile = load(DATA / export)
+    assert isinstance(profile.table, ColumnTable)
+    frame = FrameTable(profile.frame)
+    assert profile.table.columns == frame.columns and len(profile.table) == len(frame)
+    columns, framed = MetricTable(profile.table), MetricTable(frame)
+    for name in [*CANONICAL, *DERIVED, *LAUNCH_TEXT]:
+        a, b = columns.get(name), framed.get(name)
+        assert a.dtype == b.dtype and columns.missing(name) == framed.missing(name), name
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+    for name in [*META_COLUMNS, "device__attribute_display_name"]:
+        assert profile.table.values(name) == frame.values(name), name
+        assert profile.table.first(name) == frame.first(name), name

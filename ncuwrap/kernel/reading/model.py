@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -52,34 +53,40 @@ class RuleResult:
     message: str
 
 
-class LaunchTable:
+class LaunchTable(ABC):
     """A profile's columns, one row per launch, as the diagnosis reads them: a metric's numbers, a column's
     values, the first value of a column. :class:`FrameTable` reads a pandas frame; a reader may give its
     own columns instead (the raw CSV's :class:`ColumnTable`), so that a diagnosis imports no pandas."""
 
     columns: list[str]
 
+    @abstractmethod
     def __len__(self) -> int:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def __contains__(self, name: str) -> bool:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def numbers(self, name: str) -> np.ndarray:
         """The column as floats (NaN where a cell is no number)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def values(self, name: str) -> list:
         """The column's values as Python objects (what the frame's ``tolist()`` gives)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def first(self, name: str):
         """The column's first value that is not missing (None, NaN), or None."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def frame(self) -> pd.DataFrame:
         """The columns as a pandas frame (``Profile.frame``)."""
-        raise NotImplementedError
+        ...
 
 
 class FrameTable(LaunchTable):
