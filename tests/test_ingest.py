@@ -263,3 +263,11 @@ def test_raw_page_columns_read_as_its_frame(export):
     for name in [*META_COLUMNS, "device__attribute_display_name"]:
         assert profile.table.values(name) == frame.values(name), name
         assert profile.table.first(name) == frame.first(name), name
+
+
+def test_a_raw_page_profile_pickles_as_its_frame():
+    import pickle
+
+    profile = load(H200 / "transpose" / "copyKernel.raw.csv")
+    again = pickle.loads(pickle.dumps(profile))
+    assert again.frame.equals(profile.frame) and again.metric_names() == profile.metric_names() and again.source == profile.source

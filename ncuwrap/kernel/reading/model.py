@@ -167,6 +167,10 @@ class ColumnTable(LaunchTable):
             self._frame = self._build()
         return self._frame
 
+    def __reduce__(self):
+        # Pickled (a Profile cached by a caller) as its frame: the reader's builder is a closure.
+        return FrameTable, (self.frame(),)
+
 
 @dataclass(init=False)
 class Profile:
