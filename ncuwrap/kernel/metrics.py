@@ -429,7 +429,9 @@ def _beyond_share(got, ideal, total):
 def _kernel_kind(name, fp32, fp64, fp32_peak, tensor_dtype, shared_loads, instructions, intensity):
     """What the counters (and the name) say a kernel is: 'fp32_matmul', 'fp64_matmul', 'tensor_matmul', or None."""
     f32, f64, peak = _nan0(fp32), _nan0(fp64), np.asarray(fp32_peak, dtype=float)
-    named = np.array([bool(isinstance(n, str) and _MATMUL_NAME.search(n)) for n in name], dtype=bool)
+    # Each distinct name searched once: a report launches the same few kernels many times.
+    matmul = {n: bool(_MATMUL_NAME.search(n)) for n in {n for n in name if isinstance(n, str)}}
+    named = np.array([isinstance(n, str) and matmul[n] for n in name], dtype=bool)
     no_tensor = np.array([d is None or d != d for d in tensor_dtype], dtype=bool)
     busy_fp32 = np.where(peak > 0, f32 / np.where(peak > 0, peak, 1.0), 0.0)
     # Named: FP32 math at 5% of its peak or more is the kernel's work, not an epilogue's.
