@@ -21,12 +21,16 @@ peak RSS (ru_maxrss) are reported, with the ratio ncuwrap / pandas. ``--cli`` al
 ``python -m ncuwrap diagnose FILE --format json -o OUT`` process against a process that imports
 pandas and reads the file.
 
+``--compile`` writes both trees' bytecode first, as a pip install does (this box sets ``PYTHONDONTWRITEBYTECODE``,
+so without it every ncuwrap module is compiled in every process; pandas, as installed, has its bytecode).
+
 The floor: the rules file, ncuwrap's read of the file alone and orjson's encoding of the finished
 document alone, each timed in a fresh process. Read plus encode is what any evaluation, however fast,
 adds to; where it exceeds pandas' time the target is out of reach for this document on this machine.
 
 Usage: python benchmarks/diagnose_scale.py [--csv full|basic|both] [--kernels 10000] [--repeat 1]
                                            [--cli] [--keep] [--json out.json] [--tree DIR] [--no-floor]
+                                           [--baseline-tree DIR] [--compile]
 """
 
 from __future__ import annotations
@@ -201,25 +205,40 @@ def run_case(path: Path, repeat: int, cli: bool, tree: Path, floor: bool = True,
         print(f"  floor: read {f['read_s']:.2f} s + encode {f['encode_s']:.2f} s = {f['read_plus_encode_s']:.2f} s "
               f"({f['read_plus_encode_s'] / pandas['seconds']:.2f} of pandas' time; rules file {f['rules_s']:.2f} s)")
     if cli:
-        out = path.with_suffix(".json")
+        outs = [path.with_suffix(".json"), path.with_suffix(".baseline.json")]
         runs = []
+        identical = []  # each sample: this tree's document byte for byte the baseline tree's
+
+        def ncuwrap_argv(out: Path) -> list[str]:
+            return [sys.executable, "-m", "ncuwrap", "diagnose", str(path), "--format", "json", "-o", str(out), "--force"]
+
         for _ in range(repeat):  # interleaved, as above
-            ncuwrap_argv = [sys.executable, "-m", "ncuwrap", "diagnose", str(path), "--format", "json", "-o", str(out), "--force"]
             runs.append((measure_process([sys.executable, "-c", f"import pandas as pd; pd.read_csv({str(path)!r}, low_memory=False)"], tree),
-                         measure_process(ncuwrap_argv, tree), *([measure_process(ncuwrap_argv, baseline)] if baseline else [])))
-            out.unlink(missing_ok=True)
+                         measure_process(ncuwrap_argv(outs[0]), tree), *([measure_process(ncuwrap_argv(outs[1]), baseline)] if baseline else [])))
+            if baseline:
+                identical.append(outs[0].read_bytes() == outs[1].read_bytes())
+            for out in outs:
+                out.unlink(missing_ok=True)
         pandas_proc, ours_proc = P.median_row([r[0] for r in runs]), P.median_row([r[1] for r in runs])
         proc_ratio = ours_proc["wall_s"] / pandas_proc["wall_s"]
         print(f"  whole processes       : ncuwrap CLI {ours_proc['wall_s']:.2f} s (CPU {ours_proc['cpu_s']:.2f} s, {ours_proc['peak_mib']:.0f} MiB), "
-              f"python -c read_csv {pandas_proc['wall_s']:.2f} s (CPU {pandas_proc['cpu_s']:.2f} s, {pandas_proc['peak_mib']:.0f} MiB), ratio {proc_ratio:.2f}")
+              f"python -c read_csv {pandas_proc['wall_s']:.2f} s (CPU {pandas_proc['cpu_s']:.2f} s, {pandas_proc['peak_mib']:.0f} MiB), ratio {proc_ratio:.2f} "
+              f"(CPU {ours_proc['cpu_s'] / pandas_proc['cpu_s']:.2f}; issue 41's target <= 1.5)")
         result["process"] = {"pandas": pandas_proc, "ncuwrap_cli": ours_proc, "ratio": round(proc_ratio, 3),
                              "cpu_ratio": round(ours_proc["cpu_s"] / pandas_proc["cpu_s"], 3)}
         if baseline:
             before_proc = P.median_row([r[2] for r in runs])
             print(f"  baseline tree's CLI   : {before_proc['wall_s']:.2f} s (CPU {before_proc['cpu_s']:.2f} s, {before_proc['peak_mib']:.0f} MiB), "
-                  f"ratio {before_proc['wall_s'] / pandas_proc['wall_s']:.2f}")
+                  f"ratio {before_proc['wall_s'] / pandas_proc['wall_s']:.2f}; JSON byte-identical in {sum(identical)} of {len(identical)} samples")
             result["process"]["baseline_cli"] = before_proc
+            result["process"]["json_identical"] = all(identical)
     return result
+
+
+def compile_tree(tree: Path) -> None:
+    """Write the bytecode of ``tree``'s ncuwrap, as a pip install does (compileall writes it whatever
+    PYTHONDONTWRITEBYTECODE says)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "ncuwrap")], check=True)
 
 
 def main() -> None:
@@ -234,14 +253,19 @@ def main() -> None:
                         "'git archive' for before/after figures; default: this one)")
     parser.add_argument("--baseline-tree", type=Path, help="also measure this source tree's ncuwrap in the same interleave (before/after)")
     parser.add_argument("--no-floor", action="store_true", help="skip the floor (a --tree older than the floor's functions)")
+    parser.add_argument("--compile", action="store_true", help="compile the timed trees' modules first, as pip install does")
     args = parser.parse_args()
+    if args.compile:
+        for tree in (args.tree, args.baseline_tree):
+            if tree is not None:
+                compile_tree(tree.resolve())
     cases = ("full", "basic") if args.csv == "both" else (args.csv,)
     workdir = Path(tempfile.mkdtemp(prefix="ncuwrap-scale-"))
     versions = subprocess.run([sys.executable, "-c", "import pandas, numpy, pyarrow, orjson; print(pandas.__version__, numpy.__version__, "
                                "pyarrow.__version__, orjson.__version__)"], capture_output=True, text=True, check=True).stdout.split()
     result = {"kernels": args.kernels, "synthetic": True, "python": sys.version.split()[0],
               "versions": dict(zip(("pandas", "numpy", "pyarrow", "orjson"), versions)), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
-              "tree": str(args.tree.resolve()), "repeat": args.repeat, "csv": {}}
+              "tree": str(args.tree.resolve()), "repeat": args.repeat, "compiled": args.compile, "csv": {}}
     for case in cases:
         path = workdir / f"synthetic_{case}_{args.kernels}.raw.csv"
         t = time.perf_counter()

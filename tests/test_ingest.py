@@ -198,3 +198,76 @@ def test_a_report_read_for_the_rules_diagnoses_as_read_whole(report):
     some, whole = load(path, metrics=kernel_diagnosis.needed_metrics(rules)), load(path)
     assert len(some.frame.columns) < len(whole.frame.columns) / 4
     assert jsonfmt.render(kernel_diagnosis.diagnose_profile(some, rules)) == jsonfmt.render(kernel_diagnosis.diagnose_profile(whole, rules))
+
+
+# Texts a raw page's text column may hold, and texts near numbers: the raw reader decides that a text holds
+# no number without pandas (ncu_csv._no_number); pandas' to_numeric is what the details page and every
+# other text are read with, so the two must agree wherever the reader decides alone.
+_NEAR_NUMBERS = ["NVIDIA H200", "H100", "n/a", "N/A", "no data", "CachePreferShared", "1d5", "0x10", "1_000", "\u0661\u0662", "inf", "-Infinity",
+                 "+inf", "INF ", " inf", "nan", "NaN", "-nan", " 5", "5 ", "+5", "-5", "1e5", "1E-5", ".5", "5.", "e", "-", " ", "\t7\n", "1.2.3",
+                 "--5", "infinite", "Inf1", "1e", "e5", "5e+", "1 2", "\u00a05", "5\u2003", "\u2212" "5", "1.#IND", "-1.#QNAN", "#N/A", "None", "NULL",
+                 "True", "1j", "(5)", "5%", "$5", "5,0", "\u0665"]
+
+
+def test_raw_reader_decides_no_number_only_where_pandas_reads_none():
+    import random
+
+    import pandas as pd
+
+    from ncuwrap.kernel.reading import ncu_csv
+
+    rng = random.Random(41)
+    alphabet = "0123456789+-.eEinfatyINFAT xd_,\t\u00a0#/"
+    texts = _NEAR_NUMBERS + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(20_000)]
+    texts = [t.replace(",", "") for t in texts]  # as the reader gives them: thousands separators taken out
+    read = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float)
+    decided = [t for t, value in zip(texts, read) if ncu_csv._no_number(t) and not math.isnan(value)]
+    assert decided == []
+    # and it decides for the texts of real exports (a device name), so that they are read without pandas
+    assert ncu_csv._no_number("NVIDIA H200") and ncu_csv._no_number("n/a")
+
+
+def test_a_raw_page_is_diagnosed_without_pandas():
+    """pandas' import is 0.3 s of a 10,000-launch raw page's whole diagnosis (docs/scale.md, issue 41): the raw
+    page is read and diagnosed, and its JSON written, without it; the frame is built only when asked."""
+    import subprocess
+    import sys
+
+    script = ("import sys; from ncuwrap.api import diagnose; from ncuwrap.render import Format, render; "
+              f"render(diagnose({str(H200 / 'transpose' / 'copyKernel.raw.csv')!r}), Format.json); print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"]
+    profile = load(H200 / "transpose" / "copyKernel.raw.csv")
+    assert profile.frame["launch_id"].dtype == "Int64" and profile.frame is profile.frame  # built once, when asked
+
+
+@pytest.mark.parametrize("export", ["h200/transpose/transposeNaive.raw.csv", "h200_ncuwrap/multi/two_processes.raw.csv",
+                                    "h200_ncuwrap/advice/gather_nostall.raw.csv.gz"])
+def test_raw_page_columns_read_as_its_frame(export):
+    """Every metric the rules can name, and every launch column, reads the same from the raw page's columns
+    (ColumnTable, no pandas) as from the frame built of them (FrameTable, the reading of a frame)."""
+    from ncuwrap.kernel.metrics import CANONICAL, DERIVED, LAUNCH_TEXT, MetricTable
+    from ncuwrap.kernel.reading.model import ColumnTable, FrameTable, META_COLUMNS
+
+    from tests.conftest import DATA
+
+    profile = load(DATA / export)
+    assert isinstance(profile.table, ColumnTable)
+    frame = FrameTable(profile.frame)
+    assert profile.table.columns == frame.columns and len(profile.table) == len(frame)
+    columns, framed = MetricTable(profile.table), MetricTable(frame)
+    for name in [*CANONICAL, *DERIVED, *LAUNCH_TEXT]:
+        a, b = columns.get(name), framed.get(name)
+        assert a.dtype == b.dtype and columns.missing(name) == framed.missing(name), name
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
+    for name in [*META_COLUMNS, "device__attribute_display_name"]:
+        assert profile.table.values(name) == frame.values(name), name
+        assert profile.table.first(name) == frame.first(name), name
+
+
+def test_a_raw_page_profile_pickles_as_its_frame():
+    import pickle
+
+    profile = load(H200 / "transpose" / "copyKernel.raw.csv")
+    again = pickle.loads(pickle.dumps(profile))
+    assert again.frame.equals(profile.frame) and again.metric_names() == profile.metric_names() and again.source == profile.source

@@ -76,8 +76,8 @@ class _Launches:
     """The report's launches as the evaluator's metric source (ncuwrap.ruleset.evaluate.MetricSource)."""
 
     def __init__(self, profile: Profile):
-        self.table = kernel_metrics.MetricTable(profile.frame)
-        self.n = len(profile.frame)
+        self.table = kernel_metrics.MetricTable(profile.table)
+        self.n = len(profile.table)
         self.kind = profile.source.kind
         self._cleaned: dict[str, list] = {}
         self._stall_shares = False
@@ -127,10 +127,10 @@ def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: kernel_fi
     """Every launch of ``profile`` (or those ``select`` keeps) judged by ``rules``."""
     progress.report(f"diagnosing {Path(profile.source.path).name}")
     source = _Launches(profile)
-    frame = profile.frame
-    meta = {c: frame[c].tolist() if c in frame else [None] * len(frame)
+    table = profile.table
+    meta = {c: table.values(c) if c in table else [None] * len(table)
             for c in ("launch_id", "name", "display_name", "grid", "block", "process_id", "process_name", "stream")}
-    rows = np.arange(len(frame))
+    rows = np.arange(len(table))
     if select is not None and select.active:
         rows = kernel_filter.select_launches(select, meta["name"], meta["display_name"], meta["process_id"], meta["process_name"],
                                              profile.source.path)

@@ -23,7 +23,7 @@ from ncuwrap.kernel.attribution import WASTES
 from ncuwrap.core.catalogue import Catalogue
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from ncuwrap.kernel.reading.model import LaunchTable
 
 
 @dataclass(frozen=True)
@@ -429,7 +429,9 @@ def _beyond_share(got, ideal, total):
 def _kernel_kind(name, fp32, fp64, fp32_peak, tensor_dtype, shared_loads, instructions, intensity):
     """What the counters (and the name) say a kernel is: 'fp32_matmul', 'fp64_matmul', 'tensor_matmul', or None."""
     f32, f64, peak = _nan0(fp32), _nan0(fp64), np.asarray(fp32_peak, dtype=float)
-    named = np.array([bool(isinstance(n, str) and _MATMUL_NAME.search(n)) for n in name], dtype=bool)
+    # Each distinct name searched once: a report launches the same few kernels many times.
+    matmul = {n: bool(_MATMUL_NAME.search(n)) for n in {n for n in name if isinstance(n, str)}}
+    named = np.array([isinstance(n, str) and matmul[n] for n in name], dtype=bool)
     no_tensor = np.array([d is None or d != d for d in tensor_dtype], dtype=bool)
     busy_fp32 = np.where(peak > 0, f32 / np.where(peak > 0, peak, 1.0), 0.0)
     # Named: FP32 math at 5% of its peak or more is the kernel's work, not an epilogue's.
@@ -718,9 +720,9 @@ for _canonical in CANONICAL.values():
 class MetricTable:
     """Canonical and derived metrics of every launch of a profile, computed on demand."""
 
-    def __init__(self, frame: pd.DataFrame):
-        self.frame = frame
-        self.n = len(frame)
+    def __init__(self, table: LaunchTable):
+        self.table = table
+        self.n = len(table)
         self._values: dict[str, np.ndarray] = {}
         self._missing: dict[str, list[str]] = {}
 
@@ -736,25 +738,17 @@ class MetricTable:
         return self._missing[name]
 
     def known(self, name: str) -> bool:
-        return name in CANONICAL or name in DERIVED or name in LAUNCH_TEXT or name in self.frame.columns
-
-    def _raw(self, column: str) -> np.ndarray:
-        values = self.frame[column]
-        if values.dtype == object:
-            import pandas as pd  # the catalogue is read by the rules loader, which needs no pandas
-
-            return pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-        return values.to_numpy(dtype=float)
+        return name in CANONICAL or name in DERIVED or name in LAUNCH_TEXT or name in self.table
 
     def _compute(self, name: str) -> tuple[np.ndarray, list[str]]:
         if name in LAUNCH_TEXT:
             column = LAUNCH_TEXT[name]
-            values = self.frame[column].tolist() if column in self.frame.columns else [None] * self.n
+            values = self.table.values(column) if column in self.table else [None] * self.n
             return np.array(values, dtype=object), []
         if name in CANONICAL:
             for alias in CANONICAL[name].aliases:
-                if alias in self.frame.columns:
-                    return self._raw(alias), []
+                if alias in self.table:
+                    return self.table.numbers(alias), []
             return np.full(self.n, np.nan), [CANONICAL[name].aliases[0]]
         if name in DERIVED:
             item = DERIVED[name]
@@ -765,8 +759,8 @@ class MetricTable:
                     missing += [m for m in self.missing(i) if m not in missing]
             # Partial inputs are fine for max-style quantities; the rest propagate NaN.
             return np.asarray(item.compute(*args)), missing
-        if name in self.frame.columns:
-            return self._raw(name), []
+        if name in self.table:
+            return self.table.numbers(name), []
         return np.full(self.n, np.nan), [name]
 
 

@@ -110,12 +110,13 @@ class Loading:
     it cost 0.13 s after the read). A read that fails stops the digest."""
 
     def __init__(self, path: Path, kind: str, ncu: str | None, metrics):
-        from ncuwrap.kernel.reading import ncu_rep
-
         self.path, self.kind, self.ncu, self.metrics = path, kind, ncu, metrics
-        plain_rep = kind == "ncu-rep" and not path.name.lower().endswith(".gz")
-        # The reader's child is forked before the digest's thread starts: a fork never copies a thread.
-        self.reading = ncu_rep.start(path, ncu=ncu, metrics=metrics) if plain_rep else None
+        self.reading = None
+        if kind == "ncu-rep" and not path.name.lower().endswith(".gz"):
+            from ncuwrap.kernel.reading import ncu_rep  # its modules only for a report (a CSV's read needs none of them)
+
+            # The reader's child is forked before the digest's thread starts: a fork never copies a thread.
+            self.reading = ncu_rep.start(path, ncu=ncu, metrics=metrics)
         self.stop = threading.Event()
         self.digest: str | None = None
         self.thread = threading.Thread(target=self._hash, name="ncuwrap-sha256", daemon=True)

@@ -15,17 +15,21 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ncuwrap.core import packed
 from ncuwrap.core.errors import InputError
-from ncuwrap.kernel.reading.model import Profile, RuleResult, Source
+from ncuwrap.kernel.reading.model import ColumnTable, FrameTable, LaunchTable, Profile, RuleResult, Source
 from ncuwrap.core.kernel_names import function_name
 from ncuwrap.kernel.reading.units import scale_to_base
+
+if TYPE_CHECKING:  # a raw page is read without pandas (0.3 s of imports); the details page and Profile.frame use it
+    import pandas as pd
 
 _LAUNCH_COLUMNS = {
     "ID": "launch_id",
@@ -128,17 +132,37 @@ def _text_lengths(table: pa.Table, columns: list[str]) -> np.ndarray:
     """The characters of each cell of ``columns`` of an Arrow table, rows x columns (NaN: an empty cell)."""
     if not columns:
         return np.empty((table.num_rows, 0))
-    return np.column_stack([pc.utf8_length(table.column(c)).to_numpy(zero_copy_only=False).astype(float) for c in columns])
+    return np.column_stack([_numpy(pc.utf8_length(table.column(c)), pa.float64()) for c in columns])
+
+
+def _numpy(cells: pa.ChunkedArray, kind: pa.DataType) -> np.ndarray:
+    """A column of numbers as a numpy array of ``kind`` (float64: a null is NaN; int64: no nulls), read from
+    the Arrow buffers: Arrow's own conversion (to_numpy) imports pandas, 0.3 s of a raw page's diagnosis."""
+    array = pc.cast(cells, kind).combine_chunks()
+    dtype = np.float64 if kind == pa.float64() else np.int64
+    if not len(array):
+        return np.empty(0, dtype=dtype)
+    validity, data = array.buffers()
+    if data is None:  # no values were allocated: every cell is null
+        return np.full(len(array), np.nan)
+    values = np.frombuffer(data, dtype=dtype, count=len(array), offset=array.offset * 8).copy()
+    if array.null_count:
+        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[array.offset:array.offset + len(array)]
+        values[valid == 0] = np.nan
+    return values
 
 
 def _numeric(column: pd.Series) -> pd.Series:
     """Parse ncu's number formatting ("424,019", "no data", "n/a") into floats; NaN where not a number."""
+    import pandas as pd
+
     text = column.str.replace(",", "", regex=False)
     return pd.to_numeric(text, errors="coerce")
 
 
-def _convert(path: Path, table: pa.Table, columns: list[str], units: dict[str, str]) -> pd.DataFrame:
-    """Metric columns to floats in base units; a column with no numbers at all stays text.
+def _convert(path: Path, table: pa.Table, columns: list[str], units: dict[str, str]) -> tuple[np.ndarray, dict[str, list]]:
+    """Metric columns to floats in base units (``columns`` x launches); a column with no numbers at all
+    stays text (the second result: its cells, None where empty).
 
     Arrow casts a whole column of numbers at once, ncu's thousands separators ("1,234.5") taken out
     first where the plain cast fails; a column that is still not all numbers (text, "n/a", numbers
@@ -146,9 +170,7 @@ def _convert(path: Path, table: pa.Table, columns: list[str], units: dict[str, s
     number reads the same whichever way its column took.
     """
     rows = table.num_rows
-    if not columns:
-        return pd.DataFrame(index=pd.RangeIndex(rows))
-    numbers = np.empty((rows, len(columns)))
+    numbers = np.empty((len(columns), rows))
     text: list[int] = []
     for i, column in enumerate(columns):
         cells = table.column(column)
@@ -158,17 +180,26 @@ def _convert(path: Path, table: pa.Table, columns: list[str], units: dict[str, s
         if parsed is None:
             text.append(i)
         else:
-            numbers[:, i] = parsed
+            numbers[i] = parsed
     names = [columns[i] for i in text]
     block = np.empty((rows, len(names)), dtype=object)
     for j, name in enumerate(names):
         block[:, j] = table.column(name).to_pylist()
     parsed, textual = _convert_text(path, block, _text_lengths(table, names), names)
     if text:
-        numbers[:, text] = parsed
-    numbers *= np.array([scale_to_base(units.get(c, "")) for c in columns])
+        numbers[text] = parsed.T
+    numbers *= np.array([scale_to_base(units.get(c, "")) for c in columns])[:, None]
     numbers[np.isinf(numbers)] = np.nan  # "1e999" is no measurement
-    out = pd.DataFrame(numbers, columns=columns)
+    return numbers, {column: values.tolist() for column, values in textual.items()}
+
+
+def _metric_frame(columns: list[str], numbers: np.ndarray, textual: dict[str, list]) -> pd.DataFrame:
+    """The metric columns of :func:`_convert` as a pandas frame (Profile.frame)."""
+    import pandas as pd
+
+    if not columns:
+        return pd.DataFrame(index=pd.RangeIndex(numbers.shape[1]))
+    out = pd.DataFrame(numbers.T, columns=columns)
     # Text metrics (device names, cache configs): keep the strings where no cell parsed as a number.
     for column, values in textual.items():
         # As Python objects: metrics.MetricTable reads object columns as text (pandas' own "str" dtype it would not).
@@ -179,7 +210,7 @@ def _convert(path: Path, table: pa.Table, columns: list[str], units: dict[str, s
 def _cast(cells: pa.ChunkedArray) -> np.ndarray | None:
     """A text column as floats (an empty cell: NaN), or None when some cell is not a number."""
     try:
-        return pc.cast(cells, pa.float64()).to_numpy()
+        return _numpy(cells, pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
 
@@ -191,8 +222,14 @@ def _convert_text(path: Path, block: np.ndarray, lengths: np.ndarray, columns: l
     if not columns:
         return np.empty((block.shape[0], 0)), {}
     _check_field_sizes(path, lengths, columns)
-    flat = pd.Series([x.replace(",", "") if isinstance(x, str) else x for x in block.ravel().tolist()], dtype=object)
-    numbers = pd.to_numeric(flat, errors="coerce").to_numpy(dtype=float, copy=True).reshape(block.shape)
+    cells = [x.replace(",", "") if isinstance(x, str) else x for x in block.ravel().tolist()]
+    if all(_no_number(x) for x in {x for x in cells if x is not None}):
+        # Each distinct text (a device name: one for 10,000 launches) is looked at once, and none is a number.
+        numbers = np.full(block.shape, np.nan)
+    else:  # pandas' reading of each cell, as a details page's
+        import pandas as pd
+
+        numbers = pd.to_numeric(pd.Series(cells, dtype=object), errors="coerce").to_numpy(dtype=float, copy=True).reshape(block.shape)
     textual = np.isnan(numbers).all(axis=0) & (lengths > 0).any(axis=0)
     out = {}
     for i in np.flatnonzero(textual):
@@ -202,7 +239,22 @@ def _convert_text(path: Path, block: np.ndarray, lengths: np.ndarray, columns: l
     return numbers, out
 
 
+# The characters a number can be written with (pandas' to_numeric reads digits, a sign, a point, an
+# exponent and blanks around them), and the words it reads as one without digits.
+_NUMBER_CHARACTERS = re.compile(r"[\s0-9+\-.eE]*")
+_NUMBER_WORDS = ("inf", "infinity", "nan")
+
+
+def _no_number(text: str) -> bool:
+    """Whether ``text`` (thousands separators taken out) is certainly no number to pandas' to_numeric: it
+    holds a character no number is written with, and is not a word for infinity. A text that may be one
+    is left to pandas itself."""
+    return _NUMBER_CHARACTERS.fullmatch(text) is None and text.strip().lstrip("+-").lower() not in _NUMBER_WORDS
+
+
 def _check_aligned(path: Path, frame: pd.DataFrame) -> None:
+    import pandas as pd
+
     # pandas reads the extra leading fields of rows longer than the header as an index: every column shifts.
     if not isinstance(frame.index, pd.RangeIndex):
         raise InputError(f"{path}: the rows have more fields than the header; export it again from the .ncu-rep")
@@ -267,20 +319,60 @@ MAX_LAUNCH_ID = 2**53
 
 def _launch_meta(path: Path, frame: pd.DataFrame) -> pd.DataFrame:
     """The launch columns under ncuwrap's names (their cells' sizes already checked)."""
+    import pandas as pd
+
     meta = pd.DataFrame(index=frame.index)
     for column, name in _LAUNCH_COLUMNS.items():
         meta[name] = frame[column] if column in frame else None
-    ids = pd.to_numeric(meta["launch_id"], errors="coerce").to_numpy(dtype=float)
-    with np.errstate(invalid="ignore"):
-        bad = ~((ids >= 0) & (ids < MAX_LAUNCH_ID) & (ids == np.floor(ids)))
-    if bad.any():
-        raw = str(frame["ID"].iat[int(np.argmax(bad))]) if "ID" in frame else ""
-        raise InputError(f"{path}: launch ID {raw[:30]!r} is not a launch number (a whole number from 0 to 2**53); "
-                         "export the report again from the .ncu-rep")
+    ids = _checked_ids(path, pd.to_numeric(meta["launch_id"], errors="coerce").to_numpy(dtype=float), frame["ID"].tolist() if "ID" in frame else None)
     meta["launch_id"] = pd.array(ids.astype(np.int64), dtype="Int64")
     meta["name"] = [function_name(s) for s in meta["display_name"]]
     meta["mangled_name"] = None
     return meta
+
+
+def _checked_ids(path: Path, ids: np.ndarray, raw: list | None) -> np.ndarray:
+    """``ids`` (floats; NaN where a cell is no number) when every one is a launch number, else the error
+    naming the first that is not (``raw``: the cells as written)."""
+    with np.errstate(invalid="ignore"):
+        bad = ~((ids >= 0) & (ids < MAX_LAUNCH_ID) & (ids == np.floor(ids)))
+    if bad.any():
+        cell = str(raw[int(np.argmax(bad))]) if raw is not None else ""
+        raise InputError(f"{path}: launch ID {cell[:30]!r} is not a launch number (a whole number from 0 to 2**53); "
+                         "export the report again from the .ncu-rep")
+    return ids
+
+
+# Launch IDs as ncu writes them: digits, fewer than 2**53 (16 digits) as long as they have at most 15.
+_PLAIN_ID = r"^[0-9]{1,15}$"
+
+
+def _raw_launches(path: Path, table: pa.Table, present: list[str], metric_columns: list[str], units: dict[str, str]) -> ColumnTable:
+    """The raw page's launches as columns, without pandas (Profile.frame builds the frame when asked):
+    the launch columns under ncuwrap's names, then the metrics (see :func:`_launch_meta`, :func:`_convert`)."""
+    launch = {c: ["" if x is None else x for x in table.column(c).to_pylist()] for c in present}
+    if pc.all(pc.match_substring_regex(table.column("ID"), _PLAIN_ID), skip_nulls=False).as_py():  # no null, all digits
+        ids = _numpy(table.column("ID"), pa.int64()).astype(float)
+    else:  # pandas reads the IDs and names the first that is no launch number
+        import pandas as pd
+
+        ids = _checked_ids(path, pd.to_numeric(pd.Series(launch["ID"], dtype=str), errors="coerce").to_numpy(dtype=float), launch["ID"])
+    numbers, textual = _convert(path, table, metric_columns, units)
+    rows = table.num_rows
+    others: dict[str, list] = {name: launch[column] if column in launch else [None] * rows for column, name in _LAUNCH_COLUMNS.items()}
+    others["launch_id"] = ids.astype(np.int64).tolist()
+    others["name"] = [function_name(s) for s in others["display_name"]]
+    others["mangled_name"] = [None] * rows
+    columns = [*others, *metric_columns]  # the frame's order
+    others.update(textual)
+
+    def frame() -> pd.DataFrame:
+        import pandas as pd
+
+        launches = pd.DataFrame({c: pd.Series(values, dtype=str) for c, values in launch.items()})
+        return pd.concat([_launch_meta(path, launches), _metric_frame(metric_columns, numbers, textual)], axis=1)
+
+    return ColumnTable(columns, numbers, metric_columns, others, frame)
 
 
 # A gzipped export is unpacked to a temporary file first; more than this is refused (a bomb, or a
@@ -335,10 +427,8 @@ def _read(path: Path, usecols=None) -> Profile:
     # Arrow refuses a row with fewer fields than the header, the last one too: no row is cut short.
     present = [c for c in _LAUNCH_COLUMNS if c in table.column_names]
     _check_field_sizes(path, _text_lengths(table, present), present)
-    launch = pd.DataFrame({c: pd.Series(pc.fill_null(table.column(c), "").to_pylist(), dtype=str) for c in present})
-    metrics = _convert(path, table, metric_columns, units)
-    out = pd.concat([_launch_meta(path, launch), metrics], axis=1)
-    return Profile(source=_source(path, "ncu-csv-raw", out), frame=out, units=units)
+    launches = _raw_launches(path, table, present, metric_columns, units)
+    return Profile(source=_source(path, "ncu-csv-raw", launches), table=launches, units=units)
 
 
 # Arrow parses a file in blocks of this size on every core; a row longer than a block is read again
@@ -410,13 +500,11 @@ def _skip(offset: int, path: Path) -> int:
         return fh.read(offset).count(b"\n")
 
 
-def _source(path: Path, kind: str, frame: pd.DataFrame) -> Source:
-    device = None
-    if "device__attribute_display_name" in frame:
-        names = frame["device__attribute_display_name"].dropna()
-        device = str(names.iloc[0]) if len(names) else None
-    cc = frame["cc"].dropna()
-    return Source(path=str(path), kind=kind, device=device, compute_capability=str(cc.iloc[0]) if len(cc) else None)
+def _source(path: Path, kind: str, table: LaunchTable) -> Source:
+    device = table.first("device__attribute_display_name") if "device__attribute_display_name" in table else None
+    cc = table.first("cc")
+    return Source(path=str(path), kind=kind, device=str(device) if device is not None else None,
+                  compute_capability=str(cc) if cc is not None else None)
 
 
 def _details_key(section: str, label: str) -> str:
@@ -432,6 +520,8 @@ MAX_DETAILS_CELLS = 50_000_000
 
 
 def _read_details(path: Path, offset: int) -> Profile:
+    import pandas as pd
+
     try:
         long = pd.read_csv(path, dtype=str, keep_default_na=False, skiprows=_skip(offset, path), engine="c")
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
@@ -468,7 +558,7 @@ def _read_details(path: Path, offset: int) -> Profile:
     out = pd.concat([_launch_meta(path, launches), wide.reset_index(drop=True)], axis=1)
     out = out.sort_values("launch_id", kind="stable").reset_index(drop=True)
     units = {_details_key(s, m): u for s, m, u in zip(metrics["Section Name"], metrics["Metric Name"], metrics["Metric Unit"])}
-    return Profile(source=_source(path, "ncu-csv-details", out), frame=out, units=units, rules=details_rules(long))
+    return Profile(source=_source(path, "ncu-csv-details", FrameTable(out)), frame=out, units=units, rules=details_rules(long))
 
 
 _RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup")
@@ -476,6 +566,8 @@ _RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description", "Estimated Speedu
 
 def details_rules(long: pd.DataFrame) -> dict[int, tuple[RuleResult, ...]]:
     """Nsight Compute's rule results from a details page: one row per (launch, rule message)."""
+    import pandas as pd
+
     if not all(c in long for c in _RULE_COLUMNS):
         return {}
     rows = long[(long["Rule Name"] != "") & (long["Rule Description"] != "")]
