@@ -137,14 +137,16 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how, w
         os.kill(os.getpid(), signal.SIGABRT if how == "abort" else signal.SIGSEGV)
 
     # The child that reads the file has NVIDIA's reader answer the instructions' lines and SASS in a
-    # process beside it (the attribution worker); a report not laid out as expected is read by ncu_report's
-    # children. Any of them can die.
+    # process beside it (the attribution worker) where the line table and nvdisasm cannot; a report not laid
+    # out as expected is read by ncu_report's children. Any of them can die.
     if where == "reader":
         monkeypatch.setattr(ncu_rep, "_collect_file", crash)
         monkeypatch.setattr(ncu_rep, "_collect", crash)
     else:
         report.write_bytes((DATA / "h200_ncuwrap" / "source" / "transpose-naive.ncu-rep.gz").read_bytes())
-        report = report.rename(tmp_path / "report.ncu-rep.gz")  # a report with SourceCounters: the worker is asked
+        report = report.rename(tmp_path / "report.ncu-rep.gz")  # a report with SourceCounters
+        monkeypatch.setattr(ncu_rep.line_table, "read", lambda elf: None)  # neither reads it: the worker is asked
+        monkeypatch.setattr(ncu_rep.disassembly, "nvdisasm", lambda: None)
         monkeypatch.setattr(ncu_rep, "_answer", lambda path, module, conn, part: crash(path, module, None))
     code, out, err = run_cli(capsys, "diagnose", str(report))
     name = "SIGABRT" if how == "abort" else "SIGSEGV"

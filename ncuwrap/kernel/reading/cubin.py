@@ -70,9 +70,10 @@ def sections(elf: bytes) -> dict[str, tuple[int, int]] | None:
     return {s.name: (s.offset, s.size) for s in found}
 
 
-def has_line_table(elf: bytes) -> bool | None:
-    """Whether a cubin carries a line table (:data:`_LINE_SECTIONS`); None where its sections are not readable."""
-    found = sections(elf)
+def has_line_table(elf: bytes, found: dict | None = None) -> bool | None:
+    """Whether a cubin carries a line table (:data:`_LINE_SECTIONS`); None where its sections are not readable.
+    ``found``: its :func:`sections`, where already read."""
+    found = sections(elf) if found is None else found
     return None if found is None else any(name in _LINE_SECTIONS for name in found)
 
 
@@ -115,10 +116,11 @@ class Code:
         return self.at + placed[0] + offset, INSTRUCTION_BYTES
 
 
-def code(elf: bytes, at: int, sm: int, functions: dict[str, int]) -> Code | None:
+def code(elf: bytes, at: int, sm: int, functions: dict[str, int], found: dict | None = None) -> Code | None:
     """The :class:`Code` of a cubin whose first byte is at ``at`` in the report, loaded at ``functions``
-    (mangled name -> address); None where its sections are not readable."""
-    found = sections(elf)
+    (mangled name -> address); None where its sections are not readable (``found``: its :func:`sections`,
+    where already read)."""
+    found = sections(elf) if found is None else found
     if found is None:
         return None
     text = {name[len(".text."):]: where for name, where in found.items() if name.startswith(".text.")}

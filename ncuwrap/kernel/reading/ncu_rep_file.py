@@ -109,7 +109,7 @@ def _classes() -> dict:
 class Launch:
     """One profiled launch as the file holds it: names, metric values (the ones asked for), Nsight Compute's
     rule results (rule, section, message type as ncu_report gives it, title, text, speedup type, speedup),
-    the per-instruction metrics asked for (name -> correlation id -> value) and the source files' texts."""
+    the per-instruction metrics asked for (name -> :class:`PerPc`) and the source files' texts."""
 
     index: int
     mangled: str
@@ -164,9 +164,11 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
                 data = _raw(fh, end, "source")
                 source = _parsed(data, classes["SourceRef"], "source")
                 _add_source(sources, source, at, fh.tell())
+                found = None  # the cubin's sections, read once a module
                 if source.binary and source.reference not in line_tables:
-                    line_tables[source.reference] = cubin.has_line_table(source.binary)
-                _add_code(placed, source, data, at + _U32.size)
+                    found = cubin.sections(source.binary)
+                    line_tables[source.reference] = None if found is None else cubin.has_line_table(source.binary, found)
+                _add_code(placed, source, data, at + _U32.size, found)
             for _ in range(block.launches):
                 raw = _message(fh, end, classes["Launch"], "launch")
                 launch = _launch(count, raw, strings, wanted, instanced, codes)
@@ -180,7 +182,7 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
                 raise FormatError("a block's payload is not its sources and launches")
 
 
-def _add_code(codes: dict, source, data: bytes, at: int) -> None:
+def _add_code(codes: dict, source, data: bytes, at: int, found: dict | None) -> None:
     """Where a module's functions lie (:class:`cubin.Code`), from the SourceData that carries its cubin (the
     message's bytes ``data`` start at ``at`` in the file) and the later ones of the module: with CUDA's lazy
     loading a function gets its address when it is first launched, and the later SourceData adds it. One
@@ -190,7 +192,7 @@ def _add_code(codes: dict, source, data: bytes, at: int) -> None:
     ref = source.reference
     if source.binary and ref not in codes:
         binary_at = next((at + value[0] for number, kind, value, _ in _fields(data) if number == 4 and kind == 2), None)
-        codes[ref] = None if binary_at is None else cubin.code(source.binary, binary_at, source.sm, functions)
+        codes[ref] = None if binary_at is None else cubin.code(source.binary, binary_at, source.sm, functions, found)
     elif codes.get(ref) is not None and functions:
         codes[ref] = codes[ref].placed(functions)
 
