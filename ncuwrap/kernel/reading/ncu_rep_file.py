@@ -54,7 +54,6 @@ _SCHEMA = {
     "Metric": [(1, "name_id", "uint32"), (2, "value", "Value"), (3, "instances", "*Instance")],
     "SourceFile": [(1, "name", "string"), (2, "content", "bytes")],
     "SourceFiles": [(1, "files", "*SourceFile")],
-    "SourceData": [(1, "reference", "uint64"), (8, "files", "SourceFiles")],
     "Symbol": [(1, "name", "string"), (2, "address", "uint64")],
     "Relocations": [(1, "functions", "*Symbol")],
     "SourceRef": [(1, "reference", "uint64"), (4, "binary", "bytes"), (6, "sm", "uint32"), (8, "files", "bytes"),
@@ -67,7 +66,7 @@ _SCHEMA = {
     # A launch's metrics are kept as bytes: the rules read ~150 of ~2,000 and ~35 have per-instruction
     # values, which are decoded by whole arrays (:func:`_per_pc`), not a message object per instruction.
     "Head": [(1, "name_id", "uint32"), (2, "value", "Value")],
-    "Launch": [(5, "mangled", "string"), (6, "function", "string"), (7, "demangled", "string"), (13, "metrics", "*bytes"),
+    "Launch": [(5, "mangled", "string"), (6, "function", "string"), (7, "demangled", "string"),
                (15, "source", "SourceRef"), (19, "rules", "*Rule")],
     "Strings": [(1, "strings", "*string")],
     "BlockHeader": [(1, "sources", "uint32"), (2, "launches", "uint32"), (4, "strings", "Strings"), (5, "payload", "uint32"),
@@ -145,6 +144,7 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
     sources: dict[int, tuple[int, int, bytes]] = {}  # reference -> where its SourceData with files lies: parsed when asked for
     line_tables: dict[int, bool | None] = {}  # reference -> whether its cubin has a line table
     placed: dict[int, cubin.Code | None] = {}  # reference -> where its functions lie
+    texts: dict = {}  # a module's SourceFiles bytes -> its source texts, read once for all its launches
     with path.open("rb") as fh:
         if fh.read(len(MAGIC)) != MAGIC:
             raise FormatError("no report header")
@@ -170,13 +170,14 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
                     line_tables[source.reference] = None if found is None else cubin.has_line_table(source.binary, found)
                 _add_code(placed, source, data, at + _U32.size, found)
             for _ in range(block.launches):
-                raw = _message(fh, end, classes["Launch"], "launch")
-                launch = _launch(count, raw, strings, wanted, instanced, codes)
+                data = _raw(fh, end, "launch")
+                raw = _parsed(data, classes["Launch"], "launch")
+                launch = _launch(count, raw, data, strings, wanted, instanced, codes)
                 launch.lines = line_tables.get(raw.source.reference)
                 launch.code = placed.get(raw.source.reference)
                 count += 1
                 if files_of is not None and files_of(launch):
-                    launch.files = _files(fh, sources.get(raw.source.reference), classes["SourceData"])
+                    launch.files = _files(sources.get(raw.source.reference), classes["SourceFiles"], texts)
                 yield launch
             if fh.tell() != end:
                 raise FormatError("a block's payload is not its sources and launches")
@@ -248,24 +249,29 @@ def _number(value) -> int | float:
     return fields[0][1]
 
 
-def _launch(index: int, raw, strings: list[str], wanted, instanced: frozenset, codes: frozenset) -> Launch:
-    if not raw.demangled or not raw.metrics:
+def _launch(index: int, raw, data: bytes, strings: list[str], wanted, instanced: frozenset, codes: frozenset) -> Launch:
+    """One launch from its parsed fields (``raw``: all but its metrics) and its bytes (``data``: the metrics, field 13,
+    are read from them by :func:`_metrics`)."""
+    spans = _metrics(data)
+    if not raw.demangled or spans is None or not len(spans[0]):
         raise FormatError("a launch without a name or metrics")
-    values, names, per_pc, per_pc_codes = {}, [], {}, {}
-    count = len(strings)
-    classes = _classes()
-    for data in raw.metrics:
-        name_id, head_end = _head(data)
-        if name_id >= count:
-            raise FormatError("a metric name id past the string table")
-        name = strings[name_id]
-        names.append(name)
-        if head_end > 0 and (wanted is None or name in wanted):
-            head = _parsed(data[:head_end], classes["Head"], "metric")
-            if head.HasField("value"):
-                values[name] = _value(head.value)
+    starts, name_ids, head_ends, ends = spans
+    if len(name_ids) and int(name_ids.max()) >= len(strings):
+        raise FormatError("a metric name id past the string table")
+    names = [strings[i] for i in name_ids.tolist()]
+    values, per_pc, per_pc_codes = {}, {}, {}
+    head = _classes()["Head"]
+    starts, head_ends, ends = starts.tolist(), head_ends.tolist(), ends.tolist()
+    per_instruction = [k for k, name in enumerate(names) if name in instanced or name in codes]
+    decoded = _per_pc_together(data, [(head_ends[k], ends[k]) for k in per_instruction])
+    for k, name in enumerate(names):
+        if wanted is None or name in wanted:
+            parsed = _parsed(data[starts[k]:head_ends[k]], head, "metric")
+            if parsed.HasField("value"):
+                values[name] = _value(parsed.value)
         if name in instanced or name in codes:
-            pcs, numbers = _per_pc(data, head_end)
+            found = decoded.get(head_ends[k]) if decoded else None
+            pcs, numbers = found if found is not None else _per_pc(data[starts[k]:ends[k]], head_ends[k] - starts[k])
             if name in instanced:
                 per_pc[name] = PerPc(pcs, numbers.astype(np.float64))
             else:
@@ -273,6 +279,116 @@ def _launch(index: int, raw, strings: list[str], wanted, instanced: frozenset, c
     return Launch(index=index, mangled=raw.mangled, function=raw.function, demangled=raw.demangled, names=frozenset(names),
                   metrics={name: values[name] for name in sorted(values)}, rules=_rules(raw.rules), instances=per_pc,
                   codes=per_pc_codes)
+
+
+_METRIC_TAG = 0x6A  # field 13, length-delimited: one metric of a launch
+
+
+def _metrics(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Where each metric (field 13) of a launch's bytes lies: its first byte, its name id, the end of its head (name
+    id and value: :func:`_head`) and its end. A launch has ~2,000: they are found by whole arrays (the run of
+    field-13 records, each a one- to three-byte length), one at a time where a record is laid out otherwise
+    (:func:`_heads`). Raises FormatError where a metric comes outside the run."""
+    first = next((at for number, _, _, (at, _) in _fields(data) if number == 13), None)
+    if first is None:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    a = np.frombuffer(data, np.uint8)
+    size = len(a)
+    found = _metric_run(a, first)
+    if found is None:
+        return _heads(data, first)
+    starts, ends = found
+    run_end = int(ends[-1])
+    if any(number == 13 for number, _, _, _ in _fields(data[run_end:])):
+        raise FormatError("a launch's metrics are not written together")
+    # The name id: 0x08 and a one- to three-byte varint; the value, where there is one: 0x12 and a one- or two-byte
+    # length (a text value can be longer than 127 bytes).
+    if (a[starts] != 0x08).any():
+        raise FormatError("a metric that does not start with its name")
+    k = np.arange(3)
+    name_bytes = a[np.minimum(starts[:, None] + 1 + k, size - 1)]
+    continued = name_bytes >= 0x80
+    if continued[:, 2].any():
+        return _heads(data, first)
+    name_length = 1 + continued[:, 0] + (continued[:, 0] & continued[:, 1])
+    name_ids = _varint_array(a, starts + 1, name_length.astype(np.int64))
+    if name_ids is None:
+        return _heads(data, first)
+    after = starts + 1 + name_length
+    has_value = (after < ends) & (a[np.minimum(after, size - 1)] == 0x12)
+    low, high = (a[np.minimum(after + i, size - 1)].astype(np.int64) for i in (1, 2))
+    long_value = low >= 0x80
+    if (has_value & long_value & (high >= 0x80)).any():
+        return _heads(data, first)
+    value_length = np.where(long_value, (low & 0x7F) | (high << 7), low)
+    head_ends = np.where(has_value, after + 2 + long_value + value_length, after)
+    if (head_ends > ends).any():
+        raise FormatError("a metric value runs past its metric")
+    return starts, name_ids.astype(np.int64), head_ends, ends
+
+
+def _metric_run(a: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(start, end) of each metric's payload in the run of field-13 records from ``first``; None where a record's
+    length is not one to three bytes or the records do not chain."""
+    size = len(a)
+    candidates = first + np.flatnonzero(a[first:size - 1] == _METRIC_TAG)
+    k = np.arange(3)
+    length_bytes = a[np.minimum(candidates[:, None] + 1 + k, size - 1)].astype(np.int64)
+    continued = length_bytes >= 0x80
+    length_size = 1 + continued[:, 0] + (continued[:, 0] & continued[:, 1])
+    lengths = (length_bytes[:, 0] & 0x7F) | np.where(continued[:, 0], (length_bytes[:, 1] & 0x7F) << 7, 0) \
+        | np.where(continued[:, 0] & continued[:, 1], length_bytes[:, 2] << 14, 0)
+    usable = ~(continued[:, 0] & continued[:, 1] & continued[:, 2])
+    candidates, length_size, lengths = candidates[usable], length_size[usable], lengths[usable]
+    if not len(candidates) or candidates[0] != first:
+        return None
+    payload = candidates + 1 + length_size
+    nexts = payload + lengths
+    broken = np.flatnonzero(nexts[:-1] != candidates[1:])
+    last = int(broken[0]) if len(broken) else len(candidates) - 1
+    end = int(nexts[last])
+    if end < size and a[end] == _METRIC_TAG:  # a byte inside a metric looked like a record: follow the chain
+        chosen = _chain(candidates, nexts, size, lambda at: a[at] == _METRIC_TAG)
+        if chosen is None:
+            return None
+        end = int(nexts[chosen[-1]])
+    else:
+        chosen = np.arange(last + 1)
+    if end > size:
+        return None
+    return payload[chosen], nexts[chosen]
+
+
+def _chain(candidates: np.ndarray, nexts: np.ndarray, size: int, starts_one) -> np.ndarray | None:
+    """The candidates that are records: the chain from the first, each record's end the next one's start, to the
+    first end where no record starts (``starts_one(at)`` false, or the end of the bytes); None where an end
+    that starts a record is no candidate."""
+    successor = np.searchsorted(candidates, nexts)
+    successor[(successor >= len(candidates)) | (candidates[np.minimum(successor, len(candidates) - 1)] != nexts)] = -1
+    follow, ends = successor.tolist(), nexts.tolist()
+    picked, i = [0], 0
+    while True:
+        end = ends[i]
+        if end >= size or not starts_one(end):
+            return np.array(picked, np.int64)
+        i = follow[i]
+        if i < 0:
+            return None
+        picked.append(i)
+
+
+def _heads(data: bytes, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_metrics` one field at a time, each metric's head read by :func:`_head`."""
+    starts, name_ids, head_ends, ends = [], [], [], []
+    for number, kind, value, _ in _fields(data):
+        if number == 13 and kind == 2:
+            begin, stop = value
+            name_id, head_end = _head(data[begin:stop])
+            starts.append(begin)
+            name_ids.append(name_id)
+            head_ends.append(begin + head_end)
+            ends.append(stop)
+    return tuple(np.array(x, np.int64) for x in (starts, name_ids, head_ends, ends))
 
 
 @dataclass(frozen=True)
@@ -320,6 +436,79 @@ def _per_pc(data: bytes, start: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(pcs, np.uint64), np.array(numbers, np.uint64 if all(isinstance(v, int) for v in numbers) else np.float64)
 
 
+def _per_pc_together(data: bytes, spans: list[tuple[int, int]]) -> dict[int, tuple[np.ndarray, np.ndarray]] | None:
+    """(PCs, values) of the instances of each per-instruction metric of a launch at once (a launch has ~35, each a
+    run of records from its head's end, then its category: 0x20 and a one-byte number), keyed by where the run
+    starts: the runs put end to end must chain record after record, and each metric's values be of one kind.
+    None where they do not (then :func:`_per_pc` reads each metric); a metric missing from the answer is read so."""
+    if not spans:
+        return None
+    a = np.frombuffer(data, np.uint8)
+    pieces, owners_at = [], []
+    for start, end in spans:
+        stop = end - 2 if end - start >= 2 and a[end - 2] == 0x20 and a[end - 1] < 0x80 else end
+        pieces.append(a[start:stop])
+        owners_at.append(start)
+    joined = np.concatenate(pieces)
+    bounds = np.cumsum([0] + [len(piece) for piece in pieces])
+    size = len(joined)
+    if size < 4:
+        return None
+    candidates = np.flatnonzero(joined[:-3] == 0x1A)
+    candidates = candidates[(joined[candidates + 2] == 0x0A) & (joined[candidates + 1] < 0x80)]
+    nexts = candidates + 2 + joined[candidates + 1]
+    if not len(candidates) or candidates[0] != 0 or nexts[-1] != size or not np.array_equal(nexts[:-1], candidates[1:]):
+        return None
+    nonempty = bounds[:-1][bounds[:-1] < bounds[1:]]
+    if not np.array_equal(candidates[np.minimum(np.searchsorted(candidates, nonempty), len(candidates) - 1)], nonempty):
+        return None  # a metric's run does not begin at a record
+    decoded = _decoded(joined, candidates)
+    if decoded is None:
+        return None
+    pcs, tags, value_at, value_length = decoded
+    # Every value decoded at once by its kind (varints, doubles, floats), then each metric's rows taken.
+    numbers = {}
+    for kind in np.unique(tags).tolist():
+        rows = np.flatnonzero(tags == kind)
+        found = _values(joined, kind, value_at[rows], value_length[rows], pcs[rows])
+        if found is not None:
+            numbers[kind] = (rows, found[1])
+    edges = np.searchsorted(candidates, bounds).tolist()
+    changes = np.flatnonzero(tags[1:] != tags[:-1]) + 1
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for i, start in enumerate(owners_at):
+        first, stop = edges[i], edges[i + 1]
+        if first == stop:
+            out[start] = _NO_PER_PC
+            continue
+        kind = int(tags[first])
+        inside = np.searchsorted(changes, first, side="right")
+        if (inside < len(changes) and changes[inside] < stop) or kind not in numbers:
+            continue  # values of two kinds, or of a kind not read by arrays: read one at a time
+        rows, values = numbers[kind]
+        at = np.searchsorted(rows, [first, stop]).tolist()
+        out[start] = (pcs[first:stop], values[at[0]:at[1]])
+    return out
+
+
+def _decoded(a: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each record at ``starts``: its PC, its value's tag, where the value's payload lies and its length; None
+    where one is not laid out as a correlation id (0x28 varint) then one value."""
+    size = len(a)
+    lengths = a[starts + 1].astype(np.int64)
+    id_length = a[starts + 3].astype(np.int64)
+    if (a[starts + 3] >= 0x80).any() or (starts + 5 > size).any() or (a[starts + 4] != 0x28).any():
+        return None
+    value_at = starts + 4 + id_length
+    if (value_at + 3 > size).any() or (a[value_at] != 0x12).any() or (a[value_at + 1] >= 0x80).any():
+        return None
+    value_length = a[value_at + 1].astype(np.int64)
+    if not np.array_equal(value_at + 2 + value_length, starts + 2 + lengths):
+        return None
+    pcs = _varint_array(a, starts + 5, id_length - 1)
+    return None if pcs is None else (pcs, a[value_at + 2], value_at + 3, value_length - 1)
+
+
 # An instance, field 3 of a metric: 0x1a LEN, its correlation id (0x0a LEN, a Value: 0x28 and a uint64 varint),
 # its value (0x12 LEN, a Value: 0x28 uint64 or 0x20 uint32 varint, 0x19 double, 0x15 float). Every length here
 # fits one byte.
@@ -335,22 +524,13 @@ def _instances_fast(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     if len(starts) == 0:
         return _NO_PER_PC
-    size = len(a)
-    lengths = a[starts + 1].astype(np.int64)
-    id_length = a[starts + 3].astype(np.int64)
-    if (a[starts + 3] >= 0x80).any() or (starts + 5 > size).any() or (a[starts + 4] != 0x28).any():
+    decoded = _decoded(a, starts)
+    if decoded is None:
         return None
-    value_at = starts + 4 + id_length
-    if (value_at + 3 > size).any() or (a[value_at] != 0x12).any() or (a[value_at + 1] >= 0x80).any():
+    pcs, tags, value_at, value_length = decoded
+    if not (tags == tags[0]).all():
         return None
-    value_length = a[value_at + 1].astype(np.int64)
-    if not np.array_equal(value_at + 2 + value_length, starts + 2 + lengths):
-        return None
-    pcs = _varint_array(a, starts + 5, id_length - 1)
-    tags = a[value_at + 2]
-    if pcs is None or not (tags == tags[0]).all():
-        return None
-    return _values(a, tags[0], value_at + 3, value_length - 1, pcs)
+    return _values(a, tags[0], value_at, value_length, pcs)
 
 
 def _records(a: np.ndarray) -> np.ndarray | None:
@@ -369,16 +549,11 @@ def _records(a: np.ndarray) -> np.ndarray | None:
     broken = np.flatnonzero(nexts[:-1] != candidates[1:])
     last = int(broken[0]) if len(broken) else len(candidates) - 1
     end = int(nexts[last])
-    if end < size and a[end] == 0x1A:  # a byte inside a record looked like a start: follow the chain one record at a time
-        index = {int(c): i for i, c in enumerate(candidates)}
-        picked, end = [], 0
-        while end < size and a[end] == 0x1A:
-            i = index.get(end)
-            if i is None:
-                return None
-            picked.append(i)
-            end = int(nexts[i])
-        starts = candidates[picked]
+    if end < size and a[end] == 0x1A:  # a byte inside a record looked like a start: follow the chain
+        chosen = _chain(candidates, nexts, size, lambda at: a[at] == 0x1A)
+        if chosen is None:
+            return None
+        starts, end = candidates[chosen], int(nexts[chosen[-1]])
     else:
         starts = candidates[:last + 1]
     return starts if end <= size and _after_instances(a, end) else None
@@ -407,15 +582,25 @@ def _varint_array(a: np.ndarray, at: np.ndarray, length: np.ndarray) -> np.ndarr
     """The unsigned varints of ``length`` bytes each at ``at`` (uint64); None where one is not well formed."""
     if len(at) == 0:
         return np.zeros(0, np.uint64)
-    if (length < 1).any() or (length > _MAX_VARINT).any() or (at + length > len(a)).any():
+    widest = int(length.max())
+    if int(length.min()) < 1 or widest > _MAX_VARINT or (at + length > len(a)).any():
         return None
-    k = np.arange(_MAX_VARINT)
-    inside = k < length[:, None]
+    k = np.arange(widest)
     data = a[np.minimum(at[:, None] + k, len(a) - 1)]
+    if int(length.min()) == widest:  # all of one length (a launch's PCs): no byte past any varint's end
+        inside = None
+        last = np.zeros(widest, bool)
+        last[-1] = True
+        well_formed = np.array_equal(data >= 0x80, np.broadcast_to(~last, data.shape))
+    else:
+        inside = k < length[:, None]
+        well_formed = np.array_equal((data >= 0x80) & inside, k < (length - 1)[:, None])
     # Every byte but the last has its continuation bit, the last has none.
-    if not np.array_equal((data >= 0x80) & inside, k < (length - 1)[:, None]):
+    if not well_formed:
         return None
-    parts = (data & 0x7F).astype(np.uint64) * inside
+    parts = (data & 0x7F).astype(np.uint64)
+    if inside is not None:
+        parts *= inside
     return (parts << (7 * k).astype(np.uint64)).sum(axis=1, dtype=np.uint64)
 
 
@@ -455,15 +640,16 @@ def _rules(rules) -> tuple:
     return tuple(out)
 
 
-def _files(fh, where: tuple[int, int, bytes] | None, cls) -> dict[str, str]:
-    """The source texts of one module (name -> text), read where its SourceData lies."""
+def _files(where: tuple[int, int, bytes] | None, cls, texts: dict) -> dict[str, str]:
+    """The source texts of one module (name -> text), from its SourceData's files (their bytes, kept when it
+    was read: :func:`_add_source`); one dict for all the module's launches."""
     if where is None:
         return {}
-    back = fh.tell()
-    fh.seek(where[0])
-    data = _message(fh, where[1], cls, "source")
-    fh.seek(back)
-    return {f.name: f.content.decode("utf-8", "replace") for f in data.files.files}
+    found = texts.get(where[2])
+    if found is None:
+        data = _parsed(where[2], cls, "source files")
+        found = texts[where[2]] = {f.name: f.content.decode("utf-8", "replace") for f in data.files}
+    return found
 
 
 # ------------------------------------------------------------------------- a copy for NVIDIA's reader

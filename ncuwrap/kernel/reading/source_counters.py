@@ -233,12 +233,24 @@ def instructions(names, instances: dict, codes: dict) -> Instructions | None:
     if not any(m in names for m in MARKERS):
         return None
     found = _columns(instances)
-    pcs = np.unique(np.concatenate([per.pcs for per in found.values()])) if found else np.zeros(0, np.uint64)
+    pcs = _union([per.pcs for per in found.values()])
     columns = {name: _aligned(pcs, per, np.nan) for name, per in found.items()}
     memory_type = _aligned(pcs, codes["memory_type"], 0) if "memory_type" in codes else np.zeros(len(pcs), np.int64)
     access = _aligned(pcs, codes["memory_access_type"], -1) if "memory_access_type" in codes else np.full(len(pcs), -1, np.int64)
     return Instructions(pcs=pcs.astype(np.int64), columns=columns, memory_type=memory_type, memory_access=access,
                         shown=tuple(sorted(_worth_sass(columns))))
+
+
+def _union(arrays: list):
+    """The sorted distinct PCs of every column (most columns of a launch hold the same PCs, in order)."""
+    import numpy as np
+
+    if not arrays:
+        return np.zeros(0, np.uint64)
+    first = arrays[0]
+    if len(first) and (first[1:] > first[:-1]).all() and all(np.array_equal(first, other) for other in arrays[1:]):
+        return first
+    return np.unique(np.concatenate(arrays))
 
 
 def _aligned(pcs, per: PerPc, missing):
@@ -249,7 +261,7 @@ def _aligned(pcs, per: PerPc, missing):
     out = np.full(len(pcs), missing, dtype=per.values.dtype if missing != missing else np.int64)
     at = np.searchsorted(pcs, per.pcs)
     values = per.values
-    if len(np.unique(at)) != len(at):  # keep each PC's last value, as a dict would
+    if not (at[1:] > at[:-1]).all() and len(np.unique(at)) != len(at):  # keep each PC's last value, as a dict would
         reverse_first = np.unique(at[::-1], return_index=True)[1]
         keep = len(at) - 1 - reverse_first
         at, values = at[keep], values[keep]
