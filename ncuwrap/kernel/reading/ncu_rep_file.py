@@ -264,7 +264,9 @@ def _launch(index: int, raw, data: bytes, strings: list[str], wanted, instanced:
     starts, head_ends, ends = starts.tolist(), head_ends.tolist(), ends.tolist()
     per_instruction = [k for k, name in enumerate(names) if name in instanced or name in codes]
     decoded = _per_pc_together(data, [(head_ends[k], ends[k]) for k in per_instruction])
-    for k, name in enumerate(names):
+    read = range(len(names)) if wanted is None else sorted({k for k, name in enumerate(names) if name in wanted}.union(per_instruction))
+    for k in read:  # the ~150 metrics the rules read and the ~35 per instruction, of ~2,000
+        name = names[k]
         if wanted is None or name in wanted:
             parsed = _parsed(data[starts[k]:head_ends[k]], head, "metric")
             if parsed.HasField("value"):
@@ -348,7 +350,7 @@ def _metric_run(a: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray] | No
     last = int(broken[0]) if len(broken) else len(candidates) - 1
     end = int(nexts[last])
     if end < size and a[end] == _METRIC_TAG:  # a byte inside a metric looked like a record: follow the chain
-        chosen = _chain(candidates, nexts, size, lambda at: a[at] == _METRIC_TAG)
+        chosen = _chain(candidates, nexts, a, _METRIC_TAG)
         if chosen is None:
             return None
         end = int(nexts[chosen[-1]])
@@ -359,22 +361,24 @@ def _metric_run(a: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray] | No
     return payload[chosen], nexts[chosen]
 
 
-def _chain(candidates: np.ndarray, nexts: np.ndarray, size: int, starts_one) -> np.ndarray | None:
+def _chain(candidates: np.ndarray, nexts: np.ndarray, a: np.ndarray, tag: int) -> np.ndarray | None:
     """The candidates that are records: the chain from the first, each record's end the next one's start, to the
-    first end where no record starts (``starts_one(at)`` false, or the end of the bytes); None where an end
-    that starts a record is no candidate."""
+    first end where no record starts (no ``tag`` there, or the end of ``a``); None where an end that starts a
+    record is no candidate. Found by doubling (the nodes 1, 2, 4, ... steps on, ~11 passes for 2,000 records),
+    not one record at a time."""
+    count = len(candidates)
     successor = np.searchsorted(candidates, nexts)
-    successor[(successor >= len(candidates)) | (candidates[np.minimum(successor, len(candidates) - 1)] != nexts)] = -1
-    follow, ends = successor.tolist(), nexts.tolist()
-    picked, i = [0], 0
-    while True:
-        end = ends[i]
-        if end >= size or not starts_one(end):
-            return np.array(picked, np.int64)
-        i = follow[i]
-        if i < 0:
-            return None
-        picked.append(i)
+    linked = (successor < count) & (candidates[np.minimum(successor, count - 1)] == nexts)
+    step = np.append(np.where(linked, successor, count), count)  # count: past the chain's end
+    reached = np.zeros(count + 1, bool)
+    reached[0] = True
+    while (step[:-1] < count).any():
+        reached[step[reached]] = True
+        step = step[step]
+    reached[step[reached]] = True
+    chosen = np.flatnonzero(reached[:-1])
+    end = int(nexts[chosen[-1]])
+    return None if end < len(a) and a[end] == tag else chosen
 
 
 def _heads(data: bytes, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -550,7 +554,7 @@ def _records(a: np.ndarray) -> np.ndarray | None:
     last = int(broken[0]) if len(broken) else len(candidates) - 1
     end = int(nexts[last])
     if end < size and a[end] == 0x1A:  # a byte inside a record looked like a start: follow the chain
-        chosen = _chain(candidates, nexts, size, lambda at: a[at] == 0x1A)
+        chosen = _chain(candidates, nexts, a, 0x1A)
         if chosen is None:
             return None
         starts, end = candidates[chosen], int(nexts[chosen[-1]])
