@@ -55,7 +55,7 @@ def main(path: Path, profile: bool = False) -> None:
             pending.append((launch, found))
     print("parsed", at(), "launches", len(pending), "parse cpu", round(time.process_time() - cpu, 3))
     texts = disassembled.result()
-    print("disassembled", at(), "instructions", len(texts or {}), "nvdisasm", "failed" if texts is None else "ok")
+    print("disassembled", at(), "instructions", sum(map(len, (texts or {}).values())), "nvdisasm", "failed" if texts is None else "ok")
     answers = attributor.answers() if attributor else {}
     if attributor:
         attributor.close()
@@ -63,7 +63,9 @@ def main(path: Path, profile: bool = False) -> None:
     cache: dict = {}
     for launch, found in pending:
         lines, sass = answers.get(launch.index, ({}, {}))
-        sass = {pc: texts[pc] for pc in disassembled.asked.get(launch.index, [])} or sass
+        if texts is not None and launch.index in disassembled.asked:
+            arch, pcs = disassembled.asked[launch.index]
+            sass = {pc: texts[arch][pc] for pc in pcs}
         source_counters.table(launch.function, found, lambda: launch.files, source_counters.Answered(lines, sass), cache)
     print("tables", at())
     # As the command runs it: the read in its child, then the diagnosis and the document.

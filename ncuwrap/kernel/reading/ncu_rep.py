@@ -334,9 +334,8 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
             launch.instances = launch.codes = None  # held as aligned columns from here on
         texts = disassembled.result()
         if texts is None:  # nvdisasm could not: NVIDIA's reader disassembles what it was to
-            for index, pcs in disassembled.asked.items():
+            for index, (_, pcs) in disassembled.asked.items():
                 ask(index, [], pcs)
-            texts = {}
         for each in answering.values():
             answers.update(each.answers())
     finally:
@@ -347,8 +346,9 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     for launch, found in pending:
         lines, sass = answers.get(launch.index, ({}, {}))
         lines = placed_lines.get(launch.index, lines)
-        if launch.index in disassembled.asked:
-            sass = {pc: texts[pc] for pc in disassembled.asked[launch.index]} if texts else sass
+        if texts is not None and launch.index in disassembled.asked:
+            arch, pcs = disassembled.asked[launch.index]
+            sass = {pc: texts[arch][pc] for pc in pcs}
         sources[launch.index] = source_counters.table(rows[launch.index]["name"], found, lambda: launch.files,
                                                       source_counters.Answered(lines, sass), where_cache)
     return rows, rules, sources
@@ -378,7 +378,7 @@ class _Disassembling:
 
     def __init__(self, path: Path, tool: str | None):
         self.path, self.tool = path, tool
-        self.asked: dict[int, list[int]] = {}  # launch index -> the PCs whose SASS it shows
+        self.asked: dict[int, tuple[str, list[int]]] = {}  # launch index -> its architecture, the PCs whose SASS it shows
         self.where: dict[str, dict[int, tuple[int, int]]] = {}  # architecture -> PC -> its bytes in the file
 
     def take(self, launch, pcs: list[int]) -> bool:
@@ -394,17 +394,18 @@ class _Disassembling:
         for pc, w in zip(pcs, where):
             if placed.setdefault(pc, w) != w:  # one PC, two instructions: not guessed between
                 return False
-        self.asked[launch.index] = pcs
+        self.asked[launch.index] = (code.arch, pcs)
         return True
 
-    def result(self) -> dict[int, str] | None:
-        """PC -> SASS of every PC taken; None where nvdisasm failed (then every one is asked of NVIDIA's reader)."""
-        texts: dict[int, str] = {}
+    def result(self) -> dict[str, dict[int, str]] | None:
+        """Architecture -> PC -> SASS of every PC taken; None where nvdisasm failed (then every one is asked of
+        NVIDIA's reader)."""
+        texts: dict[str, dict[int, str]] = {}
         try:
             for arch, placed in self.where.items():
                 pcs = sorted(placed)
                 encoded = ncu_rep_file.instruction_bytes(self.path, [placed[pc] for pc in pcs])
-                texts.update(disassembly.sass(arch, zip(pcs, encoded), self.tool))
+                texts[arch] = disassembly.sass(arch, zip(pcs, encoded), self.tool)
         except disassembly.Unavailable:
             return None
         return texts
