@@ -367,9 +367,15 @@ def test_ctrl_c_stops_nsys_and_the_program(capsys, monkeypatch, tmp_path):
             time.sleep(0.05)
         os.kill(os.getpid(), signal.SIGINT)
 
-    threading.Thread(target=ctrl_c_once_the_program_runs, daemon=True).start()
-    run = tmp_path / "run"
-    code, out, err = run_cli(capsys, "timeline", "--nsys-path", NSYS_SCRIPT, "-o", run, "--", prog)
+    # A test run started in the background by a non-interactive shell inherits SIGINT ignored, which Python
+    # keeps: the Ctrl-C is then what a terminal would deliver only with the default handler back.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=ctrl_c_once_the_program_runs, daemon=True).start()
+        run = tmp_path / "run"
+        code, out, err = run_cli(capsys, "timeline", "--nsys-path", NSYS_SCRIPT, "-o", run, "--", prog)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert (code, out, err) == (130, "", f"nsys: capturing {prog} ...\n")  # typer turns Ctrl-C into exit code 130
     sleep_pid = int(pidfile.read_text())
     deadline = time.monotonic() + 5
