@@ -33,7 +33,10 @@ def plain(path: Path, folder: Path) -> Path:
     return copy
 
 
-def record(path: Path, module) -> dict:
+def record(path: Path, module, answer) -> dict:
+    """Launch index -> PC (hex) -> ``answer(attribution, pc)`` for every instruction of every launch of one
+    report with SourceCounters (``attribution``: a :class:`source_counters.Attribution` of the launch, which
+    asks ncu_report for every PC)."""
     context = module.load_report(str(path))
     out, index = {}, -1
     for r in range(context.num_ranges()):
@@ -47,16 +50,17 @@ def record(path: Path, module) -> dict:
             for name in source_counters.INSTANCED & names:
                 pcs |= set(source_counters._instances(action.metric_by_name(name)))
             attribution = source_counters.Attribution(action)
-            out[str(index)] = {f"{pc:#x}": attribution.sass(pc) for pc in sorted(pcs)}
+            out[str(index)] = {f"{pc:#x}": answer(attribution, pc) for pc in sorted(pcs)}
     return out
 
 
-def main(target: str) -> None:
+def main(target: str, answer=lambda attribution, pc: attribution.sass(pc)) -> None:
+    """Write every report's answers (:func:`record`) to ``target``, with the ncu-report version that gave them."""
     module = ncu_rep.load_module()
     recorded = {"ncu_report": metadata.version("ncu-report"), "reports": {}}
     with tempfile.TemporaryDirectory() as folder:
         for path in reports():
-            launches = record(plain(path, Path(folder)), module)
+            launches = record(plain(path, Path(folder)), module, answer)
             if launches:
                 recorded["reports"][path.as_posix()] = launches
     Path(target).write_bytes(gzip.compress(json.dumps(recorded, sort_keys=True).encode(), mtime=0))
