@@ -186,3 +186,24 @@ def test_the_copy_for_nvidias_reader_holds_the_launches_asked_for_without_their_
 def test_a_cubin_that_is_no_elf_this_reads_has_no_known_line_table(elf):
     # None: the reader asks ncu_report for every PC's line, as before (never a line table assumed away).
     assert cubin.has_line_table(elf) is None
+
+
+def test_per_instruction_values_read_by_arrays_where_a_value_looks_like_a_record(monkeypatch):
+    """SYNTHETIC bytes: a metric whose every value is 0x1a (a record's tag) before a 10-byte record, so a value
+    looks like a record's start; the chain of records is followed past it (ncu_rep_file._chain) and gives what
+    reading each record as a message gives."""
+    metric = ncu_rep_file._classes()["Metric"](name_id=7)
+    for i in range(40):
+        instance = metric.instances.add()
+        instance.correlation.u64 = 0x4000 + 16 * i  # a three-byte varint: each record's payload is 10 bytes
+        instance.value.u64 = 0x1A
+    data = metric.SerializeToString()
+    name_id, head_end = ncu_rep_file._head(data)
+    followed = []
+    chain = ncu_rep_file._chain
+    monkeypatch.setattr(ncu_rep_file, "_chain", lambda *args: followed.append(1) or chain(*args))
+    pcs, values = ncu_rep_file._per_pc_together(data, [(head_end, len(data))])[head_end]
+    assert followed and name_id == 7
+    expected_pcs, expected_values = ncu_rep_file._per_pc(data, head_end)
+    assert pcs.tolist() == expected_pcs.tolist() == [0x4000 + 16 * i for i in range(40)]
+    assert values.tolist() == expected_values.tolist() == [0x1A] * 40

@@ -425,13 +425,10 @@ _NO_PER_PC = (np.zeros(0, np.uint64), np.zeros(0, np.float64))
 
 
 def _per_pc(data: bytes, start: int) -> tuple[np.ndarray, np.ndarray]:
-    """(PCs, values) of the instances from ``start`` on in a metric's bytes: by whole arrays where every
-    instance is laid out as Nsight Compute writes them (:func:`_instances_fast`), else one message each."""
+    """(PCs, values) of the instances from ``start`` on in a metric's bytes, one message each: for a metric
+    :func:`_per_pc_together` could not read by arrays."""
     if start >= len(data):
         return _NO_PER_PC
-    found = _instances_fast(np.frombuffer(data, np.uint8, offset=start))
-    if found is not None:
-        return found
     full = _parsed(data, _classes()["Metric"], "metric")
     pairs = _instances(full.instances)
     if not pairs:
@@ -460,8 +457,15 @@ def _per_pc_together(data: bytes, spans: list[tuple[int, int]]) -> dict[int, tup
         return None
     candidates = np.flatnonzero(joined[:-3] == 0x1A)
     candidates = candidates[(joined[candidates + 2] == 0x0A) & (joined[candidates + 1] < 0x80)]
+    if not len(candidates) or candidates[0] != 0:
+        return None
     nexts = candidates + 2 + joined[candidates + 1]
-    if not len(candidates) or candidates[0] != 0 or nexts[-1] != size or not np.array_equal(nexts[:-1], candidates[1:]):
+    if not np.array_equal(nexts[:-1], candidates[1:]):  # a byte inside a record looked like a start
+        chosen = _chain(candidates, nexts, joined, 0x1A)
+        if chosen is None:
+            return None
+        candidates, nexts = candidates[chosen], nexts[chosen]
+    if nexts[-1] != size:
         return None
     nonempty = bounds[:-1][bounds[:-1] < bounds[1:]]
     if not np.array_equal(candidates[np.minimum(np.searchsorted(candidates, nonempty), len(candidates) - 1)], nonempty):
@@ -520,57 +524,6 @@ _VARINT_TAGS = (0x28, 0x20)
 _MAX_VARINT = 10
 
 
-def _instances_fast(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The instances at the start of ``a`` (a metric's bytes from its first field-3 record on) decoded by
-    arrays; None where any record is laid out otherwise (then each is parsed as a message)."""
-    starts = _records(a)
-    if starts is None:
-        return None
-    if len(starts) == 0:
-        return _NO_PER_PC
-    decoded = _decoded(a, starts)
-    if decoded is None:
-        return None
-    pcs, tags, value_at, value_length = decoded
-    if not (tags == tags[0]).all():
-        return None
-    return _values(a, tags[0], value_at, value_length, pcs)
-
-
-def _records(a: np.ndarray) -> np.ndarray | None:
-    """Where each field-3 record (0x1a, a one-byte length, then 0x0a: a correlation id first) of the run at the
-    start of ``a`` begins; after the run only fields numbered above 3 may follow (the metric's category)."""
-    size = len(a)
-    if size and a[0] != 0x1A:  # no instances: the fields after them only
-        return np.zeros(0, np.int64) if _after_instances(a, 0) else None
-    if size < 4:
-        return None
-    candidates = np.flatnonzero(a[:-3] == 0x1A)
-    candidates = candidates[(a[candidates + 2] == 0x0A) & (a[candidates + 1] < 0x80)]
-    if len(candidates) == 0 or candidates[0] != 0:
-        return None
-    nexts = candidates + 2 + a[candidates + 1]
-    broken = np.flatnonzero(nexts[:-1] != candidates[1:])
-    last = int(broken[0]) if len(broken) else len(candidates) - 1
-    end = int(nexts[last])
-    if end < size and a[end] == 0x1A:  # a byte inside a record looked like a start: follow the chain
-        chosen = _chain(candidates, nexts, a, 0x1A)
-        if chosen is None:
-            return None
-        starts, end = candidates[chosen], int(nexts[chosen[-1]])
-    else:
-        starts = candidates[:last + 1]
-    return starts if end <= size and _after_instances(a, end) else None
-
-
-def _after_instances(a: np.ndarray, end: int) -> bool:
-    """Whether the bytes of ``a`` from ``end`` on are whole fields numbered above 3 (a metric's category)."""
-    try:
-        return all(number > 3 for number, _, _, _ in _fields(a[end:].tobytes()))
-    except FormatError:
-        return False
-
-
 def _values(a: np.ndarray, tag: int, at: np.ndarray, length: np.ndarray, pcs: np.ndarray):
     if tag in _VARINT_TAGS:
         numbers = _varint_array(a, at, length)
@@ -590,21 +543,12 @@ def _varint_array(a: np.ndarray, at: np.ndarray, length: np.ndarray) -> np.ndarr
     if int(length.min()) < 1 or widest > _MAX_VARINT or (at + length > len(a)).any():
         return None
     k = np.arange(widest)
+    inside = k < length[:, None]
     data = a[np.minimum(at[:, None] + k, len(a) - 1)]
-    if int(length.min()) == widest:  # all of one length (a launch's PCs): no byte past any varint's end
-        inside = None
-        last = np.zeros(widest, bool)
-        last[-1] = True
-        well_formed = np.array_equal(data >= 0x80, np.broadcast_to(~last, data.shape))
-    else:
-        inside = k < length[:, None]
-        well_formed = np.array_equal((data >= 0x80) & inside, k < (length - 1)[:, None])
     # Every byte but the last has its continuation bit, the last has none.
-    if not well_formed:
+    if not np.array_equal((data >= 0x80) & inside, k < (length - 1)[:, None]):
         return None
-    parts = (data & 0x7F).astype(np.uint64)
-    if inside is not None:
-        parts *= inside
+    parts = (data & 0x7F).astype(np.uint64) * inside
     return (parts << (7 * k).astype(np.uint64)).sum(axis=1, dtype=np.uint64)
 
 
@@ -617,14 +561,6 @@ def _instances(instances) -> list[tuple[int, int | float]]:
     if not all(with_ids):
         raise FormatError("per-instruction values with and without correlation ids")
     return [(int(_number(i.correlation)), _number(i.value)) for i in instances]
-
-
-def _kind(value) -> str:
-    """The one number field a per-instruction value has (FormatError for a text, none or two)."""
-    fields = value.ListFields()
-    if len(fields) != 1 or fields[0][0].number == 1:
-        raise FormatError("a per-instruction value that is not one number")
-    return fields[0][0].name
 
 
 def _rules(rules) -> tuple:
