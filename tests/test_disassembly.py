@@ -94,6 +94,8 @@ def test_a_pc_lies_in_its_function_or_nowhere():
     assert code.where(0x7008) is None  # not on an instruction
     assert code.where(0x6FF0) is None  # before every function
     assert code.where(0x9020) is None
+    assert code.function_at(0x7008) == ("a", 8) and code.function_at(0x9010) == ("b", 0x10)  # lines need no alignment
+    assert code.function_at(0x7100) is None and code.function_at(0x6FF0) is None
     # CUDA's lazy loading places a function later: added; a function placed again elsewhere: unknown.
     assert code.placed({"b": 0x9000}) == code
     assert code.placed({"a": 0x7400}) is None

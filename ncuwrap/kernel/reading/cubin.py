@@ -102,16 +102,24 @@ class Code:
         known.update((name, address) for name, address in functions.items() if name in self.text)
         return replace(self, functions=tuple(sorted((address, name) for name, address in known.items())))
 
-    def where(self, pc: int) -> tuple[int, int] | None:
-        """(offset in the report's file, bytes) of the instruction at ``pc``; None where no function of the
-        module holds it."""
+    def function_at(self, pc: int) -> tuple[str, int] | None:
+        """(mangled name, offset into its ``.text`` section) of the function that holds ``pc``; None where none does."""
         at = bisect.bisect_right(self.functions, (pc, "\U0010ffff")) - 1
         if at < 0:
             return None
         address, name = self.functions[at]
-        placed = self.text.get(name)
         offset = pc - address
-        if placed is None or offset % INSTRUCTION_BYTES or offset + INSTRUCTION_BYTES > placed[1]:
+        return (name, offset) if offset < self.text.get(name, (0, 0))[1] else None
+
+    def where(self, pc: int) -> tuple[int, int] | None:
+        """(offset in the report's file, bytes) of the instruction at ``pc``; None where no function of the
+        module holds it."""
+        found = self.function_at(pc)
+        if found is None:
+            return None
+        name, offset = found
+        placed = self.text[name]
+        if offset % INSTRUCTION_BYTES or offset + INSTRUCTION_BYTES > placed[1]:
             return None
         return self.at + placed[0] + offset, INSTRUCTION_BYTES
 

@@ -76,13 +76,8 @@ class LineTable:
         (None, None) for a PC that no function of the module holds."""
         out = {}
         for pc in pcs:
-            at = bisect.bisect_right(code.functions, (pc, "\U0010ffff")) - 1
-            if at < 0:
-                out[pc] = NOWHERE
-                continue
-            address, name = code.functions[at]
-            size = code.text.get(name, (0, 0))[1]
-            out[pc] = self.where(name, pc - address) if pc - address < size else NOWHERE
+            found = code.function_at(pc)
+            out[pc] = NOWHERE if found is None else self.where(*found)
         return out
 
 
