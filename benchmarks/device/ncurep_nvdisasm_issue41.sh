@@ -7,19 +7,9 @@
 # 3. where the read goes (benchmarks/ncurep_phases.py), then the whole process against `ncu --import --page
 #    details`, both trees, interleaved (benchmarks/ncu_import_vs_diagnose.py);
 # 4. the GPU tests of the source lines (scripts/test-gpu source): fresh reports, their lines and SASS.
-set -uo pipefail
-START=$(date +%s)
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=$PWD:/tmp/site:/opt/nvidia/nsight-compute/2025.3.1/extras/python PYTHONUNBUFFERED=1 COLUMNS=100
-export LD_LIBRARY_PATH=$PWD/.devicelibs:${LD_LIBRARY_PATH:-}
-NCU=/opt/nvidia/nsight-compute/2025.3.1/ncu
-W=/tmp/n41; rm -rf $W; mkdir -p $W/keep
-log() { echo "=== [$(( $(date +%s) - START )) s] $*" | tee -a $W/keep/summary.txt; (cd $W/keep && tar -czf $OUT/n41.tgz .); }
+. benchmarks/device/ops_report41.sh n41
 { nproc; free -g; python3 --version; nvidia-smi -L 2>&1; python3 -c "from ncuwrap.kernel.reading import disassembly; print('nvdisasm', disassembly.nvdisasm())"; } > $W/keep/machine.txt 2>&1
-log "1. capture"
-CORPUS_VERIFY=0 timeout 220 $NCU --set full --section SourceCounters --import-source yes --clock-control none --kernel-id :::2 -f \
-  -o $W/ops python3 benchmarks/device/realworld_corpus.py --group ops > $W/keep/ncu_ops.log 2>&1
-log "ncu exit $?; $(grep -c '==PROF== Profiling' $W/keep/ncu_ops.log) kernels; $(ls -la $W/ops.ncu-rep 2>&1)"
+capture_ops
 if [ -f $W/ops.ncu-rep ]; then
   for fmt in json markdown; do
     for tree in . .before; do

@@ -3,18 +3,8 @@
 # SourceCounters, imported sources) now spends its time, and the whole process against `ncu --import`, one device
 # call from the repository root with .whl, .devicelibs and .before carried:
 #   bash benchmarks/device/ncurep_profile_issue41.sh [REPEAT]
-set -uo pipefail
-START=$(date +%s)
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=$PWD:/tmp/site:/opt/nvidia/nsight-compute/2025.3.1/extras/python PYTHONUNBUFFERED=1 COLUMNS=100
-export LD_LIBRARY_PATH=$PWD/.devicelibs:${LD_LIBRARY_PATH:-}
-NCU=/opt/nvidia/nsight-compute/2025.3.1/ncu
-W=/tmp/p41; rm -rf $W; mkdir -p $W/keep
-log() { echo "=== [$(( $(date +%s) - START )) s] $*" | tee -a $W/keep/summary.txt; (cd $W/keep && tar -czf $OUT/p41.tgz .); }
-log "capture"
-CORPUS_VERIFY=0 timeout 220 $NCU --set full --section SourceCounters --import-source yes --clock-control none --kernel-id :::2 -f \
-  -o $W/ops python3 benchmarks/device/realworld_corpus.py --group ops > $W/keep/ncu_ops.log 2>&1
-log "ncu exit $?; $(grep -c '==PROF== Profiling' $W/keep/ncu_ops.log) kernels; $(ls -la $W/ops.ncu-rep 2>&1)"
+. benchmarks/device/ops_report41.sh p41
+capture_ops
 python3 -m ncuwrap diagnose $W/ops.ncu-rep -f json -o $W/main.json --force -q
 (cd .before && PYTHONPATH=$PWD:/tmp/site:/opt/nvidia/nsight-compute/2025.3.1/extras/python python3 -m ncuwrap diagnose $W/ops.ncu-rep -f json -o $W/before.json --force -q)
 diff $W/before.json $W/main.json > $W/keep/json_diff.txt; log "json diff lines: $(wc -l < $W/keep/json_diff.txt)"; head -8 $W/keep/json_diff.txt
