@@ -391,9 +391,9 @@ class _Disassembling:
         if any(w is None for w in where):
             return False
         placed = self.where.setdefault(code.arch, {})
-        for pc, w in zip(pcs, where):
-            if placed.setdefault(pc, w) != w:  # one PC, two instructions: not guessed between
-                return False
+        if any(placed.get(pc, w) != w for pc, w in zip(pcs, where)):  # one PC, two instructions: not guessed between
+            return False
+        placed.update(zip(pcs, where))
         self.asked[launch.index] = (code.arch, pcs)
         return True
 
