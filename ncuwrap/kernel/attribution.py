@@ -16,9 +16,7 @@ import numpy as np
 
 from ncuwrap.core.numbers import clean
 
-if TYPE_CHECKING:  # the rules loader reads WASTES without loading pandas
-    import pandas as pd
-
+if TYPE_CHECKING:
     from ncuwrap.kernel.reading.source_counters import SourceCounters
 
 WARP = 32
@@ -44,38 +42,39 @@ class Waste:
     shown: tuple[str, ...]  # counters listed beside each hot line
 
 
-def _excess(table: pd.DataFrame, total: str, ideal: str, excess: str) -> np.ndarray:
+def _excess(table: dict, total: str, ideal: str, excess: str) -> np.ndarray:
     if excess in table:
-        values = table[excess].to_numpy(dtype=float)
+        values = table[excess]
         if np.isfinite(values).any():
             return np.nan_to_num(values, nan=0.0)
-    return np.clip(np.nan_to_num(table[total].to_numpy(dtype=float) - table[ideal].to_numpy(dtype=float), nan=0.0), 0, None)
+    return np.clip(np.nan_to_num(table[total] - table[ideal], nan=0.0), 0, None)
 
 
-def _where_access(table: pd.DataFrame, space: str, access: str | None) -> np.ndarray:
-    mask = (table["space"] == space).to_numpy(dtype=bool, copy=True)
+def _where_access(table: dict, space: str, access: str | None) -> np.ndarray:
+    mask = table["space"] == space
     if access is not None:
-        mask &= (table["access"] == access).to_numpy(dtype=bool)
+        mask &= table["access"] == access
     return mask
 
 
-def _values(waste: str, table: pd.DataFrame) -> np.ndarray:
+def _values(waste: str, table: dict) -> np.ndarray:
+    """Each instruction's amount of ``waste`` (``table``: :attr:`SourceCounters.columns`)."""
     if waste in ("global_load_excess", "global_store_excess"):
         mask = _where_access(table, "global", "load" if waste == "global_load_excess" else "store")
         return np.where(mask, _excess(table, "global_sectors", "global_sectors_ideal", "global_sectors_excess"), 0.0)
     if waste == "shared_excess":
         return _excess(table, "shared_wavefronts", "shared_wavefronts_ideal", "shared_wavefronts_excess")
     if waste == "local_traffic":
-        return np.nan_to_num(table["local_sectors"].to_numpy(dtype=float), nan=0.0)
+        return np.nan_to_num(table["local_sectors"], nan=0.0)
     if waste == "idle_lanes":
-        inst = np.nan_to_num(table["inst_executed"].to_numpy(dtype=float), nan=0.0)
-        return np.clip(WARP * inst - np.nan_to_num(table["thread_inst_executed"].to_numpy(dtype=float), nan=0.0), 0, None)
+        inst = np.nan_to_num(table["inst_executed"], nan=0.0)
+        return np.clip(WARP * inst - np.nan_to_num(table["thread_inst_executed"], nan=0.0), 0, None)
     if waste == "divergent_branches":
-        return np.nan_to_num(table["divergent_branches"].to_numpy(dtype=float), nan=0.0)
+        return np.nan_to_num(table["divergent_branches"], nan=0.0)
     if waste == "stall_samples":
-        samples = np.nan_to_num(table["samples"].to_numpy(dtype=float), nan=0.0)
+        samples = np.nan_to_num(table["samples"], nan=0.0)
         if "stall_selected" in table:  # a selected warp is issuing, not waiting
-            samples = np.clip(samples - np.nan_to_num(table["stall_selected"].to_numpy(dtype=float), nan=0.0), 0, None)
+            samples = np.clip(samples - np.nan_to_num(table["stall_selected"], nan=0.0), 0, None)
         return samples
     raise KeyError(waste)
 
@@ -187,7 +186,7 @@ def attribute(counters: SourceCounters | None, waste: str, gap: str | None = Non
     if counters is None:
         return Unattributed(waste, gap or NO_COUNTERS)
     spec = WASTES[waste]
-    table = counters.table
+    table = counters.columns
     missing = [c for c in spec.needs if c not in table]
     if missing:
         return Unattributed(waste, f"the per-instruction counters lack {', '.join(missing)}; collect ncu's SourceCounters section")
@@ -196,45 +195,50 @@ def attribute(counters: SourceCounters | None, waste: str, gap: str | None = Non
     if not total > 0:
         return Unattributed(waste, f"the per-instruction counters hold no {spec.label}")
     by_line = counters.has_lines
-    frame = table.assign(_value=values)
-    frame = frame[frame["_value"] > 0]
+    # By whole arrays, not a frame per finding (the diagnosis of a 44-kernel report spent most of its time
+    # in pandas here). Every sum is of counts, so it does not depend on the order it is added in.
+    rows = np.flatnonzero(values > 0)
     if by_line:
-        frame = frame.assign(_file=frame["file"].fillna(""), _line=frame["line"].fillna(-1).astype("int64"))
-        groups = frame.groupby(["_file", "_line"], sort=False)
-        sums = groups["_value"].sum().sort_values(ascending=False, kind="stable")
-        keys = list(sums.index)
+        codes, places = counters.places
+        distinct, first, group = np.unique(codes[rows], return_index=True, return_inverse=True)
+        sums = np.bincount(group, weights=values[rows], minlength=len(distinct))
+        seen = np.argsort(first, kind="stable")  # in the order the lines first hold some, as a groupby keeps them
+        order = seen[np.argsort(-sums[seen], kind="stable")]
     else:
-        ordered = frame.sort_values("_value", ascending=False, kind="stable")
-        keys = list(ordered.index)
-        sums = ordered["_value"]
+        sums = values[rows]
+        order = np.argsort(-sums, kind="stable")
     lines: list[HotLine] = []
     covered = 0.0
-    for key in keys:
-        value = float(sums[key])
+    for at in order.tolist():
+        value = float(sums[at])
         share = value / total
         if len(lines) >= MAX_LINES or (lines and share < MIN_SHARE) or covered >= COVER:
             break
-        part = groups.get_group(key) if by_line else frame.loc[[key]]
-        lines.append(_hot_line(counters, spec, key if by_line else None, part, value, share))
+        members = rows[group == at] if by_line else rows[at:at + 1]
+        place = places[int(distinct[at])] if by_line else None
+        lines.append(_hot_line(counters, spec, place, members, values, value, share))
         covered += share
+    shares = {places[int(code)]: float(s) / total for code, s in zip(distinct.tolist(), sums.tolist())} if by_line else {}
     return Where(waste=waste, label=spec.label, function=counters.function, total=total, by_line=by_line, lines=tuple(lines),
-                 covered=covered, snippet=_snippet(counters, sums / total, lines) if by_line else ())
+                 covered=covered, snippet=_snippet(counters, shares, lines) if by_line else ())
 
 
-def _hot_line(counters: SourceCounters, spec: Waste, key, part: pd.DataFrame, value: float, share: float) -> HotLine:
-    top = part.sort_values("_value", ascending=False, kind="stable").head(MAX_SASS)
-    instructions = tuple(Instruction(int(pc), sass if isinstance(sass, str) else None, float(v))
-                         for pc, sass, v in zip(top["pc"], top["sass"], top["_value"]))
-    shown = {name: float(np.nansum(part[name].to_numpy(dtype=float))) for name in spec.shown if name in part}
-    file, line = (key[0] or None, int(key[1]) if key[1] >= 0 else None) if key is not None else (None, None)
+def _hot_line(counters: SourceCounters, spec: Waste, place: tuple[str, int] | None, members, values, value: float, share: float) -> HotLine:
+    """One hot line: ``members``, the rows (in table order) of its instructions that hold some of the waste."""
+    table = counters.columns
+    top = members[np.argsort(-values[members], kind="stable")[:MAX_SASS]]
+    pcs, sass = table["pc"], table["sass"]
+    instructions = tuple(Instruction(int(pcs[i]), sass[i] if isinstance(sass[i], str) else None, float(values[i])) for i in top.tolist())
+    shown = {name: float(np.nansum(table[name][members])) for name in spec.shown if name in table}
+    file, line = (place[0] or None, place[1] if place[1] >= 0 else None) if place is not None else (None, None)
     text = counters.text(file, line)
     return HotLine(file=file, line=line, text=_bounded(text), value=value, share=share, instructions=instructions, counters=shown,
-                   stalls=_stalls(part), contributors=len(part))
+                   stalls=_stalls(table, members), contributors=len(members))
 
 
-def _stalls(part: pd.DataFrame) -> tuple[tuple[str, float], ...]:
-    """The two leading stall reasons of a line's samples (selected: issuing, not a stall)."""
-    reasons = [(c[len("stall_"):], float(np.nansum(part[c].to_numpy(dtype=float)))) for c in part.columns
+def _stalls(table: dict, members) -> tuple[tuple[str, float], ...]:
+    """The two leading stall reasons of a line's samples (``members``: its rows; selected: issuing, not a stall)."""
+    reasons = [(c[len("stall_"):], float(np.nansum(values[members]))) for c, values in table.items()
                if c.startswith("stall_") and c != "stall_selected"]
     total = sum(v for _, v in reasons)
     if not total > 0:
@@ -250,9 +254,9 @@ def _bounded(text: str | None, strip: bool = True) -> str | None:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
 
 
-def _snippet(counters: SourceCounters, shares: pd.Series, lines: list[HotLine]) -> tuple[SnippetLine, ...]:
+def _snippet(counters: SourceCounters, shares: dict[tuple[str, int], float], lines: list[HotLine]) -> tuple[SnippetLine, ...]:
     """The hot lines with CONTEXT lines around each, where the report carries the text. ``shares``:
-    each (file, line)'s share of the waste."""
+    each (file, line) holding some of the waste, its share of it."""
     out: list[SnippetLine] = []
     seen: set[tuple[str, int]] = set()
     for hot in lines:
@@ -264,7 +268,7 @@ def _snippet(counters: SourceCounters, shares: pd.Series, lines: list[HotLine]) 
                 continue
             seen.add((hot.file, number))
             share = shares.get((hot.file, number))
-            out.append(SnippetLine(hot.file, number, _bounded(text, strip=False) or "", float(share) if share is not None else None,
+            out.append(SnippetLine(hot.file, number, _bounded(text, strip=False) or "", share,
                                    hot=any(h.file == hot.file and h.line == number for h in lines)))
     out.sort(key=lambda s: (s.file, s.line))
     return tuple(out)

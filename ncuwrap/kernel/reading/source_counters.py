@@ -16,6 +16,7 @@ import io
 import re
 import zlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,9 +86,30 @@ class SourceCounters:
     table: pd.DataFrame
     files: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def has_lines(self) -> bool:
         return bool(self.table["line"].notna().any()) if len(self.table) else False
+
+    @cached_property
+    def columns(self) -> dict:
+        """The table's columns as numpy arrays, the counters as floats (NaN where none), read once for all the
+        findings of the launch (the table is read, never changed, after it is made)."""
+        return {name: self.table[name].to_numpy(dtype=float) if name not in FIXED else self.table[name].to_numpy()
+                for name in self.table.columns}
+
+    @cached_property
+    def places(self) -> tuple[object, list[tuple[str, int]]]:
+        """Each row's place as a number (an int64 array) and the places so numbered: (file, line), with ""
+        for no file and -1 for no line. The table is read, never changed, after it is made: the lines of
+        every finding of the launch are found from these."""
+        import numpy as np
+
+        files = self.table["file"].tolist()
+        lines = self.table["line"].to_numpy(dtype="int64", na_value=-1).tolist()
+        numbered: dict[tuple[str, int], int] = {}
+        codes = np.fromiter((numbered.setdefault((f if isinstance(f, str) else "", n), len(numbered)) for f, n in zip(files, lines)),
+                            np.int64, len(files))
+        return codes, list(numbered)
 
     def text(self, file: str | None, line: int | None) -> str | None:
         """The text of ``file``:``line`` where the input carries it."""
