@@ -133,7 +133,7 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how, w
     report = tmp_path / "report.ncu-rep"
     report.write_bytes((H200 / "transpose" / "copyKernel.ncu-rep").read_bytes())
 
-    def crash(path, module, shown, wanted=None, part=(0, 1), beside=False):
+    def crash(path, module, shown, wanted=None, part=(0, 1), beside=False, parts=1):
         os.kill(os.getpid(), signal.SIGABRT if how == "abort" else signal.SIGSEGV)
 
     # The child that reads the file has NVIDIA's reader answer the instructions' lines and SASS in a

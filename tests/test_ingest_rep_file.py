@@ -4,13 +4,16 @@ real report in tests/data; the fall-back to ncu_report; damaged files."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import struct
 import subprocess
 import sys
 
 import pytest
 
-from ncuwrap.kernel.reading import cubin, ncu_rep, ncu_rep_file
+from ncuwrap.core.errors import InputError
+from ncuwrap.kernel.reading import cubin, ncu_rep, ncu_rep_file, source_counters
 from tests.conftest import DATA, H200, ROOT
 
 # Every real report here and the bundled sample (one module whose SourceData comes twice, the second without files).
@@ -207,3 +210,75 @@ def test_per_instruction_values_read_by_arrays_where_a_value_looks_like_a_record
     expected_pcs, expected_values = ncu_rep_file._per_pc(data, head_end)
     assert pcs.tolist() == expected_pcs.tolist() == [0x4000 + 16 * i for i in range(40)]
     assert values.tolist() == expected_values.tolist() == [0x1A] * 40
+
+
+def _launch_read(launch) -> tuple:
+    """What a parsed launch holds, comparable (its per-instruction values as lists)."""
+    per_pc = lambda found: {name: (v.pcs.tolist(), v.values.tolist()) for name, v in found.items()}  # noqa: E731
+    return (launch.index, launch.mangled, launch.demangled, launch.names, launch.metrics, launch.rules, per_pc(launch.instances),
+            per_pc(launch.codes), launch.files, launch.lines, launch.code)
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+def test_each_part_parses_its_launches_as_the_whole_read_does(parts):
+    """Every parts-th launch from a part's index on, each as the read of all launches gives it (the others skipped)."""
+    has = lambda launch: True  # noqa: E731
+    for path in (H200 / "vecadd" / "bench_add.ncu-rep", DATA / "h200_ncuwrap" / "multi" / "two_processes.ncu-rep"):
+        whole = [_launch_read(launch) for launch in ncu_rep_file.read(path, None, source_counters.INSTANCED, source_counters.CODED, has)]
+        assert len(whole) >= 2
+        for part in range(parts):
+            read = [_launch_read(launch) for launch in ncu_rep_file.read(path, None, source_counters.INSTANCED, source_counters.CODED, has,
+                                                                         part=(part, parts))]
+            assert read == whole[part::parts], (path, part)
+
+
+def _same_profile(new, old) -> bool:
+    """Frames equal (NaN where NaN), the rule results, the source facts and every instruction table with its files."""
+    return (new.frame.equals(old.frame) and list(new.frame) == list(old.frame) and new.rules == old.rules and new.source == old.source
+            and new.sources.keys() == old.sources.keys()
+            and all(new.sources[k].table.equals(old.sources[k].table) and list(new.sources[k].table) == list(old.sources[k].table)
+                    and (new.sources[k].function, new.sources[k].origin, new.sources[k].files)
+                    == (old.sources[k].function, old.sources[k].origin, old.sources[k].files) for k in new.sources))
+
+
+@pytest.mark.parametrize("parsers", [2, 3])
+def test_a_report_parsed_by_several_processes_is_the_one_parsed_by_one(parsers):
+    """The read as the command does it on a host with cores to spare: the file parsed by this many processes, their
+    launches joined and the shown instructions disassembled in one run, gives the Profile one process gives."""
+    for path in sorted(p for p in DATA.rglob("*.ncu-rep") if "bad" not in p.parts):
+        one = ncu_rep.start(path, parsers=1).result()
+        assert _same_profile(ncu_rep.start(path, parsers=parsers).result(), one), path
+
+
+def test_a_parsing_process_that_finds_the_file_laid_out_otherwise_leaves_the_report_to_ncu_report(monkeypatch):
+    """A FormatError in another process's part falls back to NVIDIA's reader for the whole report, as in one process's."""
+    pytest.importorskip("ncu_report")
+    path = H200 / "vecadd" / "bench_add.ncu-rep"
+    direct = ncu_rep.start(path, parsers=1).result()
+    parse = ncu_rep._parse
+
+    def refuse_the_second(path, wanted, tool, part):
+        if part[0] == 1:
+            raise ncu_rep_file.FormatError("format version 8")
+        return parse(path, wanted, tool, part)
+
+    fallen, whole = [], ncu_rep.Reading._from_ncu_report
+    monkeypatch.setattr(ncu_rep, "_parse", refuse_the_second)
+    monkeypatch.setattr(ncu_rep.Reading, "_from_ncu_report", lambda self: fallen.append(1) or whole(self))
+    assert _same_profile(ncu_rep.start(path, parsers=2).result(), direct)
+    assert fallen  # NVIDIA's reader read it
+
+
+def test_a_parsing_process_that_dies_is_one_line(monkeypatch):
+    path = H200 / "vecadd" / "bench_add.ncu-rep"
+    parse = ncu_rep._parse
+
+    def die_in_the_second(path, wanted, tool, part):
+        if part[0] == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return parse(path, wanted, tool, part)
+
+    monkeypatch.setattr(ncu_rep, "_parse", die_in_the_second)
+    with pytest.raises(InputError, match=r"bench_add.ncu-rep: Nsight Compute report could not be read \(RuntimeError: a parsing process "
+                                         r"ended without its launches \(signal 9\)\)"):
+        ncu_rep.start(path, parsers=2).result()

@@ -12,6 +12,7 @@ an installed Nsight Compute is used (found via ``ncu`` on PATH or an explicit pa
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import importlib
 import multiprocessing
@@ -21,11 +22,13 @@ import signal
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ncuwrap.core import progress
+from ncuwrap.core import process, progress
 from ncuwrap.core.errors import InputError, ToolNotFoundError
 from ncuwrap.kernel.reading.model import NCU_REP_MAGIC as MAGIC, Profile, RuleResult, Source
 from ncuwrap.kernel.reading import disassembly, line_table, ncu_rep_file, source_counters
@@ -97,7 +100,8 @@ def read(path: Path, ncu: str | None = None, shown: Path | None = None, metrics=
     return start(path, ncu, shown, metrics).result()
 
 
-def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics=None, parts: int | None = None) -> "Reading":
+def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics=None, parts: int | None = None,
+          parsers: int | None = None) -> "Reading":
     """Start reading ``path`` (see :func:`read`); :meth:`Reading.result` gives the Profile. The reader
     runs in child processes from here on, so a caller that starts it before importing pandas and the
     rest of the diagnosis (ncuwrap.api) overlaps the two.
@@ -107,7 +111,8 @@ def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics
     in forked children where the platform has fork; a child killed by a signal becomes one InputError.
     One child reads the file (:func:`_collect_file`) and asks NVIDIA's reader only for the instructions of
     launches with SourceCounters. ``parts``: where the file is not laid out as expected, how many children
-    read the launches with NVIDIA's reader, each every ``parts``-th one (None: :func:`parts_for`).
+    read the launches with NVIDIA's reader, each every ``parts``-th one (None: :func:`parts_for`); ``parsers``:
+    how many processes parse the file (None: :func:`parse_parts`).
     ``shown``: the file the user gave, named in messages and outputs (``path`` is then its unpacked copy)."""
     shown = shown or path
     with path.open("rb") as fh:
@@ -116,7 +121,7 @@ def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics
         raise InputError(f"{shown}: not an Nsight Compute report (bad file header); pass a .ncu-rep written by 'ncu -o'")
     module = load_module(ncu)  # a missing module is the parent's error to report, before any fork
     wanted = None if metrics is None else frozenset(metrics) | LAUNCH_METRICS
-    return Reading(path, shown, module, wanted, parts_for(path) if parts is None else parts)
+    return Reading(path, shown, module, wanted, parts_for(path) if parts is None else parts, parse_parts(path) if parsers is None else parsers)
 
 
 # The fall-back's children (a report NVIDIA's reader reads whole): one per this much report, up to
@@ -130,18 +135,34 @@ MAX_PARTS = 4
 def parts_for(path: Path) -> int:
     """How many children read ``path``: one per PART_BYTES of report, no more than MAX_PARTS and the cores
     beside the parent's (which imports the diagnosis meanwhile)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(MAX_PARTS, cores - 1, path.stat().st_size // PART_BYTES))
+    return max(1, min(MAX_PARTS, _cores() - 1, path.stat().st_size // PART_BYTES))
+
+
+# The processes that parse a report's file: one per PARSE_BYTES of it, up to MAX_PARSERS. Each parses every
+# n-th launch; each more one holds its own launches while it parses (ops42 measured in docs/scale.md).
+PARSE_BYTES = 48 << 20
+MAX_PARSERS = 2
+
+
+def parse_parts(path: Path) -> int:
+    """How many processes parse ``path``: one per PARSE_BYTES of report, no more than MAX_PARSERS and the
+    cores beside the parent's."""
+    return max(1, min(MAX_PARSERS, _cores() - 1, path.stat().st_size // PARSE_BYTES + 1))
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 class Reading:
     """A report being read: in forked children where the platform has fork, else in process on :meth:`result`."""
 
-    def __init__(self, path: Path, shown: Path, module: ModuleType, wanted: frozenset | None, parts: int = 1):
+    def __init__(self, path: Path, shown: Path, module: ModuleType, wanted: frozenset | None, parts: int = 1, parsers: int = 1):
         self.path, self.shown, self.module, self.wanted, self.parts = path, shown, module, wanted, parts
         self.forks = "fork" in multiprocessing.get_all_start_methods()
-        # One child reads the file and asks ncu_report only for the instructions' lines and SASS.
-        self.child = _Child(shown, lambda: _collect_file(path, module, shown, wanted, beside=True)) if self.forks else None
+        # One child reads the file (with ``parsers`` - 1 more parsing beside it) and asks ncu_report only for
+        # the instructions' lines and SASS.
+        self.child = _Child(shown, lambda: _collect_file(path, module, shown, wanted, beside=True, parts=parsers)) if self.forks else None
 
     def result(self) -> Profile:
         collected = self._from_file()
@@ -285,7 +306,7 @@ def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | No
 
 
 def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None, *,
-                  beside: bool = False) -> tuple[list, dict, dict]:
+                  beside: bool = False, parts: int = 1) -> tuple[list, dict, dict]:
     """What :func:`_collect` reads, from the file (:mod:`ncu_rep_file`). The instructions of launches with
     SourceCounters need their source lines and the shown ones their SASS: the lines come from the cubin's
     line table (:mod:`line_table`), nvdisasm disassembles the shown ones (:mod:`disassembly`: one run per
@@ -297,18 +318,15 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     (:class:`_Attributor`), started at the first launch that needs it: it loads its copy of the report
     while this one parses on, and answers each launch as it is parsed; a large report has two, each for
     every other launch (:func:`attribution_workers`). Else (no fork) it answers here, each launch as it
-    is parsed (:class:`_Answering`)."""
-    has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
+    is parsed (:class:`_Answering`). ``parts`` (with ``beside``): the launches are parsed by that many
+    processes, this one and :class:`_Parsing` helpers, each every ``parts``-th launch (:func:`parse_parts`);
+    what they parsed is joined here, and the shown instructions of all of them disassembled in one run."""
     workers = attribution_workers(path)
     tool = disassembly.nvdisasm()
     answering: dict = {}  # part -> its _Attributor or _Answering, started at its first launch that needs one
-    rows: list[dict] = []
-    rules: dict[int, tuple[RuleResult, ...]] = {}
-    pending: list = []
+    parsed: dict[int, _Parsed] = {}
     answers: dict = {}
-    disassembled = _Disassembling(path, tool)
-    tables = _LineTables(path)
-    placed_lines: dict[int, dict] = {}  # launch index -> PC -> (file, line), from its cubin's line table
+    disassembled = _Disassembling(path)
 
     def ask(index: int, line_pcs: list[int], sass_pcs: list[int]) -> None:
         part = index % workers
@@ -317,22 +335,16 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
         answering[part].ask(index, line_pcs, sass_pcs)
 
     try:
-        for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters):
-            rows.append(_row(launch))
-            rules[launch.index] = _rules_of(launch)
-            found = source_counters.instructions(launch.names, launch.instances, launch.codes)
-            if found is None:
-                continue
-            line_pcs, sass_pcs = found.asked(launch.lines)
-            if line_pcs and (placed := tables.places(launch, line_pcs)) is not None:
-                placed_lines[launch.index], line_pcs = placed, []
-            if disassembled.take(launch, sass_pcs):
-                sass_pcs = []
-            if line_pcs or sass_pcs:
-                ask(launch.index, line_pcs, sass_pcs)
-            pending.append((launch, found))
-            launch.instances = launch.codes = None  # held as aligned columns from here on
-        texts = disassembled.result()
+        with contextlib.closing(_launches(path, wanted, tool, parts if beside else 1)) as launches:
+            for launch in launches:
+                parsed[launch.index] = launch
+                sass_pcs = launch.sass_pcs
+                if launch.located is not None and disassembled.take(launch.index, sass_pcs, *launch.located):
+                    sass_pcs = []
+                if launch.line_pcs or sass_pcs:
+                    ask(launch.index, launch.line_pcs, sass_pcs)
+        process.release_freed_memory()  # the parse's freed temporaries, before nvdisasm starts beside this process
+        texts = disassembled.result(tool)
         if texts is None:  # nvdisasm could not: NVIDIA's reader disassembles what it was to
             for index, (_, pcs) in disassembled.asked.items():
                 ask(index, [], pcs)
@@ -341,17 +353,139 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     finally:
         for each in answering.values():
             each.close()
-    sources: dict = {}
+    return _joined(parsed, answers, disassembled.asked, texts)
+
+
+def _launches(path: Path, wanted: frozenset | None, tool: str | None, parts: int) -> Iterator["_Parsed"]:
+    """Every launch, parsed here or by ``parts`` - 1 :class:`_Parsing` processes beside this one, in the
+    report's order. Without nvdisasm every shown instruction is NVIDIA's reader's to answer, best asked as
+    each launch is parsed: one process parses, and each launch comes as it is parsed."""
+    if parts == 1 or tool is None:
+        yield from _parse(path, wanted, tool, (0, 1))
+        return
+    ncu_rep_file.prepare()  # built once, shared with the processes forked next
+    helpers = [_Parsing(path, wanted, tool, (k, parts)) for k in range(1, parts)]
+    try:
+        mine = list(_parse(path, wanted, tool, (0, parts)))
+        yield from sorted((*mine, *(launch for helper in helpers for launch in helper.result())), key=lambda launch: launch.index)
+    finally:
+        for helper in helpers:
+            helper.close()
+
+
+def _joined(parsed: dict, answers: dict, disassembled: dict, texts: dict | None) -> tuple[list, dict, dict]:
+    """The rows, rule results and instruction tables of the launches ``parsed`` (index -> :class:`_Parsed`), their
+    lines and SASS from the line tables, nvdisasm (``texts``: architecture -> PC -> text; ``disassembled``: launch
+    index -> the architecture and PCs it was asked) and NVIDIA's reader (``answers``)."""
+    rows, rules, sources = [], {}, {}
     where_cache: dict = {}
-    for launch, found in pending:
-        lines, sass = answers.get(launch.index, ({}, {}))
-        lines = placed_lines.get(launch.index, lines)
-        if texts is not None and launch.index in disassembled.asked:
-            arch, pcs = disassembled.asked[launch.index]
+    for index in sorted(parsed):
+        launch = parsed[index]
+        rows.append(launch.row)
+        rules[index] = launch.rules
+        if launch.found is None:
+            continue
+        lines, sass = answers.get(index, ({}, {}))
+        lines = launch.placed if launch.placed is not None else lines
+        if texts is not None and index in disassembled:
+            arch, pcs = disassembled[index]
             sass = {pc: texts[arch][pc] for pc in pcs}
-        sources[launch.index] = source_counters.table(rows[launch.index]["name"], found, lambda: launch.files,
-                                                      source_counters.Answered(lines, sass), where_cache)
+        sources[index] = source_counters.table(launch.row["name"], launch.found, lambda: launch.files,
+                                               source_counters.Answered(lines, sass), where_cache)
     return rows, rules, sources
+
+
+@dataclass
+class _Parsed:
+    """One launch as a parsing process gives it (plain values and arrays: a :class:`_Parsing` helper sends
+    them back): its row and rule results; with SourceCounters, its instructions (:func:`source_counters.instructions`),
+    source texts, the lines its cubin's line table placed (None: NVIDIA's reader is asked ``line_pcs``), the
+    shown PCs (``sass_pcs``) and where nvdisasm finds them (``located``: architecture, (offset, bytes) a PC;
+    None: NVIDIA's reader is asked)."""
+
+    index: int
+    row: dict
+    rules: tuple
+    found: object = None
+    files: dict = field(default_factory=dict)
+    placed: dict | None = None
+    line_pcs: list = field(default_factory=list)
+    sass_pcs: list = field(default_factory=list)
+    located: tuple | None = None
+
+
+def _parse(path: Path, wanted: frozenset | None, tool: str | None, part: tuple[int, int]) -> Iterator[_Parsed]:
+    """The launches of ``part`` (:func:`ncu_rep_file.launches`), each as a :class:`_Parsed`."""
+    has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
+    tables = _LineTables(path)
+    for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters, part=part):
+        out = _Parsed(launch.index, _row(launch), _rules_of(launch))
+        found = source_counters.instructions(launch.names, launch.instances, launch.codes)
+        if found is not None:
+            line_pcs, sass_pcs = found.asked(launch.lines)
+            placed = tables.places(launch, line_pcs) if line_pcs else None
+            out.found, out.files, out.placed, out.sass_pcs = found, launch.files, placed, sass_pcs
+            out.line_pcs = [] if placed is not None else line_pcs
+            out.located = _located(launch, sass_pcs, tool)
+        yield out
+
+
+def _located(launch, pcs: list[int], tool: str | None) -> tuple[str, list] | None:
+    """(architecture, each PC's (offset, bytes) in the report) where nvdisasm can give the SASS of ``pcs`` of
+    ``launch`` (its module's code is known and holds every one of them); None where NVIDIA's reader is asked."""
+    code = launch.code
+    if tool is None or code is None or code.arch is None:
+        return None
+    where = [code.where(pc) for pc in pcs]
+    return None if any(w is None for w in where) else (code.arch, where)
+
+
+class _Parsing:
+    """A forked process parsing every n-th launch of the report (:func:`_parse` of its ``part``) beside the reading
+    child, which parses its own part meanwhile: the parse is most of a large report's read (0.8 s of CPU
+    for 44 library kernels on the H200 host). Its launches come back together when it is done."""
+
+    def __init__(self, path: Path, wanted: frozenset | None, tool: str | None, part: tuple[int, int]):
+        self.conn, theirs = multiprocessing.Pipe(duplex=False)
+        # os.fork, not multiprocessing: the reading child is a daemon process, which may not start one.
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 0
+            try:
+                self.conn.close()
+                try:
+                    result = ("ok", list(_parse(path, wanted, tool, part)))
+                except ncu_rep_file.FormatError as exc:
+                    result = ("format", str(exc))
+                except BaseException as exc:  # said by the reading side, as its own errors are
+                    result = ("error", f"{type(exc).__name__}: {exc}")
+                theirs.send(result)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)  # nothing of the forked parent's state is torn down here
+        theirs.close()
+        self.status: int | None = None
+
+    def result(self) -> list[_Parsed]:
+        try:
+            kind, value = self.conn.recv()
+        except (EOFError, OSError):
+            raise RuntimeError(f"a parsing process ended without its launches ({self._ended()})") from None
+        if kind == "format":
+            raise ncu_rep_file.FormatError(value)
+        if kind == "error":
+            raise RuntimeError(value)
+        return value
+
+    def close(self) -> None:
+        self.conn.close()
+        self._ended()
+
+    def _ended(self) -> str:
+        if self.status is None:
+            self.status = os.waitpid(self.pid, 0)[1]
+        return f"signal {os.WTERMSIG(self.status)}" if os.WIFSIGNALED(self.status) else f"exit code {os.WEXITSTATUS(self.status)}"
 
 
 class _LineTables:
@@ -376,28 +510,22 @@ class _Disassembling:
     """The shown instructions' SASS by nvdisasm (:mod:`disassembly`), gathered launch by launch as the file is
     parsed and disassembled after it, one run per architecture."""
 
-    def __init__(self, path: Path, tool: str | None):
-        self.path, self.tool = path, tool
+    def __init__(self, path: Path):
+        self.path = path
         self.asked: dict[int, tuple[str, list[int]]] = {}  # launch index -> its architecture, the PCs whose SASS it shows
         self.where: dict[str, dict[int, tuple[int, int]]] = {}  # architecture -> PC -> its bytes in the file
 
-    def take(self, launch, pcs: list[int]) -> bool:
-        """Whether nvdisasm will give the SASS of ``pcs`` of ``launch`` (its module's code is known and
-        holds every one of them); if not, NVIDIA's reader is asked."""
-        code = launch.code
-        if self.tool is None or code is None or code.arch is None:
-            return False
-        where = [code.where(pc) for pc in pcs]
-        if any(w is None for w in where):
-            return False
-        placed = self.where.setdefault(code.arch, {})
+    def take(self, index: int, pcs: list[int], arch: str, where: list[tuple[int, int]]) -> bool:
+        """Whether nvdisasm will give the SASS of ``pcs`` of launch ``index`` (``where``: each one's bytes in the
+        file, :func:`_located`); not where a PC would name two instructions (NVIDIA's reader is then asked)."""
+        placed = self.where.setdefault(arch, {})
         if any(placed.get(pc, w) != w for pc, w in zip(pcs, where)):  # one PC, two instructions: not guessed between
             return False
         placed.update(zip(pcs, where))
-        self.asked[launch.index] = (code.arch, pcs)
+        self.asked[index] = (arch, pcs)
         return True
 
-    def result(self) -> dict[str, dict[int, str]] | None:
+    def result(self, tool: str | None) -> dict[str, dict[int, str]] | None:
         """Architecture -> PC -> SASS of every PC taken; None where nvdisasm failed (then every one is asked of
         NVIDIA's reader)."""
         texts: dict[str, dict[int, str]] = {}
@@ -405,7 +533,7 @@ class _Disassembling:
             for arch, placed in self.where.items():
                 pcs = sorted(placed)
                 encoded = ncu_rep_file.instruction_bytes(self.path, [placed[pc] for pc in pcs])
-                texts[arch] = disassembly.sass(arch, zip(pcs, encoded), self.tool)
+                texts[arch] = disassembly.sass(arch, zip(pcs, encoded), tool)
         except disassembly.Unavailable:
             return None
         return texts

@@ -126,17 +126,25 @@ class Launch:
     code: cubin.Code | None = None
 
 
+def prepare() -> None:
+    """Build the message classes now: a process that then forks parsers (ncu_rep's) shares them with each."""
+    _classes()
+
+
 def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
-         files_of=None) -> list[Launch]:
+         files_of=None, part: tuple[int, int] = (0, 1)) -> list[Launch]:
     """Every launch of the report at ``path``, in ncu_report's order. ``wanted``: the metrics whose values
     are read (None: all); ``instanced``: the per-instruction metrics read as floats (ncu_report's as_double),
-    ``codes`` those read as integers; ``files_of(launch)``: whether a launch's source texts are read."""
-    return list(launches(path, wanted, instanced, codes, files_of))
+    ``codes`` those read as integers; ``files_of(launch)``: whether a launch's source texts are read;
+    ``part`` (index, count): only every count-th launch from index on is parsed (the others are skipped
+    unread; each one's ``index`` is its place among all)."""
+    return list(launches(path, wanted, instanced, codes, files_of, part))
 
 
 def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
-             files_of=None) -> Iterator[Launch]:
+             files_of=None, part: tuple[int, int] = (0, 1)) -> Iterator[Launch]:
     """:func:`read`'s launches one at a time, as they are parsed (a FormatError may come after some)."""
+    first, step = part
     classes = _classes()
     size = path.stat().st_size
     count = 0
@@ -170,6 +178,10 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
                     line_tables[source.reference] = None if found is None else cubin.has_line_table(source.binary, found)
                 _add_code(placed, source, data, at + _U32.size, found)
             for _ in range(block.launches):
+                if count % step != first:  # another part's: its length is checked, its bytes not read
+                    _skip(fh, end, "launch")
+                    count += 1
+                    continue
                 data = _raw(fh, end, "launch")
                 raw = _parsed(data, classes["Launch"], "launch")
                 launch = _launch(count, raw, data, strings, wanted, instanced, codes)
@@ -639,13 +651,22 @@ def write_attribution_copy(path: Path, keep: list[int] | Callable[[int], bool] |
 
 def _raw(fh, limit: int, what: str) -> bytes:
     """The next length-prefixed message's bytes, its length checked against ``limit`` (the end of what holds it)."""
+    return fh.read(_length(fh, limit, what))
+
+
+def _skip(fh, limit: int, what: str) -> None:
+    """Past the next length-prefixed message, unread (its length checked as :func:`_raw` checks it)."""
+    fh.seek(_length(fh, limit, what), 1)
+
+
+def _length(fh, limit: int, what: str) -> int:
     head = fh.read(4)
     if len(head) != 4:
         raise FormatError(f"the file ends inside a {what}'s length")
     (length,) = _U32.unpack(head)
     if fh.tell() + length > limit:
         raise FormatError(f"a {what} runs past the end of what holds it")
-    return fh.read(length)
+    return length
 
 
 def _framed(message: bytes) -> bytes:
