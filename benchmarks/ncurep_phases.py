@@ -1,10 +1,10 @@
 """Where ``ncuwrap diagnose REPORT.ncu-rep`` goes, phase by phase, in one process (issue 41): the reading
-child's own phases (the file parsed launch by launch while NVIDIA's reader answers lines beside it where
-a cubin has a line table, the shown SASS by nvdisasm, then the instruction tables), the read as the diagnosis waits on it, the diagnosis, the JSON document.
+child's own phases (the file parsed, by as many processes as the command uses; the shown SASS by nvdisasm;
+the instruction tables), the read as the diagnosis waits on it, the diagnosis, the JSON document.
 
     python benchmarks/ncurep_phases.py REPORT.ncu-rep [--profile]
 
-``--profile``: the CPU profile (``cProfile`` on process time) of the parse and of the diagnosis after the read,
+``--profile``: the CPU profile (``cProfile`` on process time) of the parse (in one process) and of the diagnosis after the read,
 the 15 functions that cost most in each.
 """
 
@@ -34,39 +34,24 @@ def _profiled(what: str, run) -> None:
 def main(path: Path, profile: bool = False) -> None:
     from ncuwrap import ruleset
     from ncuwrap.kernel import metrics
-    from ncuwrap.kernel.reading import ncu_rep, ncu_rep_file, source_counters
+    from ncuwrap.kernel.reading import ncu_rep
 
     rules = ruleset.load(None, metrics.KERNEL)
     wanted = frozenset(metrics.report_metrics(rules)) | ncu_rep.LAUNCH_METRICS
     print("imported", at())
-    # The reading child's work, here in process: parse, the shown SASS by nvdisasm, lines by NVIDIA's reader, tables.
-    has = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
-    disassembled = ncu_rep._Disassembling(path, ncu_rep.disassembly.nvdisasm())
-    attributor, pending, cpu = None, [], time.process_time()
-    for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has):
-        found = source_counters.instructions(launch.names, launch.instances, launch.codes)
-        if found is not None:
-            lines, sass = found.asked(launch.lines)
-            if disassembled.take(launch, sass):
-                sass = []
-            if lines or sass:
-                attributor = attributor or ncu_rep._Attributor(path, ncu_rep.load_module(), path)
-                attributor.ask(launch.index, lines, sass)
-            pending.append((launch, found))
-    print("parsed", at(), "launches", len(pending), "parse cpu", round(time.process_time() - cpu, 3))
-    texts = disassembled.result()
+    # The reading child's work, here in process: the parse (by parse_parts processes, this one among them), the
+    # shown SASS by nvdisasm, the instruction tables. (What NVIDIA's reader would answer, where a line table or
+    # nvdisasm cannot, is left out: no report measured here needs it.)
+    tool, parts = ncu_rep.disassembly.nvdisasm(), ncu_rep.parse_parts(path)
+    disassembled, parsed, cpu = ncu_rep._Disassembling(path), {}, time.process_time()
+    for launch in ncu_rep._launches(path, wanted, tool, parts):
+        parsed[launch.index] = launch
+        if launch.located is not None:
+            disassembled.take(launch.index, launch.sass_pcs, *launch.located)
+    print("parsed", at(), "launches", len(parsed), "parsers", parts, "parse cpu here", round(time.process_time() - cpu, 3))
+    texts = disassembled.result(tool)
     print("disassembled", at(), "instructions", sum(map(len, (texts or {}).values())), "nvdisasm", "failed" if texts is None else "ok")
-    answers = attributor.answers() if attributor else {}
-    if attributor:
-        attributor.close()
-    print("answered", at(), "by NVIDIA's reader", len(answers))
-    cache: dict = {}
-    for launch, found in pending:
-        lines, sass = answers.get(launch.index, ({}, {}))
-        if texts is not None and launch.index in disassembled.asked:
-            arch, pcs = disassembled.asked[launch.index]
-            sass = {pc: texts[arch][pc] for pc in pcs}
-        source_counters.table(launch.function, found, lambda: launch.files, source_counters.Answered(lines, sass), cache)
+    ncu_rep._joined(parsed, {}, disassembled.asked, texts)
     print("tables", at())
     # As the command runs it: the read in its child, then the diagnosis and the document.
     import ncuwrap
@@ -83,8 +68,8 @@ def main(path: Path, profile: bool = False) -> None:
     print("to_json", round(time.perf_counter() - t, 3))
     if profile:
         def parse() -> None:
-            for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has):
-                source_counters.instructions(launch.names, launch.instances, launch.codes)
+            for _ in ncu_rep._parse(path, wanted, tool, (0, 1)):
+                pass
 
         _profiled("the parse and the instruction tables", parse)
         profile_read = reading.start(path, metrics=wanted).result()
