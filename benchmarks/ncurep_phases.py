@@ -68,7 +68,7 @@ def main(path: Path, profile: bool = False) -> None:
     print("to_json", round(time.perf_counter() - t, 3))
     if profile:
         def parse() -> None:
-            for _ in ncu_rep._parse(path, wanted, tool, (0, 1)):
+            for _ in ncu_rep._parse(path, wanted, tool, None):
                 pass
 
         _profiled("the parse and the instruction tables", parse)

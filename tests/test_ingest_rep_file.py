@@ -219,17 +219,26 @@ def _launch_read(launch) -> tuple:
             per_pc(launch.codes), launch.files, launch.lines, launch.code)
 
 
-@pytest.mark.parametrize("parts", [2, 3])
-def test_each_part_parses_its_launches_as_the_whole_read_does(parts):
-    """Every parts-th launch from a part's index on, each as the read of all launches gives it (the others skipped)."""
+def test_the_launches_asked_for_are_parsed_as_the_whole_read_does():
+    """Only the launches ``only`` names, each as the read of all launches gives it (the others skipped unread)."""
     has = lambda launch: True  # noqa: E731
     for path in (H200 / "vecadd" / "bench_add.ncu-rep", DATA / "h200_ncuwrap" / "multi" / "two_processes.ncu-rep"):
         whole = [_launch_read(launch) for launch in ncu_rep_file.read(path, None, source_counters.INSTANCED, source_counters.CODED, has)]
-        assert len(whole) >= 2
-        for part in range(parts):
+        assert len(whole) >= 2 and len(ncu_rep_file.launch_sizes(path)) == len(whole)
+        for only in (range(0, 1), range(1, len(whole)), range(0, len(whole)), range(len(whole), len(whole))):
             read = [_launch_read(launch) for launch in ncu_rep_file.read(path, None, source_counters.INSTANCED, source_counters.CODED, has,
-                                                                         part=(part, parts))]
-            assert read == whole[part::parts], (path, part)
+                                                                         only=only)]
+            assert read == whole[only.start:only.stop], (path, only)
+
+
+def test_the_launches_are_cut_in_runs_of_about_equal_bytes():
+    sizes = ncu_rep_file.launch_sizes(DATA / "h200_ncuwrap" / "multi" / "two_processes.ncu-rep")
+    assert len(sizes) == 6 and all(50_000 < size < 53_000 for size in sizes)
+    assert ncu_rep._cut([10, 10, 10, 10], 2) == [range(0, 2), range(2, 4)]
+    assert ncu_rep._cut([30, 1, 1, 1, 1], 2) == [range(0, 1), range(1, 5)]
+    assert ncu_rep._cut([1, 1, 1, 30], 2) == [range(0, 4)]  # the last launch alone holds most: one run
+    assert ncu_rep._cut([5], 3) == [range(0, 1)] and ncu_rep._cut([], 2) == []
+    assert ncu_rep._cut([1] * 9, 3) == [range(0, 3), range(3, 6), range(6, 9)]
 
 
 def _same_profile(new, old) -> bool:
@@ -245,9 +254,12 @@ def _same_profile(new, old) -> bool:
 def test_a_report_parsed_by_several_processes_is_the_one_parsed_by_one(parsers):
     """The read as the command does it on a host with cores to spare: the file parsed by this many processes, their
     launches joined and the shown instructions disassembled in one run, gives the Profile one process gives."""
+    split = 0
     for path in sorted(p for p in DATA.rglob("*.ncu-rep") if "bad" not in p.parts):
         one = ncu_rep.start(path, parsers=1).result()
         assert _same_profile(ncu_rep.start(path, parsers=parsers).result(), one), path
+        split += len(ncu_rep._cut(ncu_rep_file.launch_sizes(path), parsers)) > 1
+    assert split >= 2  # reports whose launches were parsed by more than one process
 
 
 def test_a_parsing_process_that_finds_the_file_laid_out_otherwise_leaves_the_report_to_ncu_report(monkeypatch):
@@ -257,10 +269,10 @@ def test_a_parsing_process_that_finds_the_file_laid_out_otherwise_leaves_the_rep
     direct = ncu_rep.start(path, parsers=1).result()
     parse = ncu_rep._parse
 
-    def refuse_the_second(path, wanted, tool, part):
-        if part[0] == 1:
+    def refuse_the_second(path, wanted, tool, only):
+        if only is not None and only.start > 0:
             raise ncu_rep_file.FormatError("format version 8")
-        return parse(path, wanted, tool, part)
+        return parse(path, wanted, tool, only)
 
     fallen, whole = [], ncu_rep.Reading._from_ncu_report
     monkeypatch.setattr(ncu_rep, "_parse", refuse_the_second)
@@ -273,10 +285,10 @@ def test_a_parsing_process_that_dies_is_one_line(monkeypatch):
     path = H200 / "vecadd" / "bench_add.ncu-rep"
     parse = ncu_rep._parse
 
-    def die_in_the_second(path, wanted, tool, part):
-        if part[0] == 1:
+    def die_in_the_second(path, wanted, tool, only):
+        if only is not None and only.start > 0:
             os.kill(os.getpid(), signal.SIGKILL)
-        return parse(path, wanted, tool, part)
+        return parse(path, wanted, tool, only)
 
     monkeypatch.setattr(ncu_rep, "_parse", die_in_the_second)
     with pytest.raises(InputError, match=r"bench_add.ncu-rep: Nsight Compute report could not be read \(RuntimeError: a parsing process "

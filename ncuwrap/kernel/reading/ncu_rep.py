@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import gc
 import importlib
 import multiprocessing
 import os
@@ -162,7 +163,13 @@ class Reading:
         self.forks = "fork" in multiprocessing.get_all_start_methods()
         # One child reads the file (with ``parsers`` - 1 more parsing beside it) and asks ncu_report only for
         # the instructions' lines and SASS.
-        self.child = _Child(shown, lambda: _collect_file(path, module, shown, wanted, beside=True, parts=parsers)) if self.forks else None
+        self.child, self.thaw = None, False
+        if self.forks:
+            # This process's objects are kept out of the garbage collector's passes until the child is done: a
+            # collection writes to every object it visits, and each write copies a page the child still shares.
+            self.thaw = gc.get_freeze_count() == 0
+            gc.freeze()
+            self.child = _Child(shown, lambda: _collect_file(path, module, shown, wanted, beside=True, parts=parsers))
 
     def result(self) -> Profile:
         collected = self._from_file()
@@ -176,7 +183,12 @@ class Reading:
                 return [_collect_file(self.path, self.module, self.shown, self.wanted)]
             except ncu_rep_file.FormatError:
                 return None
-        collected = self.child.result()
+        try:
+            collected = self.child.result()
+        finally:
+            if self.thaw:  # frozen here (a caller that froze objects of its own keeps them frozen)
+                gc.unfreeze()
+                self.thaw = False
         progress.report(f"reading {self.shown.name}", 1, 1)
         return None if collected is None else [collected]
 
@@ -319,7 +331,7 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     while this one parses on, and answers each launch as it is parsed; a large report has two, each for
     every other launch (:func:`attribution_workers`). Else (no fork) it answers here, each launch as it
     is parsed (:class:`_Answering`). ``parts`` (with ``beside``): the launches are parsed by that many
-    processes, this one and :class:`_Parsing` helpers, each every ``parts``-th launch (:func:`parse_parts`);
+    processes, this one and :class:`_Parsing` helpers, each a run of launches of about equal bytes (:func:`parse_parts`);
     what they parsed is joined here, and the shown instructions of all of them disassembled in one run."""
     workers = attribution_workers(path)
     tool = disassembly.nvdisasm()
@@ -360,17 +372,33 @@ def _launches(path: Path, wanted: frozenset | None, tool: str | None, parts: int
     """Every launch, parsed here or by ``parts`` - 1 :class:`_Parsing` processes beside this one, in the
     report's order. Without nvdisasm every shown instruction is NVIDIA's reader's to answer, best asked as
     each launch is parsed: one process parses, and each launch comes as it is parsed."""
-    if parts == 1 or tool is None:
-        yield from _parse(path, wanted, tool, (0, 1))
+    ranges = _cut(ncu_rep_file.launch_sizes(path), parts) if parts > 1 and tool is not None else []
+    if len(ranges) < 2:
+        yield from _parse(path, wanted, tool, None)
         return
     ncu_rep_file.prepare()  # built once, shared with the processes forked next
-    helpers = [_Parsing(path, wanted, tool, (k, parts)) for k in range(1, parts)]
+    gc.freeze()  # and out of this process's collections, which would copy the pages they share (see Reading)
+    helpers = [_Parsing(path, wanted, tool, only) for only in ranges[1:]]
     try:
-        mine = list(_parse(path, wanted, tool, (0, parts)))
+        mine = list(_parse(path, wanted, tool, ranges[0]))
         yield from sorted((*mine, *(launch for helper in helpers for launch in helper.result())), key=lambda launch: launch.index)
     finally:
         for helper in helpers:
             helper.close()
+
+
+def _cut(sizes: list[int], parts: int) -> list[range]:
+    """The launches (of ``sizes`` bytes each) in at most ``parts`` runs of about equal bytes, none empty. Runs, not
+    every n-th launch: a report's launches of one kernel, of one size, come together, and parsers side by side
+    would each hold their largest at the same time."""
+    total, ranges, start, done = sum(sizes), [], 0, 0
+    for index, size in enumerate(sizes):
+        done += size
+        if done * parts >= total * (len(ranges) + 1) and len(ranges) < parts - 1:
+            ranges.append(range(start, index + 1))
+            start = index + 1
+    ranges.append(range(start, len(sizes)))
+    return [r for r in ranges if len(r)]
 
 
 def _joined(parsed: dict, answers: dict, disassembled: dict, texts: dict | None) -> tuple[list, dict, dict]:
@@ -414,11 +442,11 @@ class _Parsed:
     located: tuple | None = None
 
 
-def _parse(path: Path, wanted: frozenset | None, tool: str | None, part: tuple[int, int]) -> Iterator[_Parsed]:
-    """The launches of ``part`` (:func:`ncu_rep_file.launches`), each as a :class:`_Parsed`."""
+def _parse(path: Path, wanted: frozenset | None, tool: str | None, only: range | None) -> Iterator[_Parsed]:
+    """The launches ``only`` (None: all; :func:`ncu_rep_file.launches`), each as a :class:`_Parsed`."""
     has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
     tables = _LineTables(path)
-    for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters, part=part):
+    for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters, only=only):
         out = _Parsed(launch.index, _row(launch), _rules_of(launch))
         found = source_counters.instructions(launch.names, launch.instances, launch.codes)
         if found is not None:
@@ -427,6 +455,8 @@ def _parse(path: Path, wanted: frozenset | None, tool: str | None, part: tuple[i
             out.found, out.files, out.placed, out.sass_pcs = found, launch.files, placed, sass_pcs
             out.line_pcs = [] if placed is not None else line_pcs
             out.located = _located(launch, sass_pcs, tool)
+        if only is not None:  # parsers side by side: each gives its launch's freed temporaries back, not holding them all
+            process.release_freed_memory()
         yield out
 
 
@@ -441,11 +471,11 @@ def _located(launch, pcs: list[int], tool: str | None) -> tuple[str, list] | Non
 
 
 class _Parsing:
-    """A forked process parsing every n-th launch of the report (:func:`_parse` of its ``part``) beside the reading
-    child, which parses its own part meanwhile: the parse is most of a large report's read (0.8 s of CPU
+    """A forked process parsing a run of the report's launches (:func:`_parse` of ``only``) beside the reading
+    child, which parses its own run meanwhile: the parse is most of a large report's read (0.8 s of CPU
     for 44 library kernels on the H200 host). Its launches come back together when it is done."""
 
-    def __init__(self, path: Path, wanted: frozenset | None, tool: str | None, part: tuple[int, int]):
+    def __init__(self, path: Path, wanted: frozenset | None, tool: str | None, only: range):
         self.conn, theirs = multiprocessing.Pipe(duplex=False)
         # os.fork, not multiprocessing: the reading child is a daemon process, which may not start one.
         self.pid = os.fork()
@@ -454,7 +484,7 @@ class _Parsing:
             try:
                 self.conn.close()
                 try:
-                    result = ("ok", list(_parse(path, wanted, tool, part)))
+                    result = ("ok", list(_parse(path, wanted, tool, only)))
                 except ncu_rep_file.FormatError as exc:
                     result = ("format", str(exc))
                 except BaseException as exc:  # said by the reading side, as its own errors are

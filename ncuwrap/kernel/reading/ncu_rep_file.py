@@ -132,19 +132,17 @@ def prepare() -> None:
 
 
 def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
-         files_of=None, part: tuple[int, int] = (0, 1)) -> list[Launch]:
+         files_of=None, only: range | None = None) -> list[Launch]:
     """Every launch of the report at ``path``, in ncu_report's order. ``wanted``: the metrics whose values
     are read (None: all); ``instanced``: the per-instruction metrics read as floats (ncu_report's as_double),
     ``codes`` those read as integers; ``files_of(launch)``: whether a launch's source texts are read;
-    ``part`` (index, count): only every count-th launch from index on is parsed (the others are skipped
-    unread; each one's ``index`` is its place among all)."""
-    return list(launches(path, wanted, instanced, codes, files_of, part))
+    ``only``: the indices of the launches parsed (the others are skipped unread; None: all)."""
+    return list(launches(path, wanted, instanced, codes, files_of, only))
 
 
 def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
-             files_of=None, part: tuple[int, int] = (0, 1)) -> Iterator[Launch]:
+             files_of=None, only: range | None = None) -> Iterator[Launch]:
     """:func:`read`'s launches one at a time, as they are parsed (a FormatError may come after some)."""
-    first, step = part
     classes = _classes()
     size = path.stat().st_size
     count = 0
@@ -153,37 +151,47 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
     line_tables: dict[int, bool | None] = {}  # reference -> whether its cubin has a line table
     placed: dict[int, cubin.Code | None] = {}  # reference -> where its functions lie
     texts: dict = {}  # a module's SourceFiles bytes -> its source texts, read once for all its launches
+    # A module's SourceData is parsed when a launch read here first needs it (its cubin can be tens of MB, and the
+    # launches of another process, or none, may be its only ones): reference -> (offset, length) of each not yet parsed.
+    waiting: dict[int, list[tuple[int, int]]] = {}
+
+    def take_source(at: int, data: bytes, reference: int | None = None) -> None:
+        source = _parsed(data, classes["SourceRef"], "source")
+        if reference is not None and source.reference != reference:
+            raise FormatError("a module's SourceData names two modules")
+        _add_source(sources, source, at, at + _U32.size + len(data))
+        found = None  # the cubin's sections, read once a module
+        if source.binary and source.reference not in line_tables:
+            found = cubin.sections(source.binary)
+            line_tables[source.reference] = None if found is None else cubin.has_line_table(source.binary, found)
+        _add_code(placed, source, data, at + _U32.size, found)
+
     with path.open("rb") as fh:
-        if fh.read(len(MAGIC)) != MAGIC:
-            raise FormatError("no report header")
-        header = _message(fh, size, classes["FileHeader"], "file header")
-        if header.version not in VERSIONS:
-            raise FormatError(f"format version {header.version}")
-        while fh.tell() < size:
-            block = _message(fh, size, classes["BlockHeader"], "block header")
-            if block.ranges or block.cmdlists or block.graphs:
-                raise FormatError("range, command list or graph results")
-            end = fh.tell() + block.payload
-            if end > size:
-                raise FormatError("a block runs past the end of the file")
+        for block, end in _blocks(fh, size, classes):
             strings.extend(block.strings.strings)
             for _ in range(block.sources):
                 at = fh.tell()
-                data = _raw(fh, end, "source")
-                source = _parsed(data, classes["SourceRef"], "source")
-                _add_source(sources, source, at, fh.tell())
-                found = None  # the cubin's sections, read once a module
-                if source.binary and source.reference not in line_tables:
-                    found = cubin.sections(source.binary)
-                    line_tables[source.reference] = None if found is None else cubin.has_line_table(source.binary, found)
-                _add_code(placed, source, data, at + _U32.size, found)
+                length = _length(fh, end, "source")
+                reference = _first_number(fh.read(min(length, 11)))
+                if reference is None:  # laid out otherwise: parsed now
+                    fh.seek(at + _U32.size)
+                    take_source(at, fh.read(length))
+                else:
+                    waiting.setdefault(reference, []).append((at, length))
+                    fh.seek(at + _U32.size + length)
             for _ in range(block.launches):
-                if count % step != first:  # another part's: its length is checked, its bytes not read
+                if only is not None and count not in only:  # another process's: its length is checked, its bytes not read
                     _skip(fh, end, "launch")
                     count += 1
                     continue
                 data = _raw(fh, end, "launch")
                 raw = _parsed(data, classes["Launch"], "launch")
+                if raw.source.reference in waiting:
+                    here = fh.tell()
+                    for at, length in waiting.pop(raw.source.reference):
+                        fh.seek(at + _U32.size)
+                        take_source(at, fh.read(length), raw.source.reference)
+                    fh.seek(here)
                 launch = _launch(count, raw, data, strings, wanted, instanced, codes)
                 launch.lines = line_tables.get(raw.source.reference)
                 launch.code = placed.get(raw.source.reference)
@@ -191,8 +199,53 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
                 if files_of is not None and files_of(launch):
                     launch.files = _files(sources.get(raw.source.reference), classes["SourceFiles"], texts)
                 yield launch
-            if fh.tell() != end:
-                raise FormatError("a block's payload is not its sources and launches")
+
+
+def _first_number(head: bytes) -> int | None:
+    """A message's field 1 where it opens with it as a varint (a SourceData's module reference), else None."""
+    if not head or head[0] != 0x08:
+        return None
+    try:
+        return _varint(head, 1)[0]
+    except FormatError:  # longer than the bytes read
+        return None
+
+
+def launch_sizes(path: Path) -> list[int]:
+    """The size in bytes of each launch of the report at ``path``, in its order (read past, not parsed): where to
+    cut the launches into parts of about equal work."""
+    classes = _classes()
+    size = path.stat().st_size
+    out = []
+    with path.open("rb") as fh:
+        for block, end in _blocks(fh, size, classes):
+            for _ in range(block.sources):
+                _skip(fh, end, "source")
+            for _ in range(block.launches):
+                length = _length(fh, end, "launch")
+                fh.seek(length, 1)
+                out.append(length)
+    return out
+
+
+def _blocks(fh, size: int, classes: dict) -> Iterator:
+    """(header, end) of each block of the open report ``fh`` (``size`` bytes), the file's own header checked first;
+    the caller reads the block's payload, which must end at ``end``."""
+    if fh.read(len(MAGIC)) != MAGIC:
+        raise FormatError("no report header")
+    header = _message(fh, size, classes["FileHeader"], "file header")
+    if header.version not in VERSIONS:
+        raise FormatError(f"format version {header.version}")
+    while fh.tell() < size:
+        block = _message(fh, size, classes["BlockHeader"], "block header")
+        if block.ranges or block.cmdlists or block.graphs:
+            raise FormatError("range, command list or graph results")
+        end = fh.tell() + block.payload
+        if end > size:
+            raise FormatError("a block runs past the end of the file")
+        yield block, end
+        if fh.tell() != end:
+            raise FormatError("a block's payload is not its sources and launches")
 
 
 def _add_code(codes: dict, source, data: bytes, at: int, found: dict | None) -> None:
@@ -543,7 +596,9 @@ def _values(a: np.ndarray, tag: int, at: np.ndarray, length: np.ndarray, pcs: np
     width, kind = {0x19: (8, "<f8"), 0x15: (4, "<f4")}.get(int(tag), (0, None))
     if kind is None or (length != width).any():
         return None
-    raw = a[at[:, None] + np.arange(width)].copy()
+    raw = np.empty((len(at), width), np.uint8)
+    for k in range(width):  # a byte of every value at a time: no index array of values x width (memory)
+        raw[:, k] = a[at + k]
     return pcs, raw.view(kind).ravel().astype(np.float64)
 
 
@@ -554,14 +609,17 @@ def _varint_array(a: np.ndarray, at: np.ndarray, length: np.ndarray) -> np.ndarr
     widest = int(length.max())
     if int(length.min()) < 1 or widest > _MAX_VARINT or (at + length > len(a)).any():
         return None
-    k = np.arange(widest)
-    inside = k < length[:, None]
-    data = a[np.minimum(at[:, None] + k, len(a) - 1)]
-    # Every byte but the last has its continuation bit, the last has none.
-    if not np.array_equal((data >= 0x80) & inside, k < (length - 1)[:, None]):
-        return None
-    parts = (data & 0x7F).astype(np.uint64) * inside
-    return (parts << (7 * k).astype(np.uint64)).sum(axis=1, dtype=np.uint64)
+    # A byte of every varint at a time: ~200,000 a launch, where arrays of varints x bytes held ~50 MB at once.
+    out = np.zeros(len(at), np.uint64)
+    last = len(a) - 1
+    for k in range(widest):
+        inside = k < length
+        data = a[np.minimum(at + k, last)]
+        # Every byte but the last has its continuation bit, the last has none.
+        if not np.array_equal((data >= 0x80) & inside, k < length - 1):
+            return None
+        out += ((data & 0x7F).astype(np.uint64) * inside) << np.uint64(7 * k)
+    return out
 
 
 def _instances(instances) -> list[tuple[int, int | float]]:
