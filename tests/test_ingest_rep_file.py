@@ -294,3 +294,21 @@ def test_a_parsing_process_that_dies_is_one_line(monkeypatch):
     with pytest.raises(InputError, match=r"bench_add.ncu-rep: Nsight Compute report could not be read \(RuntimeError: a parsing process "
                                          r"ended without its launches \(signal 9\)\)"):
         ncu_rep.start(path, parsers=2).result()
+
+
+def test_the_objects_frozen_while_the_reader_runs_are_thawed_after_it():
+    """The parent's objects are kept out of the collector while its reading child shares their pages, and given back
+    to it after; objects a caller froze itself stay frozen."""
+    import gc
+
+    gc.unfreeze()  # whatever an earlier test in this process left frozen
+    reading = ncu_rep.start(H200 / "vecadd" / "bench_add.ncu-rep")
+    assert gc.get_freeze_count() > 0
+    reading.result()
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        ncu_rep.start(H200 / "vecadd" / "bench_add.ncu-rep").result()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
