@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -157,8 +158,7 @@ class MetricRow(Mapping):
 
     def to_dict(self) -> dict:
         """As a dict (what dict(row) gives, without a lookup through the Mapping protocol per key)."""
-        row = self._row
-        return {name: column[row] for name, column in self._columns.items()}
+        return dict(zip(self._columns, map(operator.itemgetter(self._row), self._columns.values())))
 
 
 @dataclass(frozen=True)
@@ -226,8 +226,10 @@ class KernelVerdict:
         """Its record in the diagnosis document (v3 and v4): the v2 record, then what 'compare' reads besides it
         (every metric a finding's evidence or a comparison reads; the effects that estimate a fix)."""
         compared = self.compared_metrics
-        return {**self.to_json(), "compared": compared.to_dict() if isinstance(compared, MetricRow) else dict(compared),
-                "effects": self.effects.to_json() if self.effects is not None else None}
+        out = self.to_json()
+        out["compared"] = compared.to_dict() if isinstance(compared, MetricRow) else dict(compared)
+        out["effects"] = self.effects.to_json() if self.effects is not None else None
+        return out
 
     @property
     def ncu_rules_shown(self) -> tuple[NcuRule, ...]:
@@ -379,7 +381,7 @@ class Diagnosis(Displayed):
             "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
             "facts": self.source.facts(),
             "roles": self.roles,
-            "kernels": share_launches([k.document() for k in self.kernels]),
+            "kernels": share_launches(k.document() for k in self.kernels),  # one at a time: never all whole at once
             "ranking": [r.to_json() for r in self.ranking()],
             "groups": [g.to_json() for g in self.groups()],
             "reprofile": self.reprofile.to_json() if self.reprofile else None,
