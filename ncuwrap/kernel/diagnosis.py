@@ -258,11 +258,15 @@ def _dims_of(texts: list):
 
 
 def _text(value) -> str | None:
+    if type(value) is str:  # a CSV's every launch: the rest is for a .ncu-rep's numbers and NaN
+        return value or None
     return None if value is None or _isnan(value) or value == "" else str(value)
 
 
 def _ident(value) -> str | None:
     """A process or stream ID as text: "7" whether the report gave "7" (CSV) or 7.0 (.ncu-rep)."""
+    if type(value) is str:
+        return value or None
     if isinstance(value, float) and not _isnan(value) and value.is_integer():
         return str(int(value))
     return _text(value)
