@@ -180,15 +180,21 @@ class Evaluation:
     def records(self, names, rows, *, known_only: bool = False) -> list[dict]:
         """:meth:`values` of ``rows``: one dict per row, built from whole columns (``known_only``:
         without the names whose value is None)."""
-        names, rows = list(dict.fromkeys(names)), list(rows)
-        if not names:
+        rows = list(rows)
+        by_name = self.columns(names, rows)
+        if not by_name:
             return [{} for _ in rows]
-        columns = [self.source.column(name) for name in names]
-        if not (len(rows) == self.n and rows == list(range(self.n))):
-            columns = [[c[r] for r in rows] for c in columns]
+        names, columns = list(by_name), list(by_name.values())
         if known_only:
             return [{name: value for name, value in zip(names, values) if value is not None} for values in zip(*columns)]
         return [dict(zip(names, values)) for values in zip(*columns)]
+
+    def columns(self, names, rows: list[int]) -> dict[str, list]:
+        """Each of ``names`` (once) -> its values in ``rows``, as :meth:`values` gives them."""
+        columns = {name: self.source.column(name) for name in dict.fromkeys(names)}
+        if not (len(rows) == self.n and rows == list(range(self.n))):
+            columns = {name: [c[r] for r in rows] for name, c in columns.items()}
+        return columns
 
     def _findings(self) -> None:
         rules, n = self.rules, self.n
@@ -341,12 +347,13 @@ class Evaluation:
         """The branch's explanation for each of ``rows`` (all of which took it): its text, each
         cause sentence whose values are all known, and the borderline note where it applies."""
         rules = self.rules
-        template = _squeezed(branch.why)
-        out = [rule_texts.render_text(template, values) for values in self.records(rule_texts.placeholders(branch.why), rows)]
+        out = rule_texts.render_rows(_squeezed(branch.why), self.columns(rule_texts.placeholders(branch.why), rows), len(rows))
         for sentence in branch.cause:
-            for i, known in enumerate(self.records(rule_texts.placeholders(sentence), rows)):
-                if all(v is not None for v in known.values()):
-                    out[i] += " " + rule_texts.render_text(sentence, known)
+            columns = self.columns(rule_texts.placeholders(sentence), rows)
+            known = [i for i, values in enumerate(zip(*columns.values())) if all(v is not None for v in values)] if columns else range(len(rows))
+            said = rule_texts.render_rows(sentence, {name: [column[i] for i in known] for name, column in columns.items()}, len(known))
+            for i, text in zip(known, said):
+                out[i] += " " + text
         if rules.borderline_note:
             close = [i for i, b in enumerate(borderline) if b]
             note = rules.borderline_note
