@@ -26,6 +26,7 @@ import math
 import operator
 import re
 from collections.abc import Iterable
+from itertools import repeat
 
 import orjson
 
@@ -73,7 +74,11 @@ def _same(a, b) -> bool:
 def _shape(record: dict) -> bytes:
     """What a launch's twin in another step shares with it: its like is the latest launch of this shape."""
     def names(part, key):
-        return [item.get(key) for item in record.get(part) or () if isinstance(item, dict)]
+        items = record.get(part) or ()
+        try:
+            return list(map(dict.get, items, repeat(key)))  # every item a mapping (a launch record's are)
+        except TypeError:  # some item is not: it has no name
+            return [item.get(key) for item in items if isinstance(item, dict)]
 
     return orjson.dumps([record.get("name"), record.get("launch"), record.get("bound"), record.get("limiter"), names("ncu_rules", "rule"),
                          names("findings", "id"), names("not_evaluated", "rule"), names("decision_path", "verdict")])
