@@ -22,6 +22,7 @@ v3 wrote ``like`` as the kernel's first launch and no ``digits``, against the un
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import re
@@ -36,7 +37,9 @@ REPEAT = "="
 _DIGITS = re.compile(r"(\d+)")
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def _pointer(path: str, key) -> str:
+    # Cached: a report's launches differ from their likes at the same few hundred pointers.
     key = str(key)
     if "~" in key or "/" in key:
         key = key.replace("~", "~0").replace("/", "~1")
