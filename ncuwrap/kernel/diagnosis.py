@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from ncuwrap.kernel import estimate
-from ncuwrap.core import kernel_filter, progress
+from ncuwrap.core import progress
+from ncuwrap.core.launch_selection import LaunchSelection
 from ncuwrap.kernel.attribution import NO_COUNTERS, attribute
 from ncuwrap.core.gc_pause import no_collection_pauses
 from ncuwrap.kernel import metrics as kernel_metrics
@@ -123,7 +124,7 @@ class _Launches:
         return self._stall_shares
 
 
-def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: kernel_filter.LaunchSelection | None = None) -> Diagnosis:
+def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: LaunchSelection | None = None) -> Diagnosis:
     """Every launch of ``profile`` (or those ``select`` keeps) judged by ``rules``."""
     progress.report(f"diagnosing {Path(profile.source.path).name}")
     source = _Launches(profile)
@@ -132,6 +133,8 @@ def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: kernel_fi
             for c in ("launch_id", "name", "display_name", "grid", "block", "process_id", "process_name", "stream")}
     rows = np.arange(len(table))
     if select is not None and select.active:
+        from ncuwrap.core import kernel_filter  # its regular expressions (re2) only where launches are picked
+
         rows = kernel_filter.select_launches(select, meta["name"], meta["display_name"], meta["process_id"], meta["process_name"],
                                              profile.source.path)
     evaluation = Evaluation(source, rules, estimate)  # kernel rules' estimates: ncuwrap.kernel.estimate
@@ -449,7 +452,7 @@ def needed_metrics(rules: ruleset.RuleSet) -> list[str]:
 
 
 def diagnose(report: str | Path, rules: RulesChoice = RulesChoice(), *, ncu: str | None = None, label: str | None = None,
-             ncu_rules: str | Path | None = None, select: kernel_filter.LaunchSelection | None = None,
+             ncu_rules: str | Path | None = None, select: LaunchSelection | None = None,
              source_page: str | Path | None = None, started=None) -> Diagnosis:
     """Load ``report`` and diagnose the launches ``select`` keeps (default: all) with ``rules`` (default: the bundled rules).
 
