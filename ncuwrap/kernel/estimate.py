@@ -143,7 +143,7 @@ class ColumnLists:
         return {key: flat[row if len(flat) > 1 else 0] for key, flat in hit[1]}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KernelEffects:
     """One launch's unit utilizations and the effect of each of its estimated findings: enough to
     estimate any subset of them fixed together (what 'compare' checks against a measured speedup).

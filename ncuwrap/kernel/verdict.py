@@ -37,7 +37,7 @@ SCHEMA_V2 = "ncuwrap.diagnosis/v2"
 FULL_OCCUPANCY_PCT = 99.5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Stall:
     """A warp stall reason and its share of all stall cycles per issued instruction."""
 
@@ -68,7 +68,7 @@ class NcuRule:
                 "agreement": self.agreement}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RooflinePoint:
     """A kernel's point on the roofline at one memory level: its arithmetic intensity and FLOP/s."""
     level: str  # DRAM | L2 | L1
@@ -161,7 +161,7 @@ class MetricRow(Mapping):
         return dict(zip(self._columns, map(operator.itemgetter(self._row), self._columns.values())))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KernelVerdict:
     """The verdict on one kernel launch: what bounds it, why, its findings, next step and chart data; made by kernel_diagnosis, compared by compare."""
     id: int
@@ -568,7 +568,7 @@ class KernelGroup:
                 "processes": list(self.processes), "streams": list(self.streams)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Priority:
     """'Fix this first': a kernel's share of the profiled time, its estimated gain, and the product,
     the share of the whole profile's time fixing it would save."""

@@ -66,7 +66,7 @@ class MetricSource(Protocol):
         """Why ``missing`` are unknown and how to get them: one clause."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
     """The rules' answer for one row."""
 

@@ -94,7 +94,7 @@ class NextStep:
         return {"id": self.id, "title": self.title, "advice": self.advice, "undecided": [u.to_json() for u in self.undecided]}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One branch of the ``bound`` decision as it was tried: the path a reader can follow."""
 
