@@ -81,7 +81,7 @@ class RooflinePoint:
                 "bytes_per_s": clean(self.bytes_per_s)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Roofline:
     """The roofline of the arithmetic a kernel does (FP32, FP64, or tensor cores at its input type's
     dense peak): the device's roofs and the kernel's point per memory level."""
