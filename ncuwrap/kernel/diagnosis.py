@@ -194,7 +194,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
     compared = {name: source.column(name) for name in evidence_names}
     duration, pipe, pipe_pct = source.column("duration_ns"), source.column("compute_pipe"), source.column("compute_pipe_pct")
     grids, blocks = _dims_of(meta["grid"]), _dims_of(meta["block"])
-    roofline, stalls = _rooflines(source), _stalls_of(source)
+    roofline, stalls, tensors = _rooflines(source), _stalls_of(source), _tensors(source)
     branch_where = {b.verdict: b.where for b in rules.bound if b.where}
     finding_where = {f.id: f.where for f in rules.findings if f.where}
     out = []
@@ -226,7 +226,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
             borderline=decision.borderline,
             pipe=pipe[row],
             pipe_pct=pipe_pct[row],
-            tensor=_tensor(source, row),
+            tensor=tensors(row),
             estimated_gain_pct=decision.estimated_gain_pct,
             stalls=stalls(row),
             ncu_rules=_ncu_rules(results, findings, evaluation.rules, decision.not_evaluated) if results else (),
@@ -314,12 +314,18 @@ def _positives(column: list) -> list:
     return [float(v) if isinstance(v, (int, float)) and v > 0 else None for v in column]
 
 
-def _tensor(source: "_Launches", row: int) -> dict | None:
-    dtype = source.value("tensor_dtype", row)
-    if not dtype:
-        return None
-    return {"dtype": dtype, "flops_per_s": source.value("tensor_flops_per_s", row), "peak_flops_per_s": source.value("tensor_peak_flops_per_s", row),
-            "pct_of_peak": source.value("tensor_peak_pct", row)}
+def _tensors(source: "_Launches"):
+    """Row -> the launch's tensor-core work (None: none), its input type read once for all launches."""
+    dtypes = source.column("tensor_dtype")
+
+    def at(row: int) -> dict | None:
+        dtype = dtypes[row]
+        if not dtype:
+            return None
+        return {"dtype": dtype, "flops_per_s": source.value("tensor_flops_per_s", row), "peak_flops_per_s": source.value("tensor_peak_flops_per_s", row),
+                "pct_of_peak": source.value("tensor_peak_pct", row)}
+
+    return at
 
 
 # Stall reasons worth naming: at least this share of all stall cycles.

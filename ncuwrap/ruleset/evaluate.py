@@ -291,20 +291,20 @@ class Evaluation:
             else:
                 findings, not_evaluated = (), plan.not_evaluated
                 # Nothing fired: nothing to win, unless an estimated finding could not be evaluated.
-                blind = any(f.estimated and f.id in plan.hints for f in plan.applies)
-                gain = None if self.combined is None or bound == "unknown" or blind else 0
+                gain = None if self.combined is None or bound == "unknown" or plan.blind else 0
             out.append(Decision(bound=bound, limiter=limiter[i], why=why[i], path=tuple(steps[i]), findings=findings,
                                 not_evaluated=not_evaluated, borderline=borderline[i] and bound != "unknown", estimated_gain_pct=gain,
-                                next_step=self._next(bound, row, findings, not_evaluated)))
+                                next_step=self._next(bound, row, findings, not_evaluated, plan)))
         return out
 
-    def _next(self, bound: str, row: int, findings, not_evaluated) -> NextStep | None:
+    def _next(self, bound: str, row: int, findings, not_evaluated, plan: "_BoundPlan") -> NextStep | None:
         """The first of the rules' next steps for ``bound`` that holds for ``row``, with those before it
         that could not be decided; None where a finding costs time (its advice comes first) or could
         not be evaluated (collecting its metrics comes first: the waste may be there)."""
         if bound == "unknown" or any(f.severity in COSTLY for f in findings):
             return None
-        if any(n.of_finding for n in not_evaluated):
+        # A row where nothing fired has its bound's rules not evaluated: looked at once for all such rows.
+        if (plan.finding_unknown if not_evaluated is plan.not_evaluated else any(n.of_finding for n in not_evaluated)):
             return None
         steps, first = self._steps_of(bound)
         chosen = int(first[row])
@@ -383,7 +383,8 @@ class Evaluation:
                     fired = self.fired[finding.id]
                     may_fire = fired if may_fire is None else (may_fire | fired)
         return _BoundPlan(applies=applies, hints=hints, not_evaluated=tuple(not_evaluated),
-                          may_fire=may_fire.tolist() if may_fire is not None else None)
+                          may_fire=may_fire.tolist() if may_fire is not None else None,
+                          blind=any(f.estimated and f.id in hints for f in applies), finding_unknown=any(n.of_finding for n in not_evaluated))
 
     def _fired(self, plan: "_BoundPlan", bound: str, row: int) -> tuple[tuple[FindingResult, ...], tuple[NotEvaluated, ...]]:
         """The findings of a row where one fired, and the rules not evaluated, in the rules' order."""
@@ -434,6 +435,8 @@ class _BoundPlan:
     hints: dict  # finding id -> NotEvaluated, for those whose metrics are missing
     not_evaluated: tuple  # the bound's own (when partly missing) and those, in order
     may_fire: list | None  # by row: whether some evaluated finding fired (None: none can)
+    blind: bool = False  # an estimated finding could not be evaluated: a row where none fired has no known gain
+    finding_unknown: bool = False  # a finding among the rules not evaluated: no next step where none fired
 
 
 def _number(value):
