@@ -93,6 +93,17 @@ def test_render_text_fills_only_names():
     assert ruleset.render_text("{missing}", {}) == "n/a"
 
 
+@pytest.mark.parametrize("template", ["{a:.1f} of {b} ({a}) {c.__class__}", "{b:>6}%", "no placeholder", "{a:.0%}", ""])
+def test_rows_rendered_by_columns_read_as_each_row_rendered(template):
+    """The decision's texts of 10,000 launches are filled by whole columns (texts.render_rows): the same texts."""
+    from ncuwrap.ruleset.texts import render_rows, render_text
+
+    columns = {"a": [3.14159, None, float("nan"), 7, -0.0, True, "x"], "b": ["l2", 1.5, None, 0, 12345.678, "", 2]}
+    rows = [{name: column[i] for name, column in columns.items()} for i in range(7)]
+    assert render_rows(template, columns, 7) == [render_text(template, row) for row in rows]
+    assert render_rows(template, {}, 2) == [render_text(template, {})] * 2 and render_rows(template, columns, 0) == []
+
+
 def test_advice_placeholders_are_filled(tmp_path):
     from ncuwrap.kernel.diagnosis import diagnose
 

@@ -10,7 +10,6 @@ and a notebook shows its text repr.
 
 from __future__ import annotations
 
-import html
 from typing import Callable
 
 HEIGHT_PX = 640
@@ -29,6 +28,8 @@ class Displayed:
     def _repr_html_(self) -> str | None:
         if _page is None:
             return None
+        import html  # only in a notebook: every result's module imports this one
+
         document = html.escape(_page(self), quote=True)
         return (f'<iframe srcdoc="{document}" sandbox="" title="ncuwrap report" '
                 f'style="width:100%;height:{HEIGHT_PX}px;border:1px solid #e2e8f0;border-radius:4px"></iframe>')

@@ -26,8 +26,8 @@ def clean(value):
 
 def clean_all(values: np.ndarray) -> list:
     """:func:`clean` over a whole column at once (per-element numpy access dominates large reports)."""
-    if values.dtype.kind != "f":
-        return [clean(v) for v in values.tolist()]
+    if values.dtype.kind != "f":  # texts and None pass through clean() as they are: no call for them
+        return [v if v is None or type(v) is str else clean(v) for v in values.tolist()]
     finite = np.isfinite(values)
     whole = finite & (values == np.round(values))
     # 0: no number, 1: a whole number under 2**53 (an int), 2: one past it (as it is: round() would

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from ncuwrap.kernel import estimate
-from ncuwrap.core import kernel_filter, progress
+from ncuwrap.core import progress
+from ncuwrap.core.launch_selection import LaunchSelection
 from ncuwrap.kernel.attribution import NO_COUNTERS, attribute
 from ncuwrap.core.gc_pause import no_collection_pauses
 from ncuwrap.kernel import metrics as kernel_metrics
@@ -123,7 +124,7 @@ class _Launches:
         return self._stall_shares
 
 
-def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: kernel_filter.LaunchSelection | None = None) -> Diagnosis:
+def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: LaunchSelection | None = None) -> Diagnosis:
     """Every launch of ``profile`` (or those ``select`` keeps) judged by ``rules``."""
     progress.report(f"diagnosing {Path(profile.source.path).name}")
     source = _Launches(profile)
@@ -132,6 +133,8 @@ def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: kernel_fi
             for c in ("launch_id", "name", "display_name", "grid", "block", "process_id", "process_name", "stream")}
     rows = np.arange(len(table))
     if select is not None and select.active:
+        from ncuwrap.core import kernel_filter  # its regular expressions (re2) only where launches are picked
+
         rows = kernel_filter.select_launches(select, meta["name"], meta["display_name"], meta["process_id"], meta["process_name"],
                                              profile.source.path)
     evaluation = Evaluation(source, rules, estimate)  # kernel rules' estimates: ncuwrap.kernel.estimate
@@ -191,7 +194,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
     compared = {name: source.column(name) for name in evidence_names}
     duration, pipe, pipe_pct = source.column("duration_ns"), source.column("compute_pipe"), source.column("compute_pipe_pct")
     grids, blocks = _dims_of(meta["grid"]), _dims_of(meta["block"])
-    roofline, stalls = _rooflines(source), _stalls_of(source)
+    roofline, stalls, tensors = _rooflines(source), _stalls_of(source), _tensors(source)
     branch_where = {b.verdict: b.where for b in rules.bound if b.where}
     finding_where = {f.id: f.where for f in rules.findings if f.where}
     out = []
@@ -223,7 +226,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
             borderline=decision.borderline,
             pipe=pipe[row],
             pipe_pct=pipe_pct[row],
-            tensor=_tensor(source, row),
+            tensor=tensors(row),
             estimated_gain_pct=decision.estimated_gain_pct,
             stalls=stalls(row),
             ncu_rules=_ncu_rules(results, findings, evaluation.rules, decision.not_evaluated) if results else (),
@@ -258,11 +261,15 @@ def _dims_of(texts: list):
 
 
 def _text(value) -> str | None:
+    if type(value) is str:  # a CSV's every launch: the rest is for a .ncu-rep's numbers and NaN
+        return value or None
     return None if value is None or _isnan(value) or value == "" else str(value)
 
 
 def _ident(value) -> str | None:
     """A process or stream ID as text: "7" whether the report gave "7" (CSV) or 7.0 (.ncu-rep)."""
+    if type(value) is str:
+        return value or None
     if isinstance(value, float) and not _isnan(value) and value.is_integer():
         return str(int(value))
     return _text(value)
@@ -307,12 +314,18 @@ def _positives(column: list) -> list:
     return [float(v) if isinstance(v, (int, float)) and v > 0 else None for v in column]
 
 
-def _tensor(source: "_Launches", row: int) -> dict | None:
-    dtype = source.value("tensor_dtype", row)
-    if not dtype:
-        return None
-    return {"dtype": dtype, "flops_per_s": source.value("tensor_flops_per_s", row), "peak_flops_per_s": source.value("tensor_peak_flops_per_s", row),
-            "pct_of_peak": source.value("tensor_peak_pct", row)}
+def _tensors(source: "_Launches"):
+    """Row -> the launch's tensor-core work (None: none), its input type read once for all launches."""
+    dtypes = source.column("tensor_dtype")
+
+    def at(row: int) -> dict | None:
+        dtype = dtypes[row]
+        if not dtype:
+            return None
+        return {"dtype": dtype, "flops_per_s": source.value("tensor_flops_per_s", row), "peak_flops_per_s": source.value("tensor_peak_flops_per_s", row),
+                "pct_of_peak": source.value("tensor_peak_pct", row)}
+
+    return at
 
 
 # Stall reasons worth naming: at least this share of all stall cycles.
@@ -445,7 +458,7 @@ def needed_metrics(rules: ruleset.RuleSet) -> list[str]:
 
 
 def diagnose(report: str | Path, rules: RulesChoice = RulesChoice(), *, ncu: str | None = None, label: str | None = None,
-             ncu_rules: str | Path | None = None, select: kernel_filter.LaunchSelection | None = None,
+             ncu_rules: str | Path | None = None, select: LaunchSelection | None = None,
              source_page: str | Path | None = None, started=None) -> Diagnosis:
     """Load ``report`` and diagnose the launches ``select`` keeps (default: all) with ``rules`` (default: the bundled rules).
 

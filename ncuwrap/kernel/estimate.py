@@ -121,18 +121,29 @@ class ColumnLists:
 
     def __init__(self) -> None:
         self._lists: dict[int, tuple] = {}
+        self._mappings: dict[int, tuple] = {}
+
+    def _list(self, values) -> list:
+        hit = self._lists.get(id(values))
+        if hit is None or hit[0] is not values:  # holding the array keeps its id from being reused
+            hit = self._lists[id(values)] = (values, [None if v != v else v for v in np.asarray(values, dtype=float).reshape(-1).tolist()])
+        return hit[1]
 
     def at(self, values, row: int) -> float | None:
         """``values``' entry of ``row`` (its only one when it has one) as a float; NaN as None."""
-        hit = self._lists.get(id(values))
-        if hit is None or hit[0] is not values:  # holding the array keeps its id from being reused
-            hit = self._lists[id(values)] = (values, np.asarray(values, dtype=float).reshape(-1).tolist())
-        flat = hit[1]
-        value = flat[row if len(flat) > 1 else 0]
-        return None if value != value else value
+        flat = self._list(values)
+        return flat[row if len(flat) > 1 else 0]
+
+    def mapping_at(self, arrays: dict, row: int) -> dict:
+        """``{key: self.at(values, row)}`` of a mapping of arrays, each read as a list once for all launches
+        (the launches share their report's mappings: a launch's effects document reads seven of them)."""
+        hit = self._mappings.get(id(arrays))
+        if hit is None or hit[0] is not arrays:
+            hit = self._mappings[id(arrays)] = (arrays, [(key, self._list(values)) for key, values in arrays.items()])
+        return {key: flat[row if len(flat) > 1 else 0] for key, flat in hit[1]}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KernelEffects:
     """One launch's unit utilizations and the effect of each of its estimated findings: enough to
     estimate any subset of them fixed together (what 'compare' checks against a measured speedup).
@@ -155,13 +166,9 @@ class KernelEffects:
         """This launch's part (the diagnosis document v3 carries it, so that 'compare' of two documents
         estimates a fix as it does for two reports); NaN as null."""
         lists, row = self.lists, self.row
-
-        def at(values) -> float | None:
-            return lists.at(values, row)
-
-        return {"util": {u: at(v) for u, v in self.util.items()}, "duration_ns": self.duration_ns,
-                "findings": {i: {"keep": {u: at(k) for u, k in fx.keep.items()}, "fill": at(fx.fill)} for i, fx in self.findings.items()},
-                "roof": self.roof, "floor_ns": self.floor_ns, "busy": self.busy, "reach": {u: at(v) for u, v in self.reach.items()}}
+        return {"util": lists.mapping_at(self.util, row), "duration_ns": self.duration_ns,
+                "findings": {i: {"keep": lists.mapping_at(fx.keep, row), "fill": lists.at(fx.fill, row)} for i, fx in self.findings.items()},
+                "roof": self.roof, "floor_ns": self.floor_ns, "busy": self.busy, "reach": lists.mapping_at(self.reach, row)}
 
     @classmethod
     def from_json(cls, doc: dict) -> "KernelEffects":

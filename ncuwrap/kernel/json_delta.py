@@ -22,8 +22,12 @@ v3 wrote ``like`` as the kernel's first launch and no ``digits``, against the un
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import re
+from collections.abc import Iterable
+from itertools import repeat
 
 import orjson
 
@@ -33,8 +37,13 @@ REPEAT = "="
 _DIGITS = re.compile(r"(\d+)")
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def _pointer(path: str, key) -> str:
-    return f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
+    # Cached: a report's launches differ from their likes at the same few hundred pointers.
+    key = str(key)
+    if "~" in key or "/" in key:
+        key = key.replace("~", "~0").replace("/", "~1")
+    return f"{path}/{key}"
 
 
 def _diff(first, this, path: str, out: dict, digits: dict | None) -> None:
@@ -68,7 +77,11 @@ def _same(a, b) -> bool:
 def _shape(record: dict) -> bytes:
     """What a launch's twin in another step shares with it: its like is the latest launch of this shape."""
     def names(part, key):
-        return [item.get(key) for item in record.get(part) or () if isinstance(item, dict)]
+        items = record.get(part) or ()
+        try:
+            return list(map(dict.get, items, repeat(key)))  # every item a mapping (a launch record's are)
+        except TypeError:  # some item is not: it has no name
+            return [item.get(key) for item in items if isinstance(item, dict)]
 
     return orjson.dumps([record.get("name"), record.get("launch"), record.get("bound"), record.get("limiter"), names("ncu_rules", "rule"),
                          names("findings", "id"), names("not_evaluated", "rule"), names("decision_path", "verdict")])
@@ -144,17 +157,19 @@ def _rebuilt(record: dict, swaps: dict[int, dict]) -> dict:
 # ------------------------------------------------------------------------------------------ sharing
 
 
-def share_launches(records: list[dict]) -> list[dict]:
+def share_launches(records: Iterable[dict]) -> list[dict]:
     """Launch records (v2's and v3's keys) -> v4's: each kernel's first launch whole, the later ones as
-    what differs from the latest earlier launch of their shape (see the module's docstring)."""
-    # kernel name -> its first launch; shape -> its latest launch: (record, marked or None, marked's values as JSON text)
+    what differs from the latest earlier launch of their shape (see the module's docstring). ``records``
+    may be made one at a time: only each kernel's first launch and each shape's latest are kept."""
+    # kernel name -> its first launch; shape -> its latest launch: (record, marked or None, marked's values
+    # as JSON text, each encoded when first compared: most values are told apart without it)
     firsts: dict[str, tuple] = {}
     latest: dict[bytes, tuple] = {}
     out = []
     for record in records:
         shape = _shape(record)
         marked = mark_repeats(record)
-        this = (record, marked, {key: orjson.dumps(value) for key, value in (marked or record).items()})
+        this = (record, marked, {})
         known = firsts.get(record["name"])
         if known is None:
             firsts[record["name"]] = latest[shape] = this
@@ -164,19 +179,36 @@ def share_launches(records: list[dict]) -> list[dict]:
         latest[shape] = this
         plain = marked is None or like_marked is None
         values, base = (record, like) if plain else (marked, like_marked)
-        if plain:
-            like_text = {key: orjson.dumps(value) for key, value in like.items()}
-            text = {key: orjson.dumps(value) for key, value in record.items()}
-        else:
-            text = this[2]
+        text = this[2]
+        if plain:  # the texts kept are the marked records'
+            like_text, text = {}, {}
         differs: dict = {}
         digits: dict = {}
         if list(like) != list(record):
             differs[""] = record  # another shape of record (never from one report's launches): whole
-        else:
-            for key, value in values.items():
-                if key != "id" and text[key] != like_text[key]:
-                    _diff(base[key], value, _pointer("", key), differs, digits)
+            values = {}
+        for key, value in values.items():
+            old = base[key]
+            if key == "id" or old is value:
+                continue
+            # Equal JSON text: a text, whole number, true or false where they are equal; any other value
+            # (floats: -0.0 equals 0.0, NaN and infinity are all null) by its text.
+            kind = type(value)
+            if type(old) is kind and (kind is str or kind is int or kind is bool):
+                if old == value:
+                    continue
+            elif kind is list and type(old) is list and len(old) == len(value) and all(map(operator.is_, old, value)):
+                continue  # the same objects (the rules not evaluated, one record each for all the launches they apply to)
+            else:
+                new_text = text.get(key)
+                if new_text is None:
+                    new_text = text[key] = orjson.dumps(value)
+                old_text = like_text.get(key)
+                if old_text is None:
+                    old_text = like_text[key] = orjson.dumps(old)
+                if new_text == old_text:
+                    continue
+            _diff(old, value, _pointer("", key), differs, digits)
         out.append({"id": record["id"], "like": like["id"], **({"plain": True} if plain else {}), "differs": differs,
                     **({"digits": digits} if digits else {})})
     return out

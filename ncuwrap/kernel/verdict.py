@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ SCHEMA_V2 = "ncuwrap.diagnosis/v2"
 FULL_OCCUPANCY_PCT = 99.5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Stall:
     """A warp stall reason and its share of all stall cycles per issued instruction."""
 
@@ -67,7 +68,7 @@ class NcuRule:
                 "agreement": self.agreement}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RooflinePoint:
     """A kernel's point on the roofline at one memory level: its arithmetic intensity and FLOP/s."""
     level: str  # DRAM | L2 | L1
@@ -80,7 +81,7 @@ class RooflinePoint:
                 "bytes_per_s": clean(self.bytes_per_s)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Roofline:
     """The roofline of the arithmetic a kernel does (FP32, FP64, or tensor cores at its input type's
     dense peak): the device's roofs and the kernel's point per memory level."""
@@ -157,11 +158,10 @@ class MetricRow(Mapping):
 
     def to_dict(self) -> dict:
         """As a dict (what dict(row) gives, without a lookup through the Mapping protocol per key)."""
-        row = self._row
-        return {name: column[row] for name, column in self._columns.items()}
+        return dict(zip(self._columns, map(operator.itemgetter(self._row), self._columns.values())))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KernelVerdict:
     """The verdict on one kernel launch: what bounds it, why, its findings, next step and chart data; made by kernel_diagnosis, compared by compare."""
     id: int
@@ -226,8 +226,10 @@ class KernelVerdict:
         """Its record in the diagnosis document (v3 and v4): the v2 record, then what 'compare' reads besides it
         (every metric a finding's evidence or a comparison reads; the effects that estimate a fix)."""
         compared = self.compared_metrics
-        return {**self.to_json(), "compared": compared.to_dict() if isinstance(compared, MetricRow) else dict(compared),
-                "effects": self.effects.to_json() if self.effects is not None else None}
+        out = self.to_json()
+        out["compared"] = compared.to_dict() if isinstance(compared, MetricRow) else dict(compared)
+        out["effects"] = self.effects.to_json() if self.effects is not None else None
+        return out
 
     @property
     def ncu_rules_shown(self) -> tuple[NcuRule, ...]:
@@ -379,7 +381,7 @@ class Diagnosis(Displayed):
             "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
             "facts": self.source.facts(),
             "roles": self.roles,
-            "kernels": share_launches([k.document() for k in self.kernels]),
+            "kernels": share_launches(k.document() for k in self.kernels),  # one at a time: never all whole at once
             "ranking": [r.to_json() for r in self.ranking()],
             "groups": [g.to_json() for g in self.groups()],
             "reprofile": self.reprofile.to_json() if self.reprofile else None,
@@ -566,7 +568,7 @@ class KernelGroup:
                 "processes": list(self.processes), "streams": list(self.streams)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Priority:
     """'Fix this first': a kernel's share of the profiled time, its estimated gain, and the product,
     the share of the whole profile's time fixing it would save."""

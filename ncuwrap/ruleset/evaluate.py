@@ -66,7 +66,7 @@ class MetricSource(Protocol):
         """Why ``missing`` are unknown and how to get them: one clause."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
     """The rules' answer for one row."""
 
@@ -180,15 +180,21 @@ class Evaluation:
     def records(self, names, rows, *, known_only: bool = False) -> list[dict]:
         """:meth:`values` of ``rows``: one dict per row, built from whole columns (``known_only``:
         without the names whose value is None)."""
-        names, rows = list(dict.fromkeys(names)), list(rows)
-        if not names:
+        rows = list(rows)
+        by_name = self.columns(names, rows)
+        if not by_name:
             return [{} for _ in rows]
-        columns = [self.source.column(name) for name in names]
-        if not (len(rows) == self.n and rows == list(range(self.n))):
-            columns = [[c[r] for r in rows] for c in columns]
+        names, columns = list(by_name), list(by_name.values())
         if known_only:
             return [{name: value for name, value in zip(names, values) if value is not None} for values in zip(*columns)]
         return [dict(zip(names, values)) for values in zip(*columns)]
+
+    def columns(self, names, rows: list[int]) -> dict[str, list]:
+        """Each of ``names`` (once) -> its values in ``rows``, as :meth:`values` gives them."""
+        columns = {name: self.source.column(name) for name in dict.fromkeys(names)}
+        if not (len(rows) == self.n and rows == list(range(self.n))):
+            columns = {name: [c[r] for r in rows] for name, c in columns.items()}
+        return columns
 
     def _findings(self) -> None:
         rules, n = self.rules, self.n
@@ -285,20 +291,20 @@ class Evaluation:
             else:
                 findings, not_evaluated = (), plan.not_evaluated
                 # Nothing fired: nothing to win, unless an estimated finding could not be evaluated.
-                blind = any(f.estimated and f.id in plan.hints for f in plan.applies)
-                gain = None if self.combined is None or bound == "unknown" or blind else 0
+                gain = None if self.combined is None or bound == "unknown" or plan.blind else 0
             out.append(Decision(bound=bound, limiter=limiter[i], why=why[i], path=tuple(steps[i]), findings=findings,
                                 not_evaluated=not_evaluated, borderline=borderline[i] and bound != "unknown", estimated_gain_pct=gain,
-                                next_step=self._next(bound, row, findings, not_evaluated)))
+                                next_step=self._next(bound, row, findings, not_evaluated, plan)))
         return out
 
-    def _next(self, bound: str, row: int, findings, not_evaluated) -> NextStep | None:
+    def _next(self, bound: str, row: int, findings, not_evaluated, plan: "_BoundPlan") -> NextStep | None:
         """The first of the rules' next steps for ``bound`` that holds for ``row``, with those before it
         that could not be decided; None where a finding costs time (its advice comes first) or could
         not be evaluated (collecting its metrics comes first: the waste may be there)."""
         if bound == "unknown" or any(f.severity in COSTLY for f in findings):
             return None
-        if any(n.of_finding for n in not_evaluated):
+        # A row where nothing fired has its bound's rules not evaluated: looked at once for all such rows.
+        if (plan.finding_unknown if not_evaluated is plan.not_evaluated else any(n.of_finding for n in not_evaluated)):
             return None
         steps, first = self._steps_of(bound)
         chosen = int(first[row])
@@ -341,12 +347,13 @@ class Evaluation:
         """The branch's explanation for each of ``rows`` (all of which took it): its text, each
         cause sentence whose values are all known, and the borderline note where it applies."""
         rules = self.rules
-        template = _squeezed(branch.why)
-        out = [rule_texts.render_text(template, values) for values in self.records(rule_texts.placeholders(branch.why), rows)]
+        out = rule_texts.render_rows(_squeezed(branch.why), self.columns(rule_texts.placeholders(branch.why), rows), len(rows))
         for sentence in branch.cause:
-            for i, known in enumerate(self.records(rule_texts.placeholders(sentence), rows)):
-                if all(v is not None for v in known.values()):
-                    out[i] += " " + rule_texts.render_text(sentence, known)
+            columns = self.columns(rule_texts.placeholders(sentence), rows)
+            known = [i for i, values in enumerate(zip(*columns.values())) if all(v is not None for v in values)] if columns else range(len(rows))
+            said = rule_texts.render_rows(sentence, {name: [column[i] for i in known] for name, column in columns.items()}, len(known))
+            for i, text in zip(known, said):
+                out[i] += " " + text
         if rules.borderline_note:
             close = [i for i, b in enumerate(borderline) if b]
             note = rules.borderline_note
@@ -376,7 +383,8 @@ class Evaluation:
                     fired = self.fired[finding.id]
                     may_fire = fired if may_fire is None else (may_fire | fired)
         return _BoundPlan(applies=applies, hints=hints, not_evaluated=tuple(not_evaluated),
-                          may_fire=may_fire.tolist() if may_fire is not None else None)
+                          may_fire=may_fire.tolist() if may_fire is not None else None,
+                          blind=any(f.estimated and f.id in hints for f in applies), finding_unknown=any(n.of_finding for n in not_evaluated))
 
     def _fired(self, plan: "_BoundPlan", bound: str, row: int) -> tuple[tuple[FindingResult, ...], tuple[NotEvaluated, ...]]:
         """The findings of a row where one fired, and the rules not evaluated, in the rules' order."""
@@ -427,6 +435,8 @@ class _BoundPlan:
     hints: dict  # finding id -> NotEvaluated, for those whose metrics are missing
     not_evaluated: tuple  # the bound's own (when partly missing) and those, in order
     may_fire: list | None  # by row: whether some evaluated finding fired (None: none can)
+    blind: bool = False  # an estimated finding could not be evaluated: a row where none fired has no known gain
+    finding_unknown: bool = False  # a finding among the rules not evaluated: no next step where none fired
 
 
 def _number(value):

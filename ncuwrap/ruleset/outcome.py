@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3, "minor": 4}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FindingResult:
     """A finding that held on a launch: its severity, title, evidence, advice and estimated gain; made by the evaluation, shown by the renderers."""
     id: str
@@ -79,7 +79,7 @@ class Undecided:
         return {"id": self.id, "title": self.title, "missing": list(self.missing), "how": self.how}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NextStep:
     """What to do next for a kernel no costly finding explains (the rules' ``next``): the lever for
     what limits it. ``id`` is None when no step could be decided; ``undecided`` lists the steps
@@ -94,7 +94,7 @@ class NextStep:
         return {"id": self.id, "title": self.title, "advice": self.advice, "undecided": [u.to_json() for u in self.undecided]}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One branch of the ``bound`` decision as it was tried: the path a reader can follow."""
 

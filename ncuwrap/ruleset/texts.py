@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
+from itertools import repeat
 from pathlib import Path
 
 from ncuwrap.core.errors import RulesError
@@ -64,6 +65,17 @@ def render_text(template: str, values: dict) -> str:
         out.append(_fill(values.get(name), spec))
     out.append(tail)
     return "".join(out)
+
+
+def render_rows(template: str, columns: dict[str, list], n: int) -> list[str]:
+    """:func:`render_text` of ``template`` for each of ``n`` rows, their values given by whole columns (name ->
+    the rows' values): the same texts, each placeholder filled for all rows in one pass."""
+    parts, tail = _segments(template)
+    pieces: list = []
+    for literal, name, spec in parts:
+        column = columns.get(name)
+        pieces += [repeat(literal, n), [_fill(v, spec) for v in column] if column is not None else repeat(_fill(None, spec), n)]
+    return ["".join(row) for row in zip(*pieces, repeat(tail, n))]
 
 
 @functools.lru_cache(maxsize=1024)
