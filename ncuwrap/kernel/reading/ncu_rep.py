@@ -471,24 +471,28 @@ def _located(launch, pcs: list[int], tool: str | None) -> tuple[str, list] | Non
     return None if any(w is None for w in where) else (code.arch, where)
 
 
-class _Parsing:
-    """A forked process parsing a run of the report's launches (:func:`_parse` of ``only``) beside the reading
-    child, which parses its own run meanwhile: the parse is most of a large report's read (0.8 s of CPU
-    for 44 library kernels on the H200 host). Its launches come back together when it is done."""
+class _Forked:
+    """A process forked from this one that runs ``work(conn)`` (``conn``: its end of the pipe) and sends back
+    ("ok", what it returned), ("format", why) on a FormatError or ("error", what) on anything else, which
+    the side that forked it says as its own errors are. os.fork, not multiprocessing: the reading child is
+    a daemon process, which may not start one. ``quiet``: its stderr goes nowhere and no fault handler
+    dumps (what a dying native library prints is not for the user: the other side says it in one line)."""
 
-    def __init__(self, path: Path, wanted: frozenset | None, tool: str | None, only: range):
-        self.conn, theirs = multiprocessing.Pipe(duplex=False)
-        # os.fork, not multiprocessing: the reading child is a daemon process, which may not start one.
+    def __init__(self, work, *, duplex: bool, quiet: bool = False):
+        self.conn, theirs = multiprocessing.Pipe(duplex=duplex)
         self.pid = os.fork()
         if self.pid == 0:
             code = 0
             try:
+                if quiet:
+                    faulthandler.disable()
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
                 self.conn.close()
                 try:
-                    result = ("ok", list(_parse(path, wanted, tool, only)))
+                    result = ("ok", work(theirs))
                 except ncu_rep_file.FormatError as exc:
                     result = ("format", str(exc))
-                except BaseException as exc:  # said by the reading side, as its own errors are
+                except BaseException as exc:
                     result = ("error", f"{type(exc).__name__}: {exc}")
                 theirs.send(result)
             except BaseException:
@@ -497,6 +501,24 @@ class _Parsing:
                 os._exit(code)  # nothing of the forked parent's state is torn down here
         theirs.close()
         self.status: int | None = None
+
+    def close(self) -> None:
+        self.conn.close()  # one still at work sees the end, and its answer finds no reader
+        self._wait()
+
+    def _wait(self) -> int:
+        if self.status is None:
+            self.status = os.waitpid(self.pid, 0)[1]
+        return self.status
+
+
+class _Parsing(_Forked):
+    """A forked process parsing a run of the report's launches (:func:`_parse` of ``only``) beside the reading
+    child, which parses its own run meanwhile: the parse is most of a large report's read (0.8 s of CPU
+    for 44 library kernels on the H200 host). Its launches come back together when it is done."""
+
+    def __init__(self, path: Path, wanted: frozenset | None, tool: str | None, only: range):
+        super().__init__(lambda conn: list(_parse(path, wanted, tool, only)), duplex=False)
 
     def result(self) -> list[_Parsed]:
         try:
@@ -509,14 +531,9 @@ class _Parsing:
             raise RuntimeError(value)
         return value
 
-    def close(self) -> None:
-        self.conn.close()
-        self._ended()
-
     def _ended(self) -> str:
-        if self.status is None:
-            self.status = os.waitpid(self.pid, 0)[1]
-        return f"signal {os.WTERMSIG(self.status)}" if os.WIFSIGNALED(self.status) else f"exit code {os.WEXITSTATUS(self.status)}"
+        status = self._wait()
+        return f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit code {os.WEXITSTATUS(status)}"
 
 
 class _LineTables:
@@ -581,7 +598,7 @@ def attribution_workers(path: Path) -> int:
     return max(1, min(MAX_WORKERS, path.stat().st_size // WORKER_BYTES + 1))
 
 
-class _Attributor:
+class _Attributor(_Forked):
     """NVIDIA's reader in a forked process, answering PCs' source lines and SASS for the launch index asked
     (:func:`source_counters.asked`), from a copy of the report without metrics, sections or rule results
     (:func:`ncu_rep_file.write_attribution_copy`: 114 against 578 MiB held on a 44-launch report). The
@@ -589,28 +606,7 @@ class _Attributor:
 
     def __init__(self, path: Path, module: ModuleType, shown: Path, part: tuple[int, int] = (0, 1)):
         self.shown = shown
-        self.conn, theirs = multiprocessing.Pipe(duplex=True)
-        # os.fork, not multiprocessing: the reading child is a daemon process, which may not start one.
-        self.pid = os.fork()
-        if self.pid == 0:
-            code = 0
-            try:
-                faulthandler.disable()
-                os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-                self.conn.close()
-                try:
-                    result = ("ok", _answer(path, module, theirs, part))
-                except ncu_rep_file.FormatError as exc:
-                    result = ("format", str(exc))
-                except BaseException as exc:  # said by the reading side, as the reading child's own errors are
-                    result = ("error", f"{type(exc).__name__}: {exc}")
-                theirs.send(result)
-            except BaseException:
-                code = 1
-            finally:
-                os._exit(code)  # nothing of the forked parent's state is torn down here
-        theirs.close()
-        self.status: int | None = None
+        super().__init__(lambda conn: _answer(path, module, conn, part), duplex=True, quiet=True)
 
     def ask(self, index: int, line_pcs: list[int], sass_pcs: list[int]) -> None:
         try:
@@ -638,14 +634,6 @@ class _Attributor:
         if kind == "error":
             raise InputError(f"{self.shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
         return value
-
-    def close(self) -> None:
-        self.conn.close()  # a worker still reading requests sees the end, and its answer finds no reader
-        self._wait()
-
-    def _wait(self) -> None:
-        if self.status is None:
-            self.status = os.waitpid(self.pid, 0)[1]
 
 
 def _answer(path: Path, module: ModuleType, conn, part: tuple[int, int] = (0, 1)) -> dict:
