@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -22,6 +23,15 @@ def _repo_root(monkeypatch):
     monkeypatch.chdir(ROOT)
     # Terminal output takes the terminal's width: the same 100 columns for every test run.
     monkeypatch.setenv("COLUMNS", "100")
+
+
+def plain_report(path: Path, folder: Path) -> Path:
+    """``path`` itself, or for a gzipped report its unpacked copy in ``folder`` (the readers under test take a .ncu-rep)."""
+    if path.suffix != ".gz":
+        return path
+    copy = folder / path.stem
+    copy.write_bytes(gzip.decompress(path.read_bytes()))
+    return copy
 
 
 def has_gpu() -> bool:

@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ncuwrap.kernel.reading import ncu_rep, source_counters
+from tests.conftest import plain_report
 
 DATA = Path("tests/data")
 
@@ -23,14 +24,6 @@ DATA = Path("tests/data")
 def reports() -> list[Path]:
     found = [p for p in DATA.rglob("*") if p.name.endswith((".ncu-rep", ".ncu-rep.gz")) and "bad" not in p.parts]
     return sorted(found) + [Path("ncuwrap/samples/transpose_h200.ncu-rep.gz")]
-
-
-def plain(path: Path, folder: Path) -> Path:
-    if path.suffix != ".gz":
-        return path
-    copy = folder / path.stem
-    copy.write_bytes(gzip.decompress(path.read_bytes()))
-    return copy
 
 
 def record(path: Path, module, answer) -> dict:
@@ -60,7 +53,7 @@ def main(target: str, answer=lambda attribution, pc: attribution.sass(pc)) -> No
     recorded = {"ncu_report": metadata.version("ncu-report"), "reports": {}}
     with tempfile.TemporaryDirectory() as folder:
         for path in reports():
-            launches = record(plain(path, Path(folder)), module, answer)
+            launches = record(plain_report(path, Path(folder)), module, answer)
             if launches:
                 recorded["reports"][path.as_posix()] = launches
     Path(target).write_bytes(gzip.compress(json.dumps(recorded, sort_keys=True).encode(), mtime=0))

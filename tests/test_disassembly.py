@@ -13,19 +13,11 @@ from pathlib import Path
 import pytest
 
 from ncuwrap.kernel.reading import cubin, disassembly, ncu_rep_file, source_counters
-from tests.conftest import ROOT
+from tests.conftest import ROOT, plain_report
 
 # Recorded by tests/sass_truth.py from the ncu-report wheel: 9,535 instructions of 33 reports.
 TRUTH = ROOT / "tests/data/h200_ncuwrap/sass/ncu_report_sass.json.gz"
 needs_nvdisasm = pytest.mark.skipif(disassembly.nvdisasm() is None, reason="nvdisasm is not installed (the nvidia-cuda-nvdisasm wheel)")
-
-
-def _plain(path: Path, folder: Path) -> Path:
-    if path.suffix != ".gz":
-        return path
-    copy = folder / path.stem
-    copy.write_bytes(gzip.decompress(path.read_bytes()))
-    return copy
 
 
 @needs_nvdisasm
@@ -34,7 +26,7 @@ def test_every_instruction_reads_as_ncu_report_writes_it(tmp_path):
     assert len(recorded["reports"]) >= 30
     wrong, count, sass_texts = [], 0, set()
     for name, launches in recorded["reports"].items():
-        path = _plain(ROOT / name, tmp_path)
+        path = plain_report(ROOT / name, tmp_path)
         read = {launch.index: launch for launch in ncu_rep_file.launches(path, frozenset())}
         for index, expected in launches.items():
             code = read[int(index)].code
@@ -130,7 +122,7 @@ def test_where_nvdisasm_cannot_ncu_report_gives_the_same_tables(tmp_path, instea
     """The instruction tables of a report with a line table, SASS by nvdisasm and by NVIDIA's reader alone
     (in processes of their own: NVIDIA's reader leaves native state a child forked later can hang on)."""
     pytest.importorskip("ncu_report")
-    path = _plain(ROOT / "tests/data/h200_ncuwrap/source/transpose-naive.ncu-rep.gz", tmp_path)
+    path = plain_report(ROOT / "tests/data/h200_ncuwrap/source/transpose-naive.ncu-rep.gz", tmp_path)
     by_nvdisasm = _tables(path, disassembly.nvdisasm())
     assert by_nvdisasm and all(any(table["sass"]) and any(table["line"]) for table in by_nvdisasm.values())
     assert _tables(path, instead) == by_nvdisasm
@@ -170,7 +162,7 @@ def test_no_report_here_needs_nvidias_reader(tmp_path, monkeypatch):
     recorded = json.loads(gzip.decompress(TRUTH.read_bytes()))
     lines = shown = 0
     for name in recorded["reports"]:
-        path = _plain(ROOT / name, tmp_path)
+        path = plain_report(ROOT / name, tmp_path)
         _, _, sources = ncu_rep._collect_file(path, None, path)
         assert sources, name
         for raw in sources.values():

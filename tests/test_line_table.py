@@ -13,19 +13,11 @@ from pathlib import Path
 import pytest
 
 from ncuwrap.kernel.reading import cubin, line_table, ncu_rep_file, source_counters
-from tests.conftest import ROOT
+from tests.conftest import ROOT, plain_report
 
 # Recorded by tests/lines_truth.py from the ncu-report wheel: 9,535 instructions of 33 reports, 9,364 with a line.
 TRUTH = ROOT / "tests/data/h200_ncuwrap/sass/ncu_report_lines.json.gz"
 SAMPLE = ROOT / "ncuwrap/samples/transpose_h200.ncu-rep.gz"
-
-
-def _plain(path: Path, folder: Path) -> Path:
-    if path.suffix != ".gz":
-        return path
-    copy = folder / path.stem
-    copy.write_bytes(gzip.decompress(path.read_bytes()))
-    return copy
 
 
 def _launches(path: Path) -> dict:
@@ -37,7 +29,7 @@ def test_every_instruction_gets_the_file_and_line_ncu_report_gives(tmp_path):
     assert len(recorded["reports"]) >= 30
     wrong, with_line, without_table, files = [], 0, 0, set()
     for name, launches in recorded["reports"].items():
-        path = _plain(ROOT / name, tmp_path)
+        path = plain_report(ROOT / name, tmp_path)
         read = _launches(path)
         for index, expected in launches.items():
             code = read[int(index)].code
@@ -63,7 +55,7 @@ def test_every_instruction_gets_the_file_and_line_ncu_report_gives(tmp_path):
 def test_the_first_row_at_an_address_holds_where_inlined_code_starts(tmp_path):
     """The sample's transpose_shared: at 0x10 the call site's row (line 54), then the inlined function's row
     (line 38) at the same address; ncu_report gives 54 there, and the inlined function's lines after it."""
-    path = _plain(SAMPLE, tmp_path)
+    path = plain_report(SAMPLE, tmp_path)
     code = next(launch.code for launch in _launches(path).values() if launch.mangled == "_Z16transpose_sharedPKfPfii")
     table = line_table.read(line_table.elf_of(path, code))
     file = "/work/main/kernels/transpose.cu"
@@ -86,7 +78,7 @@ def _renamed(elf: bytes, old: bytes, new: bytes) -> bytes:
 
 
 def _sample_elf(tmp_path) -> tuple[bytes, cubin.Code]:
-    path = _plain(SAMPLE, tmp_path)
+    path = plain_report(SAMPLE, tmp_path)
     code = next(launch.code for launch in _launches(path).values() if launch.code is not None)
     return line_table.elf_of(path, code), code
 
