@@ -7,15 +7,18 @@
 #   bash workloads/clock/capture.sh OUT_DIR [JOB...]
 #
 # JOBs, in the default order (the most important first): smoke mlp decode input elementwise varlen periodic
-# requests item numpy noranges tracer kineto.
+# requests item numpy noranges tracer kineto; and recapture, only when named.
 #   smoke       tiny runs of the programs that come late (item, numpy, tracer counting, a Kineto export), so
-#               that a bug in them shows up even if the call ends before their turn
-#   a pair      capture A, capture B, then plain A B A B A B
+#               that a bug in them shows up even if the call ends before their turn; its count_run (nsys +
+#               autograd-nvtx, exported, nsys_counts.py) and --count-events runs count tracer_cost's ops and
+#               kernels per iteration
+#   a pair      capture A, capture B, then plain A B A B A B (a variant that fails under nsys is not run plain)
 #   a single    capture, then plain x3
+#   recapture   elementwise --mode compiled again after one plain run (Inductor's caches warm), and decode
+#               --mode graph again (its shorter post-clock check): smaller exports
 #   noranges    decode --mode eager and item_sync --item under nsys WITHOUT --pytorch (clock only)
 #   tracer      tracer_cost.py plain, under nsys, nsys + --pytorch=autograd-nvtx, torch.profiler without and
-#               with shapes+stack, plain again; then the op/kernel counts from a small nsys export and a small
-#               Kineto run
+#               with shapes+stack, plain again (TRACER_COUNTS=1: the counting runs too, with --k 200)
 #   kineto      mlp_train fp32, decode eager, elementwise eager under torch.profiler (--kineto)
 # A capture NAME is exactly
 #   CLOCK_TRACED=nsys nsys profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none --cuda-graph-trace=node
@@ -24,9 +27,13 @@
 # and NAME.log holds both commands and everything they printed (the program's JSON line among it).
 # A job is started only while the script has run less than DEADLINE_S seconds (default 400); skipped jobs are
 # logged. No `set -e`: every exit code is logged and the rest goes on. What comes back (at most 8 files):
-# OUT_DIR/{pairs1,pairs2,singles,pairs3,extra,smoke}.tar (each job's folder) and OUT_DIR/meta.tar (env.txt,
-# clock.log, plain.jsonl, captured.jsonl, nsys_noranges.jsonl, tracer_cost.jsonl, kineto.jsonl), re-packed
-# after every job.
+# OUT_DIR/{pairs1,pairs2,singles,pairs3,extra,smoke,recapture}.tar (each job's folder) and OUT_DIR/meta.tar
+# (env.txt, clock.log, plain.jsonl, captured.jsonl, nsys_noranges.jsonl, tracer_cost.jsonl, kineto.jsonl,
+# smoke.jsonl, warm.jsonl), re-packed after every job.
+#
+# The fixtures of tests/data/h200_ncuwrap/clock/ came from two calls (see its README):
+#   DEADLINE_S=360 bash workloads/clock/capture.sh OUT                  # reached smoke .. elementwise
+#   DEADLINE_S=460 bash workloads/clock/capture.sh OUT varlen periodic requests item numpy recapture noranges tracer kineto
 set -uo pipefail
 out=${1:?usage: capture.sh OUT_DIR [JOB...]}
 shift
@@ -68,6 +75,7 @@ group_of() {
     varlen|periodic|requests) echo singles ;;
     item|numpy) echo pairs3 ;;
     noranges|tracer|kineto) echo extra ;;
+    recapture) echo recapture ;;
     smoke) echo smoke ;;
     *) echo other ;;
   esac
@@ -75,7 +83,7 @@ group_of() {
 
 pack() {
   local g dirs j
-  for g in pairs1 pairs2 singles pairs3 extra smoke; do
+  for g in pairs1 pairs2 singles pairs3 extra smoke recapture; do
     dirs=()
     for j in "$work"/keep/*/; do
       j=$(basename "$j")
@@ -86,7 +94,7 @@ pack() {
   tar -C "$work/keep" -cf "$out/meta.tar" meta
 }
 
-capture() {  # capture JOB NAME PROGRAM [ARGS...]
+capture() {  # capture JOB NAME PROGRAM [ARGS...]; fails (returns 1) when the program printed no JSON line
   local job=$1 name=$2; shift 2
   local d=$work/keep/$job rep=$work/raw/$name
   mkdir -p "$d"
@@ -101,7 +109,7 @@ capture() {  # capture JOB NAME PROGRAM [ARGS...]
   log "capture $name rc=$rc wall=$(elapsed "$s")s step_ms_mean=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["step_ms_mean"] if sys.argv[1] else "none")' "$line")"
   [[ -n $line ]] && echo "$line" >> "$meta/captured.jsonl"
   [[ $rc -ne 0 ]] && tail -n 15 "$d/$name.log"
-  if [[ ! -f $rep.nsys-rep ]]; then log "no $name.nsys-rep: $(ls "$work/raw" | tr '\n' ' ')"; return; fi
+  if [[ ! -f $rep.nsys-rep ]]; then log "no $name.nsys-rep: $(ls "$work/raw" | tr '\n' ' ')"; [[ -n $line ]]; return; fi
   local ecmd=("$nsys" export --type sqlite --force-overwrite true --output "$rep.sqlite" "$rep.nsys-rep")
   echo "# ${ecmd[*]}" >> "$d/$name.log"
   s=$(date +%s.%N)
@@ -112,6 +120,7 @@ capture() {  # capture JOB NAME PROGRAM [ARGS...]
   gzip -9 -n -c "$rep.sqlite" > "$d/$name.sqlite.gz" 2>/dev/null || rm -f "$d/$name.sqlite.gz"
   log "export $name rc=$rc wall=$(elapsed "$s")s rep=$(stat -c %s "$rep.nsys-rep") sqlite=$sq gz=$(stat -c %s "$d/$name.sqlite.gz" 2>/dev/null)"
   rm -f "$rep.nsys-rep" "$rep.sqlite" "$rep.qdstrm"
+  [[ -n $line ]]
 }
 
 plain() {  # plain JOB NAME RUN PROGRAM [ARGS...]
@@ -145,19 +154,19 @@ traced_run() {  # traced_run JOB NAME TRACED_LABEL JSONL [nsys profile ARGS... -
 }
 
 pair() {  # pair JOB PROGRAM NAME_A "ARGS_A" NAME_B "ARGS_B"
-  local job=$1 prog=$2 na=$3 aa=$4 nb=$5 ab=$6 r
-  capture "$job" "$na" "$prog" $aa
-  capture "$job" "$nb" "$prog" $ab
+  local job=$1 prog=$2 na=$3 aa=$4 nb=$5 ab=$6 r oka=1 okb=1
+  capture "$job" "$na" "$prog" $aa || { oka=0; log "$na failed under nsys: no plain runs of it"; }
+  capture "$job" "$nb" "$prog" $ab || { okb=0; log "$nb failed under nsys: no plain runs of it"; }
   pack
   for r in 1 2 3; do
-    plain "$job" "$na" "$r" "$prog" $aa
-    plain "$job" "$nb" "$r" "$prog" $ab
+    (( oka )) && plain "$job" "$na" "$r" "$prog" $aa
+    (( okb )) && plain "$job" "$nb" "$r" "$prog" $ab
   done
 }
 
 single() {  # single JOB PROGRAM NAME "ARGS"
   local job=$1 prog=$2 n=$3 a=$4 r
-  capture "$job" "$n" "$prog" $a
+  capture "$job" "$n" "$prog" $a || { log "$n failed under nsys: no plain runs of it"; return; }
   pack
   for r in 1 2 3; do plain "$job" "$n" "$r" "$prog" $a; done
 }
@@ -205,6 +214,14 @@ run_job() {
     requests) single requests $W/serve_requests.py requests "" ;;
     item) pair item $W/item_sync.py item_sync_item "--item" item_sync_noitem "--noitem" ;;
     numpy) pair numpy $W/numpy_prep.py numpy_prep_workers0 "--workers 0" numpy_prep_workers6 "--workers 6" ;;
+    recapture)
+      # again, smaller: elementwise --mode compiled with Inductor's caches warm (one plain run first, its JSON line
+      # in warm.jsonl: a cold compile under nsys made a 1.9 MB export of file-system calls), decode --mode graph
+      # with its short post-clock check (--check-tokens)
+      traced_run recapture elementwise_compiled_warmcache "" warm.jsonl python3 $W/elementwise.py --mode compiled
+      capture recapture elementwise_compiled $W/elementwise.py --mode compiled
+      capture recapture decode_graph $W/decode.py --mode graph
+      ;;
     noranges)
       traced_run noranges decode_eager_noranges nsys-noranges nsys_noranges.jsonl "${nsys_plain[@]}" \
         --cuda-graph-trace=node -o "$work/raw/decode_eager_noranges" --force-overwrite true -- python3 $W/decode.py --mode eager
@@ -221,10 +238,13 @@ run_job() {
       traced_run tracer tracer_kineto kineto tracer_cost.jsonl python3 $tc --profiler kineto
       traced_run tracer tracer_kineto_full kineto-shapes-stack tracer_cost.jsonl python3 $tc --profiler kineto_full
       traced_run tracer tracer_plain2 "" tracer_cost.jsonl python3 $tc
-      # the counts: a small nsys + autograd-nvtx run, exported and counted; a small Kineto run with --count-events
-      count_run tracer tracer_counts tracer_cost.jsonl --k 200 --reps 1 --warmup 100
-      traced_run tracer tracer_kineto_counts kineto-shapes-stack tracer_cost.jsonl python3 $tc --k 200 --reps 1 --warmup 100 \
-        --profiler kineto_full --count-events
+      # the ops and kernels per iteration: count_run (nsys + autograd-nvtx, exported, nsys_counts.py) and
+      # --count-events under Kineto; call 1's smoke job made both (--k 50), so they are optional here
+      if [[ ${TRACER_COUNTS:-0} == 1 ]]; then
+        count_run tracer tracer_counts tracer_cost.jsonl --k 200 --reps 1 --warmup 100
+        traced_run tracer tracer_kineto_counts kineto-shapes-stack tracer_cost.jsonl python3 $tc --k 200 --reps 1 \
+          --warmup 100 --profiler kineto_full --count-events
+      fi
       ;;
     kineto)
       local d=$work/keep/kineto; mkdir -p "$d"
