@@ -135,6 +135,7 @@ plain() {  # plain JOB NAME RUN PROGRAM [ARGS...]
   [[ -n $line ]] && echo "$line" >> "$meta/plain.jsonl"
   log "plain $name run $run rc=$rc wall=$(elapsed "$s")s step_ms_mean=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["step_ms_mean"] if sys.argv[1] else "none")' "$line")"
   [[ $rc -ne 0 ]] && tail -n 15 "$d/$name.$run.log"
+  pack
 }
 
 traced_run() {  # traced_run JOB NAME TRACED_LABEL JSONL [nsys profile ARGS... --] PROGRAM [ARGS...]: one run, clock only
@@ -151,6 +152,7 @@ traced_run() {  # traced_run JOB NAME TRACED_LABEL JSONL [nsys profile ARGS... -
   log "run $name ($label) rc=$rc wall=$(elapsed "$s")s"
   [[ $rc -ne 0 ]] && tail -n 15 "$d/$name.log"
   rm -f "$work/raw/$name".nsys-rep "$work/raw/$name".qdstrm
+  pack   # at once: in call 2 the tracer job's results were lost when the call's time ran out before its end
 }
 
 pair() {  # pair JOB PROGRAM NAME_A "ARGS_A" NAME_B "ARGS_B"
