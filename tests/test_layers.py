@@ -32,7 +32,7 @@ LAYER_OF = {
     "ncuwrap.kernel.metrics": "metrics", "ncuwrap.kernel.estimate": "metrics", "ncuwrap.kernel.attribution": "metrics",
     "ncuwrap.timeline.metrics": "metrics", "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.measured": "metrics",
     "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics", "ncuwrap.timeline.repetition": "metrics",
-    "ncuwrap.timeline.launched_from": "metrics", "ncuwrap.timeline.options": "metrics",
+    "ncuwrap.timeline.launched_from": "metrics", "ncuwrap.timeline.options": "metrics", "ncuwrap.timeline.tracer": "metrics",
     "ncuwrap.timeline.ranks.metrics": "metrics", "ncuwrap.timeline.ranks.analysis": "metrics", "ncuwrap.timeline.ranks.model": "metrics",
     # The rules: their files and the engine that applies them (it knows no domain).
     "ncuwrap.ruleset": "rules",

@@ -108,7 +108,8 @@ def test_synthetic_straggler_waits_and_hidden_communication(tmp_path):
     assert m["imbalance"] == pytest.approx(46.5 / 31.5) and m["compute_others_median_ns"] == 31_500_000
     assert m["step_imbalance_median"] == m["step_imbalance_max"] == pytest.approx(15.5 / 10.5)
     assert m["comm_hidden_pct"] == pytest.approx(100 * 6 / 27)
-    assert (m["step_count"], m["step_median_ns"], m["step_spread"]) == (3, 16_500_000, 1.0)
+    # A step's time is its period (start to the next step's start, 20 ms), not its range's 16.5 ms.
+    assert (m["step_count"], m["step_median_ns"], m["step_spread"]) == (3, 20_000_000, 1.0)
     assert d.bound == "compute" and d.limiter == "sm90_xmma_gemm_bf16bf16_bf16f32"
     assert [f.id for f in d.findings] == ["straggler", "rank_waits_in_nccl", "exposed_communication"]
     assert d.findings[0].title.startswith("Rank 1 is the straggler: 46.5 ms of compute against 31.5 ms on the other ranks (median; 1.48x)")
@@ -321,8 +322,9 @@ def test_json_schema_and_every_format(capsys, tmp_path):
     assert [r["nccl_wait_ns"] for r in doc["ranks"]] == [15_000_000, 0]
     assert doc["ranks"][0]["breakdown_ns"] == {"compute": 31_500_000, "nccl": 18_000_000, "memcpy_htod": 0, "memcpy_dtoh": 0,
                                                "memcpy_dtod": 0, "memcpy_other": 0, "memset": 0, "idle": 7_000_000}
-    assert doc["ranks"][1]["steps"] == {"name": "train_step", "count": 3, "median_ns": 16_500_000, "min_ns": 16_500_000,
-                                        "max_ns": 16_500_000, "total_ns": 49_500_000, "warmup": 0, "all_count": 3,
+    # Each step's period: 20 ms to the next step's start, the last to its range's end (16.5 ms).
+    assert doc["ranks"][1]["steps"] == {"name": "train_step", "count": 3, "median_ns": 20_000_000, "min_ns": 16_500_000,
+                                        "max_ns": 20_000_000, "total_ns": 56_500_000, "warmup": 0, "all_count": 3,
                                         "warmup_why": "no leading step takes more than 1.5x the median period of the 2 steps after the first (18.2 ms)"}
     code, table, _ = run_cli(capsys, "timeline", "--ranks", folder, "--workers", "0")
     assert code == 0 and "Bound: compute (sm90_xmma_gemm_bf16bf16_bf16f32)" in table

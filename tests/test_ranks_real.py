@@ -145,8 +145,9 @@ def test_steps_come_from_nvtx_and_bound_the_window(diagnoses, case):
         assert r.window_ns == r.steps.end_ns - r.steps.start_ns  # the steps end with torch.cuda.synchronize()
         assert r.capture_ns > 10 * r.window_ns
         assert sum(r.breakdown_ns.values()) == r.window_ns
-    # Median steady steps: 3.0-3.1 ms balanced, 21.9 ms with rank 1 slowed by ~18-20 ms a step.
-    expected = {"balanced": [3_012_890.5, 3_090_014.5], "slow1": [21_914_401.5, 21_920_843.0]}[case]
+    # Median steady steps (their periods, start to the next step's start): 3.0-3.1 ms balanced, 21.9 ms with
+    # rank 1 slowed by ~18-20 ms a step.
+    expected = {"balanced": [3_044_874.0, 3_101_672.0], "slow1": [21_948_569.5, 21_949_097.0]}[case]
     assert [r.steps.median_ns for r in d.ranks] == expected
     assert d.set.metrics["step_count"] == 6
 

@@ -77,8 +77,9 @@ def test_each_step_matches_the_hand_computation(captures, name):
     hand = steps_by_hand.steps(captures[name], _step_name(name))
     assert found is not None and found.count == len(hand)
     for mine, ref in zip(found.records, hand):
-        assert (mine.start_ns, mine.end_ns, mine.period_ns) == (ref["start"], ref["end"], ref["period"])
-        assert mine.gpu_work_ns == ref["work"]
+        assert (mine.start_ns, mine.end_ns, mine.begin_ns, mine.paced_by) == (ref["start"], ref["end"], ref["begin"], ref["paced_by"])
+        assert (mine.period_ns, mine.host_period_ns) == (ref["period"], ref["host_period"])
+        assert (mine.gpu_work_ns, mine.gpu_busy_ns) == (ref["work"], ref["busy"])
         assert mine.gpu_busy_pct == pytest.approx(ref["busy_pct"], abs=1e-9)
         assert mine.launches == ref["launches"]
 

@@ -53,12 +53,12 @@ def where_rows(result) -> list:
 
 
 def step_title(result) -> str:
-    """The table of the step's medians (the headline's period) and each whole capture."""
-    return "The step (medians over the steady steps) and the whole capture" if result.per_step else "The captures"
+    """The table of the step (the headline's mean, the median beside it) and each whole capture."""
+    return "The step (over the steady steps) and the whole capture" if result.per_step else "The captures"
 
 
 def step_rows(result) -> list:
-    return [result.period, result.gpu_work, result.end_to_end]
+    return [c for c in (result.period, result.median_period, result.untraced, result.gpu_work, result.end_to_end) if c is not None]
 
 
 def host_title(result) -> str:
@@ -70,9 +70,13 @@ def kernels_title(result) -> str:
 
 
 def headline(result) -> str:
-    """'step period (median): 2.35 ms → 468.96 us, 5.02x faster'."""
-    p = result.period
-    return f"{p.label}: {amount(p.before, p.unit)} → {amount(p.after, p.unit)}, {phrasing.speedup(result.speedup)}"
+    """'a step (mean): 2.35 ms → 468.96 us, 5.02x faster (median: 2.35 ms → 468.81 us)'."""
+    p, m = result.period, result.median_period
+    median = f" (median: {amount(m.before, m.unit)} → {amount(m.after, m.unit)})" if m is not None else ""
+    u = result.untraced
+    untraced = (f"; without the tracer (estimated): {amount(u.before, u.unit)} → {amount(u.after, u.unit)}, "
+                f"{phrasing.speedup(result.untraced_speedup)}") if u is not None and result.untraced_speedup else ""
+    return f"{p.label}: {amount(p.before, p.unit)} → {amount(p.after, p.unit)}, {phrasing.speedup(result.speedup)}{median}{untraced}"
 
 
 def verdicts(result) -> str:

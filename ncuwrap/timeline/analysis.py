@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ncuwrap.timeline import launched_from
+from ncuwrap.timeline import launched_from, tracer
 from ncuwrap.timeline import metrics as timeline_metrics
 from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import distinct, median, percentile
@@ -147,17 +147,20 @@ def _intervals(frame: Events | None) -> tuple[np.ndarray, np.ndarray]:
 def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Steps | None = None) -> Timeline:
     """Where the time of ``data`` went. ``span`` (start, end): the window starts there and ends there or at
     the end of the last event, whichever is later (the steady steps, with ``data`` holding only what was
-    launched in them: ncuwrap.timeline.steps.steady_data); None: the traced span (the module's docstring).
+    launched in them: ncuwrap.timeline.steps.steady_data; GPU time before the span is left out); None: the
+    traced span (the module's docstring).
     ``steps``: the capture's steps, whose steady-state values the rules read (None: the capture has none)."""
     kernels, copies, memsets, api = data.kernels, data.copies, data.memsets, data.api
     lo, hi = traced_span(data)
     if span is not None:
-        lo, hi = min(lo, span[0]), max(hi, span[1])
+        # The window begins where the span does: a host that runs ahead made the steady steps' calls before it.
+        lo, hi = span[0], max(hi, span[1])
     window = hi - lo
 
     sets = {"kernel": _intervals(kernels), "memset": _intervals(memsets)}
     for category in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"):
         sets[category] = _intervals(copies.rows(copies["category"] == category))
+    sets = {c: clip(v, lo, hi) for c, v in sets.items()}
     # Exposed time: what each category adds to the union of the categories before it.
     breakdown: dict[str, int] = {}
     covered, covered_len = _empty(), 0
@@ -240,6 +243,7 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
         copies=copy_stats, memsets=memset_info, kernels=kernel_stats, kernel_gaps=kernel_gaps, startup=startup, gaps=gaps,
         amdahl=amdahl, metrics={n: m[n] for n in timeline_metrics.CATALOGUE}, unknown=unknown,
         devices=_devices(kernels, copies, memsets), steps=steps, host_time=launched_from.host_time(data, lo, hi),
+        tracer=tracer.estimate(steps, data.producer) if steps is not None else None,
     )
 
 

@@ -2,11 +2,12 @@
 
 Both captures are judged as ``ncuwrap timeline`` judges one: by their steady steps where they have
 steps (NVTX ranges), else over the whole capture. With steps on both sides, every quantity is per
-step (the breakdown, kernels, copies and launches as the mean over the steady steps; the period as
-their median), so captures of 20 and of 200 steps compare; without, the totals of the two windows
-(start-up included: said in a note). Kernels are matched by name; a kernel whose launch
-configuration changed is still the same kernel, flagged. The regression gate is the step's period
-(or the window) slower by more than the threshold, or a finding introduced at the gated severity.
+step (the breakdown, kernels, copies and launches as the mean over the steady steps; the headline's step
+as the steady window over its steps, the mean the program's own clock reads, with the median beside it),
+so captures of 20 and of 200 steps compare; without, the totals of the two windows (start-up included:
+said in a note). Kernels are matched by name; a kernel whose launch
+configuration changed is still the same kernel, flagged. The regression gate is the mean step (or the
+window) slower by more than the threshold, or a finding introduced at the gated severity.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from ncuwrap.timeline.options import TimelineOptions
 SCHEMA = "ncuwrap.timeline-compare/v1"
 # The kernels every format lists (by how much their time changed); the rest are counted, and all are in the JSON.
 KERNELS_SHOWN = 12
+# The untraced ratio differing from the traced one by more than this is said in a note.
+TRACER_CHANGES_PCT = 10.0
 PER_STEP = "per step"
 WHOLE_CAPTURE = "whole capture"
 
@@ -120,7 +123,8 @@ class TimelineCompare(Displayed):
     before: TimelineDiagnosis
     after: TimelineDiagnosis
     scope: str  # PER_STEP | WHOLE_CAPTURE
-    period: Change  # the step's median period, or the window
+    period: Change  # the mean step over the steady steps (the headline's), or the window
+    median_period: Change | None  # the steps' median period (None: no steps)
     end_to_end: Change  # each capture's whole traced span
     gpu_work: Change  # GPU work a step launches (median), or the GPU's busy time in the window
     breakdown: tuple[Change, ...]  # CATEGORIES, per step (mean) or in the window
@@ -135,6 +139,7 @@ class TimelineCompare(Displayed):
     still_holds: tuple[str, ...] = ()  # reported before only
     fail_on_finding: str | None = DEFAULT_FAIL_ON_FINDING
     notes: tuple[str, ...] = field(default=())
+    untraced: Change | None = None  # the mean step without the tracer, estimated (ncuwrap.timeline.tracer; None: not on both sides)
 
     @property
     def breakdown_total(self) -> Change:
@@ -145,8 +150,13 @@ class TimelineCompare(Displayed):
 
     @property
     def speedup(self) -> float | None:
-        """BEFORE's period over AFTER's: above 1, the change made the program faster."""
+        """BEFORE's mean step (or window) over AFTER's: above 1, the change made the program faster."""
         return _ratio(self.period.before, self.period.after)
+
+    @property
+    def untraced_speedup(self) -> float | None:
+        """BEFORE's step over AFTER's, each without its tracer (estimated)."""
+        return _ratio(self.untraced.before, self.untraced.after) if self.untraced is not None else None
 
     @property
     def added(self) -> tuple[KernelChange, ...]:
@@ -171,7 +181,12 @@ class TimelineCompare(Displayed):
     @property
     def gate(self) -> str:
         """What counts as a regression, in words."""
-        return f"the {self.period.label} more than {self.threshold_pct:g}% longer" + introduced_gate(self.fail_on_finding, self.threshold_pct, "step")
+        return f"{self.period_words} more than {self.threshold_pct:g}% longer" + introduced_gate(self.fail_on_finding, self.threshold_pct, "step")
+
+    @property
+    def period_words(self) -> str:
+        """What the headline and the gate measure, in words: 'the mean step' or 'the traced window'."""
+        return "the mean step" if self.per_step else f"the {self.period.label}"
 
     @property
     def per_step(self) -> bool:
@@ -186,7 +201,7 @@ class TimelineCompare(Displayed):
         lines = []
         speedup = self.speedup
         if speedup is not None and (1.0 / speedup - 1.0) * 100.0 > self.threshold_pct:
-            lines.append(f"the {self.period.label} is {100.0 * (1.0 / speedup - 1.0):.1f}% longer after the change "
+            lines.append(f"{self.period_words} is {100.0 * (1.0 / speedup - 1.0):.1f}% longer after the change "
                          f"(more than {self.threshold_pct:g}%)")
         severity = {f.id: f.severity for f in self.after.findings}
         faster = measurably_faster(speedup, self.threshold_pct)
@@ -202,7 +217,7 @@ class TimelineCompare(Displayed):
         severity = {f.id: f.severity for f in self.after.findings}
         if not measurably_faster(self.speedup, self.threshold_pct):
             return []
-        return [f"{finding}: a finding introduced ({severity[finding]}), while the {self.period.label} is {self.speedup:.2f}x shorter"
+        return [f"{finding}: a finding introduced ({severity[finding]}), while {self.period_words} is {self.speedup:.2f}x shorter"
                 for finding in self.introduced if gates_on(severity[finding], self.fail_on_finding)
                 and not gates_on(severity[finding], self.fail_on_finding, True)]
 
@@ -219,6 +234,9 @@ class TimelineCompare(Displayed):
             "scope": self.scope,
             "speedup": clean(self.speedup),
             "period": self.period.to_json(),
+            "median_period": self.median_period.to_json() if self.median_period is not None else None,
+            "untraced": self.untraced.to_json() if self.untraced is not None else None,
+            "untraced_speedup": clean(self.untraced_speedup),
             "end_to_end": self.end_to_end.to_json(),
             "gpu_work": self.gpu_work.to_json(),
             "breakdown": {c.name: c.to_json() for c in self.breakdown},
@@ -300,13 +318,26 @@ def compare_timelines(before: TimelineDiagnosis, after: TimelineDiagnosis, *, th
                      "mark each iteration with an NVTX range named 'step' (or pass --step-range) to compare steady steps")
     nb, na = _per(before, per_step), _per(after, per_step)
     if per_step:
-        period = Change("period_ns", "step period (median)", steps_b.period_ns, steps_a.period_ns, "ns")
+        # The mean step (the steady window over its steps) is what the program's own clock reads around its
+        # loop; the median leaves outlier steps (a checkpoint every 5th) out, and stands beside it.
+        period = Change("period_ns", "a step (mean)", steps_b.mean_period_ns, steps_a.mean_period_ns, "ns")
+        median_period = Change("median_period_ns", "a step (median)", steps_b.period_ns, steps_a.period_ns, "ns")
         gpu_work = Change("gpu_work_ns", "GPU work a step (median)", steps_b.gpu_work_ns, steps_a.gpu_work_ns, "ns")
     else:
         period = Change("window_ns", "traced window", float(before.window_ns), float(after.window_ns), "ns")
+        median_period = None
         busy = lambda d: float(d.window_ns - d.timeline.breakdown_ns["idle"])  # noqa: E731
         gpu_work = Change("gpu_busy_ns", "GPU busy", busy(before), busy(after), "ns")
     end_to_end = Change("capture_ns", "whole capture", float(_span(before)), float(_span(after)), "ns")
+    untraced = None
+    tb, ta = before.timeline.tracer, after.timeline.tracer
+    if per_step and tb is not None and ta is not None:
+        untraced = Change("untraced_step_ns", "a step without the tracer (estimated)", tb.untraced_ns, ta.untraced_ns, "ns")
+        traced_ratio, untraced_ratio = _ratio(period.before, period.after), _ratio(tb.untraced_ns, ta.untraced_ns)
+        if traced_ratio and untraced_ratio and abs(untraced_ratio / traced_ratio - 1.0) * 100.0 > TRACER_CHANGES_PCT:
+            notes.append(f"the tracer's cost differs between the captures (BEFORE ~{tb.added_ns / 1e6:.3g} ms of host time a step, "
+                         f"AFTER ~{ta.added_ns / 1e6:.3g} ms): without it the change would be ~{untraced_ratio:.2f}x, "
+                         f"not the {traced_ratio:.2f}x traced")
     breakdown = tuple(Change(c, CATEGORY_LABELS[c], before.timeline.breakdown_ns[c] / nb, after.timeline.breakdown_ns[c] / na, "ns")
                       for c in CATEGORIES if before.timeline.breakdown_ns[c] or after.timeline.breakdown_ns[c] or c in ("kernel", "idle"))
     act_b, act_a = _activity(before, per_step), _activity(after, per_step)
@@ -325,7 +356,8 @@ def compare_timelines(before: TimelineDiagnosis, after: TimelineDiagnosis, *, th
     new, gone = [i for i in ids_a if i not in ids_b], [i for i in ids_b if i not in ids_a]
     # What each capture's own reading said (CUDA graphs traced as a whole, a missing table...).
     notes += [f"BEFORE: {n}" for n in before.notes] + [f"AFTER: {n}" for n in after.notes]
-    return TimelineCompare(before=before, after=after, scope=PER_STEP if per_step else WHOLE_CAPTURE, period=period, end_to_end=end_to_end,
+    return TimelineCompare(before=before, after=after, scope=PER_STEP if per_step else WHOLE_CAPTURE, period=period,
+                           median_period=median_period, untraced=untraced, end_to_end=end_to_end,
                            gpu_work=gpu_work, breakdown=breakdown, activity=activity, kernels=tuple(kernels),
                            resolved=tuple(i for i in gone if i not in held_a), introduced=tuple(i for i in new if i not in held_b),
                            threshold_pct=threshold_pct, fail_on_finding=fail_on_finding, notes=tuple(notes),

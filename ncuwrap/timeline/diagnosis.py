@@ -30,6 +30,11 @@ class TimelineSource:
     device: str | None
     producer: str | None = None  # the program that wrote the file, as the reports name it ("nsys 2025.3.2.0")
 
+    @property
+    def recorded_by(self) -> str:
+        """What recorded the times: 'the Nsight Systems trace' or 'the PyTorch profiler trace'."""
+        return "the Nsight Systems trace" if self.kind in NSYS_KINDS else "the PyTorch profiler trace"
+
     def to_json(self) -> dict:
         out = {"path": self.path, "kind": self.kind, "nsys_version": self.nsys_version, "export_schema": self.export_schema,
                "device": self.device}
@@ -65,14 +70,15 @@ class TimelineDiagnosis(Decided, Displayed):
         (its kernels: :meth:`kernels_frame`)."""
         import pandas as pd
 
-        columns = ["step", "start_ns", "end_ns", "period_ns", "gpu_work_ns", "gpu_busy_pct", "kernels", "launches", "launch_api_ns",
-                   "sync_api_ns", "api_ns", "host_code_pct", "warmup"]
+        columns = ["step", "start_ns", "end_ns", "begin_ns", "paced_by", "period_ns", "host_period_ns", "gpu_work_ns", "gpu_busy_ns",
+                   "gpu_busy_pct", "kernels", "launches", "launch_api_ns", "sync_api_ns", "api_ns", "host_code_pct", "warmup"]
         steps = self.timeline.steps
         if steps is None:
             return pd.DataFrame([], columns=columns)
         origin = steps.capture_start_ns
-        return pd.DataFrame([[r.index, r.start_ns - origin, r.end_ns - origin, r.period_ns, r.gpu_work_ns, r.gpu_busy_pct, r.kernels, r.launches,
-                              r.launch_api_ns, r.sync_api_ns, r.api_ns, r.host_code_pct, r.warmup] for r in steps.records], columns=columns)
+        return pd.DataFrame([[r.index, r.start_ns - origin, r.end_ns - origin, r.begin_ns - origin, r.paced_by, r.period_ns, r.host_period_ns,
+                              r.gpu_work_ns, r.gpu_busy_ns, r.gpu_busy_pct, r.kernels, r.launches, r.launch_api_ns, r.sync_api_ns, r.api_ns,
+                              r.host_code_pct, r.warmup] for r in steps.records], columns=columns)
 
     def kernels_frame(self):
         """One row per kernel (pandas) over the window judged: launches, total, median, share of the kernels' time."""
@@ -94,6 +100,8 @@ class TimelineDiagnosis(Decided, Displayed):
             "window": {"start_ns": t.window_start_ns, "end_ns": t.window_end_ns, "devices": t.devices,
                        "scope": "steady steps" if t.steps is not None else "first to last GPU work" if t.scope == "active" else "capture"},
             "steps": t.steps.to_json() if t.steps is not None else None,
+            "tracer": t.tracer.to_json() if t.tracer is not None else None,
+            "what_if": t.what_if(),
             "breakdown_ns": dict(t.breakdown_ns),
             "breakdown_pct": {k: clean(pct(v, t.window_ns)) for k, v in t.breakdown_ns.items()},
             "busy_ns": dict(t.busy_ns),

@@ -35,6 +35,7 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
     """The steps of ``data`` (a read capture: ncuwrap.timeline.sqlite.TimelineData; how they are found:
     ``timeline``) and the analysis of its steady steps, else of the whole capture."""
     from ncuwrap.timeline import steps
+    from ncuwrap.timeline import tracer as tracer_module
     from ncuwrap.timeline.analysis import analyze_steady, analyze_active
 
     warmup, find_steps = timeline.warmup, timeline.steps
@@ -43,6 +44,11 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
     steady = analyze_steady(data, found) if found is not None else None
     if steady is not None:
         analysed = steady[1]
+        tracer = analysed.tracer
+        if tracer is not None and found.gpu_busy_pct < tracer_module.HOST_BOUND_BELOW_PCT and tracer.untraced_bound == "gpu":
+            notes.append(f"the host-bound step is partly the tracer's: {tracer.tracer} added ~{tracer.added_ns / 1e6:.3g} ms of host time "
+                         f"a step, and without it the GPU would be busy ~{tracer.untraced_busy_pct:.0f}% of a ~{tracer.untraced_ns / 1e6:.3g} ms "
+                         "step (GPU-bound)")
     else:
         if warmup is not None:
             why = ("no kernel was launched in its steps" if found is not None else "steps are not looked for (--steps none)"

@@ -10,9 +10,16 @@ module loading, autotuning, allocator growth), which can take seconds against mi
   execution) is matched to the CUDA call that launched it by correlationId, and belongs to the step in
   which that call started, whenever it runs; the GPU runs asynchronously, after the host returns. Work
   whose launch is not in the trace is placed by its own start.
-- **A step's period** runs from its start to the next step's start; the last step's to its end or to the
-  end of its GPU work, whichever is later. Its GPU busy share is the union of its work's intervals over
-  the period, capped at 100% (a GPU-bound loop's host runs ahead, so one step's work can outlast its period).
+- **A step's period** is set where its pace is set: a step begins when the host starts it or when the GPU
+  has finished the work launched in the steps before it, whichever is later. Where the host runs ahead (it
+  starts a step while the GPU still has more than :data:`QUEUED_NS` of earlier steps' work to run), the
+  GPU sets the pace. A step's period runs from its beginning to
+  the next step's; the last one's to its end or to the end of its GPU work, whichever is later. A loop
+  whose host runs ahead (no synchronisation a step) thus gets the GPU's start-to-start, not the host's,
+  which can be many times shorter. The steady steps' periods add up to the steady window, so their mean
+  is the window over the steps: what the program's own clock reads around its loop.
+- **A step's GPU busy share** is the GPU's busy time (with work launched in any step) within its period:
+  the shares of all steps add up to the window's, with no cap.
 - **Warm-up**: the leading steps that take more than :data:`WARMUP_FACTOR` times the median period of the
   steps after the first (at most half of the steps), or the first N given with ``--warmup N``.
 - **Steady state**: the steps after the warm-up. Its window runs from the first steady step's start to the
@@ -40,6 +47,10 @@ from ncuwrap.timeline.model import pct
 STEP_PATTERN = r"(?i)(?:^|[^a-z.])step(?:[^a-z]|$)|^ProfilerStep#"
 FOUND_NAME = "found by repetition"
 WARMUP_FACTOR = 1.5
+# A host that starts a step while the GPU still has this much of the earlier steps' work to run is ahead of
+# the GPU, which sets the pace (a step ending in a few microseconds of trailing work is still the host's).
+QUEUED_NS = 50_000
+CUT_LAST_BELOW = 0.5  # a found loop's last step shorter than this times the median step is cut short (Steps.cut_last)
 # CUDA calls by kind (names without their version suffix), for the steps and ncuwrap.timeline.analysis.
 LAUNCH_PREFIXES = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch")
 SYNC_CALLS = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
@@ -51,9 +62,9 @@ class StepRecord:
     """One step; times in ns on the capture's clock."""
 
     index: int  # 0-based, in time order
-    start_ns: int
+    start_ns: int  # the host's start (the NVTX range's, or its first launch call's)
     end_ns: int  # the NVTX range's end
-    period_ns: int  # to the next step's start (the last: to its end or its GPU work's end)
+    period_ns: int  # from its beginning (begin_ns) to the next step's (the last: to its end or its GPU work's end)
     gpu_work_ns: int  # union of the GPU activity launched in it
     kernels: int  # kernels (and graph executions traced as a whole) launched in it
     launches: int | None  # launch calls in it (None: the CUDA API was not traced)
@@ -61,10 +72,17 @@ class StepRecord:
     sync_api_ns: int | None  # time in synchronize calls started in it
     api_ns: int | None  # time within the period in any CUDA call (union over threads)
     warmup: bool
+    begin_ns: int = 0  # where its period begins: start_ns, or the end of the earlier steps' GPU work if later
+    paced_by: str = "host"  # "gpu": the host started it with more than QUEUED_NS of earlier steps' GPU work to run; else "host"
+    host_period_ns: int = 0  # the host's start to the next step's (the last: to its end)
+    gpu_busy_ns: int = 0  # the GPU's busy time (work launched in any step) within its period
+    api_calls: int | None = None  # CUDA calls the host made in it (None: the CUDA API was not traced)
+    ops: int = 0  # PyTorch op ranges that started in it (nsys --pytorch, the profiler's cpu_op), 0 where none was traced
+    frames: int = 0  # Python frames the profiler recorded in it (with_stack)
 
     @property
     def gpu_busy_pct(self) -> float:
-        return min(100.0, pct(self.gpu_work_ns, self.period_ns)) if self.period_ns > 0 else math.nan
+        return pct(self.gpu_busy_ns, self.period_ns) if self.period_ns > 0 else math.nan
 
     @property
     def host_code_pct(self) -> float | None:
@@ -72,8 +90,9 @@ class StepRecord:
         return None if self.api_ns is None else max(0.0, 100.0 - pct(self.api_ns, self.period_ns))
 
     def to_json(self, origin: int) -> dict:
-        return {"index": self.index, "start_ns": self.start_ns - origin, "end_ns": self.end_ns - origin, "period_ns": self.period_ns,
-                "gpu_work_ns": self.gpu_work_ns, "gpu_busy_pct": _round(self.gpu_busy_pct), "kernels": self.kernels,
+        return {"index": self.index, "start_ns": self.start_ns - origin, "end_ns": self.end_ns - origin, "begin_ns": self.begin_ns - origin,
+                "paced_by": self.paced_by, "period_ns": self.period_ns, "host_period_ns": self.host_period_ns,
+                "gpu_work_ns": self.gpu_work_ns, "gpu_busy_ns": self.gpu_busy_ns, "gpu_busy_pct": _round(self.gpu_busy_pct), "kernels": self.kernels,
                 "launches": self.launches, "launch_api_ns": self.launch_api_ns, "sync_api_ns": self.sync_api_ns,
                 "host_code_pct": _round(self.host_code_pct), "warmup": self.warmup}
 
@@ -90,6 +109,10 @@ class Steps:
     capture_start_ns: int  # the whole capture's traced span
     capture_end_ns: int
     found: object = None  # ncuwrap.timeline.repetition.Found: the steps were found by repetition, not marked
+    # A found loop's last step ends at its last launch: where the host sets the pace, the host's work after it
+    # (the next iteration's preparation, say) is not in the trace, and a step far shorter than the others is
+    # that cut iteration, left out of the steady steps.
+    cut_last: bool = False
 
     @property
     def found_by(self) -> str:
@@ -107,7 +130,7 @@ class Steps:
 
     @property
     def steady(self) -> tuple[StepRecord, ...]:
-        return self.records[self.warmup:]
+        return self.records[self.warmup:self.count - self.cut_last]
 
     @property
     def start_ns(self) -> int:
@@ -115,11 +138,38 @@ class Steps:
 
     @property
     def steady_start_ns(self) -> int:
-        return self.steady[0].start_ns
+        """Where the steady window begins: the first steady step's beginning (its first GPU work's start
+        where the GPU sets the pace)."""
+        return self.steady[0].begin_ns
 
     @property
     def steady_end_ns(self) -> int:
-        return max(r.start_ns + r.period_ns for r in self.steady)
+        return max(r.begin_ns + r.period_ns for r in self.steady)
+
+    @property
+    def steady_launch_span(self) -> tuple[int, int]:
+        """The host's steady steps: from the first steady step's start to the last one's end, inclusive; the
+        CUDA calls made in it and the GPU work they launched are the steady steps' (the GPU may run them later)."""
+        last = self.steady[-1]
+        if self.cut_last:
+            return self.steady[0].start_ns, self.records[-1].start_ns
+        return self.steady[0].start_ns, max(last.end_ns, last.start_ns) + 1
+
+    @property
+    def paced_by(self) -> str:
+        """'gpu' where most steady steps have their pace set by the GPU (the host runs ahead), else 'host'."""
+        gpu = sum(r.paced_by == "gpu" for r in self.steady)
+        return "gpu" if 2 * gpu > len(self.steady) else "host"
+
+    @property
+    def mean_period_ns(self) -> float:
+        """The steady window over its steps: the mean step, outlier steps in (the program's own clock around its loop)."""
+        return self.steady_ns / len(self.steady)
+
+    @property
+    def host_period_ns(self) -> float:
+        """The median of the host's start-to-start over the steady steps."""
+        return self.median("host_period_ns")
 
     @property
     def startup_ns(self) -> int:
@@ -164,7 +214,9 @@ class Steps:
             "warmup": {"count": self.warmup, "how": "set" if self.warmup_set else "detected", "why": self.warmup_why,
                        "ns": self.warmup_ns},
             "steady_count": len(self.steady), "startup_ns": self.startup_ns, "steady_ns": self.steady_ns, "after_ns": self.after_ns,
-            "period_ns": _round(self.period_ns), "gpu_work_ns": _round(self.gpu_work_ns), "gpu_busy_pct": _round(self.gpu_busy_pct),
+            "period_ns": _round(self.period_ns), "mean_period_ns": _round(self.mean_period_ns), "paced_by": self.paced_by,
+            "host_period_ns": _round(self.host_period_ns),
+            "gpu_work_ns": _round(self.gpu_work_ns), "gpu_busy_pct": _round(self.gpu_busy_pct),
             "launches": _round(self.median("launches")), "host_code_pct": _round(self.median("host_code_pct")),
             "steps": [r.to_json(origin) for r in self.records],
         }
@@ -358,7 +410,8 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: 
     n = starts.size
     api_start = api_starts(data)
     frames = [f for f in (data.kernels, data.copies, data.memsets) if f is not None]  # kernels first
-    which = [_step_of(launch_time(f, api_start), starts, ends) for f in frames]
+    launched = [launch_time(f, api_start) for f in frames]
+    which = [_step_of(t, starts, ends) for t in launched]
     gs = np.concatenate([np.asarray(f["start"], dtype=np.int64) for f in frames])
     ge = np.concatenate([np.asarray(f["end"], dtype=np.int64) for f in frames])
     gw = np.concatenate(which)
@@ -367,12 +420,19 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: 
     inside = gw >= 0
     np.maximum.at(gpu_end, gw[inside], ge[inside])
     kernels = np.bincount(which[0][which[0] >= 0], minlength=n)
+    begin, gpu_paced = _beginnings(starts, gpu_end)
 
+    host_period = np.empty(n, dtype=np.int64)
+    host_period[:-1] = starts[1:] - starts[:-1]
+    host_period[-1] = max(int(ends[-1]), int(starts[-1])) - int(starts[-1])
     period = np.empty(n, dtype=np.int64)
-    period[:-1] = starts[1:] - starts[:-1]
-    period[-1] = max(int(ends[-1]), int(gpu_end[-1])) - int(starts[-1])
+    period[:-1] = begin[1:] - begin[:-1]
+    period[-1] = max(int(ends[-1]), int(gpu_end[-1]), int(begin[-1])) - int(begin[-1])
+    # The GPU busy with the loop's work (launched in some step) within each step's period: these add up to the
+    # steady window's busy time, which is of the work launched in the steady steps.
+    busy = _covered_in(merge_intervals(gs[inside], ge[inside]), begin, begin + period)
 
-    del which, gs, ge, gw, inside
+    del which, gs, ge, gw, inside, launched
     api = data.api
     if api is not None:
         a_start, a_end = np.asarray(api["start"], dtype=np.int64), np.asarray(api["end"], dtype=np.int64)
@@ -384,22 +444,76 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: 
             return (np.bincount(a_step[at], minlength=n),
                     np.bincount(a_step[at], weights=a_end[at] - a_start[at], minlength=n).astype(np.int64))
 
+        api_calls = np.bincount(a_step[a_step >= 0], minlength=n)
         launches, launch_ns = per_step(text_is(api["name"], lambda n: n.startswith(LAUNCH_PREFIXES)))
         sync_ns = per_step(text_is(api["name"], lambda n: n in SYNC_CALLS))[1]
         del a_step
         # Host time in CUDA calls within each period: calls clipped to the period they start in.
-        p_step = _step_of(a_start, starts, starts + period)
-        clipped_end = np.minimum(a_end, (starts + period)[np.clip(p_step, 0, None)])
+        p_step = _step_of(a_start, begin, begin + period)
+        clipped_end = np.minimum(a_end, (begin + period)[np.clip(p_step, 0, None)])
         api_ns = _union_by_group(p_step, a_start, clipped_end, n)
+    ops, frames = (_count_by_step(getattr(data, name, None), starts, ends) for name in ("ops", "frames"))
     first_start, last_end = traced_span(data)
-    warmup_n, why = _warmup(period, warmup, data.path)
+    cut = bool(repeated is not None and n - 1 >= 3 and period[-1] < CUT_LAST_BELOW * median(period[1:-1]))
+    warmup_n, why = _warmup(period[:n - cut], warmup, data.path)
     records = tuple(StepRecord(
         index=i, start_ns=int(starts[i]), end_ns=int(ends[i]), period_ns=int(period[i]), gpu_work_ns=int(work[i]), kernels=int(kernels[i]),
         launches=int(launches[i]) if api is not None else None, launch_api_ns=int(launch_ns[i]) if api is not None else None,
         sync_api_ns=int(sync_ns[i]) if api is not None else None, api_ns=int(api_ns[i]) if api is not None else None,
-        warmup=i < warmup_n) for i in range(n))
+        warmup=i < warmup_n, begin_ns=int(begin[i]), paced_by="gpu" if gpu_paced[i] else "host", host_period_ns=int(host_period[i]),
+        gpu_busy_ns=int(busy[i]), api_calls=int(api_calls[i]) if api is not None else None, ops=int(ops[i]), frames=int(frames[i]))
+        for i in range(n))
     return Steps(name=name, records=records, warmup=warmup_n, warmup_set=warmup is not None, warmup_why=why,
-                 capture_start_ns=min(first_start, int(starts[0])), capture_end_ns=max(last_end, int(ends[-1])), found=repeated)
+                 capture_start_ns=min(first_start, int(starts[0])), capture_end_ns=max(last_end, int(ends[-1]), int(begin[-1] + period[-1])),
+                 found=repeated, cut_last=cut)
+
+
+def _count_by_step(frame: Events | None, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """How many of ``frame``'s events (ops, frames) start in each step (none: zeros)."""
+    if frame is None or not len(frame):
+        return np.zeros(starts.size, dtype=np.int64)
+    at = _step_of(np.asarray(frame["start"], dtype=np.int64), starts, ends)
+    return np.bincount(at[at >= 0], minlength=starts.size)
+
+
+def _beginnings(starts: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each step's period begins, and whether the GPU set its pace: a step begins when the host starts it
+    or when the GPU has finished the work launched in the steps before it, whichever is later. A host that
+    runs ahead starts a step while the GPU still runs earlier steps' work (by more than QUEUED_NS: the GPU sets
+    the pace); a host that waits for the GPU, or feeds an idle one, starts each step after it."""
+    done = np.full(starts.size, np.iinfo(np.int64).min, dtype=np.int64)  # the work of the steps before: its end
+    if starts.size > 1:
+        done[1:] = np.maximum.accumulate(gpu_end[:-1])
+    begin = np.maximum(starts, done)
+    return begin, done > starts + QUEUED_NS  # (no subtraction: "none before" is the smallest int64)
+
+
+def merge_intervals(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of intervals [s, e) as sorted, disjoint intervals."""
+    if not s.size:
+        return s, e
+    order = np.lexsort((e, s))
+    s, e = s[order], e[order]
+    reach = np.maximum.accumulate(e)
+    first = np.ones(s.size, dtype=bool)
+    first[1:] = s[1:] > reach[:-1]
+    heads = np.flatnonzero(first)
+    return s[heads], reach[np.append(heads[1:] - 1, s.size - 1)]
+
+
+def _covered_in(merged: tuple[np.ndarray, np.ndarray], lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For each window [lo, hi), the length of the merged intervals inside it (two searches, no loop)."""
+    s, e = merged
+    if not s.size:
+        return np.zeros(lo.size, dtype=np.int64)
+    done = np.concatenate(([0], np.cumsum(e - s)))  # covered before interval j
+
+    def before(x: np.ndarray) -> np.ndarray:
+        j = np.searchsorted(s, x, side="right")  # intervals starting at or before x
+        inside = np.clip(x - s[np.clip(j - 1, 0, None)], 0, (e - s)[np.clip(j - 1, 0, None)])
+        return done[np.clip(j - 1, 0, None)] + np.where(j > 0, inside, 0)
+
+    return (before(hi) - before(lo)).astype(np.int64)
 
 
 def launch_sequence(data, api_start):
@@ -514,9 +628,10 @@ def launch_times(data) -> dict:
 
 
 def steady_data(data, steps: Steps):
-    """``data`` keeping the CUDA calls that start in the steady window and the GPU work they launched
-    (placed by its own start where its launch is not traced), whole: work that runs on after the window is kept."""
-    return window_data(data, steps.steady_start_ns, steps.steady_end_ns)
+    """``data`` keeping the CUDA calls the host made in its steady steps and the GPU work they launched (placed
+    by its own start where its launch is not traced), whole: work that runs on after the window is kept, and
+    calls made before it (a host that runs ahead launches a step's work before the GPU begins it)."""
+    return window_data(data, *steps.steady_launch_span)
 
 
 def window_data(data, lo: int, hi: int, launched: dict | None = None):

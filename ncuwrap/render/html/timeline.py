@@ -57,6 +57,7 @@ def render(diagnosis, names: str = kernel_names.SHORT, **_options) -> str:
         name=kernel_names.of(diagnosis, names),
         t=diagnosis.timeline,
         version=__version__,
+        times_from=phrasing.times_from(diagnosis.source),
         verdict=phrasing.timeline_verdict(diagnosis),
         segments=diagnosis.timeline.segments(),
         rects=bar(diagnosis),

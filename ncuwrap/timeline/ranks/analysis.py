@@ -80,7 +80,7 @@ def is_nccl(names) -> np.ndarray:
 
 
 def _step_stats(found: steps.Steps) -> StepStats:
-    d = np.array([r.end_ns - r.start_ns for r in found.steady], dtype=np.int64)  # the ranges' own lengths, as before periods
+    d = np.array([r.period_ns for r in found.steady], dtype=np.int64)  # each step's period, set where its pace is (ncuwrap.timeline.steps)
     return StepStats(name=found.name, count=int(d.size), median_ns=median(d), min_ns=int(d.min()), max_ns=int(d.max()),
                      total_ns=int(d.sum()), start_ns=found.steady_start_ns, end_ns=found.steady_end_ns, warmup=found.warmup,
                      warmup_why=found.warmup_why, all_count=found.count)

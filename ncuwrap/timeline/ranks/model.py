@@ -23,7 +23,8 @@ RANK_LABELS = {"compute": "compute kernels", "nccl": "NCCL (exposed)",
 
 @dataclass(frozen=True)
 class StepStats:
-    """A rank's steady steps (ncuwrap.timeline.steps: the warm-up left out); times are the NVTX ranges' lengths."""
+    """A rank's steady steps (ncuwrap.timeline.steps: the warm-up left out); times are the steps' periods, set where
+    each step's pace is (the GPU's start-to-start where the host runs ahead)."""
 
     name: str  # the most common matching range name
     count: int  # steady steps

@@ -1,0 +1,133 @@
+"""What the tracer itself cost a step, and the step without it.
+
+A tracer costs the host a little on every call it records: nsys's CUDA trace on each CUDA call, its
+PyTorch op ranges (``--pytorch=autograd-nvtx``) on each op, the PyTorch profiler on each op, CUDA call and
+Python frame. A launch-bound program runs that much slower under the capture; a program whose GPU sets
+the pace does not (its host waits for the GPU anyway).
+
+The estimate: the steady steps' traced calls, op ranges and frames (their mean a step, counted in the
+capture) at a per-event cost calibrated on a real machine (rules/tracer_cost.yaml: the machine, how it
+was measured, the figures). Where the host sets the pace, the step without the tracer is the traced step
+less that cost, but never shorter than the GPU's busy time a step; where the GPU sets it, the step is the
+traced one. Checked against the programs' own clocks without the tracer (docs/timeline.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ncuwrap.core import safeyaml
+from ncuwrap.core.numbers import clean
+from ncuwrap.core.resources import data_dir
+
+NSYS = "nsys"
+PROFILER = "PyTorch profiler"
+CALIBRATION_FILE = "tracer_cost.yaml"
+HOST_BOUND_BELOW_PCT = 50.0  # a step whose GPU is busy less than this is the host's (rules/timeline.yaml's host_bound)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The per-event costs of each tracer, as measured on one machine (rules/tracer_cost.yaml)."""
+
+    machine: str
+    measured: str  # when and by what
+    nsys_call_ns: float  # nsys's CUDA trace, a CUDA call
+    nsys_op_ns: float  # nsys --pytorch=autograd-nvtx, an op range
+    profiler_event_ns: float  # the PyTorch profiler, a CPU op or CUDA call (no stacks, no shapes)
+    profiler_stack_event_ns: float  # the same with with_stack=True and record_shapes=True
+
+    def to_json(self) -> dict:
+        return {"machine": self.machine, "measured": self.measured, "nsys_call_ns": self.nsys_call_ns, "nsys_op_ns": self.nsys_op_ns,
+                "profiler_event_ns": self.profiler_event_ns, "profiler_stack_event_ns": self.profiler_stack_event_ns}
+
+
+@lru_cache(maxsize=1)
+def calibration() -> Calibration:
+    """The bundled calibration (rules/tracer_cost.yaml)."""
+    path = data_dir("rules") / CALIBRATION_FILE
+    doc = safeyaml.load(path.read_text(encoding="utf-8"))
+    costs = doc["costs_ns"]
+    return Calibration(machine=str(doc["machine"]), measured=str(doc["measured"]), nsys_call_ns=float(costs["nsys_cuda_call"]),
+                       nsys_op_ns=float(costs["nsys_pytorch_op_range"]), profiler_event_ns=float(costs["profiler_event"]),
+                       profiler_stack_event_ns=float(costs["profiler_event_with_stack_and_shapes"]))
+
+
+@dataclass(frozen=True)
+class TracerCost:
+    """What the tracer added to a steady step's host time, and the step without it (all means over the steady steps)."""
+
+    tracer: str  # NSYS | PROFILER
+    calls: float  # CUDA calls traced a step
+    ops: float  # op ranges (nsys --pytorch) or CPU ops (the profiler) a step
+    frames: float  # Python frames a step (the profiler's with_stack)
+    per_call_ns: float
+    per_op_ns: float
+    traced_ns: float  # the mean steady step, as captured
+    gpu_busy_ns: float  # the GPU's busy time a step
+    paced_by: str  # "gpu" | "host" (ncuwrap.timeline.steps)
+    calibration: Calibration
+
+    @property
+    def added_ns(self) -> float:
+        """The host time the tracer added to a step."""
+        return self.calls * self.per_call_ns + (self.ops + self.frames) * self.per_op_ns
+
+    @property
+    def untraced_ns(self) -> float:
+        """The step without the tracer: where the GPU sets the pace, the traced step; else the traced step less
+        the tracer's cost, never shorter than the GPU's busy time a step."""
+        if self.paced_by == "gpu":
+            return self.traced_ns
+        return max(self.traced_ns - self.added_ns, self.gpu_busy_ns)
+
+    @property
+    def untraced_busy_pct(self) -> float:
+        return 100.0 * self.gpu_busy_ns / self.untraced_ns if self.untraced_ns > 0 else math.nan
+
+    @property
+    def untraced_bound(self) -> str:
+        """'host' where the GPU would still be busy less than HOST_BOUND_BELOW_PCT of the untraced step, else 'gpu'."""
+        return "host" if self.untraced_busy_pct < HOST_BOUND_BELOW_PCT else "gpu"
+
+    @property
+    def speedup(self) -> float:
+        """The traced step over the untraced: what taking the tracer away buys (1.0: nothing)."""
+        return self.traced_ns / self.untraced_ns if self.untraced_ns > 0 else math.nan
+
+    @property
+    def assumes(self) -> str:
+        c = self.calibration
+        costs = (f"{self.per_call_ns / 1e3:.2g} us a CUDA call and {self.per_op_ns / 1e3:.2g} us an op"
+                 + (" or frame" if self.tracer == PROFILER else " range"))
+        return (f"the {self.tracer}'s host cost, {costs} as measured on {c.machine} ({c.measured}), is taken off the host's side of "
+                f"each step; the GPU's work is unchanged, and a step is never shorter than the GPU's busy time in it")
+
+    def to_json(self) -> dict:
+        return {"tracer": self.tracer, "calls": clean(self.calls), "ops": clean(self.ops), "frames": clean(self.frames),
+                "per_call_ns": clean(self.per_call_ns), "per_op_ns": clean(self.per_op_ns), "added_ns": clean(self.added_ns),
+                "traced_step_ns": clean(self.traced_ns), "untraced_step_ns": clean(self.untraced_ns), "gpu_busy_ns": clean(self.gpu_busy_ns),
+                "untraced_gpu_busy_pct": clean(self.untraced_busy_pct), "untraced_bound": self.untraced_bound, "paced_by": self.paced_by,
+                "calibration": self.calibration.to_json()}
+
+
+def estimate(steps, producer: str | None) -> TracerCost | None:
+    """The tracer's cost in ``steps``' steady steps (ncuwrap.timeline.steps.Steps), by who recorded them
+    (``producer``: the capture's, "nsys ..." or the PyTorch profiler); None where the CUDA API was not traced
+    (nothing to count)."""
+    steady = steps.steady
+    if steady[0].api_calls is None:
+        return None
+    n = len(steady)
+    c = calibration()
+    profiler = producer is not None and not str(producer).startswith("nsys")
+    frames = sum(r.frames for r in steady) / n
+    if profiler:
+        per_call = per_op = c.profiler_stack_event_ns if frames else c.profiler_event_ns
+    else:
+        per_call, per_op = c.nsys_call_ns, c.nsys_op_ns
+    return TracerCost(tracer=PROFILER if profiler else NSYS, calls=sum(r.api_calls for r in steady) / n, ops=sum(r.ops for r in steady) / n,
+                      frames=frames, per_call_ns=per_call, per_op_ns=per_op, traced_ns=steps.mean_period_ns,
+                      gpu_busy_ns=sum(r.gpu_busy_ns for r in steady) / n, paced_by=steps.paced_by, calibration=c)
