@@ -53,3 +53,70 @@ def test_the_step_is_the_programs_own_clock(capture):
     assert doc["period_ns"] == pytest.approx(steps.period_ns, abs=1e-3)
     # Busy shares add up: the steady steps' busy time is the window's.
     assert sum(r.gpu_busy_ns for r in steps.steady) == d.timeline.window_ns - d.timeline.breakdown_ns["idle"]
+
+
+# -- tests/data/h200_ncuwrap/clock: programs that time their whole loop (perf_counter, one synchronize before and
+# after), under the capture and in three plain runs each (plain.jsonl) ---------------------------------------------
+
+CLOCK = ROOT / "clock"
+
+
+def _plain_runs() -> dict[tuple[str, str], list[float]]:
+    runs: dict[tuple[str, str], list[float]] = {}
+    for line in (CLOCK / "plain.jsonl").read_text(encoding="utf-8").splitlines():
+        run = json.loads(line)
+        runs.setdefault((run["program"], run["variant"]), []).append(run["step_ms_mean"])
+    return runs
+
+
+# capture -> who sets its pace
+CLOCKED = {"mlp_train_fp32": "gpu", "mlp_train_bf16": "gpu", "decode_eager": "host", "elementwise_eager": "gpu",
+           "input_loop_pageable": "host", "input_loop_pinned": "gpu"}
+
+
+@pytest.mark.parametrize("name", sorted(CLOCKED))
+def test_a_loop_timed_as_a_whole(name):
+    own = _own_clock(CLOCK / f"{name}.log")
+    d = diagnose_timeline(CLOCK / f"{name}.sqlite.gz")
+    steps = d.timeline.steps
+    # Every iteration is a step (the warm-up's too), give or take the first and last; input_loop's first three
+    # iterations (its buffers allocated and pinned) differ from the others and are start-up.
+    assert abs(steps.count - (own["iters"] + own["warmup"])) <= (3 if name.startswith("input_loop") else 2)
+    assert steps.paced_by == CLOCKED[name]
+    # The mean steady step and the median are the program's own clock under the capture, within 2% (the steady
+    # steps include the program's warm-up iterations after the first).
+    assert steps.mean_period_ns / 1e6 == pytest.approx(own["step_ms_mean"], rel=0.02)
+    assert steps.period_ns / 1e6 == pytest.approx(own["step_ms_mean"], rel=0.05)
+    # Without the tracer: within 25% of the program's plain clock (the median of three runs).
+    plain = statistics.median(_plain_runs()[(own["program"], own["variant"])])
+    assert d.timeline.tracer.untraced_ns / 1e6 == pytest.approx(plain, rel=0.25)
+
+
+def test_a_gpu_bound_loop_whose_host_runs_ahead():
+    """mlp_train fp32 (no synchronisation a step): the host starts a step every ~1.9 ms, the GPU takes 18 ms; the
+    step is the GPU's, its busy share is whole, and the tracer's host time costs it nothing."""
+    d = diagnose_timeline(CLOCK / "mlp_train_fp32.sqlite.gz")
+    steps, tracer = d.timeline.steps, d.timeline.tracer
+    assert steps.host_period_ns < steps.period_ns / 5
+    assert steps.gpu_busy_pct > 99.0
+    assert tracer.paced_by == "gpu" and tracer.saved_ns == 0 and tracer.untraced_ns == tracer.traced_ns
+    doc = d.to_json()
+    assert doc["what_if"]["remedies"] == [{"remedy": "no_tracer", "step_ns": doc["tracer"]["untraced_step_ns"], "speedup": 1.0,
+                                           "assumes": tracer.assumes}]
+
+
+def test_a_launch_bound_loop_without_its_tracer():
+    """decode eager: 1.92 ms a token under nsys with its op ranges, 0.98 ms plain; the estimate takes its ~67 CUDA calls
+    and ~198 op ranges a token off, and says so in every format."""
+    d = diagnose_timeline(CLOCK / "decode_eager.sqlite.gz")
+    t = d.timeline.tracer
+    assert (round(t.calls), round(t.ops)) == (67, 198)
+    assert t.saved_ns == t.added_ns == pytest.approx(67 * 10_000 + 198 * 2_300, rel=0.01)
+    assert t.untraced_bound == "host"
+    from ncuwrap.render import Format, render
+
+    for fmt in (Format.table, Format.markdown, Format.html):
+        text = render(d, fmt, width=200) if fmt == Format.table else render(d, fmt)
+        text = text.replace("\\~", "~")  # Markdown escapes the tilde
+        assert "nsys added ~1.12 ms of host time a step (67 CUDA calls, 198 op ranges" in text, fmt
+        assert "~800.27 us untraced, host-bound" in text, fmt

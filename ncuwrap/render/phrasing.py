@@ -390,24 +390,28 @@ def step_lines(timeline) -> list[tuple[str, str]]:
 def pace_text(steps) -> str:
     """Who sets the steady steps' pace, and the host's own start-to-start where the GPU does."""
     if steps.paced_by == "gpu":
-        return (f"the GPU's: each step's first GPU work was launched while earlier steps' work still queued, so a step runs from "
-                f"its first GPU work's start to the next step's; the host starts a step every {duration(steps.host_period_ns)} "
-                "(median), ahead of the GPU")
-    return ("the host's: each step's first GPU work was launched with no earlier step's work left queued, so a step runs from "
+        return (f"the GPU's: the host starts each step while the GPU still runs the steps before it, so a step runs from "
+                f"when the GPU has finished those to when it has finished this one; the host starts a step every "
+                f"{duration(steps.host_period_ns)} (median), ahead of the GPU")
+    return ("the host's: the GPU has finished the steps before each step when the host starts it, so a step runs from "
             "its start to the next step's")
 
 
 def tracer_text(t) -> str:
-    """'traced: 4.18 ms a step; nsys added ~2.01 ms of host time (...): ~2.17 ms untraced, host-bound (GPU busy ~13%)'."""
+    """'traced: 4.18 ms a step (mean); nsys added ~2.01 ms of host time a step (...): ~2.17 ms untraced, host-bound (GPU busy ~13%)'."""
     counted = f"{t.calls:,.0f} CUDA calls" + (f", {t.ops:,.0f} op ranges" if t.ops else "") + (f", {t.frames:,.0f} Python frames" if t.frames else "")
-    added = f"{t.tracer} added ~{duration(t.added_ns)} of host time a step ({counted}, measured costs on {t.calibration.machine})"
+    added = f"{t.tracer} added ~{duration(t.added_ns)} of host time a step ({counted}; per-event costs measured on {t.calibration.machine})"
     bound = "host-bound" if t.untraced_bound == "host" else "GPU-bound"
+    after = f"~{duration(t.untraced_ns)} untraced, {bound} (GPU busy ~{t.untraced_busy_pct:.0f}%)"
     if t.paced_by == "gpu":
-        return (f"traced: {duration(t.traced_ns)} a step (mean); {added}, which the GPU's pace hides: ~{duration(t.untraced_ns)} untraced, "
-                f"{bound} (GPU busy ~{t.untraced_busy_pct:.0f}%)")
-    floor = " (the GPU's busy time a step: no shorter)" if t.untraced_ns == t.gpu_busy_ns and t.added_ns > 0 else ""
-    return (f"traced: {duration(t.traced_ns)} a step (mean); {added}: ~{duration(t.untraced_ns)} untraced{floor}, "
-            f"{bound} (GPU busy ~{t.untraced_busy_pct:.0f}%)")
+        return f"traced: {duration(t.traced_ns)} a step (mean); {added}, which the GPU's pace hides: {after}"
+    if t.saved_ns < t.added_ns:
+        waited = (f"; the step's thread waited ~{duration(t.host_wait_ns)} a step for other processes or queues, which absorbs "
+                  f"{'it' if t.saved_ns == 0 else f'all but ~{duration(t.saved_ns)}'}")
+    else:
+        waited = ""
+    floor = " (no shorter than the GPU's busy time a step)" if t.untraced_ns == t.gpu_busy_ns and t.saved_ns > 0 else ""
+    return f"traced: {duration(t.traced_ns)} a step (mean); {added}{waited}: {after}{floor}"
 
 
 def times_from(*sources) -> str:

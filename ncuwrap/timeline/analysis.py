@@ -538,9 +538,10 @@ def _steps(steps: Steps | None, m: dict, unknown: dict, api_unknown: str | None)
         return
 
     shares = {
-        "launch calls": median([pct(r.launch_api_ns, r.period_ns) for r in steady]),
-        "synchronize calls": median([pct(r.sync_api_ns, r.period_ns) for r in steady]),
-        "other CUDA calls": median([max(0.0, pct(r.api_ns - r.launch_api_ns - r.sync_api_ns, r.period_ns)) for r in steady]),
+        # Shares of the host's own step (its start to the next's): where the host runs ahead, of the time it takes.
+        "launch calls": median([pct(r.launch_api_ns, r.host_period_ns) for r in steady]),
+        "synchronize calls": median([pct(r.sync_api_ns, r.host_period_ns) for r in steady]),
+        "other CUDA calls": median([max(0.0, pct(r.api_ns - r.launch_api_ns - r.sync_api_ns, r.host_period_ns)) for r in steady]),
         "host code (no CUDA call)": median([r.host_code_pct for r in steady]),
     }
     m.update(step_launches=steps.median("launches"), step_launch_api_pct=shares["launch calls"],

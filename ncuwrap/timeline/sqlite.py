@@ -46,6 +46,15 @@ RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 GRAPH_TABLE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 STRINGS_TABLE = "StringIds"
 NVTX_TABLE = "NVTX_EVENTS"
+OSRT_TABLE = "OSRT_API"
+# OS runtime calls in which a thread waits for another process, a timer or a queue with a timeout (a DataLoader
+# worker's pipe, Python's queue.get(timeout=...), which waits in sem_clockwait or pthread_cond_timedwait, a
+# sleep): its time in them is idle, and a tracer's cost on that thread costs the step nothing
+# (ncuwrap.timeline.tracer). Waits without a timeout (pthread_cond_wait, sem_wait) are not among them: PyTorch's
+# main thread waits so for its autograd thread, whose work the tracer slows too.
+BLOCKING_CALLS = frozenset({"poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "nanosleep", "clock_nanosleep",
+                            "usleep", "sleep", "waitpid", "wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
+                            "sem_timedwait", "sem_clockwait"})
 # NVTX range event types (nsys's ENUM_NSYS_EVENT_TYPE), for exports without that table.
 _NVTX_RANGE_TYPES = {59: "NvtxPushPopRange", 60: "NvtxStartEndRange"}
 
@@ -117,6 +126,9 @@ class TimelineData:
     # The program that wrote the file, as the reports name it ("nsys 2025.3.2.0", "PyTorch profiler (Kineto)");
     # None: the reader's declared producer (ncuwrap.timeline.readers).
     producer: str | None = None
+    # The host's waits for other processes (start, end, tid: OS runtime calls, ncuwrap.timeline.sqlite.BLOCKING_CALLS); None:
+    # not traced (nsys without --trace=osrt, a PyTorch profiler trace).
+    host_waits: Events | None = None
 
 
 @dataclass(frozen=True)
@@ -538,6 +550,7 @@ class _Reader:
             device=self.device(),
         )
         data.nvtx = self.nvtx()
+        data.host_waits = self.host_waits()
         data.producer = f"nsys {data.nsys_version or '?'}"  # as the reports have always named it
         data.ops = pytorch_nvtx.ops_from_nvtx(data.nvtx)  # nsys keeps no Python frames: data.frames stays None
         if ranks:
@@ -700,6 +713,17 @@ class _Reader:
             named = Labels(np.where(given.codes >= 0, given.codes, named.codes), union)
         frame["name"] = named
         return _times(_fill(frame, ("tid",)).drop([c for c in ("text", "_text_id") if c in frame]))
+
+    def host_waits(self) -> Events | None:
+        """The host's waits for another process or a timer that nsys traced (--trace=osrt: BLOCKING_CALLS; start,
+        end, tid), where a thread sat idle; None without an OSRT_API table."""
+        if OSRT_TABLE not in self.tables or "nameId" not in self.columns(OSRT_TABLE):
+            return None
+        columns = self.require(OSRT_TABLE, ("start", "end", "nameId"), "OS runtime calls")
+        names = ", ".join(f"'{n}'" for n in sorted(BLOCKING_CALLS))
+        frame = self.scan(OSRT_TABLE, {"start": "start", "end": "end", "globalTid": "tid"}, columns,
+                          where=f'"nameId" IN (SELECT id FROM "{STRINGS_TABLE}" WHERE value IN ({names}))')
+        return _times(_fill(frame, ("tid",)))
 
     def run(self) -> RunInfo:
         host = None

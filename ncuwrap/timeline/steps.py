@@ -70,7 +70,7 @@ class StepRecord:
     launches: int | None  # launch calls in it (None: the CUDA API was not traced)
     launch_api_ns: int | None  # time in those launch calls
     sync_api_ns: int | None  # time in synchronize calls started in it
-    api_ns: int | None  # time within the period in any CUDA call (union over threads)
+    api_ns: int | None  # time within its host period in any CUDA call (union over threads)
     warmup: bool
     begin_ns: int = 0  # where its period begins: start_ns, or the end of the earlier steps' GPU work if later
     paced_by: str = "host"  # "gpu": the host started it with more than QUEUED_NS of earlier steps' GPU work to run; else "host"
@@ -79,6 +79,7 @@ class StepRecord:
     api_calls: int | None = None  # CUDA calls the host made in it (None: the CUDA API was not traced)
     ops: int = 0  # PyTorch op ranges that started in it (nsys --pytorch, the profiler's cpu_op), 0 where none was traced
     frames: int = 0  # Python frames the profiler recorded in it (with_stack)
+    host_wait_ns: int | None = None  # the step's thread's waits for other processes (poll, sleeps) in it; None: not traced
 
     @property
     def gpu_busy_pct(self) -> float:
@@ -86,8 +87,8 @@ class StepRecord:
 
     @property
     def host_code_pct(self) -> float | None:
-        """Share of the period with the host in no CUDA call (Python, data preparation...)."""
-        return None if self.api_ns is None else max(0.0, 100.0 - pct(self.api_ns, self.period_ns))
+        """Share of the host's step (its start to the next's) in no CUDA call (Python, data preparation...)."""
+        return None if self.api_ns is None else max(0.0, 100.0 - pct(self.api_ns, self.host_period_ns))
 
     def to_json(self, origin: int) -> dict:
         return {"index": self.index, "start_ns": self.start_ns - origin, "end_ns": self.end_ns - origin, "begin_ns": self.begin_ns - origin,
@@ -448,11 +449,12 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: 
         launches, launch_ns = per_step(text_is(api["name"], lambda n: n.startswith(LAUNCH_PREFIXES)))
         sync_ns = per_step(text_is(api["name"], lambda n: n in SYNC_CALLS))[1]
         del a_step
-        # Host time in CUDA calls within each period: calls clipped to the period they start in.
-        p_step = _step_of(a_start, begin, begin + period)
-        clipped_end = np.minimum(a_end, (begin + period)[np.clip(p_step, 0, None)])
+        # Host time in CUDA calls within each host step (its start to the next's): calls clipped to the one they start in.
+        p_step = _step_of(a_start, starts, starts + host_period)
+        clipped_end = np.minimum(a_end, (starts + host_period)[np.clip(p_step, 0, None)])
         api_ns = _union_by_group(p_step, a_start, clipped_end, n)
     ops, frames = (_count_by_step(getattr(data, name, None), starts, ends) for name in ("ops", "frames"))
+    waits = _host_waits(data, starts, starts, starts + host_period)
     first_start, last_end = traced_span(data)
     cut = bool(repeated is not None and n - 1 >= 3 and period[-1] < CUT_LAST_BELOW * median(period[1:-1]))
     warmup_n, why = _warmup(period[:n - cut], warmup, data.path)
@@ -461,11 +463,32 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: 
         launches=int(launches[i]) if api is not None else None, launch_api_ns=int(launch_ns[i]) if api is not None else None,
         sync_api_ns=int(sync_ns[i]) if api is not None else None, api_ns=int(api_ns[i]) if api is not None else None,
         warmup=i < warmup_n, begin_ns=int(begin[i]), paced_by="gpu" if gpu_paced[i] else "host", host_period_ns=int(host_period[i]),
-        gpu_busy_ns=int(busy[i]), api_calls=int(api_calls[i]) if api is not None else None, ops=int(ops[i]), frames=int(frames[i]))
+        gpu_busy_ns=int(busy[i]), api_calls=int(api_calls[i]) if api is not None else None, ops=int(ops[i]), frames=int(frames[i]),
+        host_wait_ns=int(waits[i]) if waits is not None else None)
         for i in range(n))
     return Steps(name=name, records=records, warmup=warmup_n, warmup_set=warmup is not None, warmup_why=why,
                  capture_start_ns=min(first_start, int(starts[0])), capture_end_ns=max(last_end, int(ends[-1]), int(begin[-1] + period[-1])),
                  found=repeated, cut_last=cut)
+
+
+def _host_waits(data, starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
+    """Per host step [lo, hi), the time the step's thread (the one that makes the first CUDA call of most steps)
+    spent waiting for other processes (ncuwrap.timeline.sqlite.BLOCKING_CALLS); None where they were not traced
+    (or the CUDA API was not)."""
+    waits, api = getattr(data, "host_waits", None), data.api
+    if waits is None or api is None or not len(api):
+        return None
+    a_start = np.asarray(api["start"], dtype=np.int64)
+    first = np.searchsorted(a_start, starts, side="left")  # the calls come sorted by start
+    first = first[first < a_start.size]
+    tids = np.asarray(api["tid"], dtype=float)[first]
+    tids = tids[~np.isnan(tids)]
+    if not tids.size:
+        return None
+    values, counts = np.unique(tids, return_counts=True)
+    mine = np.asarray(waits["tid"], dtype=float) == values[np.argmax(counts)]
+    s, e = np.asarray(waits["start"], dtype=np.int64)[mine], np.asarray(waits["end"], dtype=np.int64)[mine]
+    return _covered_in(merge_intervals(s, e), lo, hi)
 
 
 def _count_by_step(frame: Events | None, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

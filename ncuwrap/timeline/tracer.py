@@ -69,6 +69,7 @@ class TracerCost:
     gpu_busy_ns: float  # the GPU's busy time a step
     paced_by: str  # "gpu" | "host" (ncuwrap.timeline.steps)
     calibration: Calibration
+    host_wait_ns: float | None = None  # the launching thread's blocking waits a step (None: not traced)
 
     @property
     def added_ns(self) -> float:
@@ -76,12 +77,20 @@ class TracerCost:
         return self.calls * self.per_call_ns + (self.ops + self.frames) * self.per_op_ns
 
     @property
+    def saved_ns(self) -> float:
+        """What the step loses without the tracer: its cost, less what the launching thread spent waiting (a
+        thread that waits for a queue, DataLoader workers say, waits that much longer)."""
+        if self.paced_by == "gpu":
+            return 0.0
+        return max(0.0, self.added_ns - (self.host_wait_ns or 0.0))
+
+    @property
     def untraced_ns(self) -> float:
         """The step without the tracer: where the GPU sets the pace, the traced step; else the traced step less
-        the tracer's cost, never shorter than the GPU's busy time a step."""
+        what it saves, never shorter than the GPU's busy time a step."""
         if self.paced_by == "gpu":
             return self.traced_ns
-        return max(self.traced_ns - self.added_ns, self.gpu_busy_ns)
+        return max(self.traced_ns - self.saved_ns, self.gpu_busy_ns)
 
     @property
     def untraced_busy_pct(self) -> float:
@@ -108,6 +117,7 @@ class TracerCost:
     def to_json(self) -> dict:
         return {"tracer": self.tracer, "calls": clean(self.calls), "ops": clean(self.ops), "frames": clean(self.frames),
                 "per_call_ns": clean(self.per_call_ns), "per_op_ns": clean(self.per_op_ns), "added_ns": clean(self.added_ns),
+                "host_wait_ns": clean(self.host_wait_ns), "saved_ns": clean(self.saved_ns),
                 "traced_step_ns": clean(self.traced_ns), "untraced_step_ns": clean(self.untraced_ns), "gpu_busy_ns": clean(self.gpu_busy_ns),
                 "untraced_gpu_busy_pct": clean(self.untraced_busy_pct), "untraced_bound": self.untraced_bound, "paced_by": self.paced_by,
                 "calibration": self.calibration.to_json()}
@@ -128,6 +138,7 @@ def estimate(steps, producer: str | None) -> TracerCost | None:
         per_call = per_op = c.profiler_stack_event_ns if frames else c.profiler_event_ns
     else:
         per_call, per_op = c.nsys_call_ns, c.nsys_op_ns
+    waits = None if steady[0].host_wait_ns is None else sum(r.host_wait_ns for r in steady) / n
     return TracerCost(tracer=PROFILER if profiler else NSYS, calls=sum(r.api_calls for r in steady) / n, ops=sum(r.ops for r in steady) / n,
                       frames=frames, per_call_ns=per_call, per_op_ns=per_op, traced_ns=steps.mean_period_ns,
-                      gpu_busy_ns=sum(r.gpu_busy_ns for r in steady) / n, paced_by=steps.paced_by, calibration=c)
+                      gpu_busy_ns=sum(r.gpu_busy_ns for r in steady) / n, paced_by=steps.paced_by, calibration=c, host_wait_ns=waits)
