@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import sqlite3
+import sys
 
 import pytest
 
@@ -26,6 +27,7 @@ from tests.conftest import DATA, H200, run_cli
 BENCH_SQLITE = H200 / "nsys" / "bench.sqlite"
 STEPS = DATA / "h200_ncuwrap" / "steps" / "small_launch.sqlite.gz"
 NAIVE_CSV = H200 / "transpose" / "transposeNaive.raw.csv"
+FAKE_NSYS = DATA / "profile" / "fake_nsys" / "nsys"
 FORMATS = ("table", "markdown", "html", "json")
 # A name as Python reads bytes that are not UTF-8 (surrogateescape), and as every output shows it.
 CAFE = os.fsdecode(b"caf\xe9")
@@ -107,6 +109,22 @@ def test_file_names_with_a_latin1_byte(capsys, tmp_path):
     assert "caf\\xe9.raw.csv.gz" in target.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("command", ["timeline", "diagnose"])
+def test_an_nsys_rep_nsys_cannot_export_under_a_latin1_name(capsys, tmp_path, monkeypatch, command):
+    """résumé.nsys-rep, named in Latin-1, that nsys cannot export: nsys's error echoes the name in those bytes
+    (the stand-in nsys writes them as it got them). It ended in "internal error: UnicodeDecodeError:
+    'utf-8' codec can't decode byte 0xe9" (issue 54)."""
+    monkeypatch.setenv("FAKE_NSYS_EXPORT_FAILS", "1")
+    report = tmp_path / os.fsdecode(b"r\xe9sum\xe9.nsys-rep")
+    shutil.copy(H200 / "nsys" / "bench.nsys-rep", report)
+    code, out, err = run_cli(capsys, command, report, "--nsys-path", FAKE_NSYS)
+    shown = f"{tmp_path}/r\\xe9sum\\xe9.nsys-rep"
+    assert (code, out, _strict(err)) == (2, "", f"ncuwrap: error: {shown}: 'nsys export --type sqlite' failed (Failed to open the report "
+                                                f"{shown}: the file is corrupt.); check that the report opens in Nsight Systems and "
+                                                "that this nsys is at least as new as the one that captured it\n")
+    assert os.listdir(tmp_path) == [report.name]  # nothing left beside it
+
+
 def test_csv_name_not_utf8_as_json(capsys, tmp_path):
     """The JSON of a report whose file name is not UTF-8: the path as the other formats show it, said once
     (orjson refused the whole document: 'str is not valid UTF-8')."""
@@ -143,3 +161,27 @@ def test_nvtx_step_name_with_an_escape_sequence(capsys, tmp_path):
     code, text, _ = run_cli(capsys, "timeline", path)
     assert code == 0 and "Steps ('step\\x1b]0;owned\\x07\\u202e')" in text
     assert not any(c in text for c in "\x1b\x07\u202e")
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_an_ncu_export_with_bytes_not_utf8(tmp_path, fails):
+    """An ncu CSV export whose output holds a Latin-1 byte (a name in the CSV on stdout, or in its error on
+    stderr): the raw CSV is written byte for byte (the reader then says what is wrong with it), and a failure
+    is said with the byte as \\xNN. Both ended the whole profile run in "internal error: UnicodeDecodeError"."""
+    from ncuwrap.profile.ncu_tool import NcuTool
+    from ncuwrap.profile.pipeline import export_csv
+    from ncuwrap.profile.rundir import RunDir
+
+    said = b'"ID","Kernel Name"\n"0","caf\xe9"\n'
+    ncu = tmp_path / "ncu"
+    stream = "stderr" if fails else "stdout"
+    ncu.write_text(f"#!{sys.executable}\nimport sys\nsys.{stream}.buffer.write({said!r})\nsys.exit({int(fails)})\n")
+    ncu.chmod(0o755)
+    rd = RunDir(tmp_path / "run")
+    rd.path.mkdir()
+    warning = export_csv(rd, NcuTool(path=str(ncu), version=(2025, 3, 1), version_text=""))
+    if fails:
+        assert warning == f'raw CSV export failed ("0","{CAFE}"); the report is complete'
+        assert terminal(warning).endswith('"caf\\xe9"); the report is complete')
+    else:
+        assert warning is None and rd.raw_csv.read_bytes() == said

@@ -34,7 +34,7 @@ from ncuwrap.timeline.compare import compare_timelines
 from ncuwrap.timeline.pipeline import diagnose_timeline
 from ncuwrap.kernel.document import expand
 from ncuwrap.timeline.options import TimelineOptions
-from tests.conftest import DATA, H200
+from tests.conftest import DATA, H200, run_cli
 from tests.test_render_html import Page
 from tests.test_render_markdown import assert_clean_gfm, gfm
 
@@ -238,3 +238,39 @@ _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u2
 
 def _controls(text: str) -> list[str]:
     return sorted({unicodedata.name(c, hex(ord(c))) for c in _CONTROL.findall(text)})
+
+
+# A kernel name with a NUL, a right-to-left override and an OSC 52 sequence (it asks the terminal to set the
+# clipboard), renamed in a real nsys capture's StringIds (issue 54).
+NUL_RLO_OSC = "k\x00ernel\u202elanruof\x1b]52;c;ZWNobyBvd25lZA==\x07_add"
+# The same name as JSON writes it: each of those characters with JSON's own \uXXXX escape, nothing else changed.
+NUL_RLO_OSC_JSON = '"k\\u0000ernel\\u202elanruof\\u001b]52;c;ZWNobyBvd25lZA==\\u0007_add"'
+
+
+def test_json_gives_back_a_name_with_nul_rlo_and_osc_exactly(capsys, tmp_path):
+    """The document reads back every character (json.loads), and its text holds none of them raw: the C0
+    controls were escaped by JSON's rules already, the RLO was written raw (it reordered the JSON shown by
+    `cat` or in a review's diff). The terminal table shows them as escapes, as before."""
+    capture = tmp_path / "hostile.sqlite"
+    shutil.copy(BENCH_SQLITE, capture)
+    with sqlite3.connect(capture) as db:
+        for old, new in (("strided_add", NUL_RLO_OSC), ("strided_add(const float *, const float *, float *, int)", f"{NUL_RLO_OSC}(int)")):
+            assert db.execute("UPDATE StringIds SET value = ? WHERE value = ?", (new, old)).rowcount == 1, old
+    db.close()
+    code, text, err = run_cli(capsys, "timeline", capture, "-f", "json")
+    assert (code, err) == (0, "")
+    doc = json.loads(text)
+    assert doc["limiter"] == doc["metrics"]["top_kernel"] == NUL_RLO_OSC
+    assert [(k["name"], k["demangled"]) for k in doc["top_kernels"] if "ernel" in k["name"]] == [(NUL_RLO_OSC, f"{NUL_RLO_OSC}(int)")]
+    assert f'  "limiter": {NUL_RLO_OSC_JSON},\n' in text
+    assert f'      "demangled": {NUL_RLO_OSC_JSON[:-1]}(int)",\n' in text
+    assert _controls(text.replace("\n", "")) == []
+
+    code, text, err = run_cli(capsys, "compare", BENCH_SQLITE, capture, "-f", "json")
+    assert (code, err) == (0, "")
+    assert json.loads(text)["added"] == [f"{NUL_RLO_OSC}(int)"]
+    assert f'    {NUL_RLO_OSC_JSON[:-1]}(int)"\n' in text and _controls(text.replace("\n", "")) == []
+
+    code, table, err = run_cli(capsys, "timeline", capture)
+    assert code == 0 and "k\\x00ernel\\u202elanruof\\x1b]52;c;ZWNobyBvd25lZA==\\x07_add" in table
+    assert _controls(table.replace("\n", "")) == []

@@ -56,7 +56,7 @@ def test_environment_json_gets_every_gpu_field():
         "index": "0", "name": "NVIDIA H200", "uuid": "GPU-7a5bc5f3-d041-8c1a-6ace-9adb9869e4e5", "driver_version": "580.159.04",
         "pci.bus_id": "00000000:00:06.0", "clocks.sm": "345 MHz", "clocks.max.sm": "1980 MHz", "clocks.mem": "3201 MHz",
         "clocks.max.mem": "3201 MHz", "persistence_mode": "Enabled", "compute_mode": "Default"}]}
-    assert replay.calls == [(ENVIRONMENT_ARGV, {"capture_output": True, "text": True, "timeout": 30})]
+    assert replay.calls == [(ENVIRONMENT_ARGV, {"capture_output": True, "timeout": 30, **S.TOOL_TEXT})]
 
 
 def test_bench_clocks_without_units():

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuwrap.core import nvidia_smi
+from ncuwrap.core import nvidia_smi, process
 from ncuwrap.bundled.manifest import Manifest, load_manifest
 from ncuwrap.core.errors import BuildError, InputError, ToolNotFoundError
 
@@ -94,7 +94,7 @@ def find_nvcc() -> Nvcc:
             f"({MIN_NVCC[0]}.{MIN_NVCC[1]} or newer) and put its bin/ on PATH"
         )
     try:
-        proc = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60, check=False)
+        proc = subprocess.run([found, "--version"], capture_output=True, timeout=60, check=False, **process.TOOL_TEXT)
     except OSError as exc:
         raise ToolNotFoundError(f"nvcc: {found} cannot be run ({exc.strerror}); check the CUDA toolkit install") from None
     text = proc.stdout.strip()
@@ -280,12 +280,12 @@ def _compile(name: str, bench, nvcc: Nvcc, arch: str, key: str, folder: Path) ->
     os.close(fd)
     argv = nvcc_argv(nvcc.path, bench.source, tmp, arch)
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=_NVCC_TIMEOUT_S, check=False)
+        proc = subprocess.run(argv, capture_output=True, timeout=_NVCC_TIMEOUT_S, check=False, **process.TOOL_TEXT)
     except subprocess.TimeoutExpired:
         Path(tmp).unlink(missing_ok=True)
         raise BuildError(f"{bench.source.name}: nvcc did not finish in {_NVCC_TIMEOUT_S} s; build it by hand to see why") from None
     log = proc.stdout + proc.stderr
-    (folder / "build.log").write_text(" ".join(argv) + "\n" + log)
+    (folder / "build.log").write_text(" ".join(argv) + "\n" + log, encoding="utf-8", errors="surrogateescape")
     if proc.returncode != 0:
         Path(tmp).unlink(missing_ok=True)
         first = next((line.strip() for line in log.splitlines() if "error" in line.lower()), log.strip()[:200])

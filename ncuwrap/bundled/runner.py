@@ -153,7 +153,7 @@ def run_binary(
     """Run the binary once. Exit 1 (a wrong result) still returns the run, with ``verified`` false."""
     argv = binary_argv(binary, variants, warmup, iters, sizes)
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False, env=process.environment())
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout_s, check=False, env=process.environment(), **process.TOOL_TEXT)
     except subprocess.TimeoutExpired:
         raise BenchError(f"{binary.name}: did not finish in {timeout_s:.0f} s; try fewer --iters or smaller sizes") from None
     except OSError as exc:

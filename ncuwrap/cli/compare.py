@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from ncuwrap.cli.root import app
-from ncuwrap.cli.options import (Extend, Kernel, Names, Ncu, NsysPath, OutputFile, OutputFormat, Quiet, ReplaceOutput, Rules, StepRange, Steps,
+from ncuwrap.cli.options import (Extend, Kernel, Names, Ncu, NsysPath, Output, OutputFormat, Quiet, Replace, Rules, StepRange, Steps,
                                  StepsFind, Warmup, launch_selection, rules_choice, timeline_options)
 from ncuwrap.cli.output import check_output, emit
 from ncuwrap.cli.progress import shown
@@ -48,8 +48,8 @@ def compare(
     kernel: Kernel = None,
     fmt: OutputFormat = Format.table,
     names: Names = "short",
-    output: OutputFile = None,
-    force: ReplaceOutput = False,
+    output: Output = None,
+    force: Replace = False,
     ncu: Ncu = None,
     step_range: StepRange = None,
     warmup: Warmup = None,

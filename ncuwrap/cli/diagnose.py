@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ncuwrap.cli.root import app
-from ncuwrap.cli.options import (Kernel, LaunchCount, LaunchSkip, Names, Ncu, NsysPath, OutputFile, OutputFormat, Process, Quiet, ReplaceOutput,
+from ncuwrap.cli.options import (Kernel, LaunchCount, LaunchSkip, Names, Ncu, NsysPath, Output, OutputFormat, Process, Quiet, Replace,
                                  Rules, Extend, launch_selection, rules_choice, timeline_options)
 from ncuwrap.cli.output import check_output, emit
 from ncuwrap.cli.progress import shown
@@ -28,8 +28,8 @@ def diagnose(
     process: Process = None,
     fmt: OutputFormat = Format.table,
     names: Names = "short",
-    output: OutputFile = None,
-    force: ReplaceOutput = False,
+    output: Output = None,
+    force: Replace = False,
     ncu: Ncu = None,
     nsys: NsysPath = None,
     source_page: Optional[Path] = typer.Option(None, "--source-page",

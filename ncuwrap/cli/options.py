@@ -5,8 +5,8 @@ make: :class:`~ncuwrap.core.rules_choice.RulesChoice` (``--rules``, ``--extend``
 ``--warmup``, ``--steps``, ``--nsys-path``), the same values the API functions take.
 
 A command names an option by its alias (``rules: Rules = None``); an option only one command has is
-declared in that command's module. A flag that means different things to different commands (``-o``: a
-file, or a run folder) is declared here once per meaning, as :data:`MEANINGS` lists;
+declared in that command's module. A flag that means different things to different commands (``--force``:
+replace an output, or rebuild a benchmark) is declared once per meaning, as :data:`MEANINGS` lists;
 tests/test_cli_options.py checks that no flag is declared anywhere else twice.
 """
 
@@ -93,21 +93,24 @@ ListOutputFormat = Annotated[ListFormat, typer.Option("--format", "-f", help="Wh
 Names = Annotated[NamesStyle, typer.Option(
     "--names", help="How kernel names are shown: short (the function, template arguments as ‹…›, told apart where two would read "
                     "the same), function (with its template arguments), demangled (the whole signature). JSON always has them whole.")]
-OutputFile = Annotated[Optional[Path], typer.Option(
-    "--output", "-o", help="Write to this file instead of stdout (never an input; an existing file only with --force).")]
+# -o has one meaning in every command (docs/cli/README.md): where the output goes. Given a report or capture to
+# read, the one file the output is written to; given a program to run, the run folder that keeps its files.
+Output = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", show_default=False,
+    help="Where the output goes. Given a report or capture (diagnose, compare, timeline FILE or --ranks DIR): the file "
+         "the output is written to instead of stdout, whole, never an input. Given a program to run (profile, timeline -- "
+         "PROGRAM, --per-rank): the run folder (default: ncuwrap-runs/<target>-<time>; a timeline's, "
+         "ncuwrap-runs/timeline-<time>). Nothing there is replaced without --force.")]
+Replace = Annotated[bool, typer.Option("--force", help="Replace the --output file, or the files of the --output run folder, if there.")]
 ReplaceOutput = Annotated[bool, typer.Option("--force", help="Replace the --output file if it exists.")]
-RunFolder = Annotated[Optional[Path], typer.Option(
-    "--output", "-o", help="Run folder (default: ncuwrap-runs/<target>-<time>; a timeline's, ncuwrap-runs/timeline-<time>). "
-                           "Never overwritten without --force.")]
-ReplaceRunFolder = Annotated[bool, typer.Option("--force", help="Replace the files of an existing run folder (--output).")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress on stderr (none is shown when stderr is not a terminal).")]
 
 # Flags declared more than once, here, one alias per meaning (the commands' own modules declare the
 # others: 'ncuwrap bench -o' writes a copy of its JSON, 'rules metrics --format' has its own choices).
 MEANINGS = {
-    "--output": ("OutputFile", "RunFolder", "bench's copy of the JSON"),
-    "-o": ("OutputFile", "RunFolder", "bench's copy of the JSON"),
-    "--force": ("ReplaceOutput", "ReplaceRunFolder", "build's rebuild"),
+    "--output": ("Output", "bench's copy of the JSON"),
+    "-o": ("Output", "bench's copy of the JSON"),
+    "--force": ("Replace", "ReplaceOutput", "build's rebuild"),
     "--format": ("OutputFormat", "ListOutputFormat", "rules metrics' format"),
     "-f": ("OutputFormat", "ListOutputFormat", "rules metrics' format"),
     "--all": ("AllBenchmarks", "rules metrics' every name"),

@@ -14,7 +14,7 @@ import typer
 
 from ncuwrap.cli.root import app
 from ncuwrap.cli.options import (Arch, Extend, Kernel, LaunchCount, LaunchSkip, Names, Ncu, NsysArgs, NsysPath, NsysTrace, NthLaunch, OutputFormat,
-                                 ReplaceRunFolder, Rules, RunFolder, Steps, StepsFind, launch_selection, rules_choice, timeline_options)
+                                 Output, Replace, Rules, Steps, StepsFind, launch_selection, rules_choice, timeline_options)
 from ncuwrap.cli.output import emit, write_document
 from ncuwrap.render import Format
 from ncuwrap.render.escape import terminal
@@ -193,8 +193,8 @@ def profile(
     steps: Steps = StepsFind.auto,
     nsys_trace: NsysTrace = None,
     nsys_args: NsysArgs = None,
-    output: RunFolder = None,
-    force: ReplaceRunFolder = False,
+    output: Output = None,
+    force: Replace = False,
     ncu: Ncu = None,
     nsys_path: NsysPath = None,
     rules: Rules = None,

@@ -5,7 +5,9 @@ before; ``ncuwrap timeline --ranks DIR`` diagnoses a multi-GPU run from one capt
 (:mod:`ncuwrap.timeline.ranks`), and ``--per-rank -- torchrun ...`` captures one
 (:mod:`ncuwrap.timeline.ranks.capture`).
 
-The verdict goes to stdout in --format; where the files went goes to stderr.
+The verdict goes to stdout in --format, or, reading captures made before, to the -o file; where the files
+went goes to stderr. ``-o`` is where the output goes (docs/cli/README.md): the file of the verdict where
+captures are read, the run folder where a program is captured.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from typing import List, Optional
 import typer
 
 from ncuwrap.cli.root import app
-from ncuwrap.cli.options import (Extend, Names, NsysArgs, NsysPath, NsysTrace, OutputFormat, Quiet, ReplaceRunFolder, Rules, RunFolder, StepRange,
+from ncuwrap.cli.options import (Extend, Names, NsysArgs, NsysPath, NsysTrace, Output, OutputFormat, Quiet, Replace, Rules, StepRange,
                                  Steps, StepsFind, Warmup, rules_choice, timeline_options)
-from ncuwrap.cli.output import emit, write_document
+from ncuwrap.cli.output import check_output, emit, write_document
 from ncuwrap.cli.progress import shown
 from ncuwrap.core.errors import InputError
 from ncuwrap.render import Format
@@ -36,9 +38,9 @@ def write_timeline_documents(diagnosis, run_dir: Path) -> list[Path]:
     return [write_document(diagnosis, Format.json, run_dir / VERDICT), write_document(diagnosis, Format.html, run_dir / HTML)]
 
 
-def capture_file(program: list[str], output: Path | None, force: bool) -> Path | None:
+def capture_file(program: list[str]) -> Path | None:
     """The capture file given instead of a program (``ncuwrap timeline run.sqlite``), else None.
-    An Nsight Compute report, or options that only a new capture takes, end in one line with the fix."""
+    An Nsight Compute report, or arguments after a capture, end in one line with the fix."""
     from ncuwrap.kernel.reading import TIMELINE_SUFFIXES
 
     path = Path(program[0])
@@ -53,9 +55,6 @@ def capture_file(program: list[str], output: Path | None, force: bool) -> Path |
     if len(program) > 1:
         raise InputError(f"{path}: a capture is read as it is, with no arguments after it ({shlex.join(program[1:])}); "
                          "to capture a program, give it after '--'")
-    if output is not None or force:
-        raise InputError(f"{path}: -o/--force name the run folder of a new capture; to write this capture's verdict "
-                         f"to a file, run 'ncuwrap diagnose {path} -f FORMAT -o FILE'")
     return path
 
 
@@ -64,8 +63,8 @@ def timeline(
     program: Optional[List[str]] = typer.Argument(None, help="The program and its arguments, after '--': ncuwrap timeline -- ./prog args. "
                                                   "Or a capture made before: a .sqlite export or .nsys-rep, or a PyTorch profiler trace "
                                                   "(.json, .json.gz).", show_default=False),
-    output: RunFolder = None,
-    force: ReplaceRunFolder = False,
+    output: Output = None,
+    force: Replace = False,
     nsys_path: NsysPath = None,
     rules: Rules = None,
     extend: Extend = False,
@@ -92,9 +91,9 @@ def timeline(
     """Capture a program with Nsight Systems (CUDA, NVTX, OS runtime) and say what limits it end to end:
     kernels, host<->device transfers, or launch and synchronization overhead.
 
-    Writes timeline.nsys-rep, timeline.sqlite, timeline.json, timeline.html and timeline.log into the run folder.
-    Given a .sqlite (or .nsys-rep, or a PyTorch profiler trace .json) instead of a program, diagnoses that
-    capture and writes nothing.
+    Writes timeline.nsys-rep, timeline.sqlite, timeline.json, timeline.html and timeline.log into the run folder
+    (-o DIR). Given a .sqlite (or .nsys-rep, or a PyTorch profiler trace .json) instead of a program, diagnoses
+    that capture, and writes only the -o FILE given.
     With --ranks DIR, diagnoses one capture per rank of a multi-GPU run: which rank is slow, and whether
     the run is compute-, communication-, input- or launch-bound.
     """
@@ -120,13 +119,14 @@ def timeline(
                              "to capture one report per rank, run 'ncuwrap timeline --per-rank -- torchrun ...'")
         from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 
+        check_output(output, ranks, rules, force=force)
         try:
             result = diagnose_ranks(ranks, rules=chosen, timeline=how, scheduler=scheduler, workers=workers, allow_mixed=allow_mixed)
         except KeyboardInterrupt:
             # typer turns it into exit 130 with nothing said: the one line is said here
             typer.echo("ncuwrap: interrupted: the analysis was stopped (its workers and their folder too)", err=True)
             raise
-        emit(result, fmt, None)
+        emit(result, fmt, output, force=force, inputs=(ranks, rules))
         return
     if per_rank:
         from ncuwrap.timeline.ranks.capture import capture_ranks
@@ -143,14 +143,15 @@ def timeline(
                          "give the folder of rank captures with --ranks")
     if not program:
         raise InputError("no program given; run 'ncuwrap timeline -- ./program args' or 'ncuwrap timeline --ranks DIR'")
-    path = capture_file(program, output, force)
+    path = capture_file(program)
     if path is not None:
         from ncuwrap.timeline.pipeline import diagnose_timeline
 
         no_capture_options()
+        check_output(output, path, rules, force=force)
         with shown(quiet):  # a capture made before, read here (a program captured prints its own output: no line over it)
             diagnosis = diagnose_timeline(path, chosen, how)
-        emit(diagnosis, fmt, None, names=names)
+        emit(diagnosis, fmt, output, force=force, inputs=(path, rules), names=names)
         return
     run_dir = output or default_run_dir()
     result = capture(list(program), run_dir, force=force, rules=chosen, options=nsys_options, timeline=how,

@@ -59,14 +59,15 @@ def write_checked(path: Path, text: str, *, force: bool = False, inputs=(), opti
         raise NcuwrapError(f"{path}: cannot write ({exc.strerror or exc}); choose another {option} path") from None
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, *, errors: str = "strict") -> None:
     """Write ``text`` through a temporary file in the same folder, then rename it into place: an error
-    never leaves a half-written file, and an existing file is replaced only by a complete one."""
+    never leaves a half-written file, and an existing file is replaced only by a complete one.
+    ``errors="surrogateescape"`` writes a tool's output decoded with core.process.TOOL_TEXT as its own bytes."""
     path = Path(path)
     # The temporary name must fit the file system's 255 bytes even when the name itself nearly does.
     fd, tmp = tempfile.mkstemp(prefix=f".{short_name(path.name)}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=errors) as fh:
             fh.write(text)
         # mkstemp makes the file owner-only; reports are meant to be shared, so follow the umask.
         umask = os.umask(0)

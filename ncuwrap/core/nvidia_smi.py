@@ -12,6 +12,8 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from ncuwrap.core.process import TOOL_TEXT
+
 NOT_FOUND = "nvidia-smi not found on PATH"
 TIMEOUT_S = 30
 
@@ -54,7 +56,7 @@ def query(fields: Sequence[str], *, units: bool = True, timeout_s: float = TIMEO
         return GpuQuery(argv=None, error=NOT_FOUND)
     argv = query_argv(smi, fields, units=units)
     try:
-        done = (run or subprocess.run)(argv, capture_output=True, text=True, timeout=timeout_s)
+        done = (run or subprocess.run)(argv, capture_output=True, timeout=timeout_s, **TOOL_TEXT)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return GpuQuery(argv=argv, error=str(exc))
     if done.returncode != 0:

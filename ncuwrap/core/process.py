@@ -15,6 +15,7 @@ import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,14 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 STOP_GRACE_S = (3.0, 2.0)  # after SIGINT, after SIGTERM; then SIGKILL
+
+# How the output of a tool run to the end is decoded (``subprocess.run(argv, capture_output=True, **TOOL_TEXT)``):
+# as Python reads file names (UTF-8 here; each byte that is not kept as a surrogate escape). A tool echoes
+# the file names it is given (nsys: "cannot open résumé.nsys-rep", the name in Latin-1), and a byte that is
+# not UTF-8 failed the whole read ("internal error: UnicodeDecodeError"); so decoded, the name reads back
+# as the one given, every output shows the byte as ``\xNN`` (ncuwrap.render.escape) and a file written
+# from it with errors="surrogateescape" holds the tool's own bytes.
+TOOL_TEXT = {"encoding": sys.getfilesystemencoding(), "errors": sys.getfilesystemencodeerrors()}
 
 
 @dataclass

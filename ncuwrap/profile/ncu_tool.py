@@ -70,7 +70,7 @@ def ncu_tool(path: str | None = None, *, run=None) -> NcuTool:
     """Find ncu, ask its version and refuse one older than MIN_VERSION (one line saying what to do)."""
     ncu = find_ncu(path)
     try:
-        done = (run or subprocess.run)(version_argv(ncu), capture_output=True, text=True, timeout=60)
+        done = (run or subprocess.run)(version_argv(ncu), capture_output=True, timeout=60, **process.TOOL_TEXT)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolNotFoundError(f"{ncu}: cannot run 'ncu --version' ({exc}); check the installation or pass --ncu another ncu") from None
     text = (done.stdout or "") + (done.stderr or "")

@@ -301,7 +301,7 @@ def _export(rd: rundir.RunDir, argv: list[str], path: Path, what: str, empty_ok:
     ``empty_ok``: an export that succeeds with nothing to say writes no file and is no failure."""
     rd.add_command(what, argv, stdout_to=str(path))
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=process.environment())
+        done = subprocess.run(argv, capture_output=True, timeout=600, env=process.environment(), **process.TOOL_TEXT)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, str(exc), True
     if done.returncode == 0 and not done.stdout.strip() and empty_ok:

@@ -98,7 +98,8 @@ class RunDir:
             fh.write(f"# {what}\n{line}\n")
 
     def write_text(self, path: Path, text: str) -> None:
-        write_atomic(path, text)
+        """``text`` into ``path``: a tool's output (core.process.TOOL_TEXT) byte for byte."""
+        write_atomic(path, text, errors="surrogateescape")
 
     def write_json(self, path: Path, data) -> None:
         write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")

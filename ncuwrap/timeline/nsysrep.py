@@ -160,7 +160,7 @@ def export_sqlite(report: Path, output: Path, nsys: str | Path | None = None) ->
     exe = find_nsys(nsys)
     argv = export_argv(exe, report, output)
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        done = subprocess.run(argv, capture_output=True, check=False, **process.TOOL_TEXT)
     except OSError as exc:
         raise ToolNotFoundError(f"{exe}: cannot run nsys ({exc}); {_INSTALL_HINT}") from None
     written = output if output.exists() else Path(f"{output}.sqlite")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ncuwrap.core import fileio
+from ncuwrap.core import fileio, sqlite_file
 from ncuwrap.core.errors import InputError
 from ncuwrap.core.numbers import distinct
 from ncuwrap.timeline import pytorch_nvtx
@@ -154,10 +154,16 @@ def check_file(path: Path) -> None:
 
 def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
     """Read the events and NVTX ranges of an nsys SQLite export; raise InputError naming the file on any
-    problem. With ``ranks``, also what identifies the run (for ``timeline --ranks``)."""
+    problem. With ``ranks``, also what identifies the run (for ``timeline --ranks``). Nothing is written beside
+    the file, and one a program is writing is refused (:mod:`ncuwrap.core.sqlite_file`)."""
     path = Path(path)
     check_file(path)
-    uri = f"{path.resolve().as_uri()}?{'mode=ro' if being_written(path) else 'immutable=1'}"
+    with sqlite_file.reading(path) as uri:
+        return _read(path, uri, ranks)
+
+
+def _read(path: Path, uri: str, ranks: bool) -> TimelineData:
+    """:func:`read` of ``path`` through ``uri`` (the file itself, immutable, or a private copy)."""
     try:
         connection = sqlite3.connect(uri, uri=True, timeout=1.0)
     except sqlite3.Error as exc:
@@ -176,26 +182,13 @@ def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
             raise InputError(f"{path}: reading it took more than {budget.steps:,} SQLite steps, far more than an nsys export "
                              "needs; export the report again with 'nsys export --type sqlite'") from None
         if _LOCKED.search(_first_line(exc)):
-            raise InputError(f"{path}: another program is writing the database ({_first_line(exc)}); wait until it has "
-                             "finished (nsys export, or the program holding it), then run again") from None
+            raise sqlite_file.refusal(path, _first_line(exc)) from None
         raise InputError(f"{path}: corrupt or truncated SQLite database ({_first_line(exc)}); export the report again "
                          "with 'nsys export --type sqlite --force-overwrite true'") from None
     finally:
         if scanner is not None:
             scanner.close()
         connection.close()
-
-
-def being_written(path: Path) -> bool:
-    """Whether a program may be writing the database: its rollback journal, or a write-ahead log holding
-    pages, lies beside it. Such a file is read with SQLite's locks (a lock held is said as such); any other
-    is read as immutable: no lock, and no -shm or -wal file made beside it (nsys writes its exports whole;
-    a WAL-mode file opened "read-only" got a -shm, and in a read-only folder failed as corrupt)."""
-    journal, wal = Path(f"{path}-journal"), Path(f"{path}-wal")
-    try:
-        return journal.exists() or (wal.exists() and wal.stat().st_size > 0)
-    except OSError:
-        return True
 
 
 _LOCKED = re.compile(r"database (table )?is locked|database is busy|SQLITE_BUSY|SQLITE_LOCKED", re.IGNORECASE)
