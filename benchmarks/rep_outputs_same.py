@@ -6,7 +6,7 @@ outputs, the exit code and stderr must be byte-identical. Used for changes to ho
 change no verdict (reading the file format directly, issue 41 item 1; the raw page without pandas, item 2):
 
     git -C . archive 21d4e86 | tar -x -C /tmp/before
-    python benchmarks/rep_outputs_same.py --before /tmp/before [--after .] [--kinds rep,csv]
+    python benchmarks/rep_outputs_same.py --before /tmp/before [--after .] [--kinds rep,csv] [--formats json,markdown,table,html]
 
 Prints one line per difference and a count; exits 1 on any difference.
 """
@@ -59,18 +59,20 @@ def main() -> int:
     parser.add_argument("--after", type=Path, default=ROOT, help="the source tree under test (default: this checkout)")
     parser.add_argument("--data", type=Path, default=ROOT / "tests" / "data")
     parser.add_argument("--kinds", default="rep", help="which reports, comma-separated: rep (.ncu-rep), csv (ncu's CSV exports); default rep")
+    parser.add_argument("--formats", default=",".join(FORMATS), help=f"which outputs, comma-separated; default {','.join(FORMATS)}")
     args = parser.parse_args()
+    formats = tuple(args.formats.split(","))
     checked, differ = 0, 0
     with tempfile.TemporaryDirectory() as tmp:
         for report in reports(args.data.resolve(), tuple(args.kinds.split(","))):
-            for fmt in FORMATS:
+            for fmt in formats:
                 outs = [diagnose(tree.resolve(), report, fmt, Path(tmp)) for tree in (args.before, args.after)]
                 checked += 1
                 if outs[0] != outs[1]:
                     differ += 1
                     what = [name for name, a, b in zip(("exit code", "stderr", "output"), *outs) if a != b]
                     print(f"DIFFERENT {report} -f {fmt}: {', '.join(what)}")
-    print(f"{checked} outputs compared ({checked // len(FORMATS)} reports x {len(FORMATS)} formats), {differ} different")
+    print(f"{checked} outputs compared ({checked // len(formats)} reports x {len(formats)} formats), {differ} different")
     return 1 if differ else 0
 
 

@@ -107,7 +107,8 @@ def _tables(path: Path, tool) -> dict:
               "from ncuwrap.kernel.reading import disassembly, ncu_rep\n"
               f"disassembly.nvdisasm = lambda: {tool!r}\n"
               "path = Path(sys.argv[1])\n"
-              "rows, rules, sources = ncu_rep._collect_file(path, ncu_rep.load_module(), path)\n"
+              "rows, rules, sources, unread = ncu_rep._collect_file(path, ncu_rep.load_module(), path)\n"
+              "assert unread == {}\n"
               "print(json.dumps({k: {'sass': v.sass, 'file': v.file, 'line': v.line, 'pcs': v.pcs.tolist(), 'space': v.space,\n"
               "                      'columns': {c: [None if x != x else x for x in a.tolist()] for c, a in v.columns.items()}}\n"
               "                  for k, v in sources.items()}))\n")
@@ -163,7 +164,8 @@ def test_no_report_here_needs_nvidias_reader(tmp_path, monkeypatch):
     lines = shown = 0
     for name in recorded["reports"]:
         path = plain_report(ROOT / name, tmp_path)
-        _, _, sources = ncu_rep._collect_file(path, None, path)
+        _, _, sources, unread = ncu_rep._collect_file(path, None, path)
+        assert unread == {}, name
         assert sources, name
         for raw in sources.values():
             lines += sum(line is not None for line in raw.line)

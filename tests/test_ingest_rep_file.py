@@ -98,16 +98,18 @@ def test_the_attribution_workers_answer_as_ncu_report_does():
 
 
 def test_a_file_not_laid_out_as_expected_is_read_by_ncu_report(monkeypatch):
-    """Where the file reader gives up (FormatError), NVIDIA's reader reads the whole report, as before."""
+    """Where the file reader gives up on the file (FormatError), NVIDIA's reader reads the whole report, as before,
+    and the Profile says so."""
     path = H200 / "vecadd" / "bench_add.ncu-rep"
     direct = ncu_rep.start(path).result()
 
     def refuse(*args, **kwargs):
         raise ncu_rep_file.FormatError("format version 8")
 
-    monkeypatch.setattr(ncu_rep_file, "read", refuse)
+    monkeypatch.setattr(ncu_rep_file, "launches", refuse)
     fallen_back = ncu_rep.start(path, parts=2).result()
-    assert len(direct.frame) == 2
+    assert len(direct.frame) == 2 and direct.fallback is None
+    assert fallen_back.fallback.whole and fallen_back.fallback.reasons == ("format version 8",)
     assert fallen_back.frame.equals(direct.frame) and fallen_back.rules == direct.rules and fallen_back.source == direct.source
     assert fallen_back.sources.keys() == direct.sources.keys() == {0, 1}
     assert all(fallen_back.sources[k].table.equals(direct.sources[k].table) for k in direct.sources)
@@ -126,7 +128,6 @@ VERSION_7 = b"\x08\x07"  # FileHeader: field 1 (varint) = 7
     (ncu_rep_file.MAGIC + struct.pack("<I", 0xFFFF_FFF0) + VERSION_7, "file header runs past"),
     (_framed(VERSION_7, b"\x28\xf0\xff\xff\xff\x0f"), "block runs past"),  # PayloadSize 4 GiB
     (_framed(VERSION_7, b"\x10\x01\x28\x08") + struct.pack("<I", 0x7FFF_FFFF) + b"\0" * 4, "launch runs past"),
-    (_framed(VERSION_7, b"\x10\x01\x28\x06") + struct.pack("<I", 2) + b"\xff\xff", "launch does not parse"),
     (_framed(VERSION_7, b"\x38\x01"), "range, command list or graph results"),
 ])
 def test_a_damaged_file_is_a_format_error_at_once(tmp_path, data, reason):
@@ -277,8 +278,9 @@ def test_a_parsing_process_that_finds_the_file_laid_out_otherwise_leaves_the_rep
     fallen, whole = [], ncu_rep.Reading._from_ncu_report
     monkeypatch.setattr(ncu_rep, "_parse", refuse_the_second)
     monkeypatch.setattr(ncu_rep.Reading, "_from_ncu_report", lambda self: fallen.append(1) or whole(self))
-    assert _same_profile(ncu_rep.start(path, parsers=2).result(), direct)
-    assert fallen  # NVIDIA's reader read it
+    fallen_back = ncu_rep.start(path, parsers=2).result()
+    assert _same_profile(fallen_back, direct)
+    assert fallen and fallen_back.fallback.reasons == ("format version 8",)  # NVIDIA's reader read it, and it is said
 
 
 def test_a_parsing_process_that_dies_is_one_line(monkeypatch):

@@ -40,8 +40,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    root.debug = False
+    root.reset()
     process.quiet_thread_pools()  # before any command imports numpy
+    try:
+        return _app(argv)
+    finally:
+        root.reset()
+
+
+def _app(argv: list[str] | None) -> int:
     try:
         with warnings.catch_warnings():
             # numpy's overflow/invalid-value warnings on odd counters (1e300 * 1e300): the code

@@ -438,6 +438,7 @@ def compare(before: Diagnosis, after: Diagnosis, *, pairs=(), before_timing: str
         notes.append("real speedup needs uninstrumented timings of both sides (--before-timing and --after-timing)")
     if left_b and left_a:
         notes.append("some kernels could not be paired by name: pair renamed kernels with --pair BEFORE_NAME=AFTER_NAME")
+    notes += [f"BEFORE: {n}" for n in before.notes] + [f"AFTER: {n}" for n in after.notes]
     return CompareResult(before, after, tuple(result_pairs), tuple(left_b), tuple(left_a), threshold_pct,
                          str(before_timing) if before_timing else None, str(after_timing) if after_timing else None, tuple(notes),
                          fail_on_finding)

@@ -148,6 +148,7 @@ def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: LaunchSel
         kernels=tuple(kernels),
         reprofile=_reprofile(kernels, source.kind),
         lines_hint=None if profile.sources or not _points_at_lines(rules) else NO_COUNTERS,
+        notes=(profile.fallback.note(),) if profile.fallback is not None else (),
     )
 
 

@@ -132,7 +132,8 @@ def _diagnosis(doc: dict, roles: dict, launches: list[dict]) -> Diagnosis:
     r = doc.get("reprofile")
     reprofile = Reprofile(tuple(r["rules"]), tuple(r["missing"]), r["launches"], r["how"]) if r else None
     return Diagnosis(source=source, rules_path=rules["path"], rules_version=rules["version"], rules_name=rules["name"],
-                     kernels=tuple(_kernel(k, roles) for k in launches), reprofile=reprofile, lines_hint=doc.get("lines_hint"))
+                     kernels=tuple(_kernel(k, roles) for k in launches), reprofile=reprofile, lines_hint=doc.get("lines_hint"),
+                     notes=tuple(doc.get("notes") or ()))
 
 
 def _kernel(k: dict, roles: dict) -> KernelVerdict:
@@ -320,5 +321,5 @@ DOCUMENT = _record({
                                                                      "compute_capability": _opt(TEXT)}),
     "rules": _record({"path": TEXT, "version": INT, "name": TEXT}), "kernels": _list(_Type("a mapping", lambda v, where, seen: (
         _SHARED_LAUNCH if type(v) is dict and "like" in v else _record({"id": INT})).check(v, where, seen))),
-}, {"facts": _opt(_map(SCALAR)), "roles": _map(TEXT), "lines_hint": _opt(TEXT),
+}, {"facts": _opt(_map(SCALAR)), "roles": _map(TEXT), "lines_hint": _opt(TEXT), "notes": _list(TEXT),
     "reprofile": _opt(_record({"rules": _list(TEXT), "missing": _list(TEXT), "launches": INT, "how": TEXT}))})

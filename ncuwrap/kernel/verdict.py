@@ -352,6 +352,8 @@ class Diagnosis(Displayed):
     # A bundled lesson's stop line (ncuwrap.bundled.stopline.StopLine): the profiled variant's
     # uninstrumented speed against the copy ceiling or the library; None outside bundled runs.
     stop_line: "StopLine | None" = None
+    # How the report was read, where it is worth a line (launches NVIDIA's reader read: Profile.fallback).
+    notes: tuple[str, ...] = ()
 
     @property
     def processes(self) -> tuple[str, ...]:
@@ -388,6 +390,7 @@ class Diagnosis(Displayed):
             "lines_hint": self.lines_hint,
             **({"coverage": self.coverage.to_json()} if self.coverage else {}),
             **({"stop_line": self.stop_line.to_json()} if self.stop_line else {}),
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
     def __repr__(self) -> str:

@@ -53,6 +53,38 @@ class RuleResult:
     message: str
 
 
+@dataclass(frozen=True)
+class ReadFallback:
+    """Launches of a .ncu-rep that NVIDIA's reader (``ncu_report``) read because ncuwrap's own reader of the file
+    format did not expect how the file holds them: ``launches`` (their IDs; empty: the whole report) and
+    ``reasons`` (one each, or one for the whole report: what the reader met, for ``--debug``), of ``total``
+    launches. The verdicts are the same; the read takes more memory and time."""
+
+    launches: tuple[int, ...]
+    reasons: tuple[str, ...]
+    total: int
+
+    @property
+    def whole(self) -> bool:
+        return not self.launches
+
+    def note(self) -> str:
+        """One line for the outputs' notes."""
+        if self.whole:
+            return ("read by NVIDIA's ncu_report: ncuwrap's own reader did not expect how this report is laid out (more time and "
+                    "memory; --debug says what)")
+        count = len(self.launches)
+        ids = ", ".join(str(i) for i in self.launches[:5]) + (", ..." if count > 5 else "")
+        return (f"launch{'es' if count > 1 else ''} {ids} ({count} of {self.total}) read by NVIDIA's ncu_report: ncuwrap's own reader "
+                f"did not expect how the report holds {'them' if count > 1 else 'it'} (--debug says what)")
+
+    def details(self) -> list[str]:
+        """What the reader met: one line for the whole report, or one per launch (``--debug``)."""
+        if self.whole:
+            return [f"read wholly by NVIDIA's ncu_report: {self.reasons[0]}"]
+        return [f"launch {i} read by NVIDIA's ncu_report: {why}" for i, why in zip(self.launches, self.reasons)]
+
+
 class LaunchTable(ABC):
     """A profile's columns, one row per launch, as the diagnosis reads them: a metric's numbers, a column's
     values, the first value of a column. :class:`FrameTable` reads a pandas frame; a reader may give its
@@ -188,10 +220,12 @@ class Profile:
     sources: dict
     # Why a launch has none though a source page was given (launch ID -> one sentence).
     source_gaps: dict
+    # The launches of a .ncu-rep read by NVIDIA's reader instead of ncuwrap's (None: none).
+    fallback: ReadFallback | None
 
     def __init__(self, source: Source, frame: pd.DataFrame | None = None, units: dict[str, str] | None = None,
                  rules: dict[int, tuple[RuleResult, ...]] | None = None, sources: dict | None = None, source_gaps: dict | None = None,
-                 *, table: LaunchTable | None = None):
+                 *, table: LaunchTable | None = None, fallback: ReadFallback | None = None):
         if (frame is None) == (table is None):
             raise TypeError("a Profile is given either its frame or its table")
         self.source = source
@@ -200,6 +234,7 @@ class Profile:
         self.rules = rules if rules is not None else {}
         self.sources = sources if sources is not None else {}
         self.source_gaps = source_gaps if source_gaps is not None else {}
+        self.fallback = fallback
 
     @property
     def frame(self) -> pd.DataFrame:

@@ -5,9 +5,12 @@ The metrics, names, rule results, per-instruction counters and source texts come
 (:mod:`ncuwrap.kernel.reading.ncu_rep_file`); each instruction's source line from its cubin's line table
 (:mod:`line_table`) and the shown ones' SASS from nvdisasm (:mod:`disassembly`), both checked against what
 ``ncu_report`` gives. ``ncu_report`` answers lines or SASS only where those cannot (a line table or an
-architecture they do not read, no nvdisasm), and reads the whole report where the file is not laid out
-as expected. The module comes from the ``ncu-report`` wheel; without it, the ``extras/python`` folder of
-an installed Nsight Compute is used (found via ``ncu`` on PATH or an explicit path).
+architecture they do not read, no nvdisasm), reads a launch the file reader did not expect
+(:class:`ncu_rep_file.Unread`) from a copy of the report holding such launches alone, and reads the whole
+report where the file itself is not laid out as expected. Either is said: the Profile's ``fallback`` (a note
+in every output) and, under ``--debug``, what the file reader met (the ``ncuwrap`` logger). The module comes
+from the ``ncu-report`` wheel; without it, the ``extras/python`` folder of an installed Nsight Compute is used
+(found via ``ncu`` on PATH or an explicit path).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from ncuwrap.core import process, progress
 from ncuwrap.core.errors import InputError, ToolNotFoundError
-from ncuwrap.kernel.reading.model import NCU_REP_MAGIC as MAGIC, Profile, RuleResult, Source
+from ncuwrap.kernel.reading.model import NCU_REP_MAGIC as MAGIC, Profile, ReadFallback, RuleResult, Source
 from ncuwrap.kernel.reading import disassembly, line_table, ncu_rep_file, source_counters
 from ncuwrap.core.kernel_names import function_name
 
@@ -173,25 +176,31 @@ class Reading:
             self.child = _Child(shown, lambda: _collect_file(path, module, shown, wanted, beside=True, parts=parsers))
 
     def result(self) -> Profile:
-        collected = self._from_file()
+        collected, whole = self._from_file()
         if collected is None:  # not laid out as expected: NVIDIA's reader reads it all, as before
             collected = self._from_ncu_report()
-        return _assemble(self.path, self.shown, *_merged(collected, self.shown))
+        profile = _assemble(self.path, self.shown, *_merged(collected, self.shown), whole=whole)
+        if profile.fallback is not None:
+            _tell(profile.fallback, self.shown)
+        return profile
 
-    def _from_file(self) -> list | None:
+    def _from_file(self) -> tuple[list | None, str | None]:
+        """What the file reader read (None where the file is not laid out as it expects) and why it did not."""
         if self.child is None:
             try:
-                return [_collect_file(self.path, self.module, self.shown, self.wanted)]
-            except ncu_rep_file.FormatError:
-                return None
+                return [_collect_file(self.path, self.module, self.shown, self.wanted)], None
+            except ncu_rep_file.FormatError as exc:
+                return None, str(exc)
         try:
-            collected = self.child.result()
+            collected, why = [self.child.result()], None
+        except ncu_rep_file.FormatError as exc:
+            collected, why = None, str(exc)
         finally:
             if self.thaw:  # frozen here (a caller that froze objects of its own keeps them frozen)
                 gc.unfreeze()
                 self.thaw = False
         progress.report(f"reading {self.shown.name}", 1, 1)
-        return None if collected is None else [collected]
+        return collected, why
 
     def _from_ncu_report(self) -> list:
         path, module, shown, wanted, parts = self.path, self.module, self.shown, self.wanted, self.parts
@@ -257,16 +266,16 @@ class _Child:
         if kind == "ok":
             return value
         if kind == "format":  # the caller reads the report with ncu_report instead
-            return None
+            raise ncu_rep_file.FormatError(value)
         if kind == "input":
             raise InputError(value)
         raise InputError(f"{shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
 
 
 def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None,
-             part: tuple[int, int] = (0, 1)) -> tuple[list, dict, dict]:
+             part: tuple[int, int] = (0, 1)) -> tuple[list, dict, dict, dict]:
     """The metrics, rule results and per-instruction counters of every ``part[1]``-th launch from
-    ``part[0]`` on, as plain Python values.
+    ``part[0]`` on, as plain Python values (and no launch the file reader left: all are read here).
 
     It runs in the forked child: no pandas, numpy or pyarrow here. A child forked from a process whose
     pyarrow thread pool has run (the CSV reader) deadlocks on that pool's locks (seen in the test suite);
@@ -275,57 +284,76 @@ def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | No
         context = module.load_report(str(path))
     except Exception as exc:  # the module raises its own types; all mean an unreadable report
         raise InputError(f"{shown}: Nsight Compute report could not be read ({exc}); re-export it with 'ncu -o'") from None
+    first, step = part
+    launches = [(r, a) for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
+    return (*_read_actions(context, module, shown, wanted, {launch: where for launch, where in enumerate(launches) if launch % step == first}), {})
 
+
+def _read_actions(context, module: ModuleType, shown: Path, wanted: frozenset | None, actions: dict) -> tuple[list, dict, dict]:
+    """The rows, rule results and per-instruction counters of ``actions`` (launch ID -> (range, action) in
+    NVIDIA's reader's ``context``), in their order."""
     rows: list[dict] = []
     rules: dict[int, tuple[RuleResult, ...]] = {}
     sources: dict = {}
     where_cache: dict = {}
     string_kind = None
     demangled = getattr(module.IAction, "NameBase_DEMANGLED", None)
-    first, step = part
-    launch = -1
-    for r in range(context.num_ranges()):
-        rng = context.range_by_idx(r)
-        for a in range(rng.num_actions()):
-            launch += 1
-            if launch % step != first:
+    for launch, (r, a) in actions.items():
+        action = context.range_by_idx(r).action_by_idx(a)
+        signature = action.name(demangled) if demangled is not None else action.name()
+        # A report cut short still "loads": its last launch comes back without a name or metrics.
+        if not signature or not len(action.metric_names()):
+            raise InputError(f"{shown}: the report is truncated or corrupt (launch {launch} has no name or metrics); copy it again or re-profile with "
+                             f"'ncu -o'")
+        row: dict = {
+            "launch_id": launch,
+            "name": function_name(signature),
+            "display_name": signature,
+            "mangled_name": action.name(module.IAction.NameBase_MANGLED) if demangled is not None else None,
+        }
+        names = action.metric_names()
+        for metric_name in (names if wanted is None else [n for n in names if n in wanted]):
+            metric = action.metric_by_name(metric_name)
+            if metric is None or not metric.has_value():
                 continue
-            action = rng.action_by_idx(a)
-            signature = action.name(demangled) if demangled is not None else action.name()
-            # A report cut short still "loads": its last launch comes back without a name or metrics.
-            if not signature or not len(action.metric_names()):
-                raise InputError(f"{shown}: the report is truncated or corrupt (launch {launch} has no name or metrics); copy it again or re-profile with "
-                                 f"'ncu -o'")
-            row: dict = {
-                "launch_id": launch,
-                "name": function_name(signature),
-                "display_name": signature,
-                "mangled_name": action.name(module.IAction.NameBase_MANGLED) if demangled is not None else None,
-            }
-            names = action.metric_names()
-            for metric_name in (names if wanted is None else [n for n in names if n in wanted]):
-                metric = action.metric_by_name(metric_name)
-                if metric is None or not metric.has_value():
-                    continue
-                if string_kind is None:
-                    string_kind = metric.ValueKind_STRING
-                row[metric_name] = _value(metric, string_kind)
-            rules[launch] = _rule_results(action)
-            counters = source_counters.from_action(action, row["name"], where_cache)
-            if counters is not None:
-                sources[launch] = counters
-            rows.append(row)
+            if string_kind is None:
+                string_kind = metric.ValueKind_STRING
+            row[metric_name] = _value(metric, string_kind)
+        rules[launch] = _rule_results(action)
+        counters = source_counters.from_action(action, row["name"], where_cache)
+        if counters is not None:
+            sources[launch] = counters
+        rows.append(row)
     return rows, rules, sources
 
 
+def _collect_unread(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None, indices: list[int]) -> tuple[list, dict, dict]:
+    """What :func:`_collect` reads, of the launches ``indices`` alone (those the file reader did not expect):
+    NVIDIA's reader loads a copy of the report holding them whole, with every block's sources and strings
+    (:func:`ncu_rep_file.write_attribution_copy` without stripping). Raises FormatError where it does not
+    load the copy or sees other launches in it: the whole report is then its to read, and it says what is wrong."""
+    with tempfile.TemporaryDirectory(prefix="ncuwrap-unread-") as folder:
+        copy = Path(folder) / "unread.ncu-rep"
+        kept = ncu_rep_file.write_attribution_copy(path, indices, copy, strip=frozenset())
+        try:
+            context = module.load_report(str(copy))
+        except Exception as exc:  # NVIDIA's reader then reads the report itself, and says what is wrong with it
+            raise ncu_rep_file.FormatError(f"ncu_report does not load the copy of the launches left to it ({exc})") from None
+        where = [(r, a) for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
+        if len(where) != len(kept):
+            raise ncu_rep_file.FormatError(f"ncu_report sees {len(where)} launches in the copy of the launches left to it, not {len(kept)}")
+        return _read_actions(context, module, shown, wanted, dict(zip(kept, where)))
+
+
 def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None, *,
-                  beside: bool = False, parts: int = 1) -> tuple[list, dict, dict]:
+                  beside: bool = False, parts: int = 1) -> tuple[list, dict, dict, dict]:
     """What :func:`_collect` reads, from the file (:mod:`ncu_rep_file`). The instructions of launches with
     SourceCounters need their source lines and the shown ones their SASS: the lines come from the cubin's
     line table (:mod:`line_table`), nvdisasm disassembles the shown ones (:mod:`disassembly`: one run per
     architecture, after the parse), and ``ncu_report`` loads the report only where those cannot answer
-    as it would (a line table or an architecture they do not read, no nvdisasm).
-    Raises ncu_rep_file.FormatError where the file is not laid out as expected.
+    as it would (a line table or an architecture they do not read, no nvdisasm). A launch the file reader
+    did not expect is read by ``ncu_report`` (:func:`_collect_unread`; the fourth value: launch ID -> what the
+    file reader met). Raises ncu_rep_file.FormatError where the file is not laid out as expected.
 
     ``beside`` (in the forked reading child): NVIDIA's reader answers in a process beside this one
     (:class:`_Attributor`), started at the first launch that needs it: it loads its copy of the report
@@ -333,11 +361,14 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     every other launch (:func:`attribution_workers`). Else (no fork) it answers here, each launch as it
     is parsed (:class:`_Answering`). ``parts`` (with ``beside``): the launches are parsed by that many
     processes, this one and :class:`_Parsing` helpers, each a run of launches of about equal bytes (:func:`parse_parts`);
-    what they parsed is joined here, and the shown instructions of all of them disassembled in one run."""
+    what they parsed is joined here, and the shown instructions of all of them disassembled in one run; the
+    launches the file reader left are read by ``ncu_report`` in a process forked meanwhile (:class:`_Unread`)."""
     workers = attribution_workers(path)
     tool = disassembly.nvdisasm()
     answering: dict = {}  # part -> its _Attributor or _Answering, started at its first launch that needs one
     parsed: dict[int, _Parsed] = {}
+    unread: dict[int, str] = {}  # launch index -> what the file reader met
+    leftover = None  # the _Unread process reading those
     answers: dict = {}
     disassembled = _Disassembling(path)
 
@@ -350,12 +381,17 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     try:
         with contextlib.closing(_launches(path, wanted, tool, parts if beside else 1)) as launches:
             for launch in launches:
+                if launch.unread is not None:
+                    unread[launch.index] = launch.unread
+                    continue
                 parsed[launch.index] = launch
                 sass_pcs = launch.sass_pcs
                 if launch.located is not None and disassembled.take(launch.index, sass_pcs, *launch.located):
                     sass_pcs = []
                 if launch.line_pcs or sass_pcs:
                     ask(launch.index, launch.line_pcs, sass_pcs)
+        if unread and beside:
+            leftover = _Unread(path, module, shown, wanted, sorted(unread))
         process.release_freed_memory()  # the parse's freed temporaries, before nvdisasm starts beside this process
         texts = disassembled.result(tool)
         if texts is None:  # nvdisasm could not: NVIDIA's reader disassembles what it was to
@@ -363,10 +399,23 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
                 ask(index, [], pcs)
         for each in answering.values():
             answers.update(each.answers())
+        read = None
+        if unread:
+            read = leftover.result() if leftover is not None else _collect_unread(path, module, shown, wanted, sorted(unread))
     finally:
-        for each in answering.values():
+        for each in (*answering.values(), *([leftover] if leftover is not None else [])):
             each.close()
-    return _joined(parsed, answers, disassembled.asked, texts)
+    joined = _joined(parsed, answers, disassembled.asked, texts)
+    return (*(_interleaved(joined, read) if read is not None else joined), unread)
+
+
+def _interleaved(joined: tuple[list, dict, dict], read: tuple[list, dict, dict]) -> tuple[list, dict, dict]:
+    """The rows, rule results and instruction tables of the launches the file reader read (``joined``) and of those
+    NVIDIA's reader read (``read``), in launch order."""
+    rows = {row["launch_id"]: row for part in (joined[0], read[0]) for row in part}
+    rules, sources = joined[1] | read[1], joined[2] | read[2]
+    order = sorted(rows)
+    return [rows[i] for i in order], {i: rules[i] for i in order}, {i: sources[i] for i in order if i in sources}
 
 
 def _launches(path: Path, wanted: frozenset | None, tool: str | None, parts: int) -> Iterator["_Parsed"]:
@@ -430,7 +479,8 @@ class _Parsed:
     them back): its row and rule results; with SourceCounters, its instructions (:func:`source_counters.instructions`),
     source texts, the lines its cubin's line table placed (None: NVIDIA's reader is asked ``line_pcs``), the
     shown PCs (``sass_pcs``) and where nvdisasm finds them (``located``: architecture, (offset, bytes) a PC;
-    None: NVIDIA's reader is asked)."""
+    None: NVIDIA's reader is asked). ``unread``: what the file reader met in a launch it did not read (its row
+    is then empty: NVIDIA's reader reads it)."""
 
     index: int
     row: dict
@@ -441,6 +491,7 @@ class _Parsed:
     line_pcs: list = field(default_factory=list)
     sass_pcs: list = field(default_factory=list)
     located: tuple | None = None
+    unread: str | None = None
 
 
 def _parse(path: Path, wanted: frozenset | None, tool: str | None, only: range | None) -> Iterator[_Parsed]:
@@ -448,17 +499,29 @@ def _parse(path: Path, wanted: frozenset | None, tool: str | None, only: range |
     has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
     tables = _LineTables(path)
     for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters, only=only):
-        out = _Parsed(launch.index, _row(launch), _rules_of(launch))
-        found = source_counters.instructions(launch.names, launch.instances, launch.codes)
-        if found is not None:
-            line_pcs, sass_pcs = found.asked(launch.lines)
-            placed = tables.places(launch, line_pcs) if line_pcs else None
-            out.found, out.files, out.placed, out.sass_pcs = found, launch.files, placed, sass_pcs
-            out.line_pcs = [] if placed is not None else line_pcs
-            out.located = _located(launch, sass_pcs, tool)
+        if isinstance(launch, ncu_rep_file.Unread):
+            yield _Parsed(launch.index, {}, (), unread=launch.why)
+            continue
+        try:
+            out = _parsed_launch(launch, tables, tool)
+        except ncu_rep_file.FormatError as exc:  # this launch alone is NVIDIA's reader's
+            out = _Parsed(launch.index, {}, (), unread=str(exc))
         if only is not None:  # parsers side by side: each gives its launch's freed temporaries back, not holding them all
             process.release_freed_memory()
         yield out
+
+
+def _parsed_launch(launch, tables: "_LineTables", tool: str | None) -> _Parsed:
+    """One launch the file reader read, with its instructions, their lines and where nvdisasm finds the shown ones."""
+    out = _Parsed(launch.index, _row(launch), _rules_of(launch))
+    found = source_counters.instructions(launch.names, launch.instances, launch.codes)
+    if found is not None:
+        line_pcs, sass_pcs = found.asked(launch.lines)
+        placed = tables.places(launch, line_pcs) if line_pcs else None
+        out.found, out.files, out.placed, out.sass_pcs = found, launch.files, placed, sass_pcs
+        out.line_pcs = [] if placed is not None else line_pcs
+        out.located = _located(launch, sass_pcs, tool)
+    return out
 
 
 def _located(launch, pcs: list[int], tool: str | None) -> tuple[str, list] | None:
@@ -473,10 +536,11 @@ def _located(launch, pcs: list[int], tool: str | None) -> tuple[str, list] | Non
 
 class _Forked:
     """A process forked from this one that runs ``work(conn)`` (``conn``: its end of the pipe) and sends back
-    ("ok", what it returned), ("format", why) on a FormatError or ("error", what) on anything else, which
-    the side that forked it says as its own errors are. os.fork, not multiprocessing: the reading child is
-    a daemon process, which may not start one. ``quiet``: its stderr goes nowhere and no fault handler
-    dumps (what a dying native library prints is not for the user: the other side says it in one line)."""
+    ("ok", what it returned), ("format", why) on a FormatError, ("input", the message) on an InputError or
+    ("error", what) on anything else, which the side that forked it says as its own errors are. os.fork, not
+    multiprocessing: the reading child is a daemon process, which may not start one. ``quiet``: its stderr goes
+    nowhere and no fault handler dumps (what a dying native library prints is not for the user: the other side
+    says it in one line)."""
 
     def __init__(self, work, *, duplex: bool, quiet: bool = False):
         self.conn, theirs = multiprocessing.Pipe(duplex=duplex)
@@ -492,6 +556,8 @@ class _Forked:
                     result = ("ok", work(theirs))
                 except ncu_rep_file.FormatError as exc:
                     result = ("format", str(exc))
+                except InputError as exc:
+                    result = ("input", str(exc))
                 except BaseException as exc:
                     result = ("error", f"{type(exc).__name__}: {exc}")
                 theirs.send(result)
@@ -527,6 +593,8 @@ class _Parsing(_Forked):
             raise RuntimeError(f"a parsing process ended without its launches ({self._ended()})") from None
         if kind == "format":
             raise ncu_rep_file.FormatError(value)
+        if kind == "input":
+            raise InputError(value)
         if kind == "error":
             raise RuntimeError(value)
         return value
@@ -620,20 +688,41 @@ class _Attributor(_Forked):
             self.conn.send(None)
         except OSError:
             pass
-        try:
-            kind, value = self.conn.recv()
-        except (EOFError, OSError):  # killed by NVIDIA's native code, as the reading child can be (a reset: before it read)
-            self._wait()
-            code = -os.WTERMSIG(self.status) if os.WIFSIGNALED(self.status) else os.WEXITSTATUS(self.status)
-            how = f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exit code {code}"
-            raise InputError(f"{self.shown}: Nsight Compute's report reader crashed on it ({how}): the report is corrupt, truncated, or "
-                             "from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
-                             "('ncu --import REPORT --csv --page raw')") from None
-        if kind == "format":
-            raise ncu_rep_file.FormatError(value)
-        if kind == "error":
-            raise InputError(f"{self.shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
-        return value
+        return _nvidias_answer(self)
+
+
+def _nvidias_answer(forked: "_Attributor | _Unread"):
+    """What a forked process running NVIDIA's reader sent back, or its failure as the error its side raises:
+    killed by NVIDIA's native code (as the reading child can be; a reset: before it read), an input error, or the
+    copy not laid out as expected (FormatError: the whole report is then NVIDIA's reader's)."""
+    try:
+        kind, value = forked.conn.recv()
+    except (EOFError, OSError):
+        forked._wait()
+        code = -os.WTERMSIG(forked.status) if os.WIFSIGNALED(forked.status) else os.WEXITSTATUS(forked.status)
+        how = f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exit code {code}"
+        raise InputError(f"{forked.shown}: Nsight Compute's report reader crashed on it ({how}): the report is corrupt, truncated, or "
+                         "from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
+                         "('ncu --import REPORT --csv --page raw')") from None
+    if kind == "format":
+        raise ncu_rep_file.FormatError(value)
+    if kind == "input":
+        raise InputError(value)
+    if kind == "error":
+        raise InputError(f"{forked.shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
+    return value
+
+
+class _Unread(_Forked):
+    """NVIDIA's reader in a forked process, reading the launches the file reader did not expect
+    (:func:`_collect_unread`) while the reading child disassembles; they come back together when it is done."""
+
+    def __init__(self, path: Path, module: ModuleType, shown: Path, wanted: frozenset | None, indices: list[int]):
+        self.shown = shown
+        super().__init__(lambda conn: _collect_unread(path, module, shown, wanted, indices), duplex=False, quiet=True)
+
+    def result(self) -> tuple[list, dict, dict]:
+        return _nvidias_answer(self)
 
 
 def _answer(path: Path, module: ModuleType, conn, part: tuple[int, int] = (0, 1)) -> dict:
@@ -721,17 +810,39 @@ def _actions(path: Path, module: ModuleType, keep, folder: Path) -> dict:
     return {index: (lambda r=r, a=a: context.range_by_idx(r).action_by_idx(a)) for index, (r, a) in zip(kept, where)}
 
 
-def _merged(parts: list[tuple[list, dict, dict]], shown: Path) -> tuple[list, dict, dict]:
-    """The parts' launches in the report's order (each part read every n-th launch)."""
+def _merged(parts: list[tuple[list, dict, dict, dict]], shown: Path) -> tuple[list, dict, dict, dict]:
+    """The parts' launches in the report's order (each part read every n-th launch), and those NVIDIA's reader
+    read for the file reader (launch ID -> what the file reader met)."""
     rows = sorted((row for part in parts for row in part[0]), key=lambda row: row["launch_id"])
     # A truncated file can still "load" with no launches in it.
     if not rows:
         raise InputError(f"{shown}: the report holds no profiled kernel (empty or truncated); profile again with 'ncu -o'")
-    return rows, {k: v for part in parts for k, v in part[1].items()}, {k: v for part in parts for k, v in part[2].items()}
+    return (rows, {k: v for part in parts for k, v in part[1].items()}, {k: v for part in parts for k, v in part[2].items()},
+            {k: v for part in parts for k, v in part[3].items()})
 
 
-def _assemble(path: Path, shown: Path, rows: list, rules: dict, sources: dict) -> Profile:
-    """The Profile of what :func:`_collect` read: the launches' frame, the instruction tables."""
+def _fallback(unread: dict | None, whole: str | None, total: int) -> ReadFallback | None:
+    """What NVIDIA's reader read for the file reader: the whole report (``whole``: why), or the launches ``unread``."""
+    if whole is not None:
+        return ReadFallback((), (whole,), total)
+    if unread:
+        order = sorted(unread)
+        return ReadFallback(tuple(order), tuple(unread[i] for i in order), total)
+    return None
+
+
+def _tell(fallback: ReadFallback, shown: Path) -> None:
+    """What the file reader met, on the ``ncuwrap`` logger (``--debug`` shows it)."""
+    import logging
+
+    log = logging.getLogger("ncuwrap")
+    for line in fallback.details():
+        log.debug("%s: %s", shown, line)
+
+
+def _assemble(path: Path, shown: Path, rows: list, rules: dict, sources: dict, unread: dict | None = None, *, whole: str | None = None) -> Profile:
+    """The Profile of what :func:`_collect` read: the launches' frame, the instruction tables, and what NVIDIA's
+    reader read for the file reader (``unread``: launch ID -> what the file reader met; ``whole``: why it read none)."""
     import pandas as pd
 
     frame = pd.DataFrame(rows)
@@ -748,7 +859,8 @@ def _assemble(path: Path, shown: Path, rows: list, rules: dict, sources: dict) -
     )
     # ncu_report returns base units already. Units are not read: IMetric.unit() crashed the Python of
     # ncu 2025.3.1's extras/python on some full-set reports (seen on the lent H200).
-    return Profile(source=source, frame=frame, rules=rules, sources={k: source_counters.build(raw) for k, raw in sources.items()})
+    return Profile(source=source, frame=frame, rules=rules, sources={k: source_counters.build(raw) for k, raw in sources.items()},
+                   fallback=_fallback(unread, whole, len(rows)))
 
 
 _MESSAGE_KINDS = {0: "NONE", 1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}

@@ -11,11 +11,15 @@ Compute's ``extras/FileFormat`` description; the rest of a message is skipped by
 ``protobuf`` package's C parser, parses each message: a 150 MB report in Python code would take minutes.
 
 What this reader gives is checked against ``ncu_report`` on every report in tests/data
-(tests/test_ingest_rep_file.py). Anything it does not expect (another format version, a message that does
-not parse, a value of no known kind, range or graph results, a rule message type not seen before) raises
-:class:`FormatError`: the caller then reads the report with ``ncu_report``, which says what is wrong with
-a damaged file. Lengths are checked against the file's size before anything is read, and one message is
-held at a time, so a corrupt length costs neither time nor memory.
+(tests/test_ingest_rep_file.py). A launch it does not expect (a message that does not parse, a value of no
+known kind, a rule message type not seen before, no name or no metrics, its module's SourceData laid out
+otherwise) comes as an :class:`Unread` with the reason: the caller reads that launch with ``ncu_report``
+(which also says what is wrong with a damaged one). What is not a launch's alone (another format version, a
+block that runs past the file, range, command list or graph results) raises :class:`FormatError`: the
+caller then reads the whole report with ``ncu_report``. Lengths are checked against the file's size before
+anything is read, and one message is held at a time, so a corrupt length costs neither time nor memory.
+A kernel with C linkage (Triton's, Inductor's, ``extern "C"``, CuPy's RawKernel) has an empty demangled name
+in the file: it is named by its mangled name, as ``ncu_report`` names it.
 
 A launch also says where its module's code lies (:class:`cubin.Code`: the cubin's place in the file and
 each function's load address), from which the instructions' lines and SASS are read (:mod:`line_table`,
@@ -44,7 +48,17 @@ _U32 = struct.Struct("<I")
 
 
 class FormatError(Exception):
-    """The file is not laid out as this reader expects (the caller falls back to NVIDIA's reader)."""
+    """The file, or one launch of it, is not laid out as this reader expects (the caller falls back to NVIDIA's
+    reader for the whole file, or for that launch: :class:`Unread`)."""
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A launch of the report this reader did not read (its index, in :func:`read`'s order, and why): NVIDIA's
+    reader is to read it."""
+
+    index: int
+    why: str
 
 
 # message -> (field number, name, type); "*type" is repeated, a capitalised type another message.
@@ -132,73 +146,113 @@ def prepare() -> None:
 
 
 def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
-         files_of=None, only: range | None = None) -> list[Launch]:
-    """Every launch of the report at ``path``, in ncu_report's order. ``wanted``: the metrics whose values
-    are read (None: all); ``instanced``: the per-instruction metrics read as floats (ncu_report's as_double),
-    ``codes`` those read as integers; ``files_of(launch)``: whether a launch's source texts are read;
-    ``only``: the indices of the launches parsed (the others are skipped unread; None: all)."""
+         files_of=None, only: range | None = None) -> list[Launch | Unread]:
+    """Every launch of the report at ``path``, in ncu_report's order: a :class:`Launch`, or an :class:`Unread`
+    where this launch is not laid out as expected. ``wanted``: the metrics whose values are read (None: all);
+    ``instanced``: the per-instruction metrics read as floats (ncu_report's as_double), ``codes`` those read as
+    integers; ``files_of(launch)``: whether a launch's source texts are read; ``only``: the indices of the
+    launches parsed (the others are skipped unread; None: all). Raises FormatError where the file is not."""
     return list(launches(path, wanted, instanced, codes, files_of, only))
 
 
 def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
-             files_of=None, only: range | None = None) -> Iterator[Launch]:
+             files_of=None, only: range | None = None) -> Iterator[Launch | Unread]:
     """:func:`read`'s launches one at a time, as they are parsed (a FormatError may come after some)."""
     classes = _classes()
     size = path.stat().st_size
     count = 0
-    strings: list[str] = []
-    sources: dict[int, tuple[int, int, bytes]] = {}  # reference -> where its SourceData with files lies: parsed when asked for
-    line_tables: dict[int, bool | None] = {}  # reference -> whether its cubin has a line table
-    placed: dict[int, cubin.Code | None] = {}  # reference -> where its functions lie
-    texts: dict = {}  # a module's SourceFiles bytes -> its source texts, read once for all its launches
-    # A module's SourceData is parsed when a launch read here first needs it (its cubin can be tens of MB, and the
-    # launches of another process, or none, may be its only ones): reference -> (offset, length) of each not yet parsed.
-    waiting: dict[int, list[tuple[int, int]]] = {}
-
-    def take_source(at: int, data: bytes, reference: int | None = None) -> None:
-        source = _parsed(data, classes["SourceRef"], "source")
-        if reference is not None and source.reference != reference:
-            raise FormatError("a module's SourceData names two modules")
-        _add_source(sources, source, at, at + _U32.size + len(data))
-        found = None  # the cubin's sections, read once a module
-        if source.binary and source.reference not in line_tables:
-            found = cubin.sections(source.binary)
-            line_tables[source.reference] = None if found is None else cubin.has_line_table(source.binary, found)
-        _add_code(placed, source, data, at + _U32.size, found)
-
     with path.open("rb") as fh:
+        modules = _Modules(fh, classes)
         for block, end in _blocks(fh, size, classes):
-            strings.extend(block.strings.strings)
+            modules.strings.extend(block.strings.strings)
             for _ in range(block.sources):
-                at = fh.tell()
-                length = _length(fh, end, "source")
-                reference = _first_number(fh.read(min(length, 11)))
-                if reference is None:  # laid out otherwise: parsed now
-                    fh.seek(at + _U32.size)
-                    take_source(at, fh.read(length))
-                else:
-                    waiting.setdefault(reference, []).append((at, length))
-                    fh.seek(at + _U32.size + length)
+                modules.note_source(end)
             for _ in range(block.launches):
                 if only is not None and count not in only:  # another process's: its length is checked, its bytes not read
                     _skip(fh, end, "launch")
                     count += 1
                     continue
-                data = _raw(fh, end, "launch")
-                raw = _parsed(data, classes["Launch"], "launch")
-                if raw.source.reference in waiting:
-                    here = fh.tell()
-                    for at, length in waiting.pop(raw.source.reference):
-                        fh.seek(at + _U32.size)
-                        take_source(at, fh.read(length), raw.source.reference)
-                    fh.seek(here)
-                launch = _launch(count, raw, data, strings, wanted, instanced, codes)
-                launch.lines = line_tables.get(raw.source.reference)
-                launch.code = placed.get(raw.source.reference)
+                data = _raw(fh, end, "launch")  # a length past its block: the file's fault, not this launch's
                 count += 1
-                if files_of is not None and files_of(launch):
-                    launch.files = _files(sources.get(raw.source.reference), classes["SourceFiles"], texts)
+                try:
+                    launch = modules.launch(count - 1, data, wanted, instanced, codes, files_of)
+                except Exception as exc:  # whatever these bytes made the parse meet: this launch alone is NVIDIA's reader's
+                    yield Unread(count - 1, str(exc) if isinstance(exc, FormatError) else f"{type(exc).__name__}: {exc}")
+                    continue
                 yield launch
+
+
+class _Modules:
+    """What :func:`launches` keeps of a report's modules while it reads the launches of the open file ``fh``: the
+    string table so far, each module's SourceData (parsed when a launch read here first needs it: its cubin can
+    be tens of MB, and the launches of another process, or none, may be its only ones), the line tables, where
+    each module's functions lie and its source texts."""
+
+    def __init__(self, fh, classes: dict):
+        self.fh, self.classes = fh, classes
+        self.strings: list[str] = []
+        self.sources: dict[int, tuple[int, int, bytes]] = {}  # reference -> where its SourceData with files lies
+        self.line_tables: dict[int, bool | None] = {}  # reference -> whether its cubin has a line table
+        self.placed: dict[int, cubin.Code | None] = {}  # reference -> where its functions lie
+        self.texts: dict = {}  # a module's SourceFiles bytes -> its source texts, read once for all its launches
+        self.waiting: dict[int, list[tuple[int, int]]] = {}  # reference -> (offset, length) of each SourceData not yet parsed
+        self.broken: dict[int, str] = {}  # reference -> why its SourceData was not read: each of its launches is Unread
+
+    def note_source(self, end: int) -> None:
+        """The next SourceData of the block that ends at ``end``: kept for later by its module's reference, or parsed
+        now where it does not open with one (a FormatError there is the file's: no launch is known to need it)."""
+        fh = self.fh
+        at = fh.tell()
+        length = _length(fh, end, "source")
+        reference = _first_number(fh.read(min(length, 11)))
+        if reference is None:  # laid out otherwise: parsed now
+            fh.seek(at + _U32.size)
+            self._take(at, fh.read(length))
+        else:
+            self.waiting.setdefault(reference, []).append((at, length))
+            fh.seek(at + _U32.size + length)
+
+    def _take(self, at: int, data: bytes, reference: int | None = None) -> None:
+        source = _parsed(data, self.classes["SourceRef"], "source")
+        if reference is not None and source.reference != reference:
+            raise FormatError("a module's SourceData names two modules")
+        _add_source(self.sources, source, at, at + _U32.size + len(data))
+        found = None  # the cubin's sections, read once a module
+        if source.binary and source.reference not in self.line_tables:
+            found = cubin.sections(source.binary)
+            self.line_tables[source.reference] = None if found is None else cubin.has_line_table(source.binary, found)
+        _add_code(self.placed, source, data, at + _U32.size, found)
+
+    def _module(self, reference: int) -> None:
+        """The module's SourceData parsed, where this is its first launch read here; FormatError where they do not parse
+        as expected (then every launch of it)."""
+        if reference in self.broken:
+            self.waiting.pop(reference, None)  # a later SourceData of it: not read either
+        elif reference in self.waiting:
+            fh = self.fh
+            here = fh.tell()
+            try:
+                for at, length in self.waiting.pop(reference):
+                    fh.seek(at + _U32.size)
+                    self._take(at, fh.read(length), reference)
+            except FormatError as exc:
+                self.broken[reference] = f"its module's SourceData: {exc}"
+            finally:
+                fh.seek(here)
+        if reference in self.broken:
+            raise FormatError(self.broken[reference])
+
+    def launch(self, index: int, data: bytes, wanted, instanced: frozenset, codes: frozenset, files_of) -> Launch:
+        """The launch of these bytes (:func:`launches`' arguments); FormatError where it is not laid out as expected."""
+        raw = _parsed(data, self.classes["Launch"], "launch")
+        reference = raw.source.reference
+        self._module(reference)
+        launch = _launch(index, raw, data, self.strings, wanted, instanced, codes)
+        launch.lines = self.line_tables.get(reference)
+        launch.code = self.placed.get(reference)
+        if files_of is not None and files_of(launch):
+            launch.files = _files(self.sources.get(reference), self.classes["SourceFiles"], self.texts)
+        return launch
 
 
 def _first_number(head: bytes) -> int | None:
@@ -317,9 +371,14 @@ def _number(value) -> int | float:
 def _launch(index: int, raw, data: bytes, strings: list[str], wanted, instanced: frozenset, codes: frozenset) -> Launch:
     """One launch from its parsed fields (``raw``: all but its metrics) and its bytes (``data``: the metrics, field 13,
     are read from them by :func:`_metrics`)."""
+    # A kernel with C linkage has an empty demangled name (and its function name may be empty too): ncu_report
+    # then names it by its mangled name, which is the function's name as the cubin has it.
+    demangled, function = raw.demangled or raw.mangled, raw.function or raw.mangled
+    if not demangled:
+        raise FormatError("a launch without a name")
     spans = _metrics(data)
-    if not raw.demangled or spans is None or not len(spans[0]):
-        raise FormatError("a launch without a name or metrics")
+    if not len(spans[0]):
+        raise FormatError("a launch without metrics")
     starts, name_ids, head_ends, ends = spans
     if len(name_ids) and int(name_ids.max()) >= len(strings):
         raise FormatError("a metric name id past the string table")
@@ -343,7 +402,7 @@ def _launch(index: int, raw, data: bytes, strings: list[str], wanted, instanced:
                 per_pc[name] = PerPc(pcs, numbers.astype(np.float64))
             else:
                 per_pc_codes[name] = PerPc(pcs, numbers.astype(np.int64))
-    return Launch(index=index, mangled=raw.mangled, function=raw.function, demangled=raw.demangled, names=frozenset(names),
+    return Launch(index=index, mangled=raw.mangled, function=function, demangled=demangled, names=frozenset(names),
                   metrics={name: values[name] for name in sorted(values)}, rules=_rules(raw.rules), instances=per_pc,
                   codes=per_pc_codes)
 
@@ -351,7 +410,7 @@ def _launch(index: int, raw, data: bytes, strings: list[str], wanted, instanced:
 _METRIC_TAG = 0x6A  # field 13, length-delimited: one metric of a launch
 
 
-def _metrics(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+def _metrics(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Where each metric (field 13) of a launch's bytes lies: its first byte, its name id, the end of its head (name
     id and value: :func:`_head`) and its end. A launch has ~2,000: they are found by whole arrays (the run of
     field-13 records, each a one- to three-byte length), one at a time where a record is laid out otherwise
@@ -670,12 +729,14 @@ def _files(where: tuple[int, int, bytes] | None, cls, texts: dict) -> dict[str, 
 STRIPPED = frozenset({13, 17, 18, 19})
 
 
-def write_attribution_copy(path: Path, keep: list[int] | Callable[[int], bool] | None, target: Path) -> list[int]:
+def write_attribution_copy(path: Path, keep: list[int] | Callable[[int], bool] | None, target: Path,
+                           strip: frozenset = STRIPPED) -> list[int]:
     """Write to ``target`` the report at ``path`` with only the launches whose indices (in :func:`read`'s
-    order) are in ``keep``, each stripped of STRIPPED and in a block of its own block's other fields; the
-    blocks without launches (the session, the sources) as they are. The copy's n-th launch is ``keep[n]``
-    (``keep`` None: every launch; a function of the index: the launches it keeps). Returns the indices kept,
-    in the copy's order."""
+    order) are in ``keep``, each stripped of the fields ``strip`` and in a block of its own block's other fields
+    (its string table too where nothing is stripped: the launches' metrics name ids into it); the blocks
+    without launches (the session, the sources) as they are. The copy's n-th launch is ``keep[n]`` (``keep``
+    None: every launch; a function of the index: the launches it keeps). Returns the indices kept, in the
+    copy's order. Without ``strip`` a launch's bytes are copied unread (one the file reader did not expect)."""
     wanted = keep if keep is None or callable(keep) else set(keep).__contains__
     kept: list[int] = []
     size = path.stat().st_size
@@ -694,15 +755,15 @@ def write_attribution_copy(path: Path, keep: list[int] | Callable[[int], bool] |
             for _ in range(counts.get(2, 0)):
                 launch = _raw(fh, end, "launch")
                 if wanted is None or wanted(index):
-                    launches.append(_without(launch, STRIPPED))
+                    launches.append(_without(launch, strip) if strip else launch)
                     kept.append(index)
                 index += 1
             if fh.tell() != end:
                 raise FormatError("a block's payload is not its sources and launches")
-            if counts.get(2, 0) and not launches and not sources:
+            if strip and counts.get(2, 0) and not launches and not sources:
                 continue
             body = b"".join(_framed(m) for m in [*sources, *launches])
-            header = _without(header, {2, 4, 5}) + _varint_field(2, len(launches)) + _varint_field(5, len(body))
+            header = _without(header, {2, 4, 5} if strip else {2, 5}) + _varint_field(2, len(launches)) + _varint_field(5, len(body))
             out.write(_framed(header) + body)
     return kept
 

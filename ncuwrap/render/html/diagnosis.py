@@ -147,6 +147,7 @@ def page(diagnosis, name: kernel_names.Names, shown: Shown = PAGE) -> dict:
         "anchors": {v.kernel.id: v.anchor for v in views if v.detailed},
         "reprofile": diagnosis.reprofile,
         "lines_hint": diagnosis.lines_hint,
+        "notes": list(diagnosis.notes),
         "stop_line": phrasing.stop_line_text(diagnosis.stop_line) if diagnosis.stop_line is not None else None,
         "stop_line_decision": diagnosis.stop_line.decision if diagnosis.stop_line is not None else None,
         "toc": len(kernels) > 1,

@@ -206,6 +206,8 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
     out += reprofile(diagnosis)
     if diagnosis.lines_hint:
         out += [f"*Source lines not attributed: {escape(diagnosis.lines_hint)}.*", ""]
+    if diagnosis.notes:
+        out += ["Notes:", ""] + [f"- {escape(n)}" for n in diagnosis.notes] + [""]
     out.append("---")
     out.append("")
     out.append(environment_line(diagnosis))

@@ -96,6 +96,10 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     if diagnosis.stop_line is not None:
         page.heading("Stop line")
         page.line(phrasing.stop_line_text(diagnosis.stop_line), indent=2)
+    if diagnosis.notes:
+        page.heading("Notes")
+        for note in diagnosis.notes:
+            page.line(note, "dim", indent=2)
     page.console.print()
     page.line(f"Durations are ncu's, instrumented (each kernel replayed; {phrasing.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
     return page.text()
