@@ -61,15 +61,28 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
+# A golden file larger than this is kept gzipped (NAME.gz): the tree travels to the GPU machine whole.
+GOLDEN_GZIP_BYTES = 1 << 20
+
+
 def golden(name: str, actual: str) -> None:
-    """Compare ``actual`` with tests/golden/NAME; NCUWRAP_REGEN=1 rewrites the file instead."""
-    path = GOLDEN / name
-    if REGEN or not path.exists():
+    """Compare ``actual`` with tests/golden/NAME (or NAME.gz, for a large one); NCUWRAP_REGEN=1 rewrites the file instead."""
+    import gzip
+
+    path, packed = GOLDEN / name, GOLDEN / f"{name}.gz"
+    if REGEN or not (path.exists() or packed.exists()):
         if not REGEN:
             pytest.fail(f"golden file {path} is missing; run with NCUWRAP_REGEN=1 to create it, then review it")
-        path.write_text(actual, encoding="utf-8")
+        data = actual.encode("utf-8")
+        if len(data) > GOLDEN_GZIP_BYTES:
+            path.unlink(missing_ok=True)
+            packed.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
+        else:
+            packed.unlink(missing_ok=True)
+            path.write_text(actual, encoding="utf-8")
         return
-    assert actual == path.read_text(encoding="utf-8"), f"output differs from {path}; if intended, regenerate with NCUWRAP_REGEN=1"
+    expected = gzip.decompress(packed.read_bytes()).decode("utf-8") if packed.exists() else path.read_text(encoding="utf-8")
+    assert actual == expected, f"output differs from {path}; if intended, regenerate with NCUWRAP_REGEN=1"
 
 
 def golden_json(name: str, data: dict) -> None:

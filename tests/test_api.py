@@ -177,7 +177,7 @@ def test_timeline_one_row_per_step():
     # The same capture through ncuwrap.diagnose: a timeline is diagnosed as one.
     assert ncuwrap.diagnose(OURS / "steps" / "gpu_train.sqlite.gz").to_json() == t.to_json()
     # A capture without steps has no step rows.
-    assert ncuwrap.diagnose_timeline(OURS / "nsys" / "launch_graph.sqlite").to_frame().empty
+    assert ncuwrap.diagnose_timeline(OURS / "nsys" / "launch_graph.sqlite.gz").to_frame().empty
 
 
 def test_ranks_one_row_per_rank():

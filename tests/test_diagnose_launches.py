@@ -82,8 +82,8 @@ def test_selection_matches_ncu_counting_on_the_raw_launch_order():
     ([DATA / "h200_ncuwrap" / "multi" / "two_processes.ncu-rep", "--process", "2709"],
      f"{DATA / 'h200_ncuwrap' / 'multi' / 'two_processes.ncu-rep'}: the report records no process for its launches, so --process "
      "cannot select; diagnose ncu's CSV export of it instead (ncu --import REPORT --csv --page raw > REPORT.raw.csv)"),
-    ([DATA / "h200_ncuwrap" / "nsys" / "launch_graph.sqlite", "--launch-count", "1"],
-     f"{DATA / 'h200_ncuwrap' / 'nsys' / 'launch_graph.sqlite'}: --kernel, --launch-skip, --launch-count, --process, --ncu-rules and "
+    ([DATA / "h200_ncuwrap" / "nsys" / "launch_graph.sqlite.gz", "--launch-count", "1"],
+     f"{DATA / 'h200_ncuwrap' / 'nsys' / 'launch_graph.sqlite.gz'}: --kernel, --launch-skip, --launch-count, --process, --ncu-rules and "
      "--source-page apply to Nsight Compute reports; a timeline is diagnosed as a whole"),
 ])
 def test_selecting_nothing_is_one_line(capsys, args, message):

@@ -38,10 +38,10 @@ def bench_whole():
     return whole_capture(BENCH)
 
 
-@pytest.mark.parametrize("path", [BENCH, TRANSPOSE, CAPTURED / "launch_sync_each.sqlite", CAPTURED / "launch_graph.sqlite",
+@pytest.mark.parametrize("path", [BENCH, TRANSPOSE, CAPTURED / "launch_sync_each.sqlite.gz", CAPTURED / "launch_graph.sqlite.gz",
                                   CAPTURED / "e2e.sqlite"], ids=lambda p: p.stem)
 def test_full_json_matches_golden(path):
-    golden_json(f"timeline_{path.stem}.json", diagnose_timeline(path).to_json())
+    golden_json(f"timeline_{path.name.split('.')[0]}.json", diagnose_timeline(path).to_json())
 
 
 def test_markdown_matches_golden(bench):

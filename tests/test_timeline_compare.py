@@ -112,7 +112,7 @@ def test_the_reverse_change_is_a_regression(sides, capsys):
 
 
 def test_captures_without_steps_compare_as_wholes():
-    r = compare_timeline_files(CAPTURED / "launch_sync_each.sqlite", CAPTURED / "launch_graph.sqlite", timeline=TimelineOptions(steps="marked"))
+    r = compare_timeline_files(CAPTURED / "launch_sync_each.sqlite.gz", CAPTURED / "launch_graph.sqlite.gz", timeline=TimelineOptions(steps="marked"))
     assert r.scope == "whole capture" and r.period.label == "traced window"
     assert r.notes[0].startswith("neither capture has steps")
     # Its graphs were traced as a whole: 2,000 kernels a run become one execution of a graph, which the
@@ -205,6 +205,6 @@ def test_each_table_says_its_statistic_and_its_rows_add_up_to_its_total(graphs):
         page = render(graphs, fmt)
         assert "the rows add up to the last" in page and "a step (mean), the rows&#39; sum" in page or "a step (mean), the rows' sum" in page
     # Without steps the rows add up to the traced window, which the other table shows too.
-    whole = compare_timeline_files(CAPTURED / "launch_sync_each.sqlite", CAPTURED / "launch_graph.sqlite")
+    whole = compare_timeline_files(CAPTURED / "launch_sync_each.sqlite.gz", CAPTURED / "launch_graph.sqlite.gz")
     assert whole.breakdown_total.before == pytest.approx(whole.period.before)
     assert whole.breakdown_total.after == pytest.approx(whole.period.after)

@@ -124,7 +124,7 @@ CAPTURED = DATA / "h200_ncuwrap" / "nsys"
 def test_thousands_of_tiny_kernels_with_a_sync_after_each_are_launch_bound():
     """kernels/launch_overhead.cu --variant sync_each on the H200: 10,000 kernels of 0.8 us, each
     followed by cudaDeviceSynchronize."""
-    d = whole_capture(CAPTURED / "launch_sync_each.sqlite")
+    d = whole_capture(CAPTURED / "launch_sync_each.sqlite.gz")
     assert d.bound == "launch", d.why
     findings = {f.id: f for f in d.findings}
     assert findings["sync_after_each_launch"].severity == "high"
@@ -138,7 +138,7 @@ def test_thousands_of_tiny_kernels_with_a_sync_after_each_are_launch_bound():
 def test_graph_traced_as_a_whole_counts_as_kernels():
     """The same launches captured into a CUDA graph: nsys (default --cuda-graph-trace=graph) records
     graph executions, no kernel table. Each execution is one 'kernel', and the note says so."""
-    d = whole_capture(CAPTURED / "launch_graph.sqlite")
+    d = whole_capture(CAPTURED / "launch_graph.sqlite.gz")
     assert d.bound == "launch" and d.timeline.metrics["gpu_busy_pct"] < 50  # the graphs run 17% of the capture
     assert [(k.name, k.count) for k in d.timeline.kernels] == [("CUDA graph 4", 4), ("CUDA graph 1", 1)]
     assert any("--cuda-graph-trace=node" in n for n in d.notes)
