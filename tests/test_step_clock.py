@@ -107,16 +107,16 @@ def test_a_gpu_bound_loop_whose_host_runs_ahead():
 
 def test_a_launch_bound_loop_without_its_tracer():
     """decode eager: 1.92 ms a token under nsys with its op ranges, 0.98 ms plain; the estimate takes its ~67 CUDA calls
-    and ~198 op ranges a token off, and says so in every format."""
+    and ~198 op ranges a token off (1.09 ms, 11% over the plain runs' median), and says so in every format."""
     d = diagnose_timeline(CLOCK / "decode_eager.sqlite.gz")
     t = d.timeline.tracer
     assert (round(t.calls), round(t.ops)) == (67, 198)
-    assert t.saved_ns == t.added_ns == pytest.approx(67 * 10_000 + 198 * 2_300, rel=0.01)
+    assert t.saved_ns == t.added_ns == pytest.approx(67 * 5_400 + 198 * 2_400, rel=0.01)
     assert t.untraced_bound == "host"
     from ncuwrap.render import Format, render
 
     for fmt in (Format.table, Format.markdown, Format.html):
         text = render(d, fmt, width=200) if fmt == Format.table else render(d, fmt)
         text = text.replace("\\~", "~")  # Markdown escapes the tilde
-        assert "nsys added ~1.12 ms of host time a step (67 CUDA calls, 198 op ranges" in text, fmt
-        assert "~800.27 us untraced, host-bound" in text, fmt
+        assert "nsys added ~836.22 us of host time a step (67 CUDA calls, 198 op ranges" in text, fmt
+        assert "~1.09 ms untraced, host-bound" in text, fmt

@@ -335,9 +335,9 @@ def compare_timelines(before: TimelineDiagnosis, after: TimelineDiagnosis, *, th
         untraced = Change("untraced_step_ns", "a step without the tracer (estimated)", tb.untraced_ns, ta.untraced_ns, "ns")
         traced_ratio, untraced_ratio = _ratio(period.before, period.after), _ratio(tb.untraced_ns, ta.untraced_ns)
         if traced_ratio and untraced_ratio and abs(untraced_ratio / traced_ratio - 1.0) * 100.0 > TRACER_CHANGES_PCT:
-            notes.append(f"the tracer's cost differs between the captures (BEFORE ~{tb.added_ns / 1e6:.3g} ms of host time a step, "
-                         f"AFTER ~{ta.added_ns / 1e6:.3g} ms): without it the change would be ~{untraced_ratio:.2f}x, "
-                         f"not the {traced_ratio:.2f}x traced")
+            notes.append(f"without the tracer the change would be ~{untraced_ratio:.2f}x, not the {traced_ratio:.2f}x traced: the tracer "
+                         f"takes ~{tb.saved_ns / 1e6:.3g} ms of BEFORE's {tb.traced_ns / 1e6:.3g} ms step and "
+                         f"~{ta.saved_ns / 1e6:.3g} ms of AFTER's {ta.traced_ns / 1e6:.3g} ms (each side's tracer line)")
     breakdown = tuple(Change(c, CATEGORY_LABELS[c], before.timeline.breakdown_ns[c] / nb, after.timeline.breakdown_ns[c] / na, "ns")
                       for c in CATEGORIES if before.timeline.breakdown_ns[c] or after.timeline.breakdown_ns[c] or c in ("kernel", "idle"))
     act_b, act_a = _activity(before, per_step), _activity(after, per_step)
