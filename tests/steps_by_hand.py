@@ -45,7 +45,7 @@ def steps(path: Path, name: str) -> list[dict]:
     call_start = {}
     for start, corr, _ in calls:
         call_start.setdefault(corr, start)
-    out, before, launched_by_step = [], None, []
+    out, launched_by_step = [], []
     for i, (start, end) in enumerate(ranges):
         mine = [c for c in calls if start <= c[0] < end]
         launched = [(iv, c_start) for c_start, corr, _ in mine for iv in work.get(corr, [])]

@@ -67,13 +67,20 @@ def main() -> None:
     for phase in PHASES:
         run(phase, args.warmup)
     torch.cuda.synchronize()
+    results, counts = _timed(args, run)
+    _finish(args, x, z, results, counts)
 
-    def session():
-        from torch.profiler import ProfilerActivity, profile
 
-        full = args.profiler == "kineto_full"
-        return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=full, with_stack=full)
+def _session(args):
+    from torch.profiler import ProfilerActivity, profile
 
+    full = args.profiler == "kineto_full"
+    return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=full, with_stack=full)
+
+
+def _timed(args, run):
+    """Each phase's loop of args.k iterations, args.reps times, under the profiler asked for."""
+    session = lambda: _session(args)  # noqa: E731
     results = {ph: {"loop_s": [], "us_per_iter": []} for ph in PHASES}
     counts = {ph: [] for ph in PHASES}
     for rep in range(args.reps):
@@ -94,6 +101,10 @@ def main() -> None:
                     counts[phase].append(count_events(prof))
             results[phase]["loop_s"].append(round(t1 - t0, 6))
             results[phase]["us_per_iter"].append(round((t1 - t0) / args.k * 1e6, 4))
+    return results, counts
+
+
+def _finish(args, x, z, results, counts) -> None:
     expect = args.warmup + args.reps * args.k
     if float(x) != float(expect):
         raise SystemExit(f"CHECK FAILED: x is {float(x)}, expected {expect}")
