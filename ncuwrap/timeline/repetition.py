@@ -433,7 +433,7 @@ def _loop(launches: Launches, a: int, e: int, lag: int, lo: int, hi: int, period
         lengths = np.diff(anchors)
         ends_with_tail = tokens[anchors[1:] - 1] == tail
         strict = ends_with_tail & (np.abs(lengths - lag) <= tol)
-        more = _extra_work(launches, unit, anchors, ends_with_tail & (lengths > lag + tol)) if periodic else np.zeros_like(strict)
+        more = _extra_work(launches, unit, anchors, lengths > lag + tol) if periodic else np.zeros_like(strict)
         keep = strict | more
         k = int(np.searchsorted(anchors, first))
         bottom = k
@@ -513,14 +513,18 @@ def _extra_tail(launches: Launches, unit: np.ndarray, start: int, limit: int, ex
 
 def _extra_work(launches: Launches, unit: np.ndarray, anchors: np.ndarray, longer: np.ndarray) -> np.ndarray:
     """Per step between ``anchors``, whether it is one of the unit's iterations with extra work: longer than a
-    period (``longer``), ending with the unit's last launch, and launching only copies and the unit's own
-    kernels (a checkpoint's copies to the host, an evaluation's forward pass; not a layer's step, whose
+    period (``longer``), holding the unit's launches, and launching only copies and the unit's own kernels
+    besides (a checkpoint's copies to the host, an evaluation's forward pass; not a layer's step, whose
     iteration goes on with kernels of its own)."""
     if not longer.any():
         return longer
     allowed = np.isin(launches.tokens, unit) | launches.copy_tokens[launches.tokens]
     other = np.concatenate(([0], np.cumsum(~allowed)))
-    return longer & (other[anchors[1:]] == other[anchors[:-1]])
+    out = longer & (other[anchors[1:]] == other[anchors[:-1]])
+    need = np.bincount(unit, minlength=len(launches.names))
+    for k in np.flatnonzero(out).tolist():
+        out[k] = bool((np.bincount(launches.tokens[anchors[k]:anchors[k + 1]], minlength=need.size) >= need).all())
+    return out
 
 
 def _extras(launches: Launches, unit: np.ndarray, bounds: np.ndarray, extended: np.ndarray, more_gpu: np.ndarray) -> tuple[Extra, ...]:
