@@ -24,9 +24,10 @@ iteration) and, rarely, in between (an occasional extra kernel). The search, lin
 5. **The steps.** Every occurrence of the unit's first launches (the shortest head, up to
    :data:`MAX_HEAD` launches, that occurs once per iteration) begins a step. A step is kept when it ends
    with the unit's last launch and is within :func:`_tolerance` launches of p long; the run of kept steps
-   around the loop is its steps, with one longer step before it (the first iteration's extra work: not
-   when it holds another loop with more kernel time than the rest, which is that loop, not a first
-   iteration) and the last iteration up to its last launch.
+   around the loop is its steps, with the warm-up iterations before it that hold the unit's launches and
+   up to half a period more (a check of their results), one longer step before them (the first
+   iteration's extra work: not when it holds another loop with more kernel time than the rest, which is
+   that loop, not a first iteration) and the last iteration up to its last launch.
 6. **Several loops.** The one whose steps launched the most kernel time is judged (copies left out: a
    compiler's autotuning copies its inputs back between trials), if it holds a tenth of the capture's GPU
    time or more; the others with a tenth of its GPU time or more are named.

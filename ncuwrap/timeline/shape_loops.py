@@ -11,20 +11,21 @@ to be the same. Here:
    arguments, parameters and tile suffix; every GEMM of cuBLAS and CUTLASS (their split-K reductions,
    epilogues and scalings too) is one class, ``GEMM``: the library picks among them by shape. Copies by
    direction; a CUDA graph as itself.
-2. **Landmarks.** A class that occurs once an iteration cuts the launches into iterations. Each class that
-   occurs more than :data:`MIN_STEPS` times is tried (the :data:`LANDMARKS` rarest): the launches from one
-   of its occurrences to the next are a segment, and two consecutive segments are alike when their
-   classes differ in at most :data:`ALIKE` of their launches (counted per class, a run of one class once:
-   a GEMM split in two is one GEMM). A layer's class cuts an
-   iteration into segments that are not alike (a layer, then a layer with the head, the loss and the backward).
+2. **Landmarks.** A launch that occurs once an iteration (a loss kernel, an optimizer's, a request's copy
+   in) cuts the launches into iterations. Each kernel or copy that occurs more than :data:`MIN_STEPS`
+   times is tried, the rarest first (:data:`LANDMARKS` of them; fewer past :data:`BUDGET` launches in
+   all): the launches from one of its occurrences to the next are a segment, and two consecutive segments
+   are alike when their classes differ in at most :data:`ALIKE` of their launches (counted per class, a
+   run of one class once: a GEMM split in two is one GEMM). A layer's kernel cuts an iteration into
+   segments that are not alike (a layer, then a layer with the head, the loss and the backward).
 3. **The loop.** The run of alike segments (three at least) with the most kernel time, over all landmarks;
-   of the landmarks that cut that loop (each class that occurs once an iteration does), the one right
+   of the landmarks that cut that loop (each launch that occurs once an iteration does), the one right
    after a copy to the host (a request loop: each request ends with its result's copy to the host), else
    the one after the longest host gap (median), as the exact search places a step's start. As there, the
    segment before the run is the first iteration where it is longer and ends with the class the run's
    segments end with; the last iteration runs from the landmark after the run to the first launch of
    that class about a step on. A loop whose steps launch the same kernels in the same order (90% of them)
-   is not one whose kernels change: the exact search judged it.
+   is not one whose kernels change: the exact search judged it (a benchmark over buffer sizes).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from ncuwrap.core.numbers import median
 from ncuwrap.timeline.repetition import COPY_KINDS, MIN_STEPS, Launches, Loop
 
 LANDMARKS = 48
+MIN_LANDMARKS = 8  # tried however many launches there are: a pass over them each, BUDGET launches in all at most
+BUDGET = 1 << 22
 ALIKE = 0.2
 SAME_LOOP = 0.9  # runs with this share of the best one's kernel time cut the same loop (at another launch of its iteration)
 TO_HOST = 0.9  # a loop whose steps end with a copy to the host this often says so
@@ -79,7 +82,8 @@ def find(launches: Launches) -> Loop | None:
     three alike segments."""
     cls = classes(launches.names)[launches.tokens]
     count = np.bincount(launches.tokens)
-    landmarks = [t for t in np.argsort(count, kind="stable").tolist() if count[t] > MIN_STEPS][:LANDMARKS]
+    tried = max(MIN_LANDMARKS, min(LANDMARKS, BUDGET // max(1, cls.size)))  # a pass over the launches each
+    landmarks = [t for t in np.argsort(count, kind="stable").tolist() if count[t] > MIN_STEPS][:tried]
     kernel = launches.kernel_sum
     runs = [run for t in landmarks if (run := _best_run(cls, np.flatnonzero(launches.tokens == t), kernel)) is not None]
     if not runs:
