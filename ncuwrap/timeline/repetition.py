@@ -7,8 +7,8 @@ iteration) and, rarely, in between (an occasional extra kernel). The search, lin
 
 1. **Launches as tokens.** Each launch of a kernel or a copy is a number: its kernel's name or its copy's
    direction (not memsets: libraries issue them beside their kernels in no fixed order); a CUDA graph
-   launch once (the events of one correlationId are one launch). They are taken
-   in the order the CUDA calls that launched them started, over all threads (PyTorch's backward runs on
+   launch once (the events of one correlationId are one launch), one token per distinct graph. They are
+   taken in the order the CUDA calls that launched them started, over all threads (PyTorch's backward runs on
    its own thread while the main thread waits: the order is the program's).
 2. **Candidate periods.** The lags at which the sequence matches itself most: counted exactly up to
    :data:`EXACT` launches, else its autocorrelation with each token mapped to random signs
@@ -24,10 +24,24 @@ iteration) and, rarely, in between (an occasional extra kernel). The search, lin
 5. **The steps.** Every occurrence of the unit's first launches (the shortest head, up to
    :data:`MAX_HEAD` launches, that occurs once per iteration) begins a step. A step is kept when it ends
    with the unit's last launch and is within :func:`_tolerance` launches of p long; the run of kept steps
-   around the loop is its steps, with one longer step before it (the first iteration's extra work) and
-   the last iteration up to its last launch.
-6. **Several loops.** The one whose steps launched the most GPU time is judged, if it holds a tenth of the
-   capture's GPU time or more; the others with a tenth of its GPU time or more are named.
+   around the loop is its steps, with the warm-up iterations before it that hold the unit's launches and
+   up to half a period more (a check of their results), one longer step before them (the first
+   iteration's extra work: not when it holds another loop with more kernel time than the rest, which is
+   that loop, not a first iteration) and the last iteration up to its last launch.
+6. **Several loops.** The one whose steps launched the most kernel time is judged (copies left out: a
+   compiler's autotuning copies its inputs back between trials), if it holds a tenth of the capture's GPU
+   time or more; the others with a tenth of its GPU time or more are named.
+7. **Periodic extra work.** A loop whose period is several iterations with extra work between some of
+   them (a checkpoint every 5th step, an evaluation every 10th) is taken at the shortest period that
+   explains it: the shorter period's steps run through the steps with extra work when that work is
+   copies or more of the loop's own kernels (a model's layers are not its steps: the rest of its
+   iteration launches kernels of its own). Those steps are named outliers (:class:`Extra`).
+8. **CUDA graphs.** A loop replaying one graph a step, right after a loop of the graph's own launches
+   (the iterations run eagerly before the graph was captured: its warm-up), is one loop.
+9. **Kernels that change with the shapes.** Where the loop found explains less than half of the capture's
+   kernel time (or none is found), the steps are looked for by kernel class instead
+   (ncuwrap.timeline.shape_loops): a sequence length or a request's size changes the GEMM tiles, the
+   split-K reductions and the library paths from step to step.
 
 A step runs from its first launch call to the next step's; the last one to the end of its last launch
 call (the timeline's steps extend it to the end of its GPU work). What was launched in a step is
@@ -36,7 +50,8 @@ assigned by ncuwrap.timeline.steps as for marked steps.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -50,21 +65,60 @@ EXACT = 4096  # launches up to which the matches are counted exactly
 MAX_HEAD = 64
 MAX_CANDIDATES = 8
 NOISE_SIGMAS = 5.0
+# The loop found must hold this share of the capture's kernel time, else the steps are also looked for by
+# kernel class (ncuwrap.timeline.shape_loops), which wins where its loop holds more kernel time.
+EXPLAINS = 0.5
+COPY_KINDS = {"memcpy_htod": "H2D copies", "memcpy_dtoh": "D2H copies", "memcpy_dtod": "D2D copies", "memcpy_other": "other copies"}
 
 
 @dataclass(frozen=True)
 class Launches:
     """A capture's GPU work launches in launch order: one row per launch (a graph launch once)."""
 
-    tokens: np.ndarray  # int64: what was launched (kernel name, copy direction, memset)
+    tokens: np.ndarray  # int64: what was launched (kernel name, copy direction, CUDA graph)
     times: np.ndarray  # int64 ns: the launching call's start (the work's own start where the call is not traced)
     correlation: np.ndarray  # float: the launching call's correlationId (NaN: not traced)
     gpu_ns: np.ndarray  # int64: the GPU time of the launch's work (a graph: its nodes' sum)
     to_host: np.ndarray  # bool per distinct token: a copy to the host
-    names: list  # per distinct token: its text ("kernel", "D2H copy"...)
+    names: list  # per distinct token: its text ("kernel", "memcpy_dtoh", "CUDA graph (35 nodes)"...)
+    graphs: dict = field(default_factory=dict)  # graph token -> its nodes' tokens in order (graphs traced node by node)
 
     def __len__(self) -> int:
         return self.tokens.size
+
+    @cached_property
+    def copy_tokens(self) -> np.ndarray:
+        """Per distinct token: a copy (any direction)."""
+        return np.array([str(n) in COPY_KINDS for n in self.names], dtype=bool)
+
+    @cached_property
+    def kernel_ns(self) -> np.ndarray:
+        """Per launch, its GPU time where it is a kernel or a graph, 0 for a copy."""
+        return np.where(self.copy_tokens[self.tokens], 0, self.gpu_ns)
+
+    @cached_property
+    def kernel_sum(self) -> np.ndarray:
+        """The running sum of :attr:`kernel_ns`, 0 first: the kernel time of launches [a, b) is sum[b] - sum[a]."""
+        return np.concatenate(([0], np.cumsum(self.kernel_ns)))
+
+    def kind(self, token: int) -> str:
+        """'D2H copies', 'kernels'...: what a token is, in the plural."""
+        return COPY_KINDS.get(str(self.names[token]), "kernels")
+
+
+@dataclass(frozen=True)
+class Extra:
+    """Steps of a loop that did extra work beside its unit (a checkpoint's copies, an evaluation), alike in what."""
+
+    steps: tuple[int, ...]  # their indices among the loop's steps
+    launches: tuple[tuple[str, int], ...]  # the extra launches by kind, median over the steps: (("D2H copies", 24),)
+    gpu_ns: int = 0  # their GPU time beyond an ordinary step's (median)
+
+    @property
+    def every(self) -> int | None:
+        """k where the steps come every k-th step (at least two of them), else None."""
+        gaps = np.diff(self.steps)
+        return int(gaps[0]) if gaps.size and (gaps == gaps[0]).all() else None
 
 
 @dataclass(frozen=True)
@@ -73,10 +127,18 @@ class Loop:
 
     starts: np.ndarray  # int64: each step's first launch
     end: int  # one past the last step's last launch
-    launches: int  # launches in the loop's unit (its period)
+    launches: int  # launches in the loop's unit (its period); alike by kernel class: a step's median
     exact: int  # steps whose launches are the unit's, in order
     gpu_ns: int  # GPU time of all the steps' launches
     start_ns: int  # when its first step's first launch was launched
+    kernel_ns: int = 0  # of it, the kernels' (and graphs'): copies left out
+    alike: str = "launches"  # what its steps share: "launches" (the unit's, in order) or "kernel classes" (ncuwrap.timeline.shape_loops)
+    fewest: int = 0  # alike by kernel class: the fewest and most launches of a step
+    most: int = 0
+    graph_nodes: int = 0  # each step replays one CUDA graph of this many nodes (0: no graph)
+    eager: int = 0  # leading steps that ran the graph's launches eagerly (its warm-up)
+    extras: tuple[Extra, ...] = ()  # steps with periodic extra work
+    to_host: bool = False  # each step ends with a copy to the host (alike by kernel class: a request loop)
 
     @property
     def count(self) -> int:
@@ -85,6 +147,10 @@ class Loop:
     @property
     def first(self) -> int:
         return int(self.starts[0])
+
+    @property
+    def outlier_steps(self) -> set[int]:
+        return {i for x in self.extras for i in x.steps}
 
     def to_json(self) -> dict:
         return {"steps": self.count, "launches": self.launches, "gpu_ns": self.gpu_ns, "start_ns": self.start_ns}
@@ -102,27 +168,100 @@ class Found:
     # this is kept of the launches: the steps travel back from the forked reader, the launches need not.
     last_correlation: float
 
-    def describe(self, periods_ns) -> str:
-        """"12 steps of 324 launches (all exactly alike), periods within 3% of their median", with the other
-        loops where there are (``periods_ns``: the steady steps' periods)."""
+    def describe(self, periods_ns, first: int = 0) -> str:
+        """"12 steps of 324 launches (all exactly alike), periods within 3% of their median", with the steps
+        that did extra work and the other loops where there are (``periods_ns``: the steady steps' periods;
+        ``first``: the first steady step's index among the loop's steps)."""
         loop = self.loop
-        alike = "all exactly alike" if loop.exact == loop.count else f"{loop.exact} exactly alike"
-        text = (f"{loop.count} steps of {_launches(loop.launches)} ({alike}), "
-                f"periods within {spread_pct(periods_ns):.0f}% of their median")
+        ordinary = [p for i, p in enumerate(periods_ns) if first + i not in loop.outlier_steps]
+        text = (f"{loop.count} steps{self._what()}, "
+                f"{'ordinary steps' if loop.extras else 'periods'} within {spread_pct(ordinary):.0f}% of their median")
+        if loop.extras:
+            text += "; " + _outliers_text(loop, periods_ns, first)
         if self.others:
             other = self.others[0]
-            text += (f"; {len(self.others) + 1} loops found, the one with the most GPU time judged ({loop.gpu_ns / 1e6:.1f} ms; "
-                     f"next: {other.count} steps of {_launches(other.launches)}, {other.gpu_ns / 1e6:.1f} ms)")
+            if all(o.gpu_ns <= loop.gpu_ns for o in self.others):
+                judged, next_ = f"GPU time judged ({loop.gpu_ns / 1e6:.1f} ms", f"{other.gpu_ns / 1e6:.1f} ms"
+            else:  # another loop has more GPU time, in copies
+                judged = f"kernel time judged ({loop.kernel_ns / 1e6:.1f} ms of kernels"
+                next_ = f"{other.gpu_ns / 1e6:.1f} ms of GPU work, {other.kernel_ns / 1e6:.1f} ms of it kernels"
+            text += f"; {len(self.others) + 1} loops found, the one with the most {judged}; next: {other.count} steps of {_launches(other.launches)}, {next_})"
         return text
 
-    def to_json(self, periods_ns) -> dict:
-        return {"launches": self.loop.launches, "exact_steps": self.loop.exact, "gpu_ns": self.loop.gpu_ns,
-                "spread_pct": round(spread_pct(periods_ns), 4),
-                "other_loops": [o.to_json() for o in self.others]}
+    def _what(self) -> str:
+        loop = self.loop
+        if loop.graph_nodes:
+            eager = f"{loop.eager} run eagerly ({_launches(loop.graph_nodes)} each), then " if loop.eager else ""
+            return f": {eager}{loop.count - loop.eager} replays of one CUDA graph of {loop.graph_nodes} nodes"
+        if loop.alike == "kernel classes":
+            ends = "; each ends with a copy to the host" if loop.to_host else ""
+            return f" of {loop.fewest}-{loop.most} launches (alike by kernel class: the shapes change from step to step{ends})"
+        alike = "all exactly alike" if loop.exact == loop.count else f"{loop.exact} exactly alike"
+        if loop.extras:
+            alike += f", {len(loop.outlier_steps)} with extra work"
+        return f" of {_launches(loop.launches)} ({alike})"
+
+    def to_json(self, periods_ns, first: int = 0) -> dict:
+        loop = self.loop
+        ordinary = [p for i, p in enumerate(periods_ns) if first + i not in loop.outlier_steps]
+        doc = {"launches": loop.launches, "exact_steps": loop.exact, "gpu_ns": loop.gpu_ns,
+               "spread_pct": round(spread_pct(ordinary), 4),
+               "other_loops": [o.to_json() for o in self.others]}
+        if loop.alike != "launches":
+            doc["alike"] = loop.alike
+            doc["launches_range"] = [loop.fewest, loop.most]
+        if loop.graph_nodes:
+            doc["graph"] = {"nodes": loop.graph_nodes, "eager_steps": loop.eager}
+        if loop.extras:
+            doc["outliers"] = [{"steps": list(x.steps), "every": x.every, "extra_launches": dict(x.launches),
+                                "extra_ns": _extra_ns(loop, x.steps, periods_ns, first)} for x in loop.extras]
+        return doc
 
 
 def _launches(n: int) -> str:
     return f"{n} launch" if n == 1 else f"{n} launches"
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def _extra_ns(loop: Loop, steps, periods_ns, first: int) -> float | None:
+    """How much longer the given steps' periods are than the ordinary steps' (medians over the steady steps);
+    None where the steady steps hold none of them."""
+    outliers = loop.outlier_steps
+    mine = [p for i, p in enumerate(periods_ns) if first + i in set(steps)]
+    ordinary = [p for i, p in enumerate(periods_ns) if first + i not in outliers]
+    if not mine or not ordinary:
+        return None
+    return round(median(mine) - median(ordinary), 4)
+
+
+def _outliers_text(loop: Loop, periods_ns, first: int) -> str:
+    """'outliers: every 5th step +65 ms: D2H copies (9.8 ms of GPU work) and host time; every 10th +40 ms
+    more: kernels': the steps with extra work, all of them first, then those with more kinds of work than the rest."""
+    steps = tuple(sorted(loop.outlier_steps))
+    every = Extra(steps, ()).every
+    common = set.intersection(*({kind for kind, _ in x.launches} for x in loop.extras))
+    base = _extra_ns(loop, steps, periods_ns, first)
+    gpu = median([x.gpu_ns for x in loop.extras for _ in x.steps])
+    text = f"every {_ordinal(every)} step" if every else f"{len(steps)} steps"
+    text += "" if base is None else f" +{base / 1e6:.3g} ms"
+    text += f": {', '.join(sorted(common)) or 'launches'} ({gpu / 1e6:.3g} ms of GPU work)"
+    if base is not None and base > HOST_TIME_ABOVE * gpu:
+        text += " and host time"
+    for x in loop.extras:
+        more = sorted({kind for kind, _ in x.launches} - common)
+        if not more or len(x.steps) == len(steps):
+            continue
+        mine = _extra_ns(loop, x.steps, periods_ns, first)
+        when = f"every {_ordinal(x.every)}" if x.every else f"{len(x.steps)} of them"
+        extra = "" if mine is None or base is None else f" +{(mine - base) / 1e6:.3g} ms more"
+        text += f"; {when}{extra}: {', '.join(more)}"
+    return "outliers: " + text
+
+
+HOST_TIME_ABOVE = 1.25  # an outlier step longer by more than this times its extra GPU work spent host time too
 
 
 def spread_pct(periods_ns) -> float:
@@ -273,9 +412,10 @@ def _matches(tokens: np.ndarray, head: np.ndarray) -> np.ndarray:
     return hit
 
 
-def _loop(launches: Launches, a: int, e: int, lag: int, lo: int, hi: int) -> Loop | None:
+def _loop(launches: Launches, a: int, e: int, lag: int, lo: int, hi: int, periodic: bool = False) -> Loop | None:
     """The steps of the loop that repeats over [a, e) (a region of :func:`_regions`) with period ``lag``,
-    within the launches [lo, hi)."""
+    within the launches [lo, hi). ``periodic``: the steps also run through steps with extra work (copies,
+    more of the unit's kernels), and the loop must hold two of them at least."""
     tokens = launches.tokens
     unit = _consensus(tokens, _iterations(launches, a, e, lag))
     offset = _phase(launches, a, e, lag, unit)
@@ -283,7 +423,10 @@ def _loop(launches: Launches, a: int, e: int, lag: int, lo: int, hi: int) -> Loo
     unit = np.roll(unit, -offset)
     tail, tol = unit[-1], _tolerance(lag)
     h = _head(tokens, unit, first, e, lag)
+    extended = np.zeros(0, dtype=np.int64)  # the steps (indices among the starts) with extra work
     if h is None:  # the head also occurs inside an iteration: the region's whole iterations only
+        if periodic:
+            return None
         starts = np.arange(first, e - lag + 1, lag, dtype=np.int64)
         last_end = int(starts[-1]) + lag if starts.size else first
     else:
@@ -291,16 +434,23 @@ def _loop(launches: Launches, a: int, e: int, lag: int, lo: int, hi: int) -> Loo
         lengths = np.diff(anchors)
         ends_with_tail = tokens[anchors[1:] - 1] == tail
         strict = ends_with_tail & (np.abs(lengths - lag) <= tol)
+        more = _extra_work(launches, unit, anchors, lengths > lag + tol) if periodic else np.zeros_like(strict)
+        keep = strict | more
         k = int(np.searchsorted(anchors, first))
         bottom = k
-        while bottom > 0 and strict[bottom - 1]:
+        while bottom > 0 and keep[bottom - 1]:
+            bottom -= 1
+        run = bottom
+        need = np.bincount(unit, minlength=len(launches.names))
+        while bottom > 0 and _warmup_step(tokens, need, int(anchors[bottom - 1]), int(anchors[bottom]), lag):
             bottom -= 1
         if bottom > 0 and ends_with_tail[bottom - 1] and lengths[bottom - 1] > lag:  # the first iteration, longer
             bottom -= 1
         top = k
-        while top < strict.size and strict[top]:
+        while top < keep.size and keep[top]:
             top += 1
         starts = anchors[bottom:top + 1]
+        extended = np.flatnonzero(more[run:top] & ~strict[run:top]) + (run - bottom)
         # The last step: up to the unit's last launch, about a period on (the loop's end, or the run's edge).
         last = int(starts[-1])
         window = np.arange(max(last, last + lag - 1 - tol), min(hi, last + lag + tol))
@@ -308,10 +458,12 @@ def _loop(launches: Launches, a: int, e: int, lag: int, lo: int, hi: int) -> Loo
         window = window[(window < limit) & (tokens[window] == tail)] if window.size else window
         if window.size:
             last_end = int(window[np.argmin(np.abs(window - (last + lag - 1)))]) + 1
+        elif extended.size and (last_end := _extra_tail(launches, unit, last, limit, np.diff(anchors)[run:top][extended - (run - bottom)])) > last:
+            extended = np.append(extended, starts.size - 1)  # the last iteration, its extra work after the unit's last launch
         else:
             starts = starts[:-1]
             last_end = last
-    if starts.size < MIN_STEPS:
+    if starts.size < MIN_STEPS or (periodic and extended.size < 2):
         return None
     bounds = np.append(starts, last_end)
     lengths = np.diff(bounds)
@@ -322,13 +474,78 @@ def _loop(launches: Launches, a: int, e: int, lag: int, lo: int, hi: int) -> Loo
         exact = int((tokens[rows] == unit[None, :]).all(axis=1).sum())
     gpu = np.add.reduceat(launches.gpu_ns[:last_end], bounds[:-1]) if bounds.size > 1 else np.zeros(0, dtype=np.int64)
     # A loop over a model's parameters (initialising each) repeats too, but its iterations' work differs
-    # with each tensor's size: a program's iteration does the same GPU work each time.
-    if spread_pct(gpu[1:]) > MAX_WORK_SPREAD_PCT:
+    # with each tensor's size: a program's iteration does the same GPU work each time (steps with extra work apart).
+    ordinary = np.ones(gpu.size, dtype=bool)
+    ordinary[extended] = False
+    if spread_pct(gpu[1:][ordinary[1:]]) > MAX_WORK_SPREAD_PCT:
         return None
-    return Loop(starts=starts, end=last_end, launches=lag, exact=exact, gpu_ns=int(gpu.sum()), start_ns=int(launches.times[starts[0]]))
+    extras = _extras(launches, unit, bounds, extended, gpu - median(gpu[ordinary])) if extended.size else ()
+    return Loop(starts=starts, end=last_end, launches=lag, exact=exact, gpu_ns=int(gpu.sum()), start_ns=int(launches.times[starts[0]]),
+                kernel_ns=_kernel_ns(launches, starts, last_end), extras=extras)
 
 
 MAX_WORK_SPREAD_PCT = 25.0
+
+
+def _kernel_ns(launches: Launches, starts: np.ndarray, end: int) -> int:
+    """The kernel time (copies left out) of the launches [starts[0], end)."""
+    return int(launches.kernel_sum[end] - launches.kernel_sum[int(starts[0])])
+
+
+def _warmup_step(tokens: np.ndarray, need: np.ndarray, a: int, b: int, lag: int) -> bool:
+    """Whether the launches [a, b) are a warm-up iteration: the unit's launches (``need``: how many of each
+    token) and a few more, up to half a period (a check of its results, a first allocation)."""
+    if not lag + _tolerance(lag) < b - a <= lag + lag // 2:
+        return False
+    return bool((np.bincount(tokens[a:b], minlength=need.size) >= need).all())
+
+
+def _extra_tail(launches: Launches, unit: np.ndarray, start: int, limit: int, extended_lengths: np.ndarray) -> int:
+    """The end of a periodic loop's last iteration, which begins at ``start`` and holds extra work after the
+    unit's launches that began it (a checkpoint saved after the last step): the launches up to ``limit`` that
+    are copies or the unit's own kernels, at most as many as the longest step with extra work holds, and
+    at least as many as the shortest; ``start`` where there are fewer."""
+    stop = min(limit, start + int(extended_lengths.max()))
+    allowed = np.isin(launches.tokens[start:stop], unit) | launches.copy_tokens[launches.tokens[start:stop]]
+    bad = np.flatnonzero(~allowed)
+    end = start + (int(bad[0]) if bad.size else allowed.size)
+    return end if end - start >= int(extended_lengths.min()) - len(unit) else start
+
+
+def _extra_work(launches: Launches, unit: np.ndarray, anchors: np.ndarray, longer: np.ndarray) -> np.ndarray:
+    """Per step between ``anchors``, whether it is one of the unit's iterations with extra work: longer than a
+    period (``longer``), holding the unit's launches, and launching only copies and the unit's own kernels
+    besides (a checkpoint's copies to the host, an evaluation's forward pass; not a layer's step, whose
+    iteration goes on with kernels of its own)."""
+    if not longer.any():
+        return longer
+    allowed = np.isin(launches.tokens, unit) | launches.copy_tokens[launches.tokens]
+    other = np.concatenate(([0], np.cumsum(~allowed)))
+    out = longer & (other[anchors[1:]] == other[anchors[:-1]])
+    need = np.bincount(unit, minlength=len(launches.names))
+    for k in np.flatnonzero(out).tolist():
+        out[k] = bool((np.bincount(launches.tokens[anchors[k]:anchors[k + 1]], minlength=need.size) >= need).all())
+    return out
+
+
+def _extras(launches: Launches, unit: np.ndarray, bounds: np.ndarray, extended: np.ndarray, more_gpu: np.ndarray) -> tuple[Extra, ...]:
+    """The steps with extra work, grouped by what it was: the launches each held beyond the unit's, by kind
+    (``more_gpu``: each step's GPU time beyond an ordinary step's)."""
+    size = len(launches.names)
+    need = np.bincount(unit, minlength=size)
+    groups: dict[tuple, list] = {}
+    for i in extended.tolist():
+        beyond = np.maximum(np.bincount(launches.tokens[bounds[i]:bounds[i + 1]], minlength=size) - need, 0)
+        kinds: dict[str, int] = {}
+        for t in np.flatnonzero(beyond).tolist():
+            kinds[launches.kind(t)] = kinds.get(launches.kind(t), 0) + int(beyond[t])
+        groups.setdefault(tuple(sorted(kinds)), []).append((i, kinds))
+    out = []
+    for kinds, members in groups.items():
+        counts = tuple((k, int(median([m[1][k] for m in members]))) for k in kinds)
+        steps = tuple(m[0] for m in members)
+        out.append(Extra(steps=steps, launches=counts, gpu_ns=int(median(more_gpu[list(steps)]))))
+    return tuple(sorted(out, key=lambda x: x.steps[0]))
 
 
 OTHER_LOOP_SHARE = 10
@@ -336,12 +553,24 @@ MIN_GPU_SHARE = 10
 MAX_DEPTH = 3  # loops looked for again before and after a loop found, this many times
 
 
+def _rank(loop: Loop) -> tuple:
+    """The loop judged first: the most kernel time, then the most GPU time, then the earliest."""
+    return -loop.kernel_ns, -loop.gpu_ns, loop.first
+
+
 def find(launches: Launches | None) -> Found | None:
-    """The loop of ``launches`` with the most GPU time, with its steps, and the other loops before and
+    """The loop of ``launches`` with the most kernel time, with its steps, and the other loops before and
     after it; None where nothing repeats at least :data:`MIN_STEPS` times."""
     if launches is None or len(launches) < 2 * MIN_STEPS:
         return None
-    loops = sorted(_loops_in(launches, 0, len(launches), 0), key=lambda lp: (-lp.gpu_ns, lp.first))
+    loops = sorted(_graph_warmups(launches, _loops_in(launches, 0, len(launches), 0)), key=_rank)
+    kernel_total = int(launches.kernel_sum[-1])
+    if not loops or loops[0].kernel_ns < EXPLAINS * kernel_total:
+        from ncuwrap.timeline import shape_loops
+
+        alike = shape_loops.find(launches)
+        if alike is not None and (not loops or (alike.count > loops[0].count and alike.kernel_ns > loops[0].kernel_ns)):
+            loops = [alike, *(lp for lp in loops if lp.end <= alike.first or lp.first >= alike.end)]
     if not loops:
         return None
     best = loops[0]
@@ -350,7 +579,7 @@ def find(launches: Launches | None) -> Found | None:
     if best.gpu_ns * MIN_GPU_SHARE < int(launches.gpu_ns.sum()):
         return None
     # Other loops worth naming: a tenth of its GPU time or more (not a model's set-up, repeated per layer).
-    others = tuple(lp for lp in loops[1:] if lp.gpu_ns * OTHER_LOOP_SHARE >= best.gpu_ns)
+    others = tuple(sorted((lp for lp in loops[1:] if lp.gpu_ns * OTHER_LOOP_SHARE >= best.gpu_ns), key=lambda lp: (-lp.gpu_ns, lp.first)))
     starts_ns = launches.times[best.starts]
     # The last step ends at its last launch here; ncuwrap.timeline.steps extends it to that call's end.
     ends_ns = np.append(starts_ns[1:], max(int(launches.times[best.end - 1]), int(starts_ns[-1])) + 1)
@@ -359,24 +588,114 @@ def find(launches: Launches | None) -> Found | None:
 
 
 def _loops_in(launches: Launches, lo: int, hi: int, depth: int) -> list[Loop]:
-    """The loop of the launches [lo, hi) with the most GPU time, then those before and after it (each
+    """The loop of the launches [lo, hi) with the most kernel time, then those before and after it (each
     part searched on its own: a second loop's period may not stand out beside the first's)."""
     if hi - lo < 2 * MIN_STEPS:
         return []
     tokens = launches.tokens
+    regions = {lag: [(a + lo, e + lo) for a, e in _regions(tokens[lo:hi], lag)] for lag in candidate_periods(tokens[lo:hi])}
     loops: list[Loop] = []
-    for lag in candidate_periods(tokens[lo:hi]):  # the strongest first: the layers of a step come after it
-        for a, e in _regions(tokens[lo:hi], lag):
-            a, e = a + lo, e + lo
-            # A region inside a loop already found (its layers, say) is part of that loop, not another.
-            if any(lp.first <= a and e <= lp.end for lp in loops):
+    spans: list[tuple[int, int, int, int]] = []  # per loop: where its iterations proper begin, its first launch, end, kernel time
+    ksum = launches.kernel_sum
+    for lag, found in regions.items():  # the strongest first: the layers of a step come after it
+        for a, e in found:
+            # A region inside a loop already found (its layers, say) is part of that loop, not another; in its
+            # longer first step, unless it holds half the loop's kernel time or more (another loop: see _first_step_apart).
+            if any(first <= a and e <= end and (settled <= a or 2 * int(ksum[e] - ksum[a]) < kernel) for settled, first, end, kernel in spans):
                 continue
             loop = _loop(launches, a, e, _fundamental(tokens, a, e, lag), lo, hi)
             if loop is not None:
                 loops.append(loop)
+                spans.append((_settled(loop), loop.first, loop.end, loop.kernel_ns))
+    loops = [lp for lp in (_first_step_apart(launches, lp, loops) for lp in loops) if lp is not None]
     if not loops:
         return []
-    best = min(loops, key=lambda lp: (-lp.gpu_ns, lp.first))
+    best = min(loops, key=_rank)
+    best = _periodic(launches, best, lo, hi, regions) or best
     if depth >= MAX_DEPTH:
         return [best]
     return [best, *_loops_in(launches, lo, best.first, depth + 1), *_loops_in(launches, best.end, hi, depth + 1)]
+
+
+def _long_first(loop: Loop) -> bool:
+    return loop.count > 1 and int(loop.starts[1] - loop.starts[0]) > loop.launches + _tolerance(loop.launches)
+
+
+def _settled(loop: Loop) -> int:
+    """Where a loop's iterations proper begin: after its first step where that one is longer (the first
+    iteration's extra work may hold another loop)."""
+    return int(loop.starts[1]) if _long_first(loop) and not loop.extras else loop.first
+
+
+def _first_step_apart(launches: Launches, loop: Loop, loops: list[Loop]) -> Loop | None:
+    """``loop`` without its longer first step where that step holds another loop with more kernel time than
+    the rest of ``loop`` (a graph's replays between eager runs of its work): that is another loop, not
+    the first iteration's extra work. None where too few steps are left."""
+    if not _long_first(loop) or loop.extras:
+        return loop
+    lo, hi = loop.first, int(loop.starts[1])
+    inner = sum(o.kernel_ns for o in loops if o is not loop and lo <= o.first and o.end <= hi)
+    if inner <= loop.kernel_ns - inner:
+        return loop
+    return _remade(launches, loop, loop.starts[1:])
+
+
+def _remade(launches: Launches, loop: Loop, starts: np.ndarray, **changes) -> Loop | None:
+    """``loop`` with other steps (the same end), its GPU and kernel time measured again."""
+    if starts.size < MIN_STEPS:
+        return None
+    bounds = np.append(starts, loop.end)
+    gpu = int(np.add.reduceat(launches.gpu_ns[:loop.end], bounds[:-1]).sum())
+    exact = changes.pop("exact", min(loop.exact, starts.size))
+    return Loop(starts=starts, end=loop.end, launches=loop.launches, exact=exact, gpu_ns=gpu, start_ns=int(launches.times[starts[0]]),
+                kernel_ns=_kernel_ns(launches, starts, loop.end), **changes)
+
+
+def _periodic(launches: Launches, best: Loop, lo: int, hi: int, regions: dict) -> Loop | None:
+    """``best`` taken at the shortest period that explains it, where its period is several iterations with
+    extra work between some of them (a checkpoint every 5th step, an evaluation every 10th): the loop of a
+    shorter candidate period (``regions``: the stretches each candidate repeats over) that runs through
+    ``best``'s launches, its steps with extra work included; None where no shorter period does."""
+    tokens = launches.tokens
+    if best.count < 2:
+        return None
+    step = tokens[int(best.starts[-2]):int(best.starts[-1])]
+    step = step[~launches.copy_tokens[step]]
+    for lag in sorted(regions):
+        if 2 * lag > best.launches:
+            break
+        near = [(a, e) for a, e in regions[lag] if e > best.first and a < best.end]
+        if not near:
+            continue
+        a, e = max(near, key=lambda r: r[1] - r[0])
+        # Each of best's steps launches only the shorter period's kernels (and copies): else the shorter
+        # period is a part of its iteration (a model's layers), not the iteration.
+        if not np.isin(step, tokens[a:e]).all():
+            continue
+        p = _fundamental(tokens, a, e, lag)
+        loop = _loop(launches, a, e, p, lo, hi, periodic=True)
+        if loop is not None and loop.count > best.count and loop.first <= best.first + p and loop.end >= best.end - p:
+            return loop
+    return None
+
+
+def _graph_warmups(launches: Launches, loops: list[Loop]) -> list[Loop]:
+    """``loops`` with each loop that replays one CUDA graph a step joined to the loop just before it whose
+    unit is the graph's own launches, run eagerly (PyTorch runs a graph's work before capturing it)."""
+    out = list(loops)
+    for graph in loops:
+        nodes = launches.graphs.get(int(launches.tokens[graph.first])) if graph.launches == 1 else None
+        if nodes is None:
+            continue
+        for eager in loops:
+            if eager is graph or eager.launches != nodes.size or not 0 <= graph.first - eager.end <= nodes.size:
+                continue
+            unit = launches.tokens[eager.end - eager.launches:eager.end]
+            if not _matches(np.concatenate([nodes, nodes]), unit).any():
+                continue
+            joined = _remade(launches, Loop(starts=graph.starts, end=graph.end, launches=1, exact=0, gpu_ns=0, start_ns=0),
+                             np.concatenate([eager.starts, graph.starts]), exact=graph.exact + eager.exact,
+                             graph_nodes=int(nodes.size), eager=eager.count)
+            out = [joined if lp is graph else lp for lp in out if lp is not eager]
+            break
+    return out

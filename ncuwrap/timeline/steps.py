@@ -123,7 +123,7 @@ class Steps:
     def found_text(self) -> str | None:
         """How the steps were found by repetition ('steps found by repetition: 12 steps of 324 launches...');
         None for marked steps."""
-        return None if self.found is None else self.found.describe([r.period_ns for r in self.steady])
+        return None if self.found is None else self.found.describe([r.period_ns for r in self.steady], self.warmup)
 
     @property
     def count(self) -> int:
@@ -211,7 +211,7 @@ class Steps:
         origin = self.capture_start_ns
         return {
             "count": self.count, "name": self.name, "found_by": self.found_by,
-            **({"repetition": self.found.to_json([r.period_ns for r in self.steady])} if self.found is not None else {}),
+            **({"repetition": self.found.to_json([r.period_ns for r in self.steady], self.warmup)} if self.found is not None else {}),
             "warmup": {"count": self.warmup, "how": "set" if self.warmup_set else "detected", "why": self.warmup_why,
                        "ns": self.warmup_ns},
             "steady_count": len(self.steady), "startup_ns": self.startup_ns, "steady_ns": self.steady_ns, "after_ns": self.after_ns,
@@ -562,6 +562,7 @@ def launch_sequence(data, api_start):
     start = np.concatenate([np.asarray(f["start"], dtype=np.int64) for f, _ in tables])
     end = np.concatenate([np.asarray(f["end"], dtype=np.int64) for f, _ in tables])
     token = np.concatenate([c for _, c in tables])
+    kernel_rows = len(tables[0][0]) if data.kernels is not None and len(data.kernels) else 0  # the kernels' rows come first
     launched = np.concatenate([launch_time(f, api_start) for f, _ in tables])
     corr = np.concatenate([np.asarray(f["correlation"], dtype=float) if "correlation" in f else np.full(len(f), np.nan)
                            for f, _ in tables])
@@ -573,11 +574,49 @@ def launch_sequence(data, api_start):
     heads = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
     gpu = np.add.reduceat((end - start)[order], heads) if heads.size else np.zeros(0, dtype=np.int64)
     rows = order[heads]
+    tokens = token[rows]
+    graphs = _graph_tokens(tokens, token, order, heads, kernel_rows, offset, names, to_host)
     # Launches at one instant (a library's several launches timed alike) in the order they ran.
     by_time = np.lexsort((key[heads], start[rows], launched[rows]))
     rows = rows[by_time]
-    return Launches(tokens=token[rows], times=launched[rows], correlation=corr[rows], gpu_ns=gpu[by_time].astype(np.int64),
-                    to_host=np.array(to_host, dtype=bool), names=names)
+    return Launches(tokens=tokens[by_time], times=launched[rows], correlation=corr[rows], gpu_ns=gpu[by_time].astype(np.int64),
+                    to_host=np.array(to_host, dtype=bool), names=names, graphs=graphs)
+
+
+def _graph_tokens(tokens: np.ndarray, token: np.ndarray, order: np.ndarray, heads: np.ndarray, kernel_rows: int, offset: int,
+                  names: list, to_host: list) -> dict:
+    """Each CUDA graph launch traced node by node (several events of one correlationId, a kernel among them) as
+    a token of its own, one per distinct node sequence, set in ``tokens`` (one per launch; ``token``: each
+    event's, ``order``: the events grouped by launch from ``heads``, the first ``kernel_rows`` events kernels);
+    its name added to ``names`` and ``to_host``. Returns {graph token: its nodes' tokens in order}. A copy split
+    into chunks stays a copy."""
+    if heads.size == order.size:  # one event a launch: no graph traced node by node
+        return {}
+    sizes = np.diff(np.append(heads, order.size))
+    events = token[order]
+    graph = (sizes > 1) & (np.add.reduceat((order < kernel_rows).astype(np.int64), heads) > 0)
+    if not graph.any():
+        return {}
+    # A hash of each launch's node sequence: sum of (token + 1) * B**position, wrapping in 64 bits.
+    position = np.arange(events.size) - np.repeat(heads, sizes)
+    mixed = (events.astype(np.uint64) + np.uint64(1)) * _powers(int(sizes.max()))[position]
+    digest = np.add.reduceat(mixed, heads)[graph] ^ (sizes[graph].astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93))
+    distinct, first, which = np.unique(digest, return_index=True, return_inverse=True)
+    at = np.flatnonzero(graph)
+    tokens[at] = offset + which.reshape(-1)
+    out = {}
+    for j, i in enumerate(at[first].tolist()):
+        nodes = events[heads[i]:heads[i] + sizes[i]].copy()
+        out[offset + j] = nodes
+        names.append(f"CUDA graph ({nodes.size} nodes)")
+        to_host.append(False)
+    return out
+
+
+def _powers(n: int) -> np.ndarray:
+    """B**0 .. B**(n-1) for an odd 64-bit B, wrapping."""
+    with np.errstate(over="ignore"):
+        return np.concatenate(([np.uint64(1)], np.cumprod(np.full(n - 1, 0x9E3779B97F4A7C15, dtype=np.uint64)))).astype(np.uint64)
 
 
 def _call_end(data, correlation: float, default: int) -> int:
