@@ -18,7 +18,7 @@ import statistics
 import numpy as np
 import pytest
 
-from ncuwrap.timeline import repetition as R
+from ncuwrap.timeline import iterations as R
 from ncuwrap.timeline import shape_loops
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.files import read_timeline
@@ -54,7 +54,8 @@ def _own_mean(clock: dict, steps) -> float:
 
 def test_the_captures_are_all_there():
     assert set(CAPTURES) == {"decode_eager", "decode_graph", "elementwise_compiled", "elementwise_eager", "input_loop_pageable",
-                             "input_loop_pinned", "mlp_train_bf16", "mlp_train_fp32", "periodic_train", "requests", "varlen_train"}
+                             "input_loop_pinned", "item_sync_item", "item_sync_noitem", "mlp_train_bf16", "mlp_train_fp32",
+                             "numpy_prep_workers0", "numpy_prep_workers6", "periodic_train", "requests", "varlen_train"}
 
 
 @pytest.mark.parametrize("name", CAPTURES)

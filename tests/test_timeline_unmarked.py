@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import DATA, golden, run_cli
-from ncuwrap.timeline import repetition as R
+from ncuwrap.timeline import iterations as R
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.files import read_timeline
 from ncuwrap.timeline.measured import measure

@@ -558,19 +558,21 @@ def _rank(loop: Loop) -> tuple:
     return -loop.kernel_ns, -loop.gpu_ns, loop.first
 
 
-def find(launches: Launches | None) -> Found | None:
-    """The loop of ``launches`` with the most kernel time, with its steps, and the other loops before and
-    after it; None where nothing repeats at least :data:`MIN_STEPS` times."""
-    if launches is None or len(launches) < 2 * MIN_STEPS:
-        return None
-    loops = sorted(_graph_warmups(launches, _loops_in(launches, 0, len(launches), 0)), key=_rank)
-    kernel_total = int(launches.kernel_sum[-1])
-    if not loops or loops[0].kernel_ns < EXPLAINS * kernel_total:
-        from ncuwrap.timeline import shape_loops
+def exact_loops(launches: Launches) -> list[Loop]:
+    """The loops of ``launches`` that repeat their launches exactly (a CUDA graph replay joined to its eager
+    warm-up), the one judged first (:func:`_rank`)."""
+    return sorted(_graph_warmups(launches, _loops_in(launches, 0, len(launches), 0)), key=_rank)
 
-        alike = shape_loops.find(launches)
-        if alike is not None and (not loops or (alike.count > loops[0].count and alike.kernel_ns > loops[0].kernel_ns)):
-            loops = [alike, *(lp for lp in loops if lp.end <= alike.first or lp.first >= alike.end)]
+
+def explains_too_little(launches: Launches, loops: list[Loop]) -> bool:
+    """Whether the best exact loop holds too little of the capture's kernel time (a loop of kernel classes,
+    ncuwrap.timeline.shape_loops, is then looked for)."""
+    return not loops or loops[0].kernel_ns < EXPLAINS * int(launches.kernel_sum[-1])
+
+
+def found(launches: Launches, loops: list[Loop]) -> Found | None:
+    """The steps of the first of ``loops`` (the one judged), with the others worth naming; None where there is
+    none, or it is a fragment of the capture's GPU time."""
     if not loops:
         return None
     best = loops[0]

@@ -398,9 +398,9 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: 
         return None
     found, repeated = ranges(data.nvtx, pattern), None
     if found is None and find == "auto":
-        from ncuwrap.timeline import repetition
+        from ncuwrap.timeline import iterations
 
-        repeated = repetition.find(launch_sequence(data, api_starts(data)))
+        repeated = iterations.find(launch_sequence(data, api_starts(data)))
         if repeated is not None:
             ends = repeated.ends_ns.copy()  # the last step ends with its last launch call
             ends[-1] = _call_end(data, repeated.last_correlation, int(ends[-1]))
