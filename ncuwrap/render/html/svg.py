@@ -224,9 +224,10 @@ def bandwidth(charts: list[dict], series: list[str] | None = None, width: int = 
     series = series or [""]
     levels = [(label, [_num(c.get(achieved)) for c in charts], [_num(c.get(peak)) for c in charts])
               for label, achieved, peak in MEMORY_LEVELS]
-    levels = [lv for lv in levels if any(v is not None for v in lv[1])]
-    if not levels:
+    if not any(v is not None for _, achieved, _ in levels for v in achieved):
         return None
+    # A level the report holds no counter of stays in the chart, said "not collected": dropped, it would read as
+    # if that level did not matter (an older report without the L2 sector counter, of a kernel L2 limits).
     rows = []
     for label, achieved, peaks in levels:
         pcts = [share_pct(a, p) if a is not None and p else None for a, p in zip(achieved, peaks)]
@@ -243,7 +244,7 @@ def bandwidth(charts: list[dict], series: list[str] | None = None, width: int = 
                     f'2"/>')
         for a, p, pct, color, name in zip(achieved, peaks, pcts, palette, series):
             if a is None:
-                text = "not collected"
+                text = "not collected: its counters are not in the report"
             elif pct is None:
                 text = f"{si(a, 'B/s')} (peak not collected)"
             else:
