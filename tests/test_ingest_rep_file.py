@@ -15,6 +15,7 @@ import pytest
 from ncuwrap.core.errors import InputError
 from ncuwrap.kernel.reading import cubin, ncu_rep, ncu_rep_file, source_counters
 from tests.conftest import DATA, H200, ROOT
+from tests.ncu_rep_compare import same_profile
 
 # Every real report here and the bundled sample (one module whose SourceData comes twice, the second without files).
 REPORTS = [*sorted(p for p in [*DATA.rglob("*.ncu-rep"), *DATA.rglob("*.ncu-rep.gz")] if "bad" not in p.parts),
@@ -128,7 +129,9 @@ VERSION_7 = b"\x08\x07"  # FileHeader: field 1 (varint) = 7
     (ncu_rep_file.MAGIC + struct.pack("<I", 0xFFFF_FFF0) + VERSION_7, "file header runs past"),
     (_framed(VERSION_7, b"\x28\xf0\xff\xff\xff\x0f"), "block runs past"),  # PayloadSize 4 GiB
     (_framed(VERSION_7, b"\x10\x01\x28\x08") + struct.pack("<I", 0x7FFF_FFFF) + b"\0" * 4, "launch runs past"),
-    (_framed(VERSION_7, b"\x38\x01"), "range, command list or graph results"),
+    (_framed(VERSION_7, b"\x38\x01"), "range or command list results"),  # NumRangeResults 1
+    (_framed(VERSION_7, b"\x50\x01"), "graph viewer data"),  # NumGraphs 1
+    (_framed(VERSION_7, b"\x10\x01\x48\x01"), "launches and graph results in one block"),
 ])
 def test_a_damaged_file_is_a_format_error_at_once(tmp_path, data, reason):
     """Lengths are checked against the file before anything is read: a 4 GiB length in a tiny file costs nothing."""
@@ -242,15 +245,6 @@ def test_the_launches_are_cut_in_runs_of_about_equal_bytes():
     assert ncu_rep._cut([1] * 9, 3) == [range(0, 3), range(3, 6), range(6, 9)]
 
 
-def _same_profile(new, old) -> bool:
-    """Frames equal (NaN where NaN), the rule results, the source facts and every instruction table with its files."""
-    return (new.frame.equals(old.frame) and list(new.frame) == list(old.frame) and new.rules == old.rules and new.source == old.source
-            and new.sources.keys() == old.sources.keys()
-            and all(new.sources[k].table.equals(old.sources[k].table) and list(new.sources[k].table) == list(old.sources[k].table)
-                    and (new.sources[k].function, new.sources[k].origin, new.sources[k].files)
-                    == (old.sources[k].function, old.sources[k].origin, old.sources[k].files) for k in new.sources))
-
-
 @pytest.mark.parametrize("parsers", [2, 3])
 def test_a_report_parsed_by_several_processes_is_the_one_parsed_by_one(parsers):
     """The read as the command does it on a host with cores to spare: the file parsed by this many processes, their
@@ -258,7 +252,7 @@ def test_a_report_parsed_by_several_processes_is_the_one_parsed_by_one(parsers):
     split = 0
     for path in sorted(p for p in DATA.rglob("*.ncu-rep") if "bad" not in p.parts):
         one = ncu_rep.start(path, parsers=1).result()
-        assert _same_profile(ncu_rep.start(path, parsers=parsers).result(), one), path
+        assert same_profile(ncu_rep.start(path, parsers=parsers).result(), one), path
         split += len(ncu_rep._cut(ncu_rep_file.launch_sizes(path), parsers)) > 1
     assert split >= 2  # reports whose launches were parsed by more than one process
 
@@ -279,7 +273,7 @@ def test_a_parsing_process_that_finds_the_file_laid_out_otherwise_leaves_the_rep
     monkeypatch.setattr(ncu_rep, "_parse", refuse_the_second)
     monkeypatch.setattr(ncu_rep.Reading, "_from_ncu_report", lambda self: fallen.append(1) or whole(self))
     fallen_back = ncu_rep.start(path, parsers=2).result()
-    assert _same_profile(fallen_back, direct)
+    assert same_profile(fallen_back, direct)
     assert fallen and fallen_back.fallback.reasons == ("format version 8",)  # NVIDIA's reader read it, and it is said
 
 
