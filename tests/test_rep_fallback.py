@@ -125,7 +125,7 @@ def test_a_module_whose_source_data_is_laid_out_otherwise_leaves_its_launches(mo
     two_processes' 6 launches)."""
     calls = []
 
-    def refuse(self, at, data, reference=None):
+    def refuse(self, at, data, reference=None, process=None):
         calls.append(reference)
         raise ncu_rep_file.FormatError("laid out otherwise")
 

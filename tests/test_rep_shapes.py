@@ -123,8 +123,8 @@ def test_an_application_replay_launch_comes_before_its_modules_source_data(tmp_p
 def test_launches_before_their_modules_come_in_order_with_them(tmp_path, report):
     """SYNTHETIC: every module's SourceData moved to the end of the file (two launches of one process; six of two, which
     load one module at different addresses): the launches wait for them and come in their order, each with its line
-    table and texts, where its functions lie as the real file says or not known (then NVIDIA's reader gives the SASS),
-    never another process's; the Profile is still NVIDIA's reader's, with no fallback."""
+    table, texts and its own process's functions where the real file places them; the Profile is still NVIDIA's
+    reader's, with no fallback."""
     moved = tmp_path / report.name
     variants.sources_last(report, moved)
     every = lambda launch: True  # noqa: E731
@@ -133,7 +133,10 @@ def test_launches_before_their_modules_come_in_order_with_them(tmp_path, report)
     assert [launch.index for launch in late] == list(range(len(real))) and len(real) >= 2
     for a, b in zip(real, late):
         assert (a.demangled, a.metrics, a.rules, a.files, a.lines) == (b.demangled, b.metrics, b.rules, b.files, b.lines)
-        assert b.code is None or (a.code is not None and dataclasses.replace(b.code, at=a.code.at) == a.code)  # the cubin moved too
+        # The cubin moved, and every function of the process is placed by the end (lazy loading: the real launch knew those
+        # loaded before it), each where the real file places it.
+        assert b.code is not None and a.code is not None and set(a.code.functions) <= set(b.code.functions)
+        assert dataclasses.replace(b.code, at=a.code.at, functions=a.code.functions) == a.code
     for only in (range(0, 1), range(1, len(real))):
         assert [launch.index for launch in ncu_rep_file.read(moved, frozenset(), only=only)] == list(only)
     new = ncu_rep.start(moved).result()
@@ -176,3 +179,23 @@ def test_a_graph_result_laid_out_otherwise_is_read_by_ncu_report_alone(tmp_path)
     new = ncu_rep.start(path).result()
     assert new.fallback == ReadFallback((0,), ("a rule message of type 3",), 1)
     assert same_profile(new, by_ncu_report(path))
+
+
+def test_two_processes_place_one_module_each_at_its_own_addresses(tmp_path, monkeypatch):
+    """--target-processes all: both processes load the module (one reference) at addresses of their own, each with a
+    SourceData of its own; each launch's instructions are placed by its own process's, so their lines and SASS need
+    no NVIDIA's reader (which the first process's addresses, or none, would have asked for the second's)."""
+    path = plain_report(FOLDER / "multi.ncu-rep.gz", tmp_path)
+    read = ncu_rep_file.read(path, frozenset())
+    assert all(launch.code is not None for launch in read)
+    first, second = read[0].code.functions, read[2].code.functions
+    assert [name for _, name in first] == [name for _, name in second] == ["saxpy_c"] and first != second
+
+    def refused(*args, **kwargs):
+        raise AssertionError("NVIDIA's reader was asked")
+
+    monkeypatch.setattr(ncu_rep, "_Answering", refused)
+    monkeypatch.setattr(ncu_rep, "_Attributor", refused)
+    _, _, sources, unread = ncu_rep._collect_file(path, None, path)
+    assert unread == {} and sorted(sources) == [0, 1, 2, 3]
+    assert all(all(line is not None for line in raw.line) for raw in sources.values())

@@ -89,8 +89,10 @@ _SCHEMA = {
     # A CUDA graph profiled as one workload (--graph-profiling graph; GraphResult): no names, its modules by reference.
     "Graph": [(17, "references", "*uint64"), (22, "rules", "*Rule")],
     "Strings": [(1, "strings", "*string")],
+    "Process": [(1, "pid", "uint32")],
     "BlockHeader": [(1, "sources", "uint32"), (2, "launches", "uint32"), (4, "strings", "Strings"), (5, "payload", "uint32"),
-                    (7, "ranges", "uint32"), (8, "cmdlists", "uint32"), (9, "graphs", "uint32"), (10, "graph_data", "uint32")],
+                    (6, "process", "Process"), (7, "ranges", "uint32"), (8, "cmdlists", "uint32"), (9, "graphs", "uint32"),
+                    (10, "graph_data", "uint32")],
     "FileHeader": [(1, "version", "uint32")],
 }
 
@@ -188,7 +190,8 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
     ``--replay-mode application`` ncu writes a launch before its module's SourceData, which ncu_report reads for it
     all the same (its lines and source texts): such a launch, and the ones after it, come at the end of the file,
     with every SourceData of its module then known (one that places its functions twice, differently, leaves where
-    they lie unknown: NVIDIA's reader then gives their SASS, never another process's guessed)."""
+    they lie unknown: NVIDIA's reader then gives their SASS). Where a module's functions lie is each process's own
+    (the block's process): two processes load one module at different addresses."""
     classes = _classes()
     size = path.stat().st_size
     count = 0
@@ -197,6 +200,7 @@ def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset =
         queue: deque = deque()  # the launches read and not yet given, in order: the first waits for the end
         for block, end in _blocks(fh, size, classes):
             modules.strings.extend(block.strings.strings)
+            modules.process = block.process.pid if block.HasField("process") else None
             for _ in range(block.sources):
                 modules.note_source(end)
             kind = GRAPH if block.graphs else LAUNCH
@@ -223,11 +227,13 @@ class _Modules:
         self.strings: list[str] = []
         self.sources: dict[int, tuple[int, int, bytes]] = {}  # reference -> where its SourceData with files lies
         self.line_tables: dict[int, bool | None] = {}  # reference -> whether its cubin has a line table
-        self.placed: dict[int, cubin.Code | None] = {}  # reference -> where its functions lie
+        self.placed: dict[tuple, cubin.Code | None] = {}  # (process, reference) -> where its functions lie in that process
         self.texts: dict = {}  # a module's SourceFiles bytes -> its source texts, read once for all its launches
-        self.waiting: dict[int, list[tuple[int, int]]] = {}  # reference -> (offset, length) of each SourceData not yet parsed
+        # reference -> (offset, length, process) of each SourceData not yet parsed
+        self.waiting: dict[int, list[tuple[int, int, int | None]]] = {}
         self.broken: dict[int, str] = {}  # reference -> why its SourceData was not read: each of its launches is Unread
         self.seen: set[int] = set()  # the modules whose SourceData the file has held so far
+        self.process: int | None = None  # the process of the block being read (its header's ProcessInfo)
 
     def note_source(self, end: int) -> None:
         """The next SourceData of the block that ends at ``end``: kept for later by its module's reference, or parsed
@@ -238,13 +244,13 @@ class _Modules:
         reference = _first_number(fh.read(min(length, 11)))
         if reference is None:  # laid out otherwise: parsed now
             fh.seek(at + _U32.size)
-            self._take(at, fh.read(length))
+            self._take(at, fh.read(length), process=self.process)
         else:
-            self.waiting.setdefault(reference, []).append((at, length))
+            self.waiting.setdefault(reference, []).append((at, length, self.process))
             self.seen.add(reference)
             fh.seek(at + _U32.size + length)
 
-    def _take(self, at: int, data: bytes, reference: int | None = None) -> None:
+    def _take(self, at: int, data: bytes, reference: int | None = None, process: int | None = None) -> None:
         source = _parsed(data, self.classes["SourceRef"], "source")
         if reference is not None and source.reference != reference:
             raise FormatError("a module's SourceData names two modules")
@@ -254,7 +260,7 @@ class _Modules:
         if source.binary and source.reference not in self.line_tables:
             found = cubin.sections(source.binary)
             self.line_tables[source.reference] = None if found is None else cubin.has_line_table(source.binary, found)
-        _add_code(self.placed, source, data, at + _U32.size, found)
+        _add_code(self.placed, source, data, at + _U32.size, found, process)
 
     def _module(self, reference: int) -> None:
         """The module's SourceData parsed, where this is its first launch read here; FormatError where they do not parse
@@ -265,9 +271,9 @@ class _Modules:
             fh = self.fh
             here = fh.tell()
             try:
-                for at, length in self.waiting.pop(reference):
+                for at, length, process in self.waiting.pop(reference):
                     fh.seek(at + _U32.size)
-                    self._take(at, fh.read(length), reference)
+                    self._take(at, fh.read(length), reference, process)
             except FormatError as exc:
                 self.broken[reference] = f"its module's SourceData: {exc}"
             finally:
@@ -275,10 +281,10 @@ class _Modules:
         if reference in self.broken:
             raise FormatError(self.broken[reference])
 
-    def launch(self, index: int, data: bytes, kind: _Kind, wanted, instanced: frozenset, codes: frozenset) -> tuple[Launch, int, bool] | Unread:
-        """The launch of these bytes (:func:`launches`' arguments), its module's reference and whether the module's
-        SourceData came before it, its module's facts not yet taken (:meth:`ready`); an Unread where it is not laid
-        out as expected."""
+    def launch(self, index: int, data: bytes, kind: _Kind, wanted, instanced: frozenset, codes: frozenset) -> tuple | Unread:
+        """The launch of these bytes (:func:`launches`' arguments), its module's reference, its process and whether the
+        module's SourceData came before it, its module's facts not yet taken (:meth:`ready`); an Unread where it is
+        not laid out as expected."""
         try:
             raw = _parsed(data, self.classes[kind.message], "launch")
             if kind is GRAPH:
@@ -287,7 +293,7 @@ class _Modules:
                 reference = raw.references[0]
             else:
                 reference = raw.source.reference
-            return _launch(index, raw, data, kind, self.strings, wanted, instanced, codes), reference, reference in self.seen
+            return _launch(index, raw, data, kind, self.strings, wanted, instanced, codes), reference, self.process, reference in self.seen
         except Exception as exc:  # whatever these bytes made the parse meet: this launch alone is NVIDIA's reader's
             return _unread(index, exc)
 
@@ -300,14 +306,14 @@ class _Modules:
             if isinstance(queue[0], Unread):
                 yield queue.popleft()
                 continue
-            launch, reference, known = queue[0]
+            launch, reference, process, known = queue[0]
             if not (known or last):
                 return
             queue.popleft()
             try:
                 self._module(reference)
                 launch.lines = self.line_tables.get(reference)
-                launch.code = self.placed.get(reference)
+                launch.code = self.placed.get((process, reference))
                 if files_of is not None and files_of(launch):
                     launch.files = _files(self.sources.get(reference), self.classes["SourceFiles"], self.texts)
             except Exception as exc:
@@ -375,19 +381,20 @@ def _check_results(launches: int, ranges: int, cmdlists: int, graphs: int, graph
         raise FormatError("launches and graph results in one block")
 
 
-def _add_code(codes: dict, source, data: bytes, at: int, found: dict | None) -> None:
-    """Where a module's functions lie (:class:`cubin.Code`), from the SourceData that carries its cubin (the
-    message's bytes ``data`` start at ``at`` in the file) and the later ones of the module: with CUDA's lazy
-    loading a function gets its address when it is first launched, and the later SourceData adds it. One
-    that places a function elsewhere (the module loaded again) leaves the module unknown: no PC is then
-    guessed into either."""
+def _add_code(codes: dict, source, data: bytes, at: int, found: dict | None, process: int | None = None) -> None:
+    """Where a module's functions lie in ``process`` (:class:`cubin.Code`), from the SourceData that carries its cubin
+    (the message's bytes ``data`` start at ``at`` in the file) and the later ones of the module in that process: with
+    CUDA's lazy loading a function gets its address when it is first launched, and the later SourceData adds it.
+    Another process loads the module at addresses of its own, with a SourceData of its own (the cubin again). One that
+    places a function elsewhere in the same process (the module loaded again) leaves the module unknown there: no PC
+    is then guessed into either."""
     functions = {f.name: f.address for f in source.relocations.functions if f.name and f.HasField("address")}
-    ref = source.reference
-    if source.binary and ref not in codes:
+    key = (process, source.reference)
+    if source.binary and key not in codes:
         binary_at = next((at + value[0] for number, kind, value, _ in _fields(data) if number == 4 and kind == 2), None)
-        codes[ref] = None if binary_at is None else cubin.code(source.binary, binary_at, source.sm, functions, found)
-    elif codes.get(ref) is not None and functions:
-        codes[ref] = codes[ref].placed(functions)
+        codes[key] = None if binary_at is None else cubin.code(source.binary, binary_at, source.sm, functions, found)
+    elif codes.get(key) is not None and functions:
+        codes[key] = codes[key].placed(functions)
 
 
 def instruction_bytes(path: Path, where: list[tuple[int, int]]) -> list[bytes]:
