@@ -14,7 +14,7 @@ import pytest
 
 from ncuwrap.core.errors import InputError
 from ncuwrap.kernel.reading import cubin, ncu_rep, ncu_rep_file, source_counters
-from tests.conftest import DATA, H200, ROOT
+from tests.conftest import DATA, H200, ROOT, plain_report
 from tests.ncu_rep_compare import same_profile
 
 # Every real report here and the bundled sample (one module whose SourceData comes twice, the second without files).
@@ -44,11 +44,13 @@ def test_the_profile_read_from_the_file_is_the_one_read_by_ncu_report():
     """The whole Profile (frame, rule results, instruction tables with their lines and SASS), read the new
     way and wholly by ncu_report: in a process of its own (see above)."""
     pytest.importorskip("ncu_report")
-    script = ("from pathlib import Path\n"
+    script = ("import tempfile\n"
+              "from pathlib import Path\n"
               "from ncuwrap.kernel.reading import ncu_rep\n"
-              "for name in ('h200/transpose/transposeNaive.ncu-rep', 'h200/vecadd/bench_add.ncu-rep',\n"
+              "from tests.conftest import plain_report\n"
+              "for name in ('h200/transpose/transposeNaive.ncu-rep.gz', 'h200/vecadd/bench_add.ncu-rep',\n"
               "             'h200_ncuwrap/multi/two_processes.ncu-rep'):\n"
-              "    path = Path('tests/data') / name\n"
+              "    path = plain_report(Path('tests/data') / name, Path(tempfile.mkdtemp()))\n"
               "    module = ncu_rep.load_module()\n"
               "    new = ncu_rep._assemble(path, path, *ncu_rep._collect_file(path, module, path))\n"
               "    old = ncu_rep._assemble(path, path, *ncu_rep._collect(path, module, path))\n"
@@ -73,10 +75,11 @@ def test_the_attribution_workers_answer_as_ncu_report_does():
     script = ("import gzip, tempfile\n"
               "from pathlib import Path\n"
               "from ncuwrap.kernel.reading import ncu_rep\n"
+              "from tests.conftest import plain_report\n"
               "sample = Path(tempfile.mkdtemp()) / 'sample.ncu-rep'  # 6 launches with SourceCounters and lines\n"
               "sample.write_bytes(gzip.decompress(Path('ncuwrap/samples/transpose_h200.ncu-rep.gz').read_bytes()))\n"
-              "names = ('h200/transpose/transposeNaive.ncu-rep', 'h200/vecadd/bench_add.ncu-rep', 'h200_ncuwrap/multi/two_processes.ncu-rep',\n"
-              "         str(sample))\n"
+              "naive = plain_report(Path('tests/data/h200/transpose/transposeNaive.ncu-rep.gz'), sample.parent)\n"
+              "names = (str(naive), 'h200/vecadd/bench_add.ncu-rep', 'h200_ncuwrap/multi/two_processes.ncu-rep', str(sample))\n"
               "module = ncu_rep.load_module()\n"
               "beside = {}\n"
               "for workers in (1, 2, 3):\n"
@@ -147,9 +150,9 @@ def test_a_truncated_report_is_left_to_ncu_report():
         ncu_rep_file.read(DATA / "bad" / "truncated.ncu-rep")
 
 
-def test_only_the_metrics_asked_for_are_read():
+def test_only_the_metrics_asked_for_are_read(tmp_path):
     wanted = frozenset(ncu_rep.LAUNCH_METRICS | {"gpu__time_duration.sum"})
-    (launch,) = ncu_rep_file.read(H200 / "transpose" / "copyKernel.ncu-rep", wanted)
+    (launch,) = ncu_rep_file.read(plain_report(H200 / "transpose" / "copyKernel.ncu-rep.gz", tmp_path), wanted)
     assert set(launch.metrics) == wanted & launch.names and "launch__process_id" not in launch.names  # an older ncu's report
     assert launch.metrics["device__attribute_display_name"] == "NVIDIA H200"
     assert launch.metrics["launch__grid_dim_x"] == 128.0 and launch.instances == {} and launch.files == {}

@@ -23,7 +23,7 @@ from tests.ncu_rep_compare import by_ncu_report, same_profile
 pytest.importorskip("ncu_report")
 
 TWO_PROCESSES = DATA / "h200_ncuwrap" / "multi" / "two_processes.ncu-rep"  # 6 launches, 2 processes, 3 kernels
-NAIVE = H200 / "transpose" / "transposeNaive.ncu-rep"
+NAIVE = H200 / "transpose" / "transposeNaive.ncu-rep.gz"
 WITH_COUNTERS = DATA / "h200_ncuwrap" / "source" / "transpose-naive.ncu-rep.gz"  # SourceCounters, imported sources
 REPORTS = [*sorted(p for p in [*DATA.rglob("*.ncu-rep"), *DATA.rglob("*.ncu-rep.gz")] if "bad" not in p.parts),
            ROOT / "ncuwrap" / "samples" / "transpose_h200.ncu-rep.gz"]
@@ -70,7 +70,7 @@ def test_a_kernel_with_c_linkage_is_named_by_its_mangled_name(tmp_path, names, s
     """A kernel with C linkage (Triton's, extern "C") has an empty demangled name in the file: ncu_report names it by its
     mangled name (and its function name, where empty, too); so does the file reader, and reads it whole."""
     path = tmp_path / "c.ncu-rep"
-    variants.rewrite(NAIVE, path, lambda index, launch: variants.with_names(launch, names))
+    variants.rewrite(plain_report(NAIVE, tmp_path), path, lambda index, launch: variants.with_names(launch, names))
     (launch,) = ncu_rep_file.read(path, frozenset())
     assert (launch.demangled, launch.function) == (shown, names.get(variants.FUNCTION) or launch.mangled)
     new = ncu_rep.start(path).result()
