@@ -3,8 +3,9 @@
 A report is uncompressed protobuf (proto2), framed: the bytes ``NVR\\0``, a length-prefixed file header
 (its format version), then blocks to the end of the file, each a length-prefixed block header followed by
 its payload: the block's sources (the modules' cubins and, with ``--import-source yes``, their source
-texts), then its launches (one ProfileResult each; a GraphResult for a CUDA graph profiled whole). Every length is a little-endian u32. Metric names are
-ids into a string table that the blocks' headers add to in turn.
+texts), then its launches (one ProfileResult each; a GraphResult for a CUDA graph profiled whole). Every
+length is a little-endian u32. Metric names are ids into a string table that the blocks' headers add to in
+turn.
 
 The schema below names only the fields ncuwrap reads (the field numbers and wire types are those of Nsight
 Compute's ``extras/FileFormat`` description; the rest of a message is skipped by the parser). upb, the
@@ -95,7 +96,6 @@ _SCHEMA = {
                     (10, "graph_data", "uint32")],
     "FileHeader": [(1, "version", "uint32")],
 }
-
 
 
 @dataclass(frozen=True)
