@@ -38,8 +38,8 @@ elapsed() { echo $(( $(date +%s) - START )); }
 step() { echo; echo "=== [$(elapsed) s] $*"; }
 
 step "can this python read a .ncu-rep through ncu's extras/python ncu_report? (with and without .devicelibs)"
-python3 -c "from ncuwrap.kernel.reading import load; print(load('tests/data/h200/transpose/copyKernel.ncu-rep').frame.shape)"; echo "plain: exit $?"
-LD_LIBRARY_PATH="$PWD/.devicelibs" python3 -c "from ncuwrap.kernel.reading import load; print(load('tests/data/h200/transpose/copyKernel.ncu-rep').frame.shape)"; echo "with .devicelibs: exit $?"
+python3 -c "from ncuwrap.kernel.reading import load; print(load('tests/data/h200/transpose/copyKernel.ncu-rep.gz').frame.shape)"; echo "plain: exit $?"
+LD_LIBRARY_PATH="$PWD/.devicelibs" python3 -c "from ncuwrap.kernel.reading import load; print(load('tests/data/h200/transpose/copyKernel.ncu-rep.gz').frame.shape)"; echo "with .devicelibs: exit $?"
 
 step "environment"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,persistence_mode --format=csv

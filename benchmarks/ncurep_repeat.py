@@ -7,7 +7,7 @@ repeats without the string table (ids index the one table, as in a real report's
 and ncuwrap read it as N launches of the same kernel. SYNTHETIC: one function, so NVIDIA's reader answers
 each PC's line once for all N (ncuwrap caches by PC); a real report of N functions asks N times.
 
-    python benchmarks/ncurep_repeat.py tests/data/h200/transpose/transposeNaive.ncu-rep 44 /tmp/naive44.ncu-rep
+    python benchmarks/ncurep_repeat.py tests/data/h200/transpose/transposeNaive.ncu-rep.gz 44 /tmp/naive44.ncu-rep
 """
 
 from __future__ import annotations
@@ -23,6 +23,16 @@ from ncuwrap.kernel.reading.ncu_rep_file import _framed, _raw, _varints, _withou
 
 
 def repeat(source: Path, times: int, target: Path) -> None:
+    """Write ``source`` (a .ncu-rep, or one kept gzipped) to ``target`` with its launch blocks ``times`` times."""
+    if source.name.endswith(".gz"):
+        import gzip
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            plain = Path(folder) / source.stem
+            plain.write_bytes(gzip.decompress(source.read_bytes()))
+            repeat(plain, times, target)
+        return
     size = source.stat().st_size
     with source.open("rb") as fh, target.open("wb") as out:
         out.write(fh.read(4) + _framed(_raw(fh, size, "file header")))

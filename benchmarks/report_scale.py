@@ -1,7 +1,7 @@
 """The outputs of a 100,000-launch diagnosis (issue 23): JSON bytes a launch, HTML and Markdown size, and
 how long headless Chromium takes to draw the HTML.
 
-SYNTHETIC SCALE DATA: the four real H200 transpose diagnoses (tests/data/h200/transpose/*.ncu-rep,
+SYNTHETIC SCALE DATA: the four real H200 transpose diagnoses (tests/data/h200/transpose/*.ncu-rep.gz,
 ncu --set full: copy, naive, shared, padded) repeated to N launches in the proportions 1:2:3:4 (so the
 kernels differ in total time), launch IDs renumbered, and every 1,000th launch's ncu time tripled (an
 outlier its kernel's listing should show). Only the count and those times are synthetic.
@@ -34,7 +34,7 @@ TRANSPOSE = ("copyKernel", "transposeNaive", "transposeShared", "transposePadded
 def scaled(n: int):
     from ncuwrap.kernel.diagnosis import diagnose
 
-    parts = [diagnose(ROOT / "tests/data/h200/transpose" / f"{name}.ncu-rep") for name in TRANSPOSE]
+    parts = [diagnose(ROOT / "tests/data/h200/transpose" / f"{name}.ncu-rep.gz") for name in TRANSPOSE]
     weights = [i + 1 for i in range(len(parts))]
     cycle = [p.kernels[0] for p, w in zip(parts, weights) for _ in range(w)]
     kernels = []

@@ -19,12 +19,12 @@ from ncuwrap.kernel.diagnosis import diagnose
 from tests.conftest import H200
 
 TRANSPOSE = ("copyKernel", "transposeNaive", "transposeShared", "transposePadded")
-FOUR_LABEL = "four real single-kernel reports shown together: tests/data/h200/transpose/{" + ",".join(TRANSPOSE) + "}.ncu-rep"
+FOUR_LABEL = "four real single-kernel reports shown together: tests/data/h200/transpose/{" + ",".join(TRANSPOSE) + "}.ncu-rep.gz"
 
 
 @lru_cache(maxsize=None)
 def single(name: str):
-    return diagnose(H200 / "transpose" / f"{name}.ncu-rep")
+    return diagnose(H200 / "transpose" / f"{name}.ncu-rep.gz")
 
 
 @lru_cache(maxsize=1)

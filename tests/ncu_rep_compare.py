@@ -4,6 +4,9 @@ source texts; a launch the file reader leaves to NVIDIA's reader is a mismatch t
 own (tests/test_ingest_rep_file.py): NVIDIA's reader leaves native state that a child forked later can hang on.
 
     python -m tests.ncu_rep_compare REPORT [REPORT...]   -> one JSON object: counts and mismatches
+
+And the same at the level of the Profile the command reads (:func:`by_ncu_report`, :func:`same_profile`): there
+NVIDIA's reader runs in the forked children ``ncu_rep.start`` makes, never in the test's own process.
 """
 
 from __future__ import annotations
@@ -108,6 +111,29 @@ def _per_pc(action, launch, where: str, counts: collections.Counter, wrong: list
         counts[f"pcs_lines_{launch.lines}"] += len(pcs)
         if launch.lines is not (with_line == len(pcs)) or (not launch.lines and with_line):
             wrong.append(f"{where}: line table {launch.lines}, ncu_report gives {with_line} of {len(pcs)} PCs a line")
+
+
+def by_ncu_report(path: Path):
+    """The Profile NVIDIA's reader gives for the whole report at ``path``, as the command reads it when the file reader
+    finds the file not laid out as it expects (told so here: "told to")."""
+    from unittest import mock
+
+    from ncuwrap.kernel.reading import ncu_rep
+
+    def refuse(*args, **kwargs):
+        raise ncu_rep_file.FormatError("told to")
+
+    with mock.patch.object(ncu_rep, "_collect_file", refuse):
+        return ncu_rep.start(path).result()
+
+
+def same_profile(new, old) -> bool:
+    """Frames equal (NaN where NaN), the rule results, the source facts and every instruction table with its files."""
+    return (new.frame.equals(old.frame) and list(new.frame) == list(old.frame) and new.rules == old.rules and new.source == old.source
+            and new.sources.keys() == old.sources.keys()
+            and all(new.sources[k].table.equals(old.sources[k].table) and list(new.sources[k].table) == list(old.sources[k].table)
+                    and (new.sources[k].function, new.sources[k].origin, new.sources[k].files)
+                    == (old.sources[k].function, old.sources[k].origin, old.sources[k].files) for k in new.sources))
 
 
 def main(paths: list[str]) -> None:

@@ -92,8 +92,8 @@ def test_an_old_name_asked_for_before_its_module_is_loaded_names_the_function():
 
 def test_results_show_as_one_line():
     """The repr of a result is one line of what it concluded (the whole diagnosis repr was 45,698 characters)."""
-    d = ncuwrap.diagnose(TRANSPOSE / "transposeNaive.ncu-rep")
-    assert repr(d) == ("<Diagnosis 'tests/data/h200/transpose/transposeNaive.ncu-rep': 1 launch of 1 kernel; most time: 'transposeNaive': "
+    d = ncuwrap.diagnose(TRANSPOSE / "transposeNaive.ncu-rep.gz")
+    assert repr(d) == ("<Diagnosis 'tests/data/h200/transpose/transposeNaive.ncu-rep.gz': 1 launch of 1 kernel; most time: 'transposeNaive': "
                        "memory (l2), uncoalesced_global_stores (high)>")
     assert repr(d.kernels[0]) == "<KernelVerdict launch 0 'transposeNaive': memory (l2); uncoalesced_global_stores (high); 1 finding>"
     sample = ncuwrap.diagnose()

@@ -26,7 +26,7 @@ from tests.test_render_html import assert_self_contained, Page
 from tests.test_render_markdown import assert_clean_gfm
 
 T = H200 / "transpose"
-NAIVE, SHARED, PADDED = T / "transposeNaive.ncu-rep", T / "transposeShared.ncu-rep", T / "transposePadded.ncu-rep"
+NAIVE, SHARED, PADDED = T / "transposeNaive.ncu-rep.gz", T / "transposeShared.ncu-rep.gz", T / "transposePadded.ncu-rep.gz"
 VECADD = H200 / "vecadd" / "bench_add.ncu-rep"
 TIMINGS = DATA / "bench_timings"  # broken bench files, one per error
 OURS = DATA / "h200_ncuwrap"
@@ -219,10 +219,10 @@ def test_fail_on_regression_exit_codes(capsys, before, after, args, code, messag
 
 def test_slower_by_ncu_duration_counts_when_no_timings_are_given(capsys):
     # Padded -> copy: no finding introduced, copyKernel is 24% slower under ncu.
-    code, _, err = run_cli(capsys, "compare", PADDED, T / "copyKernel.ncu-rep", "--fail-on-regression")
+    code, _, err = run_cli(capsys, "compare", PADDED, T / "copyKernel.ncu-rep.gz", "--fail-on-regression")
     assert code == 1
     assert "24.3% slower (ncu duration, instrumented: 36.19 -> 44.99 us; threshold 5%)" in err
-    code, _, _ = run_cli(capsys, "compare", PADDED, T / "copyKernel.ncu-rep", "--fail-on-regression", "--threshold", "30")
+    code, _, _ = run_cli(capsys, "compare", PADDED, T / "copyKernel.ncu-rep.gz", "--fail-on-regression", "--threshold", "30")
     assert code == 0
 
 
@@ -321,7 +321,7 @@ def test_gate_fails_when_nothing_was_paired(capsys):
     from tests.conftest import run_cli
 
     code, _, err = run_cli(capsys, "compare", "tests/data/h200/vecadd/bench_add.ncu-rep",
-                           "tests/data/h200/transpose/transposeNaive.ncu-rep", "--fail-on-regression", "-f", "json")
+                           "tests/data/h200/transpose/transposeNaive.ncu-rep.gz", "--fail-on-regression", "-f", "json")
     assert code == 1
     assert err.splitlines() == [
         "ncuwrap: regression: no kernel of BEFORE could be paired with one of AFTER, so nothing was compared (use --pair OLD=NEW)",

@@ -12,7 +12,7 @@ from ncuwrap.core.launch_selection import LaunchSelection
 from ncuwrap.kernel.metrics import KERNEL
 from tests.conftest import H200, golden, golden_json, run_cli
 
-FORMS = [".ncu-rep", ".raw.csv", ".raw_base.csv"]
+FORMS = [".ncu-rep.gz", ".raw.csv", ".raw_base.csv"]
 
 EXPECTED = {
     # kernel: (bound, limiter, findings that must fire, findings that must not). The bound and unit are
@@ -41,14 +41,14 @@ def test_transpose_verdicts_from_every_form(kernel, form):
 
 @pytest.mark.parametrize("form", FORMS)
 def test_identical_findings_across_forms(form):
-    reference = {k: diagnose(H200 / "transpose" / f"{k}.ncu-rep").kernels[0] for k in EXPECTED}
+    reference = {k: diagnose(H200 / "transpose" / f"{k}.ncu-rep.gz").kernels[0] for k in EXPECTED}
     for kernel, ref in reference.items():
         other = diagnose(H200 / "transpose" / f"{kernel}{form}").kernels[0]
         assert (other.bound, other.limiter, other.finding_ids()) == (ref.bound, ref.limiter, ref.finding_ids())
 
 
 def test_naive_transpose_evidence_32_sectors_per_store_request():
-    (k,) = diagnose(H200 / "transpose" / "transposeNaive.ncu-rep").kernels
+    (k,) = diagnose(H200 / "transpose" / "transposeNaive.ncu-rep.gz").kernels
     stores = next(f for f in k.findings if f.id == "uncoalesced_global_stores")
     assert stores.severity == "high"
     assert stores.evidence["gst_sectors_per_request"] == pytest.approx(32.0, abs=0.1)
@@ -59,7 +59,7 @@ def test_naive_transpose_evidence_32_sectors_per_store_request():
 
 
 def test_shared_transpose_evidence_32_way_conflicts():
-    (k,) = diagnose(H200 / "transpose" / "transposeShared.ncu-rep").kernels
+    (k,) = diagnose(H200 / "transpose" / "transposeShared.ncu-rep.gz").kernels
     conflicts = k.findings[0]
     assert conflicts.id == "shared_bank_conflicts" and conflicts.severity == "high"
     assert conflicts.evidence["shared_ld_n_way"] == pytest.approx(32.2, abs=0.1)
@@ -70,13 +70,13 @@ def test_shared_transpose_evidence_32_way_conflicts():
 
 
 def test_padded_transpose_has_nothing_to_fix_but_is_short_of_the_dram_roof():
-    (k,) = diagnose(H200 / "transpose" / "transposePadded.ncu-rep").kernels
+    (k,) = diagnose(H200 / "transpose" / "transposePadded.ncu-rep.gz").kernels
     assert (k.bound, k.limiter, k.finding_ids()) == ("memory", "dram", [])
     assert k.compared_metrics["dram_pct"] == pytest.approx(64.6, abs=0.1)  # under ncu's cache flushing, locked clocks
     assert not k.at_roofline
 
 
-@pytest.mark.parametrize("form", FORMS + [".details.csv"])
+@pytest.mark.parametrize("form", [".ncu-rep", ".raw.csv", ".raw_base.csv", ".details.csv"])
 def test_coalesced_add_both_launches(form):
     result = diagnose(H200 / "vecadd" / f"bench_add{form}")
     assert [k.name for k in result.kernels] == ["coalesced_add", "coalesced_add"]
@@ -131,7 +131,7 @@ def test_kernel_filter():
 @pytest.mark.parametrize(
     "report, name",
     [
-        (H200 / "transpose" / "transposeNaive.ncu-rep", "diagnose_transposeNaive_rep.json"),
+        (H200 / "transpose" / "transposeNaive.ncu-rep.gz", "diagnose_transposeNaive_rep.json"),
         (H200 / "transpose" / "transposeShared.raw.csv", "diagnose_transposeShared_raw.json"),
         (H200 / "vecadd" / "bench_add.raw_base.csv", "diagnose_bench_add_base.json"),
         (H200 / "transpose" / "copyKernel.details.csv", "diagnose_copyKernel_details.json"),
@@ -146,7 +146,7 @@ def test_full_json_output(capsys, report, name):
 
 
 def test_json_contract_keys(capsys):
-    _, out, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeNaive.ncu-rep", "-f", "json")
+    _, out, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeNaive.ncu-rep.gz", "-f", "json")
     data = json.loads(out)
     assert set(data) >= {"schema", "tool", "source", "rules", "kernels"}
     assert set(data["tool"]) == {"name", "version"}
@@ -190,6 +190,6 @@ def test_table_and_markdown_tell_the_same_summary(capsys):
     # 100 columns: the summary table leaves the headline to the kernel's section.
     assert "\n  no issue found by the rules evaluated\n" in table and "\n  7 rules not evaluated (see the end)\n" in table and headline in markdown
     note = "clocks were locked to base by ncu (--clock-control base, its default)"
-    _, rep_table, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep")
-    _, rep_markdown, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep", "-f", "markdown")
+    _, rep_table, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep.gz")
+    _, rep_markdown, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep.gz", "-f", "markdown")
     assert note in " ".join(rep_table.split()) and note in rep_markdown

@@ -57,7 +57,7 @@ def test_every_finding_id_is_exercised_by_a_real_capture():
     fired = set()
     for case in CASES:
         fired |= set(diagnose(OURS / "diag" / f"{case}.ncu-rep.gz").kernels[0].finding_ids())
-    for report in sorted((DATA / "h200").glob("*/*.ncu-rep")):
+    for report in sorted([*(DATA / "h200").glob("*/*.ncu-rep"), *(DATA / "h200").glob("*/*.ncu-rep.gz")]):
         for kernel in diagnose(report).kernels:
             fired |= set(kernel.finding_ids())
     assert {f.id for f in ruleset.load(None, KERNEL).findings} - fired == set()

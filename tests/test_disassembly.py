@@ -15,7 +15,7 @@ import pytest
 from ncuwrap.kernel.reading import cubin, disassembly, ncu_rep_file, source_counters
 from tests.conftest import ROOT, plain_report
 
-# Recorded by tests/sass_truth.py from the ncu-report wheel: 9,535 instructions of 33 reports.
+# Recorded by tests/sass_truth.py from the ncu-report wheel: 11,994 instructions of 42 reports.
 TRUTH = ROOT / "tests/data/h200_ncuwrap/sass/ncu_report_sass.json.gz"
 needs_nvdisasm = pytest.mark.skipif(disassembly.nvdisasm() is None, reason="nvdisasm is not installed (the nvidia-cuda-nvdisasm wheel)")
 

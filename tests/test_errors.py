@@ -101,7 +101,7 @@ def test_missing_ncu_report_module_names_the_fix(monkeypatch, capsys):
     monkeypatch.setattr(builtins, "__import__", no_ncu_report)
     monkeypatch.setattr("importlib.import_module", lambda name: no_ncu_report(name))
     monkeypatch.setenv("PATH", "/nonexistent")
-    code, _, err = run_cli(capsys, "diagnose", H200 / "transpose" / "copyKernel.ncu-rep")
+    code, _, err = run_cli(capsys, "diagnose", H200 / "transpose" / "copyKernel.ncu-rep.gz")
     assert code == 2
     assert "the ncu_report module is missing; run 'pip install ncu-report' or pass --ncu" in err
 

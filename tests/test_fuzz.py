@@ -8,6 +8,7 @@ many more random ones (NCUWRAP_FUZZ_SCALE, NCUWRAP_FUZZ_RANDOM).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import shutil
@@ -33,7 +34,7 @@ def fuzz(examples: int):
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-NCU_REP = H200 / "transpose" / "copyKernel.ncu-rep"
+NCU_REP = H200 / "transpose" / "copyKernel.ncu-rep.gz"
 RAW_CSV = H200 / "vecadd" / "bench_add.raw.csv"
 SQLITE = H200 / "nsys" / "bench.sqlite"
 RULES = ROOT / "rules" / "default.yaml"
@@ -78,7 +79,7 @@ def workdir(tmp_path):
 
 # --- .ncu-rep: bytes replaced, or the file cut short ------------------------------------------
 
-REP_BYTES = NCU_REP.read_bytes()
+REP_BYTES = gzip.decompress(NCU_REP.read_bytes())  # the report itself (kept gzipped in tests/data)
 
 
 # At 30 examples one mutated report makes NVIDIA's ncu_report library abort() (not an exception): the
@@ -271,15 +272,13 @@ def test_fuzz_source_page(capsys, workdir, data):
 @given(data=st.data())
 def test_fuzz_compressed_streams(capsys, workdir, data):
     """A gzipped export or report, cut short or with bytes changed (the stream or its trailer)."""
-    import gzip
-
-    source = data.draw(st.sampled_from([RAW_CSV, NCU_REP]))
-    packed = bytearray(gzip.compress(source.read_bytes(), mtime=0))
+    name, plain = data.draw(st.sampled_from([(RAW_CSV.name, RAW_CSV.read_bytes()), (NCU_REP.stem, REP_BYTES)]))
+    packed = bytearray(gzip.compress(plain, mtime=0))
     for _ in range(data.draw(st.integers(0, 3))):
         packed[data.draw(st.integers(0, len(packed) - 1))] = data.draw(st.integers(0, 255))
     cut = data.draw(st.one_of(st.none(), st.integers(0, len(packed))))
     folder = workdir()
-    path = folder / (source.name + ".gz")
+    path = folder / (name + ".gz")
     path.write_bytes(bytes(packed[:cut] if cut is not None else packed))
     check_contract(capsys, folder, "diagnose", path)
 

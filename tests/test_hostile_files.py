@@ -3,6 +3,7 @@ file and the fix, exit code 2, never a hang."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import signal
 import stat
@@ -73,13 +74,13 @@ def test_not_a_regular_file(capsys, tmp_path, slot, kind):
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
-@pytest.mark.parametrize("slot, source", [("report", TRANSPOSE / "copyKernel.ncu-rep"), ("timeline", H200 / "nsys" / "bench.sqlite"),
+@pytest.mark.parametrize("slot, source", [("report", TRANSPOSE / "copyKernel.ncu-rep.gz"), ("timeline", H200 / "nsys" / "bench.sqlite"),
                                           ("rules", DATA / "../../rules/default.yaml"), ("ncu-rules", TRANSPOSE / "copyKernel.details.csv"),
                                           ("before-timing", BEFORE_JSON)])
 def test_unreadable_file(capsys, tmp_path, slot, source):
     name, argv = SLOTS[slot]
     path = tmp_path / name
-    path.write_bytes(source.read_bytes())
+    path.write_bytes(gzip.decompress(source.read_bytes()) if source.suffix == ".gz" else source.read_bytes())
     path.chmod(0)
     try:
         code, out, err = run_cli(capsys, *argv(path))
@@ -131,7 +132,7 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how, w
     from ncuwrap.kernel.reading import ncu_rep
 
     report = tmp_path / "report.ncu-rep"
-    report.write_bytes((H200 / "transpose" / "copyKernel.ncu-rep").read_bytes())
+    report.write_bytes(gzip.decompress((H200 / "transpose" / "copyKernel.ncu-rep.gz").read_bytes()))
 
     def crash(path, module, shown, wanted=None, part=(0, 1), beside=False, parts=1):
         os.kill(os.getpid(), signal.SIGABRT if how == "abort" else signal.SIGSEGV)
@@ -154,8 +155,8 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how, w
     assert err == (f"ncuwrap: error: {report}: Nsight Compute's report reader crashed on it (signal {name}): the report is corrupt, "
                    "truncated, or from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
                    "('ncu --import REPORT --csv --page raw')\n")
-    assert report.read_bytes() == (H200 / "transpose" / "copyKernel.ncu-rep" if where == "reader" else
-                                   DATA / "h200_ncuwrap" / "source" / "transpose-naive.ncu-rep.gz").read_bytes()
+    assert report.read_bytes() == (gzip.decompress((H200 / "transpose" / "copyKernel.ncu-rep.gz").read_bytes()) if where == "reader" else
+                                   (DATA / "h200_ncuwrap" / "source" / "transpose-naive.ncu-rep.gz").read_bytes())
 
 
 def test_a_report_read_in_the_child_is_the_report_read_in_process():
@@ -164,9 +165,11 @@ def test_a_report_read_in_the_child_is_the_report_read_in_process():
     import subprocess
     import sys
 
-    script = ("from pathlib import Path\n"
+    script = ("import gzip, tempfile\n"
+              "from pathlib import Path\n"
               "from ncuwrap.kernel.reading import ncu_rep\n"
-              f"path = Path({str(H200 / 'transpose' / 'copyKernel.ncu-rep')!r})\n"
+              "path = Path(tempfile.mkdtemp()) / 'copyKernel.ncu-rep'\n"
+              f"path.write_bytes(gzip.decompress(Path({str(H200 / 'transpose' / 'copyKernel.ncu-rep.gz')!r}).read_bytes()))\n"
               "child = ncu_rep.read(path)\n"
               "here = ncu_rep._assemble(path, path, *ncu_rep._collect(path, ncu_rep.load_module(), path))\n"
               "assert child.frame.equals(here.frame) and child.rules == here.rules and child.source == here.source\n"
@@ -186,7 +189,7 @@ def test_the_forked_reader_runs_after_pyarrow_has_run():
 
     script = ("from ncuwrap.kernel.reading import load\n"
               f"load({str(H200 / 'transpose' / 'transposeNaive.raw.csv')!r})\n"
-              f"p = load({str(H200 / 'transpose' / 'copyKernel.ncu-rep')!r})\n"
+              f"p = load({str(H200 / 'transpose' / 'copyKernel.ncu-rep.gz')!r})\n"
               "print(len(p.frame), len(p.sources[0].table))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

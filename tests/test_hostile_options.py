@@ -14,7 +14,7 @@ T = Path(__file__).resolve().parent / "data" / "h200" / "transpose"
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "1e9"])
 def test_compare_threshold_must_be_a_finite_percentage(value, capsys):
-    code, out, err = run_cli(capsys, "compare", T / "transposeNaive.ncu-rep", T / "transposeShared.ncu-rep", "--pair",
+    code, out, err = run_cli(capsys, "compare", T / "transposeNaive.ncu-rep.gz", T / "transposeShared.ncu-rep.gz", "--pair",
                              "transposeNaive=transposeShared", "--threshold", value, "--fail-on-regression")
     assert (code, out) == (2, "")
     assert err.startswith(f"ncuwrap: error: --threshold {float(value)!s:.24}: a slowdown threshold is a percentage from 0 to 1000")

@@ -22,7 +22,7 @@ TRANSPOSE = ["copyKernel", "transposeNaive", "transposeShared", "transposePadded
 
 @pytest.mark.parametrize("kernel", TRANSPOSE)
 def test_rep_raw_and_base_csv_agree_on_every_metric_the_rules_read(kernel):
-    rep = load(H200 / "transpose" / f"{kernel}.ncu-rep").frame
+    rep = load(H200 / "transpose" / f"{kernel}.ncu-rep.gz").frame
     raw = load(H200 / "transpose" / f"{kernel}.raw.csv").frame
     base = load(H200 / "transpose" / f"{kernel}.raw_base.csv").frame
     needed = ruleset.load(None, KERNEL).raw_metrics()
@@ -90,14 +90,14 @@ def test_several_launches_in_one_csv_keep_their_ids_and_values():
 
 
 def test_ncu_rep_source_facts():
-    profile = load(H200 / "transpose" / "transposeShared.ncu-rep")
+    profile = load(H200 / "transpose" / "transposeShared.ncu-rep.gz")
     s = profile.source
     assert (s.kind, s.device, s.compute_capability, s.ncu_version) == ("ncu-rep", "NVIDIA H200", "9.0", "2025.3.1.0")
     assert s.command_line.split()[1:8] == ["--set", "full", "-k", "transposeShared", "-s", "5", "-c"]
     assert len(s.sha256) == 64
 
 
-@pytest.mark.parametrize("name", ["transpose/transposeShared.ncu-rep", "transpose/transposeShared.raw.csv"])
+@pytest.mark.parametrize("name", ["transpose/transposeShared.ncu-rep.gz", "transpose/transposeShared.raw.csv"])
 def test_the_digest_taken_beside_the_read_is_the_files(name):
     path = H200 / name
     assert load(path).source.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
@@ -186,7 +186,7 @@ def test_nsys_csv_is_not_taken_for_an_ncu_export():
         load(H200 / "nsys" / "bench_st_cuda_api_sum.csv")
 
 
-@pytest.mark.parametrize("report", ["h200/transpose/transposeNaive.ncu-rep", "h200_ncuwrap/diag/reduce_atomic_per_element.ncu-rep.gz"])
+@pytest.mark.parametrize("report", ["h200/transpose/transposeNaive.ncu-rep.gz", "h200_ncuwrap/diag/reduce_atomic_per_element.ncu-rep.gz"])
 def test_a_report_read_for_the_rules_diagnoses_as_read_whole(report):
     # Issue 23: a .ncu-rep is read for the rules' metrics only (~150 of a full set's ~2,200, each a native
     # call), and the diagnosis document is the same as from every metric read.

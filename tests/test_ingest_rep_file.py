@@ -14,7 +14,8 @@ import pytest
 
 from ncuwrap.core.errors import InputError
 from ncuwrap.kernel.reading import cubin, ncu_rep, ncu_rep_file, source_counters
-from tests.conftest import DATA, H200, ROOT
+from tests.conftest import DATA, H200, ROOT, plain_report
+from tests.ncu_rep_compare import same_profile
 
 # Every real report here and the bundled sample (one module whose SourceData comes twice, the second without files).
 REPORTS = [*sorted(p for p in [*DATA.rglob("*.ncu-rep"), *DATA.rglob("*.ncu-rep.gz")] if "bad" not in p.parts),
@@ -43,11 +44,13 @@ def test_the_profile_read_from_the_file_is_the_one_read_by_ncu_report():
     """The whole Profile (frame, rule results, instruction tables with their lines and SASS), read the new
     way and wholly by ncu_report: in a process of its own (see above)."""
     pytest.importorskip("ncu_report")
-    script = ("from pathlib import Path\n"
+    script = ("import tempfile\n"
+              "from pathlib import Path\n"
               "from ncuwrap.kernel.reading import ncu_rep\n"
-              "for name in ('h200/transpose/transposeNaive.ncu-rep', 'h200/vecadd/bench_add.ncu-rep',\n"
+              "from tests.conftest import plain_report\n"
+              "for name in ('h200/transpose/transposeNaive.ncu-rep.gz', 'h200/vecadd/bench_add.ncu-rep',\n"
               "             'h200_ncuwrap/multi/two_processes.ncu-rep'):\n"
-              "    path = Path('tests/data') / name\n"
+              "    path = plain_report(Path('tests/data') / name, Path(tempfile.mkdtemp()))\n"
               "    module = ncu_rep.load_module()\n"
               "    new = ncu_rep._assemble(path, path, *ncu_rep._collect_file(path, module, path))\n"
               "    old = ncu_rep._assemble(path, path, *ncu_rep._collect(path, module, path))\n"
@@ -72,10 +75,11 @@ def test_the_attribution_workers_answer_as_ncu_report_does():
     script = ("import gzip, tempfile\n"
               "from pathlib import Path\n"
               "from ncuwrap.kernel.reading import ncu_rep\n"
+              "from tests.conftest import plain_report\n"
               "sample = Path(tempfile.mkdtemp()) / 'sample.ncu-rep'  # 6 launches with SourceCounters and lines\n"
               "sample.write_bytes(gzip.decompress(Path('ncuwrap/samples/transpose_h200.ncu-rep.gz').read_bytes()))\n"
-              "names = ('h200/transpose/transposeNaive.ncu-rep', 'h200/vecadd/bench_add.ncu-rep', 'h200_ncuwrap/multi/two_processes.ncu-rep',\n"
-              "         str(sample))\n"
+              "naive = plain_report(Path('tests/data/h200/transpose/transposeNaive.ncu-rep.gz'), sample.parent)\n"
+              "names = (str(naive), 'h200/vecadd/bench_add.ncu-rep', 'h200_ncuwrap/multi/two_processes.ncu-rep', str(sample))\n"
               "module = ncu_rep.load_module()\n"
               "beside = {}\n"
               "for workers in (1, 2, 3):\n"
@@ -128,7 +132,9 @@ VERSION_7 = b"\x08\x07"  # FileHeader: field 1 (varint) = 7
     (ncu_rep_file.MAGIC + struct.pack("<I", 0xFFFF_FFF0) + VERSION_7, "file header runs past"),
     (_framed(VERSION_7, b"\x28\xf0\xff\xff\xff\x0f"), "block runs past"),  # PayloadSize 4 GiB
     (_framed(VERSION_7, b"\x10\x01\x28\x08") + struct.pack("<I", 0x7FFF_FFFF) + b"\0" * 4, "launch runs past"),
-    (_framed(VERSION_7, b"\x38\x01"), "range, command list or graph results"),
+    (_framed(VERSION_7, b"\x38\x01"), "range or command list results"),  # NumRangeResults 1
+    (_framed(VERSION_7, b"\x50\x01"), "graph viewer data"),  # NumGraphs 1
+    (_framed(VERSION_7, b"\x10\x01\x48\x01"), "launches and graph results in one block"),
 ])
 def test_a_damaged_file_is_a_format_error_at_once(tmp_path, data, reason):
     """Lengths are checked against the file before anything is read: a 4 GiB length in a tiny file costs nothing."""
@@ -144,9 +150,9 @@ def test_a_truncated_report_is_left_to_ncu_report():
         ncu_rep_file.read(DATA / "bad" / "truncated.ncu-rep")
 
 
-def test_only_the_metrics_asked_for_are_read():
+def test_only_the_metrics_asked_for_are_read(tmp_path):
     wanted = frozenset(ncu_rep.LAUNCH_METRICS | {"gpu__time_duration.sum"})
-    (launch,) = ncu_rep_file.read(H200 / "transpose" / "copyKernel.ncu-rep", wanted)
+    (launch,) = ncu_rep_file.read(plain_report(H200 / "transpose" / "copyKernel.ncu-rep.gz", tmp_path), wanted)
     assert set(launch.metrics) == wanted & launch.names and "launch__process_id" not in launch.names  # an older ncu's report
     assert launch.metrics["device__attribute_display_name"] == "NVIDIA H200"
     assert launch.metrics["launch__grid_dim_x"] == 128.0 and launch.instances == {} and launch.files == {}
@@ -242,15 +248,6 @@ def test_the_launches_are_cut_in_runs_of_about_equal_bytes():
     assert ncu_rep._cut([1] * 9, 3) == [range(0, 3), range(3, 6), range(6, 9)]
 
 
-def _same_profile(new, old) -> bool:
-    """Frames equal (NaN where NaN), the rule results, the source facts and every instruction table with its files."""
-    return (new.frame.equals(old.frame) and list(new.frame) == list(old.frame) and new.rules == old.rules and new.source == old.source
-            and new.sources.keys() == old.sources.keys()
-            and all(new.sources[k].table.equals(old.sources[k].table) and list(new.sources[k].table) == list(old.sources[k].table)
-                    and (new.sources[k].function, new.sources[k].origin, new.sources[k].files)
-                    == (old.sources[k].function, old.sources[k].origin, old.sources[k].files) for k in new.sources))
-
-
 @pytest.mark.parametrize("parsers", [2, 3])
 def test_a_report_parsed_by_several_processes_is_the_one_parsed_by_one(parsers):
     """The read as the command does it on a host with cores to spare: the file parsed by this many processes, their
@@ -258,7 +255,7 @@ def test_a_report_parsed_by_several_processes_is_the_one_parsed_by_one(parsers):
     split = 0
     for path in sorted(p for p in DATA.rglob("*.ncu-rep") if "bad" not in p.parts):
         one = ncu_rep.start(path, parsers=1).result()
-        assert _same_profile(ncu_rep.start(path, parsers=parsers).result(), one), path
+        assert same_profile(ncu_rep.start(path, parsers=parsers).result(), one), path
         split += len(ncu_rep._cut(ncu_rep_file.launch_sizes(path), parsers)) > 1
     assert split >= 2  # reports whose launches were parsed by more than one process
 
@@ -279,7 +276,7 @@ def test_a_parsing_process_that_finds_the_file_laid_out_otherwise_leaves_the_rep
     monkeypatch.setattr(ncu_rep, "_parse", refuse_the_second)
     monkeypatch.setattr(ncu_rep.Reading, "_from_ncu_report", lambda self: fallen.append(1) or whole(self))
     fallen_back = ncu_rep.start(path, parsers=2).result()
-    assert _same_profile(fallen_back, direct)
+    assert same_profile(fallen_back, direct)
     assert fallen and fallen_back.fallback.reasons == ("format version 8",)  # NVIDIA's reader read it, and it is said
 
 

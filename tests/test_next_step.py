@@ -32,13 +32,13 @@ def _steps(report) -> dict[str, tuple[str, str | None]]:
 def test_a_latency_bound_copy_gets_more_bytes_in_flight():
     # The seeds' copy kernel: every unit under 60%, warps on long_scoreboard 94%; it used to end in
     # "no issue found" and nothing else.
-    (k,) = diagnose(DATA / "h200" / "transpose" / "copyKernel.ncu-rep").kernels
+    (k,) = diagnose(DATA / "h200" / "transpose" / "copyKernel.ncu-rep.gz").kernels
     assert k.bound == "latency" and not k.issues
     assert k.next_step.id == "bytes_in_flight" and k.next_step.undecided == ()
     assert k.next_step.title == "More bytes in flight: wider loads, more independent loads per thread"
     assert k.next_step.advice.startswith("Warps wait on global memory (long_scoreboard, 94% of stall cycles) while no unit")
     assert "achieved occupancy 81%" in k.next_step.advice
-    text = CliRunner().invoke(app, ["diagnose", str(DATA / "h200" / "transpose" / "copyKernel.ncu-rep")], env={"COLUMNS": "200"}).output
+    text = CliRunner().invoke(app, ["diagnose", str(DATA / "h200" / "transpose" / "copyKernel.ncu-rep.gz")], env={"COLUMNS": "200"}).output
     assert "\n  next: More bytes in flight: wider loads, more independent loads per thread\n" in text
 
 
@@ -63,7 +63,7 @@ def test_library_kernels_get_the_lever_of_their_limiter():
 
 def test_a_costly_finding_is_the_next_step_itself():
     # Its advice says what to do; the rules' next step waits until it is fixed.
-    (k,) = diagnose(DATA / "h200" / "transpose" / "transposeNaive.ncu-rep").kernels
+    (k,) = diagnose(DATA / "h200" / "transpose" / "transposeNaive.ncu-rep.gz").kernels
     assert [f.id for f in k.issues] == ["uncoalesced_global_stores"] and k.next_step is None
 
 
@@ -74,7 +74,7 @@ def test_kernel_kind_from_counters_without_a_telling_name():
 
 
 def test_every_format_carries_the_next_step():
-    report = str(DATA / "h200" / "transpose" / "copyKernel.ncu-rep")
+    report = str(DATA / "h200" / "transpose" / "copyKernel.ncu-rep.gz")
     run = lambda fmt: CliRunner().invoke(app, ["diagnose", report, "-f", fmt]).output  # noqa: E731
     doc = json.loads(run("json"))
     assert doc["kernels"][0]["next_step"]["id"] == "bytes_in_flight"
@@ -88,7 +88,7 @@ def test_user_rules_can_add_and_replace_next_steps(tmp_path):
                      "    title: Ours\n    advice: \"Use our prefetcher ({stall_top_pct:.0f}%).\"\n")
     merged = ruleset.load(rules, KERNEL, extend=True)
     assert [s.id for s in merged.next][:1] == ["bytes_in_flight"] and [s.id for s in merged.next].count("bytes_in_flight") == 1
-    (k,) = diagnose(DATA / "h200" / "transpose" / "copyKernel.ncu-rep", RulesChoice(rules, extend=True)).kernels
+    (k,) = diagnose(DATA / "h200" / "transpose" / "copyKernel.ncu-rep.gz", RulesChoice(rules, extend=True)).kernels
     assert (k.next_step.title, k.next_step.advice) == ("Ours", "Use our prefetcher (94%).")
 
 

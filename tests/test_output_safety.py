@@ -29,8 +29,8 @@ REPORT = H200 / "transpose" / "copyKernel.raw.csv"
 CAPTURE = H200 / "nsys" / "bench.sqlite"
 OTHER_CAPTURE = H200 / "nsys" / "transpose.sqlite"
 RANKS = DATA / "h200_ncuwrap" / "ranks" / "balanced"
-SHARED = H200 / "transpose" / "transposeShared.ncu-rep"
-PADDED = H200 / "transpose" / "transposePadded.ncu-rep"
+SHARED = H200 / "transpose" / "transposeShared.ncu-rep.gz"
+PADDED = H200 / "transpose" / "transposePadded.ncu-rep.gz"
 
 
 def _refused(capsys, *args) -> str:

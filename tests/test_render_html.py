@@ -112,8 +112,8 @@ def test_single_report_page_has_every_part_the_issue_asks_for():
     # Environment block.
     for label, value in [("GPU", "NVIDIA H200"), ("compute capability", "9.0"), ("Nsight Compute", "2025.3.1.0"),
                          ("clock control", "base (ncu default)"), ("cache control", "all (ncu default)"),
-                         ("report", "tests/data/h200/transpose/transposePadded.ncu-rep"),
-                         ("report sha256", "9c954ede0e6b96fb22a5a84d698f2c52860784ce18581d3263001f0bc69758a4"),
+                         ("report", "tests/data/h200/transpose/transposePadded.ncu-rep.gz"),
+                         ("report sha256", "0cdc312002affcc10ac5703efd9037774176980992563288d60cb8c3f8db4b13"),
                          ("rules", "ncuwrap-default version 1 (ncuwrap:rules/default.yaml)")]:
         assert re.search(rf"<dt>{re.escape(label)}</dt><dd>(<span[^>]*>)?{re.escape(value)}<", text), label
     assert "<dt>driver</dt><dd><span class=\"note\">not recorded in the report</span>" in text
@@ -184,7 +184,7 @@ def test_many_kernels_stay_small_and_readable():
 
 def test_cli_writes_the_html_file(tmp_path, capsys):
     out = tmp_path / "report.html"
-    code, _, err = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep", "-f", "html", "-o", out)
+    code, _, err = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep.gz", "-f", "html", "-o", out)
     assert code == 0 and f"wrote {out}" in err
     assert out.read_text(encoding="utf-8") == render(single("transposeShared"), Format.html)
 

@@ -85,7 +85,7 @@ def test_multi_kernel_golden_and_stop_criterion():
 
 
 def test_cli_markdown_equals_the_renderer(capsys):
-    code_, out, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep", "-f", "markdown")
+    code_, out, _ = run_cli(capsys, "diagnose", H200 / "transpose" / "transposeShared.ncu-rep.gz", "-f", "markdown")
     assert code_ == 0
     assert out == render(single("transposeShared"), Format.markdown)
 

@@ -17,7 +17,7 @@ from ncuwrap.kernel.metrics import KERNEL
 from tests.conftest import DATA, H200, ROOT, run_cli
 
 AT_ROOFLINE = DATA / "h200_ncuwrap" / "diag" / "fma_many_accumulators.ncu-rep.gz"  # at_roofline fires on it
-NAIVE = H200 / "transpose" / "transposeNaive.ncu-rep"  # ncu's UncoalescedGlobalAccess beside uncoalesced_global_stores
+NAIVE = H200 / "transpose" / "transposeNaive.ncu-rep.gz"  # ncu's UncoalescedGlobalAccess beside uncoalesced_global_stores
 SLOW = DATA / "h200_ncuwrap" / "ranks" / "slow1"
 
 

@@ -113,7 +113,7 @@ def test_advice_placeholders_are_filled(tmp_path):
         "  - id: l2_note\n    under: any\n    when: 'l2_pct > 50'\n    title: 'L2 busy'\n"
         "    advice: 'L2 at {l2_pct:.0f}% and DRAM at {dram_pct:.0f}%: keep the working set in L2.'\n"
     )
-    (kernel,) = diagnose("tests/data/h200/transpose/transposeNaive.ncu-rep", RulesChoice(extra, extend=True)).kernels
+    (kernel,) = diagnose("tests/data/h200/transpose/transposeNaive.ncu-rep.gz", RulesChoice(extra, extend=True)).kernels
     note = next(f for f in kernel.findings if f.id == "l2_note")
     assert note.advice == "L2 at 76% and DRAM at 10%: keep the working set in L2."
 

@@ -131,7 +131,7 @@ def test_a_report_without_source_counters_says_so_once(capsys):
 
 def test_an_old_full_set_report_without_lineinfo_is_sass_only(capsys):
     """--set full has SourceCounters; the fixture's program was built without -lineinfo."""
-    kernel = diagnosis(capsys, OLD / "transpose" / "transposeShared.ncu-rep")["kernels"][0]
+    kernel = diagnosis(capsys, OLD / "transpose" / "transposeShared.ncu-rep.gz")["kernels"][0]
     where = next(f for f in kernel["findings"] if f["id"] == "shared_bank_conflicts")["where"]
     assert where["by"] == "instruction" and "LDS" in where["lines"][0]["sass"][0]["sass"]
 

@@ -334,7 +334,7 @@ def _collect_unread(path: Path, module: ModuleType, shown: Path, wanted: frozens
     load the copy or sees other launches in it: the whole report is then its to read, and it says what is wrong."""
     with tempfile.TemporaryDirectory(prefix="ncuwrap-unread-") as folder:
         copy = Path(folder) / "unread.ncu-rep"
-        kept = ncu_rep_file.write_attribution_copy(path, indices, copy, strip=frozenset())
+        kept = ncu_rep_file.write_attribution_copy(path, indices, copy, strip=False)
         try:
             context = module.load_report(str(copy))
         except Exception as exc:  # NVIDIA's reader then reads the report itself, and says what is wrong with it

@@ -3,8 +3,9 @@
 A report is uncompressed protobuf (proto2), framed: the bytes ``NVR\\0``, a length-prefixed file header
 (its format version), then blocks to the end of the file, each a length-prefixed block header followed by
 its payload: the block's sources (the modules' cubins and, with ``--import-source yes``, their source
-texts), then its launches (one ProfileResult each). Every length is a little-endian u32. Metric names are
-ids into a string table that the blocks' headers add to in turn.
+texts), then its launches (one ProfileResult each; a GraphResult for a CUDA graph profiled whole). Every
+length is a little-endian u32. Metric names are ids into a string table that the blocks' headers add to in
+turn.
 
 The schema below names only the fields ncuwrap reads (the field numbers and wire types are those of Nsight
 Compute's ``extras/FileFormat`` description; the rest of a message is skipped by the parser). upb, the
@@ -15,11 +16,14 @@ What this reader gives is checked against ``ncu_report`` on every report in test
 known kind, a rule message type not seen before, no name or no metrics, its module's SourceData laid out
 otherwise) comes as an :class:`Unread` with the reason: the caller reads that launch with ``ncu_report``
 (which also says what is wrong with a damaged one). What is not a launch's alone (another format version, a
-block that runs past the file, range, command list or graph results) raises :class:`FormatError`: the
-caller then reads the whole report with ``ncu_report``. Lengths are checked against the file's size before
-anything is read, and one message is held at a time, so a corrupt length costs neither time nor memory.
-A kernel with C linkage (Triton's, Inductor's, ``extern "C"``, CuPy's RawKernel) has an empty demangled name
-in the file: it is named by its mangled name, as ``ncu_report`` names it.
+block that runs past the file, range or command list results, a graph viewer's data) raises
+:class:`FormatError`: the caller then reads the whole report with ``ncu_report``. Lengths are checked against
+the file's size before anything is read, and one message is held at a time, so a corrupt length costs neither
+time nor memory. A kernel with C linkage (Triton's, Inductor's, ``extern "C"``, CuPy's RawKernel) has an empty
+demangled name in the file: it is named by its mangled name, as ``ncu_report`` names it. A CUDA graph profiled
+as one workload (``--graph-profiling graph``) is a result of its own kind (GraphResult): read as a launch named
+"graph", as ``ncu_report`` names it. An application replay's launch comes before its module's SourceData: it is
+given once that is read (:func:`launches`).
 
 A launch also says where its module's code lies (:class:`cubin.Code`: the cubin's place in the file and
 each function's load address), from which the instructions' lines and SASS are read (:mod:`line_table`,
@@ -32,6 +36,7 @@ load instead (a 44-launch report: 114 MiB and 0.5 s of CPU instead of 578 MiB an
 from __future__ import annotations
 
 import struct
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -82,11 +87,35 @@ _SCHEMA = {
     "Head": [(1, "name_id", "uint32"), (2, "value", "Value")],
     "Launch": [(5, "mangled", "string"), (6, "function", "string"), (7, "demangled", "string"),
                (15, "source", "SourceRef"), (19, "rules", "*Rule")],
+    # A CUDA graph profiled as one workload (--graph-profiling graph; GraphResult): no names, its modules by reference.
+    "Graph": [(17, "references", "*uint64"), (22, "rules", "*Rule")],
     "Strings": [(1, "strings", "*string")],
+    "Process": [(1, "pid", "uint32")],
     "BlockHeader": [(1, "sources", "uint32"), (2, "launches", "uint32"), (4, "strings", "Strings"), (5, "payload", "uint32"),
-                    (7, "ranges", "uint32"), (8, "cmdlists", "uint32"), (9, "graphs", "uint32")],
+                    (6, "process", "Process"), (7, "ranges", "uint32"), (8, "cmdlists", "uint32"), (9, "graphs", "uint32"),
+                    (10, "graph_data", "uint32")],
     "FileHeader": [(1, "version", "uint32")],
 }
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """A kind of result a block holds, each a workload of ncu_report's (an action): its message in the schema, the
+    block header's field that counts them, its metrics' field, its fields a copy for NVIDIA's reader leaves out
+    (metrics, sections, section comments, rule results) and the name ncu_report gives where the result has none."""
+
+    message: str
+    count: int
+    metrics: int
+    stripped: frozenset
+    name: str | None = None
+
+
+# A kernel launch (ProfileResult), and a CUDA graph profiled as one workload (GraphResult): ncu_report names the
+# graph "graph", in each name base, as ncu's own output does (the graph report in tests/data/h200_ncuwrap/shapes).
+LAUNCH = _Kind("Launch", 2, 13, frozenset({13, 17, 18, 19}))
+GRAPH = _Kind("Graph", 9, 4, frozenset({4, 7, 8, 22}), "graph")
+STRIPPED = LAUNCH.stripped
 
 # A rule message's type in the file -> ncu_report's MsgType (1 OK, 2 OPTIMIZATION, 3 WARNING), as ncu_report
 # gave them for every rule result in tests/data; a type not seen there is not guessed at.
@@ -157,29 +186,34 @@ def read(path: Path, wanted: frozenset | None = None, instanced: frozenset = fro
 
 def launches(path: Path, wanted: frozenset | None = None, instanced: frozenset = frozenset(), codes: frozenset = frozenset(),
              files_of=None, only: range | None = None) -> Iterator[Launch | Unread]:
-    """:func:`read`'s launches one at a time, as they are parsed (a FormatError may come after some)."""
+    """:func:`read`'s launches one at a time, as they are parsed (a FormatError may come after some). With
+    ``--replay-mode application`` ncu writes a launch before its module's SourceData, which ncu_report reads for it
+    all the same (its lines and source texts): such a launch, and the ones after it, come at the end of the file,
+    with every SourceData of its module then known (one that places its functions twice, differently, leaves where
+    they lie unknown: NVIDIA's reader then gives their SASS). Where a module's functions lie is each process's own
+    (the block's process): two processes load one module at different addresses."""
     classes = _classes()
     size = path.stat().st_size
     count = 0
     with path.open("rb") as fh:
         modules = _Modules(fh, classes)
+        queue: deque = deque()  # the launches read and not yet given, in order: the first waits for the end
         for block, end in _blocks(fh, size, classes):
             modules.strings.extend(block.strings.strings)
+            modules.process = block.process.pid if block.HasField("process") else None
             for _ in range(block.sources):
                 modules.note_source(end)
-            for _ in range(block.launches):
+            kind = GRAPH if block.graphs else LAUNCH
+            for _ in range(block.graphs or block.launches):
                 if only is not None and count not in only:  # another process's: its length is checked, its bytes not read
                     _skip(fh, end, "launch")
                     count += 1
                     continue
                 data = _raw(fh, end, "launch")  # a length past its block: the file's fault, not this launch's
                 count += 1
-                try:
-                    launch = modules.launch(count - 1, data, wanted, instanced, codes, files_of)
-                except Exception as exc:  # whatever these bytes made the parse meet: this launch alone is NVIDIA's reader's
-                    yield Unread(count - 1, str(exc) if isinstance(exc, FormatError) else f"{type(exc).__name__}: {exc}")
-                    continue
-                yield launch
+                queue.append(modules.launch(count - 1, data, kind, wanted, instanced, codes))
+            yield from modules.ready(queue, files_of)
+        yield from modules.ready(queue, files_of, last=True)
 
 
 class _Modules:
@@ -193,10 +227,13 @@ class _Modules:
         self.strings: list[str] = []
         self.sources: dict[int, tuple[int, int, bytes]] = {}  # reference -> where its SourceData with files lies
         self.line_tables: dict[int, bool | None] = {}  # reference -> whether its cubin has a line table
-        self.placed: dict[int, cubin.Code | None] = {}  # reference -> where its functions lie
+        self.placed: dict[tuple, cubin.Code | None] = {}  # (process, reference) -> where its functions lie in that process
         self.texts: dict = {}  # a module's SourceFiles bytes -> its source texts, read once for all its launches
-        self.waiting: dict[int, list[tuple[int, int]]] = {}  # reference -> (offset, length) of each SourceData not yet parsed
+        # reference -> (offset, length, process) of each SourceData not yet parsed
+        self.waiting: dict[int, list[tuple[int, int, int | None]]] = {}
         self.broken: dict[int, str] = {}  # reference -> why its SourceData was not read: each of its launches is Unread
+        self.seen: set[int] = set()  # the modules whose SourceData the file has held so far
+        self.process: int | None = None  # the process of the block being read (its header's ProcessInfo)
 
     def note_source(self, end: int) -> None:
         """The next SourceData of the block that ends at ``end``: kept for later by its module's reference, or parsed
@@ -207,21 +244,23 @@ class _Modules:
         reference = _first_number(fh.read(min(length, 11)))
         if reference is None:  # laid out otherwise: parsed now
             fh.seek(at + _U32.size)
-            self._take(at, fh.read(length))
+            self._take(at, fh.read(length), process=self.process)
         else:
-            self.waiting.setdefault(reference, []).append((at, length))
+            self.waiting.setdefault(reference, []).append((at, length, self.process))
+            self.seen.add(reference)
             fh.seek(at + _U32.size + length)
 
-    def _take(self, at: int, data: bytes, reference: int | None = None) -> None:
+    def _take(self, at: int, data: bytes, reference: int | None = None, process: int | None = None) -> None:
         source = _parsed(data, self.classes["SourceRef"], "source")
         if reference is not None and source.reference != reference:
             raise FormatError("a module's SourceData names two modules")
+        self.seen.add(source.reference)
         _add_source(self.sources, source, at, at + _U32.size + len(data))
         found = None  # the cubin's sections, read once a module
         if source.binary and source.reference not in self.line_tables:
             found = cubin.sections(source.binary)
             self.line_tables[source.reference] = None if found is None else cubin.has_line_table(source.binary, found)
-        _add_code(self.placed, source, data, at + _U32.size, found)
+        _add_code(self.placed, source, data, at + _U32.size, found, process)
 
     def _module(self, reference: int) -> None:
         """The module's SourceData parsed, where this is its first launch read here; FormatError where they do not parse
@@ -232,9 +271,9 @@ class _Modules:
             fh = self.fh
             here = fh.tell()
             try:
-                for at, length in self.waiting.pop(reference):
+                for at, length, process in self.waiting.pop(reference):
                     fh.seek(at + _U32.size)
-                    self._take(at, fh.read(length), reference)
+                    self._take(at, fh.read(length), reference, process)
             except FormatError as exc:
                 self.broken[reference] = f"its module's SourceData: {exc}"
             finally:
@@ -242,17 +281,49 @@ class _Modules:
         if reference in self.broken:
             raise FormatError(self.broken[reference])
 
-    def launch(self, index: int, data: bytes, wanted, instanced: frozenset, codes: frozenset, files_of) -> Launch:
-        """The launch of these bytes (:func:`launches`' arguments); FormatError where it is not laid out as expected."""
-        raw = _parsed(data, self.classes["Launch"], "launch")
-        reference = raw.source.reference
-        self._module(reference)
-        launch = _launch(index, raw, data, self.strings, wanted, instanced, codes)
-        launch.lines = self.line_tables.get(reference)
-        launch.code = self.placed.get(reference)
-        if files_of is not None and files_of(launch):
-            launch.files = _files(self.sources.get(reference), self.classes["SourceFiles"], self.texts)
-        return launch
+    def launch(self, index: int, data: bytes, kind: _Kind, wanted, instanced: frozenset, codes: frozenset) -> tuple | Unread:
+        """The launch of these bytes (:func:`launches`' arguments), its module's reference, its process and whether the
+        module's SourceData came before it, its module's facts not yet taken (:meth:`ready`); an Unread where it is
+        not laid out as expected."""
+        try:
+            raw = _parsed(data, self.classes[kind.message], "launch")
+            if kind is GRAPH:
+                if len(raw.references) != 1:  # its instructions' module: ncu_report's answer for other graphs not compared
+                    raise FormatError(f"a graph result of {len(raw.references)} modules")
+                reference = raw.references[0]
+            else:
+                reference = raw.source.reference
+            return _launch(index, raw, data, kind, self.strings, wanted, instanced, codes), reference, self.process, reference in self.seen
+        except Exception as exc:  # whatever these bytes made the parse meet: this launch alone is NVIDIA's reader's
+            return _unread(index, exc)
+
+    def ready(self, queue: deque, files_of, last: bool = False) -> Iterator[Launch | Unread]:
+        """The launches at the front of ``queue`` up to the first that came before its module's SourceData (all of
+        them where ``last``: the end of the file), each with its module's line table, code and source texts
+        (``files_of(launch)``: whether they are read); an Unread where its module's SourceData or texts are not laid
+        out as expected."""
+        while queue:
+            if isinstance(queue[0], Unread):
+                yield queue.popleft()
+                continue
+            launch, reference, process, known = queue[0]
+            if not (known or last):
+                return
+            queue.popleft()
+            try:
+                self._module(reference)
+                launch.lines = self.line_tables.get(reference)
+                launch.code = self.placed.get((process, reference))
+                if files_of is not None and files_of(launch):
+                    launch.files = _files(self.sources.get(reference), self.classes["SourceFiles"], self.texts)
+            except Exception as exc:
+                yield _unread(launch.index, exc)
+                continue
+            yield launch
+
+
+def _unread(index: int, exc: Exception) -> Unread:
+    return Unread(index, str(exc) if isinstance(exc, FormatError) else f"{type(exc).__name__}: {exc}")
 
 
 def _first_number(head: bytes) -> int | None:
@@ -275,7 +346,7 @@ def launch_sizes(path: Path) -> list[int]:
         for block, end in _blocks(fh, size, classes):
             for _ in range(block.sources):
                 _skip(fh, end, "source")
-            for _ in range(block.launches):
+            for _ in range(block.graphs or block.launches):
                 length = _length(fh, end, "launch")
                 fh.seek(length, 1)
                 out.append(length)
@@ -292,8 +363,7 @@ def _blocks(fh, size: int, classes: dict) -> Iterator:
         raise FormatError(f"format version {header.version}")
     while fh.tell() < size:
         block = _message(fh, size, classes["BlockHeader"], "block header")
-        if block.ranges or block.cmdlists or block.graphs:
-            raise FormatError("range, command list or graph results")
+        _check_results(block.launches, block.ranges, block.cmdlists, block.graphs, block.graph_data)
         end = fh.tell() + block.payload
         if end > size:
             raise FormatError("a block runs past the end of the file")
@@ -302,19 +372,29 @@ def _blocks(fh, size: int, classes: dict) -> Iterator:
             raise FormatError("a block's payload is not its sources and launches")
 
 
-def _add_code(codes: dict, source, data: bytes, at: int, found: dict | None) -> None:
-    """Where a module's functions lie (:class:`cubin.Code`), from the SourceData that carries its cubin (the
-    message's bytes ``data`` start at ``at`` in the file) and the later ones of the module: with CUDA's lazy
-    loading a function gets its address when it is first launched, and the later SourceData adds it. One
-    that places a function elsewhere (the module loaded again) leaves the module unknown: no PC is then
-    guessed into either."""
+def _check_results(launches: int, ranges: int, cmdlists: int, graphs: int, graph_data: int) -> None:
+    """Raise FormatError for a block of results the reader does not read (range and command list results, a graph
+    viewer's data), or of two kinds (their order in the block not seen)."""
+    if ranges or cmdlists or graph_data:
+        raise FormatError("range or command list results, or graph viewer data")
+    if launches and graphs:
+        raise FormatError("launches and graph results in one block")
+
+
+def _add_code(codes: dict, source, data: bytes, at: int, found: dict | None, process: int | None = None) -> None:
+    """Where a module's functions lie in ``process`` (:class:`cubin.Code`), from the SourceData that carries its cubin
+    (the message's bytes ``data`` start at ``at`` in the file) and the later ones of the module in that process: with
+    CUDA's lazy loading a function gets its address when it is first launched, and the later SourceData adds it.
+    Another process loads the module at addresses of its own, with a SourceData of its own (the cubin again). One that
+    places a function elsewhere in the same process (the module loaded again) leaves the module unknown there: no PC
+    is then guessed into either."""
     functions = {f.name: f.address for f in source.relocations.functions if f.name and f.HasField("address")}
-    ref = source.reference
-    if source.binary and ref not in codes:
+    key = (process, source.reference)
+    if source.binary and key not in codes:
         binary_at = next((at + value[0] for number, kind, value, _ in _fields(data) if number == 4 and kind == 2), None)
-        codes[ref] = None if binary_at is None else cubin.code(source.binary, binary_at, source.sm, functions, found)
-    elif codes.get(ref) is not None and functions:
-        codes[ref] = codes[ref].placed(functions)
+        codes[key] = None if binary_at is None else cubin.code(source.binary, binary_at, source.sm, functions, found)
+    elif codes.get(key) is not None and functions:
+        codes[key] = codes[key].placed(functions)
 
 
 def instruction_bytes(path: Path, where: list[tuple[int, int]]) -> list[bytes]:
@@ -368,15 +448,18 @@ def _number(value) -> int | float:
     return fields[0][1]
 
 
-def _launch(index: int, raw, data: bytes, strings: list[str], wanted, instanced: frozenset, codes: frozenset) -> Launch:
-    """One launch from its parsed fields (``raw``: all but its metrics) and its bytes (``data``: the metrics, field 13,
-    are read from them by :func:`_metrics`)."""
-    # A kernel with C linkage has an empty demangled name (and its function name may be empty too): ncu_report
-    # then names it by its mangled name, which is the function's name as the cubin has it.
-    demangled, function = raw.demangled or raw.mangled, raw.function or raw.mangled
+def _launch(index: int, raw, data: bytes, kind: _Kind, strings: list[str], wanted, instanced: frozenset, codes: frozenset) -> Launch:
+    """One launch (a result of ``kind``) from its parsed fields (``raw``: all but its metrics) and its bytes (``data``:
+    the metrics are read from them by :func:`_metrics`)."""
+    if kind.name is not None:  # a graph: no names in the file
+        mangled = demangled = function = kind.name
+    else:
+        # A kernel with C linkage has an empty demangled name (and its function name may be empty too): ncu_report
+        # then names it by its mangled name, which is the function's name as the cubin has it.
+        mangled, demangled, function = raw.mangled, raw.demangled or raw.mangled, raw.function or raw.mangled
     if not demangled:
         raise FormatError("a launch without a name")
-    spans = _metrics(data)
+    spans = _metrics(data, kind.metrics)
     if not len(spans[0]):
         raise FormatError("a launch without metrics")
     starts, name_ids, head_ends, ends = spans
@@ -402,30 +485,28 @@ def _launch(index: int, raw, data: bytes, strings: list[str], wanted, instanced:
                 per_pc[name] = PerPc(pcs, numbers.astype(np.float64))
             else:
                 per_pc_codes[name] = PerPc(pcs, numbers.astype(np.int64))
-    return Launch(index=index, mangled=raw.mangled, function=function, demangled=demangled, names=frozenset(names),
+    return Launch(index=index, mangled=mangled, function=function, demangled=demangled, names=frozenset(names),
                   metrics={name: values[name] for name in sorted(values)}, rules=_rules(raw.rules), instances=per_pc,
                   codes=per_pc_codes)
 
 
-_METRIC_TAG = 0x6A  # field 13, length-delimited: one metric of a launch
-
-
-def _metrics(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Where each metric (field 13) of a launch's bytes lies: its first byte, its name id, the end of its head (name
-    id and value: :func:`_head`) and its end. A launch has ~2,000: they are found by whole arrays (the run of
-    field-13 records, each a one- to three-byte length), one at a time where a record is laid out otherwise
-    (:func:`_heads`). Raises FormatError where a metric comes outside the run."""
-    first = next((at for number, _, _, (at, _) in _fields(data) if number == 13), None)
+def _metrics(data: bytes, number: int = LAUNCH.metrics) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where each metric (field ``number``: 13 of a launch, 4 of a graph) of a launch's bytes lies: its first byte, its
+    name id, the end of its head (name id and value: :func:`_head`) and its end. A launch has ~2,000: they are found
+    by whole arrays (the run of the field's records, each a one- to three-byte length), one at a time where a record
+    is laid out otherwise (:func:`_heads`). Raises FormatError where a metric comes outside the run."""
+    first = next((at for field_number, _, _, (at, _) in _fields(data) if field_number == number), None)
     if first is None:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     a = np.frombuffer(data, np.uint8)
     size = len(a)
-    found = _metric_run(a, first)
+    tag = number << 3 | 2  # length-delimited: one metric
+    found = _metric_run(a, first, tag)
     if found is None:
-        return _heads(data, first)
+        return _heads(data, first, number)
     starts, ends = found
     run_end = int(ends[-1])
-    if any(number == 13 for number, _, _, _ in _fields(data[run_end:])):
+    if any(field_number == number for field_number, _, _, _ in _fields(data[run_end:])):
         raise FormatError("a launch's metrics are not written together")
     # The name id: 0x08 and a one- to three-byte varint; the value, where there is one: 0x12 and a one- or two-byte
     # length (a text value can be longer than 127 bytes).
@@ -435,17 +516,17 @@ def _metrics(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     name_bytes = a[np.minimum(starts[:, None] + 1 + k, size - 1)]
     continued = name_bytes >= 0x80
     if continued[:, 2].any():
-        return _heads(data, first)
+        return _heads(data, first, number)
     name_length = 1 + continued[:, 0] + (continued[:, 0] & continued[:, 1])
     name_ids = _varint_array(a, starts + 1, name_length.astype(np.int64))
     if name_ids is None:
-        return _heads(data, first)
+        return _heads(data, first, number)
     after = starts + 1 + name_length
     has_value = (after < ends) & (a[np.minimum(after, size - 1)] == 0x12)
     low, high = (a[np.minimum(after + i, size - 1)].astype(np.int64) for i in (1, 2))
     long_value = low >= 0x80
     if (has_value & long_value & (high >= 0x80)).any():
-        return _heads(data, first)
+        return _heads(data, first, number)
     value_length = np.where(long_value, (low & 0x7F) | (high << 7), low)
     head_ends = np.where(has_value, after + 2 + long_value + value_length, after)
     if (head_ends > ends).any():
@@ -453,11 +534,11 @@ def _metrics(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     return starts, name_ids.astype(np.int64), head_ends, ends
 
 
-def _metric_run(a: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """(start, end) of each metric's payload in the run of field-13 records from ``first``; None where a record's
-    length is not one to three bytes or the records do not chain."""
+def _metric_run(a: np.ndarray, first: int, tag: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(start, end) of each metric's payload in the run of records (``tag``: the metrics' field and wire type) from
+    ``first``; None where a record's length is not one to three bytes or the records do not chain."""
     size = len(a)
-    candidates = first + np.flatnonzero(a[first:size - 1] == _METRIC_TAG)
+    candidates = first + np.flatnonzero(a[first:size - 1] == tag)
     k = np.arange(3)
     length_bytes = a[np.minimum(candidates[:, None] + 1 + k, size - 1)].astype(np.int64)
     continued = length_bytes >= 0x80
@@ -473,8 +554,8 @@ def _metric_run(a: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray] | No
     broken = np.flatnonzero(nexts[:-1] != candidates[1:])
     last = int(broken[0]) if len(broken) else len(candidates) - 1
     end = int(nexts[last])
-    if end < size and a[end] == _METRIC_TAG:  # a byte inside a metric looked like a record: follow the chain
-        chosen = _chain(candidates, nexts, a, _METRIC_TAG)
+    if end < size and a[end] == tag:  # a byte inside a metric looked like a record: follow the chain
+        chosen = _chain(candidates, nexts, a, tag)
         if chosen is None:
             return None
         end = int(nexts[chosen[-1]])
@@ -505,11 +586,11 @@ def _chain(candidates: np.ndarray, nexts: np.ndarray, a: np.ndarray, tag: int) -
     return None if end < len(a) and a[end] == tag else chosen
 
 
-def _heads(data: bytes, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_metrics` one field at a time, each metric's head read by :func:`_head`."""
+def _heads(data: bytes, first: int, metrics: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_metrics` one field at a time (``metrics``: the metrics' field number), each metric's head read by :func:`_head`."""
     starts, name_ids, head_ends, ends = [], [], [], []
     for number, kind, value, _ in _fields(data):
-        if number == 13 and kind == 2:
+        if number == metrics and kind == 2:
             begin, stop = value
             name_id, head_end = _head(data[begin:stop])
             starts.append(begin)
@@ -723,20 +804,16 @@ def _files(where: tuple[int, int, bytes] | None, cls, texts: dict) -> dict[str, 
 
 # ------------------------------------------------------------------------- a copy for NVIDIA's reader
 
-# A launch's fields NVIDIA's reader does not need to answer a PC's source line and SASS: its metrics (13),
-# sections (17), section comments (18) and rule results (19). What is left is its names, configuration and
-# the reference to its module (the source block with the cubin, copied as it is).
-STRIPPED = frozenset({13, 17, 18, 19})
-
-
-def write_attribution_copy(path: Path, keep: list[int] | Callable[[int], bool] | None, target: Path,
-                           strip: frozenset = STRIPPED) -> list[int]:
+def write_attribution_copy(path: Path, keep: list[int] | Callable[[int], bool] | None, target: Path, strip: bool = True) -> list[int]:
     """Write to ``target`` the report at ``path`` with only the launches whose indices (in :func:`read`'s
-    order) are in ``keep``, each stripped of the fields ``strip`` and in a block of its own block's other fields
-    (its string table too where nothing is stripped: the launches' metrics name ids into it); the blocks
-    without launches (the session, the sources) as they are. The copy's n-th launch is ``keep[n]`` (``keep``
-    None: every launch; a function of the index: the launches it keeps). Returns the indices kept, in the
-    copy's order. Without ``strip`` a launch's bytes are copied unread (one the file reader did not expect)."""
+    order) are in ``keep``, each in a block of its own block's other fields, and with ``strip`` without the
+    fields NVIDIA's reader does not need to answer a PC's source line and SASS (:attr:`_Kind.stripped`: its
+    metrics, sections, section comments and rule results; what is left is its names, configuration and the
+    reference to its module, whose source block with the cubin is copied as it is) and without the block's string
+    table (where nothing is stripped the launches' metrics name ids into it); the blocks without launches (the
+    session, the sources) as they are. The copy's n-th launch is ``keep[n]`` (``keep`` None: every launch; a
+    function of the index: the launches it keeps). Returns the indices kept, in the copy's order. Without
+    ``strip`` a launch's bytes are copied unread (one the file reader did not expect)."""
     wanted = keep if keep is None or callable(keep) else set(keep).__contains__
     kept: list[int] = []
     size = path.stat().st_size
@@ -747,23 +824,26 @@ def write_attribution_copy(path: Path, keep: list[int] | Callable[[int], bool] |
         while fh.tell() < size:
             header = _raw(fh, size, "block header")
             counts = _varints(header)
+            _check_results(*(counts.get(number, 0) for number in (2, 7, 8, 9, 10)))
+            kind = GRAPH if counts.get(GRAPH.count) else LAUNCH
             end = fh.tell() + counts.get(5, 0)
             if end > size:
                 raise FormatError("a block runs past the end of the file")
             sources = [_raw(fh, end, "source") for _ in range(counts.get(1, 0))]
             launches = []
-            for _ in range(counts.get(2, 0)):
+            for _ in range(counts.get(kind.count, 0)):
                 launch = _raw(fh, end, "launch")
                 if wanted is None or wanted(index):
-                    launches.append(_without(launch, strip) if strip else launch)
+                    launches.append(_without(launch, kind.stripped) if strip else launch)
                     kept.append(index)
                 index += 1
             if fh.tell() != end:
                 raise FormatError("a block's payload is not its sources and launches")
-            if strip and counts.get(2, 0) and not launches and not sources:
+            if strip and counts.get(kind.count, 0) and not launches and not sources:
                 continue
             body = b"".join(_framed(m) for m in [*sources, *launches])
-            header = _without(header, {2, 4, 5} if strip else {2, 5}) + _varint_field(2, len(launches)) + _varint_field(5, len(body))
+            header = (_without(header, {kind.count, 4, 5} if strip else {kind.count, 5}) + _varint_field(kind.count, len(launches))
+                      + _varint_field(5, len(body)))
             out.write(_framed(header) + body)
     return kept
 
