@@ -37,7 +37,11 @@ import zlib
 from array import array
 from pathlib import Path
 
+from typing import Any
+
+import msgspec
 import numpy as np
+import orjson
 
 from ncuwrap.core import fileio, packed
 from ncuwrap.core.errors import InputError
@@ -126,8 +130,6 @@ def _text(path: Path) -> bytes | None:
 
 
 def _parse(path: Path, text: bytes):
-    import orjson
-
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
@@ -135,6 +137,58 @@ def _parse(path: Path, text: bytes):
 
 
 # -- events into columns -----------------------------------------------------------------------------
+
+# A piece of events decoded into these typed records by msgspec: only the fields read become Python objects
+# (an op's "Input Dims", "Input type", "Concrete Inputs"... are skipped in C), where orjson builds every field of
+# every event (docs/scale.md: a piece in less than half orjson's time). Every field is Any, so a value of any
+# type is taken as it is written and checked where the columns are filled, as add_all checks orjson's. A field
+# left out: -1 where add_all reads a missing one as -1 (the ids), UNSET where add_all's e[key] fails (then
+# appending it fails too). A piece msgspec does not take (an event or args that is not an object, nesting past
+# Python's recursion limit, text that is not UTF-8) is parsed by orjson instead.
+_UNSET = msgspec.UNSET
+
+
+class _Args(msgspec.Struct):
+    """The args read, of any event."""
+    device: Any = _NONE
+    stream: Any = _NONE
+    correlation: Any = _NONE
+    bytes: Any = _NONE
+    grid: Any = None
+    block: Any = None
+    seq: Any = msgspec.field(default=_NONE, name="Sequence number")
+    fwd_tid: Any = msgspec.field(default=_NONE, name="Fwd thread id")
+    external_id: Any = msgspec.field(default=_NONE, name="External id")
+    python_id: Any = msgspec.field(default=_NONE, name="Python id")
+    parent_id: Any = msgspec.field(default=_NONE, name="Python parent id")
+
+
+class _Event(msgspec.Struct):
+    """The fields of a trace event read."""
+    ph: Any = _UNSET
+    cat: Any = _UNSET
+    name: Any = _UNSET
+    ts: Any = _UNSET
+    dur: Any = _UNSET
+    tid: Any = _UNSET
+    args: _Args | None | msgspec.UnsetType = _UNSET
+
+
+_NO_ARGS = _Args()
+_PIECE = msgspec.json.Decoder(list[list[_Event]])
+_NOT_TAKEN = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
+
+
+def _decoded(text: bytes) -> list[_Event] | None:
+    """A piece's events as typed records; None where msgspec does not take it. Its text checked to be UTF-8
+    first, as orjson checks all of it (msgspec checks only the strings it keeps)."""
+    try:
+        if not text.isascii():
+            text.decode()
+        return _PIECE.decode(text)[0]
+    except _NOT_TAKEN:
+        return None
+
 
 class _Names:
     """A text column being filled: a code per event, each distinct text once."""
@@ -169,10 +223,15 @@ class _Table:
     def __len__(self) -> int:
         return len(self.ts)
 
-    def times(self, e) -> None:
+    def times(self, e: dict) -> None:
         self.ts.append(e["ts"])
         self.dur.append(e["dur"])
         self.name.add(e["name"])
+
+    def typed(self, e: _Event) -> None:
+        self.ts.append(e.ts)
+        self.dur.append(e.dur)
+        self.name.add(e.name)
 
     def column(self, name: str) -> np.ndarray:
         values = self.ints[name]
@@ -220,15 +279,82 @@ class _Tables:
         self.first_ts: float | None = None
         self.checked = [0] * len(self.all())  # rows of each table whose times check() has seen
 
-    def add_piece(self, events: list, first: int) -> None:
-        """A piece of the trace's events (``first``: the index of its first in traceEvents) into the columns,
-        their times checked; kineto_stream.Fault naming the first event that cannot be read."""
+    def add_piece(self, text: bytes, first: int) -> int:
+        """A piece of the trace's events (``text``: ``[[`` event, event... ``]]``; ``first``: the index in traceEvents of
+        its first) into the columns, their times checked; how many events it held. orjson.JSONDecodeError where the
+        text is not JSON; kineto_stream.Fault naming the first event that cannot be read."""
+        events = _decoded(text)
         try:
-            self.add_all(events)
+            if events is None:  # JSON the typed decoder does not take: as dicts, the way the whole document is read
+                events = orjson.loads(text)[0]
+                self.add_all(events)
+            else:
+                self.add_events(events)
             self.check()
-        except _EVENT_FAULTS:
-            raise kineto_stream.Fault(f"{_first_bad(events, first)}; the trace is damaged or was not written by torch.profiler: "
-                                      f"{_FIX}") from None
+        except _EVENT_FAULTS as exc:
+            if isinstance(exc, orjson.JSONDecodeError):
+                raise
+            bad = _first_bad(orjson.loads(text)[0], first)
+            raise kineto_stream.Fault(f"{bad}; the trace is damaged or was not written by torch.profiler: {_FIX}") from None
+        return len(events)
+
+    def add_events(self, events: list[_Event]) -> None:
+        """:meth:`add_all` of the typed events :data:`_PIECE` decodes: the same columns from the same values (a field
+        the trace leaves out is -1 where add_all reads it as -1, UNSET where add_all's ``e[key]`` fails)."""
+        kernel, copy, memset, api = self.kernels, self.copies, self.memsets, self.api
+        annotation, op, frame = self.annotations, self.ops, self.frames
+        for e in events:
+            if e.ph != "X":
+                continue
+            cat = e.cat
+            if cat == "cpu_op":
+                a = e.args or _NO_ARGS
+                op.typed(e)
+                c = op.ints
+                c["tid"].append(e.tid)
+                seq, fwd, ext = a.seq, a.fwd_tid, a.external_id
+                c["seq"].append(_NONE if seq is None else seq)
+                c["fwd_tid"].append(_NONE if fwd is None else fwd)
+                c["external_id"].append(_NONE if ext is None else ext)
+            elif cat == "python_function":
+                a = e.args or _NO_ARGS
+                frame.typed(e)
+                c = frame.ints
+                c["tid"].append(e.tid)
+                pid, parent = a.python_id, a.parent_id
+                c["python_id"].append(_NONE if pid is None else pid)
+                c["parent_id"].append(_NONE if parent is None else parent)
+            elif cat == "kernel":
+                a = e.args or _NO_ARGS
+                kernel.typed(e)
+                c = kernel.ints
+                c["device"].append(a.device)
+                c["stream"].append(a.stream)
+                c["correlation"].append(a.correlation)
+                gx, gy, gz = a.grid or _NO_DIMS
+                bx, by, bz = a.block or _NO_DIMS
+                c["gridX"].append(gx), c["gridY"].append(gy), c["gridZ"].append(gz)
+                c["blockX"].append(bx), c["blockY"].append(by), c["blockZ"].append(bz)
+            elif cat in API_CATEGORIES:
+                api.typed(e)
+                api.ints["tid"].append(e.tid)
+                api.ints["correlation"].append((e.args or _NO_ARGS).correlation)
+            elif cat == "gpu_memcpy" or cat == "gpu_memset":
+                a = e.args or _NO_ARGS
+                table = copy if cat == "gpu_memcpy" else memset
+                table.typed(e)
+                c = table.ints
+                c["bytes"].append(a.bytes)
+                c["device"].append(a.device)
+                c["stream"].append(a.stream)
+                if cat == "gpu_memcpy":
+                    c["correlation"].append(a.correlation)
+            elif cat == "user_annotation":
+                annotation.typed(e)
+                annotation.ints["tid"].append(e.tid)
+                annotation.ints["external_id"].append((e.args or _NO_ARGS).external_id)
+            elif cat == "gpu_user_annotation":
+                self.gpu_annotations += 1
 
     def add_all(self, events: list) -> None:
         kernel, copy, memset, api = self.kernels, self.copies, self.memsets, self.api

@@ -2,22 +2,22 @@
 
 torch.profiler writes one JSON document: a few keys, the ``traceEvents`` array, a few keys. The file (plain,
 or gzip unpacked as it is read) is read in blocks of READ_BYTES; the array is cut between two events
-(``}``, a comma, ``{``: :data:`_BETWEEN`) into pieces of about CHUNK_BYTES, and each piece is parsed by orjson
-and handed to the caller, who keeps what it needs as columns. At any time the memory holds one block, one
-piece's objects and the caller's columns, never the file (a 2 GB trace: see docs/scale.md).
+(``}``, a comma, ``{``: :data:`_BETWEEN`) into pieces of about CHUNK_BYTES, and each piece is handed to the
+caller (:mod:`ncuwrap.timeline.kineto`), who parses it and keeps what it needs as columns. At any time the
+memory holds a block, one piece's objects and the caller's columns, never the file (docs/kineto.md).
 
 Why a cut can be trusted: a piece is parsed as ``[[`` + piece + ``]]``, which is valid JSON only where the
 piece is a run of whole events. A cut inside a string leaves the piece's last string open; a cut inside an
-event (a list of objects in its args) leaves a bracket open; either way the piece fails to parse, and it is
-tried again about twice as long (up to MAX_PIECE_BYTES, past which no event of a real trace goes). Two
-brackets around it, so that a piece nests as deep as the document (an object and the array): orjson's
-1,024 levels are the same limit in both.
+event (a list of objects in its args) leaves a bracket open; either way the piece fails to parse, and its end
+is found again by a scan that reads strings and brackets (:meth:`_Stream.exact_cut`; slower, but only where
+a name holds "}, {"). Two brackets around a piece, so that it nests as deep as the document does (an object
+and the array): orjson's 1,024 levels are the same limit in both. No event may run past MAX_PIECE_BYTES.
 
 The document around the events is checked too: its opening (up to the array) must parse as an object whose
 ``traceEvents`` is that array, before any event is read, and the opening with the array's end and what
 follows it must parse, at the end. A file of another layout raises :class:`Unstreamed`; a damaged one,
-:class:`Fault`, in words that name the first thing wrong (the caller adds the file's name). A gzip that
-inflates past :data:`ncuwrap.core.packed.MAX_RATIO` times, or that is not readable, is refused as
+:class:`Fault`, in words that name the first thing wrong and where (the caller adds the file's name). A gzip
+that inflates past :data:`ncuwrap.core.packed.MAX_RATIO` times, or that is not readable, is refused as
 :mod:`ncuwrap.core.packed` refuses a gzipped export.
 """
 
@@ -51,7 +51,9 @@ _QUOTE, _COMMA, _OPEN_OBJECT, _CLOSE_ARRAY = b'"'[0], b","[0], b"{"[0], b"]"[0]
 _OPENERS = (b"{"[0], b"["[0])
 _CLOSED = (-1, -1)
 
-Add = Callable[[list, int], None]  # a piece's events, and the index in traceEvents of its first
+# Takes a piece's text (``[[`` + events + ``]]``) and the index in traceEvents of its first event; gives how many
+# events it held, or raises orjson.JSONDecodeError where the text is not JSON (then the cut is looked for again).
+Add = Callable[[bytes, int], int]
 FIX = "record it again with torch.profiler (export_chrome_trace or tensorboard_trace_handler)"
 
 
@@ -148,16 +150,14 @@ class _Stream:
                 return self.end(head, at)
             end, after = found
             try:
-                events = orjson.loads(b"[[" + self.buf[at:end] + b"]]")[0]
-                if after is None:  # the scan stopped at something no trace holds, and the parse did not see it
-                    raise Fault(f"invalid JSON near byte {self.base + end:,}; {FIX}")
+                self.count += self.add(b"[[" + self.buf[at:end] + b"]]", self.count)
             except orjson.JSONDecodeError as exc:
                 if not exact:  # cut in a string, or inside an event: the cut found again by a scan that knows strings
                     exact = True
                     continue
                 raise Fault(f"{json_fault(exc, f' near byte {self.base + at + exc.pos - 2:,}')}; {FIX}") from None
-            self.add(events, self.count)
-            self.count += len(events)
+            if after is None:  # the scan stopped at something no trace holds, and the parse did not see it
+                raise Fault(f"invalid JSON near byte {self.base + end:,}; {FIX}")
             at, exact = after, False
 
     def quick_cut(self, at: int) -> tuple[int, int] | None:
@@ -239,10 +239,9 @@ class _Stream:
                 raise Unstreamed("a traceEvents array that is not the document's own")
             if _SOMETHING.search(rest, at, close):
                 try:
-                    events = orjson.loads(b"[[" + rest[at:close] + b"]]")[0]
+                    self.count += self.add(b"[[" + rest[at:close] + b"]]", self.count)
                 except orjson.JSONDecodeError:
                     break
-                self.add(events, self.count)
             return doc
         # The end is damaged: what orjson finds first in the opening and the rest (the events before them are whole).
         try:
