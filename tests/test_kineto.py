@@ -491,3 +491,13 @@ def test_a_fault_far_into_a_big_trace_is_named_by_its_place(capsys, small_pieces
         path = tmp_path / f"{name}.json"
         path.write_bytes(content)
         _refused(capsys, path, pattern)
+
+
+def test_a_number_past_a_double_in_a_field_not_read_is_not_looked_at(tmp_path):
+    # msgspec skips the fields the timeline does not read without making them numbers; in a field read
+    # (HOSTILE's "infinite": ts) such a number is refused.
+    path = tmp_path / "pid.json"
+    path.write_bytes(orjson.dumps(_small()).replace(b'"pid":0,', b'"pid":1e999,', 1))
+    assert b"1e999" in path.read_bytes()
+    data, _ = read_timeline(path)
+    assert data.kernels["demangled"].tolist() == ["void k<int>(int)"]

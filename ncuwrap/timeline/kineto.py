@@ -16,17 +16,21 @@ What is taken (complete events, ``"ph": "X"``, by ``cat``; docs/kineto.md says w
 - ``python_function`` (recorded with ``with_stack=True``): the Python frames, with their parent.
 
 Times are int64 ns on the trace's own clock (``round(ts * 1000)``; ``baseTimeNanoseconds`` plus that is
-the epoch time). A trace is parsed whole with orjson, then each read event's fields go straight into
-typed columns (the stdlib's ``array``: a C number per field, no Python object kept per event).
+the epoch time). The file is streamed, whatever its size (:mod:`ncuwrap.timeline.kineto_stream`): its
+events come a piece of about 1 MiB at a time, each decoded by msgspec into typed records of only the fields
+read (:class:`_Event`), and go straight into typed columns (the stdlib's ``array``: a C number per field, no
+Python object kept per event). A piece msgspec does not take is parsed by orjson into dicts (:meth:`_Tables.add_all`).
 
 A damaged or hostile trace is refused in one line naming the file (:class:`~ncuwrap.core.errors.InputError`):
-bigger than MAX_TRACE_BYTES unpacked (a huge single line among them), gzip inflating past
+an event longer than kineto_stream.MAX_PIECE_BYTES (a huge single line among them), gzip inflating past
 :data:`ncuwrap.core.packed.MAX_RATIO`, truncated or invalid JSON, nesting deeper than orjson's 1,024 levels,
-numbers past a double. An event that is read but lacks a field Kineto always writes (``name``, ``ts``,
-``dur``), holds a value of another type, or a time off the clock (a negative duration, a time past
-2**62 ns) is refused, not skipped: Kineto always writes them, so the file was damaged or made, and
-skipping would change the verdict silently. Fields Kineto may leave out (``args.correlation``,
-``device``, ``stream``, grid, block, bytes, the op ids) read as unknown (NaN, -1).
+numbers past a double in a field read. A trace the stream cannot read (another layout, or a damaged one) is
+parsed whole where it holds at most MAX_TRACE_BYTES, so that its words are the whole document's parse's.
+An event that is read but lacks a field Kineto always writes (``name``, ``ts``, ``dur``), holds a value of
+another type, or a time off the clock (a negative duration, a time past 2**62 ns) is refused, not skipped:
+Kineto always writes them, so the file was damaged or made, and skipping would change the verdict silently.
+Fields Kineto may leave out (``args.correlation``, ``device``, ``stream``, grid, block, bytes, the op ids)
+read as unknown (NaN, -1).
 """
 
 from __future__ import annotations
