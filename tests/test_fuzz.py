@@ -370,6 +370,24 @@ FIELD_VALUES = st.one_of(st.none(), st.text(max_size=12), st.integers(-(2**70), 
 @fuzz(25)
 @given(data=st.data())
 def test_fuzz_kineto_trace(capsys, workdir, data):
+    _fuzz_kineto(capsys, workdir, data)
+
+
+@fuzz(25)
+@given(data=st.data())
+def test_fuzz_kineto_trace_streamed(capsys, workdir, data):
+    """The same damage read by the stream alone: pieces of 2 KiB, and no whole-document parse behind it
+    (the way a trace past MAX_TRACE_BYTES is read)."""
+    from unittest import mock
+
+    from ncuwrap.timeline import kineto, kineto_stream
+
+    with mock.patch.object(kineto_stream, "CHUNK_BYTES", 2048), mock.patch.object(kineto_stream, "READ_BYTES", 32 << 10), \
+            mock.patch.object(kineto, "MAX_TRACE_BYTES", 0):
+        _fuzz_kineto(capsys, workdir, data)
+
+
+def _fuzz_kineto(capsys, workdir, data):
     import json
 
     doc = json.loads(json.dumps(KINETO))

@@ -26,7 +26,7 @@ LAYER_OF = {
     # Reading files and running the profilers' exporters.
     "ncuwrap.kernel.reading": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest", "ncuwrap.timeline.readers": "ingest",
-    "ncuwrap.timeline.kineto": "ingest", "ncuwrap.timeline.pytorch_nvtx": "ingest",
+    "ncuwrap.timeline.kineto": "ingest", "ncuwrap.timeline.kineto_stream": "ingest", "ncuwrap.timeline.pytorch_nvtx": "ingest",
     "ncuwrap.bundled.report": "ingest",
     # Quantities computed from what was read.
     "ncuwrap.kernel.metrics": "metrics", "ncuwrap.kernel.estimate": "metrics", "ncuwrap.kernel.attribution": "metrics",

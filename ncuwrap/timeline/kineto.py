@@ -16,17 +16,21 @@ What is taken (complete events, ``"ph": "X"``, by ``cat``; docs/kineto.md says w
 - ``python_function`` (recorded with ``with_stack=True``): the Python frames, with their parent.
 
 Times are int64 ns on the trace's own clock (``round(ts * 1000)``; ``baseTimeNanoseconds`` plus that is
-the epoch time). A trace is parsed whole with orjson, then each read event's fields go straight into
-typed columns (the stdlib's ``array``: a C number per field, no Python object kept per event).
+the epoch time). The file is streamed, whatever its size (:mod:`ncuwrap.timeline.kineto_stream`): its
+events come a piece of about 1 MiB at a time, each decoded by msgspec into typed records of only the fields
+read (:class:`_Event`), and go straight into typed columns (the stdlib's ``array``: a C number per field, no
+Python object kept per event). A piece msgspec does not take is parsed by orjson into dicts (:meth:`_Tables.add_all`).
 
 A damaged or hostile trace is refused in one line naming the file (:class:`~ncuwrap.core.errors.InputError`):
-bigger than MAX_TRACE_BYTES unpacked (a huge single line among them), gzip inflating past
+an event longer than kineto_stream.MAX_PIECE_BYTES (a huge single line among them), gzip inflating past
 :data:`ncuwrap.core.packed.MAX_RATIO`, truncated or invalid JSON, nesting deeper than orjson's 1,024 levels,
-numbers past a double. An event that is read but lacks a field Kineto always writes (``name``, ``ts``,
-``dur``), holds a value of another type, or a time off the clock (a negative duration, a time past
-2**62 ns) is refused, not skipped: Kineto always writes them, so the file was damaged or made, and
-skipping would change the verdict silently. Fields Kineto may leave out (``args.correlation``,
-``device``, ``stream``, grid, block, bytes, the op ids) read as unknown (NaN, -1).
+numbers past a double in a field read. A trace the stream cannot read (another layout, or a damaged one) is
+parsed whole where it holds at most MAX_TRACE_BYTES, so that its words are the whole document's parse's.
+An event that is read but lacks a field Kineto always writes (``name``, ``ts``, ``dur``), holds a value of
+another type, or a time off the clock (a negative duration, a time past 2**62 ns) is refused, not skipped:
+Kineto always writes them, so the file was damaged or made, and skipping would change the verdict silently.
+Fields Kineto may leave out (``args.correlation``, ``device``, ``stream``, grid, block, bytes, the op ids)
+read as unknown (NaN, -1).
 """
 
 from __future__ import annotations
@@ -37,18 +41,25 @@ import zlib
 from array import array
 from pathlib import Path
 
+from typing import Any
+
+import msgspec
 import numpy as np
+import orjson
 
 from ncuwrap.core import fileio, packed
 from ncuwrap.core.errors import InputError
+from ncuwrap.timeline import kineto_stream
 from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.sqlite import COPY_CATEGORY_BY_NAME, MAX_TIME, RunInfo, TimelineData, api_name
 
 PRODUCER = "PyTorch profiler (Kineto)"
-# The whole text is held while it is read (and a trace of another layout, or a damaged one, is parsed
-# whole: 5 times its size in objects), so it is bounded; a 1 GB single line is refused here too.
+# A trace the stream cannot read (another layout, or a damaged one, whose fault the whole document's parse
+# says) is parsed whole: 5 times its text in objects, so only up to this.
 MAX_TRACE_BYTES = 512 << 20
-_FIX = "record it again with torch.profiler (export_chrome_trace or tensorboard_trace_handler)"
+_FIX = kineto_stream.FIX
+# What filling the columns raises on an event of another shape than Kineto writes (then _first_bad says which).
+_EVENT_FAULTS = (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError)
 STEP_NAME = re.compile(r"ProfilerStep#\d+")
 _COPY_NAME = re.compile(r"Memcpy (\w+) \((\w+) -> (\w+)\)")
 _TO_HOST = ("DTOH", "ATOH", "UVM_DTOH")
@@ -63,11 +74,24 @@ def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
     run. Raise InputError naming the file on any problem."""
     path = Path(path)
     fileio.check_file(path, folder_fix="give a torch.profiler trace (.json or .json.gz)", empty_fix=_FIX)
+    tables = _Tables()
+    try:
+        doc = kineto_stream.read(path, tables.add_piece)
+    except (kineto_stream.Unstreamed, kineto_stream.Fault) as why:
+        return _read_whole(path, ranks, why)
+    return _data(path, doc, tables, ranks)
+
+
+def _read_whole(path: Path, ranks: bool, why: Exception) -> TimelineData:
+    """A trace the stream could not read (``why``): parsed whole where it holds at most MAX_TRACE_BYTES (a trace
+    of another layout is read; a damaged one is refused in the words the whole document's parse finds), else
+    refused in the stream's words."""
     text = _text(path)
-    chunked = _chunked(text)
-    if chunked is not None:
-        return _data(path, *chunked, ranks)
-    # The whole document at once: a trace of another layout, or a damaged one (whose fault this finds and says).
+    if text is None:
+        if isinstance(why, kineto_stream.Fault):
+            raise InputError(f"{path}: {why}")
+        raise InputError(f"{path}: not laid out as torch.profiler writes a trace ({why}), and more than the {MAX_TRACE_BYTES >> 20:,} MiB "
+                         f"a trace of another layout is read whole up to; {_FIX}")
     doc = _parse(path, text)
     del text
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
@@ -79,32 +103,27 @@ def read(path: str | Path, *, ranks: bool = False) -> TimelineData:
         tables = _Tables()
         tables.add_all(events)
         tables.check()
-    except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError):
+    except _EVENT_FAULTS:
         raise InputError(f"{path}: {_first_bad(events)}; the trace is damaged or was not written by torch.profiler: {_FIX}") from None
     return _data(path, doc, tables, ranks)
 
 
-# -- the text, bounded -------------------------------------------------------------------------------
+# -- the whole text, bounded -------------------------------------------------------------------------
 
-def _text(path: Path) -> bytes:
-    """The trace's bytes, unpacked where gzipped: at most MAX_TRACE_BYTES, and no gzip inflating more
-    than packed.MAX_RATIO times (as for a gzipped SQLite export)."""
+def _text(path: Path) -> bytes | None:
+    """The trace's bytes, unpacked where gzipped; None where they are more than MAX_TRACE_BYTES. No gzip
+    inflating more than packed.MAX_RATIO times (as for a gzipped SQLite export)."""
     with path.open("rb") as fh:
         gzipped = fh.read(2) == b"\x1f\x8b"
     if not gzipped:
-        size = path.stat().st_size
-        if size > MAX_TRACE_BYTES:
-            raise InputError(f"{path}: {size >> 20:,} MiB of JSON, more than the {MAX_TRACE_BYTES >> 20:,} MiB a trace is read "
-                             "whole up to; record fewer steps (the schedule's active=) or fewer details (with_stack, record_shapes)")
-        return path.read_bytes()
+        return None if path.stat().st_size > MAX_TRACE_BYTES else path.read_bytes()
     parts, size = [], 0
-    fix = "record fewer steps (the schedule's active=) or give the trace unpacked"
     try:
         with path.open("rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as src:
             while chunk := src.read(1 << 20):
                 size += len(chunk)
                 if size > MAX_TRACE_BYTES:
-                    raise InputError(f"{path}: unpacks to more than the {MAX_TRACE_BYTES >> 20:,} MiB of JSON a trace is read whole up to; {fix}")
+                    return None
                 if packed.inflates_too_much(size, raw.tell()):
                     raise InputError(f"{path}: inflates more than {packed.MAX_RATIO} times its size (a real trace inflates 5-20 times), "
                                      f"so it is damaged or made to exhaust memory; {_FIX}")
@@ -115,72 +134,65 @@ def _text(path: Path) -> bytes:
 
 
 def _parse(path: Path, text: bytes):
-    import orjson
-
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        what = str(exc)
-        if "unexpected end of data" in what:
-            why = "truncated JSON (the trace ends early: it was cut while written or copied)"
-        elif "depth limit" in what:
-            why = "JSON nested deeper than 1,024 levels (a Kineto trace nests 5)"
-        elif "infinity" in what:
-            why = f"a number past a double's range ({what})"
-        else:
-            why = f"invalid JSON ({what})"
-        raise InputError(f"{path}: {why}; {_FIX}") from None
-
-
-# -- the events a piece at a time ---------------------------------------------------------------------
-
-# Parsed whole, a trace's Python objects take 5 times its text (a 162 MiB trace, small_launch_nosched
-# repeated: 960 MiB, 3.5 s); a piece at a time, the text and one piece's objects (30 MiB, 1.4 s with
-# the columns filled; 8 MiB pieces: 77 MiB, 2.5 s: small pieces stay in the CPU's caches).
-CHUNK_BYTES = 1 << 20
-_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-_BETWEEN = re.compile(rb"\}\s*,\s*\{")  # one event's end and the next one's start
-_SOMETHING = re.compile(rb"\S")
-
-
-def _chunked(text: bytes) -> tuple[dict, "_Tables"] | None:
-    """The document without its events, and the events' columns, reading the traceEvents array a piece of
-    about CHUNK_BYTES at a time (cut between two events); None where that fails, for the whole-document
-    path to read or refuse. A cut inside a string leaves that piece unterminated, so it fails to parse:
-    every piece that parses is a run of whole events, and the pieces together are exactly the array."""
-    import orjson
-
-    key = _EVENTS_KEY.search(text)
-    if key is None:
-        return None
-    start, close, doc = key.end(), len(text), None
-    for _ in range(3):  # the array's "]": the last one whose document around it parses (not one in a string after it)
-        close = text.rfind(b"]", start, close)
-        if close < 0:
-            return None
-        try:
-            doc = orjson.loads(text[:start] + text[close:])
-        except orjson.JSONDecodeError:
-            continue
-        break
-    if not isinstance(doc, dict) or doc.get("traceEvents") != []:
-        return None
-    tables = _Tables()
-    at = start
-    try:
-        if _SOMETHING.search(text, start, close):  # (no slice: a copy of the whole array)
-            while at < close:
-                cut = _BETWEEN.search(text, min(at + CHUNK_BYTES, close), close)
-                end = cut.start() + 1 if cut else close
-                tables.add_all(orjson.loads(b"[" + text[at:end] + b"]"))
-                at = cut.end() - 1 if cut else close
-        tables.check()
-    except (orjson.JSONDecodeError, TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError):
-        return None
-    return doc, tables
+        raise InputError(f"{path}: {kineto_stream.json_fault(exc)}; {_FIX}") from None
 
 
 # -- events into columns -----------------------------------------------------------------------------
+
+# A piece of events decoded into these typed records by msgspec: only the fields read become Python objects
+# (an op's "Input Dims", "Input type", "Concrete Inputs"... are skipped in C), where orjson builds every field of
+# every event (docs/scale.md: a piece in less than half orjson's time). Every field is Any, so a value of any
+# type is taken as it is written and checked where the columns are filled, as add_all checks orjson's. A field
+# left out: -1 where add_all reads a missing one as -1 (the ids), UNSET where add_all's e[key] fails (then
+# appending it fails too). A piece msgspec does not take (an event or args that is not an object, nesting past
+# Python's recursion limit, text that is not UTF-8) is parsed by orjson instead.
+_UNSET = msgspec.UNSET
+
+
+class _Args(msgspec.Struct):
+    """The args read, of any event."""
+    device: Any = _NONE
+    stream: Any = _NONE
+    correlation: Any = _NONE
+    bytes: Any = _NONE
+    grid: Any = None
+    block: Any = None
+    seq: Any = msgspec.field(default=_NONE, name="Sequence number")
+    fwd_tid: Any = msgspec.field(default=_NONE, name="Fwd thread id")
+    external_id: Any = msgspec.field(default=_NONE, name="External id")
+    python_id: Any = msgspec.field(default=_NONE, name="Python id")
+    parent_id: Any = msgspec.field(default=_NONE, name="Python parent id")
+
+
+class _Event(msgspec.Struct):
+    """The fields of a trace event read."""
+    ph: Any = _UNSET
+    cat: Any = _UNSET
+    name: Any = _UNSET
+    ts: Any = _UNSET
+    dur: Any = _UNSET
+    tid: Any = _UNSET
+    args: _Args | None | msgspec.UnsetType = _UNSET
+
+
+_NO_ARGS = _Args()
+_PIECE = msgspec.json.Decoder(list[list[_Event]])
+_NOT_TAKEN = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
+
+
+def _decoded(text: bytes) -> list[_Event] | None:
+    """A piece's events as typed records; None where msgspec does not take it. Its text checked to be UTF-8
+    first, as orjson checks all of it (msgspec checks only the strings it keeps)."""
+    try:
+        if not text.isascii():
+            text.decode()
+        return _PIECE.decode(text)[0]
+    except _NOT_TAKEN:
+        return None
+
 
 class _Names:
     """A text column being filled: a code per event, each distinct text once."""
@@ -215,10 +227,15 @@ class _Table:
     def __len__(self) -> int:
         return len(self.ts)
 
-    def times(self, e) -> None:
+    def times(self, e: dict) -> None:
         self.ts.append(e["ts"])
         self.dur.append(e["dur"])
         self.name.add(e["name"])
+
+    def typed(self, e: _Event) -> None:
+        self.ts.append(e.ts)
+        self.dur.append(e.dur)
+        self.name.add(e.name)
 
     def column(self, name: str) -> np.ndarray:
         values = self.ints[name]
@@ -264,6 +281,84 @@ class _Tables:
         self.frames = _Table("tid", "python_id", "parent_id")
         self.gpu_annotations = 0
         self.first_ts: float | None = None
+        self.checked = [0] * len(self.all())  # rows of each table whose times check() has seen
+
+    def add_piece(self, text: bytes, first: int) -> int:
+        """A piece of the trace's events (``text``: ``[[`` event, event... ``]]``; ``first``: the index in traceEvents of
+        its first) into the columns, their times checked; how many events it held. orjson.JSONDecodeError where the
+        text is not JSON; kineto_stream.Fault naming the first event that cannot be read."""
+        events = _decoded(text)
+        try:
+            if events is None:  # JSON the typed decoder does not take: as dicts, the way the whole document is read
+                events = orjson.loads(text)[0]
+                self.add_all(events)
+            else:
+                self.add_events(events)
+            self.check()
+        except _EVENT_FAULTS as exc:
+            if isinstance(exc, orjson.JSONDecodeError):
+                raise
+            bad = _first_bad(orjson.loads(text)[0], first)
+            raise kineto_stream.Fault(f"{bad}; the trace is damaged or was not written by torch.profiler: {_FIX}") from None
+        return len(events)
+
+    def add_events(self, events: list[_Event]) -> None:
+        """:meth:`add_all` of the typed events :data:`_PIECE` decodes: the same columns from the same values (a field
+        the trace leaves out is -1 where add_all reads it as -1, UNSET where add_all's ``e[key]`` fails)."""
+        kernel, copy, memset, api = self.kernels, self.copies, self.memsets, self.api
+        annotation, op, frame = self.annotations, self.ops, self.frames
+        for e in events:
+            if e.ph != "X":
+                continue
+            cat = e.cat
+            if cat == "cpu_op":
+                a = e.args or _NO_ARGS
+                op.typed(e)
+                c = op.ints
+                c["tid"].append(e.tid)
+                seq, fwd, ext = a.seq, a.fwd_tid, a.external_id
+                c["seq"].append(_NONE if seq is None else seq)
+                c["fwd_tid"].append(_NONE if fwd is None else fwd)
+                c["external_id"].append(_NONE if ext is None else ext)
+            elif cat == "python_function":
+                a = e.args or _NO_ARGS
+                frame.typed(e)
+                c = frame.ints
+                c["tid"].append(e.tid)
+                pid, parent = a.python_id, a.parent_id
+                c["python_id"].append(_NONE if pid is None else pid)
+                c["parent_id"].append(_NONE if parent is None else parent)
+            elif cat == "kernel":
+                a = e.args or _NO_ARGS
+                kernel.typed(e)
+                c = kernel.ints
+                c["device"].append(a.device)
+                c["stream"].append(a.stream)
+                c["correlation"].append(a.correlation)
+                gx, gy, gz = a.grid or _NO_DIMS
+                bx, by, bz = a.block or _NO_DIMS
+                c["gridX"].append(gx), c["gridY"].append(gy), c["gridZ"].append(gz)
+                c["blockX"].append(bx), c["blockY"].append(by), c["blockZ"].append(bz)
+            elif cat in API_CATEGORIES:
+                api.typed(e)
+                api.ints["tid"].append(e.tid)
+                api.ints["correlation"].append((e.args or _NO_ARGS).correlation)
+            elif cat == "gpu_memcpy" or cat == "gpu_memset":
+                a = e.args or _NO_ARGS
+                table = copy if cat == "gpu_memcpy" else memset
+                table.typed(e)
+                c = table.ints
+                c["bytes"].append(a.bytes)
+                c["device"].append(a.device)
+                c["stream"].append(a.stream)
+                if cat == "gpu_memcpy":
+                    c["correlation"].append(a.correlation)
+            elif cat == "user_annotation":
+                annotation.typed(e)
+                annotation.ints["tid"].append(e.tid)
+                annotation.ints["external_id"].append((e.args or _NO_ARGS).external_id)
+            elif cat == "gpu_user_annotation":
+                self.gpu_annotations += 1
 
     def add_all(self, events: list) -> None:
         kernel, copy, memset, api = self.kernels, self.copies, self.memsets, self.api
@@ -309,17 +404,21 @@ class _Tables:
                 self.gpu_annotations += 1
 
     def check(self) -> None:
-        """Times on the clock: no negative duration, nothing past MAX_TIME (ns). Raises ValueError."""
-        for table in self.all():
-            if not len(table):
+        """The times added since the last check on the clock: no negative duration, nothing past MAX_TIME (ns).
+        Raises ValueError."""
+        for i, table in enumerate(self.all()):
+            done, n = self.checked[i], len(table)
+            if n == done:
                 continue
-            ts, dur = np.frombuffer(table.ts, dtype=np.float64), np.frombuffer(table.dur, dtype=np.float64)
+            ts = np.frombuffer(table.ts, dtype=np.float64, count=n - done, offset=8 * done)
+            dur = np.frombuffer(table.dur, dtype=np.float64, count=n - done, offset=8 * done)
             with np.errstate(invalid="ignore", over="ignore"):
                 bad = ~((ts >= 0) & (dur >= 0) & (ts * 1000.0 + dur * 1000.0 < MAX_TIME))
             if bad.any():
                 raise ValueError("time off the clock")
             start = float(ts.min())
             self.first_ts = start if self.first_ts is None else min(self.first_ts, start)
+            self.checked[i] = n
 
     def all(self) -> tuple[_Table, ...]:
         return (self.kernels, self.copies, self.memsets, self.api, self.annotations, self.ops, self.frames)
@@ -337,10 +436,11 @@ def _shown(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _first_bad(events: list) -> str:
-    """What is wrong with the first event the fast pass (:meth:`_Tables.add_all`) could not read, in words.
-    Runs only after that pass failed, so a call per event costs nothing on a good trace."""
-    for at, e in enumerate(events):
+def _first_bad(events: list, first: int = 0) -> str:
+    """What is wrong with the first event the fast pass (:meth:`_Tables.add_all`) could not read, in words
+    (``first``: the index in traceEvents of ``events[0]``). Runs only after that pass failed, so a call per
+    event costs nothing on a good trace."""
+    for at, e in enumerate(events, first):
         if not isinstance(e, dict):
             return f"traceEvents[{at}] is a JSON {type(e).__name__}, not an event object"
         if e.get("ph") != "X" or e.get("cat") not in _READ:
