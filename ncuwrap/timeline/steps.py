@@ -13,11 +13,11 @@ module loading, autotuning, allocator growth), which can take seconds against mi
 - **A step's period** is set where its pace is set: a step begins when the host starts it or when the GPU
   has finished the work launched in the steps before it, whichever is later. Where the host runs ahead (it
   starts a step while the GPU still has more than :data:`QUEUED_NS` of earlier steps' work to run), the
-  GPU sets the pace. A step's period runs from its beginning to
-  the next step's; the last one's to its end or to the end of its GPU work, whichever is later. A loop
-  whose host runs ahead (no synchronisation a step) thus gets the GPU's start-to-start, not the host's,
-  which can be many times shorter. The steady steps' periods add up to the steady window, so their mean
-  is the window over the steps: what the program's own clock reads around its loop.
+  GPU sets the pace. A step's period runs from its beginning to the next step's; the last one's to its
+  end or to the end of its GPU work, whichever is later. A loop whose host runs ahead (no synchronisation
+  a step) thus gets the GPU's pace, not the host's start-to-start, which can be many times shorter. The
+  steady steps' periods add up to the steady window, so their mean is the window over the steps: what the
+  program's own clock reads around its loop.
 - **A step's GPU busy share** is the GPU's busy time (with work launched in any step) within its period:
   the shares of all steps add up to the window's, with no cap.
 - **Warm-up**: the leading steps that take more than :data:`WARMUP_FACTOR` times the median period of the
