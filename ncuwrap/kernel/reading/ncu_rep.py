@@ -333,16 +333,9 @@ def _collect_unread(path: Path, module: ModuleType, shown: Path, wanted: frozens
     (:func:`ncu_rep_file.write_attribution_copy` without stripping). Raises FormatError where it does not
     load the copy or sees other launches in it: the whole report is then its to read, and it says what is wrong."""
     with tempfile.TemporaryDirectory(prefix="ncuwrap-unread-") as folder:
-        copy = Path(folder) / "unread.ncu-rep"
-        kept = ncu_rep_file.write_attribution_copy(path, indices, copy, strip=False)
-        try:
-            context = module.load_report(str(copy))
-        except Exception as exc:  # NVIDIA's reader then reads the report itself, and says what is wrong with it
-            raise ncu_rep_file.FormatError(f"ncu_report does not load the copy of the launches left to it ({exc})") from None
-        where = [(r, a) for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
-        if len(where) != len(kept):
-            raise ncu_rep_file.FormatError(f"ncu_report sees {len(where)} launches in the copy of the launches left to it, not {len(kept)}")
-        return _read_actions(context, module, shown, wanted, dict(zip(kept, where)))
+        context, where = _load_copy(path, module, indices, Path(folder) / "unread.ncu-rep", "the copy of the launches left to it",
+                                    strip=False)
+        return _read_actions(context, module, shown, wanted, where)
 
 
 def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None, *,
@@ -798,16 +791,24 @@ def _actions(path: Path, module: ModuleType, keep, folder: Path) -> dict:
     """Launch index -> a function giving its ``ncu_report`` action, for the launches ``keep`` keeps (a
     function of the index): NVIDIA's reader loads a copy of the report with those launches alone, without
     their metrics (:func:`ncu_rep_file.write_attribution_copy`; the copy lives as long as ``folder``)."""
-    copy = folder / "lines.ncu-rep"
-    kept = ncu_rep_file.write_attribution_copy(path, keep, copy)
+    context, where = _load_copy(path, module, keep, folder / "lines.ncu-rep", "the copy")
+    return {index: (lambda r=r, a=a: context.range_by_idx(r).action_by_idx(a)) for index, (r, a) in where.items()}
+
+
+def _load_copy(path: Path, module: ModuleType, keep, copy: Path, what: str, **options) -> tuple[object, dict]:
+    """NVIDIA's reader on a copy of the report holding the launches ``keep`` keeps
+    (:func:`ncu_rep_file.write_attribution_copy` with ``options``): its context, and launch index -> (range,
+    action) in it. Raises FormatError where it does not load the copy (``what``, in the message) or sees
+    other launches in it: NVIDIA's reader then reads the report itself, and says what is wrong with it."""
+    kept = ncu_rep_file.write_attribution_copy(path, keep, copy, **options)
     try:
         context = module.load_report(str(copy))
-    except Exception as exc:  # NVIDIA's reader then reads the report itself, and says what is wrong with it
-        raise ncu_rep_file.FormatError(f"ncu_report does not load the copy ({exc})") from None
+    except Exception as exc:
+        raise ncu_rep_file.FormatError(f"ncu_report does not load {what} ({exc})") from None
     where = [(r, a) for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
     if len(where) != len(kept):
-        raise ncu_rep_file.FormatError(f"ncu_report sees {len(where)} launches in the copy, not {len(kept)}")
-    return {index: (lambda r=r, a=a: context.range_by_idx(r).action_by_idx(a)) for index, (r, a) in zip(kept, where)}
+        raise ncu_rep_file.FormatError(f"ncu_report sees {len(where)} launches in {what}, not {len(kept)}")
+    return context, dict(zip(kept, where))
 
 
 def _merged(parts: list[tuple[list, dict, dict, dict]], shown: Path) -> tuple[list, dict, dict, dict]:
