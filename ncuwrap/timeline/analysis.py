@@ -31,6 +31,7 @@ from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiSt
 from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData, launch_dims
 from ncuwrap.timeline.steps import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, active_window, categories_of, launch_times,
                                     steady_data, traced_span, window_data)
+from ncuwrap.timeline.steps import merge_intervals as merge
 
 SPEEDUPS = (2, 4, 10)
 LONG_GAP_NS = 1_000_000  # gaps of 1 ms or more are counted as long
@@ -67,25 +68,6 @@ def api_category(name: str) -> str:
 
 
 # -- intervals -------------------------------------------------------------------------------------
-
-def merge(starts, ends) -> tuple[np.ndarray, np.ndarray]:
-    """The union of intervals [start, end) as sorted, disjoint intervals."""
-    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
-    if starts.size == 0:
-        return starts, ends
-    if (starts[1:] >= starts[:-1]).all():  # events come sorted by start: no sort (the order of equal starts does not matter)
-        s, e = starts, ends
-    else:
-        order = np.lexsort((ends, starts))
-        s, e = starts[order], ends[order]
-    reach = np.maximum.accumulate(e)
-    first = np.empty(s.size, dtype=bool)
-    first[0] = True
-    first[1:] = s[1:] > reach[:-1]
-    heads = np.flatnonzero(first)
-    tails = np.append(heads[1:] - 1, s.size - 1)
-    return s[heads], reach[tails]
-
 
 def length(intervals) -> int:
     s, e = intervals

@@ -511,17 +511,23 @@ def _beginnings(starts: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np
     return begin, done > starts + QUEUED_NS  # (no subtraction: "none before" is the smallest int64)
 
 
-def merge_intervals(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The union of intervals [s, e) as sorted, disjoint intervals."""
-    if not s.size:
-        return s, e
-    order = np.lexsort((e, s))
-    s, e = s[order], e[order]
+def merge_intervals(starts, ends) -> tuple[np.ndarray, np.ndarray]:
+    """The union of intervals [start, end) as sorted, disjoint intervals."""
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    if starts.size == 0:
+        return starts, ends
+    if (starts[1:] >= starts[:-1]).all():  # events come sorted by start: no sort (the order of equal starts does not matter)
+        s, e = starts, ends
+    else:
+        order = np.lexsort((ends, starts))
+        s, e = starts[order], ends[order]
     reach = np.maximum.accumulate(e)
-    first = np.ones(s.size, dtype=bool)
+    first = np.empty(s.size, dtype=bool)
+    first[0] = True
     first[1:] = s[1:] > reach[:-1]
     heads = np.flatnonzero(first)
-    return s[heads], reach[np.append(heads[1:] - 1, s.size - 1)]
+    tails = np.append(heads[1:] - 1, s.size - 1)
+    return s[heads], reach[tails]
 
 
 def _covered_in(merged: tuple[np.ndarray, np.ndarray], lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
