@@ -103,10 +103,13 @@ def test_a_gpu_bound_loop_whose_host_runs_ahead():
     steps, tracer = d.timeline.steps, d.timeline.tracer
     assert steps.host_period_ns < steps.period_ns / 5
     assert steps.gpu_busy_pct > 99.0
-    assert tracer.paced_by == "gpu" and tracer.saved_ns == 0 and tracer.untraced_ns == tracer.traced_ns
+    # The replay takes the tracer's cost off the host, which waits for the GPU anyway: the step hardly moves.
+    assert tracer.paced_by == "gpu" and tracer.saved_ns < 0.001 * tracer.traced_ns
+    assert tracer.untraced_ns == pytest.approx(tracer.traced_ns, rel=0.001)
     doc = d.to_json()
-    assert doc["what_if"]["remedies"] == [{"remedy": "no_tracer", "step_ns": doc["tracer"]["untraced_step_ns"], "speedup": 1.0,
-                                           "assumes": tracer.assumes}]
+    no_tracer = doc["what_if"]["remedies"][0]
+    assert no_tracer["remedy"] == "no_tracer" and no_tracer["step_ns"] == doc["tracer"]["untraced_step_ns"]
+    assert no_tracer["speedup"] == pytest.approx(1.0, abs=0.001)
 
 
 def test_a_launch_bound_loop_without_its_tracer():
@@ -115,7 +118,8 @@ def test_a_launch_bound_loop_without_its_tracer():
     d = diagnose_timeline(CLOCK / "decode_eager.sqlite.gz")
     t = d.timeline.tracer
     assert (round(t.calls), round(t.ops)) == (67, 198)
-    assert t.saved_ns == t.added_ns == pytest.approx(67 * 5_400 + 198 * 2_400, rel=0.01)
+    assert t.added_ns == pytest.approx(67 * 5_400 + 198 * 2_400, rel=0.01)
+    assert t.saved_ns == pytest.approx(t.added_ns, rel=0.01)  # the replay takes it all off: the host sets the pace
     assert t.untraced_bound == "host"
     from ncuwrap.render import Format, render
 
@@ -146,7 +150,7 @@ def test_compare_headline_is_the_programs_own_ratio(capsys, before, after):
 
 
 def test_without_the_tracer_a_graph_buys_what_the_programs_measured():
-    """decode eager -> graph: 18.75x under nsys (the tracer's ~0.84 ms a token is most of the eager step), 10.6x untraced;
+    """decode eager -> graph: 18.75x under nsys (the tracer's ~0.84 ms a token is most of the eager step), 11.0x untraced;
     the programs ran 10.4x apart plain (the medians of three runs each)."""
     from ncuwrap.timeline.compare import compare_timeline_files
 
@@ -155,4 +159,4 @@ def test_without_the_tracer_a_graph_buys_what_the_programs_measured():
     plain = statistics.median(runs[("decode", "eager")]) / statistics.median(runs[("decode", "graph")])
     assert r.untraced_speedup == pytest.approx(plain, rel=0.10)
     assert r.speedup > 1.5 * r.untraced_speedup
-    assert any(n.startswith("without the tracer the change would be ~10.60x, not the 18.75x traced") for n in r.notes)
+    assert any(n.startswith("without the tracer the change would be ~10.98x, not the 18.75x traced") for n in r.notes)

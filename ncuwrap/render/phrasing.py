@@ -405,13 +405,49 @@ def tracer_text(t) -> str:
     after = f"~{duration(t.untraced_ns)} untraced, {bound} (GPU busy ~{t.untraced_busy_pct:.0f}%)"
     if t.paced_by == "gpu":
         return f"traced: {duration(t.traced_ns)} a step (mean); {added}, which the GPU's pace hides: {after}"
-    if t.saved_ns < t.added_ns:
+    if t.saved_ns < t.added_ns and (t.host_wait_ns or 0) > 0:
         waited = (f"; the step's thread waited ~{duration(t.host_wait_ns)} a step for other processes or queues, which absorbs "
                   f"{'it' if t.saved_ns == 0 else f'all but ~{duration(t.saved_ns)}'}")
+    elif t.saved_ns < t.added_ns:
+        waited = f"; the steps replayed without it are ~{duration(t.saved_ns)} shorter (the rest ran while the host waited for the GPU)"
     else:
         waited = ""
     floor = " (no shorter than the GPU's busy time a step)" if t.untraced_ns == t.gpu_busy_ns and t.saved_ns > 0 else ""
     return f"traced: {duration(t.traced_ns)} a step (mean); {added}{waited}: {after}{floor}"
+
+
+REMEDY_LABELS = {"no_tracer": "without the tracer", "cuda_graphs": "CUDA graphs", "no_sync": "no host waits",
+                 "pinned_overlap": "pinned, overlapped copies", "host_parallel": "host work in workers", "lower_precision": "lower precision",
+                 "fusion": "fused elementwise ops", "faster_kernel": "faster top kernels"}
+
+
+def whatif_title(w) -> str:
+    """'What fixing it buys (65 steady steps replayed on their dependency graph: 1.92 ms a step, measured 1.92 ms, +0.0%)'."""
+    return (f"What fixing it buys ({w.steps} steady steps replayed on their dependency graph: {duration(w.replayed_step_ns)} a step, "
+            f"measured {duration(w.measured_step_ns)}, {w.replay_error_pct:+.1f}%)")
+
+
+def whatif_rows(w) -> list[tuple[str, str, str, str]]:
+    """(remedy, its label, 'predicted step', 'speedup') per remedy replayed: the tracer's own cost first, then the rest ranked."""
+    rows = []
+    for p in w.remedies:
+        over = "traced over untraced" if p.remedy == "no_tracer" else f"over the untraced {duration(w.untraced_step_ns)}"
+        rows.append((p.remedy, REMEDY_LABELS.get(p.remedy, p.remedy), f"~{duration(p.step_ns)} a step", f"{p.speedup:.2f}x ({over})"))
+    return rows
+
+
+def critical_path_text(w) -> str:
+    """'host code 82.6%, CUDA calls 17.3% of a step (1.92 ms)': where the replayed step's critical path runs."""
+    return (", ".join(f"{part} {share:.1f}%" for part, _, share in w.path_shares())
+            + f" of a step ({duration(w.replayed_step_ns)}): what the step waits on, end to end")
+
+
+def whatif_lines(w) -> list[tuple[str, str]]:
+    """(label, text) per remedy, its assumption after it; then the remedies not predicted and why."""
+    lines = [("critical path:", critical_path_text(w))] if w.critical_path else []
+    lines += [(f"{p.remedy}:", f"{step}, {gain}; assumes {p.assumes}") for (_, _, step, gain), p in zip(whatif_rows(w), w.remedies)]
+    lines += [(f"{n.remedy}:", f"not predicted: {n.why}") for n in w.not_predicted]
+    return lines
 
 
 def times_from(*sources) -> str:

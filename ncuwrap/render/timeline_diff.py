@@ -79,6 +79,16 @@ def headline(result) -> str:
     return f"{p.label}: {amount(p.before, p.unit)} → {amount(p.after, p.unit)}, {phrasing.speedup(result.speedup)}{median}{untraced}"
 
 
+def predicted(result) -> str | None:
+    """'BEFORE's replay predicted pinned_overlap 2.85x, measured 2.83x (both without the tracer); the others: ...'; None without predictions."""
+    best = result.closest_prediction
+    if best is None:
+        return None
+    others = ", ".join(f"{p.remedy} {p.speedup:.2f}x" for p in result.predictions if p is not best)
+    return (f"BEFORE's replay predicted {best.remedy} {best.speedup:.2f}x, measured {result.untraced_speedup:.2f}x (both without the tracer)"
+            + (f"; the others: {others}" if others else ""))
+
+
 def verdicts(result) -> str:
     before, after = phrasing.timeline_verdict(result.before), phrasing.timeline_verdict(result.after)
     return f"{before} → {after}" if result.verdict_changed else f"{after} (unchanged)"

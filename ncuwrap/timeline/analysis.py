@@ -52,6 +52,12 @@ _MALLOC_PREFIXES = ("cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister
 API_CODES = {c: i for i, c in enumerate(API_CATEGORIES)}
 
 
+# How launch_fix_buys_pct and sync_fix_buys_pct were found (the findings quote it).
+BOUND_BASIS = "at most: the host's time in those calls, no more than the GPU's idle share"
+REPLAYED_BASIS = {"cuda_graphs": "the steady steps replayed with each stretch between host waits as one CUDA graph",
+                  "no_sync": "the steady steps replayed without their host waits"}
+
+
 def api_category(name: str) -> str:
     """launch, sync, malloc, memcpy, memset or other, from a call's name (version suffix stripped)."""
     if name.startswith(LAUNCH_PREFIXES):
@@ -254,13 +260,29 @@ def analyze_active(data: TimelineData) -> Timeline:
     return dataclasses.replace(timeline, startup=left_out, scope="active")
 
 
-def analyze_steady(data: TimelineData, steps: Steps) -> tuple[TimelineData, Timeline] | None:
+def analyze_steady(data: TimelineData, steps: Steps, whatif_options=None) -> tuple[TimelineData, Timeline] | None:
     """The steady steps of ``data``: what was launched in them (ncuwrap.timeline.steps.steady_data) and its
-    analysis over their window; None when they launched no kernel (then the whole capture is analysed)."""
+    analysis over their window, with the steps replayed on their dependency graph (ncuwrap.timeline.whatif);
+    None when they launched no kernel (then the whole capture is analysed)."""
+    from ncuwrap.timeline.whatif.predict import predict
+
     steady = steady_data(data, steps)
     if not len(steady.kernels):
         return None
-    return steady, analyze(steady, span=(steps.steady_start_ns, steps.steady_end_ns), steps=steps)
+    timeline = analyze(steady, span=(steps.steady_start_ns, steps.steady_end_ns), steps=steps)
+    whatif = predict(data, steps, **(whatif_options or {}))
+    if whatif is None:
+        return steady, timeline
+    metrics = dict(timeline.metrics)
+    for remedy, name in (("cuda_graphs", "launch_fix"), ("no_sync", "sync_fix")):
+        p = whatif.get(remedy)
+        if p is not None and metrics.get(f"{name}_buys_pct") is not None:
+            metrics[f"{name}_buys_pct"] = max(0.0, 100.0 * (1.0 - p.step_ns / whatif.untraced_step_ns))
+            metrics[f"{name}_basis"] = REPLAYED_BASIS[remedy]
+    tracer_cost = timeline.tracer
+    if tracer_cost is not None:
+        tracer_cost = dataclasses.replace(tracer_cost, replayed_untraced_ns=whatif.untraced_step_ns)
+    return steady, dataclasses.replace(timeline, whatif=whatif, metrics=metrics, tracer=tracer_cost)
 
 
 def _sync_roundtrips(calls: "_Calls", synced: np.ndarray, kernels: Events) -> int:
@@ -490,6 +512,7 @@ def _api(api: Events | None, kernels: Events, m: dict, span: tuple[int, int], wi
     m["launch_sync_span_pct"] = pct(length(clip(host, *span)), span[1] - span[0])
     m["launch_fix_buys_pct"] = min(m["launch_sync_span_pct"], m["kernel_span_idle_pct"])
     m["sync_fix_buys_pct"] = min(m["sync_roundtrip_span_pct"], m["kernel_span_idle_pct"])
+    m["launch_fix_basis"] = m["sync_fix_basis"] = BOUND_BASIS
     # The host's time in the window: in launch, synchronize or other CUDA calls, or in none (host code).
     lo, hi = m["window_lo_hi"]
     in_api = covered(api["start"], api["end"], lo, hi)

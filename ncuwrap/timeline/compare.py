@@ -159,6 +159,21 @@ class TimelineCompare(Displayed):
         return _ratio(self.untraced.before, self.untraced.after) if self.untraced is not None else None
 
     @property
+    def predictions(self) -> tuple:
+        """What BEFORE's replay predicted of each remedy (ncuwrap.timeline.whatif; the tracer's own cost aside)."""
+        w = self.before.timeline.whatif
+        return () if w is None else tuple(p for p in w.remedies if p.remedy != "no_tracer")
+
+    @property
+    def closest_prediction(self):
+        """The remedy whose predicted speedup is nearest the measured one (both untraced): the change most like it; None
+        without predictions or a measured speedup."""
+        measured = self.untraced_speedup
+        if not self.predictions or not measured:
+            return None
+        return min(self.predictions, key=lambda p: abs(math.log(p.speedup / measured)) if p.speedup > 0 else math.inf)
+
+    @property
     def added(self) -> tuple[KernelChange, ...]:
         return tuple(k for k in self.kernels if k.status == "added")
 
@@ -237,6 +252,10 @@ class TimelineCompare(Displayed):
             "median_period": self.median_period.to_json() if self.median_period is not None else None,
             "untraced": self.untraced.to_json() if self.untraced is not None else None,
             "untraced_speedup": clean(self.untraced_speedup),
+            "predicted": ({"closest": self.closest_prediction.remedy if self.closest_prediction is not None else None,
+                           "measured_untraced_speedup": clean(self.untraced_speedup),
+                           "remedies": [{"remedy": p.remedy, "speedup": clean(p.speedup)} for p in self.predictions]}
+                          if self.predictions else None),
             "end_to_end": self.end_to_end.to_json(),
             "gpu_work": self.gpu_work.to_json(),
             "breakdown": {c.name: c.to_json() for c in self.breakdown},
@@ -336,8 +355,8 @@ def compare_timelines(before: TimelineDiagnosis, after: TimelineDiagnosis, *, th
         traced_ratio, untraced_ratio = _ratio(period.before, period.after), _ratio(tb.untraced_ns, ta.untraced_ns)
         if traced_ratio and untraced_ratio and abs(untraced_ratio / traced_ratio - 1.0) * 100.0 > TRACER_CHANGES_PCT:
             notes.append(f"without the tracer the change would be ~{untraced_ratio:.2f}x, not the {traced_ratio:.2f}x traced: the tracer "
-                         f"takes ~{tb.saved_ns / 1e6:.3g} ms of BEFORE's {tb.traced_ns / 1e6:.3g} ms step and "
-                         f"~{ta.saved_ns / 1e6:.3g} ms of AFTER's {ta.traced_ns / 1e6:.3g} ms (each side's tracer line)")
+                         f"takes ~{(tb.traced_ns - tb.untraced_ns) / 1e6:.3g} ms of BEFORE's {tb.traced_ns / 1e6:.3g} ms step and "
+                         f"~{(ta.traced_ns - ta.untraced_ns) / 1e6:.3g} ms of AFTER's {ta.traced_ns / 1e6:.3g} ms (each side's tracer line)")
     breakdown = tuple(Change(c, CATEGORY_LABELS[c], before.timeline.breakdown_ns[c] / nb, after.timeline.breakdown_ns[c] / na, "ns")
                       for c in CATEGORIES if before.timeline.breakdown_ns[c] or after.timeline.breakdown_ns[c] or c in ("kernel", "idle"))
     act_b, act_a = _activity(before, per_step), _activity(after, per_step)

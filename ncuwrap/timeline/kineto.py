@@ -274,7 +274,7 @@ class _Tables:
     def __init__(self):
         self.kernels = _Table("device", "stream", "correlation", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
         self.copies = _Table("bytes", "device", "stream", "correlation")
-        self.memsets = _Table("bytes", "device", "stream")
+        self.memsets = _Table("bytes", "device", "stream", "correlation")
         self.api = _Table("tid", "correlation")
         self.annotations = _Table("tid", "external_id")
         self.ops = _Table("tid", "seq", "fwd_tid", "external_id")
@@ -351,8 +351,7 @@ class _Tables:
                 c["bytes"].append(a.bytes)
                 c["device"].append(a.device)
                 c["stream"].append(a.stream)
-                if cat == "gpu_memcpy":
-                    c["correlation"].append(a.correlation)
+                c["correlation"].append(a.correlation)
             elif cat == "user_annotation":
                 annotation.typed(e)
                 annotation.ints["tid"].append(e.tid)
@@ -394,8 +393,7 @@ class _Tables:
                 c["bytes"].append(a.get("bytes", _NONE))
                 c["device"].append(a.get("device", _NONE))
                 c["stream"].append(a.get("stream", _NONE))
-                if cat == "gpu_memcpy":
-                    c["correlation"].append(a.get("correlation", _NONE))
+                c["correlation"].append(a.get("correlation", _NONE))
             elif cat == "user_annotation":
                 annotation.times(e)
                 annotation.ints["tid"].append(e["tid"])
@@ -425,7 +423,7 @@ class _Tables:
 
 
 _READ = {"kernel": ("device", "stream", "correlation"), "gpu_memcpy": ("bytes", "device", "stream", "correlation"),
-         "gpu_memset": ("bytes", "device", "stream"), "cuda_runtime": ("correlation",), "cuda_driver": ("correlation",),
+         "gpu_memset": ("bytes", "device", "stream", "correlation"), "cuda_runtime": ("correlation",), "cuda_driver": ("correlation",),
          "cpu_op": ("Sequence number", "Fwd thread id", "External id"), "python_function": ("Python id", "Python parent id"),
          "user_annotation": ("External id",)}
 _WITH_TID = ("cuda_runtime", "cuda_driver", "cpu_op", "python_function", "user_annotation")
@@ -547,7 +545,7 @@ def _copies(t: _Table) -> Events:
 def _memsets(t: _Table) -> Events:
     frame = t.events()
     frame["bytes"] = t.column("bytes")
-    for column in ("device", "stream"):
+    for column in ("device", "stream", "correlation"):
         frame[column] = _known(t.column(column))
     return _sorted(frame.drop(["name"]))
 

@@ -111,6 +111,10 @@ CATALOGUE: dict[str, Entry] = {
         _m("launch_fix_buys_pct", "%", "fewer launches (fusion, a CUDA graph): the host's launch and synchronize time, at most the "
            "GPU's idle share of the kernel span", "api"),
         _m("sync_fix_buys_pct", "%", "no synchronize after each launch: the GPU idle time those round trips cost, % of the kernel span", "api"),
+        # Where the steady steps were replayed on their dependency graph (ncuwrap.timeline.whatif), the two
+        # above are the replay's instead: the share of the untraced step the remedy takes away.
+        _word("launch_fix_basis", "how launch_fix_buys_pct was found: an upper bound, or the steps replayed with CUDA graphs", "api"),
+        _word("sync_fix_basis", "how sync_fix_buys_pct was found: an upper bound, or the steps replayed without their host waits", "api"),
         # Steps (NVTX ranges named like a step): the steady state, warm-up left out (ncuwrap.timeline.steps).
         _m("step_count", "", "steady steps (after the warm-up)", "steps"),
         _m("warmup_steps", "", "leading steps left out as warm-up", "steps"),

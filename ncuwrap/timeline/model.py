@@ -195,16 +195,12 @@ class Timeline:
     host_time: tuple[HostTime, ...] | None = None  # the window's host time by user function (None: no Python frames)
     tracer: object = None  # ncuwrap.timeline.tracer.TracerCost of the steady steps (None: no steps, or the CUDA API not traced)
 
+    whatif: object = None  # ncuwrap.timeline.whatif.model.WhatIf: the steady steps replayed (None: no steps, or the CUDA API not traced)
+
     def what_if(self) -> dict | None:
-        """What each remedy would make of the mean steady step (JSON ``what_if``); None without steps. For now the
-        one remedy whose estimate is checked against measured runs: the capture without its tracer (no_tracer)."""
-        if self.steps is None:
-            return None
-        remedies = []
-        if self.tracer is not None:
-            t = self.tracer
-            remedies.append({"remedy": "no_tracer", "step_ns": clean(t.untraced_ns), "speedup": clean(t.speedup), "assumes": t.assumes})
-        return {"measured_step_ns": clean(self.steps.mean_period_ns), "remedies": remedies}
+        """JSON ``what_if``: the steady steps replayed on their dependency graph and under each remedy; None
+        without steps or without the CUDA API traced."""
+        return None if self.whatif is None else self.whatif.to_json()
 
     @property
     def window_ns(self) -> int:

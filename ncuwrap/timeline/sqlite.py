@@ -105,7 +105,7 @@ class TimelineData:
     path: Path
     kernels: Events  # start, end, name, demangled, mangled, device, stream, correlation, gridX..blockZ (-1: unknown)
     copies: Events  # start, end, bytes, category, direction, host_kind, pageable, device, stream, correlation
-    memsets: Events  # start, end, bytes, device, stream
+    memsets: Events  # start, end, bytes, device, stream, correlation
     api: Events | None  # start, end, name, tid, correlation (None: the CUDA API was not traced)
     nsys_version: str | None = None
     export_schema: str | None = None
@@ -666,10 +666,10 @@ class _Reader:
     def memsets(self) -> Events:
         if MEMSET_TABLE not in self.tables:
             self.notes.append(f"no {MEMSET_TABLE} table: the program made no memset")
-            return Events({c: np.array([], dtype=np.int64) for c in ("start", "end", "bytes", "device", "stream")})
+            return Events({c: np.array([], dtype=np.int64) for c in ("start", "end", "bytes", "device", "stream", "correlation")})
         columns = self.require(MEMSET_TABLE, ("start", "end"), "memsets")
-        wanted = {"start": "start", "end": "end", "bytes": "bytes", "deviceId": "device", "streamId": "stream"}
-        return _times(_fill(self.scan(MEMSET_TABLE, wanted, columns), ("bytes", "device", "stream")))
+        wanted = {"start": "start", "end": "end", "bytes": "bytes", "deviceId": "device", "streamId": "stream", "correlationId": "correlation"}
+        return _times(_fill(self.scan(MEMSET_TABLE, wanted, columns), ("bytes", "device", "stream", "correlation")))
 
     def api(self) -> Events | None:
         if RUNTIME_TABLE not in self.tables:

@@ -668,8 +668,9 @@ def _warmup(period: np.ndarray, warmup: int | None, path) -> tuple[int, str]:
     if not k:
         return 0, f"no leading step takes more than {WARMUP_FACTOR:g}x the median period of {after} ({reference / 1e6:.3g} ms)"
     slowest = float(period[:k].max())
+    ratio = f"slowest {slowest / reference:.1f}x" if reference > 0 else "the others take no time"  # steps of no length: hostile times
     return k, (f"{f'the first {k} steps take' if k > 1 else 'the first step takes'} more than {WARMUP_FACTOR:g}x the median period of "
-               f"{after} ({reference / 1e6:.3g} ms; slowest {slowest / reference:.1f}x)")
+               f"{after} ({reference / 1e6:.3g} ms; {ratio})")
 
 
 def active_window(data, launched: dict | None = None) -> tuple[int, int] | None:

@@ -70,6 +70,9 @@ class TracerCost:
     paced_by: str  # "gpu" | "host" (ncuwrap.timeline.steps)
     calibration: Calibration
     host_wait_ns: float | None = None  # the launching thread's blocking waits a step (None: not traced)
+    # The step without the tracer as the steps' dependency graph replays it (ncuwrap.timeline.whatif): where
+    # set, it is the untraced step; the arithmetic below stands only where the steps could not be replayed.
+    replayed_untraced_ns: float | None = None
 
     @property
     def added_ns(self) -> float:
@@ -80,6 +83,8 @@ class TracerCost:
     def saved_ns(self) -> float:
         """What the step loses without the tracer: its cost, less what the launching thread spent waiting (a
         thread that waits for a queue, DataLoader workers say, waits that much longer)."""
+        if self.replayed_untraced_ns is not None:
+            return max(0.0, self.traced_ns - self.replayed_untraced_ns)
         if self.paced_by == "gpu":
             return 0.0
         return max(0.0, self.added_ns - (self.host_wait_ns or 0.0))
@@ -88,6 +93,8 @@ class TracerCost:
     def untraced_ns(self) -> float:
         """The step without the tracer: where the GPU sets the pace, the traced step; else the traced step less
         what it saves, never shorter than the GPU's busy time a step."""
+        if self.replayed_untraced_ns is not None:
+            return self.replayed_untraced_ns
         if self.paced_by == "gpu":
             return self.traced_ns
         return max(self.traced_ns - self.saved_ns, self.gpu_busy_ns)

@@ -50,6 +50,23 @@ def amdahl_bars(diagnosis) -> list[dict]:
     return rows
 
 
+PATH_COLORS = {"host code": "#e15759", "host work": "#f28e2b", "CUDA calls": "#b07aa1", "waits for other processes": "#bab0ac",
+               "launch latency": "#9c755f", "kernels": "#4e79a7", "copies and memsets": "#59a14f", "GPU gaps": "#d4d4d4"}
+
+
+def path_bar(whatif) -> list[dict]:
+    """The critical path's parts as rectangles of one bar (BAR_WIDTH wide), in the order of PATH_PARTS."""
+    if whatif is None or not whatif.critical_path:
+        return []
+    rects, x = [], 0.0
+    for part, ns, share in whatif.path_shares():
+        width = BAR_WIDTH * share / 100.0
+        rects.append({"x": round(x, 2), "width": round(width, 2), "color": PATH_COLORS.get(part, "#999999"),
+                      "title": f"{part} {phrasing.duration(ns)} ({share:.1f}%)"})
+        x += width
+    return rects
+
+
 def render(diagnosis, names: str = kernel_names.SHORT, **_options) -> str:
     template = environment().get_template("timeline.html")
     return template.render(
@@ -64,6 +81,10 @@ def render(diagnosis, names: str = kernel_names.SHORT, **_options) -> str:
         amdahl=amdahl_bars(diagnosis),
         lesson=phrasing.amdahl_lesson(diagnosis.timeline),
         step_lines=phrasing.step_lines(diagnosis.timeline) if diagnosis.timeline.steps is not None else [],
+        whatif_title=phrasing.whatif_title(diagnosis.timeline.whatif) if diagnosis.timeline.whatif is not None else "",
+        path_rects=path_bar(diagnosis.timeline.whatif),
+        whatif_rows=list(zip(phrasing.whatif_rows(diagnosis.timeline.whatif), diagnosis.timeline.whatif.remedies))
+        if diagnosis.timeline.whatif is not None else [],
         api_rows=diagnosis.timeline.api_rows(),
         labels=CATEGORY_LABELS,
         colors=breakdown.COLORS,

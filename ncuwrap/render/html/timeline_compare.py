@@ -13,7 +13,7 @@ def render(result, names: str = kernel_names.SHORT, **_options) -> str:
     return environment().get_template("timeline_compare.html").render(
         r=result, version=__version__, times_from=phrasing.times_from(result.before.source, result.after.source),
         name=kernel_names.of(result, names), title=timeline_diff.title(result), headline=timeline_diff.headline(result),
-        verdicts=timeline_diff.verdicts(result),
+        verdicts=timeline_diff.verdicts(result), predicted=timeline_diff.predicted(result),
         where=[timeline_diff.row(c) for c in timeline_diff.where_rows(result)], step=[timeline_diff.row(c) for c in timeline_diff.step_rows(result)],
         step_title=timeline_diff.step_title(result),
         host=[timeline_diff.row(c) for c in result.activity],

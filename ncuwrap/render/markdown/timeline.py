@@ -27,6 +27,13 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
     if t.steps is not None:
         out += [f"### Steps ({code(t.steps.name)})" if t.steps.found is None else f"### {phrasing.steps_title(t.steps)}", ""]
         out += [f"- **{escape(label[:-1])}:** {escape(line)}" for label, line in phrasing.step_lines(t)] + [""]
+    if t.whatif is not None:
+        out += [f"### {escape(phrasing.whatif_title(t.whatif))}", ""]
+        if t.whatif.critical_path:
+            out += [f"Critical path: {escape(phrasing.critical_path_text(t.whatif))}.", ""]
+        out += _table(["remedy", "predicted step", "speed-up"], [[code(r), escape(step), escape(gain)] for r, _, step, gain in phrasing.whatif_rows(t.whatif)])
+        out += [""] + [f"- **{escape(p.remedy)}** assumes {escape(p.assumes)}." for p in t.whatif.remedies]
+        out += [f"- **{escape(n.remedy)}**: not predicted, {escape(n.why)}." for n in t.whatif.not_predicted] + [""]
     out += [f"### Where the {phrasing.duration(t.window_ns)} {'of the steady steps ' if t.steps is not None else ''}went", "",
             "```text", f"[{breakdown.text_bar(t)}]", breakdown.legend(t), "```", ""]
     out += _table(["", "time", "share of window"], [[f"`{breakdown.GLYPHS[seg.category]}` {seg.label}", phrasing.duration(seg.ns), phrasing.percent(seg.pct)]

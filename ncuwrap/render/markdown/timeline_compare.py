@@ -18,7 +18,10 @@ def render(result, names: str = kernel_names.SHORT, **_options) -> str:
     b, a = result.before.source, result.after.source
     out = ["## ncuwrap compare (timelines)", "",
            f"{code(phrasing.display_path(b.path))} → {code(phrasing.display_path(a.path))}, {escape(timeline_diff.title(result))}.", ""]
-    out += [f"**{escape(timeline_diff.headline(result))}.**", "", f"- **Bound:** {escape(timeline_diff.verdicts(result))}",
+    out += [f"**{escape(timeline_diff.headline(result))}.**", ""]
+    if timeline_diff.predicted(result):
+        out += [f"- **Predicted:** {escape(timeline_diff.predicted(result))}"]
+    out += [f"- **Bound:** {escape(timeline_diff.verdicts(result))}",
             f"- **Findings:** {escape(timeline_diff.findings(result))}", ""]
     for title, rows in ((timeline_diff.where_title(result), timeline_diff.where_rows(result)), (timeline_diff.step_title(result),
                                                                                                 timeline_diff.step_rows(result))):

@@ -24,6 +24,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     page.line(phrasing.timeline_header(diagnosis))
     page.line(diagnosis.why, label=f"Bound: {phrasing.timeline_verdict(diagnosis)} -", label_style="bold")
     _window(page, t)
+    _whatif(page, t)
     _api(page, t)
     _kernels(page, t, name)
     _copies(page, t)
@@ -65,6 +66,15 @@ def _window(page: Page, t) -> None:
     if t.steps is None:
         page.line(f"{phrasing.duration(t.startup.duration_ns)}{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}",
                   indent=2, label=phrasing.startup_label(t))
+
+
+def _whatif(page: Page, t) -> None:
+    """What each remedy buys, as the steady steps' replay predicts it."""
+    if t.whatif is None:
+        return
+    page.console.print(Text(f"\n{phrasing.whatif_title(t.whatif)}", style="bold"))
+    for label, line in phrasing.whatif_lines(t.whatif):
+        page.line(line, indent=2, label=label)
 
 
 def _api(page: Page, t) -> None:

@@ -22,6 +22,8 @@ def render(result, width: int | None = None, color: bool = False, names: str = k
     page.line(f"{result.before.source.path} → {result.after.source.path}", label="ncuwrap compare (timelines):", label_style="bold")
     page.line(timeline_diff.title(result), indent=2)
     page.line(timeline_diff.headline(result), "bold" if result.speedup else "", label="Faster?", label_style="bold")
+    if timeline_diff.predicted(result):
+        page.line(timeline_diff.predicted(result), label="Predicted?", label_style="bold")
     page.line(timeline_diff.verdicts(result), label="Bound:", label_style="bold")
     page.line(timeline_diff.findings(result), label="Findings:", label_style="bold")
 

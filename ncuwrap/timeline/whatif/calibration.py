@@ -1,0 +1,30 @@
+"""The machine figures the replay needs where a capture does not show them (rules/whatif.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ncuwrap.core import safeyaml
+from ncuwrap.core.resources import data_dir
+
+CALIBRATION_FILE = "whatif.yaml"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    machine: str
+    source: str
+    graph_launch_ns: float
+    graph_launch_per_node_ns: float
+    graph_node_gap_ns: float
+    pinned_h2d_gbps: float
+    async_call_ns: float
+
+
+@lru_cache(maxsize=1)
+def calibration() -> Calibration:
+    doc = safeyaml.load((data_dir("rules") / CALIBRATION_FILE).read_text(encoding="utf-8"))
+    return Calibration(machine=str(doc["machine"]), source=str(doc["source"]),
+                       **{k: float(doc[k]) for k in ("graph_launch_ns", "graph_launch_per_node_ns",
+                                                      "graph_node_gap_ns", "pinned_h2d_gbps", "async_call_ns")})

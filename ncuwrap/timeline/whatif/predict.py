@@ -1,0 +1,85 @@
+"""The steady steps replayed, unmodified and under each remedy (ncuwrap.timeline.whatif.remedies)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ncuwrap.timeline.whatif import graph as graph_module
+from ncuwrap.timeline.whatif.calibration import Calibration, calibration
+from ncuwrap.timeline.whatif.model import NotPredicted, Prediction, WhatIf
+from ncuwrap.timeline.whatif.remedies import REMEDIES, TRACER
+from ncuwrap.timeline.whatif.replay import PATH_PARTS, replay
+
+MAX_EVENTS = 20_000  # GPU events replayed at most (the steady steps nearest the middle): a bounded cost on a huge capture
+DEFAULT_WORKERS = 4
+PINNED_MIN_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the remedies need besides the graph."""
+
+    producer: str | None
+    frames: int  # Python frames the capture holds in the window (the profiler's with_stack)
+    calibration: Calibration
+    workers: int
+    cores: int | None
+    pinned_h2d_bytes_per_s: float | None  # the capture's own pinned host-to-device rate (copies of at least 1 MiB)
+    host_work_ms: float = graph_module.HOST_WORK_NS / 1e6
+
+
+def context_of(data, g, workers: int | None = None) -> Context:
+    cores = getattr(data, "cpu_cores", None)
+    if workers is None:
+        workers = max(1, min(8, cores - 2)) if cores else DEFAULT_WORKERS
+    return Context(producer=data.producer, frames=int(g.h_frames.sum()), calibration=calibration(), workers=workers, cores=cores,
+                   pinned_h2d_bytes_per_s=_pinned_rate(data))
+
+
+def _pinned_rate(data) -> float | None:
+    copies = data.copies
+    if copies is None or not len(copies) or "pageable" not in copies:
+        return None
+    big = ((np.asarray(copies["pageable"], dtype=float) == 0) & (copies["category"] == "memcpy_htod")
+           & (np.asarray(copies["bytes"], dtype=float) >= PINNED_MIN_BYTES))
+    if not big.any():
+        return None
+    dur = (np.asarray(copies["end"], dtype=np.int64) - np.asarray(copies["start"], dtype=np.int64))[big]
+    by = np.asarray(copies["bytes"], dtype=float)[big]
+    ok = dur > 0
+    return float(by[ok].sum() / dur[ok].sum() * 1e9) if ok.any() else None
+
+
+def predict(data, steps, *, workers: int | None = None, extra=()) -> WhatIf | None:
+    """The what-if of ``steps``' steady steps in ``data``; None where the CUDA API was not traced. ``extra``:
+    further remedy modules (the op model's lower_precision and fusion)."""
+    g = graph_module.build(data, steps, max_events=MAX_EVENTS)
+    if g is None:
+        return None
+    ctx = context_of(data, g, workers)
+    replayed = replay(g)
+    base = g.copy()
+    TRACER.apply(base, ctx)
+    untraced = replay(base)
+    if min(replayed.window_ns, untraced.window_ns, g.measured_window_ns) <= 0:
+        return None  # steps of no length (events of no duration): nothing a remedy could shorten
+    predictions = [Prediction(TRACER.NAME, untraced.step_ns, replayed.step_ns / untraced.step_ns, TRACER.assumes(ctx))]
+    skipped = []
+    for remedy in (*REMEDIES, *extra):
+        why = remedy.applies(base, ctx)
+        if why is not None:
+            skipped.append(NotPredicted(remedy.NAME, why))
+            continue
+        edited = base.copy()
+        remedy.apply(edited, ctx)
+        after = replay(edited)
+        if after.window_ns <= 0:
+            skipped.append(NotPredicted(remedy.NAME, "the replay leaves a step of no length: the capture's times cannot carry it"))
+            continue
+        predictions.append(Prediction(remedy.NAME, after.step_ns, untraced.step_ns / after.step_ns, remedy.assumes(ctx)))
+    first, rest = predictions[0], sorted(predictions[1:], key=lambda p: -p.speedup)
+    return WhatIf(measured_step_ns=g.measured_window_ns / g.steps, replayed_step_ns=replayed.step_ns, untraced_step_ns=untraced.step_ns,
+                  steps=g.steps, calls=g.calls, events=g.events, cross_stream=g.cross_stream, remedies=(first, *rest),
+                  not_predicted=tuple(skipped), critical_path=tuple((part, ns / g.steps) for part, ns in zip(PATH_PARTS, replayed.path_ns)))

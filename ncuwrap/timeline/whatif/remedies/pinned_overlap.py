@@ -1,0 +1,64 @@
+"""pinned_overlap: pageable host-to-device copies from pinned memory, on a side stream, one step ahead of their use."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ncuwrap.timeline.whatif.graph import WAIT
+
+NAME = "pinned_overlap"
+
+
+def _copies(g) -> np.ndarray:
+    own_step = np.where(g.g_call >= 0, g.h_step[np.clip(g.g_call, 0, None)], -1)
+    return np.flatnonzero(g.g_pageable_h2d & (g.g_call >= 0) & (own_step < g.steps) & (own_step >= 0))
+
+
+def applies(g, context) -> str | None:
+    if not _copies(g).size:
+        return "no pageable host-to-device copy in the steps"
+    return None
+
+
+def rate(g, context) -> tuple[float, str]:
+    """Pinned host-to-device bytes/s: the capture's own pinned copies of at least 1 MiB where it has them, else the calibration."""
+    pinned = context.pinned_h2d_bytes_per_s
+    if pinned:
+        return pinned, "the capture's own pinned copies"
+    cal = context.calibration
+    return cal.pinned_h2d_gbps * 1e9, cal.source
+
+
+def apply(g, context) -> None:
+    bps, _ = rate(g, context)
+    side = g.stream_count
+    g.stream_count += 1
+    step_first = g.step_first
+    for j in _copies(g).tolist():
+        call = int(g.g_call[j])
+        step = int(g.h_step[call])
+        # the consumer: the next event launched on the copy's stream
+        later = np.flatnonzero((g.g_stream == g.g_stream[j]) & (np.arange(g.events) > j))
+        if later.size:
+            g.extra_deps.setdefault(int(later[0]), []).append((j, 0))
+        g.g_dur[j] = int(g.g_bytes[j] / bps * 1e9)
+        g.g_stream[j] = side
+        g.g_call[j] = int(step_first[max(0, step - 1)]) if step > 0 else int(step_first[0])
+        g.g_lat[j] = int(g.typical_latency_ns)
+        g.g_dep[j] = -1
+        g.h_own[call] = min(int(g.h_own[call]), int(context.calibration.async_call_ns))  # its staging through pageable memory goes
+        for i in np.flatnonzero(g.h_wait == j).tolist():  # the copy call's own wait, and a synchronize that waited for the copy
+            g.h_wait[i] = -1
+            g.h_flags[i] &= ~WAIT
+    order = np.lexsort((np.arange(g.events), np.where(g.g_call >= 0, g.g_call, -1)))
+    from ncuwrap.timeline.whatif.remedies.cuda_graphs import _reorder
+
+    _reorder(g, order)
+
+
+def assumes(context, g=None) -> str:
+    where = "the capture's own pinned copies" if context.pinned_h2d_bytes_per_s else context.calibration.source
+    bps = context.pinned_h2d_bytes_per_s or context.calibration.pinned_h2d_gbps * 1e9
+    return (f"each pageable host-to-device copy comes from pinned memory at {bps / 1e9:.3g} GB/s ({where}), issued asynchronously on a "
+            "side stream one step ahead of the work that reads it, which waits for it; the batch is made in pinned memory (no extra host "
+            "copy) and the host no longer waits for the copy")
