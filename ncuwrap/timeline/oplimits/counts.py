@@ -36,12 +36,13 @@ from ncuwrap.timeline.oplimits.inputs import FLOATING, SCALAR_TYPES, BYTES, OpIn
 MATMUL, CONV, ATTENTION = "matrix product", "convolution", "attention"
 ELEMENTWISE, REDUCTION, NORM, SOFTMAX, COPY, EMBEDDING = "elementwise", "reduction", "normalisation", "softmax", "copy", "embedding"
 TENSOR_KINDS = (MATMUL, CONV, ATTENTION)  # run on tensor cores where the dtype allows
-MEMORY_KINDS = (ELEMENTWISE, REDUCTION, NORM, SOFTMAX, COPY, EMBEDDING)
+OPTIMIZER = "optimizer"
+MEMORY_KINDS = (ELEMENTWISE, REDUCTION, NORM, SOFTMAX, COPY, EMBEDDING, OPTIMIZER)
 
 # FLOPs per element of the normalisations and softmax (mean, variance, normalise, affine; max, subtract,
 # exponent, sum, divide): a convention, memory bounds these ops.
 PER_ELEMENT = {"layer_norm": 8, "layer_norm_backward": 12, "rms_norm": 5, "rms_norm_backward": 8, "group_norm": 8, "group_norm_backward": 12,
-               "batch_norm": 8, "batch_norm_backward": 12, "softmax": 5, "softmax_backward": 3}
+               "batch_norm": 8, "batch_norm_backward": 12, "softmax": 5, "softmax_backward": 3, "adam": 12}
 
 
 @dataclass(frozen=True)
@@ -636,6 +637,47 @@ def nll_loss_backward(x: OpInputs, hint: str | None) -> Work | NotModelled:
                 written=_out(target.numel, dtype))
 
 
+def _lists(x: OpInputs, count: int) -> list[tuple[Tensor, ...]] | NotModelled:
+    """The first ``count`` inputs as lists of tensors, sizes recorded."""
+    lists = []
+    for i in range(count):
+        arg = x.args[i] if i < len(x.args) else None
+        if not isinstance(arg, TensorList):
+            return NotModelled("its lists of tensors are not recorded")
+        if arg.tensors is None:
+            return NotModelled("its lists' sizes are not recorded (PyTorch records a list of at most 30 tensors)")
+        lists.append(arg.tensors)
+    return lists
+
+
+def fused_adam(x: OpInputs, hint: str | None) -> Work | NotModelled:
+    """``_fused_adam_/_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, ...)``: parameters,
+    gradients and both moments read, parameters and moments written (the max moments too under amsgrad)."""
+    lists = _lists(x, 5)
+    if isinstance(lists, NotModelled):
+        return lists
+    params, grads, avgs, sqs, maxes = lists
+    numel = sum(t.numel for t in params)
+    dtype = next((t.dtype for t in params if t.dtype), None) or hint
+    reads = _total(*[_nb(t, hint) for t in (*params, *grads, *avgs, *sqs, *maxes)])
+    written = _total(*[_nb(t, hint) for t in (*params, *avgs, *sqs, *maxes)])
+    return Work(OPTIMIZER, PER_ELEMENT["adam"] * numel, _total(reads, written), dtype, f"{len(params)} tensors, {numel} elements",
+                written=written)
+
+
+def foreach(x: OpInputs, hint: str | None) -> Work | NotModelled:
+    """``_foreach_<op>_(self, other or scalar...)`` in place: each list read, the first written; one FLOP an element."""
+    lists = [a for a in x.args if isinstance(a, TensorList)]
+    if not lists or any(a.tensors is None for a in lists):
+        return NotModelled("its lists' sizes are not recorded (PyTorch records a list of at most 30 tensors)")
+    first = lists[0].tensors
+    numel = sum(t.numel for t in first)
+    dtype = next((t.dtype for t in first if t.dtype), None) or hint
+    written = _total(*[_nb(t, hint) for t in first])
+    reads = _total(*[_nb(t, hint) for a in lists for t in a.tensors])
+    return Work(ELEMENTWISE, numel, _total(reads, written), dtype, f"{len(first)} tensors, {numel} elements", written=written)
+
+
 def dropout(x: OpInputs, hint: str | None) -> Work | NotModelled:
     """``native_dropout(input, p, train)``: the output and a bool mask written."""
     inp = x.tensor(0)
@@ -686,6 +728,9 @@ def _registry() -> dict:
         "aten::embedding": embedding, "aten::embedding_dense_backward": embedding_dense_backward, "aten::native_dropout": dropout,
         "aten::index_select": index_select, "aten::gather": gather, "aten::cat": cat, "aten::stack": cat,
         "aten::nll_loss_forward": nll_loss_forward, "aten::nll_loss_backward": nll_loss_backward,
+        "aten::_fused_adam_": fused_adam, "aten::_fused_adamw_": fused_adam,
+        **{f"aten::_foreach_{op}_": foreach for op in ("add", "sub", "mul", "div", "lerp", "addcmul", "addcdiv", "sqrt", "neg", "zero",
+                                                        "copy", "maximum", "clamp_min", "clamp_max")},
     }
     for op in _UNARY + _BINARY:
         for name in (op, op.rstrip("_") + "_") if not op.endswith("_") else (op,):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import orjson
 
@@ -36,6 +35,8 @@ DTYPES = {
     "c10::complex<c10::Half>": ("complex32", 4),
 }
 BYTES = {name: size for name, size in DTYPES.values()}
+# Elements of a size but no type: what a kernel's name says of a copy's elements (PyTorch's OpaqueType<N>).
+BYTES.update({f"{n}-byte": n for n in (1, 2, 4, 8, 16)})
 # c10::ScalarType's numbers (a dtype argument's value in "Concrete Inputs": aten::to(x, 15) is bf16).
 SCALAR_TYPES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "fp16", 6: "fp32", 7: "fp64", 8: "complex32", 9: "complex64",
                 10: "complex128", 11: "bool", 15: "bf16", 23: "fp8_e5m2", 24: "fp8_e4m3", 25: "fp8_e5m2", 26: "fp8_e4m3"}
@@ -197,7 +198,6 @@ def _sizes_arg(dims):
     return _tensor(dims, None, None)
 
 
-@lru_cache(maxsize=65536)
 def parse(text: str | None) -> OpInputs | None:
     """The inputs of an op's ``shapes`` text; None for none recorded, or a text not of that layout."""
     if not text:

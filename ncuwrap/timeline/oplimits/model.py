@@ -37,6 +37,7 @@ class OpRow:
     peak_bytes_per_s: float | None
     share_pct: float  # of the steady steps' time
     rows: np.ndarray = field(repr=False, compare=False, default=None)  # its kernels' rows in data.kernels
+    ns: np.ndarray = field(repr=False, compare=False, default=None)  # their durations, in the same order
 
     @property
     def achieved_flops(self) -> float:
@@ -112,7 +113,7 @@ class Chain:
     bytes: int
     fused_bytes: int
     rows: np.ndarray = field(repr=False, compare=False, default=None)  # its kernels' rows in data.kernels, in launch order
-    heads: np.ndarray = field(repr=False, compare=False, default=None)  # per step's instance of the chain, its first kernel's row
+    ns: np.ndarray = field(repr=False, compare=False, default=None)  # their durations, in the same order
 
     @property
     def bytes_per_s(self) -> float:

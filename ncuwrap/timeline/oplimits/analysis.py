@@ -1,0 +1,221 @@
+"""Each op's kernels over the steady steps, its counted work, and the unit it runs on: :func:`measure` makes
+the :class:`~ncuwrap.timeline.oplimits.model.OpLimits` of a capture.
+
+- **Which op a kernel is**: the innermost op enclosing its launch on the launching thread
+  (:func:`ncuwrap.timeline.launched_from.op_rows`); a backward op keeps the forward op its autograd node was
+  made by (the sequence number pairs them), shown beside it. Kernels launched outside any op, or replayed
+  from a CUDA graph, are counted as not modelled.
+- **Which ops are one row**: the same op name with the same recorded inputs (and forward op): their calls
+  over the steady steps are summed, work and kernel time.
+- **Which dtype**: the one recorded (a PyTorch profiler trace); with nsys's sizes alone, the one the op's
+  kernels' names say (:func:`kernel_dtype`: cuBLAS/cuDNN/CUTLASS precision tokens, PyTorch's template
+  arguments), else unknown.
+- **Which unit**: a matrix product, convolution or attention runs on the tensor cores of its dtype
+  (BF16, FP16, FP8); in FP32 it runs on the CUDA cores unless TF32 is seen: a kernel's name says tf32, a
+  convolution was allowed TF32 (``allow_tf32=True``, cuDNN's default) and no kernel's name says plain FP32,
+  or the op runs faster than the FP32 peak (no CUDA-core kernel can). The memory-bound ops' arithmetic is
+  compared with the FP32 CUDA cores, their bytes with HBM.
+- **Chains** (for fusion): runs of memory-bound modelled ops launched one after another within a step,
+  no other kernel between them (:class:`~ncuwrap.timeline.oplimits.model.Chain`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ncuwrap.core import peaks as peak_units
+from ncuwrap.timeline.launched_from import is_backward, op_rows
+from ncuwrap.timeline.oplimits import counts
+from ncuwrap.timeline.oplimits.inputs import parse
+from ncuwrap.timeline.oplimits.model import Chain, OpLimits, OpRow, Unmodelled
+from ncuwrap.timeline.steps import api_starts, categories_of, launch_time
+
+_UNIT_OF_DTYPE = {"bf16": peak_units.BF16_TENSOR, "fp16": peak_units.FP16_TENSOR, "fp8_e4m3": peak_units.FP8_TENSOR,
+                  "fp8_e5m2": peak_units.FP8_TENSOR}
+# Precision in a kernel's name, strongest evidence first: cuBLAS/cuDNN/CUTLASS tokens, then PyTorch's template
+# arguments (a bf16 reduce kernel names float too, its accumulator).
+_NAME_DTYPES = (
+    ("fp8_e4m3", re.compile(r"e4m3|e5m2|fp8|_qqt", re.I)),
+    ("bf16", re.compile(r"bf16|bfloat16|c10::BFloat16", re.I)),
+    ("fp16", re.compile(r"f16f16|fp16|hgemm|h1688|h16816|c10::Half|__half\b", re.I)),
+    ("tf32", re.compile(r"tf32", re.I)),
+    ("fp32", re.compile(r"sgemm|f32f32_f32f32|<float\b|\(float\)|\bfloat,|\bfloat>", re.I)),
+    ("fp64", re.compile(r"dgemm|<double\b|\bdouble,|\bdouble>", re.I)),
+    *((f"{n}-byte", re.compile(rf"OpaqueType<{n}u?>")) for n in (1, 2, 4, 8, 16)),
+)
+_PLAIN_FP32 = re.compile(r"sgemm|f32f32_f32f32", re.I)  # a CUDA-core FP32 GEMM, by its name
+
+
+def kernel_dtype(name: str) -> str | None:
+    """The precision a kernel's name says ("tf32" for a TF32 tensor-core kernel; "2-byte" where it says only the size of
+    its elements, PyTorch's OpaqueType<2>), None where it says none."""
+    return next((dtype for dtype, pattern in _NAME_DTYPES if pattern.search(name)), None)
+
+
+def _shown(name: str) -> str:
+    return name if len(name) <= 60 else name[:57] + "..."
+
+
+def unit_of(work: counts.Work, kernel_names: list[str], time_ns: int, peaks: peak_units.Peaks, dtype_how: str) -> tuple[str | None, str]:
+    """The compute unit ``work`` runs on, and how that is known."""
+    if work.kind not in counts.TENSOR_KINDS:
+        return peak_units.FP32, "a memory-bound op: its arithmetic runs on the CUDA cores"
+    dtype = work.dtype
+    if dtype in _UNIT_OF_DTYPE:
+        return _UNIT_OF_DTYPE[dtype], f"{dtype} inputs ({dtype_how})"
+    if dtype == "fp64":
+        return None, "fp64: no FP64 peak is in the table"
+    if dtype != "fp32":
+        return None, "its dtype is unknown" if dtype is None else f"{dtype}: no peak is in the table"
+    said = [n for n in kernel_names if kernel_dtype(n) == "tf32"]
+    if said:
+        return peak_units.TF32_TENSOR, f"fp32 inputs, and the kernel's name says tf32 ({_shown(said[0])})"
+    plain = [n for n in kernel_names if _PLAIN_FP32.search(n)]
+    if work.allow_tf32 and not plain:
+        return peak_units.TF32_TENSOR, "fp32 inputs, and the op allowed TF32 (allow_tf32=True)"
+    fp32 = peaks.of(peak_units.FP32)
+    if fp32 and time_ns and work.flop / (time_ns * 1e-9) > fp32:
+        return peak_units.TF32_TENSOR, "fp32 inputs at more FLOP/s than the FP32 CUDA cores' peak: only TF32 tensor cores run that fast"
+    if plain:
+        return peak_units.FP32, f"fp32 inputs, and the kernel's name says plain FP32 ({_shown(plain[0])})"
+    return peak_units.FP32, "fp32 inputs; no kernel's name says tf32 and the rate is within the FP32 CUDA cores' peak"
+
+
+def _hint(names: list[str], weights: list[int]) -> str | None:
+    """The dtype most of a group's kernel time says (TF32 kernels take fp32 inputs)."""
+    said: dict[str, int] = {}
+    for name, w in zip(names, weights):
+        dtype = kernel_dtype(name)
+        if dtype is not None:
+            dtype = "fp32" if dtype == "tf32" else dtype
+            said[dtype] = said.get(dtype, 0) + w
+    return max(sorted(said), key=lambda d: said[d]) if said else None
+
+
+def measure(data, steps) -> OpLimits | None:
+    """The op limits of ``data`` (a read capture) over its steady ``steps`` (ncuwrap.timeline.steps.Steps); None
+    without steps or without recorded shapes."""
+    ops = data.ops
+    if steps is None or ops is None or "shapes" not in ops or not (ops["shapes"].codes >= 0).any():
+        return None
+    kernels = data.kernels
+    launched = launch_time(kernels, api_starts(data))
+    lo, hi = steps.steady_launch_span
+    window = np.flatnonzero((launched >= lo) & (launched < hi))
+    if not window.size:
+        return None
+    k = kernels.rows(window)
+    dur = np.asarray(k["end"], dtype=np.int64) - np.asarray(k["start"], dtype=np.int64)
+    traced = op_rows(data, k)
+    names = categories_of(ops["name"])
+    shapes = ops["shapes"]
+    op = traced.op
+    has = op >= 0
+    name_code = np.where(has, names.codes[np.clip(op, 0, None)], -1)
+    shape_code = np.where(has, shapes.codes[np.clip(op, 0, None)], -1)
+    fwd = traced.forward_op
+    fwd_code = np.where(fwd >= 0, names.codes[np.clip(fwd, 0, None)], -1)
+    keys = np.stack([name_code, shape_code, fwd_code], axis=1)
+    groups, group = np.unique(keys, axis=0, return_inverse=True)
+    group = group.ravel()
+    order = np.argsort(group, kind="stable")
+    bounds = np.searchsorted(group[order], np.arange(groups.shape[0] + 1))
+    kernel_names = categories_of(k["demangled"])
+    peaks = peak_units.peaks(data.gpu if data.gpu is not None else peak_units.DeviceFacts(name=data.device))
+    steady = steps.steady
+    step_total = sum(r.period_ns for r in steady)
+    full = None
+
+    rows, unmodelled, work_of = [], {}, {}
+    for g in range(groups.shape[0]):
+        members = order[bounds[g]:bounds[g + 1]]
+        name_c, shape_c, fwd_c = (int(v) for v in groups[g])
+        time_ns = int(dur[members].sum())
+        calls = int(np.unique(op[members]).size) if name_c >= 0 else 0
+        if name_c < 0:
+            why = "replayed from a CUDA graph, or its launch is not traced: no op is known" if (traced.call[members] < 0).any() \
+                else "launched outside any PyTorch op"
+            _add(unmodelled, "(no op)", why, calls, members.size, time_ns)
+            continue
+        name = str(names.categories[name_c])
+        text = shapes.categories[shape_c] if shape_c >= 0 else None
+        inputs = parse(text)
+        full = full or (inputs is not None and inputs.full)
+        codes, weights = np.unique(kernel_names.codes[members], return_inverse=True)
+        weight = np.bincount(weights.ravel(), weights=dur[members]).astype(np.int64)
+        k_names = [str(kernel_names.categories[c]) for c in codes.tolist()]
+        hint = _hint(k_names, weight.tolist())  # for tensors whose dtype is not recorded (nsys; a list's in any trace)
+        work = counts.count(name, inputs, hint)
+        if work is None or isinstance(work, counts.NotModelled):
+            if work is None:
+                why = f"launched by autograd's {name} outside any op" if is_backward(name) else "not modelled: no formula for this op"
+            else:
+                why = work.reason
+            _add(unmodelled, name, why, calls, members.size, time_ns)
+            continue
+        dtype_how = ("recorded" if inputs.full and work.dtype != hint else "the kernels' names") if work.dtype else "unknown"
+        unit, unit_how = unit_of(work, k_names, time_ns, peaks, dtype_how)
+        row = OpRow(op=name, shapes=work.shapes, kind=work.kind, dtype=work.dtype, dtype_how=dtype_how,
+                    forward_op=str(names.categories[fwd_c]) if fwd_c >= 0 else None, calls=calls, kernels=int(members.size),
+                    time_ns=time_ns, flop=work.flop * calls, bytes=work.bytes * calls if work.bytes is not None else None,
+                    unit=unit, unit_how=unit_how, peak_flops=peaks.of(unit) if unit else None, peak_bytes_per_s=peaks.dram_bytes_per_s,
+                    share_pct=100.0 * time_ns / step_total if step_total else 0.0, rows=window[members], ns=dur[members])
+        rows.append(row)
+        work_of[g] = work
+    rows.sort(key=lambda r: (-r.time_ns, r.op, r.shapes))
+    gone = sorted(unmodelled.values(), key=lambda u: (-u["time_ns"], u["op"], u["reason"]))
+    unmodelled_rows = tuple(Unmodelled(op=u["op"], reason=u["reason"], calls=u["calls"], kernels=u["kernels"], time_ns=u["time_ns"],
+                                       share_pct=100.0 * u["time_ns"] / step_total if step_total else 0.0) for u in gone)
+    tf32 = next((r.unit_how for r in rows if r.unit == peak_units.TF32_TENSOR), None)
+    chains = _chains(window, launched[window], dur, group, op, work_of, steady)
+    shapes_from = ("the PyTorch profiler trace (record_shapes: sizes, dtypes, strides, values)" if full
+                   else "nsys's op ranges (autograd-shapes-nvtx: sizes only; dtypes from the kernels' names)")
+    return OpLimits(steps=len(steady), step_ns=steps.mean_period_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
+                    unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32)
+
+
+def _add(table: dict, op: str, reason: str, calls: int, kernels: int, time_ns: int) -> None:
+    entry = table.setdefault((op, reason), {"op": op, "reason": reason, "calls": 0, "kernels": 0, "time_ns": 0})
+    entry["calls"] += calls
+    entry["kernels"] += kernels
+    entry["time_ns"] += time_ns
+
+
+def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np.ndarray, op: np.ndarray, work_of: dict,
+            steady) -> tuple[Chain, ...]:
+    """Runs of memory-bound modelled op calls launched one after another, within a step (at least two calls)."""
+    order = np.lexsort((window, launched))
+    starts = np.array([r.start_ns for r in steady], dtype=np.int64)
+    step = np.searchsorted(starts, launched, side="right") - 1
+    out = []
+    run: list[int] = []
+
+    def close():
+        calls = list(dict.fromkeys(int(op[i]) for i in run))
+        if len(calls) >= 2:
+            first = work_of[int(group[run[0]])]
+            last = work_of[int(group[run[-1]])]
+            members = np.array(run, dtype=np.int64)
+            # Each call's bytes once, though it may run several kernels.
+            seen, total = set(), 0
+            for i in run:
+                if int(op[i]) not in seen:
+                    seen.add(int(op[i]))
+                    total += work_of[int(group[i])].bytes
+            out.append(Chain(ops=len(calls), kernels=len(run), time_ns=int(dur[members].sum()), bytes=total,
+                             fused_bytes=first.read + last.written, rows=window[members], ns=dur[members]))
+        run.clear()
+
+    previous_step = None
+    for i in order.tolist():
+        work = work_of.get(int(group[i]))
+        fusable = work is not None and work.kind in counts.MEMORY_KINDS and work.bytes is not None and work.written is not None
+        if not fusable or step[i] != previous_step:
+            close()
+        previous_step = step[i]
+        if fusable:
+            run.append(i)
+    close()
+    return tuple(out)
