@@ -21,13 +21,14 @@ the :class:`~ncuwrap.timeline.oplimits.model.OpLimits` of a capture.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
 
 from ncuwrap.core import peaks as peak_units
 from ncuwrap.timeline.launched_from import is_backward, op_rows
-from ncuwrap.timeline.oplimits import counts
+from ncuwrap.timeline.oplimits import counts, remedies
 from ncuwrap.timeline.oplimits.inputs import parse
 from ncuwrap.timeline.oplimits.model import Chain, OpLimits, OpRow, Unmodelled
 from ncuwrap.timeline.steps import api_starts, categories_of, launch_time
@@ -150,12 +151,13 @@ def measure(data, steps) -> OpLimits | None:
         work = counts.count(name, inputs, hint)
         if work is None or isinstance(work, counts.NotModelled):
             if work is None:
-                why = f"launched by autograd's {name} outside any op" if is_backward(name) else "not modelled: no formula for this op"
+                why = f"launched by autograd's {name} outside any op" if is_backward(name) else "no formula for this op"
             else:
                 why = work.reason
             _add(unmodelled, name, why, calls, members.size, time_ns)
             continue
-        dtype_how = ("recorded" if inputs.full and work.dtype != hint else "the kernels' names") if work.dtype else "unknown"
+        recorded = work.dtype is not None and inputs.full and all(t.dtype for t in inputs.tensors())
+        dtype_how = "recorded" if recorded else "the kernels' names" if work.dtype is not None else "unknown"
         unit, unit_how = unit_of(work, k_names, time_ns, peaks, dtype_how)
         row = OpRow(op=name, shapes=work.shapes, kind=work.kind, dtype=work.dtype, dtype_how=dtype_how,
                     forward_op=str(names.categories[fwd_c]) if fwd_c >= 0 else None, calls=calls, kernels=int(members.size),
@@ -172,8 +174,10 @@ def measure(data, steps) -> OpLimits | None:
     chains = _chains(window, launched[window], dur, group, op, work_of, steady)
     shapes_from = ("the PyTorch profiler trace (record_shapes: sizes, dtypes, strides, values)" if full
                    else "nsys's op ranges (autograd-shapes-nvtx: sizes only; dtypes from the kernels' names)")
-    return OpLimits(steps=len(steady), step_ns=steps.mean_period_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
-                    unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32)
+    limits = OpLimits(steps=len(steady), step_ns=steps.mean_period_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
+                      unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32)
+    predicted = (remedies.predict(limits, remedy) for remedy in remedies.REMEDIES)
+    return dataclasses.replace(limits, predictions=tuple(p for p in predicted if p is not None))
 
 
 def _add(table: dict, op: str, reason: str, calls: int, kernels: int, time_ns: int) -> None:

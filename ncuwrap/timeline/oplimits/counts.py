@@ -348,7 +348,7 @@ def _pairs(lq: int, lk: int, causal: bool) -> int:
 def _attention(q: Tensor, k: Tensor, v: Tensor, causal: bool | None, *, heads_first: bool, backward: bool, extra: list,
                hint: str | None) -> Work | NotModelled:
     if causal is None:
-        return NotModelled("whether its mask is causal is not recorded (nsys records sizes only)")
+        return NotModelled("whether its mask is causal is not recorded")
     if len(q.dims) != 4 or len(k.dims) != 4 or len(v.dims) != 4:
         return NotModelled(f"sizes {_x(q.dims)}, {_x(k.dims)}, {_x(v.dims)} are not 4-d attention inputs")
     if heads_first:
@@ -390,6 +390,8 @@ def _sdpa(q: int, causal: int, *, heads_first: bool, backward: bool, extra: tupl
             flag = mask_type == 1
         else:
             flag = _causal(x, causal)
+        if flag is None and not x.full:
+            return NotModelled("whether its mask is causal is not recorded (nsys records sizes only)")
         return _attention(*t, flag, heads_first=heads_first, backward=backward, extra=[x.tensor(i) for i in extra], hint=hint)
 
     return count
@@ -653,10 +655,14 @@ def _lists(x: OpInputs, count: int) -> list[tuple[Tensor, ...]] | NotModelled:
 def fused_adam(x: OpInputs, hint: str | None) -> Work | NotModelled:
     """``_fused_adam_/_fused_adamw_(self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, ...)``: parameters,
     gradients and both moments read, parameters and moments written (the max moments too under amsgrad)."""
-    lists = _lists(x, 5)
+    amsgrad = x.value(11).boolean() if x.value(11) is not None else None
+    if amsgrad is None:
+        return NotModelled("whether it keeps max moments (amsgrad) is not recorded")
+    lists = _lists(x, 5 if amsgrad else 4)
     if isinstance(lists, NotModelled):
         return lists
-    params, grads, avgs, sqs, maxes = lists
+    params, grads, avgs, sqs = lists[:4]
+    maxes = lists[4] if amsgrad else ()
     numel = sum(t.numel for t in params)
     dtype = next((t.dtype for t in params if t.dtype), None) or hint
     reads = _total(*[_nb(t, hint) for t in (*params, *grads, *avgs, *sqs, *maxes)])

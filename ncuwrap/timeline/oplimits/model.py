@@ -14,6 +14,8 @@ import numpy as np
 from ncuwrap.core.numbers import clean
 from ncuwrap.core.peaks import HBM, UNIT_LABELS, Peaks
 
+TOP_OPS = 12  # the ops a report's table shows, most time first (the JSON has them all)
+
 
 @dataclass(frozen=True)
 class OpRow:
@@ -121,6 +123,25 @@ class Chain:
 
 
 @dataclass(frozen=True)
+class Prediction:
+    """A remedy's mean steady step, without a replay: the measured mean step less the kernel time it saves a step."""
+
+    remedy: str
+    measured_step_ns: float
+    step_ns: float
+    kernels_edited: int
+    assumes: str
+
+    @property
+    def speedup(self) -> float:
+        return self.measured_step_ns / self.step_ns if self.step_ns > 0 else 0.0
+
+    def to_json(self) -> dict:
+        return {"remedy": self.remedy, "step_ns": clean(self.step_ns), "speedup": clean(self.speedup), "kernels_edited": self.kernels_edited,
+                "assumes": self.assumes}
+
+
+@dataclass(frozen=True)
 class OpLimits:
     """Each op's distance from its limit over the steady steps, and the step's totals."""
 
@@ -133,6 +154,7 @@ class OpLimits:
     kernel_ns: int  # every kernel's time in the steady steps
     chains: tuple[Chain, ...] = ()
     tf32: str | None = None  # how TF32 is known to be on for FP32 matrix products (None: nowhere seen)
+    predictions: tuple[Prediction, ...] = ()  # each remedy's mean steady step, without a replay (ncuwrap.timeline.oplimits.remedies)
 
     # -- the step's totals -----------------------------------------------------------------------
     @property
@@ -196,6 +218,20 @@ class OpLimits:
         """The modelled ops' share of the kernels' time."""
         return 100.0 * self.modelled_ns / self.kernel_ns if self.kernel_ns else 0.0
 
+    def top(self, n: int = TOP_OPS) -> tuple[OpRow, ...]:
+        """The ``n`` ops with the most time."""
+        return self.rows[:n]
+
+    def rest(self, n: int = TOP_OPS) -> tuple[int, float]:
+        """How many modelled ops :meth:`top` leaves out, and their share of the steady steps' time."""
+        left = self.rows[n:]
+        return len(left), sum(r.share_pct for r in left)
+
+    @property
+    def unmodelled_pct(self) -> float:
+        """The not-modelled ops' (and kernels outside any op's) share of the steady steps' time."""
+        return sum(u.share_pct for u in self.unmodelled)
+
     def to_json(self) -> dict:
         unit = self.dtype_unit
         return {
@@ -207,6 +243,7 @@ class OpLimits:
             "peaks": self.peaks.to_json(),
             "ops": [r.to_json() for r in self.rows],
             "not_modelled": [u.to_json() for u in self.unmodelled],
+            "remedies": [p.to_json() for p in self.predictions],
             "chains": {"count": len(self.chains), "bytes": sum(c.bytes for c in self.chains), "fused_bytes": sum(c.fused_bytes for c in self.chains),
                        "time_ns": sum(c.time_ns for c in self.chains)},
         }

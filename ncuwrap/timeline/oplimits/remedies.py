@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ncuwrap.core import peaks as peak_units
-from ncuwrap.core.numbers import clean
 from ncuwrap.timeline.oplimits import counts
-from ncuwrap.timeline.oplimits.model import OpLimits
+from ncuwrap.timeline.oplimits.model import OpLimits, Prediction
 
 LOWER_PRECISION = "lower_precision"
 FUSION = "fusion"
@@ -63,28 +62,11 @@ class Edits:
         return int(self.rows.size)
 
 
-@dataclass(frozen=True)
-class Prediction:
-    """A remedy's mean steady step, without a replay: the measured mean step less the kernel time it saves a step."""
-
-    remedy: str
-    measured_step_ns: float
-    step_ns: float
-    kernels_edited: int
-    assumes: str
-
-    @property
-    def speedup(self) -> float:
-        return self.measured_step_ns / self.step_ns if self.step_ns > 0 else 0.0
-
-    def to_json(self) -> dict:
-        return {"remedy": self.remedy, "step_ns": clean(self.step_ns), "speedup": clean(self.speedup), "kernels_edited": self.kernels_edited,
-                "assumes": self.assumes}
-
-
 def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
     bf16 = limits.peaks.of(peak_units.BF16_TENSOR)
     rows, new, old = [], [], []
+    if not any(r.kind in counts.TENSOR_KINDS and r.unit in _LOWERED for r in limits.rows):
+        return _edits(LOWER_PRECISION, rows, new, old, "no matrix product, convolution or attention runs in FP32 or TF32: nothing to lower")
     for r in limits.rows:
         if r.kind in counts.TENSOR_KINDS and r.unit in _LOWERED and bf16 and r.peak_flops and r.time_ns:
             fraction = r.achieved_flops / r.peak_flops if efficiency is None else efficiency
