@@ -5,6 +5,7 @@ minimum, the per-op table, what is not modelled, the peaks and the remedies' pre
 from __future__ import annotations
 
 from ncuwrap.core.peaks import HBM, UNIT_LABELS
+from ncuwrap.timeline.oplimits.model import WINDOW
 from ncuwrap.render.phrasing import duration, percent, si
 
 COLUMNS = ("op", "shapes", "calls", "time", "share", "FLOP", "bytes", "achieved", "limit", "of limit")
@@ -14,7 +15,13 @@ DROP = (("FLOP", "bytes"), ("calls",), ("time",))
 
 
 def title(limits) -> str:
+    if limits.scope == WINDOW:
+        return "Ops against their limits (the whole window: no steps)"
     return f"Ops against their limits ({limits.steps} steady step{'s' if limits.steps != 1 else ''})"
+
+
+def _a_step(limits) -> str:
+    return "in the window" if limits.scope == WINDOW else "a step"
 
 
 def shapes_line(limits) -> str:
@@ -24,7 +31,8 @@ def shapes_line(limits) -> str:
 def step_line(limits) -> str:
     """'8.74 TFLOP a step in 30.60 ms: 285 TFLOP/s, 26.7% of the BF16 tensor cores' peak (1.07 PFLOP/s), the unit most
     of the step's FLOPs run on (MFU)'."""
-    head = f"{si(limits.step_flop, 'FLOP')} a step in {duration(limits.step_ns)}: {si(limits.achieved_flops, 'FLOP/s')}"
+    head = (f"{si(limits.step_flop, 'FLOP')} {_a_step(limits)} in {duration(limits.step_ns)}: {si(limits.achieved_flops, 'FLOP/s')}"
+            if limits.scope != WINDOW else f"{si(limits.step_flop, 'FLOP')} in {duration(limits.step_ns)}: {si(limits.achieved_flops, 'FLOP/s')}")
     unit = limits.dtype_unit
     if unit is None:
         return f"{head}; no peak is known for the unit most of its FLOPs run on"
@@ -34,11 +42,12 @@ def step_line(limits) -> str:
 
 def bytes_line(limits) -> str:
     moved, fused = limits.step_bytes, limits.step_min_bytes
-    if moved is None:
-        return "unknown: an op's dtype is neither recorded nor said by its kernels' names"
-    text = f"the modelled ops move at least {si(moved, 'B')} a step, each op on its own"
+    text = f"the modelled ops move at least {si(moved, 'B')} {_a_step(limits)}, each op on its own"
     if limits.chains:
         text += f"; with each run of memory-bound ops fused into one pass, at least {si(fused, 'B')}"
+    if limits.bytes_unknown_pct:
+        text += (f"; the bytes of ops taking {percent(limits.bytes_unknown_pct)} of the steps are unknown (a dtype neither recorded "
+                 "nor named by their kernels) and not in these sums")
     return text
 
 
@@ -93,4 +102,4 @@ def unit_lines(limits) -> list[str]:
 
 def remedy_lines(limits) -> list[tuple[str, str]]:
     """(label, text) per remedy's predicted step, without a replay."""
-    return [(f"{p.remedy}:", f"{duration(p.step_ns)} a step, {p.speedup:.2f}x; assumes {p.assumes}") for p in limits.predictions]
+    return [(f"{p.remedy}:", f"{duration(p.step_ns)} {_a_step(limits)}, {p.speedup:.2f}x; assumes {p.assumes}") for p in limits.predictions]

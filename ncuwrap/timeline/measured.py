@@ -63,6 +63,9 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
         # Without steps, the rules' step_* values are unknown and say why (NO_STEPS); the window runs from the
         # first GPU work to the last, so that start-up (imports, CUDA's initialisation) is not averaged in.
         analysed = analyze_active(data)
+        limits = op_limits.measure(data, None)
+        if limits is not None:
+            analysed = dataclasses.replace(analysed, op_limits=limits)
         if found is not None:
             notes.append(f"{found.count} steps ('{found.name}') launched no kernel: judged without steps")
         if analysed.scope == "active":

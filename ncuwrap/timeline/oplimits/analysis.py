@@ -27,11 +27,11 @@ import re
 import numpy as np
 
 from ncuwrap.core import peaks as peak_units
-from ncuwrap.timeline.launched_from import is_backward, op_rows
+from ncuwrap.timeline.launched_from import enclosing, is_backward, op_rows
 from ncuwrap.timeline.oplimits import counts, remedies
 from ncuwrap.timeline.oplimits.inputs import parse
-from ncuwrap.timeline.oplimits.model import Chain, OpLimits, OpRow, Unmodelled
-from ncuwrap.timeline.steps import api_starts, categories_of, launch_time
+from ncuwrap.timeline.oplimits.model import STEADY, WINDOW, Chain, OpLimits, OpRow, Unmodelled
+from ncuwrap.timeline.steps import active_window, api_starts, categories_of, launch_time
 
 _UNIT_OF_DTYPE = {"bf16": peak_units.BF16_TENSOR, "fp16": peak_units.FP16_TENSOR, "fp8_e4m3": peak_units.FP8_TENSOR,
                   "fp8_e5m2": peak_units.FP8_TENSOR}
@@ -44,14 +44,32 @@ _NAME_DTYPES = (
     ("tf32", re.compile(r"tf32", re.I)),
     ("fp32", re.compile(r"sgemm|f32f32_f32f32|<float\b|\(float\)|\bfloat,|\bfloat>", re.I)),
     ("fp64", re.compile(r"dgemm|<double\b|\bdouble,|\bdouble>", re.I)),
-    *((f"{n}-byte", re.compile(rf"OpaqueType<{n}u?>")) for n in (1, 2, 4, 8, 16)),
+    *((f"{n}-byte", re.compile(rf"OpaqueType<(?:\(unsigned int\))?{n}u?>")) for n in (1, 2, 4, 8, 16)),
 )
-_PLAIN_FP32 = re.compile(r"sgemm|f32f32_f32f32", re.I)  # a CUDA-core FP32 GEMM, by its name
+_PLAIN_FP32 = re.compile(r"sgemm|f32f32_f32f32|_ffma_", re.I)  # a CUDA-core FP32 GEMM, by its name
+# cuBLAS's nvjet kernels name their types in one word after the architecture: A and B, compute, D ("tst": bf16 in,
+# fp32 compute, bf16 out) or A, B, C, compute, D ("qqtst": fp8 e4m3 A and B, bf16 C and D). The letters read here
+# are those the H200 captures show with their dtypes recorded (tests/data/h200_ncuwrap/op_limits).
+_NVJET = re.compile(r"^nvjet_(?:sm\d+_)?([a-z]{3}|[a-z]{5})_")
+_NVJET_TYPES = {"t": "bf16", "q": "fp8_e4m3", "s": "fp32"}
+
+
+def gemm_types(name: str) -> tuple[str, str] | None:
+    """(input dtype, output dtype) of a cuBLAS nvjet kernel by its name; None for another kernel or letters not read here."""
+    found = _NVJET.match(name)
+    if found is None:
+        return None
+    word = found.group(1)
+    a, d = _NVJET_TYPES.get(word[0]), _NVJET_TYPES.get(word[-1])
+    return (a, d) if a and d else None
 
 
 def kernel_dtype(name: str) -> str | None:
     """The precision a kernel's name says ("tf32" for a TF32 tensor-core kernel; "2-byte" where it says only the size of
     its elements, PyTorch's OpaqueType<2>), None where it says none."""
+    types = gemm_types(name)
+    if types is not None:
+        return types[0]
     return next((dtype for dtype, pattern in _NAME_DTYPES if pattern.search(name)), None)
 
 
@@ -96,14 +114,26 @@ def _hint(names: list[str], weights: list[int]) -> str | None:
 
 
 def measure(data, steps) -> OpLimits | None:
-    """The op limits of ``data`` (a read capture) over its steady ``steps`` (ncuwrap.timeline.steps.Steps); None
-    without steps or without recorded shapes."""
+    """The op limits of ``data`` (a read capture) over its steady ``steps`` (ncuwrap.timeline.steps.Steps), or
+    without steps over the window from the first GPU work's launch to the last one's end (one "step"); None
+    without recorded shapes."""
     ops = data.ops
-    if steps is None or ops is None or "shapes" not in ops or not (ops["shapes"].codes >= 0).any():
+    if ops is None or "shapes" not in ops or not (ops["shapes"].codes >= 0).any():
         return None
     kernels = data.kernels
     launched = launch_time(kernels, api_starts(data))
-    lo, hi = steps.steady_launch_span
+    if steps is not None:
+        lo, hi = steps.steady_launch_span
+        starts = np.array([r.start_ns for r in steps.steady], dtype=np.int64)
+        count, step_ns, scope = len(steps.steady), steps.mean_period_ns, STEADY
+    else:
+        span = active_window(data)
+        if span is None:
+            return None
+        lo, hi = span[0], span[1] + 1
+        starts = np.array([lo], dtype=np.int64)
+        count, step_ns, scope = 1, float(span[1] - span[0]), WINDOW
+    step_total = count * step_ns
     window = np.flatnonzero((launched >= lo) & (launched < hi))
     if not window.size:
         return None
@@ -125,8 +155,6 @@ def measure(data, steps) -> OpLimits | None:
     bounds = np.searchsorted(group[order], np.arange(groups.shape[0] + 1))
     kernel_names = categories_of(k["demangled"])
     peaks = peak_units.peaks(data.gpu if data.gpu is not None else peak_units.DeviceFacts(name=data.device))
-    steady = steps.steady
-    step_total = sum(r.period_ns for r in steady)
     full = None
 
     rows, unmodelled, work_of = [], {}, {}
@@ -148,7 +176,8 @@ def measure(data, steps) -> OpLimits | None:
         weight = np.bincount(weights.ravel(), weights=dur[members]).astype(np.int64)
         k_names = [str(kernel_names.categories[c]) for c in codes.tolist()]
         hint = _hint(k_names, weight.tolist())  # for tensors whose dtype is not recorded (nsys; a list's in any trace)
-        work = counts.count(name, inputs, hint)
+        facts = _facts(name, inputs, k_names, data, int(op[members[0]]), int(fwd[members[0]]))
+        work = counts.count(name, inputs, hint, facts)
         if work is None or isinstance(work, counts.NotModelled):
             if work is None:
                 why = f"launched by autograd's {name} outside any op" if is_backward(name) else "no formula for this op"
@@ -171,13 +200,56 @@ def measure(data, steps) -> OpLimits | None:
     unmodelled_rows = tuple(Unmodelled(op=u["op"], reason=u["reason"], calls=u["calls"], kernels=u["kernels"], time_ns=u["time_ns"],
                                        share_pct=100.0 * u["time_ns"] / step_total if step_total else 0.0) for u in gone)
     tf32 = next((r.unit_how for r in rows if r.unit == peak_units.TF32_TENSOR), None)
-    chains = _chains(window, launched[window], dur, group, op, work_of, steady)
+    chains = _chains(window, launched[window], dur, group, op, work_of, starts)
     shapes_from = ("the PyTorch profiler trace (record_shapes: sizes, dtypes, strides, values)" if full
                    else "nsys's op ranges (autograd-shapes-nvtx: sizes only; dtypes from the kernels' names)")
-    limits = OpLimits(steps=len(steady), step_ns=steps.mean_period_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
-                      unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32)
+    limits = OpLimits(steps=count, step_ns=step_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
+                      unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32, scope=scope)
     predicted = (remedies.predict(limits, remedy) for remedy in remedies.REMEDIES)
     return dataclasses.replace(limits, predictions=tuple(p for p in predicted if p is not None))
+
+
+_CONV_FORWARD = ("aten::convolution", "aten::_convolution", "aten::cudnn_convolution")
+
+
+def _facts(name: str, inputs, kernel_names: list[str], data, row: int, forward_row: int) -> counts.KernelFacts:
+    """What the op's kernels and its paired ops say that sizes alone (nsys) do not: ``row`` is one of its calls, and
+    ``forward_row`` the forward op of that call's backward node (-1: none)."""
+    outputs = {t[1] for t in map(gemm_types, kernel_names) if t is not None}
+    out_dtype = outputs.pop() if len(outputs) == 1 else None
+    if inputs is None or inputs.full:
+        return counts.KernelFacts(out_dtype=out_dtype)
+    grads = None
+    if name == "aten::convolution_backward":
+        dgrad, wgrad = (any(word in n for n in kernel_names) for word in ("dgrad", "wgrad"))
+        grads = (dgrad, wgrad, False) if dgrad or wgrad else None
+    output = _backward_gradient(data, row) if name in _CONV_FORWARD else None
+    forward = parse(data.ops["shapes"][forward_row]) if forward_row >= 0 else None
+    return counts.KernelFacts(out_dtype=out_dtype, grads=grads, output=output, forward=forward)
+
+
+def _backward_gradient(data, row: int) -> tuple[int, ...] | None:
+    """A forward convolution's output sizes, as its backward's gradient has them: the forward op enclosing ``row`` with
+    a sequence number, the first backward node after it with that number, and the convolution_backward inside it."""
+    ops = data.ops
+    start, end, tid, seq = (np.asarray(ops[c], dtype=np.int64) for c in ("start", "end", "tid", "seq"))
+    names = categories_of(ops["name"])
+    backward = names.test(is_backward)
+    numbered = np.flatnonzero(~backward & (seq >= 0))
+    outer = enclosing(start[numbered], end[numbered], tid[numbered], start[row:row + 1], tid[row:row + 1])[0]
+    if outer < 0:
+        return None
+    number = seq[numbered[outer]]
+    nodes = np.flatnonzero(backward & (seq == number) & (start > start[row]))
+    if not nodes.size:
+        return None
+    node = nodes[np.argmin(start[nodes])]
+    inside = np.flatnonzero((names == "aten::convolution_backward") & (tid == tid[node]) & (start >= start[node]) & (end <= end[node]))
+    if not inside.size:
+        return None
+    grad = parse(ops["shapes"][int(inside[0])])
+    tensor = grad.tensor(0) if grad is not None else None
+    return tensor.dims if tensor is not None else None
 
 
 def _add(table: dict, op: str, reason: str, calls: int, kernels: int, time_ns: int) -> None:
@@ -188,10 +260,10 @@ def _add(table: dict, op: str, reason: str, calls: int, kernels: int, time_ns: i
 
 
 def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np.ndarray, op: np.ndarray, work_of: dict,
-            steady) -> tuple[Chain, ...]:
-    """Runs of memory-bound modelled op calls launched one after another, within a step (at least two calls)."""
+            starts: np.ndarray) -> tuple[Chain, ...]:
+    """Runs of memory-bound modelled op calls launched one after another, within a step (``starts``: the steps'), of at
+    least two calls."""
     order = np.lexsort((window, launched))
-    starts = np.array([r.start_ns for r in steady], dtype=np.int64)
     step = np.searchsorted(starts, launched, side="right") - 1
     out = []
     run: list[int] = []

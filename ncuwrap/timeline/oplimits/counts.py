@@ -64,6 +64,20 @@ class Work:
 
 
 @dataclass(frozen=True)
+class KernelFacts:
+    """What an op's kernels (and ops paired with it) say that its recorded inputs do not: nsys records sizes only."""
+
+    out_dtype: str | None = None  # a matrix product's result dtype (cuBLAS's nvjet kernel names it)
+    grads: tuple[bool, bool, bool] | None = None  # a convolution backward's gradients: input, weight, bias (its kernels)
+    grads_how: str = ""
+    output: tuple[int, ...] | None = None  # a convolution's output sizes: its backward's gradient's (the sequence number pairs them)
+    forward: OpInputs | None = None  # a backward op's forward op's inputs (the sequence number pairs them)
+
+
+NO_FACTS = KernelFacts()
+
+
+@dataclass(frozen=True)
 class NotModelled:
     """An op of a modelled name whose inputs do not give its count, and why."""
 
@@ -188,9 +202,9 @@ def linear(x: OpInputs, hint: str | None) -> Work | NotModelled:
     return ab if isinstance(ab, NotModelled) else _matmul(*ab, x.tensor(2), hint, weight_rows=True)
 
 
-def scaled_mm(x: OpInputs, hint: str | None) -> Work | NotModelled:
+def scaled_mm(x: OpInputs, hint: str | None, out_hint: str | None = None) -> Work | NotModelled:
     """``_scaled_mm(self, mat2, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum)``: FP8 operands,
-    the result in ``out_dtype`` (the operands' dtype where it is not given)."""
+    the result in ``out_dtype`` (recorded, else ``out_hint``, the kernel's name's; unknown bytes without either)."""
     ab = _two(x, 0, 1)
     if isinstance(ab, NotModelled):
         return ab
@@ -198,7 +212,11 @@ def scaled_mm(x: OpInputs, hint: str | None) -> Work | NotModelled:
     out_dtype = SCALAR_TYPES.get(out_code) if out_code is not None else None
     if out_dtype is None and x.full and x.value(6) is not None and x.value(6).text is not None:
         return NotModelled(f"out_dtype {x.value(6).text} is not a dtype known here")
-    work = _mm(*ab, x.tensor(4), hint, out_dtype=out_dtype if x.full else None)
+    if out_dtype is None and not x.full:
+        out_dtype = out_hint
+    work = _mm(*ab, x.tensor(4), hint, out_dtype=out_dtype)
+    if isinstance(work, Work) and out_dtype is None:
+        work = Work(work.kind, work.flop, None, work.dtype, work.shapes)  # the result's size is not known
     if isinstance(work, Work):
         scales = _total(_nb(x.tensor(2), "fp32"), _nb(x.tensor(3), "fp32"))
         work = Work(work.kind, work.flop, _total(work.bytes, scales), work.dtype, work.shapes)
@@ -235,7 +253,7 @@ def _ints(v: Value | None, n: int) -> tuple[int, ...] | None:
 
 
 def _conv(x: OpInputs, hint: str | None, *, bias: Tensor | None, stride: int, padding: int, dilation: int, transposed: bool | None,
-          output_padding: int | None, tf32: int | None, groups: int | None = None) -> Work | NotModelled:
+          output_padding: int | None, tf32: int | None, groups: int | None = None, output: tuple[int, ...] | None = None) -> Work | NotModelled:
     """A convolution of input ``x.tensor(0)`` by weight ``x.tensor(1)``; the other arguments are positions."""
     inp, weight = x.tensor(0), x.tensor(1)
     if inp is None or weight is None:
@@ -266,10 +284,13 @@ def _conv(x: OpInputs, hint: str | None, *, bias: Tensor | None, stride: int, pa
         if weight.dims[1] <= 0 or c_in % weight.dims[1]:
             return NotModelled(f"input channels {c_in} are not a multiple of the weight's {weight.dims[1]}")
         s, p, d = (_ints(x.value(i), spatial) for i in (stride, padding, dilation))
-        if not (s and p and d) or 0 in s:
+        if (s and p and d) and 0 not in s:
+            outs = tuple((i + 2 * pi - di * (k - 1) - 1) // si + 1 for i, si, pi, di, k in zip(ins, s, p, d, kernel))
+        elif output is not None and len(output) == spatial + 2 and output[:2] == (n, c_out):
+            outs = tuple(output[2:])  # its backward's gradient's sizes (the caller paired them)
+        else:
             why = "nsys does not record them" if not x.full else "they are not recorded as numbers"
             return NotModelled(f"its stride, padding and dilation are needed for its output size, and {why}")
-        outs = tuple((i + 2 * pi - di * (k - 1) - 1) // si + 1 for i, si, pi, di, k in zip(ins, s, p, d, kernel))
         if any(o <= 0 for o in outs):
             return NotModelled(f"sizes {_x(inp.dims)} by {_x(weight.dims)} leave no output")
         out_numel = n * c_out * math.prod(outs)
@@ -280,12 +301,14 @@ def _conv(x: OpInputs, hint: str | None, *, bias: Tensor | None, stride: int, pa
                 allow_tf32=allow)
 
 
-def convolution(x: OpInputs, hint: str | None) -> Work | NotModelled:
+def convolution(x: OpInputs, hint: str | None, facts: KernelFacts = NO_FACTS) -> Work | NotModelled:
     """``convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)``; ``_convolution``
     adds benchmark, deterministic, cudnn_enabled, allow_tf32 (12)."""
     transposed = x.value(6).boolean() if x.value(6) is not None else None
+    if transposed is None and not x.full and facts.output is not None:
+        transposed = False  # paired with a backward whose gradient has the output's sizes: cuDNN's forward (fprop) kernels
     return _conv(x, hint, bias=x.tensor(2), stride=3, padding=4, dilation=5, transposed=transposed, output_padding=7,
-                 tf32=12 if len(x.args) > 12 else None, groups=8)
+                 tf32=12 if len(x.args) > 12 else None, groups=8, output=facts.output)
 
 
 def conv_nd(x: OpInputs, hint: str | None) -> Work | NotModelled:
@@ -296,9 +319,9 @@ def conv_nd(x: OpInputs, hint: str | None) -> Work | NotModelled:
     return _conv(x, hint, bias=x.tensor(2), stride=3, padding=4, dilation=5, transposed=False, output_padding=None, tf32=None)
 
 
-def cudnn_convolution(x: OpInputs, hint: str | None) -> Work | NotModelled:
+def cudnn_convolution(x: OpInputs, hint: str | None, facts: KernelFacts = NO_FACTS) -> Work | NotModelled:
     """``cudnn_convolution(self, weight, padding, stride, dilation, groups, benchmark, deterministic, allow_tf32)``."""
-    return _conv(x, hint, bias=None, stride=3, padding=2, dilation=4, transposed=False, output_padding=None, tf32=8)
+    return _conv(x, hint, bias=None, stride=3, padding=2, dilation=4, transposed=False, output_padding=None, tf32=8, output=facts.output)
 
 
 def cudnn_convolution_transpose(x: OpInputs, hint: str | None) -> Work | NotModelled:
@@ -307,9 +330,11 @@ def cudnn_convolution_transpose(x: OpInputs, hint: str | None) -> Work | NotMode
     return _conv(x, hint, bias=None, stride=4, padding=2, dilation=5, transposed=True, output_padding=3, tf32=9, groups=6)
 
 
-def convolution_backward(x: OpInputs, hint: str | None) -> Work | NotModelled:
+def convolution_backward(x: OpInputs, hint: str | None, facts: KernelFacts = NO_FACTS) -> Work | NotModelled:
     """``convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-    output_padding, groups, output_mask)``: the output's size is grad_output's, so no stride is needed."""
+    output_padding, groups, output_mask)``: the output's size is grad_output's, so no stride is needed. With sizes
+    alone (nsys), the gradients it computes are its kernels' (``facts.grads``: cuDNN's dgrad and wgrad kernels are
+    a convolution's, not a transposed one's)."""
     grad, inp, weight = x.tensor(0), x.tensor(1), x.tensor(2)
     if grad is None or inp is None or weight is None:
         return NotModelled("its gradient's, input's or weight's sizes are not recorded")
@@ -318,21 +343,23 @@ def convolution_backward(x: OpInputs, hint: str | None) -> Work | NotModelled:
         return NotModelled(f"sizes {_x(grad.dims)}, {_x(inp.dims)}, {_x(weight.dims)} are not a convolution's")
     transposed = x.value(7).boolean() if x.value(7) is not None else None
     mask = x.value(10).text if x.value(10) is not None else None
-    if transposed is None or mask is None:
+    if transposed is None and mask is None and not x.full and facts.grads is not None:
+        transposed, wants = False, list(facts.grads)
+    elif transposed is None or mask is None:
         return NotModelled("whether it is transposed, and which gradients it computes, are not recorded")
-    wants = [w.strip() == "True" for w in mask.strip("[]").split(",")]
+    else:
+        wants = [w.strip() == "True" for w in mask.strip("[]").split(",")]
     if len(wants) != 3:
         return NotModelled(f"output_mask {mask} is not three flags")
     kernel = math.prod(weight.dims[2:])
     # The forward's multiply-adds: output elements x (C_in/groups) x kernel; transposed: input elements x (C_out/groups) x kernel.
     macs = (inp.numel * weight.dims[1] * kernel) if transposed else (grad.numel * weight.dims[1] * kernel)
-    flop = 2 * macs * (wants[0] + wants[1]) + (grad.numel if wants[2] else 0)
+    # The bias's gradient (wants[2]) is an op of its own inside it (aten::sum of the gradient), counted as that op.
+    flop = 2 * macs * (wants[0] + wants[1])
     dtype = grad.dtype or inp.dtype or weight.dtype or hint
     nbytes = _total(_nb(grad, hint), _nb(inp, hint) if wants[1] else 0, _nb(weight, hint) if wants[0] else 0,
-                    _out(inp.numel, dtype) if wants[0] else 0, _out(weight.numel, dtype) if wants[1] else 0,
-                    _out(grad.dims[1], dtype) if wants[2] else 0)
-    allow = None
-    return Work(CONV, flop, nbytes, dtype, f"grad {_x(grad.dims)}, {_x(inp.dims)} * {_x(weight.dims)}", allow_tf32=allow)
+                    _out(inp.numel, dtype) if wants[0] else 0, _out(weight.numel, dtype) if wants[1] else 0)
+    return Work(CONV, flop, nbytes, dtype, f"grad {_x(grad.dims)}, {_x(inp.dims)} * {_x(weight.dims)}")
 
 
 # -- attention ------------------------------------------------------------------------------------
@@ -428,6 +455,8 @@ def elementwise(op: str):
 
     def count(x: OpInputs, hint: str | None) -> Work | NotModelled:
         tensors = [t for t in x.args if isinstance(t, Tensor)]
+        if len(tensors) > 1 and tensors[-1].numel == 0:
+            tensors = tensors[:-1]  # the empty result an out= variant resizes (aten::abs calls aten::abs.out(x, out=empty))
         if not tensors:
             return NotModelled("no tensor input's sizes are recorded")
         if any(isinstance(a, TensorList) for a in x.args):
@@ -570,11 +599,15 @@ def embedding(x: OpInputs, hint: str | None) -> Work | NotModelled:
                 written=_out(rows, dtype))
 
 
-def embedding_dense_backward(x: OpInputs, hint: str | None) -> Work | NotModelled:
+def embedding_dense_backward(x: OpInputs, hint: str | None, facts: KernelFacts = NO_FACTS) -> Work | NotModelled:
     """``embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)``: the
-    gradient and indices read, the weight's gradient written whole (rows no index names are zeros)."""
+    gradient and indices read, the weight's gradient written whole (rows no index names are zeros). With sizes alone
+    (nsys) the number of rows is the forward embedding's weight's."""
     grad, idx = x.tensor(0), x.tensor(1)
     rows = x.value(2).integer() if x.value(2) is not None else None
+    weight = facts.forward.tensor(0) if rows is None and facts.forward is not None else None
+    if weight is not None and len(weight.dims) == 2:
+        rows = weight.dims[0]
     if grad is None or idx is None or rows is None or not grad.dims:
         return NotModelled("its gradient's or indices' sizes, or the number of rows, are not recorded")
     dtype = grad.dtype or hint
@@ -747,12 +780,21 @@ def _registry() -> dict:
 COUNTERS = _registry()
 
 
-def count(name: str, inputs: OpInputs | None, hint: str | None = None) -> Work | NotModelled | None:
+FACT_TAKERS = frozenset({"aten::convolution", "aten::_convolution", "aten::cudnn_convolution", "aten::convolution_backward",
+                         "aten::embedding_dense_backward"})
+
+
+def count(name: str, inputs: OpInputs | None, hint: str | None = None, facts: KernelFacts = NO_FACTS) -> Work | NotModelled | None:
     """The work of op ``name`` with ``inputs``; ``hint``: the dtype of tensors whose own is not recorded (nsys;
-    told from the kernels' names). None for an op name not modelled; NotModelled where the inputs do not say."""
+    told from the kernels' names), ``facts`` what else its kernels or paired ops say (an FP8 product's result dtype,
+    a convolution's gradients or output sizes). None for an op name not modelled; NotModelled where the inputs do not say."""
     counter = COUNTERS.get(name)
     if counter is None:
         return None
     if inputs is None:
         return NotModelled("its inputs' shapes are not recorded")
+    if counter is scaled_mm:
+        return scaled_mm(inputs, hint, facts.out_dtype)
+    if name in FACT_TAKERS:
+        return counter(inputs, hint, facts)
     return counter(inputs, hint)

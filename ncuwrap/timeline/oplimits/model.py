@@ -15,6 +15,8 @@ from ncuwrap.core.numbers import clean
 from ncuwrap.core.peaks import HBM, UNIT_LABELS, Peaks
 
 TOP_OPS = 12  # the ops a report's table shows, most time first (the JSON has them all)
+STEADY = "steady steps"
+WINDOW = "window"  # no steps: the first GPU work's launch to the last one's end, counted as one step
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,7 @@ class OpLimits:
     chains: tuple[Chain, ...] = ()
     tf32: str | None = None  # how TF32 is known to be on for FP32 matrix products (None: nowhere seen)
     predictions: tuple[Prediction, ...] = ()  # each remedy's mean steady step, without a replay (ncuwrap.timeline.oplimits.remedies)
+    scope: str = STEADY  # what the sums are over: the steady steps, or (no steps) the window as one step
 
     # -- the step's totals -----------------------------------------------------------------------
     @property
@@ -162,19 +165,19 @@ class OpLimits:
         return sum(r.flop for r in self.rows) / self.steps
 
     @property
-    def step_bytes(self) -> float | None:
-        """The modelled ops' minimal bytes a step, each op on its own (None: some op's dtype unknown)."""
-        if any(r.bytes is None for r in self.rows):
-            return None
-        return sum(r.bytes for r in self.rows) / self.steps
+    def step_bytes(self) -> float:
+        """The modelled ops' minimal bytes a step, each op on its own (those whose bytes are known: bytes_unknown_pct)."""
+        return sum(r.bytes for r in self.rows if r.bytes is not None) / self.steps
 
     @property
-    def step_min_bytes(self) -> float | None:
+    def bytes_unknown_pct(self) -> float:
+        """The share of the steps' time in modelled ops whose bytes are unknown (a dtype neither recorded nor named)."""
+        return sum(r.share_pct for r in self.rows if r.bytes is None)
+
+    @property
+    def step_min_bytes(self) -> float:
         """The step's bytes with each chain of memory-bound ops fused into one pass (Chain.fused_bytes)."""
-        total = self.step_bytes
-        if total is None:
-            return None
-        return total - sum(c.bytes - c.fused_bytes for c in self.chains) / self.steps
+        return self.step_bytes - sum(c.bytes - c.fused_bytes for c in self.chains) / self.steps
 
     @property
     def achieved_flops(self) -> float:
@@ -235,8 +238,9 @@ class OpLimits:
     def to_json(self) -> dict:
         unit = self.dtype_unit
         return {
-            "steps": self.steps, "step_ns": clean(self.step_ns), "shapes_from": self.shapes_from,
+            "scope": self.scope, "steps": self.steps, "step_ns": clean(self.step_ns), "shapes_from": self.shapes_from,
             "step_flop": clean(self.step_flop), "step_bytes": clean(self.step_bytes), "step_min_bytes": clean(self.step_min_bytes),
+            "bytes_unknown_pct": clean(self.bytes_unknown_pct),
             "achieved_tflops": clean(self.achieved_flops / 1e12), "peak_tflops": clean(self.peak_flops / 1e12) if self.peak_flops else None,
             "mfu_pct": clean(self.mfu_pct), "dtype": self.dtype, "unit": unit, "unit_label": UNIT_LABELS.get(unit) if unit else None,
             "tf32": self.tf32, "kernel_ns": self.kernel_ns, "modelled_pct": clean(self.modelled_pct),
