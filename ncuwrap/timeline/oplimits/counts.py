@@ -57,6 +57,7 @@ class Work:
     shapes: str  # the sizes that made the count, as a reader writes them ("6144x1024 @ 1024x4096")
     allow_tf32: bool | None = None
     written: int | None = None  # of ``bytes``, those written (a memory-bound op's outputs; None: not told apart)
+    weights: int = 0  # elements of its weight operands (a matrix product's second matrix and bias, a convolution's weight and bias)
 
     @property
     def read(self) -> int | None:
@@ -118,7 +119,8 @@ def _mm(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None, out_dtype: 
     flop = 2 * m * k * n + (m * n if bias is not None else 0)
     out = _out(m * n, out_dtype or dtype)
     return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), out), dtype,
-                f"{_x(a.dims)} @ {_x(b.dims)}" + (f" + {_x(bias.dims)}" if bias is not None else ""))
+                f"{_x(a.dims)} @ {_x(b.dims)}" + (f" + {_x(bias.dims)}" if bias is not None else ""),
+                weights=b.stored + (bias.stored if bias is not None else 0))
 
 
 def _bmm(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None) -> Work | NotModelled:
@@ -162,7 +164,8 @@ def _matmul(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None, *, weig
     out = count * m * n
     flop = 2 * count * m * k * n + (out if bias is not None else 0)
     return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), _out(out, dtype)), dtype,
-                f"{_x(a.dims)} @ {_x(b.dims)}" + ("ᵀ" if weight_rows else "") + (f" + {_x(bias.dims)}" if bias is not None else ""))
+                f"{_x(a.dims)} @ {_x(b.dims)}" + ("ᵀ" if weight_rows else "") + (f" + {_x(bias.dims)}" if bias is not None else ""),
+                weights=b.stored + (bias.stored if bias is not None else 0))
 
 
 def _two(x: OpInputs, i: int, j: int) -> tuple[Tensor, Tensor] | NotModelled:
@@ -298,7 +301,7 @@ def _conv(x: OpInputs, hint: str | None, *, bias: Tensor | None, stride: int, pa
     flop = 2 * macs + (out_numel if bias is not None and out_numel else 0)
     nbytes = _total(_nb(inp, hint), _nb(weight, hint), _nb(bias, hint), _out(out_numel, dtype) if out_numel else None)
     return Work(CONV, flop, nbytes, dtype, f"{_x(inp.dims)} * {_x(weight.dims)}" + (f" -> {_x((n, c_out, *outs))}" if out_numel else ""),
-                allow_tf32=allow)
+                allow_tf32=allow, weights=weight.stored + (bias.stored if bias is not None else 0))
 
 
 def convolution(x: OpInputs, hint: str | None, facts: KernelFacts = NO_FACTS) -> Work | NotModelled:

@@ -6,9 +6,11 @@ mean steady step they predict (:func:`predict`: the kernel time saved taken off 
   the BF16 tensor cores; its kernels take its FLOPs at the BF16 peak times an efficiency: by default the
   fraction of its own unit's peak it reaches now (:data:`SAME_FRACTION`), or a given one (a calibrated
   efficiency: docs/op-limits.md says which and where it was measured), and no less than half its bytes at
-  HBM's peak. The fp32 elementwise ops and copies move half their bytes at the bandwidth
-  they reach now (autocast keeps reductions, normalisations and softmax in fp32: those are left as they are).
-  The casts autocast adds are not counted.
+  HBM's peak; a forward one's weights are cast to bf16 once a step, and their gradients back to fp32 (that
+  time is added to its kernels). The fp32 elementwise ops and copies and the backward ops of the lowered
+  products move half their bytes at the bandwidth they reach now; the ops autocast keeps in fp32
+  (:data:`AUTOCAST_FP32`: normalisations, softmax, reductions, losses) and the optimizer are left as they are.
+  A step whose matrix products are already in bf16, fp16 or fp8 is not edited.
 - ``fusion``: each chain of memory-bound ops (:class:`~ncuwrap.timeline.oplimits.model.Chain`) becomes one
   kernel that moves the chain's fused minimum bytes at the bandwidth the chain reaches now; its first kernel
   takes that time, the others are removed (0 ns).
@@ -62,30 +64,76 @@ class Edits:
         return int(self.rows.size)
 
 
+# The ops autocast runs in fp32 whatever their inputs (PyTorch's CUDA autocast fp32 list, the ops of it counted
+# here), by name without "aten::" and a trailing underscore: they, and their backward ops, keep their bytes.
+AUTOCAST_FP32 = frozenset({"exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "pow", "softplus", "native_layer_norm",
+                           "layer_norm", "native_layer_norm_backward", "group_norm", "native_group_norm", "nll_loss_forward",
+                           "nll_loss_backward", "mse_loss", "mse_loss_backward", "l1_loss", "smooth_l1_loss", "huber_loss",
+                           "binary_cross_entropy_with_logits", "kl_div", "cumsum", "cumprod", "prod", "sum", "_softmax", "_log_softmax",
+                           "_softmax_backward_data", "_log_softmax_backward_data", "norm", "linalg_vector_norm", "_fused_rms_norm"})
+
+
+def _base(name: str | None) -> str:
+    return (name or "").removeprefix("aten::").rstrip("_")
+
+
+def _lowered(r) -> bool:
+    return r.kind in counts.TENSOR_KINDS and r.unit in _LOWERED
+
+
+def _halved(r, lowered_ops: set[str]) -> bool:
+    """Whether a memory-bound op moves bf16 instead of fp32 under autocast: an fp32 elementwise op or copy outside
+    autocast's fp32 list, or the backward of a lowered product (its bias's gradient)."""
+    if r.dtype != "fp32" or not r.bytes or r.kind == counts.OPTIMIZER or r.kind in counts.TENSOR_KINDS:
+        return False
+    if _base(r.op) in AUTOCAST_FP32 or _base(r.forward_op) in AUTOCAST_FP32:
+        return False
+    return r.forward_op in lowered_ops or r.kind in _HALVED
+
+
+def _cast_bandwidth(limits: OpLimits) -> float | None:
+    """The bandwidth the capture's memory-bound ops reach together (bytes over time), at which autocast's casts are taken
+    to run; HBM's peak where there are none."""
+    memory = [r for r in limits.rows if r.kind in counts.MEMORY_KINDS and r.bytes and r.time_ns]
+    if memory:
+        return sum(r.bytes for r in memory) / (sum(r.time_ns for r in memory) * 1e-9)
+    return limits.peaks.dram_bytes_per_s
+
+
 def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
     bf16 = limits.peaks.of(peak_units.BF16_TENSOR)
+    hbm = limits.peaks.dram_bytes_per_s
     rows, new, old = [], [], []
-    if not any(r.kind in counts.TENSOR_KINDS and r.unit in _LOWERED for r in limits.rows):
+    if not any(_lowered(r) for r in limits.rows) or not bf16:
         return _edits(LOWER_PRECISION, rows, new, old, "no matrix product, convolution or attention runs in FP32 or TF32: nothing to lower")
+    lowered_ops = {r.op for r in limits.rows if _lowered(r)}
+    has_backward = {r.forward_op for r in limits.rows if r.forward_op}
+    cast_rate = _cast_bandwidth(limits)
     for r in limits.rows:
-        if r.kind in counts.TENSOR_KINDS and r.unit in _LOWERED and bf16 and r.peak_flops and r.time_ns:
+        if _lowered(r) and r.peak_flops and r.time_ns:
             fraction = r.achieved_flops / r.peak_flops if efficiency is None else efficiency
             compute = r.flop / (fraction * bf16) * 1e9 if fraction > 0 else float(r.time_ns)
-            hbm = limits.peaks.dram_bytes_per_s
             memory = r.bytes / 2.0 / hbm * 1e9 if r.bytes is not None and hbm else 0.0  # half its bytes at HBM's peak
-            factor = max(compute, memory) / r.time_ns
-        elif r.kind in _HALVED and r.dtype == "fp32" and r.bytes:
-            factor = 0.5
+            # A forward op's fp32 weights cast to bf16 once a step (6 bytes an element), and their gradients back to fp32
+            # where the step has a backward: the casts' time goes to the op's kernels, which wait for them.
+            casts = 0.0
+            if r.forward_op is None and r.weights and cast_rate:
+                casts = r.calls * r.weights * 6 * (2 if r.op in has_backward else 1) / cast_rate * 1e9
+            durations = r.ns * (max(compute, memory) / r.time_ns) + casts / r.kernels
+        elif _halved(r, lowered_ops):
+            durations = r.ns * 0.5
         else:
             continue
         rows.append(r.rows)
         old.append(r.ns)
-        new.append(np.rint(r.ns * factor).astype(np.int64))
+        new.append(np.rint(durations).astype(np.int64))
     how = ("the fraction of its own unit's peak it reaches now" if efficiency is None
            else f"{100 * efficiency:.0f}% of the BF16 peak (a calibrated efficiency: docs/op-limits.md)")
     assumes = ("bf16 autocast: each FP32/TF32 matrix product, convolution and attention runs on the BF16 tensor cores at " + how +
-               ", and its bytes halve; fp32 elementwise ops and copies move half their bytes at the bandwidth they reach now; reductions, "
-               "normalisations and softmax stay fp32, and the casts autocast adds are not counted")
+               ", no faster than half its bytes at HBM's peak, and a forward one's weights are cast to bf16 once a step (their gradients "
+               "back to fp32 where the step has a backward) at the bandwidth the capture's memory-bound ops reach; fp32 elementwise ops "
+               "and copies, and the backward ops of the lowered products, move half their bytes at the bandwidth they reach now; the ops "
+               "autocast keeps in fp32 (normalisations, softmax, reductions, losses) and the optimizer are left as they are")
     return _edits(LOWER_PRECISION, rows, new, old, assumes)
 
 
