@@ -27,8 +27,9 @@ import numpy as np
 from ncuwrap.core.numbers import clean
 from ncuwrap.timeline.oplimits import counts
 
-COVERED = 0.9  # the share of an op's kernel time ncu must have profiled for the op to be checked
+COVERED = 0.8  # the share of an op's kernel time ncu must have profiled for the op to be checked
 AGREE = 0.15  # model and ncu agree within this (a ratio within 1 +/- AGREE)
+FLOP_EXPLAINED = 0.005  # FLOP counts are exact where they agree: a difference past this is explained
 TENSOR_OPS = ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
               "sm__ops_path_tensor_src_fp8_sparsity_off.sum", "sm__ops_path_tensor_src_fp8.sum", "sm__ops_path_tensor_src_fp64.sum",
               "sm__ops_path_tensor_src_int8.sum")
@@ -45,9 +46,14 @@ class NcuCounts:
 
     tensor_flop: float | None
     sass_flop: float | None
-    dram_bytes: float | None
+    dram_read: float | None
+    dram_write: float | None
     duration_ns: float | None
     l2_hit_pct: float | None = None
+
+    @property
+    def dram_bytes(self) -> float | None:
+        return self.dram_read + self.dram_write if self.dram_read is not None and self.dram_write is not None else None
 
     @property
     def flop(self) -> float | None:
@@ -77,8 +83,7 @@ def ncu_counts(row: dict) -> NcuCounts:
     if any(v is not None for v in sass.values()):
         g = {k: (v or 0.0) for k, v in sass.items()}
         sass_flop = 2 * g["ffma"] + g["fadd"] + g["fmul"] + 2 * g["dfma"] + g["dadd"] + g["dmul"]
-    dram = [_value(row, m) for m in DRAM]
-    return NcuCounts(tensor_flop=tensor_flop, sass_flop=sass_flop, dram_bytes=sum(dram) if all(v is not None for v in dram) else None,
+    return NcuCounts(tensor_flop=tensor_flop, sass_flop=sass_flop, dram_read=_value(row, DRAM[0]), dram_write=_value(row, DRAM[1]),
                      duration_ns=_value(row, DURATION), l2_hit_pct=_value(row, L2_HIT))
 
 
@@ -95,6 +100,9 @@ class OpCheck:
     ncu_flop: float | None
     model_bytes: float | None
     ncu_bytes: float | None
+    model_written: float | None  # of model_bytes, the outputs written
+    ncu_read: float | None
+    ncu_write: float | None
     trace_ns: float  # the profiled kernels' time a call in the trace
     ncu_ns: float | None  # their time a call under ncu
     l2_hit_pct: float | None
@@ -162,15 +170,20 @@ def _tile_excess(kernel_names: list[str], shapes: str) -> tuple[float, float] | 
     return tuple(math.ceil(m / a) * a * math.ceil(n / b) * b / (m * n) for a, b in ((tm, tn), (tn, tm)))
 
 
+def _mb(value: float) -> str:
+    return f"{value / 1e6:,.1f} MB"
+
+
 def why(check: OpCheck) -> tuple[str, ...]:
     """Which of model and ncu is right where they differ by more than AGREE, and why, from the counters."""
     out = []
     f = check.flop_ratio
-    if f is not None and abs(f - 1) > AGREE / 3:
+    if f is not None and abs(f - 1) > FLOP_EXPLAINED:
         if check.kind in counts.MEMORY_KINDS:
-            out.append(f"FLOPs: the model counts {check.model_flop:.3g} by convention (one an element, or a fixed number for a "
-                       f"normalisation); ncu counts the {check.ncu_flop:.3g} floating-point instructions the kernel ran (a transcendental "
-                       "function is several): for this memory-bound op the bytes decide, not the FLOPs")
+            out.append(f"FLOPs: the model counts {check.model_flop:.3g} by its convention for memory-bound ops (one an element, a fixed "
+                       f"number for a normalisation); ncu counts {check.ncu_flop:.3g} from the instructions the kernel ran (an FFMA is "
+                       "two, and an add done as a fused multiply-add is one; a transcendental function is several): for this op the bytes "
+                       "decide, not the FLOPs")
         elif f < 1:
             excess = [e for e in (_tile_excess(list(check.kernels), check.shapes) or ()) if abs(e * f - 1) < 0.005]
             tiles = f" (its tiles cover {excess[0]:.4f}x the product)" if excess else ""
@@ -180,63 +193,149 @@ def why(check: OpCheck) -> tuple[str, ...]:
             out.append(f"FLOPs: the model counts {f:.3f}x ncu's: ncu did not see all of the op's arithmetic in these kernels")
     b = check.bytes_ratio
     if b is not None and abs(b - 1) > AGREE:
-        if b < 1:
-            out.append(f"bytes: DRAM moved {1 / b:.2f}x the op's minimal bytes: the kernel fetched its operands more than once "
-                       f"(tiles re-read from DRAM); ncu's count is the traffic, the model's the least any kernel must move")
-        else:
-            hit = f" (L2 hit rate {check.l2_hit_pct:.0f}%)" if check.l2_hit_pct is not None else ""
-            out.append(f"bytes: DRAM moved {b:.2f}x less than the op's minimal bytes: some of its data was served by L2{hit} or its "
-                       "output was still in L2 when it ended; the minimal bytes are right for a cold L2, ncu's for this launch")
+        out.append(_bytes_why(check, b))
     d = check._ratio(check.ncu_ns, check.trace_ns)
-    if d is not None and abs(d - 1) > AGREE / 3:
+    if d is not None and abs(d - 1) > AGREE:
         out.append(f"time: the kernels took {d:.2f}x as long under ncu as in the trace (ncu flushes the caches before each kernel and "
                    "replays it)")
     return tuple(out)
 
 
-def check(limits, data, profile_frame, mangled: dict[int, str], nth_launch: int) -> list[OpCheck]:
-    """Each op of ``limits`` (OpLimits of ``data``, a capture with mangled kernel names: nsys) whose kernels ncu profiled,
-    checked. ``profile_frame``: the report's Profile frame; ``mangled``: result ID -> mangled name; ``nth_launch``: the
-    launch of each kernel (by mangled name, grid and block, counted from the program's start) ncu profiled, as ``--top``
-    chose it: the same launch in the capture tells which op it was (its name, recorded shapes and forward op)."""
+def _bytes_why(check: OpCheck, ratio: float) -> str:
+    """Why DRAM's bytes differ from the model's minimal bytes, reads and writes apart where both are known."""
+    read = check.model_bytes - check.model_written if check.model_written is not None and check.model_bytes is not None else None
+    parts = []
+    if read is not None and check.ncu_read is not None:
+        r = check.ncu_read / read if read else None
+        if r is not None and r > 1 + AGREE:
+            parts.append(f"DRAM reads {_mb(check.ncu_read)} for {_mb(read)} of inputs ({r:.2f}x): the kernel fetched its operands more than "
+                         "once (tiles re-read from DRAM)")
+        elif r is not None and r < 1 - AGREE:
+            hit = f" (L2 hit rate {check.l2_hit_pct:.0f}%)" if check.l2_hit_pct is not None else ""
+            parts.append(f"DRAM reads {_mb(check.ncu_read)} for {_mb(read)} of inputs: some were served by L2{hit}")
+    if check.model_written is not None and check.ncu_write is not None and check.model_written:
+        w = check.ncu_write / check.model_written
+        if w < 1 - AGREE:
+            parts.append(f"DRAM writes {_mb(check.ncu_write)} for {_mb(check.model_written)} of outputs: the rest was still in L2 "
+                         "(write-back) when the kernel ended, written to DRAM after it")
+    if not parts:
+        parts.append(f"DRAM moved {1 / ratio:.2f}x the op's minimal bytes")
+    return ("bytes: " + "; ".join(parts) + "; the minimal bytes are the least any kernel must move, ncu's the traffic of this launch")
+
+
+@dataclass(frozen=True)
+class Unchecked:
+    """A profiled launch no op's check used, and why."""
+
+    kernel: str
+    why: str
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "why": self.why}
+
+
+def kernel_key(name: str) -> str:
+    """A kernel's name as both ncu's report (its function name) and a PyTorch profiler trace (``void f<...>(args)``) write
+    an extern "C" or namespaced kernel's: without a leading ``void`` and the argument list."""
+    name = name.strip()
+    if name.startswith("void "):
+        name = name[5:]
+    depth = 0
+    for i, ch in enumerate(name):
+        if ch in "<[":
+            depth += 1
+        elif ch in ">]":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i:
+            return name[:i]
+    return name
+
+
+def _period(values: list) -> int:
+    """The shortest period the sequence repeats with (its length where none)."""
+    for p in range(1, len(values)):
+        if all(values[i] == values[i + p] for i in range(len(values) - p)):
+            return p
+    return len(values)
+
+
+def check(limits, data, profile_frame, mangled: dict[int, str], nth_launch: int, *, from_start: bool = True) -> tuple[list[OpCheck], list[Unchecked]]:
+    """Each op of ``limits`` (OpLimits of ``data``) whose kernels ncu profiled, checked, and the profiled launches no check
+    used. ``profile_frame``: the report's Profile frame; ``mangled``: result ID -> mangled name; ``nth_launch``: the
+    launch of each kernel (by name, grid and block, counted from the program's start) ncu profiled, as ``--top`` chose it.
+    That launch in the capture tells which op it was (its name, recorded shapes and forward op): the same launch where
+    the capture holds the program from its start (``from_start``: nsys), else the launch at the same place in the
+    sequence the kernel's launches repeat with (a profiler trace of the timed loop only: the iterations before it are
+    taken to launch the same sequence). Kernels are named by mangled name where the capture has them (nsys), else by
+    :func:`kernel_key` of both names (a PyTorch profiler trace writes demangled names only)."""
     from ncuwrap.timeline.launched_from import op_rows
     from ncuwrap.timeline.steps import api_starts, categories_of, launch_time
 
     kernels = data.kernels
-    mangled_col = categories_of(kernels["mangled"] if "mangled" in kernels else kernels["demangled"])
+    # A PyTorch profiler trace writes no mangled name (its reader fills the column with the demangled one).
+    by_mangled = "mangled" in kernels and any(str(m).startswith("_Z") for m in categories_of(kernels["mangled"]).categories)
+    names_col = categories_of(kernels["mangled"] if by_mangled else kernels["demangled"]).relabel(lambda n: n if by_mangled else kernel_key(n))
     dims = np.stack([np.asarray(kernels[c], dtype=np.int64) for c in ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")], axis=1)
     order = np.argsort(launch_time(kernels, api_starts(data)), kind="stable")
     by_key: dict[tuple, list[int]] = {}
     for i in order.tolist():
-        by_key.setdefault((str(mangled_col[i]), tuple(dims[i, :3].tolist()), tuple(dims[i, 3:].tolist())), []).append(i)
+        by_key.setdefault((str(names_col[i]), tuple(dims[i, :3].tolist()), tuple(dims[i, 3:].tolist())), []).append(i)
     ops = data.ops
     names = categories_of(ops["name"]) if ops is not None else None
-    rows_by_signature = {(r.op, r.inputs, r.forward_op): r for r in limits.rows}
-    profiled: dict[int, dict] = {}  # OpRow index -> key -> record
+    rows_by_signature = {(r.op, r.inputs, r.forward_op): i for i, r in enumerate(limits.rows)}
+    profiled: dict[int, dict] = {}
+    unchecked = []
     for rec in profile_frame.to_dict("records"):
-        key = (str(mangled.get(int(rec["launch_id"]), rec.get("mangled_name") or rec["name"])), _dims(rec["grid"])[:3], _dims(rec["block"])[:3])
+        shown = str(rec["name"])
+        name = str(mangled.get(int(rec["launch_id"]), rec.get("mangled_name") or shown)) if by_mangled else kernel_key(shown)
+        key = (name, _dims(rec["grid"])[:3], _dims(rec["block"])[:3])
         launches = by_key.get(key, [])
-        if len(launches) < nth_launch or names is None:
+        if not launches or names is None:
+            why = ("the capture has no launch of it (by mangled name, grid and block)" if by_mangled else
+                   "no launch of the trace has its name, grid and block (the trace writes demangled names only, and ncu's "
+                   "demangling of a templated kernel differs from the trace's)")
+            unchecked.append(Unchecked(shown, why))
             continue
-        at = launches[nth_launch - 1]
-        traced = op_rows(data, kernels.rows(np.array([at])))
-        op, fwd = int(traced.op[0]), int(traced.forward_op[0])
-        if op < 0:
+        signatures = _signatures(data, kernels, launches, names, op_rows)
+        if from_start:
+            if len(launches) < nth_launch:
+                unchecked.append(Unchecked(shown, f"the capture launched it {len(launches)} times, not {nth_launch}"))
+                continue
+            signature = signatures[nth_launch - 1]
+        else:
+            signature = signatures[(nth_launch - 1) % _period(signatures)]
+        index = rows_by_signature.get(signature) if signature is not None else None
+        if index is None:
+            op = signature[0] if signature is not None else "no op"
+            gone = next((u.reason for u in limits.unmodelled if u.op == op), "outside the steady steps' ops")
+            unchecked.append(Unchecked(shown, f"its launch is of {op}, not modelled: {gone}"))
             continue
-        signature = (str(names[op]), ops["shapes"][op], str(names[fwd]) if fwd >= 0 else None)
-        row = rows_by_signature.get(signature)
-        if row is not None:
-            profiled.setdefault(limits.rows.index(row), {})[key] = rec
+        profiled.setdefault(index, {})[key] = rec
     out = []
     for index, recs in sorted(profiled.items()):
-        out.append(_check_row(limits.rows[index], recs, mangled_col, dims))
-    return [c for c in out if c is not None]
+        result = _check_row(limits.rows[index], recs, names_col, dims)
+        if result is None:
+            unchecked.append(Unchecked(", ".join(sorted(str(r["name"]) for r in recs.values())),
+                                       f"the profiled kernels are less than {COVERED:.0%} of {limits.rows[index].label}'s time"))
+        else:
+            out.append(result)
+    return out, unchecked
 
 
-def _check_row(row, recs: dict, mangled_col, dims) -> OpCheck | None:
+def _signatures(data, kernels, launches: list[int], names, op_rows) -> list:
+    """Each launch's op as (name, recorded shapes, forward op); None where it has no op."""
+    traced = op_rows(data, kernels.rows(np.array(launches, dtype=np.int64)))
+    ops = data.ops
+    out = []
+    for op, fwd in zip(traced.op.tolist(), traced.forward_op.tolist()):
+        out.append(None if op < 0 else (str(names[op]), ops["shapes"][op], str(names[fwd]) if fwd >= 0 else None))
+    return out
+
+
+def _check_row(row, recs: dict, names_col, dims) -> OpCheck | None:
     """``row`` (an OpRow) against ncu's records of its kernels (key -> record), a call of it; None where they cover less
     than COVERED of its time."""
-    keys = [(str(mangled_col[i]), tuple(dims[i, :3].tolist()), tuple(dims[i, 3:].tolist())) for i in row.rows.tolist()]
+    keys = [(str(names_col[i]), tuple(dims[i, :3].tolist()), tuple(dims[i, 3:].tolist())) for i in row.rows.tolist()]
     hit = np.array([k in recs for k in keys], dtype=bool)
     covered = float(row.ns[hit].sum())
     if not row.time_ns or covered < COVERED * row.time_ns:
@@ -255,6 +354,8 @@ def _check_row(row, recs: dict, mangled_col, dims) -> OpCheck | None:
     result = OpCheck(op=row.op, shapes=row.shapes, kind=row.kind, limit=row.limit, kernels=tuple(sorted({str(recs[k]["name"]) for k in got})),
                      model_flop=row.flop / row.calls, ncu_flop=total("flop"),
                      model_bytes=row.bytes / row.calls if row.bytes is not None else None, ncu_bytes=total("dram_bytes"),
+                     model_written=row.written / row.calls if row.written is not None else None, ncu_read=total("dram_read"),
+                     ncu_write=total("dram_write"),
                      trace_ns=covered / row.calls, ncu_ns=total("duration_ns"), l2_hit_pct=min(hits) if hits else None, why=())
     return _with_why(result)
 

@@ -25,7 +25,9 @@ def _a_step(limits) -> str:
 
 
 def shapes_line(limits) -> str:
-    return f"shapes from {limits.shapes_from}"
+    over = "the window" if limits.scope == WINDOW else f"the {limits.steps} steady step{'s' if limits.steps != 1 else ''}"
+    return (f"shapes from {limits.shapes_from}; calls, time, FLOP and bytes are over {over}, share is of their time, achieved is "
+            "the rate of the op's limit")
 
 
 def step_line(limits) -> str:

@@ -27,6 +27,7 @@ PyTorch left out) is :class:`NotModelled` with the reason; an op name not here i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -120,7 +121,7 @@ def _mm(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None, out_dtype: 
     out = _out(m * n, out_dtype or dtype)
     return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), out), dtype,
                 f"{_x(a.dims)} @ {_x(b.dims)}" + (f" + {_x(bias.dims)}" if bias is not None else ""),
-                weights=b.stored + (bias.stored if bias is not None else 0))
+                weights=b.stored + (bias.stored if bias is not None else 0), written=out)
 
 
 def _bmm(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None) -> Work | NotModelled:
@@ -130,8 +131,8 @@ def _bmm(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None) -> Work | 
     n = b.dims[2]
     dtype = a.dtype or b.dtype or hint
     flop = 2 * batch * m * k * n + (batch * m * n if bias is not None else 0)
-    return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), _out(batch * m * n, dtype)), dtype,
-                f"{_x(a.dims)} @ {_x(b.dims)}" + (f" + {_x(bias.dims)}" if bias is not None else ""))
+    return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), _out(batch * m * n, dtype)), dtype, written=_out(batch * m * n, dtype),
+                shapes=f"{_x(a.dims)} @ {_x(b.dims)}" + (f" + {_x(bias.dims)}" if bias is not None else ""))
 
 
 def _broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -165,7 +166,7 @@ def _matmul(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None, *, weig
     flop = 2 * count * m * k * n + (out if bias is not None else 0)
     return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), _out(out, dtype)), dtype,
                 f"{_x(a.dims)} @ {_x(b.dims)}" + ("ᵀ" if weight_rows else "") + (f" + {_x(bias.dims)}" if bias is not None else ""),
-                weights=b.stored + (bias.stored if bias is not None else 0))
+                weights=b.stored + (bias.stored if bias is not None else 0), written=_out(out, dtype))
 
 
 def _two(x: OpInputs, i: int, j: int) -> tuple[Tensor, Tensor] | NotModelled:
@@ -219,10 +220,10 @@ def scaled_mm(x: OpInputs, hint: str | None, out_hint: str | None = None) -> Wor
         out_dtype = out_hint
     work = _mm(*ab, x.tensor(4), hint, out_dtype=out_dtype)
     if isinstance(work, Work) and out_dtype is None:
-        work = Work(work.kind, work.flop, None, work.dtype, work.shapes)  # the result's size is not known
+        return dataclasses.replace(work, bytes=None, written=None)  # the result's size is not known
     if isinstance(work, Work):
         scales = _total(_nb(x.tensor(2), "fp32"), _nb(x.tensor(3), "fp32"))
-        work = Work(work.kind, work.flop, _total(work.bytes, scales), work.dtype, work.shapes)
+        work = dataclasses.replace(work, bytes=_total(work.bytes, scales))
     return work
 
 
@@ -301,7 +302,8 @@ def _conv(x: OpInputs, hint: str | None, *, bias: Tensor | None, stride: int, pa
     flop = 2 * macs + (out_numel if bias is not None and out_numel else 0)
     nbytes = _total(_nb(inp, hint), _nb(weight, hint), _nb(bias, hint), _out(out_numel, dtype) if out_numel else None)
     return Work(CONV, flop, nbytes, dtype, f"{_x(inp.dims)} * {_x(weight.dims)}" + (f" -> {_x((n, c_out, *outs))}" if out_numel else ""),
-                allow_tf32=allow, weights=weight.stored + (bias.stored if bias is not None else 0))
+                allow_tf32=allow, weights=weight.stored + (bias.stored if bias is not None else 0),
+                written=_out(out_numel, dtype) if out_numel else None)
 
 
 def convolution(x: OpInputs, hint: str | None, facts: KernelFacts = NO_FACTS) -> Work | NotModelled:
@@ -360,9 +362,9 @@ def convolution_backward(x: OpInputs, hint: str | None, facts: KernelFacts = NO_
     # The bias's gradient (wants[2]) is an op of its own inside it (aten::sum of the gradient), counted as that op.
     flop = 2 * macs * (wants[0] + wants[1])
     dtype = grad.dtype or inp.dtype or weight.dtype or hint
-    nbytes = _total(_nb(grad, hint), _nb(inp, hint) if wants[1] else 0, _nb(weight, hint) if wants[0] else 0,
-                    _out(inp.numel, dtype) if wants[0] else 0, _out(weight.numel, dtype) if wants[1] else 0)
-    return Work(CONV, flop, nbytes, dtype, f"grad {_x(grad.dims)}, {_x(inp.dims)} * {_x(weight.dims)}")
+    written = _total(_out(inp.numel, dtype) if wants[0] else 0, _out(weight.numel, dtype) if wants[1] else 0)
+    nbytes = _total(_nb(grad, hint), _nb(inp, hint) if wants[1] else 0, _nb(weight, hint) if wants[0] else 0, written)
+    return Work(CONV, flop, nbytes, dtype, f"grad {_x(grad.dims)}, {_x(inp.dims)} * {_x(weight.dims)}", written=written)
 
 
 # -- attention ------------------------------------------------------------------------------------
@@ -393,11 +395,12 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, causal: bool | None, *, heads_fi
     out = b * h * lq * ev
     reads = _total(_nb(q, hint), _nb(k, hint), _nb(v, hint), *[_nb(t, hint) for t in extra])
     if backward:
-        nbytes = _total(reads, _out(q.numel + k.numel + v.numel, dtype))  # grad_q, grad_k, grad_v
+        written = _out(q.numel + k.numel + v.numel, dtype)  # grad_q, grad_k, grad_v
     else:
-        nbytes = _total(reads, _out(out, dtype), 4 * b * h * lq)  # the output and the fp32 log-sum-exp a training forward keeps
+        written = _total(_out(out, dtype), 4 * b * h * lq)  # the output and the fp32 log-sum-exp a training forward keeps
+    nbytes = _total(reads, written)
     shape = f"q {_x(q.dims)}, k {_x(k.dims)}, v {_x(v.dims)}" + (", causal" if causal else "")
-    return Work(ATTENTION, flop, nbytes, dtype, shape)
+    return Work(ATTENTION, flop, nbytes, dtype, shape, written=written)
 
 
 def _causal(x: OpInputs, i: int) -> bool | None:

@@ -41,6 +41,7 @@ class OpRow:
     peak_bytes_per_s: float | None
     share_pct: float  # of the steady steps' time
     weights: int = 0  # elements of its weight operands, a call (counts.Work.weights)
+    written: int | None = None  # of ``bytes``, those written (its outputs; None: not told apart)
     inputs: str | None = field(repr=False, default=None)  # its recorded shapes text (the ops table's), which tells its rows apart
     rows: np.ndarray = field(repr=False, compare=False, default=None)  # its kernels' rows in data.kernels
     ns: np.ndarray = field(repr=False, compare=False, default=None)  # their durations, in the same order
