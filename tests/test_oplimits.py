@@ -150,3 +150,44 @@ def test_the_json_is_clean(gpu_train):
     assert set(doc["ops"][0]) >= {"op", "calls", "time_ns", "flop", "bytes", "achieved_flops", "achieved_bytes_per_s", "limit", "pct_of_limit"}
     assert doc["achieved_tflops"] == pytest.approx(limits.achieved_flops / 1e12, rel=1e-4)
     assert math.isclose(doc["step_min_bytes"], limits.step_min_bytes)
+
+
+# SYNTHETIC DATA: the real gpu_train trace with hostile shapes written into its ops' args.
+HOSTILE_DIMS = [[[2**70, 2]], [[-4, 8]], [[1.5e300, 2]], "not a list", [[[[[[[[[[1]]]]]]]]]], [[2**40, 2**40, 2**40]], [[0, 1024]], None,
+                [[]] * 5000]
+
+
+def _hostile_trace(tmp_path) -> Path:
+    import gzip
+
+    doc = json.loads(gzip.decompress(GPU_TRAIN.read_bytes()))
+    ops = [e for e in doc["traceEvents"] if e.get("cat") == "cpu_op" and "Input Dims" in (e.get("args") or {})]
+    for i, e in enumerate(ops[:2000]):
+        args = e["args"]
+        args["Input Dims"] = HOSTILE_DIMS[i % len(HOSTILE_DIMS)]
+        if i % 3 == 0:
+            args["Input type"] = ["c10::Weird<float>", 7, None]
+        if i % 5 == 0:
+            args["Concrete Inputs"] = ["[1, 2", "True", {"a": 1}]
+    # Deep nesting (within orjson's 1,024 levels) and a number past a double, as raw text: the reader keeps an op's
+    # shapes as text, and a text that does not parse reads as none.
+    text = json.dumps(doc).replace('"Input Dims": null', '"Input Dims": ' + "[" * 300 + "]" * 300, 1).replace('"not a list"', "[[1e999]]", 1)
+    path = tmp_path / "hostile.pt.trace.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_hostile_shapes_never_raise_and_give_clean_json(tmp_path, capsys):
+    from tests.conftest import run_cli
+
+    path = _hostile_trace(tmp_path)
+    data, _ = read_timeline(path)
+    assert (data.ops["shapes"].codes >= 0).sum() > 1000  # the hostile texts are kept (one over 64 KiB is not) and read below
+    limits = analysis.measure(data, steps_module.measure(data))
+    reasons = {u.reason for u in limits.unmodelled}
+    assert "its operands' sizes are not recorded" in reasons or "its input's sizes are not recorded" in reasons
+    code, out, err = run_cli(capsys, "timeline", str(path), "-f", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    json.dumps(doc, allow_nan=False)
+    assert all(math.isfinite(op["achieved_flops"]) and op["flop"] >= 0 for op in doc["op_limits"]["ops"])
