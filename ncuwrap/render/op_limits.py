@@ -58,9 +58,9 @@ def coverage_line(limits) -> str:
     text = f"ops taking {percent(limits.modelled_pct)} of the kernels' time"
     if not limits.unmodelled:
         return text
-    shown = "; ".join(f"{u.op} ({percent(u.share_pct)} of the steps: {u.reason})" for u in limits.unmodelled[:3])
-    more = len(limits.unmodelled) - 3
-    return f"{text}. Not modelled: {shown}" + (f"; {more} more, {percent(sum(u.share_pct for u in limits.unmodelled[3:]))}" if more > 0 else "")
+    named, more, share = limits.top_unmodelled()
+    shown = "; ".join(f"{u.op} ({percent(u.share_pct)} of the steps: {u.reason})" for u in named)
+    return f"{text}. Not modelled: {shown}" + (f"; {more} more, {percent(share)}" if more else "")
 
 
 def peaks_line(limits) -> str:

@@ -15,6 +15,7 @@ from ncuwrap.core.numbers import clean
 from ncuwrap.core.peaks import HBM, UNIT_LABELS, Peaks
 
 TOP_OPS = 12  # the ops a report's table shows, most time first (the JSON has them all)
+TOP_UNMODELLED = 3  # the not-modelled ops a report names with their reasons
 STEADY = "steady steps"
 WINDOW = "window"  # no steps: the first GPU work's launch to the last one's end, counted as one step
 
@@ -232,6 +233,11 @@ class OpLimits:
         """How many modelled ops :meth:`top` leaves out, and their share of the steady steps' time."""
         left = self.rows[n:]
         return len(left), sum(r.share_pct for r in left)
+
+    def top_unmodelled(self, n: int = TOP_UNMODELLED) -> tuple[tuple[Unmodelled, ...], int, float]:
+        """The ``n`` not-modelled entries with the most time, and how many more there are and their share of the steps."""
+        left = self.unmodelled[n:]
+        return self.unmodelled[:n], len(left), sum(u.share_pct for u in left)
 
     @property
     def unmodelled_pct(self) -> float:
