@@ -263,36 +263,39 @@ def _add(table: dict, op: str, reason: str, calls: int, kernels: int, time_ns: i
 def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np.ndarray, op: np.ndarray, work_of: dict,
             starts: np.ndarray) -> tuple[Chain, ...]:
     """Runs of memory-bound modelled op calls launched one after another, within a step (``starts``: the steps'), of at
-    least two calls."""
+    least two calls. By whole columns: a capture holds a million kernels."""
+    groups = int(group.max()) + 1 if group.size else 0
+    fusable_group = np.zeros(groups, dtype=bool)
+    bytes_of, read_of, written_of = (np.zeros(groups, dtype=np.int64) for _ in range(3))
+    for g, work in work_of.items():
+        if work.kind in counts.MEMORY_KINDS and work.bytes is not None and work.written is not None:
+            fusable_group[g] = True
+            bytes_of[g], read_of[g], written_of[g] = work.bytes, work.read, work.written
     order = np.lexsort((window, launched))
-    step = np.searchsorted(starts, launched, side="right") - 1
+    step = (np.searchsorted(starts, launched, side="right") - 1)[order]
+    fusable = fusable_group[group[order]]
+    # A run starts where a fusable kernel follows a kernel that is not, or another step's.
+    head = fusable & np.concatenate([[True], ~fusable[:-1] | (step[1:] != step[:-1])])
+    run = np.cumsum(head) - 1
+    members = np.flatnonzero(fusable)
+    if not members.size:
+        return ()
+    run_of = run[members]
+    kernel = order[members]
+    calls = op[kernel]
+    # Each op call's bytes once, though it may run several kernels: its first kernel in the run carries them.
+    _, first = np.unique(np.stack([run_of, calls], axis=1), axis=0, return_index=True)
+    first_of_call = np.zeros(members.size, dtype=bool)
+    first_of_call[first] = True
+    bounds = np.flatnonzero(np.concatenate([[True], run_of[1:] != run_of[:-1], [True]]))
     out = []
-    run: list[int] = []
-
-    def close():
-        calls = list(dict.fromkeys(int(op[i]) for i in run))
-        if len(calls) >= 2:
-            first = work_of[int(group[run[0]])]
-            last = work_of[int(group[run[-1]])]
-            members = np.array(run, dtype=np.int64)
-            # Each call's bytes once, though it may run several kernels.
-            seen, total = set(), 0
-            for i in run:
-                if int(op[i]) not in seen:
-                    seen.add(int(op[i]))
-                    total += work_of[int(group[i])].bytes
-            out.append(Chain(ops=len(calls), kernels=len(run), time_ns=int(dur[members].sum()), bytes=total,
-                             fused_bytes=first.read + last.written, rows=window[members], ns=dur[members]))
-        run.clear()
-
-    previous_step = None
-    for i in order.tolist():
-        work = work_of.get(int(group[i]))
-        fusable = work is not None and work.kind in counts.MEMORY_KINDS and work.bytes is not None and work.written is not None
-        if not fusable or step[i] != previous_step:
-            close()
-        previous_step = step[i]
-        if fusable:
-            run.append(i)
-    close()
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        these = kernel[lo:hi]
+        ops = int(np.unique(calls[lo:hi]).size)
+        if ops < 2:
+            continue
+        g = group[these]
+        total = int(bytes_of[g][first_of_call[lo:hi]].sum())
+        out.append(Chain(ops=ops, kernels=int(these.size), time_ns=int(dur[these].sum()), bytes=total,
+                         fused_bytes=int(read_of[g[0]] + written_of[g[-1]]), rows=window[these], ns=dur[these]))
     return tuple(out)
