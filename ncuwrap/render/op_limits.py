@@ -30,6 +30,12 @@ def shapes_line(limits) -> str:
             "the rate of the op's limit")
 
 
+def shapes_sentence(limits) -> str:
+    """:func:`shapes_line` as a sentence of its own."""
+    line = shapes_line(limits)
+    return line[:1].upper() + line[1:] + "."
+
+
 def step_line(limits) -> str:
     """'8.74 TFLOP a step in 30.60 ms: 285 TFLOP/s, 26.7% of the BF16 tensor cores' peak (1.07 PFLOP/s), the unit most
     of the step's FLOPs run on (MFU)'."""
