@@ -125,6 +125,13 @@ def test_top_5_replayed_prints_what_the_h200_printed(capsys, fakes, tmp_path):
                                                               *device[device.index("--kernel-name-base"):device.index("--metrics")],
                                                               "--section", "SourceCounters"]
     assert profile_call[-5:] == ["--import-source", "yes", *program]
+    # --top adds the counters the timeline's op limits are checked against (issue 51), after the targeted ones, once each.
+    from ncuwrap.profile.collection import plan_collection
+
+    targeted = list(plan_collection("targeted").metrics)
+    metrics = profile_call[profile_call.index("--metrics") + 1].split(",")
+    assert metrics == targeted + [m for m in TOP.OP_LIMIT_METRICS if m not in targeted]
+    assert {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "lts__t_bytes.sum", "dram__bytes_read.sum"} <= set(metrics)
     imports = [c for c in fakes("ncu") if c[0] == "--import"]
     assert imports[1:3] == [["--import", "top/report.ncu-rep", "--csv", "--page", "source", "--print-source", "cuda,sass"],
                             ["--import", "top/report.ncu-rep", "--csv", "--page", "source", "--print-source", "sass"]]

@@ -1,8 +1,9 @@
 """Spec peaks of a GPU from its environment record: DRAM bandwidth, FP32 and FP16 tensor throughput.
 
 DRAM comes from the binary's own record (2 x memory clock x bus width / 8). Compute peaks are
-per-SM-per-clock rates (dense, from NVIDIA's architecture whitepapers) x SM count x boost clock; an
-architecture missing from the tables gets no compute peak rather than a guessed one.
+per-SM-per-clock rates (dense, from NVIDIA's architecture whitepapers: the tables of
+:mod:`ncuwrap.core.peaks`) x SM count x boost clock; an architecture missing from the tables gets no
+compute peak rather than a guessed one.
 """
 
 from __future__ import annotations
@@ -12,23 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ncuwrap.bundled.manifest import Peak
-
-# FP32 FLOP per clock per SM (2 x FP32 lanes).
-FP32_FLOP_PER_CLK_PER_SM = {
-    "7.0": 128,
-    "7.5": 128,
-    "8.0": 128,
-    "8.6": 256,
-    "8.7": 256,
-    "8.9": 256,
-    "9.0": 256,
-    "10.0": 256,
-    "12.0": 256,
-}
-# Dense FP16 tensor-core FLOP per clock per SM with FP32 accumulation (data-center parts only: GeForce
-# parts of the same compute capability run FP32 accumulation at half rate). 9.0 is the wgmma rate;
-# mma.sync kernels cannot reach it.
-FP16_TENSOR_FLOP_PER_CLK_PER_SM = {"7.0": 1024, "8.0": 2048, "9.0": 4096}
+from ncuwrap.core.peaks import FP16_TENSOR_FLOP_PER_CLK_PER_SM, FP32_FLOP_PER_CLK_PER_SM
 
 
 @dataclass(frozen=True)

@@ -198,7 +198,11 @@ def _cover(rd: rundir.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
 
 def _plan(target: Target, rd: rundir.RunDir, options: ProfileOptions, rules, find_tool) -> dict:
     """What to collect, which launches, which ncu, the exact argv: the checks that need no run folder."""
-    collection = plan_collection(options.collect, rules, options.metrics, source=options.source)
+    from ncuwrap.profile.top import OP_LIMIT_METRICS
+
+    # --top: the counters the timeline's op limits are checked against, beside the user's --metrics.
+    extra = (*options.metrics, *OP_LIMIT_METRICS) if options.top else options.metrics
+    collection = plan_collection(options.collect, rules, extra, source=options.source)
     filt = launch_filter(target, options.launches)
     options.nsys_options.check()
     tool = find_tool(options.ncu)

@@ -28,6 +28,15 @@ from ncuwrap.kernel.verdict import Coverage, CoveredKernel
 
 # ncu's first launch of a kernel is often not the steady state (autotuning, cold caches, module loading).
 PREFERRED_LAUNCH = 2
+# What --top adds to the collection, so that the timeline's op limits (ncuwrap.timeline.oplimits) can be checked
+# against the same kernels (ncuwrap.kernel.op_limits): the FLOPs as SASS thread instruction counts (FP32, FP16,
+# FP64; a fused multiply-add counts two), the tensor-core instructions, and the bytes through L2 with its hit
+# rate (where DRAM bytes fall short of an op's minimal bytes). The tensor-core operations by input type and
+# the DRAM bytes read and written are in the targeted collection already.
+OP_LIMIT_METRICS = tuple(
+    [f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd", "fmul", "ffma", "hadd", "hmul", "hfma", "dadd", "dmul", "dfma")]
+    + ["sm__inst_executed_pipe_tensor_op_gmma.sum", "sm__inst_executed_pipe_tensor_op_hmma.sum", "lts__t_bytes.sum", "lts__t_sector_hit_rate.pct",
+       "dram__bytes_read.sum", "dram__bytes_write.sum"])
 MANGLED_IDS = "report.mangled.csv"
 
 

@@ -91,7 +91,7 @@ class TimelineDiagnosis(Decided, Displayed):
 
     def to_json(self) -> dict:
         t = self.timeline
-        return {
+        out = {
             "schema": SCHEMA,
             "tool": {"name": "ncuwrap", "version": __version__},
             "source": self.source.to_json(),
@@ -128,6 +128,9 @@ class TimelineDiagnosis(Decided, Displayed):
             "metrics": {name: clean(value) for name, value in t.metrics.items()},
             "notes": list(self.notes),
         }
+        if t.op_limits is not None:  # only where the capture recorded the ops' shapes
+            out["op_limits"] = t.op_limits.to_json()
+        return out
 
 
 def decide(measured, rules, *, source_path: str) -> TimelineDiagnosis:

@@ -13,6 +13,9 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+# An op's shapes text (ncuwrap.timeline.kineto, pytorch_nvtx) longer than this is not kept (a torch.cat of a
+# thousand tensors writes ~20 kB): a hostile capture cannot fill memory with distinct texts.
+MAX_SHAPES_BYTES = 64 << 10
 
 class Labels:
     """A text column: ``codes`` (int32, -1 where a row has no text) into ``categories``, each distinct

@@ -12,7 +12,10 @@ What is taken (complete events, ``"ph": "X"``, by ``cat``; docs/kineto.md says w
   The ``gpu_user_annotation`` copies of them, and other annotations ("Optimizer.step#AdamW.step" would
   match the step pattern), are not steps.
 - ``cpu_op``, and the other ``user_annotation`` ranges (``record_function``; flagged ``user``): the ops,
-  with their sequence number, forward thread and external id, for attributing kernels to ops.
+  with their sequence number, forward thread and external id, for attributing kernels to ops, and where
+  the trace was recorded with ``record_shapes=True`` their inputs (``shapes``: "Input Dims", "Input type",
+  "Input Strides" and "Concrete Inputs" kept as their JSON text, each distinct one once, for
+  :mod:`ncuwrap.timeline.oplimits`; a text longer than :data:`~ncuwrap.timeline.events.MAX_SHAPES_BYTES` or not JSON reads as none).
 - ``python_function`` (recorded with ``with_stack=True``): the Python frames, with their parent.
 
 Times are int64 ns on the trace's own clock (``round(ts * 1000)``; ``baseTimeNanoseconds`` plus that is
@@ -49,8 +52,9 @@ import orjson
 
 from ncuwrap.core import fileio, packed
 from ncuwrap.core.errors import InputError
+from ncuwrap.core.peaks import DeviceFacts
 from ncuwrap.timeline import kineto_stream
-from ncuwrap.timeline.events import Events, Labels
+from ncuwrap.timeline.events import MAX_SHAPES_BYTES, Events, Labels
 from ncuwrap.timeline.sqlite import COPY_CATEGORY_BY_NAME, MAX_TIME, RunInfo, TimelineData, api_name
 
 PRODUCER = "PyTorch profiler (Kineto)"
@@ -143,13 +147,16 @@ def _parse(path: Path, text: bytes):
 # -- events into columns -----------------------------------------------------------------------------
 
 # A piece of events decoded into these typed records by msgspec: only the fields read become Python objects
-# (an op's "Input Dims", "Input type", "Concrete Inputs"... are skipped in C), where orjson builds every field of
+# (an op's "Input Dims", "Input type", "Concrete Inputs"... are kept as their raw JSON text), where orjson builds every field of
 # every event (docs/scale.md: a piece in less than half orjson's time). Every field is Any, so a value of any
 # type is taken as it is written and checked where the columns are filled, as add_all checks orjson's. A field
 # left out: -1 where add_all reads a missing one as -1 (the ids), UNSET where add_all's e[key] fails (then
 # appending it fails too). A piece msgspec does not take (an event or args that is not an object, nesting past
 # Python's recursion limit, text that is not UTF-8) is parsed by orjson instead.
 _UNSET = msgspec.UNSET
+_NO_RAW = msgspec.Raw(b"")
+# The args an op's inputs are read from (record_shapes=True), in the order its shapes text keeps them.
+SHAPE_ARGS = ("Input Dims", "Input type", "Input Strides", "Concrete Inputs")
 
 
 class _Args(msgspec.Struct):
@@ -165,6 +172,12 @@ class _Args(msgspec.Struct):
     external_id: Any = msgspec.field(default=_NONE, name="External id")
     python_id: Any = msgspec.field(default=_NONE, name="Python id")
     parent_id: Any = msgspec.field(default=_NONE, name="Python parent id")
+    # An op's inputs (record_shapes=True), as their JSON text: an op's shapes repeat every step, so they are
+    # parsed once per distinct text (ncuwrap.timeline.oplimits), not once per event.
+    dims: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input Dims")
+    types: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input type")
+    strides: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Input Strides")
+    concrete: msgspec.Raw = msgspec.field(default=_NO_RAW, name="Concrete Inputs")
 
 
 class _Event(msgspec.Struct):
@@ -214,6 +227,47 @@ class _Names:
     def labels(self, rows=None) -> Labels:
         codes = np.frombuffer(self.codes, dtype=np.int32) if len(self.codes) else np.zeros(0, dtype=np.int32)
         return Labels(codes if rows is None else codes[rows], list(self.code_of))
+
+
+class _Shapes:
+    """An op's inputs text column being filled (:data:`SHAPE_ARGS` as one JSON array): a code per op (-1:
+    none recorded), each distinct text once."""
+
+    __slots__ = ("codes", "code_of")
+
+    def __init__(self):
+        self.codes = array("i")
+        self.code_of: dict[bytes, int] = {}
+
+    def add(self, text: bytes | None) -> None:
+        if text is None or len(text) > MAX_SHAPES_BYTES:
+            self.codes.append(-1)
+            return
+        code = self.code_of.get(text)
+        if code is None:
+            code = self.code_of[text] = len(self.code_of)
+        self.codes.append(code)
+
+    def typed(self, a: "_Args") -> None:
+        dims = a.dims
+        if not len(dims):
+            self.codes.append(-1)
+            return
+        self.add(b"".join((b"[", dims, b",", a.types or b"null", b",", a.strides or b"null", b",", a.concrete or b"null", b"]")))
+
+    def labels(self) -> Labels:
+        """Each distinct text once, in one canonical form (orjson's): the typed and the dict reading of an op
+        give the same text; a text that is not JSON reads as none."""
+        code_of: dict[str, int] = {}
+        lookup = np.full(len(self.code_of) + 1, -1, dtype=np.int32)
+        for i, text in enumerate(self.code_of):
+            try:
+                canonical = orjson.dumps(orjson.loads(text)).decode()
+            except (orjson.JSONDecodeError, TypeError):
+                continue
+            lookup[i] = code_of.setdefault(canonical, len(code_of))
+        codes = np.frombuffer(self.codes, dtype=np.int32) if len(self.codes) else np.zeros(0, dtype=np.int32)
+        return Labels(lookup[codes], list(code_of))
 
 
 class _Table:
@@ -278,6 +332,7 @@ class _Tables:
         self.api = _Table("tid", "correlation")
         self.annotations = _Table("tid", "external_id")
         self.ops = _Table("tid", "seq", "fwd_tid", "external_id")
+        self.ops.shapes = _Shapes()
         self.frames = _Table("tid", "python_id", "parent_id")
         self.gpu_annotations = 0
         self.first_ts: float | None = None
@@ -320,6 +375,7 @@ class _Tables:
                 c["seq"].append(_NONE if seq is None else seq)
                 c["fwd_tid"].append(_NONE if fwd is None else fwd)
                 c["external_id"].append(_NONE if ext is None else ext)
+                op.shapes.typed(a)
             elif cat == "python_function":
                 a = e.args or _NO_ARGS
                 frame.typed(e)
@@ -368,6 +424,8 @@ class _Tables:
             cat = e.get("cat")
             if cat == "cpu_op":
                 _with_args(op, e, _OP_ARGS)
+                a = e.get("args") or {}
+                op.shapes.add(orjson.dumps([a.get(k) for k in SHAPE_ARGS]) if a.get("Input Dims") is not None else None)
             elif cat == "python_function":
                 _with_args(frame, e, _FRAME_ARGS)
             elif cat == "kernel":
@@ -566,6 +624,23 @@ def _device(doc: dict) -> str | None:
     return ", ".join(names) or None
 
 
+def _gpu(doc: dict) -> DeviceFacts | None:
+    """deviceProperties' first device: its name, SM count and compute capability (no clock or bandwidth)."""
+    props = doc.get("deviceProperties")
+    first = props[0] if isinstance(props, list) and props and isinstance(props[0], dict) else None
+    if first is None:
+        return None
+
+    def small(key):
+        value = first.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 20 else None
+
+    name = first.get("name") if isinstance(first.get("name"), str) else None
+    major, minor = small("computeMajor"), small("computeMinor")
+    return DeviceFacts(name=name, cc=f"{major}.{minor}" if major and minor is not None else None, sm_count=small("numSms") or None,
+                       recorded_by="the trace's deviceProperties")
+
+
 def _data(path: Path, doc: dict, tables: _Tables, ranks: bool) -> TimelineData:
     gpu = len(tables.kernels) + len(tables.copies) + len(tables.memsets)
     if not gpu:
@@ -610,13 +685,16 @@ def _data(path: Path, doc: dict, tables: _Tables, ranks: bool) -> TimelineData:
     return TimelineData(
         path=path, kernels=_kernels(tables.kernels), copies=_copies(tables.copies), memsets=_memsets(tables.memsets), api=api,
         export_schema=str(schema) if isinstance(schema, (int, str)) and not isinstance(schema, bool) else None,
-        device=_device(doc), notes=notes, unknown=unknown, nvtx=nvtx, run=run, producer=PRODUCER, ops=ops, frames=frames)
+        device=_device(doc), notes=notes, unknown=unknown, nvtx=nvtx, run=run, producer=PRODUCER, ops=ops, frames=frames, gpu=_gpu(doc))
 
 
 def _ops(t: _Table) -> Events:
-    frame = _with_ints(t)
+    frame = t.events()
+    for name in t.ints:
+        frame[name] = t.column(name)
     frame["user"] = np.zeros(len(frame), dtype=bool)
-    return frame
+    frame["shapes"] = t.shapes.labels()
+    return _sorted(frame)
 
 
 def _annotation_ops(t: _Table, rows: np.ndarray) -> Events:
@@ -626,4 +704,5 @@ def _annotation_ops(t: _Table, rows: np.ndarray) -> Events:
     n = len(frame)
     frame["seq"] = frame["fwd_tid"] = np.full(n, _NONE, dtype=np.int64)
     frame["user"] = np.ones(n, dtype=bool)
-    return Events({c: frame[c] for c in ("start", "end", "name", "tid", "seq", "fwd_tid", "external_id", "user")}, n=n)
+    frame["shapes"] = Labels(np.full(n, -1, dtype=np.int32), [])
+    return Events({c: frame[c] for c in ("start", "end", "name", "tid", "seq", "fwd_tid", "external_id", "user", "shapes")}, n=n)

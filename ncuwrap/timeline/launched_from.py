@@ -149,6 +149,51 @@ class Launches:
     via: np.ndarray
 
 
+@dataclass
+class OpRows:
+    """Per kernel row: its launching call's row in ``data.api`` (-1: not traced or a CUDA graph replay), the
+    innermost op enclosing the launch and, inside a backward node, the node and its forward op (rows of
+    ``data.ops``, -1 where none)."""
+
+    call: np.ndarray
+    op: np.ndarray
+    node: np.ndarray
+    forward_op: np.ndarray
+
+
+def op_rows(data, kernels: Events) -> OpRows:
+    """Each kernel of ``kernels`` (rows of ``data.kernels``) traced to the ops that launched it, by row."""
+    n = len(kernels)
+    none = np.full(n, -1, dtype=np.int64)
+    out = OpRows(none.copy(), none.copy(), none.copy(), none.copy())
+    api = data.api
+    if api is None or not len(api) or "correlation" not in kernels:
+        return out
+    row_of = LaunchIndex(np.asarray(api["correlation"], dtype=float), np.arange(len(api), dtype=np.int64))
+    call = row_of.lookup(np.asarray(kernels["correlation"], dtype=float))
+    launched = ~np.isnan(call)
+    call = np.where(launched, call, 0).astype(np.int64)
+    graph = categories_of(api["name"]).test(lambda t: str(t).startswith(_GRAPH_LAUNCHES))[call]
+    known = np.flatnonzero(launched & ~graph)  # a replayed graph's launch says nothing of where it was captured
+    out.call[known] = call[known]
+    ops = data.ops
+    if ops is None or not len(ops) or not known.size:
+        return out
+    at = np.asarray(api["start"], dtype=np.int64)[call[known]]
+    at_tid = np.nan_to_num(np.asarray(api["tid"], dtype=float)[call[known]], nan=-1).astype(np.int64)
+    o_start, o_end, o_tid = (np.asarray(ops[c], dtype=np.int64) for c in ("start", "end", "tid"))
+    o_seq = np.asarray(ops["seq"], dtype=np.int64)
+    backward = categories_of(ops["name"]).test(is_backward)
+    out.op[known] = enclosing(o_start, o_end, o_tid, at, at_tid)
+    nodes = np.flatnonzero(backward & (o_seq >= 0))  # backward nodes with the sequence number of their forward op
+    node = enclosing(o_start[nodes], o_end[nodes], o_tid[nodes], at, at_tid)
+    in_node = node >= 0
+    out.node[known[in_node]] = nodes[node[in_node]]
+    out.forward_op[known[in_node]] = forward_op(o_seq, o_start, ~backward & (o_seq >= 0), o_seq[nodes[node[in_node]]],
+                                                o_start[nodes[node[in_node]]])
+    return out
+
+
 def trace(data, kernels: Events) -> Launches:
     """Each kernel of ``kernels`` (rows of ``data.kernels``) traced back: its op, forward op, user frame and how."""
     n = len(kernels)
@@ -159,33 +204,22 @@ def trace(data, kernels: Events) -> Launches:
     api = data.api
     if api is None or not len(api) or "correlation" not in kernels:
         return Launches(op, forward, frame, via)
-    row_of = LaunchIndex(np.asarray(api["correlation"], dtype=float), np.arange(len(api), dtype=np.int64))
-    call = row_of.lookup(np.asarray(kernels["correlation"], dtype=float))
-    launched = ~np.isnan(call)
-    call = np.where(launched, call, 0).astype(np.int64)
-    graph = categories_of(api["name"]).test(lambda t: str(t).startswith(_GRAPH_LAUNCHES))[call]
-    known = np.flatnonzero(launched & ~graph)  # a replayed graph's launch says nothing of where it was captured
-    at = np.asarray(api["start"], dtype=np.int64)[call[known]]
-    at_tid = np.nan_to_num(np.asarray(api["tid"], dtype=float)[call[known]], nan=-1).astype(np.int64)
+    rows = op_rows(data, kernels)
+    known = np.flatnonzero(rows.call >= 0)
+    at = np.asarray(api["start"], dtype=np.int64)[rows.call[known]]
+    at_tid = np.nan_to_num(np.asarray(api["tid"], dtype=float)[rows.call[known]], nan=-1).astype(np.int64)
 
     ops, frames = data.ops, data.frames
     backward_at = np.full(known.size, -1, dtype=np.int64)
     if ops is not None and len(ops):
-        o_start, o_end, o_tid = (np.asarray(ops[c], dtype=np.int64) for c in ("start", "end", "tid"))
-        o_seq = np.asarray(ops["seq"], dtype=np.int64)
         names = categories_of(ops["name"])
-        inner = enclosing(o_start, o_end, o_tid, at, at_tid)
+        inner = rows.op[known]
         op[known] = np.where(inner >= 0, names.codes[np.clip(inner, 0, None)], -1)
-        backward = names.test(is_backward)
-        nodes = np.flatnonzero(backward & (o_seq >= 0))  # backward nodes with the sequence number of their forward op
-        node = enclosing(o_start[nodes], o_end[nodes], o_tid[nodes], at, at_tid)
-        in_node = node >= 0
-        fwd = np.full(known.size, -1, dtype=np.int64)
-        fwd[in_node] = forward_op(o_seq, o_start, ~backward & (o_seq >= 0), o_seq[nodes[node[in_node]]], o_start[nodes[node[in_node]]])
+        fwd = rows.forward_op[known]
         backward_at = fwd
         found = fwd >= 0
         forward[known[found]] = names.codes[fwd[found]]
-        via[known] = np.where(in_node, VIA.index(BACKWARD), VIA.index(STACK))
+        via[known] = np.where(rows.node[known] >= 0, VIA.index(BACKWARD), VIA.index(STACK))
     else:
         via[known] = VIA.index(STACK) if frames is not None else VIA.index(UNKNOWN)
     if frames is not None and len(frames):

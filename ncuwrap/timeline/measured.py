@@ -7,6 +7,7 @@ the rules and the evaluator: numpy and Arrow are imported and the file read besi
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +38,7 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
     from ncuwrap.timeline import steps
     from ncuwrap.timeline import tracer as tracer_module
     from ncuwrap.timeline.analysis import analyze_steady, analyze_active
+    from ncuwrap.timeline.oplimits import analysis as op_limits
 
     warmup, find_steps = timeline.warmup, timeline.steps
     found = steps.measure(data, timeline.pattern, warmup, find_steps)
@@ -44,6 +46,9 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
     steady = analyze_steady(data, found) if found is not None else None
     if steady is not None:
         analysed = steady[1]
+        limits = op_limits.measure(data, found)
+        if limits is not None:
+            analysed = dataclasses.replace(analysed, op_limits=limits)
         tracer = analysed.tracer
         if tracer is not None and found.gpu_busy_pct < tracer_module.HOST_BOUND_BELOW_PCT and tracer.untraced_bound == "gpu":
             notes.append(f"the host-bound step is partly the tracer's: {tracer.tracer} added ~{tracer.added_ns / 1e6:.3g} ms of host time "
@@ -58,6 +63,9 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
         # Without steps, the rules' step_* values are unknown and say why (NO_STEPS); the window runs from the
         # first GPU work to the last, so that start-up (imports, CUDA's initialisation) is not averaged in.
         analysed = analyze_active(data)
+        limits = op_limits.measure(data, None)
+        if limits is not None:
+            analysed = dataclasses.replace(analysed, op_limits=limits)
         if found is not None:
             notes.append(f"{found.count} steps ('{found.name}') launched no kernel: judged without steps")
         if analysed.scope == "active":

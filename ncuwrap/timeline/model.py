@@ -194,6 +194,7 @@ class Timeline:
     scope: str = "capture"
     host_time: tuple[HostTime, ...] | None = None  # the window's host time by user function (None: no Python frames)
     tracer: object = None  # ncuwrap.timeline.tracer.TracerCost of the steady steps (None: no steps, or the CUDA API not traced)
+    op_limits: object = None  # ncuwrap.timeline.oplimits.model.OpLimits of the steady steps (None: no steps, or no op shapes recorded)
 
     whatif: object = None  # ncuwrap.timeline.whatif.model.WhatIf: the steady steps replayed (None: no steps, or the CUDA API not traced)
 

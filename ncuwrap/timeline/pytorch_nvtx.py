@@ -10,11 +10,19 @@ captures, tests/data/h200_ncuwrap/kineto/cost_*_backtrace1.sqlite.gz)::
     aten::mm, op_id = 20248                                 an op run inside the backward node (no seq)
     Optimizer.step#AdamW.step, op_id = 10049                a record_function range
 
-Older PyTorch wrote a backward node's number as ``stashed seq = N``; ``sizes = [...]`` and
-``input_op_ids = [...]`` follow when shapes are recorded. A range is an op when its name carries an
-``op_id`` or a ``seq``: the program's own NVTX ranges (its steps) and libraries' (CCCL's
-``cub::DeviceRadixSort``) are not ops. The name is kept without those fields; each distinct name is
-parsed once.
+Older PyTorch wrote a backward node's number as ``stashed seq = N``. With
+``--pytorch=autograd-shapes-nvtx`` (``emit_nvtx(record_shapes=True)``) the sizes of the op's inputs follow,
+and the ops that made them (PyTorch's ``getNvtxStr``)::
+
+    aten::addmm, seq = 1644, op_id = 19026, sizes = [[4096], [6144, 1024], [1024, 4096], [], []], input_op_ids = [(19020, 0), ...]
+
+one list per input (``[]`` for one that is not a tensor; a list of tensors flattened into its tensors); no
+dtype, strides or values. A range is an op when its name carries an ``op_id`` or a ``seq``: the program's
+own NVTX ranges (its steps) and libraries' (CCCL's ``cub::DeviceRadixSort``) are not ops. The name is kept
+without those fields; each distinct name is parsed once. The sizes become the op's ``shapes`` text (the
+layout of a PyTorch profiler trace's, :mod:`ncuwrap.timeline.kineto`: ``[dims, types, strides, concrete]``,
+here ``[dims, null, null, null]``), each distinct one kept once; longer than
+:data:`~ncuwrap.timeline.events.MAX_SHAPES_BYTES`, kept as none.
 """
 
 from __future__ import annotations
@@ -23,11 +31,24 @@ import re
 
 import numpy as np
 
-from ncuwrap.timeline.events import Events, Labels
+from ncuwrap.timeline.events import MAX_SHAPES_BYTES, Events, Labels
 
 # Where PyTorch's fields begin after the op's name, and its sequence number among them.
 _FIELDS = re.compile(r", (?:(?:stashed )?seq|op_id) = -?\d+")
 _SEQ = re.compile(r"^, (?:stashed )?seq = (-?\d+)")
+_SIZES = ", sizes = "
+_AFTER_SIZES = ", input_op_ids = "
+
+
+def sizes(text: str) -> str | None:
+    """The ``sizes = [...]`` of an op's range name, as written (None: none, or longer than MAX_SHAPES_BYTES)."""
+    at = text.find(_SIZES)
+    if at < 0:
+        return None
+    at += len(_SIZES)
+    end = text.find(_AFTER_SIZES, at)
+    found = text[at:end if end >= 0 else len(text)]
+    return found if found.startswith("[") and len(found) <= MAX_SHAPES_BYTES else None
 
 
 def parse(text: str) -> tuple[str, int] | None:
@@ -55,6 +76,7 @@ def ops_from_nvtx(nvtx: Events | None) -> Events | None:
     code_of = {n: i for i, n in enumerate(dict.fromkeys(op_names))}
     name_code = np.array([code_of[p[0]] if p is not None else -1 for p in parsed] + [-1], dtype=np.int32)
     seq_of = np.array([p[1] if p is not None else -1 for p in parsed] + [-1], dtype=np.int64)
+    shapes = Labels.of([f"[{found},null,null,null]" if (found := sizes(str(text))) is not None else None for text in names.categories])
     codes = names.codes[rows]
     tid = np.asarray(nvtx["tid"], dtype=float)[rows]
     return Events({
@@ -64,4 +86,5 @@ def ops_from_nvtx(nvtx: Events | None) -> Events | None:
         "seq": seq_of[codes],
         "fwd_tid": np.full(rows.size, -1, dtype=np.int64),  # emit_nvtx does not say which thread ran the forward op
         "external_id": np.full(rows.size, -1, dtype=np.int64),
+        "shapes": shapes[codes],
     })

@@ -34,6 +34,7 @@ import numpy as np
 from ncuwrap.core import fileio, sqlite_file
 from ncuwrap.core.errors import InputError
 from ncuwrap.core.numbers import distinct
+from ncuwrap.core.peaks import DeviceFacts
 from ncuwrap.timeline import pytorch_nvtx
 from ncuwrap.timeline.events import Events, Labels
 
@@ -129,6 +130,9 @@ class TimelineData:
     # The host's waits for other processes (start, end, tid: OS runtime calls, ncuwrap.timeline.sqlite.BLOCKING_CALLS); None:
     # not traced (nsys without --trace=osrt, a PyTorch profiler trace).
     host_waits: Events | None = None
+    # What the capture says of its GPU (SMs, clock, memory bandwidth, compute capability; None: nothing), for the
+    # peaks the op limits compare with (ncuwrap.core.peaks).
+    gpu: DeviceFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -546,6 +550,7 @@ class _Reader:
         data.host_waits = self.host_waits()
         data.producer = f"nsys {data.nsys_version or '?'}"  # as the reports have always named it
         data.ops = pytorch_nvtx.ops_from_nvtx(data.nvtx)  # nsys keeps no Python frames: data.frames stays None
+        data.gpu = self.gpu(kernels)
         if ranks:
             data.run = self.run()
         data.notes, data.unknown = self.notes, self.unknown
@@ -732,6 +737,34 @@ class _Reader:
             row = self.db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
             start = int(row[0]) if row and isinstance(row[0], int) else None
         return RunInfo(hostname=host, command=command, start_utc_ns=start)
+
+    def gpu(self, kernels: Events) -> DeviceFacts | None:
+        """TARGET_INFO_GPU's facts of the GPU that ran most kernels (its first row where none is told)."""
+        wanted = ("id", "name", "smCount", "clockRate", "memoryBandwidth", "computeMajor", "computeMinor")
+        if "TARGET_INFO_GPU" not in self.tables:
+            return None
+        have = [c for c in wanted if c in self.columns("TARGET_INFO_GPU")]
+        if "name" not in have:
+            return None
+        rows = [dict(zip(have, r)) for r in self.db.execute(f"SELECT {', '.join(have)} FROM TARGET_INFO_GPU").fetchall()]
+        if not rows:
+            return None
+        device = np.asarray(kernels["device"], dtype=float) if "device" in kernels and len(kernels) else np.zeros(0)
+        device = device[~np.isnan(device)]
+        busiest = int(np.bincount(device.astype(np.int64)).argmax()) if device.size and device.min() >= 0 and device.max() < 1 << 16 else None
+        row = next((r for r in rows if r.get("id") == busiest), rows[0])
+
+        def number(key):
+            value = row.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+        major, minor = row.get("computeMajor"), row.get("computeMinor")
+        cc = f"{major}.{minor}" if isinstance(major, int) and isinstance(minor, int) and 0 < major < 100 and 0 <= minor < 100 else None
+        clock = number("clockRate")
+        return DeviceFacts(name=str(row["name"]) if row.get("name") else None, cc=cc, sm_count=number("smCount"),
+                           sm_clock_hz=float(clock) if clock else None,
+                           dram_bytes_per_s=float(number("memoryBandwidth")) if number("memoryBandwidth") else None,
+                           recorded_by="the capture (nsys's TARGET_INFO_GPU)")
 
     def device(self) -> str | None:
         if "TARGET_INFO_GPU" not in self.tables or "name" not in self.columns("TARGET_INFO_GPU"):

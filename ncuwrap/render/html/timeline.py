@@ -10,6 +10,7 @@ from ncuwrap.core.version import __version__
 from ncuwrap.render import phrasing
 from ncuwrap.core.numbers import clean
 from ncuwrap.render import breakdown
+from ncuwrap.render import op_limits
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment
 from ncuwrap.timeline.model import CATEGORY_LABELS, pct
@@ -93,5 +94,6 @@ def render(diagnosis, names: str = kernel_names.SHORT, **_options) -> str:
         host_time_line=phrasing.host_time_line,
         line_is_note=phrasing.line_is_note(diagnosis.timeline.top_kernels(), diagnosis.timeline.host_time),
         bar_width=BAR_WIDTH,
+        op_limits=op_limits,
         metrics={name: clean(value) for name, value in diagnosis.timeline.metrics.items()},
     )

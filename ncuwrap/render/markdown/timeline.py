@@ -6,6 +6,7 @@ from __future__ import annotations
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
 from ncuwrap.render import breakdown
+from ncuwrap.render import op_limits
 from ncuwrap.render.escape import code, escape, table
 from ncuwrap.kernel.shown import COMMENT, Shown
 from ncuwrap.timeline.model import CATEGORY_LABELS
@@ -68,6 +69,9 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
                     f"90th percentile {phrasing.duration(gaps['p90_ns'])}, longest {phrasing.duration(gaps['max_ns'])}."]
     out.append("")
 
+    if t.op_limits is not None:
+        out += _op_limits(t.op_limits)
+
     if t.copies:
         out += ["### Copies", ""]
         out += _table(["kind", "count", "size", "time", "rate", "pageable"],
@@ -95,6 +99,22 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
     if diagnosis.notes:
         out += ["Notes:", ""] + [f"- {escape(n)}" for n in diagnosis.notes] + [""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _op_limits(limits) -> list[str]:
+    """How far each op is from its limit: the step's MFU, its bytes, the per-op table, what is not modelled, the remedies."""
+    out = [f"### {escape(op_limits.title(limits))}", "", escape(op_limits.shapes_sentence(limits)), "",
+           f"- **Step:** {escape(op_limits.step_line(limits))}.", f"- **Bytes:** {escape(op_limits.bytes_line(limits))}.", ""]
+    columns = op_limits.COLUMNS
+    out += _table(list(columns), [[escape(cells[c]) if c not in ("op", "shapes") else code(cells[c]) for c in columns]
+                                  for cells in (op_limits.cells(r) for r in limits.top())], left=(0, 1, 8))
+    rest = op_limits.rest_line(limits)
+    out += [""] + ([escape(rest) + ".", ""] if rest else [])
+    out += [f"- **Modelled:** {escape(op_limits.coverage_line(limits))}."]
+    out += [f"- {escape(line)}." for line in op_limits.unit_lines(limits)]
+    out += [f"- **Peaks:** {escape(op_limits.peaks_line(limits))}."]
+    out += [f"- **{escape(label[:-1])}:** {escape(text)}." for label, text in op_limits.remedy_lines(limits)]
+    return out + [""]
 
 
 def findings(diagnosis) -> list[str]:

@@ -8,6 +8,7 @@ from rich.text import Text
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
 from ncuwrap.render import breakdown
+from ncuwrap.render import op_limits
 from ncuwrap.render.escape import terminal
 from ncuwrap.render.table import STYLE, Page
 from ncuwrap.kernel.shown import TERMINAL_CALLS
@@ -27,6 +28,8 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     _whatif(page, t)
     _api(page, t)
     _kernels(page, t, name)
+    if t.op_limits is not None:
+        _op_limits(page, t.op_limits)
     _copies(page, t)
     console = page.console
     console.print(Text("\nIf the kernels were faster (Amdahl)", style="bold"))
@@ -113,6 +116,36 @@ def _kernels(page: Page, t, name: kernel_names.Names) -> None:
     if gaps["count"]:
         page.line(f"{gaps['count']}, median {phrasing.duration(gaps['median_ns'])}, 90th percentile {phrasing.duration(gaps['p90_ns'])}, "
                   f"longest {phrasing.duration(gaps['max_ns'])}", indent=2, label="gaps between consecutive kernels:")
+
+
+def _op_limits(page: Page, limits) -> None:
+    """How far each op is from its limit: the step's MFU, its bytes, the per-op table, what is not modelled, the remedies."""
+    page.console.print(Text(f"\n{op_limits.title(limits)}", style="bold"))
+    page.line(op_limits.shapes_line(limits), "dim", indent=2)
+    page.line(op_limits.step_line(limits), indent=2, label="step:")
+    page.line(op_limits.bytes_line(limits), indent=2, label="bytes:")
+    rows = [op_limits.cells(r) for r in limits.top()]
+
+    def build(shown):
+        table = page.table(*shown, right=op_limits.RIGHT, names=("op", "shapes"), boxed=False)
+        for row in rows:
+            table.add_row(*(row[c] for c in shown))
+        return table
+
+    table, left_out, whole = page.fit(build, op_limits.COLUMNS, op_limits.DROP)
+    page.print(table)
+    if left_out:
+        page.line(f"{', '.join(left_out)}: in --format json (a terminal of {whole} columns shows them in the table)", "dim",
+                  label="left out of the table:")
+    rest = op_limits.rest_line(limits)
+    if rest:
+        page.line(rest, "dim", indent=2)
+    page.line(op_limits.coverage_line(limits), indent=2, label="modelled:")
+    for line in op_limits.unit_lines(limits):
+        page.line(line, "dim", indent=2)
+    page.line(op_limits.peaks_line(limits), "dim", indent=2, label="peaks:")
+    for label, text in op_limits.remedy_lines(limits):
+        page.line(text, indent=2, label=label)
 
 
 def _copies(page: Page, t) -> None:

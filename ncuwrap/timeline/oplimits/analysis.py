@@ -1,0 +1,301 @@
+"""Each op's kernels over the steady steps, its counted work, and the unit it runs on: :func:`measure` makes
+the :class:`~ncuwrap.timeline.oplimits.model.OpLimits` of a capture.
+
+- **Which op a kernel is**: the innermost op enclosing its launch on the launching thread
+  (:func:`ncuwrap.timeline.launched_from.op_rows`); a backward op keeps the forward op its autograd node was
+  made by (the sequence number pairs them), shown beside it. Kernels launched outside any op, or replayed
+  from a CUDA graph, are counted as not modelled.
+- **Which ops are one row**: the same op name with the same recorded inputs (and forward op): their calls
+  over the steady steps are summed, work and kernel time.
+- **Which dtype**: the one recorded (a PyTorch profiler trace); with nsys's sizes alone, the one the op's
+  kernels' names say (:func:`kernel_dtype`: cuBLAS/cuDNN/CUTLASS precision tokens, PyTorch's template
+  arguments), else unknown.
+- **Which unit**: a matrix product, convolution or attention runs on the tensor cores of its dtype
+  (BF16, FP16, FP8); in FP32 it runs on the CUDA cores unless TF32 is seen: a kernel's name says tf32, a
+  convolution was allowed TF32 (``allow_tf32=True``, cuDNN's default) and no kernel's name says plain FP32,
+  or the op runs faster than the FP32 peak (no CUDA-core kernel can). The memory-bound ops' arithmetic is
+  compared with the FP32 CUDA cores, their bytes with HBM.
+- **Chains** (for fusion): runs of memory-bound modelled ops launched one after another within a step,
+  no other kernel between them (:class:`~ncuwrap.timeline.oplimits.model.Chain`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+
+from ncuwrap.core import peaks as peak_units
+from ncuwrap.timeline.launched_from import enclosing, is_backward, op_rows
+from ncuwrap.timeline.oplimits import counts, remedies
+from ncuwrap.timeline.oplimits.inputs import parse
+from ncuwrap.timeline.oplimits.model import STEADY, WINDOW, Chain, OpLimits, OpRow, Unmodelled
+from ncuwrap.timeline.steps import active_window, api_starts, categories_of, launch_time
+
+_UNIT_OF_DTYPE = {"bf16": peak_units.BF16_TENSOR, "fp16": peak_units.FP16_TENSOR, "fp8_e4m3": peak_units.FP8_TENSOR,
+                  "fp8_e5m2": peak_units.FP8_TENSOR}
+# Precision in a kernel's name, strongest evidence first: cuBLAS/cuDNN/CUTLASS tokens, then PyTorch's template
+# arguments (a bf16 reduce kernel names float too, its accumulator).
+_NAME_DTYPES = (
+    ("fp8_e4m3", re.compile(r"e4m3|e5m2|fp8|_qqt", re.I)),
+    ("bf16", re.compile(r"bf16|bfloat16|c10::BFloat16", re.I)),
+    ("fp16", re.compile(r"f16f16|fp16|hgemm|h1688|h16816|c10::Half|__half\b", re.I)),
+    ("tf32", re.compile(r"tf32", re.I)),
+    ("fp32", re.compile(r"sgemm|f32f32_f32f32|<float\b|\(float\)|\bfloat,|\bfloat>", re.I)),
+    ("fp64", re.compile(r"dgemm|<double\b|\bdouble,|\bdouble>", re.I)),
+    *((f"{n}-byte", re.compile(rf"OpaqueType<(?:\(unsigned int\))?{n}u?>")) for n in (1, 2, 4, 8, 16)),
+)
+_PLAIN_FP32 = re.compile(r"sgemm|f32f32_f32f32|_ffma_", re.I)  # a CUDA-core FP32 GEMM, by its name
+# cuBLAS's nvjet kernels name their types in one word after the architecture: A and B, compute, D ("tst": bf16 in,
+# fp32 compute, bf16 out) or A, B, C, compute, D ("qqtst": fp8 e4m3 A and B, bf16 C and D). The letters read here
+# are those the H200 captures show with their dtypes recorded (tests/data/h200_ncuwrap/op_limits).
+_NVJET = re.compile(r"^nvjet_(?:sm\d+_)?([a-z]{3}|[a-z]{5})_")
+_NVJET_TYPES = {"t": "bf16", "q": "fp8_e4m3", "s": "fp32"}
+
+
+def gemm_types(name: str) -> tuple[str, str] | None:
+    """(input dtype, output dtype) of a cuBLAS nvjet kernel by its name; None for another kernel or letters not read here."""
+    found = _NVJET.match(name)
+    if found is None:
+        return None
+    word = found.group(1)
+    a, d = _NVJET_TYPES.get(word[0]), _NVJET_TYPES.get(word[-1])
+    return (a, d) if a and d else None
+
+
+def kernel_dtype(name: str) -> str | None:
+    """The precision a kernel's name says ("tf32" for a TF32 tensor-core kernel; "2-byte" where it says only the size of
+    its elements, PyTorch's OpaqueType<2>), None where it says none."""
+    types = gemm_types(name)
+    if types is not None:
+        return types[0]
+    return next((dtype for dtype, pattern in _NAME_DTYPES if pattern.search(name)), None)
+
+
+def _shown(name: str) -> str:
+    return name if len(name) <= 60 else name[:57] + "..."
+
+
+def unit_of(work: counts.Work, kernel_names: list[str], time_ns: int, peaks: peak_units.Peaks, dtype_how: str) -> tuple[str | None, str]:
+    """The compute unit ``work`` runs on, and how that is known."""
+    if work.kind not in counts.TENSOR_KINDS:
+        return peak_units.FP32, "a memory-bound op: its arithmetic runs on the CUDA cores"
+    dtype = work.dtype
+    if dtype in _UNIT_OF_DTYPE:
+        return _UNIT_OF_DTYPE[dtype], f"{dtype} inputs ({dtype_how})"
+    if dtype == "fp64":
+        return None, "fp64: no FP64 peak is in the table"
+    if dtype != "fp32":
+        return None, "its dtype is unknown" if dtype is None else f"{dtype}: no peak is in the table"
+    said = [n for n in kernel_names if kernel_dtype(n) == "tf32"]
+    if said:
+        return peak_units.TF32_TENSOR, f"fp32 inputs, and the kernel's name says tf32 ({_shown(said[0])})"
+    plain = [n for n in kernel_names if _PLAIN_FP32.search(n)]
+    if work.allow_tf32 and not plain:
+        return peak_units.TF32_TENSOR, "fp32 inputs, and the op allowed TF32 (allow_tf32=True)"
+    fp32 = peaks.of(peak_units.FP32)
+    if fp32 and time_ns and work.flop / (time_ns * 1e-9) > fp32:
+        return peak_units.TF32_TENSOR, "fp32 inputs at more FLOP/s than the FP32 CUDA cores' peak: only TF32 tensor cores run that fast"
+    if plain:
+        return peak_units.FP32, f"fp32 inputs, and the kernel's name says plain FP32 ({_shown(plain[0])})"
+    return peak_units.FP32, "fp32 inputs; no kernel's name says tf32 and the rate is within the FP32 CUDA cores' peak"
+
+
+def _hint(names: list[str], weights: list[int]) -> str | None:
+    """The dtype most of a group's kernel time says (TF32 kernels take fp32 inputs)."""
+    said: dict[str, int] = {}
+    for name, w in zip(names, weights):
+        dtype = kernel_dtype(name)
+        if dtype is not None:
+            dtype = "fp32" if dtype == "tf32" else dtype
+            said[dtype] = said.get(dtype, 0) + w
+    return max(sorted(said), key=lambda d: said[d]) if said else None
+
+
+def measure(data, steps) -> OpLimits | None:
+    """The op limits of ``data`` (a read capture) over its steady ``steps`` (ncuwrap.timeline.steps.Steps), or
+    without steps over the window from the first GPU work's launch to the last one's end (one "step"); None
+    without recorded shapes."""
+    ops = data.ops
+    if ops is None or "shapes" not in ops or not (ops["shapes"].codes >= 0).any():
+        return None
+    kernels = data.kernels
+    launched = launch_time(kernels, api_starts(data))
+    if steps is not None:
+        lo, hi = steps.steady_launch_span
+        starts = np.array([r.start_ns for r in steps.steady], dtype=np.int64)
+        count, step_ns, scope = len(steps.steady), steps.mean_period_ns, STEADY
+    else:
+        span = active_window(data)
+        if span is None:
+            return None
+        lo, hi = span[0], span[1] + 1
+        starts = np.array([lo], dtype=np.int64)
+        count, step_ns, scope = 1, float(span[1] - span[0]), WINDOW
+    step_total = count * step_ns
+    window = np.flatnonzero((launched >= lo) & (launched < hi))
+    if not window.size:
+        return None
+    k = kernels.rows(window)
+    dur = np.asarray(k["end"], dtype=np.int64) - np.asarray(k["start"], dtype=np.int64)
+    traced = op_rows(data, k)
+    names = categories_of(ops["name"])
+    shapes = ops["shapes"]
+    op = traced.op
+    has = op >= 0
+    name_code = np.where(has, names.codes[np.clip(op, 0, None)], -1)
+    shape_code = np.where(has, shapes.codes[np.clip(op, 0, None)], -1)
+    fwd = traced.forward_op
+    fwd_code = np.where(fwd >= 0, names.codes[np.clip(fwd, 0, None)], -1)
+    keys = np.stack([name_code, shape_code, fwd_code], axis=1)
+    groups, group = np.unique(keys, axis=0, return_inverse=True)
+    group = group.ravel()
+    order = np.argsort(group, kind="stable")
+    bounds = np.searchsorted(group[order], np.arange(groups.shape[0] + 1))
+    kernel_names = categories_of(k["demangled"])
+    peaks = peak_units.peaks(data.gpu if data.gpu is not None else peak_units.DeviceFacts(name=data.device))
+    full = None
+
+    rows, unmodelled, work_of = [], {}, {}
+    for g in range(groups.shape[0]):
+        members = order[bounds[g]:bounds[g + 1]]
+        name_c, shape_c, fwd_c = (int(v) for v in groups[g])
+        time_ns = int(dur[members].sum())
+        calls = int(np.unique(op[members]).size) if name_c >= 0 else 0
+        if name_c < 0:
+            why = "replayed from a CUDA graph, or its launch is not traced: no op is known" if (traced.call[members] < 0).any() \
+                else "launched outside any PyTorch op"
+            _add(unmodelled, "(no op)", why, calls, members.size, time_ns)
+            continue
+        name = str(names.categories[name_c])
+        text = shapes.categories[shape_c] if shape_c >= 0 else None
+        inputs = parse(text)
+        full = full or (inputs is not None and inputs.full)
+        codes, weights = np.unique(kernel_names.codes[members], return_inverse=True)
+        weight = np.bincount(weights.ravel(), weights=dur[members]).astype(np.int64)
+        k_names = [str(kernel_names.categories[c]) for c in codes.tolist()]
+        hint = _hint(k_names, weight.tolist())  # for tensors whose dtype is not recorded (nsys; a list's in any trace)
+        facts = _facts(name, inputs, k_names, data, int(op[members[0]]), int(fwd[members[0]]))
+        work = counts.count(name, inputs, hint, facts)
+        if work is None or isinstance(work, counts.NotModelled):
+            if work is None:
+                why = f"launched by autograd's {name} outside any op" if is_backward(name) else "no formula for this op"
+            else:
+                why = work.reason
+            _add(unmodelled, name, why, calls, members.size, time_ns)
+            continue
+        recorded = work.dtype is not None and inputs.full and all(t.dtype for t in inputs.tensors())
+        dtype_how = "recorded" if recorded else "the kernels' names" if work.dtype is not None else "unknown"
+        unit, unit_how = unit_of(work, k_names, time_ns, peaks, dtype_how)
+        row = OpRow(op=name, shapes=work.shapes, kind=work.kind, dtype=work.dtype, dtype_how=dtype_how,
+                    forward_op=str(names.categories[fwd_c]) if fwd_c >= 0 else None, calls=calls, kernels=int(members.size),
+                    time_ns=time_ns, flop=work.flop * calls, bytes=work.bytes * calls if work.bytes is not None else None,
+                    unit=unit, unit_how=unit_how, peak_flops=peaks.of(unit) if unit else None, peak_bytes_per_s=peaks.dram_bytes_per_s,
+                    share_pct=100.0 * time_ns / step_total if step_total else 0.0, weights=work.weights, inputs=text,
+                    written=work.written * calls if work.written is not None and work.bytes is not None else None, rows=window[members], ns=dur[members])
+        rows.append(row)
+        work_of[g] = work
+    rows.sort(key=lambda r: (-r.time_ns, r.op, r.shapes))
+    gone = sorted(unmodelled.values(), key=lambda u: (-u["time_ns"], u["op"], u["reason"]))
+    unmodelled_rows = tuple(Unmodelled(op=u["op"], reason=u["reason"], calls=u["calls"], kernels=u["kernels"], time_ns=u["time_ns"],
+                                       share_pct=100.0 * u["time_ns"] / step_total if step_total else 0.0) for u in gone)
+    tf32 = next((r.unit_how for r in rows if r.unit == peak_units.TF32_TENSOR), None)
+    chains = _chains(window, launched[window], dur, group, op, work_of, starts)
+    shapes_from = ("the PyTorch profiler trace (record_shapes: sizes, dtypes, strides, values)" if full
+                   else "nsys's op ranges (autograd-shapes-nvtx: sizes only; dtypes from the kernels' names)")
+    limits = OpLimits(steps=count, step_ns=step_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
+                      unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32, scope=scope)
+    predicted = (remedies.predict(limits, remedy) for remedy in remedies.REMEDIES)
+    return dataclasses.replace(limits, predictions=tuple(p for p in predicted if p is not None))
+
+
+_CONV_FORWARD = ("aten::convolution", "aten::_convolution", "aten::cudnn_convolution")
+
+
+def _facts(name: str, inputs, kernel_names: list[str], data, row: int, forward_row: int) -> counts.KernelFacts:
+    """What the op's kernels and its paired ops say that sizes alone (nsys) do not: ``row`` is one of its calls, and
+    ``forward_row`` the forward op of that call's backward node (-1: none)."""
+    outputs = {t[1] for t in map(gemm_types, kernel_names) if t is not None}
+    out_dtype = outputs.pop() if len(outputs) == 1 else None
+    if inputs is None or inputs.full:
+        return counts.KernelFacts(out_dtype=out_dtype)
+    grads = None
+    if name == "aten::convolution_backward":
+        dgrad, wgrad = (any(word in n for n in kernel_names) for word in ("dgrad", "wgrad"))
+        grads = (dgrad, wgrad, False) if dgrad or wgrad else None
+    output = _backward_gradient(data, row) if name in _CONV_FORWARD else None
+    forward = parse(data.ops["shapes"][forward_row]) if forward_row >= 0 else None
+    return counts.KernelFacts(out_dtype=out_dtype, grads=grads, output=output, forward=forward)
+
+
+def _backward_gradient(data, row: int) -> tuple[int, ...] | None:
+    """A forward convolution's output sizes, as its backward's gradient has them: the forward op enclosing ``row`` with
+    a sequence number, the first backward node after it with that number, and the convolution_backward inside it."""
+    ops = data.ops
+    start, end, tid, seq = (np.asarray(ops[c], dtype=np.int64) for c in ("start", "end", "tid", "seq"))
+    names = categories_of(ops["name"])
+    backward = names.test(is_backward)
+    numbered = np.flatnonzero(~backward & (seq >= 0))
+    outer = enclosing(start[numbered], end[numbered], tid[numbered], start[row:row + 1], tid[row:row + 1])[0]
+    if outer < 0:
+        return None
+    number = seq[numbered[outer]]
+    nodes = np.flatnonzero(backward & (seq == number) & (start > start[row]))
+    if not nodes.size:
+        return None
+    node = nodes[np.argmin(start[nodes])]
+    inside = np.flatnonzero((names == "aten::convolution_backward") & (tid == tid[node]) & (start >= start[node]) & (end <= end[node]))
+    if not inside.size:
+        return None
+    grad = parse(ops["shapes"][int(inside[0])])
+    tensor = grad.tensor(0) if grad is not None else None
+    return tensor.dims if tensor is not None else None
+
+
+def _add(table: dict, op: str, reason: str, calls: int, kernels: int, time_ns: int) -> None:
+    entry = table.setdefault((op, reason), {"op": op, "reason": reason, "calls": 0, "kernels": 0, "time_ns": 0})
+    entry["calls"] += calls
+    entry["kernels"] += kernels
+    entry["time_ns"] += time_ns
+
+
+def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np.ndarray, op: np.ndarray, work_of: dict,
+            starts: np.ndarray) -> tuple[Chain, ...]:
+    """Runs of memory-bound modelled op calls launched one after another, within a step (``starts``: the steps'), of at
+    least two calls. By whole columns: a capture holds a million kernels."""
+    groups = int(group.max()) + 1 if group.size else 0
+    fusable_group = np.zeros(groups, dtype=bool)
+    bytes_of, read_of, written_of = (np.zeros(groups, dtype=np.int64) for _ in range(3))
+    for g, work in work_of.items():
+        if work.kind in counts.MEMORY_KINDS and work.bytes is not None and work.written is not None:
+            fusable_group[g] = True
+            bytes_of[g], read_of[g], written_of[g] = work.bytes, work.read, work.written
+    order = np.lexsort((window, launched))
+    step = (np.searchsorted(starts, launched, side="right") - 1)[order]
+    fusable = fusable_group[group[order]]
+    # A run starts where a fusable kernel follows a kernel that is not, or another step's.
+    head = fusable & np.concatenate([[True], ~fusable[:-1] | (step[1:] != step[:-1])])
+    run = np.cumsum(head) - 1
+    members = np.flatnonzero(fusable)
+    if not members.size:
+        return ()
+    run_of = run[members]
+    kernel = order[members]
+    calls = op[kernel]
+    # Each op call's bytes once, though it may run several kernels: its first kernel in the run carries them.
+    _, first = np.unique(np.stack([run_of, calls], axis=1), axis=0, return_index=True)
+    first_of_call = np.zeros(members.size, dtype=bool)
+    first_of_call[first] = True
+    bounds = np.flatnonzero(np.concatenate([[True], run_of[1:] != run_of[:-1], [True]]))
+    out = []
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        these = kernel[lo:hi]
+        ops = int(np.unique(calls[lo:hi]).size)
+        if ops < 2:
+            continue
+        g = group[these]
+        total = int(bytes_of[g][first_of_call[lo:hi]].sum())
+        out.append(Chain(ops=ops, kernels=int(these.size), time_ns=int(dur[these].sum()), bytes=total,
+                         fused_bytes=int(read_of[g[0]] + written_of[g[-1]]), rows=window[these], ns=dur[these]))
+    return tuple(out)

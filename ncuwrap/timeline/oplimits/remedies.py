@@ -1,0 +1,182 @@
+"""What the op limits say two remedies would buy: new durations for the kernels they change
+(:func:`kernel_edits`, for the replay of the steps: issue 50's "what fixing it buys") and, on its own, the
+mean steady step they predict (:func:`predict`: the kernel time saved taken off the step).
+
+- ``lower_precision`` (bf16 autocast): each matrix product, convolution and attention in FP32 or TF32 runs on
+  the BF16 tensor cores; its kernels take its FLOPs at the BF16 peak times an efficiency: by default the
+  fraction of its own unit's peak it reaches now (:data:`SAME_FRACTION`), or a given one (a calibrated
+  efficiency: docs/op-limits.md says which and where it was measured), and no less than half its bytes at
+  HBM's peak; a forward one's weights are cast to bf16 once a step, and their gradients back to fp32 (that
+  time is added to its kernels). The fp32 elementwise ops and copies and the backward ops of the lowered
+  products move half their bytes at the bandwidth they reach now; the ops autocast keeps in fp32
+  (:data:`AUTOCAST_FP32`: normalisations, softmax, reductions, losses) and the optimizer are left as they are.
+  A step whose matrix products are already in bf16, fp16 or fp8 is not edited.
+- ``fusion``: each chain of memory-bound ops (:class:`~ncuwrap.timeline.oplimits.model.Chain`) becomes one
+  kernel that moves the chain's fused minimum bytes at the bandwidth the chain reaches now; its first kernel
+  takes that time, the others are removed (0 ns).
+
+Only the kernels of the steady steps the op limits measured are edited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ncuwrap.core import peaks as peak_units
+from ncuwrap.timeline.oplimits import counts
+from ncuwrap.timeline.oplimits.model import OpLimits, Prediction
+
+LOWER_PRECISION = "lower_precision"
+FUSION = "fusion"
+REMEDIES = (LOWER_PRECISION, FUSION)
+SAME_FRACTION = None  # lower_precision's default efficiency: each op's own fraction of its unit's peak now
+_LOWERED = (peak_units.FP32, peak_units.TF32_TENSOR)
+_HALVED = (counts.ELEMENTWISE, counts.COPY)
+
+
+@dataclass(frozen=True)
+class Edits:
+    """New durations (ns) for kernels of ``data.kernels`` by row (0: the kernel is removed), and what the
+    prediction assumes."""
+
+    remedy: str
+    rows: np.ndarray = field(repr=False)
+    durations_ns: np.ndarray = field(repr=False)
+    assumes: str
+    old_ns: np.ndarray = field(repr=False, default=None)
+
+    def as_dict(self) -> dict[int, int]:
+        return dict(zip(self.rows.tolist(), self.durations_ns.tolist()))
+
+    @property
+    def removed(self) -> np.ndarray:
+        """The rows of the kernels the remedy removes."""
+        return self.rows[self.durations_ns == 0]
+
+    @property
+    def saved_ns(self) -> int:
+        """Kernel time saved over the steady steps edited."""
+        return int((self.old_ns - self.durations_ns).sum()) if self.old_ns is not None else 0
+
+    def __len__(self) -> int:
+        return int(self.rows.size)
+
+
+# The ops autocast runs in fp32 whatever their inputs (PyTorch's CUDA autocast fp32 list, the ops of it counted
+# here), by name without "aten::" and a trailing underscore: they, and their backward ops, keep their bytes.
+AUTOCAST_FP32 = frozenset({"exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "pow", "softplus", "native_layer_norm",
+                           "layer_norm", "native_layer_norm_backward", "group_norm", "native_group_norm", "nll_loss_forward",
+                           "nll_loss_backward", "mse_loss", "mse_loss_backward", "l1_loss", "smooth_l1_loss", "huber_loss",
+                           "binary_cross_entropy_with_logits", "kl_div", "cumsum", "cumprod", "prod", "sum", "_softmax", "_log_softmax",
+                           "_softmax_backward_data", "_log_softmax_backward_data", "norm", "linalg_vector_norm", "_fused_rms_norm"})
+
+
+def _base(name: str | None) -> str:
+    return (name or "").removeprefix("aten::").rstrip("_")
+
+
+def _lowered(r) -> bool:
+    return r.kind in counts.TENSOR_KINDS and r.unit in _LOWERED
+
+
+def _halved(r, lowered_ops: set[str]) -> bool:
+    """Whether a memory-bound op moves bf16 instead of fp32 under autocast: an fp32 elementwise op or copy outside
+    autocast's fp32 list, or the backward of a lowered product (its bias's gradient)."""
+    if r.dtype != "fp32" or not r.bytes or r.kind == counts.OPTIMIZER or r.kind in counts.TENSOR_KINDS:
+        return False
+    if _base(r.op) in AUTOCAST_FP32 or _base(r.forward_op) in AUTOCAST_FP32:
+        return False
+    return r.forward_op in lowered_ops or r.kind in _HALVED
+
+
+def _cast_bandwidth(limits: OpLimits) -> float | None:
+    """The bandwidth the capture's memory-bound ops reach together (bytes over time), at which autocast's casts are taken
+    to run; HBM's peak where there are none."""
+    memory = [r for r in limits.rows if r.kind in counts.MEMORY_KINDS and r.bytes and r.time_ns]
+    if memory:
+        return sum(r.bytes for r in memory) / (sum(r.time_ns for r in memory) * 1e-9)
+    return limits.peaks.dram_bytes_per_s
+
+
+def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
+    bf16 = limits.peaks.of(peak_units.BF16_TENSOR)
+    hbm = limits.peaks.dram_bytes_per_s
+    rows, new, old = [], [], []
+    if not any(_lowered(r) for r in limits.rows) or not bf16:
+        return _edits(LOWER_PRECISION, rows, new, old, "no matrix product, convolution or attention runs in FP32 or TF32: nothing to lower")
+    lowered_ops = {r.op for r in limits.rows if _lowered(r)}
+    has_backward = {r.forward_op for r in limits.rows if r.forward_op}
+    cast_rate = _cast_bandwidth(limits)
+    for r in limits.rows:
+        if _lowered(r) and r.peak_flops and r.time_ns:
+            fraction = r.achieved_flops / r.peak_flops if efficiency is None else efficiency
+            compute = r.flop / (fraction * bf16) * 1e9 if fraction > 0 else float(r.time_ns)
+            memory = r.bytes / 2.0 / hbm * 1e9 if r.bytes is not None and hbm else 0.0  # half its bytes at HBM's peak
+            # A forward op's fp32 weights cast to bf16 once a step (6 bytes an element), and their gradients back to fp32
+            # where the step has a backward: the casts' time goes to the op's kernels, which wait for them.
+            casts = 0.0
+            if r.forward_op is None and r.weights and cast_rate:
+                casts = r.calls * r.weights * 6 * (2 if r.op in has_backward else 1) / cast_rate * 1e9
+            durations = r.ns * (max(compute, memory) / r.time_ns) + casts / r.kernels
+        elif _halved(r, lowered_ops):
+            durations = r.ns * 0.5
+        else:
+            continue
+        rows.append(r.rows)
+        old.append(r.ns)
+        new.append(np.rint(durations).astype(np.int64))
+    how = ("the fraction of its own unit's peak it reaches now" if efficiency is None
+           else f"{100 * efficiency:.0f}% of the BF16 peak (a calibrated efficiency: docs/op-limits.md)")
+    assumes = ("bf16 autocast: each FP32/TF32 matrix product, convolution and attention runs on the BF16 tensor cores at " + how +
+               ", no faster than half its bytes at HBM's peak, and a forward one's weights are cast to bf16 once a step (their gradients "
+               "back to fp32 where the step has a backward) at the bandwidth the capture's memory-bound ops reach; fp32 elementwise ops "
+               "and copies, and the backward ops of the lowered products, move half their bytes at the bandwidth they reach now; the ops "
+               "autocast keeps in fp32 (normalisations, softmax, reductions, losses) and the optimizer are left as they are")
+    return _edits(LOWER_PRECISION, rows, new, old, assumes)
+
+
+def _fusion(limits: OpLimits) -> Edits:
+    rows, new, old = [], [], []
+    for c in limits.chains:
+        if not c.time_ns or not c.bytes:
+            continue
+        durations = np.zeros(c.rows.size, dtype=np.int64)
+        durations[0] = int(round(c.fused_bytes / c.bytes_per_s * 1e9))
+        rows.append(c.rows)
+        old.append(c.ns)
+        new.append(durations)
+    assumes = ("each run of memory-bound ops launched one after another becomes one kernel that reads the first op's inputs and writes "
+               "the last op's outputs once (the values between them used nowhere else), at the bandwidth the run reaches now")
+    return _edits(FUSION, rows, new, old, assumes)
+
+
+def _edits(remedy: str, rows: list, new: list, old: list, assumes: str) -> Edits:
+    if not rows:
+        empty = np.zeros(0, dtype=np.int64)
+        return Edits(remedy, empty, empty, assumes, empty)
+    return Edits(remedy, np.concatenate(rows).astype(np.int64), np.concatenate(new).astype(np.int64), assumes,
+                 np.concatenate(old).astype(np.int64))
+
+
+def kernel_edits(limits: OpLimits, remedy: str, *, efficiency: float | None = SAME_FRACTION) -> Edits:
+    """The kernels ``remedy`` (:data:`REMEDIES`) changes, by row of ``data.kernels``, with their predicted durations.
+    ``efficiency``: lower_precision's fraction of the BF16 peak (None: each op's own fraction of its unit's peak now)."""
+    if remedy == LOWER_PRECISION:
+        return _lower_precision(limits, efficiency)
+    if remedy == FUSION:
+        return _fusion(limits)
+    raise ValueError(f"remedy {remedy!r}: expected one of {', '.join(REMEDIES)}")
+
+
+def predict(limits: OpLimits, remedy: str, *, efficiency: float | None = SAME_FRACTION) -> Prediction | None:
+    """The mean steady step ``remedy`` predicts on its own (no replay): the kernel time it saves a step taken off the
+    measured mean step, as if the GPU set the step's pace; None where it changes no kernel."""
+    edits = kernel_edits(limits, remedy, efficiency=efficiency)
+    if not len(edits):
+        return None
+    saved = edits.saved_ns / limits.steps
+    assumes = edits.assumes + "; the GPU sets the step's pace, so each ns of kernel time saved is a ns of the step"
+    return Prediction(remedy=remedy, measured_step_ns=limits.step_ns, step_ns=max(limits.step_ns - saved, 0.0), kernels_edited=len(edits),
+                      assumes=assumes)

@@ -1,0 +1,233 @@
+"""Issue 51's done-criteria on its real H200 captures (tests/data/h200_ncuwrap/op_limits, README there): FLOPs and
+achieved TFLOP/s against the programs' hand counts, each profiled op against ncu's counters, the remedies against the
+measured after variants, the section in every format; and docs/op-limits.md's tables and figures, recomputed
+(tests/op_limits_checks.py makes them; NCUWRAP_REGEN=1 rewrites the tables)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ncuwrap.core import peaks as P
+from ncuwrap.kernel import op_check
+from ncuwrap.kernel.reading import load
+from ncuwrap.timeline.oplimits import counts, remedies
+from tests import op_limits_checks as C
+from tests.conftest import REGEN, run_cli
+
+DOC = Path(__file__).parent.parent / "docs" / "op-limits.md"
+BEGIN, END = "<!-- checks:begin -->", "<!-- checks:end -->"
+
+
+def test_docs_tables_are_the_captures():
+    text = DOC.read_text(encoding="utf-8")
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    tables = "\n" + C.tables()
+    if REGEN:
+        DOC.write_text(text[:start] + tables + text[end:], encoding="utf-8")
+        return
+    assert text[start:end] == tables, "docs/op-limits.md's tables differ from the captures; regenerate with NCUWRAP_REGEN=1"
+
+
+# -- FLOPs and achieved TFLOP/s against the hand counts ---------------------------------------------
+
+HAND = {(r.name, r.suffix): r for r in C.hand_rows()}
+
+
+@pytest.mark.parametrize("key", [k for k, r in HAND.items() if r.hand_flop], ids=lambda k: k[0] + k[1])
+def test_counted_flops_are_the_hand_counts(key):
+    r = HAND[key]
+    if key == ("transformer", C.NSYS):
+        # nsys records no is_causal: the attention ops are not modelled, and what is missing is exactly their hand count.
+        hand = C.runs()["hand"][("transformer", "bf16")]
+        attention = sum(o["calls"] * o["flop"] for o in hand["hand_ops"] if "attention" in o["op"])
+        assert r.flop_ratio == pytest.approx(0.876, abs=0.001)
+        assert r.flop + attention == pytest.approx(r.hand_flop, rel=0.001)
+    elif key == ("transformer", C.KINETO):
+        # The attention backward's recomputed QK^T, which the hand count gives apart.
+        hand = C.runs()["hand"][("transformer", "bf16")]
+        assert r.flop == pytest.approx(r.hand_flop + hand["hand_recompute_flop"], rel=0.002)
+    else:
+        assert r.flop == pytest.approx(r.hand_flop, rel=0.001)
+
+
+@pytest.mark.parametrize("key", [k for k, r in HAND.items() if r.hand_flop], ids=lambda k: k[0] + k[1])
+def test_achieved_tflops_within_ten_percent_of_the_hand_count(key):
+    r = HAND[key]
+    if key == ("transformer", C.NSYS):
+        assert r.rate_ratio == pytest.approx(0.857, abs=0.005)  # the missing attention (above)
+    elif key == ("matmul_fp8", C.KINETO):
+        # The program's clock holds the profiler's first op before the first launch, which the window of GPU work does not.
+        data, limits = C.capture("matmul_fp8", C.KINETO)
+        lead_ns = int(data.kernels["start"].min()) - int(data.ops["start"].min())
+        own_ns = C.runs()["kineto"][("matmul", "fp8")]["step_ms_mean"] * 5e6
+        assert r.rate_ratio == pytest.approx(1.119, abs=0.005) and 0.28e6 < lead_ns < own_ns - limits.step_ns
+    else:
+        assert abs(r.rate_ratio - 1) < 0.10
+
+
+def test_the_eager_chain_moves_the_hand_counts_bytes():
+    hand = C.runs()["hand"][("elementwise", "eager")]
+    _, limits = C.capture("elementwise_eager", C.KINETO)
+    # Shapes cannot tell d * d from a * b: the count reads both operands, as the hand count "by operand" does.
+    assert limits.step_bytes / 5 == pytest.approx(hand["hand_eager_step_bytes_by_operand"], rel=1e-6)
+    # Fused: x and a read, the result written (the hand count reads b too: one row of 16 KiB).
+    steady = C.capture("elementwise_eager", C.KINETO, steps=True)[1]
+    assert steady.step_min_bytes == pytest.approx(hand["hand_fused_min_bytes"], rel=1e-4)
+
+
+# -- against ncu ------------------------------------------------------------------------------------
+
+NCU = {key: C.ncu_checks(*key) for key in C.captures()}
+
+
+def test_every_checked_op_agrees_with_ncu_within_fifteen_percent():
+    checked = [c for checks, _ in NCU.values() for c in checks]
+    assert len(checked) == 25
+    assert all(c.agrees for c in checked), [(c.op, c.shapes, c.checked_ratio) for c in checked if not c.agrees]
+    assert {c.checked for c in checked} == {"flop/s", "bytes/s"}
+
+
+def test_the_tensor_cores_count_the_tiles_past_the_edge():
+    (mm,), _ = NCU[("matmul_bf16", C.NSYS)]
+    assert mm.ncu_flop == 1_116_691_496_960 and mm.model_flop == 2 * 8192**3
+    assert any("its tiles cover 1.0156x the product" in w for w in mm.why)
+
+
+def test_dram_against_the_minimal_bytes_is_explained():
+    (mm,), _ = NCU[("matmul_fp32", C.NSYS)]
+    assert mm.flop_ratio == pytest.approx(1.0, abs=2e-4) and mm.agrees
+    assert mm.why == ("bytes: DRAM reads 4,622.8 MB for 536.9 MB of inputs (8.61x): the kernel fetched its operands more than once "
+                      "(tiles re-read from DRAM); the minimal bytes are the least any kernel must move, ncu's the traffic of this launch",)
+    addmm = next(c for c in NCU[("transformer", C.NSYS)][0] if c.op == "aten::addmm")
+    assert "DRAM writes 1.2 MB for 16.8 MB of outputs: the rest was still in L2" in addmm.why[0]
+
+
+def test_what_is_not_checked_says_why():
+    _, unchecked = NCU[("transformer", C.NSYS)]
+    assert [u.why for u in unchecked] == [
+        "its launch is of aten::_cudnn_attention_backward, not modelled: whether its mask is causal is not recorded (nsys records sizes only)",
+        "the profiled kernels are less than 80% of aten::mm (8192x8192 @ 8192x1024)'s time"]
+    _, unchecked = NCU[("elementwise_eager", C.KINETO)]
+    assert len(unchecked) == 3 and all("demangled names only" in u.why for u in unchecked)
+
+
+def test_ncu_reads_every_counter_profile_top_adds():
+    frame = load(C.DATA / "ncu" / "conv.raw.csv.gz").frame
+    from ncuwrap.profile.top import OP_LIMIT_METRICS
+
+    assert set(OP_LIMIT_METRICS) <= set(frame.columns)
+    got = op_check.ncu_counts(frame.to_dict("records")[0])
+    assert got.tensor_flop == 236_760_072_192 and got.dram_read > 1e8 and got.duration_ns == pytest.approx(296_384, rel=0.01)
+
+
+# -- the remedies -----------------------------------------------------------------------------------
+
+REMEDY = {(r.remedy, r.suffix): r for r in C.remedy_rows()}
+
+
+def test_lower_precision_and_where_its_plain_prediction_falls_short():
+    r = REMEDY[(remedies.LOWER_PRECISION, C.KINETO)]
+    fp32 = C.capture("mlp_train_fp32", C.KINETO, steps=True)[1]
+    bf16 = C.capture("mlp_train_bf16", C.KINETO, steps=True)[1]
+    edits = remedies.kernel_edits(fp32, remedies.LOWER_PRECISION)
+    assert len(edits) and not len(edits.removed) and edits.saved_ns > 0
+    kernels = (fp32.kernel_ns - edits.saved_ns) / fp32.steps
+    idle = fp32.step_ns - fp32.kernel_ns / fp32.steps
+    actual = bf16.kernel_ns / bf16.steps
+    assert (round(r.predicted_ns / 1e6, 3), round(kernels / 1e6, 3), round(idle / 1e6, 3), round(actual / 1e6, 3)) == (1.700, 1.646, 0.054, 1.766)
+    assert kernels / actual - 1 == pytest.approx(-0.068, abs=0.001)
+    # Where the kernels fall short: autocast's casts (folded into the lowered products) and bf16 elementwise kernels.
+    has_backward = {x.forward_op for x in fp32.rows if x.forward_op}
+    rate = remedies._cast_bandwidth(fp32)
+    casts = sum(x.calls * x.weights * 6 * (2 if x.op in has_backward else 1) for x in fp32.rows
+                if x.kind in counts.TENSOR_KINDS and x.forward_op is None) / rate * 1e9 / fp32.steps
+    cast_kernels = sum(x.time_ns for x in bf16.rows if x.op == "aten::copy_") / bf16.steps
+    assert (round(casts / 1e6, 2), round(cast_kernels / 1e6, 2)) == (0.08, 0.16)
+    new = dict(zip(edits.rows.tolist(), edits.durations_ns.tolist()))
+    gelu = sum(new[int(i)] for x in fp32.rows if x.op in ("aten::gelu", "aten::gelu_backward") for i in x.rows) / fp32.steps
+    gelu_run = sum(x.time_ns for x in bf16.rows if x.op in ("aten::gelu", "aten::gelu_backward")) / bf16.steps
+    assert (round(gelu / 1e6, 2), round(gelu_run / 1e6, 2)) == (0.12, 0.16)
+    # The bf16 program's plain steps are longer than its kernels: its host sets their pace, which the plain prediction
+    # assumes away. The done-criterion (within 25% of the measured speedup) is missed: +25.8%; a perfect count of the
+    # bf16 kernels would give +17%.
+    plain = [d["step_ms_mean"] for d in C.runs()["plain"][("mlp_train", "bf16")]]
+    assert (min(plain), max(plain), C.plain_ms("mlp_train", "bf16")) == (1.9348, 2.5553, 2.1401) and min(plain) * 1e6 > actual * 1.09
+    assert r.error == pytest.approx(0.258, abs=0.0005)
+    perfect = fp32.step_ns / (actual + idle)
+    assert round(perfect, 2) == 9.86 and perfect / r.measured_speedup - 1 == pytest.approx(0.17, abs=0.005)
+
+
+def test_fusion_counts_the_compiled_kernels_bytes_but_not_its_arithmetic():
+    r = REMEDY[(remedies.FUSION, C.KINETO)]
+    _, limits = C.capture("elementwise_eager", C.KINETO, steps=True)
+    compiled = load(C.DATA / "ncu" / "elementwise_compiled.raw.csv.gz").frame.to_dict("records")
+    fused = op_check.ncu_counts(next(rec for rec in compiled if str(rec["name"]).startswith("triton_red_fused")))
+    # The compiled kernel moves the fused minimum (ncu 516.7 MB against 536.9 MB counted) ...
+    assert fused.dram_bytes == pytest.approx(limits.step_min_bytes, rel=0.04)
+    # ... at a quarter of the eager chain's bandwidth: it recomputes the chain's arithmetic in each reduction loop.
+    chain_rate = sum(c.bytes for c in limits.chains) / (sum(c.time_ns for c in limits.chains) * 1e-9)
+    assert fused.dram_bytes / (fused.duration_ns * 1e-9) < chain_rate / 4
+    assert fused.sass_flop > 6 * limits.step_flop
+    # The figures docs/op-limits.md quotes.
+    assert (round(fused.dram_bytes / 1e6, 1), round(limits.step_min_bytes / 1e6, 1)) == (516.7, 536.9)
+    assert round(1 - fused.dram_bytes / limits.step_min_bytes, 3) == 0.038
+    assert (round(fused.dram_bytes / fused.duration_ns / 1e3, 2), round(chain_rate / 1e12, 1)) == (0.80, 3.6)
+    assert (round(fused.sass_flop / 1e9, 1), round(limits.step_flop / 1e9, 1)) == (13.6, 2.0)
+    assert r.predicted_speedup == pytest.approx(14.95, abs=0.05) and r.measured_speedup == pytest.approx(5.92, abs=0.01)
+    nsys = REMEDY[(remedies.FUSION, C.NSYS)]
+    assert abs(nsys.error) < 0.5  # within 50%, only because nsys's unmodelled reductions split the chain
+    assert any(u.op in ("aten::mean", "aten::sum") for u in C.capture("elementwise_eager", C.NSYS, steps=True)[1].unmodelled)
+
+
+# -- what each capture says -------------------------------------------------------------------------
+
+def test_the_units_each_precision_runs_on():
+    expect = {"matmul_fp32": (P.FP32, "fp32 inputs, and the kernel's name says plain FP32"),
+              "matmul_tf32": (P.TF32_TENSOR, "fp32 inputs, and the kernel's name says tf32"),
+              "matmul_bf16": (P.BF16_TENSOR, "bf16 inputs"), "matmul_fp8": (P.FP8_TENSOR, "fp8_e4m3 inputs")}
+    for name, (unit, how) in expect.items():
+        for suffix in (C.NSYS, C.KINETO):
+            _, limits = C.capture(name, suffix)
+            (row,) = [r for r in limits.rows if r.kind == counts.MATMUL]
+            assert row.unit == unit and row.unit_how.startswith(how), (name, suffix, row.unit_how)
+            assert limits.dtype_unit == unit
+    # nsys records no dtype: the nvjet kernel's name gives the bf16 operands and the fp8 product's bf16 result.
+    _, fp8 = C.capture("matmul_fp8", C.NSYS)
+    assert fp8.rows[0].dtype_how == "the kernels' names" and fp8.rows[0].bytes == 8 * 8192 * 8192 * (1 + 1 + 2)  # A, B fp8; C bf16
+    # The nsys capture records the H200's own bandwidth.
+    assert fp8.peaks.dram_bytes_per_s == 4_814_304_000_000 and fp8.peaks.sources == (
+        "compute capability, SM count, maximum SM clock, memory bandwidth from the capture (nsys's TARGET_INFO_GPU)",)
+
+
+def test_the_convolution_from_sizes_alone():
+    _, limits = C.capture("conv", C.NSYS)
+    forward = next(r for r in limits.rows if r.op == "aten::cudnn_convolution")
+    backward = next(r for r in limits.rows if r.op == "aten::convolution_backward")
+    one = 2 * 64 * 256 * 56 * 56 * 256 * 9
+    assert forward.flop / forward.calls == one and backward.flop / backward.calls == 2 * one
+    assert forward.shapes == "64x256x56x56 * 256x256x3x3 -> 64x256x56x56" and backward.forward_op == "aten::convolution"
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "html", "table"])
+def test_the_section_in_every_format(capsys, monkeypatch, fmt):
+    monkeypatch.setenv("COLUMNS", "160")
+    path = C.DATA / "matmul_fp32.sqlite.gz"
+    code, out, err = run_cli(capsys, "timeline", str(path), "-f", fmt)
+    assert code == 0, err
+    if fmt == "json":
+        doc = json.loads(out)["op_limits"]
+        assert doc["dtype"] == "fp32" and doc["unit"] == P.FP32 and doc["achieved_tflops"] == pytest.approx(51.07, abs=0.05)
+        assert doc["remedies"][0]["remedy"] == remedies.LOWER_PRECISION
+        assert doc["ops"][0]["limit"] == P.FP32 and doc["ops"][0]["pct_of_limit"] == pytest.approx(76.6, abs=0.1)
+        return
+    shown = html.unescape(out) if fmt == "html" else out.replace("\\_", "_") if fmt == "markdown" else out
+    assert "Ops against their limits (8 steady steps)" in shown
+    assert re.search(r"1\.1 TFLOP a step in 21\.53 ms: 51\.1 TFLOP/s, 76\.3% of the FP32 CUDA cores' peak", shown), shown
+    assert "lower_precision:" in shown and "aten::mm" in shown
+    if fmt == "html":
+        assert "CUDA cores&#39; peak" in out  # report text escaped by the template
