@@ -69,18 +69,27 @@ def _plain(program: str, variant: str, folder: Path = CLOCK) -> list[float]:
     return out
 
 
-# (before capture, remedy, (program, before variant), (program, after variant), workers)
+# (before capture, relative to clock/, remedy, (program, before variant), (program, after variant), workers)
+OPS = "../op_limits/"  # issue 51's captures with op shapes, their plain runs beside them
 PAIRS = [
     ("decode_eager.sqlite.gz", "cuda_graphs", ("decode", "eager"), ("decode", "graph"), None),
     ("input_loop_pageable.sqlite.gz", "pinned_overlap", ("input_loop", "pageable"), ("input_loop", "pinned"), None),
     ("numpy_prep_workers0.sqlite.gz", "host_parallel", ("numpy_prep", "workers0"), ("numpy_prep", "workers6"), 6),
     ("item_sync_item.sqlite.gz", "no_sync", ("item_sync", "item"), ("item_sync", "noitem"), None),
     ("kineto/decode_eager.pt.trace.json.gz", "cuda_graphs", ("decode", "eager"), ("decode", "graph"), None),
+    (OPS + "mlp_train_fp32.pt.trace.json.gz", "lower_precision", ("mlp_train", "fp32"), ("mlp_train", "bf16"), None),
+    (OPS + "matmul_fp32.sqlite.gz", "lower_precision", ("matmul", "fp32"), ("matmul", "bf16"), None),
+    (OPS + "elementwise_eager.sqlite.gz", "fusion", ("elementwise", "eager"), ("elementwise", "compiled"), None),
 ]
-# Predicted from the capture, not within 25% of the pair nor of its range widened by 25%: said in docs/whatif.md.
-# Under the profiler the pageable copy itself ran slower (25.4 ms a step traced, 19.7 plain), which taking the
-# profiler's per-event cost off the host does not undo: the untraced BEFORE is too long, and the speedup with it.
-MISSES = [("kineto/input_loop_pageable.pt.trace.json.gz", "pinned_overlap", ("input_loop", "pageable"), ("input_loop", "pinned"), None)]
+# Predicted from the capture, not within the tolerance of the pair nor of its range widened by it: said in
+# docs/whatif.md. Under the profiler the pageable copy itself ran slower (25.4 ms a step traced, 19.7 plain),
+# which taking the profiler's per-event cost off the host does not undo: the untraced BEFORE is too long, and
+# the speedup with it. Inductor's fused kernel recomputes the chain's transcendental ops in each reduction loop
+# and runs at 0.8 TB/s, not at the eager chain's bandwidth (docs/op-limits.md): the fused bytes alone predict
+# too much wherever the op shapes give the whole chain (the profiler's trace).
+MISSES = [("kineto/input_loop_pageable.pt.trace.json.gz", "pinned_overlap", ("input_loop", "pageable"), ("input_loop", "pinned"), None),
+          (OPS + "elementwise_eager.pt.trace.json.gz", "fusion", ("elementwise", "eager"), ("elementwise", "compiled"), None)]
+TOLERANCE = {"fusion": 0.50}  # the issue's: fusion within 50%, every other remedy within 25%
 
 
 def _measured(capture: str, before: tuple, after: tuple) -> tuple[float, float, float]:
@@ -90,27 +99,30 @@ def _measured(capture: str, before: tuple, after: tuple) -> tuple[float, float, 
 
 
 def _predicted(capture: str, remedy: str, workers) -> float:
+    from ncuwrap.timeline.oplimits import analysis as op_limits
+
     data, steps = _read(CLOCK / capture)
-    p = predict(data, steps, workers=workers).get(remedy)
+    p = predict(data, steps, workers=workers, op_limits=op_limits.measure(data, steps)).get(remedy)
     assert p is not None
     return p.speedup
 
 
-def _within(predicted: float, measured: tuple[float, float, float]) -> bool:
+def _within(predicted: float, measured: tuple[float, float, float], remedy: str) -> bool:
     median, low, high = measured
-    return abs(predicted / median - 1.0) <= 0.25 or low / 1.25 <= predicted <= high * 1.25
+    tol = TOLERANCE.get(remedy, 0.25)
+    return abs(predicted / median - 1.0) <= tol or low / (1 + tol) <= predicted <= high * (1 + tol)
 
 
-@pytest.mark.parametrize("capture,remedy,before,after,workers", PAIRS, ids=[f"{p[1]}-{p[0].split('.')[-2]}" for p in PAIRS])
+@pytest.mark.parametrize("capture,remedy,before,after,workers", PAIRS, ids=[f"{p[1]}-{p[0].replace('../', '')}" for p in PAIRS])
 def test_each_remedy_predicts_its_measured_fix(capture, remedy, before, after, workers):
     predicted, measured_ = _predicted(capture, remedy, workers), _measured(capture, before, after)
-    assert _within(predicted, measured_), f"{remedy}: predicted {predicted:.2f}x, measured {measured_}"
+    assert _within(predicted, measured_, remedy), f"{remedy}: predicted {predicted:.2f}x, measured {measured_}"
 
 
 @pytest.mark.parametrize("capture,remedy,before,after,workers", MISSES, ids=[p[1] for p in MISSES])
 def test_the_known_miss_is_still_one(capture, remedy, before, after, workers):
     """A miss said in the docs stays said: when it is fixed, this fails, and the docs and MISSES move."""
-    assert not _within(_predicted(capture, remedy, workers), _measured(capture, before, after))
+    assert not _within(_predicted(capture, remedy, workers), _measured(capture, before, after), remedy)
 
 
 def test_the_sync_that_does_not_help_predicts_little():
@@ -122,16 +134,20 @@ def test_a_remedy_that_has_nothing_to_act_on_says_why():
     data, steps = _read(CLOCK / "decode_eager.sqlite.gz")
     w = predict(data, steps)
     why = {n.remedy: n.why for n in w.not_predicted}
+    shapes = "no op shapes in the capture (Kineto record_shapes=True, or nsys --pytorch=autograd-shapes-nvtx)"
     assert why == {"no_sync": "no step waits for the GPU", "pinned_overlap": "no pageable host-to-device copy in the steps",
-                   "host_parallel": "no stretch of host work outside op ranges of over 0.5 ms in the steps"}
+                   "host_parallel": "no stretch of host work outside op ranges of over 0.5 ms in the steps",
+                   "lower_precision": shapes, "fusion": shapes}
 
 
 @pytest.mark.parametrize("capture", [p[0] for p in PAIRS + MISSES])
 def test_what_if_json(capture):
     """The whole what_if document of each BEFORE capture, as recorded."""
     data, steps = _read(CLOCK / capture)
-    name = capture.replace("/", "_").replace(".sqlite.gz", "").replace(".pt.trace.json.gz", "_kineto")
-    golden_json(f"whatif_{name}.json", predict(data, steps).to_json())
+    name = capture.replace("../", "").replace("/", "_").replace(".sqlite.gz", "").replace(".pt.trace.json.gz", "_kineto")
+    from ncuwrap.timeline.oplimits import analysis as op_limits
+
+    golden_json(f"whatif_{name}.json", predict(data, steps, op_limits=op_limits.measure(data, steps)).to_json())
 
 
 def _table_rows() -> list[str]:
@@ -139,7 +155,7 @@ def _table_rows() -> list[str]:
     for capture, remedy, before, after, workers in PAIRS + MISSES:
         predicted, (median, low, high) = _predicted(capture, remedy, workers), _measured(capture, before, after)
         source = "PyTorch profiler" if capture.endswith(".json.gz") else "nsys"
-        verdict = "within" if _within(predicted, (median, low, high)) else "MISS"
+        verdict = "within" if _within(predicted, (median, low, high), remedy) else "MISS"
         rows.append(f"| {before[0]} {before[1]} -> {after[1]} | {source} | `{remedy}`{f' (N={workers})' if workers else ''} | {predicted:.2f}x "
                     f"| {median:.2f}x ({low:.2f}-{high:.2f}) | {verdict} |")
     return rows

@@ -43,10 +43,11 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
     warmup, find_steps = timeline.warmup, timeline.steps
     found = steps.measure(data, timeline.pattern, warmup, find_steps)
     notes = list(data.notes)
-    steady = analyze_steady(data, found) if found is not None else None
+    # The op limits first: the replay predicts lower precision and fusion from them.
+    limits = op_limits.measure(data, found) if found is not None else None
+    steady = analyze_steady(data, found, whatif_options={"op_limits": limits}) if found is not None else None
     if steady is not None:
         analysed = steady[1]
-        limits = op_limits.measure(data, found)
         if limits is not None:
             analysed = dataclasses.replace(analysed, op_limits=limits)
         tracer = analysed.tracer

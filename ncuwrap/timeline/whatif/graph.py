@@ -184,7 +184,10 @@ def build(data, steps, max_events: int | None = None) -> StepGraph | None:
     k = np.searchsorted(ends_sorted, w_end, side="right") - 1
     has = k >= 0
     gpu_end = np.where(has, ends_sorted[np.clip(k, 0, None)], np.iinfo(np.int64).min // 4)
-    waits_gpu = has & (gpu_end > w_start) & (w_end - gpu_end <= RETURN_NS) & (sync_code[codes] | blocking_copy | long_call)
+    # A synchronize waited for the last GPU work that ended inside it, however long it took to return; another
+    # call that may wait, only if it returned right after.
+    returned = (w_end - gpu_end <= RETURN_NS) & (blocking_copy | long_call)
+    waits_gpu = has & (gpu_end > w_start) & (sync_code[codes] | returned)
     waited = np.where(waits_gpu, ends_sorted_idx[np.clip(k, 0, None)], -1).astype(np.int64)
     launched_rows = distinct(g["call_row"][g["call_row"] >= 0])
     is_node = _member(in_window, launched_rows) | (waited >= 0) | sync_code[codes]

@@ -28,14 +28,15 @@ class Context:
     cores: int | None
     pinned_h2d_bytes_per_s: float | None  # the capture's own pinned host-to-device rate (copies of at least 1 MiB)
     host_work_ms: float = graph_module.HOST_WORK_NS / 1e6
+    op_limits: object = None  # ncuwrap.timeline.oplimits.model.OpLimits of the same steps (None: no op shapes recorded)
 
 
-def context_of(data, g, workers: int | None = None) -> Context:
+def context_of(data, g, workers: int | None = None, op_limits=None) -> Context:
     cores = getattr(data, "cpu_cores", None)
     if workers is None:
         workers = max(1, min(8, cores - 2)) if cores else DEFAULT_WORKERS
     return Context(producer=data.producer, frames=int(g.h_frames.sum()), calibration=calibration(), workers=workers, cores=cores,
-                   pinned_h2d_bytes_per_s=_pinned_rate(data))
+                   pinned_h2d_bytes_per_s=_pinned_rate(data), op_limits=op_limits)
 
 
 def _pinned_rate(data) -> float | None:
@@ -52,13 +53,13 @@ def _pinned_rate(data) -> float | None:
     return float(by[ok].sum() / dur[ok].sum() * 1e9) if ok.any() else None
 
 
-def predict(data, steps, *, workers: int | None = None, extra=()) -> WhatIf | None:
-    """The what-if of ``steps``' steady steps in ``data``; None where the CUDA API was not traced. ``extra``:
-    further remedy modules (the op model's lower_precision and fusion)."""
+def predict(data, steps, *, workers: int | None = None, op_limits=None) -> WhatIf | None:
+    """The what-if of ``steps``' steady steps in ``data``; None where the CUDA API was not traced. ``op_limits``:
+    the same steps' op limits (ncuwrap.timeline.oplimits), from which lower_precision and fusion are predicted."""
     g = graph_module.build(data, steps, max_events=MAX_EVENTS)
     if g is None:
         return None
-    ctx = context_of(data, g, workers)
+    ctx = context_of(data, g, workers, op_limits)
     replayed = replay(g)
     base = g.copy()
     TRACER.apply(base, ctx)
@@ -67,7 +68,7 @@ def predict(data, steps, *, workers: int | None = None, extra=()) -> WhatIf | No
         return None  # steps of no length (events of no duration): nothing a remedy could shorten
     predictions = [Prediction(TRACER.NAME, untraced.step_ns, replayed.step_ns / untraced.step_ns, TRACER.assumes(ctx))]
     skipped = []
-    for remedy in (*REMEDIES, *extra):
+    for remedy in REMEDIES:
         why = remedy.applies(base, ctx)
         if why is not None:
             skipped.append(NotPredicted(remedy.NAME, why))

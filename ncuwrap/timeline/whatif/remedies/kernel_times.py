@@ -1,0 +1,55 @@
+"""The op model's remedies as graph edits: new durations for the kernels they change (ncuwrap.timeline.oplimits.remedies).
+
+A kernel the remedy removes (a fused chain's later kernels) takes no time, and its launch call, with the host's
+code before it, goes too: a fused kernel is one launch where the chain made several.
+"""
+
+from __future__ import annotations
+
+
+from ncuwrap.timeline.whatif.graph import KERNEL
+
+SHAPES = "no op shapes in the capture (Kineto record_shapes=True, or nsys --pytorch=autograd-shapes-nvtx)"
+
+
+def edits(context, remedy: str):
+    from ncuwrap.timeline.oplimits import remedies
+
+    if context.op_limits is None:
+        return None
+    return remedies.kernel_edits(context.op_limits, remedy)
+
+
+def applies(g, context, remedy: str) -> str | None:
+    if context.op_limits is None:
+        return SHAPES
+    e = edits(context, remedy)
+    if e is None or not len(e):
+        return "the op model changes no kernel of the steps"
+    rows = set(e.rows.tolist())
+    if not any(k == KERNEL and r in rows for k, r in zip(g.g_kind.tolist(), g.g_row.tolist())):
+        return "none of the kernels it changes is in the steps replayed"
+    return None
+
+
+def apply(g, context, remedy: str) -> None:
+    e = edits(context, remedy)
+    new = e.as_dict()
+    removed_calls: dict[int, bool] = {}
+    for j, (kind, row) in enumerate(zip(g.g_kind.tolist(), g.g_row.tolist())):
+        call = int(g.g_call[j])
+        if kind == KERNEL and row in new:
+            g.g_dur[j] = max(0, int(new[row]))
+            if call >= 0:
+                removed_calls[call] = removed_calls.get(call, True) and new[row] == 0
+        elif call >= 0:
+            removed_calls[call] = False
+    for call, gone in removed_calls.items():
+        if gone:
+            g.h_own[call] = 0
+            g.h_code[call] = 0
+
+
+def assumes(context, remedy: str) -> str:
+    e = edits(context, remedy)
+    return (e.assumes if e is not None else SHAPES) + "; the rest of the step replayed as captured"
