@@ -2,9 +2,9 @@
 the parent first (issue 41).
 
 NVIDIA's ``ncu_report`` builds about 130 MiB of private state the first time a process reads a launch of any
-report (a second report adds 3 MiB). Each forked reading child builds its own (``ncu_rep.start(parts=k)``);
+report (a second report adds 3 MiB). Each forked reading child builds its own (``ncu_rep_reader.start(parts=k)``);
 set up in the parent before the fork, the children would share it copy-on-write. Each sample is a fresh
-process, started from a fresh launcher (benchmarks/process_tree.py): ``ncu_rep.start(REPORT, parts=k).result()``,
+process, started from a fresh launcher (benchmarks/process_tree.py): ``ncu_rep_reader.start(REPORT, parts=k).result()``,
 "cold" as ncuwrap runs it, or "warm": the parent first reads the first launch of the bundled sample report
 (``ncuwrap/samples``) and drops it. Reported: wall and CPU time of the tree, the tree's peak summed PSS and the
 largest single process's peak RSS.
@@ -30,19 +30,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = """
 import gzip, sys, tempfile, time
 from pathlib import Path
-from ncuwrap.kernel.reading import ncu_rep
+from ncuwrap.kernel.reading import ncu_rep_reader
 from ncuwrap.core.resources import sample_report
 path, parts, warm = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "warm"
 t = time.perf_counter()
 if warm:
-    module = ncu_rep.load_module(None)
+    module = ncu_rep_reader.load_module(None)
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "sample.ncu-rep"
         copy.write_bytes(gzip.decompress(sample_report().read_bytes()))
         context = module.load_report(str(copy))
         context.range_by_idx(0).action_by_idx(0).metric_names()
         del context
-reading = ncu_rep.start(path, parts=parts)
+reading = ncu_rep_reader.start(path, parts=parts)
 time.sleep(0.3)  # the children side by side for the sampler
 profile = reading.result()
 print(time.perf_counter() - t, len(profile.frame))

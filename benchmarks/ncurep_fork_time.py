@@ -15,9 +15,9 @@ T0 = time.perf_counter()
 
 
 def main(report: str) -> None:
-    import ncuwrap.kernel.reading.ncu_rep as ncu_rep
+    import ncuwrap.kernel.reading.ncu_rep_reader as ncu_rep_reader
 
-    started, result = ncu_rep.Reading.__init__, ncu_rep.Reading.result
+    started, result = ncu_rep_reader.Reading.__init__, ncu_rep_reader.Reading.result
 
     def init(self, *args, **kwargs):
         print(f"forked at {time.perf_counter() - T0:.3f} s (CPU {time.process_time():.3f} s)", file=sys.stderr)
@@ -30,7 +30,7 @@ def main(report: str) -> None:
         print(f"result had after {time.perf_counter() - t:.3f} s more", file=sys.stderr)
         return out
 
-    ncu_rep.Reading.__init__, ncu_rep.Reading.result = init, asked
+    ncu_rep_reader.Reading.__init__, ncu_rep_reader.Reading.result = init, asked
     from ncuwrap.cli import main as cli
 
     with tempfile.TemporaryDirectory() as folder:

@@ -1,4 +1,4 @@
-"""Parse only: a .ncu-rep's metrics read from its file format (ncuwrap.kernel.reading.ncu_rep_file, upb) against
+"""Parse only: a .ncu-rep's metrics read from its file format (ncuwrap.kernel.reading.ncu_rep_format, upb) against
 NVIDIA's ncu_report reading the same metrics (issue 41, item 1).
 
 Each side runs in a fresh process (imports included, as a diagnosis pays them), interleaved, ``--repeat``
@@ -27,15 +27,15 @@ def _wanted(which: str):
     if which == "all":
         return None
     from ncuwrap import ruleset
-    from ncuwrap.kernel.reading import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep_reader
 
-    return frozenset(ruleset.load().raw_metrics()) | ncu_rep.LAUNCH_METRICS
+    return frozenset(ruleset.load().raw_metrics()) | ncu_rep_reader.LAUNCH_METRICS
 
 
 def side_file(path: Path, which: str) -> int:
-    from ncuwrap.kernel.reading import ncu_rep_file, source_counters
+    from ncuwrap.kernel.reading import ncu_rep_format, source_counters
 
-    launches = ncu_rep_file.read(path, _wanted(which), source_counters.INSTANCED, source_counters.CODED)
+    launches = ncu_rep_format.read(path, _wanted(which), source_counters.INSTANCED, source_counters.CODED)
     return sum(len(launch.metrics) for launch in launches)
 
 

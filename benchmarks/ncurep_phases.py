@@ -34,24 +34,24 @@ def _profiled(what: str, run) -> None:
 def main(path: Path, profile: bool = False) -> None:
     from ncuwrap import ruleset
     from ncuwrap.kernel import metrics
-    from ncuwrap.kernel.reading import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep_reader
 
     rules = ruleset.load(None, metrics.KERNEL)
-    wanted = frozenset(metrics.report_metrics(rules)) | ncu_rep.LAUNCH_METRICS
+    wanted = frozenset(metrics.report_metrics(rules)) | ncu_rep_reader.LAUNCH_METRICS
     print("imported", at())
     # The reading child's work, here in process: the parse (by parse_parts processes, this one among them), the
     # shown SASS by nvdisasm, the instruction tables. (What NVIDIA's reader would answer, where a line table or
     # nvdisasm cannot, is left out: no report measured here needs it.)
-    tool, parts = ncu_rep.disassembly.nvdisasm(), ncu_rep.parse_parts(path)
-    disassembled, parsed, cpu = ncu_rep._Disassembling(path), {}, time.process_time()
-    for launch in ncu_rep._launches(path, wanted, tool, parts):
+    tool, parts = ncu_rep_reader.disassembly.nvdisasm(), ncu_rep_reader.parse_parts(path)
+    disassembled, parsed, cpu = ncu_rep_reader._Disassembling(path), {}, time.process_time()
+    for launch in ncu_rep_reader._launches(path, wanted, tool, parts):
         parsed[launch.index] = launch
         if launch.located is not None:
             disassembled.take(launch.index, launch.sass_pcs, *launch.located)
     print("parsed", at(), "launches", len(parsed), "parsers", parts, "parse cpu here", round(time.process_time() - cpu, 3))
     texts = disassembled.result(tool)
     print("disassembled", at(), "instructions", sum(map(len, (texts or {}).values())), "nvdisasm", "failed" if texts is None else "ok")
-    ncu_rep._joined(parsed, {}, disassembled.asked, texts)
+    ncu_rep_reader._joined(parsed, {}, disassembled.asked, texts)
     print("tables", at())
     # As the command runs it: the read in its child, then the diagnosis and the document.
     import ncuwrap
@@ -68,7 +68,7 @@ def main(path: Path, profile: bool = False) -> None:
     print("to_json", round(time.perf_counter() - t, 3))
     if profile:
         def parse() -> None:
-            for _ in ncu_rep._parse(path, wanted, tool, None):
+            for _ in ncu_rep_reader._parse(path, wanted, tool, None):
                 pass
 
         _profiled("the parse and the instruction tables", parse)

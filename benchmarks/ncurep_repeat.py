@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # The reader's own framing: length-prefixed messages, a block header's varints, a message without a field.
-from ncuwrap.kernel.reading.ncu_rep_file import _framed, _raw, _varints, _without  # noqa: E402
+from ncuwrap.kernel.reading.ncu_rep_format import _framed, _raw, _varints, _without  # noqa: E402
 
 
 def repeat(source: Path, times: int, target: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ncuwrap.kernel.reading.ncu_rep import load_module  # noqa: E402
+from ncuwrap.kernel.reading.ncu_rep_reader import load_module  # noqa: E402
 from ncuwrap.kernel.reading.source_counters import COUNTERS, _instances  # noqa: E402
 
 

@@ -60,10 +60,10 @@ try:
 except ImportError:  # a tree from before the rename (--tree)
     from ncuwrap import engine as kernel_diagnosis
 from ncuwrap import ruleset as R
-from ncuwrap.kernel.reading import ncu_rep, source_counters
+from ncuwrap.kernel.reading import ncu_rep_reader, source_counters
 from ncuwrap.core.kernel_names import function_name
-wanted = frozenset(kernel_diagnosis.needed_metrics(R.load(None))) | ncu_rep.LAUNCH_METRICS
-module = ncu_rep.load_module()
+wanted = frozenset(kernel_diagnosis.needed_metrics(R.load(None))) | ncu_rep_reader.LAUNCH_METRICS
+module = ncu_rep_reader.load_module()
 t["import ncu_report"] = time.perf_counter() - s
 s = time.perf_counter(); context = module.load_report(sys.argv[1]); t["load_report"] = time.perf_counter() - s
 for k in ("names", "values", "rule_results", "source_counters"):
@@ -79,21 +79,21 @@ for r in range(context.num_ranges()):
             m = action.metric_by_name(n)
             m.has_value() and m.as_double()
         t["values"] += time.perf_counter() - s
-        s = time.perf_counter(); ncu_rep._rule_results(action); t["rule_results"] += time.perf_counter() - s
+        s = time.perf_counter(); ncu_rep_reader._rule_results(action); t["rule_results"] += time.perf_counter() - s
         s = time.perf_counter(); source_counters.from_action(action, function_name(action.name()), cache); t["source_counters"] += time.perf_counter() - s
 print(" ".join(f"{k}={v:.3f}" for k, v in t.items()))
 """
 
 
-# The read alone by k children (ncu_rep.start(parts=k)), the parent's imports done first.
+# The read alone by k children (ncu_rep_reader.start(parts=k)), the parent's imports done first.
 PARTS = """
 import sys, time
 from ncuwrap import ruleset as R
 from ncuwrap.kernel import diagnosis as kernel_diagnosis
-from ncuwrap.kernel.reading import ncu_rep
+from ncuwrap.kernel.reading import ncu_rep_reader
 import pandas  # noqa: F401
 metrics = kernel_diagnosis.needed_metrics(R.load(None))
-s = time.perf_counter(); ncu_rep.start(ncu_rep.Path(sys.argv[1]), metrics=metrics, parts=int(sys.argv[2])).result()
+s = time.perf_counter(); ncu_rep_reader.start(ncu_rep_reader.Path(sys.argv[1]), metrics=metrics, parts=int(sys.argv[2])).result()
 print(time.perf_counter() - s)
 """
 
@@ -102,9 +102,9 @@ print(time.perf_counter() - s)
 CRITICAL = """
 import os, sys, tempfile, time
 T0 = time.perf_counter()
-from ncuwrap.kernel.reading import ncu_rep
+from ncuwrap.kernel.reading import ncu_rep_reader
 marks, done = {}, tempfile.mkdtemp()
-collect, child_init, result = ncu_rep._collect, ncu_rep._Child.__init__, ncu_rep.Reading.result
+collect, child_init, result = ncu_rep_reader._collect, ncu_rep_reader._Child.__init__, ncu_rep_reader.Reading.result
 def timed_collect(*a, **k):
     s = time.perf_counter(); out = collect(*a, **k)
     with open(f"{done}/{os.getpid()}", "w") as fh:
@@ -114,7 +114,7 @@ def timed_init(self, *a, **k):
     marks.setdefault("fork", time.perf_counter() - T0); child_init(self, *a, **k)
 def timed_result(self):
     marks["wait"] = time.perf_counter() - T0; out = result(self); marks["got"] = time.perf_counter() - T0; return out
-ncu_rep._collect, ncu_rep._Child.__init__, ncu_rep.Reading.result = timed_collect, timed_init, timed_result
+ncu_rep_reader._collect, ncu_rep_reader._Child.__init__, ncu_rep_reader.Reading.result = timed_collect, timed_init, timed_result
 sys.argv = ["ncuwrap", "diagnose", sys.argv[1], "--format", "json", "-o", f"{done}/out.json", "--force"]
 from ncuwrap.cli import main
 try:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ncuwrap.core import packed
 from ncuwrap.core.errors import InputError
-from ncuwrap.kernel.reading.ncu_rep_file import PerPc
+from ncuwrap.kernel.reading.ncu_rep_format import PerPc
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -130,8 +130,8 @@ def _classes() -> dict:
     fdp = descriptor_pb2.FieldDescriptorProto
     scalars = {"string": fdp.TYPE_STRING, "bytes": fdp.TYPE_BYTES, "float": fdp.TYPE_FLOAT, "double": fdp.TYPE_DOUBLE,
                "uint32": fdp.TYPE_UINT32, "uint64": fdp.TYPE_UINT64}
-    package = "ncuwrap.ncu_rep_file"
-    proto = descriptor_pb2.FileDescriptorProto(name="ncuwrap/ncu_rep_file.proto", package=package, syntax="proto2")
+    package = "ncuwrap.ncu_rep_format"
+    proto = descriptor_pb2.FileDescriptorProto(name="ncuwrap/ncu_rep_format.proto", package=package, syntax="proto2")
     for name, fields in _SCHEMA.items():
         message = proto.message_type.add(name=name)
         for number, field_name, kind in fields:
@@ -170,7 +170,7 @@ class Launch:
 
 
 def prepare() -> None:
-    """Build the message classes now: a process that then forks parsers (ncu_rep's) shares them with each."""
+    """Build the message classes now: a process that then forks parsers (ncu_rep_reader's) shares them with each."""
     _classes()
 
 

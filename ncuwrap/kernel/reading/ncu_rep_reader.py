@@ -2,11 +2,11 @@
 only where nothing else can answer as it does.
 
 The metrics, names, rule results, per-instruction counters and source texts come from the file itself
-(:mod:`ncuwrap.kernel.reading.ncu_rep_file`); each instruction's source line from its cubin's line table
+(:mod:`ncuwrap.kernel.reading.ncu_rep_format`); each instruction's source line from its cubin's line table
 (:mod:`line_table`) and the shown ones' SASS from nvdisasm (:mod:`disassembly`), both checked against what
 ``ncu_report`` gives. ``ncu_report`` answers lines or SASS only where those cannot (a line table or an
 architecture they do not read, no nvdisasm), reads a launch the file reader did not expect
-(:class:`ncu_rep_file.Unread`) from a copy of the report holding such launches alone, and reads the whole
+(:class:`ncu_rep_format.Unread`) from a copy of the report holding such launches alone, and reads the whole
 report where the file itself is not laid out as expected. Either is said: the Profile's ``fallback`` (a note
 in every output) and, under ``--debug``, what the file reader met (the ``ncuwrap`` logger). The module comes
 from the ``ncu-report`` wheel; without it, the ``extras/python`` folder of an installed Nsight Compute is used
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from ncuwrap.core import process, progress
 from ncuwrap.core.errors import InputError, ToolNotFoundError
 from ncuwrap.kernel.reading.model import NCU_REP_MAGIC as MAGIC, Profile, ReadFallback, RuleResult, Source
-from ncuwrap.kernel.reading import disassembly, line_table, ncu_rep_file, source_counters
+from ncuwrap.kernel.reading import disassembly, line_table, ncu_rep_format, source_counters
 from ncuwrap.core.kernel_names import function_name
 
 if TYPE_CHECKING:  # pandas builds the frames in the parent, after the reader's child is started
@@ -189,11 +189,11 @@ class Reading:
         if self.child is None:
             try:
                 return [_collect_file(self.path, self.module, self.shown, self.wanted)], None
-            except ncu_rep_file.FormatError as exc:
+            except ncu_rep_format.FormatError as exc:
                 return None, str(exc)
         try:
             collected, why = [self.child.result()], None
-        except ncu_rep_file.FormatError as exc:
+        except ncu_rep_format.FormatError as exc:
             collected, why = None, str(exc)
         finally:
             if self.thaw:  # frozen here (a caller that froze objects of its own keeps them frozen)
@@ -236,7 +236,7 @@ class _Child:
             os.dup2(devnull, 2)
             try:
                 result = ("ok", read())
-            except ncu_rep_file.FormatError as exc:
+            except ncu_rep_format.FormatError as exc:
                 result = ("format", str(exc))
             except InputError as exc:
                 result = ("input", str(exc))
@@ -266,7 +266,7 @@ class _Child:
         if kind == "ok":
             return value
         if kind == "format":  # the caller reads the report with ncu_report instead
-            raise ncu_rep_file.FormatError(value)
+            raise ncu_rep_format.FormatError(value)
         if kind == "input":
             raise InputError(value)
         raise InputError(f"{shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
@@ -330,7 +330,7 @@ def _read_actions(context, module: ModuleType, shown: Path, wanted: frozenset | 
 def _collect_unread(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None, indices: list[int]) -> tuple[list, dict, dict]:
     """What :func:`_collect` reads, of the launches ``indices`` alone (those the file reader did not expect):
     NVIDIA's reader loads a copy of the report holding them whole, with every block's sources and strings
-    (:func:`ncu_rep_file.write_attribution_copy` without stripping). Raises FormatError where it does not
+    (:func:`ncu_rep_format.write_attribution_copy` without stripping). Raises FormatError where it does not
     load the copy or sees other launches in it: the whole report is then its to read, and it says what is wrong."""
     with tempfile.TemporaryDirectory(prefix="ncuwrap-unread-") as folder:
         context, where = _load_copy(path, module, indices, Path(folder) / "unread.ncu-rep", "the copy of the launches left to it",
@@ -340,13 +340,13 @@ def _collect_unread(path: Path, module: ModuleType, shown: Path, wanted: frozens
 
 def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None, *,
                   beside: bool = False, parts: int = 1) -> tuple[list, dict, dict, dict]:
-    """What :func:`_collect` reads, from the file (:mod:`ncu_rep_file`). The instructions of launches with
+    """What :func:`_collect` reads, from the file (:mod:`ncu_rep_format`). The instructions of launches with
     SourceCounters need their source lines and the shown ones their SASS: the lines come from the cubin's
     line table (:mod:`line_table`), nvdisasm disassembles the shown ones (:mod:`disassembly`: one run per
     architecture, after the parse), and ``ncu_report`` loads the report only where those cannot answer
     as it would (a line table or an architecture they do not read, no nvdisasm). A launch the file reader
     did not expect is read by ``ncu_report`` (:func:`_collect_unread`; the fourth value: launch ID -> what the
-    file reader met). Raises ncu_rep_file.FormatError where the file is not laid out as expected.
+    file reader met). Raises ncu_rep_format.FormatError where the file is not laid out as expected.
 
     ``beside`` (in the forked reading child): NVIDIA's reader answers in a process beside this one
     (:class:`_Attributor`), started at the first launch that needs it: it loads its copy of the report
@@ -415,11 +415,11 @@ def _launches(path: Path, wanted: frozenset | None, tool: str | None, parts: int
     """Every launch, parsed here or by ``parts`` - 1 :class:`_Parsing` processes beside this one, in the
     report's order. Without nvdisasm every shown instruction is NVIDIA's reader's to answer, best asked as
     each launch is parsed: one process parses, and each launch comes as it is parsed."""
-    ranges = _cut(ncu_rep_file.launch_sizes(path), parts) if parts > 1 and tool is not None else []
+    ranges = _cut(ncu_rep_format.launch_sizes(path), parts) if parts > 1 and tool is not None else []
     if len(ranges) < 2:
         yield from _parse(path, wanted, tool, None)
         return
-    ncu_rep_file.prepare()  # built once, shared with the processes forked next
+    ncu_rep_format.prepare()  # built once, shared with the processes forked next
     gc.freeze()  # and out of this process's collections, which would copy the pages they share (see Reading)
     helpers = [_Parsing(path, wanted, tool, only) for only in ranges[1:]]
     try:
@@ -488,16 +488,16 @@ class _Parsed:
 
 
 def _parse(path: Path, wanted: frozenset | None, tool: str | None, only: range | None) -> Iterator[_Parsed]:
-    """The launches ``only`` (None: all; :func:`ncu_rep_file.launches`), each as a :class:`_Parsed`."""
+    """The launches ``only`` (None: all; :func:`ncu_rep_format.launches`), each as a :class:`_Parsed`."""
     has_counters = lambda launch: any(m in launch.names for m in source_counters.MARKERS)  # noqa: E731
     tables = _LineTables(path)
-    for launch in ncu_rep_file.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters, only=only):
-        if isinstance(launch, ncu_rep_file.Unread):
+    for launch in ncu_rep_format.launches(path, wanted, source_counters.INSTANCED, source_counters.CODED, files_of=has_counters, only=only):
+        if isinstance(launch, ncu_rep_format.Unread):
             yield _Parsed(launch.index, {}, (), unread=launch.why)
             continue
         try:
             out = _parsed_launch(launch, tables, tool)
-        except ncu_rep_file.FormatError as exc:  # this launch alone is NVIDIA's reader's
+        except ncu_rep_format.FormatError as exc:  # this launch alone is NVIDIA's reader's
             out = _Parsed(launch.index, {}, (), unread=str(exc))
         if only is not None:  # parsers side by side: each gives its launch's freed temporaries back, not holding them all
             process.release_freed_memory()
@@ -547,7 +547,7 @@ class _Forked:
                 self.conn.close()
                 try:
                     result = ("ok", work(theirs))
-                except ncu_rep_file.FormatError as exc:
+                except ncu_rep_format.FormatError as exc:
                     result = ("format", str(exc))
                 except InputError as exc:
                     result = ("input", str(exc))
@@ -585,7 +585,7 @@ class _Parsing(_Forked):
         except (EOFError, OSError):
             raise RuntimeError(f"a parsing process ended without its launches ({self._ended()})") from None
         if kind == "format":
-            raise ncu_rep_file.FormatError(value)
+            raise ncu_rep_format.FormatError(value)
         if kind == "input":
             raise InputError(value)
         if kind == "error":
@@ -641,7 +641,7 @@ class _Disassembling:
         try:
             for arch, placed in self.where.items():
                 pcs = sorted(placed)
-                encoded = ncu_rep_file.instruction_bytes(self.path, [placed[pc] for pc in pcs])
+                encoded = ncu_rep_format.instruction_bytes(self.path, [placed[pc] for pc in pcs])
                 texts[arch] = disassembly.sass(arch, zip(pcs, encoded), tool)
         except disassembly.Unavailable:
             return None
@@ -662,7 +662,7 @@ def attribution_workers(path: Path) -> int:
 class _Attributor(_Forked):
     """NVIDIA's reader in a forked process, answering PCs' source lines and SASS for the launch index asked
     (:func:`source_counters.asked`), from a copy of the report without metrics, sections or rule results
-    (:func:`ncu_rep_file.write_attribution_copy`: 114 against 578 MiB held on a 44-launch report). The
+    (:func:`ncu_rep_format.write_attribution_copy`: 114 against 578 MiB held on a 44-launch report). The
     answers come back together when every launch has been asked: the worker never waits on this side."""
 
     def __init__(self, path: Path, module: ModuleType, shown: Path, part: tuple[int, int] = (0, 1)):
@@ -698,7 +698,7 @@ def _nvidias_answer(forked: "_Attributor | _Unread"):
                          "from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
                          "('ncu --import REPORT --csv --page raw')") from None
     if kind == "format":
-        raise ncu_rep_file.FormatError(value)
+        raise ncu_rep_format.FormatError(value)
     if kind == "input":
         raise InputError(value)
     if kind == "error":
@@ -750,7 +750,7 @@ class _Answering:
 
     def ask(self, index: int, line_pcs: list[int], sass_pcs: list[int]) -> None:
         if index not in self.actions:
-            raise ncu_rep_file.FormatError(f"launch {index} is not in the copy")
+            raise ncu_rep_format.FormatError(f"launch {index} is not in the copy")
         attribution = source_counters.Attribution(self.actions[index]())
         for pc in line_pcs:
             if pc not in self.lines:
@@ -790,24 +790,24 @@ def _rules_of(launch) -> tuple[RuleResult, ...]:
 def _actions(path: Path, module: ModuleType, keep, folder: Path) -> dict:
     """Launch index -> a function giving its ``ncu_report`` action, for the launches ``keep`` keeps (a
     function of the index): NVIDIA's reader loads a copy of the report with those launches alone, without
-    their metrics (:func:`ncu_rep_file.write_attribution_copy`; the copy lives as long as ``folder``)."""
+    their metrics (:func:`ncu_rep_format.write_attribution_copy`; the copy lives as long as ``folder``)."""
     context, where = _load_copy(path, module, keep, folder / "lines.ncu-rep", "the copy")
     return {index: (lambda r=r, a=a: context.range_by_idx(r).action_by_idx(a)) for index, (r, a) in where.items()}
 
 
 def _load_copy(path: Path, module: ModuleType, keep, copy: Path, what: str, **options) -> tuple[object, dict]:
     """NVIDIA's reader on a copy of the report holding the launches ``keep`` keeps
-    (:func:`ncu_rep_file.write_attribution_copy` with ``options``): its context, and launch index -> (range,
+    (:func:`ncu_rep_format.write_attribution_copy` with ``options``): its context, and launch index -> (range,
     action) in it. Raises FormatError where it does not load the copy (``what``, in the message) or sees
     other launches in it: NVIDIA's reader then reads the report itself, and says what is wrong with it."""
-    kept = ncu_rep_file.write_attribution_copy(path, keep, copy, **options)
+    kept = ncu_rep_format.write_attribution_copy(path, keep, copy, **options)
     try:
         context = module.load_report(str(copy))
     except Exception as exc:
-        raise ncu_rep_file.FormatError(f"ncu_report does not load {what} ({exc})") from None
+        raise ncu_rep_format.FormatError(f"ncu_report does not load {what} ({exc})") from None
     where = [(r, a) for r in range(context.num_ranges()) for a in range(context.range_by_idx(r).num_actions())]
     if len(where) != len(kept):
-        raise ncu_rep_file.FormatError(f"ncu_report sees {len(where)} launches in {what}, not {len(kept)}")
+        raise ncu_rep_format.FormatError(f"ncu_report sees {len(where)} launches in {what}, not {len(kept)}")
     return context, dict(zip(kept, where))
 
 
