@@ -291,7 +291,7 @@ def test_a_parsing_process_that_dies_is_one_line(monkeypatch):
 
     monkeypatch.setattr(ncu_rep_reader, "_parse", die_in_the_second)
     with pytest.raises(InputError, match=r"bench_add.ncu-rep: Nsight Compute report could not be read \(RuntimeError: a parsing process "
-                                         r"ended without its launches \(signal 9\)\)"):
+                                         r"ended without its launches \(signal SIGKILL\)\)"):
         ncu_rep_reader.start(path, parsers=2).result()
 
 

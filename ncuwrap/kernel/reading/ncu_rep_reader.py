@@ -16,13 +16,10 @@ from the ``ncu-report`` wheel; without it, the ``extras/python`` folder of an in
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import gc
 import importlib
-import multiprocessing
 import os
 import re
-import signal
 import shutil
 import sys
 import tempfile
@@ -32,8 +29,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ncuwrap.core import process, progress
+from ncuwrap.core import forked, process, progress
 from ncuwrap.core.errors import InputError, ToolNotFoundError
+from ncuwrap.core.forked import Forked
 from ncuwrap.kernel.reading.model import NCU_REP_MAGIC as MAGIC, Profile, ReadFallback, RuleResult, Source
 from ncuwrap.kernel.reading import disassembly, line_table, ncu_rep_format, source_counters
 from ncuwrap.core.kernel_names import function_name
@@ -164,7 +162,7 @@ class Reading:
 
     def __init__(self, path: Path, shown: Path, module: ModuleType, wanted: frozenset | None, parts: int = 1, parsers: int = 1):
         self.path, self.shown, self.module, self.wanted, self.parts = path, shown, module, wanted, parts
-        self.forks = "fork" in multiprocessing.get_all_start_methods()
+        self.forks = forked.platform_forks()  # even beside other threads (a gzipped report's digest): see ncuwrap.core.forked
         # One child reads the file (with ``parsers`` - 1 more parsing beside it) and asks ncu_report only for
         # the instructions' lines and SASS.
         self.child, self.thaw = None, False
@@ -173,7 +171,7 @@ class Reading:
             # collection writes to every object it visits, and each write copies a page the child still shares.
             self.thaw = gc.get_freeze_count() == 0
             gc.freeze()
-            self.child = _Child(shown, lambda: _collect_file(path, module, shown, wanted, beside=True, parts=parsers))
+            self.child = _nvidias(lambda: _collect_file(path, module, shown, wanted, beside=True, parts=parsers), shown)
 
     def result(self) -> Profile:
         collected, whole = self._from_file()
@@ -192,7 +190,7 @@ class Reading:
             except ncu_rep_format.FormatError as exc:
                 return None, str(exc)
         try:
-            collected, why = [self.child.result()], None
+            collected, why = [_nvidias_answer(self.child, self.shown)], None
         except ncu_rep_format.FormatError as exc:
             collected, why = None, str(exc)
         finally:
@@ -206,11 +204,11 @@ class Reading:
         path, module, shown, wanted, parts = self.path, self.module, self.shown, self.wanted, self.parts
         if not self.forks:
             return [_collect(path, module, shown, wanted)]
-        children = [_Child(shown, lambda part=part: _collect(path, module, shown, wanted, (part, parts))) for part in range(parts)]
+        children = [_nvidias(lambda part=part: _collect(path, module, shown, wanted, (part, parts)), shown) for part in range(parts)]
         collected, failed = [], None
         for done, child in enumerate(children, 1):  # every child is waited for, the first failure said
             try:
-                collected.append(child.result())
+                collected.append(_nvidias_answer(child, shown))
             except InputError as exc:
                 failed = failed or exc
             progress.report(f"reading {shown.name}", done, len(children))
@@ -219,57 +217,25 @@ class Reading:
         return collected
 
 
-class _Child:
-    """A forked reader (``read()`` run in the child: :func:`_collect_file`, or :func:`_collect` of every
-    n-th launch) and the pipe its answer comes back on."""
+def _nvidias(work, shown: Path, asks: bool = False) -> Forked:
+    """``work`` (NVIDIA's reader's, or the reading child's, which asks it) under way in a forked process: a crash of
+    NVIDIA's native code takes only that process, and its answer comes back (:func:`_nvidias_answer`)."""
+    return Forked(work, lambda how: InputError(f"{shown}: Nsight Compute's report reader crashed on it ({how}): the report is corrupt, "
+                                               "truncated, or from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its "
+                                               "CSV export ('ncu --import REPORT --csv --page raw')"), with_threads=True, asks=asks)
 
-    def __init__(self, shown: Path, read):
-        self.shown = shown
-        context = multiprocessing.get_context("fork")
-        self.parent, child = context.Pipe(duplex=False)
 
-        def work() -> None:
-            # What a dying native library prints (abort messages, a fault handler's dump) is not for the
-            # user: the parent says what happened in one line.
-            faulthandler.disable()
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 2)
-            try:
-                result = ("ok", read())
-            except ncu_rep_format.FormatError as exc:
-                result = ("format", str(exc))
-            except InputError as exc:
-                result = ("input", str(exc))
-            except BaseException as exc:  # anything else is reported by the parent, as it would be in-process
-                result = ("error", f"{type(exc).__name__}: {exc}")
-            child.send(result)
-            child.close()
-
-        self.worker = context.Process(target=work, daemon=True)
-        self.worker.start()
-        child.close()
-
-    def result(self) -> tuple:
-        shown = self.shown
-        try:
-            kind, value = self.parent.recv()
-        except EOFError:  # the child died before it could answer
-            self.worker.join()
-            code = self.worker.exitcode
-            how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 and -code in signal.valid_signals() else f"exit code {code}"
-            raise InputError(f"{shown}: Nsight Compute's report reader crashed on it ({how}): the report is corrupt, truncated, or "
-                             "from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
-                             "('ncu --import REPORT --csv --page raw')") from None
-        finally:
-            self.parent.close()
-        self.worker.join()
-        if kind == "ok":
-            return value
-        if kind == "format":  # the caller reads the report with ncu_report instead
-            raise ncu_rep_format.FormatError(value)
-        if kind == "input":
-            raise InputError(value)
-        raise InputError(f"{shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
+def _nvidias_answer(work: Forked, shown: Path):
+    """What a forked process reading the report gave, or its failure as the error its side raises: killed by NVIDIA's
+    native code (as the reading child can be; a reset: before it read), an input error, the file or the copy not laid
+    out as expected (FormatError: the whole report is then NVIDIA's reader's), or any other error as a report that
+    could not be read."""
+    try:
+        return work.result()
+    except (ncu_rep_format.FormatError, InputError):
+        raise
+    except Exception as exc:  # NVIDIA's reader raises its own types; all mean an unreadable report
+        raise InputError(f"{shown}: Nsight Compute report could not be read ({type(exc).__name__}: {exc}); re-export it with 'ncu -o'") from None
 
 
 def _collect(path: Path, module: ModuleType, shown: Path, wanted: frozenset | None = None,
@@ -353,15 +319,15 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
     while this one parses on, and answers each launch as it is parsed; a large report has two, each for
     every other launch (:func:`attribution_workers`). Else (no fork) it answers here, each launch as it
     is parsed (:class:`_Answering`). ``parts`` (with ``beside``): the launches are parsed by that many
-    processes, this one and :class:`_Parsing` helpers, each a run of launches of about equal bytes (:func:`parse_parts`);
+    processes, this one and parsing helpers (:func:`_parsing`), each a run of launches of about equal bytes (:func:`parse_parts`);
     what they parsed is joined here, and the shown instructions of all of them disassembled in one run; the
-    launches the file reader left are read by ``ncu_report`` in a process forked meanwhile (:class:`_Unread`)."""
+    launches the file reader left are read by ``ncu_report`` in a process forked meanwhile (:func:`_collect_unread`)."""
     workers = attribution_workers(path)
     tool = disassembly.nvdisasm()
     answering: dict = {}  # part -> its _Attributor or _Answering, started at its first launch that needs one
     parsed: dict[int, _Parsed] = {}
     unread: dict[int, str] = {}  # launch index -> what the file reader met
-    leftover = None  # the _Unread process reading those
+    leftover: Forked | None = None  # the process reading those (NVIDIA's reader)
     answers: dict = {}
     disassembled = _Disassembling(path)
 
@@ -384,7 +350,8 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
                 if launch.line_pcs or sass_pcs:
                     ask(launch.index, launch.line_pcs, sass_pcs)
         if unread and beside:
-            leftover = _Unread(path, module, shown, wanted, sorted(unread))
+            # NVIDIA's reader reads them while this process disassembles; they come back together when it is done.
+            leftover = _nvidias(lambda: _collect_unread(path, module, shown, wanted, sorted(unread)), shown)
         process.release_freed_memory()  # the parse's freed temporaries, before nvdisasm starts beside this process
         texts = disassembled.result(tool)
         if texts is None:  # nvdisasm could not: NVIDIA's reader disassembles what it was to
@@ -394,10 +361,12 @@ def _collect_file(path: Path, module: ModuleType, shown: Path, wanted: frozenset
             answers.update(each.answers())
         read = None
         if unread:
-            read = leftover.result() if leftover is not None else _collect_unread(path, module, shown, wanted, sorted(unread))
+            read = _nvidias_answer(leftover, shown) if leftover is not None else _collect_unread(path, module, shown, wanted, sorted(unread))
     finally:
-        for each in (*answering.values(), *([leftover] if leftover is not None else [])):
+        for each in answering.values():
             each.close()
+        if leftover is not None:
+            leftover.cancel()
     joined = _joined(parsed, answers, disassembled.asked, texts)
     return (*(_interleaved(joined, read) if read is not None else joined), unread)
 
@@ -412,7 +381,7 @@ def _interleaved(joined: tuple[list, dict, dict], read: tuple[list, dict, dict])
 
 
 def _launches(path: Path, wanted: frozenset | None, tool: str | None, parts: int) -> Iterator["_Parsed"]:
-    """Every launch, parsed here or by ``parts`` - 1 :class:`_Parsing` processes beside this one, in the
+    """Every launch, parsed here or by ``parts`` - 1 processes beside this one (:func:`_parsing`), in the
     report's order. Without nvdisasm every shown instruction is NVIDIA's reader's to answer, best asked as
     each launch is parsed: one process parses, and each launch comes as it is parsed."""
     ranges = _cut(ncu_rep_format.launch_sizes(path), parts) if parts > 1 and tool is not None else []
@@ -421,13 +390,13 @@ def _launches(path: Path, wanted: frozenset | None, tool: str | None, parts: int
         return
     ncu_rep_format.prepare()  # built once, shared with the processes forked next
     gc.freeze()  # and out of this process's collections, which would copy the pages they share (see Reading)
-    helpers = [_Parsing(path, wanted, tool, only) for only in ranges[1:]]
+    helpers = [_parsing(path, wanted, tool, only) for only in ranges[1:]]
     try:
         mine = list(_parse(path, wanted, tool, ranges[0]))
         yield from sorted((*mine, *(launch for helper in helpers for launch in helper.result())), key=lambda launch: launch.index)
     finally:
         for helper in helpers:
-            helper.close()
+            helper.cancel()
 
 
 def _cut(sizes: list[int], parts: int) -> list[range]:
@@ -468,7 +437,7 @@ def _joined(parsed: dict, answers: dict, disassembled: dict, texts: dict | None)
 
 @dataclass
 class _Parsed:
-    """One launch as a parsing process gives it (plain values and arrays: a :class:`_Parsing` helper sends
+    """One launch as a parsing process gives it (plain values and arrays: a helper of :func:`_parsing` sends
     them back): its row and rule results; with SourceCounters, its instructions (:func:`source_counters.instructions`),
     source texts, the lines its cubin's line table placed (None: NVIDIA's reader is asked ``line_pcs``), the
     shown PCs (``sass_pcs``) and where nvdisasm finds them (``located``: architecture, (offset, bytes) a PC;
@@ -527,74 +496,12 @@ def _located(launch, pcs: list[int], tool: str | None) -> tuple[str, list] | Non
     return None if any(w is None for w in where) else (code.arch, where)
 
 
-class _Forked:
-    """A process forked from this one that runs ``work(conn)`` (``conn``: its end of the pipe) and sends back
-    ("ok", what it returned), ("format", why) on a FormatError, ("input", the message) on an InputError or
-    ("error", what) on anything else, which the side that forked it says as its own errors are. os.fork, not
-    multiprocessing: the reading child is a daemon process, which may not start one. ``quiet``: its stderr goes
-    nowhere and no fault handler dumps (what a dying native library prints is not for the user: the other side
-    says it in one line)."""
-
-    def __init__(self, work, *, duplex: bool, quiet: bool = False):
-        self.conn, theirs = multiprocessing.Pipe(duplex=duplex)
-        self.pid = os.fork()
-        if self.pid == 0:
-            code = 0
-            try:
-                if quiet:
-                    faulthandler.disable()
-                    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-                self.conn.close()
-                try:
-                    result = ("ok", work(theirs))
-                except ncu_rep_format.FormatError as exc:
-                    result = ("format", str(exc))
-                except InputError as exc:
-                    result = ("input", str(exc))
-                except BaseException as exc:
-                    result = ("error", f"{type(exc).__name__}: {exc}")
-                theirs.send(result)
-            except BaseException:
-                code = 1
-            finally:
-                os._exit(code)  # nothing of the forked parent's state is torn down here
-        theirs.close()
-        self.status: int | None = None
-
-    def close(self) -> None:
-        self.conn.close()  # one still at work sees the end, and its answer finds no reader
-        self._wait()
-
-    def _wait(self) -> int:
-        if self.status is None:
-            self.status = os.waitpid(self.pid, 0)[1]
-        return self.status
-
-
-class _Parsing(_Forked):
+def _parsing(path: Path, wanted: frozenset | None, tool: str | None, only: range) -> Forked[list[_Parsed]]:
     """A forked process parsing a run of the report's launches (:func:`_parse` of ``only``) beside the reading
-    child, which parses its own run meanwhile: the parse is most of a large report's read (0.8 s of CPU
-    for 44 library kernels on the H200 host). Its launches come back together when it is done."""
-
-    def __init__(self, path: Path, wanted: frozenset | None, tool: str | None, only: range):
-        super().__init__(lambda conn: list(_parse(path, wanted, tool, only)), duplex=False)
-
-    def result(self) -> list[_Parsed]:
-        try:
-            kind, value = self.conn.recv()
-        except (EOFError, OSError):
-            raise RuntimeError(f"a parsing process ended without its launches ({self._ended()})") from None
-        if kind == "format":
-            raise ncu_rep_format.FormatError(value)
-        if kind == "input":
-            raise InputError(value)
-        if kind == "error":
-            raise RuntimeError(value)
-        return value
-
-    def _ended(self) -> str:
-        status = self._wait()
-        return f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit code {os.WEXITSTATUS(status)}"
+    child, which parses its own run meanwhile: the parse is most of a large report's read (docs/scale.md).
+    Its launches come back together when it is done."""
+    return Forked(lambda: list(_parse(path, wanted, tool, only)), lambda how: RuntimeError(f"a parsing process ended without its launches ({how})"),
+                  with_threads=True)
 
 
 class _LineTables:
@@ -659,73 +566,35 @@ def attribution_workers(path: Path) -> int:
     return max(1, min(MAX_WORKERS, path.stat().st_size // WORKER_BYTES + 1))
 
 
-class _Attributor(_Forked):
+class _Attributor:
     """NVIDIA's reader in a forked process, answering PCs' source lines and SASS for the launch index asked
     (:func:`source_counters.asked`), from a copy of the report without metrics, sections or rule results
-    (:func:`ncu_rep_format.write_attribution_copy`: 114 against 578 MiB held on a 44-launch report). The
-    answers come back together when every launch has been asked: the worker never waits on this side."""
+    (:func:`ncu_rep_format.write_attribution_copy`, which holds a fraction of the whole report's memory: docs/scale.md).
+    The answers come back together when every launch has been asked: the worker never waits on this side."""
 
     def __init__(self, path: Path, module: ModuleType, shown: Path, part: tuple[int, int] = (0, 1)):
         self.shown = shown
-        super().__init__(lambda conn: _answer(path, module, conn, part), duplex=True, quiet=True)
+        self.work = _nvidias(lambda requests: _answer(path, module, requests, part), shown, asks=True)
 
     def ask(self, index: int, line_pcs: list[int], sass_pcs: list[int]) -> None:
-        try:
-            self.conn.send((index, line_pcs, sass_pcs))
-        except OSError:  # it has stopped: answers() says why
-            pass
+        self.work.ask((index, line_pcs, sass_pcs))  # one that has stopped: answers() says why
 
     def answers(self) -> dict:
         """Launch index -> ({pc: (file, line)}, {pc: sass}) for every launch asked."""
-        try:
-            self.conn.send(None)
-        except OSError:
-            pass
-        return _nvidias_answer(self)
+        return _nvidias_answer(self.work, self.shown)
+
+    def close(self) -> None:
+        self.work.cancel()
 
 
-def _nvidias_answer(forked: "_Attributor | _Unread"):
-    """What a forked process running NVIDIA's reader sent back, or its failure as the error its side raises:
-    killed by NVIDIA's native code (as the reading child can be; a reset: before it read), an input error, or the
-    copy not laid out as expected (FormatError: the whole report is then NVIDIA's reader's)."""
-    try:
-        kind, value = forked.conn.recv()
-    except (EOFError, OSError):
-        forked._wait()
-        code = -os.WTERMSIG(forked.status) if os.WIFSIGNALED(forked.status) else os.WEXITSTATUS(forked.status)
-        how = f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exit code {code}"
-        raise InputError(f"{forked.shown}: Nsight Compute's report reader crashed on it ({how}): the report is corrupt, truncated, or "
-                         "from a newer ncu; copy it again, re-export it with 'ncu -o', or diagnose its CSV export "
-                         "('ncu --import REPORT --csv --page raw')") from None
-    if kind == "format":
-        raise ncu_rep_format.FormatError(value)
-    if kind == "input":
-        raise InputError(value)
-    if kind == "error":
-        raise InputError(f"{forked.shown}: Nsight Compute report could not be read ({value}); re-export it with 'ncu -o'")
-    return value
-
-
-class _Unread(_Forked):
-    """NVIDIA's reader in a forked process, reading the launches the file reader did not expect
-    (:func:`_collect_unread`) while the reading child disassembles; they come back together when it is done."""
-
-    def __init__(self, path: Path, module: ModuleType, shown: Path, wanted: frozenset | None, indices: list[int]):
-        self.shown = shown
-        super().__init__(lambda conn: _collect_unread(path, module, shown, wanted, indices), duplex=False, quiet=True)
-
-    def result(self) -> tuple[list, dict, dict]:
-        return _nvidias_answer(self)
-
-
-def _answer(path: Path, module: ModuleType, conn, part: tuple[int, int] = (0, 1)) -> dict:
+def _answer(path: Path, module: ModuleType, requests: Iterator, part: tuple[int, int] = (0, 1)) -> dict:
     """The attribution worker's work: :class:`_Answering` for its ``part``, each request answered as it
-    comes, until the None that ends them (see :class:`_Attributor`). It is started at its first launch
+    comes, until they end (see :class:`_Attributor`). It is started at its first launch
     with SourceCounters, whose first SASS starts NVIDIA's disassembler (0.5-0.6 s) while the other side
     parses on."""
     answering = _Answering(path, module, part)
     try:
-        while (request := conn.recv()) is not None:
+        for request in requests:
             answering.ask(*request)
         return answering.answers()
     finally:
