@@ -57,11 +57,17 @@ def side_ncu_report(path: Path, which: str) -> int:
                 if metric is not None and metric.has_value():
                     values += 1
                     metric.as_string() if metric.kind() == metric.ValueKind_STRING else metric.as_double()
-            for name in source_counters.INSTANCED & set(names):
-                source_counters._instances(action.metric_by_name(name))
-            for name in source_counters.CODED & set(names):
-                source_counters._codes(action.metric_by_name(name))
+            for name in (source_counters.INSTANCED | source_counters.CODED) & set(names):
+                _per_instruction(action.metric_by_name(name), coded=name in source_counters.CODED)
     return values
+
+
+def _per_instruction(metric, coded: bool) -> dict:
+    """PC -> value of a per-instruction metric, as NVIDIA's reader gives it (as_double, or value() of a coded one)."""
+    ids = metric.correlation_ids()
+    if ids is None:
+        return {}
+    return {int(ids.as_uint64(i)): metric.value(i) if coded else metric.as_double(i) for i in range(metric.num_instances())}
 
 
 def child(side: str, path: Path, which: str) -> None:

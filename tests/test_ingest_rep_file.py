@@ -159,6 +159,21 @@ def test_only_the_metrics_asked_for_are_read(tmp_path):
     assert len(launch.names) > 2000
 
 
+def test_a_repeated_copy_reads_as_the_report_n_times(tmp_path):
+    """The yardsticks' SYNTHETIC many-launch report (benchmarks/ncurep_repeat.py): bench_add's two real launches
+    (SourceCounters; a block each) written three times read as six: each block's launch three times
+    in a row."""
+    path = H200 / "vecadd" / "bench_add.ncu-rep"
+    copy = tmp_path / "add6.ncu-rep"
+    ncu_rep_format.write_repeated_copy(path, 3, copy)
+    parse = lambda p: ncu_rep_format.read(p, None, source_counters.INSTANCED, source_counters.CODED)  # noqa: E731
+    real, repeated = parse(path), parse(copy)
+    assert len(real) == 2 and [launch.index for launch in repeated] == list(range(6))
+    fields = lambda launch: (launch.function, launch.metrics, launch.rules, launch.instances.keys(), launch.files)  # noqa: E731
+    assert [fields(launch) for launch in repeated] == [fields(launch) for launch in real for _ in range(3)]
+    assert len(real[0].metrics) > 500 and all(launch.instances for launch in real)  # every metric and per-instruction value
+
+
 def test_the_copy_for_nvidias_reader_holds_the_launches_asked_for_without_their_metrics(tmp_path):
     """bench_add: 2 launches with SourceCounters; the copy holds the second alone, its names and module
     reference kept, its metrics, sections and rule results left out, the session and source blocks as they were."""

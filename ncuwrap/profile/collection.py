@@ -139,7 +139,7 @@ def section_for(metric: str) -> str | None:
 
 # Metrics that cost replay passes of their own and that no default rule decides on: collected by
 # targeted only when a rule's condition reads them. Measured on the H200 with ncu 2025.3.1
-# (benchmarks/device/pass_cost.py, docs/profile.md): the 19 warp stall ratios add 6 passes to the
+# (workloads/l2_roofline/pass_cost.py, docs/profile.md): the 19 warp stall ratios add 6 passes to the
 # 17 of everything else targeted collects, and only fill the 'cause' line of a verdict.
 STALL_RATIOS = frozenset(raw for r in kernel_metrics.STALL_REASONS for raw in kernel_metrics.raw_inputs(f"stall_{r}"))
 COSTLY_WHY = ("the warp stall reasons add 6 replay passes (17 -> 23 on an H200) and only explain a verdict (its cause "

@@ -848,6 +848,26 @@ def write_attribution_copy(path: Path, keep: list[int] | Callable[[int], bool] |
     return kept
 
 
+def write_repeated_copy(path: Path, times: int, target: Path) -> None:
+    """Write to ``target`` the report at ``path`` with each block of launches ``times`` times: SYNTHETIC SCALE DATA
+    for the yardsticks (benchmarks/ncurep_repeat.py), a real launch read N times where no real report holds N. The
+    header, the session and the sources as they are; a repeat without its block's string table (the launches'
+    metric ids name the first one's, as in a real report's later blocks)."""
+    size = path.stat().st_size
+    with path.open("rb") as fh, target.open("wb") as out:
+        out.write(fh.read(len(MAGIC)))
+        out.write(_framed(_raw(fh, size, "file header")))
+        while fh.tell() < size:
+            header = _raw(fh, size, "block header")
+            counts = _varints(header)
+            payload = fh.read(counts.get(5, 0))
+            out.write(_framed(header) + payload)
+            if counts.get(LAUNCH.count, 0):
+                bare = _without(header, {4})
+                for _ in range(times - 1):
+                    out.write(_framed(bare) + payload)
+
+
 def _raw(fh, limit: int, what: str) -> bytes:
     """The next length-prefixed message's bytes, its length checked against ``limit`` (the end of what holds it)."""
     return fh.read(_length(fh, limit, what))
