@@ -126,7 +126,7 @@ def diagnose(report: str | Path | None = None, *, rules: RulesChoice | None = No
         return diagnose_run_dir(path, rules, ncu=ncu, select=launches)
     # The rules first (a bad rules file is said before any work), then the report's reader is started
     # (a .ncu-rep: NVIDIA's reader in a child process) while the diagnosis's modules, pandas among
-    # them, are imported: on a 220-launch report that overlap saves ~0.3 s of 1.7.
+    # them, are imported: the two overlap (what that saves: docs/scale.md, figures behind the code).
     from ncuwrap.kernel import reading as ingest, metrics
 
     from ncuwrap import ruleset

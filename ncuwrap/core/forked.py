@@ -2,8 +2,7 @@
 
 A timeline's read and analysis needs numpy, Arrow and the capture; the rules' verdict needs the rules
 file and the evaluator. Forked, the two import and run side by side: the parent's part is hidden under
-the child's (a 200-step capture's whole diagnose, and a compare of two captures: 0.97 of the time in
-process on the H200 host, docs/scale.md), and a native reader that crashes on a corrupt file takes only
+the child's (what that buys, measured: docs/scale.md, figures behind the code), and a native reader that crashes on a corrupt file takes only
 the child with it. The child's answer comes back pickled through a pipe; an error raised there is raised
 here as it was (one whose type does not pickle, as a RuntimeError with its text). A child that dies is
 said in one line by the caller's ``crashed`` text.

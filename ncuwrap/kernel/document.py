@@ -13,7 +13,7 @@ says exactly how, repeated values included). Beside v2's keys, a launch record h
 reads (``compared``: every metric a finding's evidence or a comparison reads; ``effects``: what
 estimates a fix), and the document the rest of the report's facts (``facts``: command line, sha256,
 clock and cache control, SM clock) and which finding holds each rule role (``roles``). Everything else
-is v2's. v3 (written by ncuwrap until 2026-12-02) is v4 with ``like`` always the kernel's first launch,
+is v2's. v3 (what ncuwrap wrote before v4, 6a32746) is v4 with ``like`` always the kernel's first launch,
 no ``digits`` and no repeats marked.
 
 :func:`expand` gives the v2 document back, the same JSON text v2 wrote (tested); :func:`read` gives a

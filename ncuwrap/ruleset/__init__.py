@@ -93,7 +93,7 @@ def _load_file(path: Path, catalogue: Catalogue) -> RuleSet:
     return parse_document(_read_yaml(path), path, catalogue)
 
 
-# A rules file is tens of kilobytes (the bundled one: 15 KB); more is not a rules file.
+# A rules file is tens of kilobytes (the bundled ones are); more is not a rules file.
 MAX_RULES_BYTES = 4 << 20
 
 

@@ -106,8 +106,8 @@ def start(path: str | Path, *, ncu: str | None = None, metrics=None) -> "Loading
 
 
 class Loading:
-    """A report being read, its sha256 taken beside it (hashlib lets go of the GIL: on a 176 MB export
-    it cost 0.13 s after the read). A read that fails stops the digest."""
+    """A report being read, its sha256 taken beside it (hashlib lets go of the GIL: after the read it was a
+    share of the read's own time, docs/scale.md, figures behind the code). A read that fails stops the digest."""
 
     def __init__(self, path: Path, kind: str, ncu: str | None, metrics):
         self.path, self.kind, self.ncu, self.metrics = path, kind, ncu, metrics

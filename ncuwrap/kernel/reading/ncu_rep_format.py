@@ -9,7 +9,8 @@ turn.
 
 The schema below names only the fields ncuwrap reads (the field numbers and wire types are those of Nsight
 Compute's ``extras/FileFormat`` description; the rest of a message is skipped by the parser). upb, the
-``protobuf`` package's C parser, parses each message: a 150 MB report in Python code would take minutes.
+``protobuf`` package's C parser, parses each message: a report of a hundred MB or more is too large for a
+parser in Python code.
 
 What this reader gives is checked against ``ncu_report`` on every report in tests/data
 (tests/test_ingest_rep_file.py). A launch it does not expect (a message that does not parse, a value of no
@@ -27,10 +28,10 @@ given once that is read (:func:`launches`).
 
 A launch also says where its module's code lies (:class:`cubin.Code`: the cubin's place in the file and
 each function's load address), from which the instructions' lines and SASS are read (:mod:`line_table`,
-:mod:`disassembly`). Where those cannot answer, NVIDIA's reader does: it grows by ~14 MiB for each launch
-whose metrics it holds, and needs none of them for that, so :func:`write_attribution_copy` writes a copy of
-the report with only the launches asked for, their metrics, sections and rule results left out, for it to
-load instead (a 44-launch report: 114 MiB and 0.5 s of CPU instead of 578 MiB and 1.5 s, docs/scale.md).
+:mod:`disassembly`). Where those cannot answer, NVIDIA's reader does: it grows with each launch whose
+metrics it holds, and needs none of them for that, so :func:`write_attribution_copy` writes a copy of the
+report with only the launches asked for, their metrics, sections and rule results left out, for it to load
+instead (what that saves: docs/scale.md, figures behind the code).
 """
 
 from __future__ import annotations
@@ -749,7 +750,7 @@ def _varint_array(a: np.ndarray, at: np.ndarray, length: np.ndarray) -> np.ndarr
     widest = int(length.max())
     if int(length.min()) < 1 or widest > _MAX_VARINT or (at + length > len(a)).any():
         return None
-    # A byte of every varint at a time: ~200,000 a launch, where arrays of varints x bytes held ~50 MB at once.
+    # A byte of every varint at a time: arrays of varints x bytes held far more at once (docs/scale.md, figures behind the code).
     out = np.zeros(len(at), np.uint64)
     last = len(a) - 1
     for k in range(widest):

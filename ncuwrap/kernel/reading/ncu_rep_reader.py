@@ -127,9 +127,8 @@ def start(path: Path, ncu: str | None = None, shown: Path | None = None, metrics
 
 
 # The fall-back's children (a report NVIDIA's reader reads whole): one per this much report, up to
-# MAX_PARTS. NVIDIA's reader loads a report lazily (a 58 MB one in 0.06-0.16 s and 12 MB), then spends
-# ~2 ms a launch reading it (2025.3 and 2026.3): a 220-launch report's read is the critical path of a
-# diagnosis on the H200 host, the parent's imports done first.
+# MAX_PARTS. NVIDIA's reader loads a report lazily, then reads it launch by launch: a large report's read is
+# the critical path of a diagnosis, the parent's imports done first (docs/scale.md, figures behind the code).
 PART_BYTES = 8 << 20
 MAX_PARTS = 4
 
@@ -141,8 +140,8 @@ def parts_for(path: Path) -> int:
 
 
 # The processes that parse a report's file: one per PARSE_BYTES of it, up to MAX_PARSERS, each a run of its
-# launches. Each more one holds its own while it parses: with two, the 44-kernel report's peak on the H200
-# host was 213 MiB against ncu's 246 (docs/scale.md).
+# launches. Each more one holds its own while it parses, so two, not more: the peak stays under ncu's own
+# (docs/scale.md, figures behind the code).
 PARSE_BYTES = 48 << 20
 MAX_PARSERS = 2
 
@@ -498,7 +497,7 @@ def _located(launch, pcs: list[int], tool: str | None) -> tuple[str, list] | Non
 
 def _parsing(path: Path, wanted: frozenset | None, tool: str | None, only: range) -> Forked[list[_Parsed]]:
     """A forked process parsing a run of the report's launches (:func:`_parse` of ``only``) beside the reading
-    child, which parses its own run meanwhile: the parse is most of a large report's read (docs/scale.md).
+    child, which parses its own run meanwhile: the parse is most of a large report's read (docs/scale.md, figures behind the code).
     Its launches come back together when it is done."""
     return Forked(lambda: list(_parse(path, wanted, tool, only)), lambda how: RuntimeError(f"a parsing process ended without its launches ({how})"),
                   with_threads=True)
@@ -556,8 +555,8 @@ class _Disassembling:
 
 
 # NVIDIA's reader answering lines and SASS: one process per this much report, up to MAX_WORKERS (each
-# holds its copy of its launches and its own disassembler, ~200 MiB; one worker answered the 56 MB
-# report of 14 library kernels 0.66 s after the file was parsed, on the 2-core box: benchmarks/ncurep_phases.py).
+# holds its copy of its launches and its own disassembler; what one costs and how long its answers take:
+# docs/scale.md, figures behind the code).
 WORKER_BYTES = 48 << 20
 MAX_WORKERS = 2
 
@@ -569,7 +568,7 @@ def attribution_workers(path: Path) -> int:
 class _Attributor:
     """NVIDIA's reader in a forked process, answering PCs' source lines and SASS for the launch index asked
     (:func:`source_counters.asked`), from a copy of the report without metrics, sections or rule results
-    (:func:`ncu_rep_format.write_attribution_copy`, which holds a fraction of the whole report's memory: docs/scale.md).
+    (:func:`ncu_rep_format.write_attribution_copy`, which holds a fraction of the whole report's memory: docs/scale.md, figures behind the code).
     The answers come back together when every launch has been asked: the worker never waits on this side."""
 
     def __init__(self, path: Path, module: ModuleType, shown: Path, part: tuple[int, int] = (0, 1)):
@@ -590,7 +589,7 @@ class _Attributor:
 def _answer(path: Path, module: ModuleType, requests: Iterator, part: tuple[int, int] = (0, 1)) -> dict:
     """The attribution worker's work: :class:`_Answering` for its ``part``, each request answered as it
     comes, until they end (see :class:`_Attributor`). It is started at its first launch
-    with SourceCounters, whose first SASS starts NVIDIA's disassembler (0.5-0.6 s) while the other side
+    with SourceCounters, whose first SASS starts NVIDIA's disassembler (its slowest step) while the other side
     parses on."""
     answering = _Answering(path, module, part)
     try:
