@@ -76,9 +76,9 @@ def test_unmarked_busy_and_verdict_match_the_marked(pairs, program):
 
 
 def _verdict(path) -> dict:
-    from ncuwrap.api import timeline
+    from ncuwrap.api import diagnose_timeline
 
-    return timeline(path).to_json()
+    return diagnose_timeline(path).to_json()
 
 
 @pytest.mark.parametrize("program", [p for p in PROGRAMS if p != "graph_decode"])
