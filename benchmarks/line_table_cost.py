@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHILD = """
 import gzip, json, resource, sys, tempfile, time
 from pathlib import Path
-from ncuwrap.kernel.reading import line_table, ncu_rep, ncu_rep_file, source_counters
+from ncuwrap.kernel.reading import line_table, ncu_rep_reader, ncu_rep_format, source_counters
 
 source, way = Path(sys.argv[1]), sys.argv[2]
 folder = tempfile.mkdtemp()
@@ -36,14 +36,14 @@ path = source
 if source.suffix == ".gz":
     path = Path(folder) / source.stem
     path.write_bytes(gzip.decompress(source.read_bytes()))
-launches = [l for l in ncu_rep_file.launches(path, frozenset(), source_counters.INSTANCED) if l.instances]
+launches = [l for l in ncu_rep_format.launches(path, frozenset(), source_counters.INSTANCED) if l.instances]
 pcs = {l.index: sorted({pc for values in l.instances.values() for pc in values}) for l in launches}
 
 rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 before, wall, cpu = rss(), time.perf_counter(), time.process_time()
 answers, traced = {}, 0
 if way == "ncu_report":
-    context = ncu_rep.load_module().load_report(str(path))
+    context = ncu_rep_reader.load_module().load_report(str(path))
     actions = [context.range_by_idx(r).action_by_idx(a) for r in range(context.num_ranges())
                for a in range(context.range_by_idx(r).num_actions())]
     for index, asked in pcs.items():

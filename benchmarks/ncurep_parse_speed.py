@@ -1,4 +1,4 @@
-"""Parse only: a .ncu-rep's metrics read from its file format (ncuwrap.kernel.reading.ncu_rep_file, upb) against
+"""Parse only: a .ncu-rep's metrics read from its file format (ncuwrap.kernel.reading.ncu_rep_format, upb) against
 NVIDIA's ncu_report reading the same metrics (issue 41, item 1).
 
 Each side runs in a fresh process (imports included, as a diagnosis pays them), interleaved, ``--repeat``
@@ -27,15 +27,15 @@ def _wanted(which: str):
     if which == "all":
         return None
     from ncuwrap import ruleset
-    from ncuwrap.kernel.reading import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep_reader
 
-    return frozenset(ruleset.load().raw_metrics()) | ncu_rep.LAUNCH_METRICS
+    return frozenset(ruleset.load().raw_metrics()) | ncu_rep_reader.LAUNCH_METRICS
 
 
 def side_file(path: Path, which: str) -> int:
-    from ncuwrap.kernel.reading import ncu_rep_file, source_counters
+    from ncuwrap.kernel.reading import ncu_rep_format, source_counters
 
-    launches = ncu_rep_file.read(path, _wanted(which), source_counters.INSTANCED, source_counters.CODED)
+    launches = ncu_rep_format.read(path, _wanted(which), source_counters.INSTANCED, source_counters.CODED)
     return sum(len(launch.metrics) for launch in launches)
 
 
@@ -57,11 +57,17 @@ def side_ncu_report(path: Path, which: str) -> int:
                 if metric is not None and metric.has_value():
                     values += 1
                     metric.as_string() if metric.kind() == metric.ValueKind_STRING else metric.as_double()
-            for name in source_counters.INSTANCED & set(names):
-                source_counters._instances(action.metric_by_name(name))
-            for name in source_counters.CODED & set(names):
-                source_counters._codes(action.metric_by_name(name))
+            for name in (source_counters.INSTANCED | source_counters.CODED) & set(names):
+                _per_instruction(action.metric_by_name(name), coded=name in source_counters.CODED)
     return values
+
+
+def _per_instruction(metric, coded: bool) -> dict:
+    """PC -> value of a per-instruction metric, as NVIDIA's reader gives it (as_double, or value() of a coded one)."""
+    ids = metric.correlation_ids()
+    if ids is None:
+        return {}
+    return {int(ids.as_uint64(i)): metric.value(i) if coded else metric.as_double(i) for i in range(metric.num_instances())}
 
 
 def child(side: str, path: Path, which: str) -> None:

@@ -12,39 +12,26 @@ each PC's line once for all N (ncuwrap caches by PC); a real report of N functio
 
 from __future__ import annotations
 
+import gzip
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-# The reader's own framing: length-prefixed messages, a block header's varints, a message without a field.
-from ncuwrap.kernel.reading.ncu_rep_file import _framed, _raw, _varints, _without  # noqa: E402
+from ncuwrap.kernel.reading.ncu_rep_format import write_repeated_copy  # noqa: E402
 
 
 def repeat(source: Path, times: int, target: Path) -> None:
     """Write ``source`` (a .ncu-rep, or one kept gzipped) to ``target`` with its launch blocks ``times`` times."""
     if source.name.endswith(".gz"):
-        import gzip
-        import tempfile
-
         with tempfile.TemporaryDirectory() as folder:
             plain = Path(folder) / source.stem
             plain.write_bytes(gzip.decompress(source.read_bytes()))
-            repeat(plain, times, target)
+            write_repeated_copy(plain, times, target)
         return
-    size = source.stat().st_size
-    with source.open("rb") as fh, target.open("wb") as out:
-        out.write(fh.read(4) + _framed(_raw(fh, size, "file header")))
-        while fh.tell() < size:
-            header = _raw(fh, size, "block header")
-            fields = _varints(header)
-            payload = fh.read(fields.get(5, 0))
-            out.write(_framed(header) + payload)
-            if fields.get(2, 0):  # a block of launches: its repeats without the string table (field 4)
-                bare = _without(header, {4})
-                for _ in range(times - 1):
-                    out.write(_framed(bare) + payload)
+    write_repeated_copy(source, times, target)
 
 
 if __name__ == "__main__":

@@ -188,7 +188,7 @@ def write_doc(result: dict, path: Path) -> None:
         "fused AdamW, dropout, a Triton matmul and softmax written for this corpus, a torch.compile'd RMSNorm·SiLU, and",
         "a transformer block's forward and backward. Captured on the lent NVIDIA H200 (driver 580.159.04, CUDA 13.0,",
         "torch 2.11, cuDNN 9.19, Triton 3.6, Nsight Compute 2025.3.1) with `--set full --clock-control none",
-        "--kernel-id :::2` (the second launch of every kernel) by `benchmarks/device/capture_realworld.sh`; every",
+        "--kernel-id :::2` (the second launch of every kernel) by `workloads/realworld/capture_realworld.sh`; every",
         "case's result was checked against a reference first (`plain_*.log`). Data: `tests/data/realworld/`.",
         "",
         "How it is scored (`benchmarks/realworld_score.py`, which writes this page): a kernel is right when the",

@@ -7,7 +7,7 @@
 //                    XOR-swizzled shared tiles (conflict-free), a 3-stage cp.async pipeline, 256 x 128 x 64
 //                    block tile, 8 warps of 64 x 64, fragments double-buffered in registers (the next
 //                    k-step's ldmatrix overlaps this k-step's MMAs). Tuned on an H200 with
-//                    benchmarks/device/tune_sweep.sh (knobs: GEMM_* below). mma.sync, not Hopper's wgmma:
+//                    scripts/tune_sweep.sh (knobs: GEMM_* below). mma.sync, not Hopper's wgmma:
 //                    the benchmarks build for plain sm_90. Needs K % 8 == 0 and N % 8 == 0 (16-byte rows).
 // Verification: every entry at the odd check size (333 x 264 x 200); 512 sampled entries at full size
 // (a CPU GEMM of 4096^3 would take minutes), each against a double-precision dot product.
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(256) gemm_double_buffered(const float* __restr
 
 // ------------------------------------------------------------------ fp16 tensor-core kernel
 
-// Build-time knobs (defaults: the tuned choice; benchmarks/device/tune_sweep.sh sweeps them):
+// Build-time knobs (defaults: the tuned choice; scripts/tune_sweep.sh sweeps them):
 //   GEMM_BM x GEMM_BN x GEMM_BK   block tile;  GEMM_WARPS_M x GEMM_WARPS_N   warps (each a BM/WM x BN/WN tile)
 //   GEMM_STAGES   cp.async pipeline depth;  GEMM_MIN_BLOCKS   blocks per SM asked of ptxas (__launch_bounds__)
 //   GEMM_GROUP_M  0: row-major block order; G > 0: blocks walk G block-rows at a time (L2 reuse of B)

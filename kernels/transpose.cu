@@ -4,7 +4,7 @@
 // bank conflicts on the column read), a padded tile (conflicts gone), and the best variant: a
 // 64x64 tile moved with 128-bit loads and stores through an XOR-swizzled shared tile (no padding,
 // no conflicts) by 512 threads, 2 independent float4 per thread each way (tuned on an H200 with
-// benchmarks/device/tune_sweep.sh: knobs TP_* below), and (new, unverified on a GPU) the same tile
+// scripts/tune_sweep.sh: knobs TP_* below), and (new, unverified on a GPU) the same tile
 // two at a time per block: swizzled128x64.
 #include "common/bench.cuh"
 
@@ -60,7 +60,7 @@ __global__ void transpose_padded(const float* __restrict__ in, float* __restrict
 
 // ---- best: 64 x 64 tile, float4 global accesses, XOR-swizzled shared memory, one tile after another
 // per block with the next tile's loads in flight while the current one is written out.
-// Build-time knobs (the defaults are the tuned choice; benchmarks/device/tune_sweep.sh sweeps them):
+// Build-time knobs (the defaults are the tuned choice; scripts/tune_sweep.sh sweeps them):
 //   TP_THREADS  threads per block: each moves 64 * 64 / 4 / TP_THREADS float4 in each direction per tile
 //   TP_STREAM   1: streaming cache hints (__ldcs / __stcs: evict-first), 0: plain loads and stores
 //   TP_PERSIST  1: a persistent grid (resident blocks only) looping over the tiles, prefetching the next

@@ -12,7 +12,7 @@
 
 constexpr int kThreads = 256;
 
-// Build-time knobs of the scalar kernel (defaults: the tuned choice; benchmarks/device/tune_sweep.sh):
+// Build-time knobs of the scalar kernel (defaults: the tuned choice; scripts/tune_sweep.sh):
 //   VA_UNROLL   elements per thread, all loads issued before the first add (independent loads in flight)
 //   VA_THREADS  threads per block of the scalar kernel
 //   VA_STREAM   1: streaming cache hints (__ldcs / __stcs), 0: plain loads and stores

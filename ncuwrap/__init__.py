@@ -26,16 +26,17 @@ from ncuwrap.core.version import __version__  # noqa: F401  (ncuwrap.__version__
 _API = ("diagnose", "compare_reports", "diagnose_timeline", "diagnose_ranks", "profile_program", "render_result")
 # The options the functions take, each a typed value (ncuwrap.diagnose(path, rules=ncuwrap.RulesChoice("my.yaml"))).
 _OPTIONS = ("RulesChoice", "LaunchSelection", "TimelineOptions")
-_ALIASES = ("ranks",)  # 0.1's name, kept: no module clashes with it
-# 0.1's API names that are taken: asked for (before the module is imported), the answer names the function.
-_RENAMED = {"compare": "compare_reports", "timeline": "diagnose_timeline", "render": "render_result", "profile": "profile_program"}
+# Short names a reader may try (the functions' names before issue 40): no aliases; asked for (before the
+# module of that name is imported, where there is one), the answer names the function.
+_RENAMED = {"compare": "compare_reports", "timeline": "diagnose_timeline", "ranks": "diagnose_ranks", "render": "render_result",
+            "profile": "profile_program"}
 _MODULES = ("timeline", "render", "profile")  # (compare is ncuwrap.kernel.compare: the name is no module here)
 __all__ = [*_API, *_OPTIONS]
 
 
 def __getattr__(name: str):
     # PEP 562: the API (it imports the renderers) is loaded when one of its names is first used.
-    if name in _API or name in _ALIASES or name in _OPTIONS:
+    if name in _API or name in _OPTIONS:
         return getattr(importlib.import_module("ncuwrap.api"), name)
     if name in _MODULES:  # `import ncuwrap.timeline` and `from ncuwrap import timeline` still import the module
         raise AttributeError(f"module 'ncuwrap' has no attribute {name!r}: the function is ncuwrap.{_RENAMED[name]}, "

@@ -14,10 +14,9 @@
 Bad input raises :class:`ncuwrap.core.errors.InputError` (its message names the file and the fix), as the
 commands' one-line errors do. The commands are a thin layer over these functions.
 
-The names are verbs that no module of the package has (issue 40: no callable modules). Until 0.1 the
-package made its modules ``compare``, ``timeline`` and ``render`` callable to serve as these functions;
-in this module the old names stay as aliases (``ncuwrap.api.compare``, ``timeline``, ``ranks``,
-``render``), and ``ncuwrap.ranks`` too, since no module has that name.
+The names are verbs that no module of the package has (issue 40: no callable modules; docs/api.md says
+why). The package's earlier short names (``compare``, ``timeline``, ``ranks``, ``render``) are no aliases:
+asked of ``ncuwrap``, they say which function to call.
 """
 
 from __future__ import annotations
@@ -127,7 +126,7 @@ def diagnose(report: str | Path | None = None, *, rules: RulesChoice | None = No
         return diagnose_run_dir(path, rules, ncu=ncu, select=launches)
     # The rules first (a bad rules file is said before any work), then the report's reader is started
     # (a .ncu-rep: NVIDIA's reader in a child process) while the diagnosis's modules, pandas among
-    # them, are imported: on a 220-launch report that overlap saves ~0.3 s of 1.7.
+    # them, are imported: the two overlap (what that saves: docs/scale.md, figures behind the code).
     from ncuwrap.kernel import reading as ingest, metrics
 
     from ncuwrap import ruleset
@@ -345,10 +344,3 @@ def profile_run(target: str | Sequence[str], *, progress=None, on_build=None, on
                              bench=bench, bench_json=bench_json, bench_runs=bench_runs)
     return run(resolved, run_dir, options, progress=progress)
 
-
-# The names of 0.1, kept here where they clash with nothing (the package's own attributes of those names
-# are its modules).
-compare = compare_reports
-timeline = diagnose_timeline
-ranks = diagnose_ranks
-render = render_result

@@ -14,16 +14,29 @@ time (an f-string, a variable) may load any module under its constant prefix, or
 calling package. ``import ncuwrap`` and ``from ncuwrap import x`` (x not a module) are arrows to the
 package root. That importing ``a.b`` runs ``a/__init__.py`` first is not an arrow here (test_layers
 counts it for cycles).
+
+Beside the package (:func:`outside_graph`): the folders of :data:`OUTSIDE`, each of their Python files a room,
+each above the package and above the folders before it: ``workloads/`` (the programs that made the fixtures),
+``benchmarks/`` (the yardsticks, which may run a workload) and ``scripts/`` (the developer's tools). Their
+arrows are their imports of the package and of each other (a plain ``import name`` of a file beside the
+importer, or of the one file of that name in another of these folders, which it puts on ``sys.path``),
+including the imports of the code they run in fresh processes (a string constant that parses as Python).
+An import from the package into one of them, or from a folder into a later one, runs back up. What they
+call of the package must be public: :func:`private_uses` lists every underscored name of the package they
+reach (``ncu_rep_reader._parse``, ``from ncuwrap.x import _y``), in their Python and in their shell scripts.
 """
 
 from __future__ import annotations
 
 import ast
 import random
+import re
 import sys
 from pathlib import Path
 
 ROOT_PACKAGE = "ncuwrap"
+# The folders beside the package, lowest first: each may import the package and the folders before it.
+OUTSIDE = ("workloads", "benchmarks", "scripts")
 
 
 def modules(package_dir: Path) -> dict[str, Path]:
@@ -195,6 +208,133 @@ def figures(rooms: dict[str, set[str]]) -> dict:
             "in cycles": in_cycles(rooms), "levels": len(longest_chain(rooms)), "chain": longest_chain(rooms)}
 
 
+# ------------------------------------------------------------------------------------- beside the package
+
+def outside_modules(checkout: Path) -> dict[str, Path]:
+    """Every Python file of the folders of :data:`OUTSIDE`, by dotted name (``benchmarks.process_tree``)."""
+    return {".".join(path.relative_to(checkout).with_suffix("").parts): path
+            for folder in OUTSIDE if (checkout / folder).is_dir() for path in sorted((checkout / folder).rglob("*.py"))}
+
+
+def _trees(text: str):
+    """The syntax tree of ``text`` and of each string constant in it that parses as Python holding an import (the code
+    a script runs in a fresh process: ``python -c``, a heredoc)."""
+    tree = ast.parse(text)
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "import " in node.value and "\n" in node.value:
+            try:
+                yield from _trees(node.value)
+            except SyntaxError:
+                pass
+
+
+def outside_imports(path: Path, name: str, outside: dict[str, Path], package: dict[str, Path]) -> set[str]:
+    """The rooms a file beside the package (``name`` at ``path``) imports: modules of the package, and files of
+    :data:`OUTSIDE` (see the module's docstring)."""
+    folder = name.rpartition(".")[0]
+    by_stem: dict[str, list[str]] = {}
+    for other in outside:
+        by_stem.setdefault(other.rpartition(".")[2], []).append(other)
+    out: set[str | None] = set()
+    for tree in _trees(path.read_text(encoding="utf-8")):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in package else node.module for a in node.names]
+            else:
+                continue
+            for imported in names:
+                if imported.split(".")[0] == ROOT_PACKAGE:
+                    out.add(_resolve(imported, package))
+                    continue
+                stem = imported.split(".")[0]
+                if f"{folder}.{stem}" in outside:
+                    out.add(f"{folder}.{stem}")
+                elif len(by_stem.get(stem, [])) == 1:
+                    out.add(by_stem[stem][0])
+    out.discard(None)
+    out.discard(name)
+    return out
+
+
+def outside_graph(checkout: Path) -> dict[str, set[str]]:
+    """Each file of the folders beside the package and the rooms it imports (the package's modules among them)."""
+    outside, package = outside_modules(checkout), modules(checkout / ROOT_PACKAGE)
+    return {name: outside_imports(path, name, outside, package) for name, path in outside.items()}
+
+
+def folder_of(room: str) -> str:
+    """``workloads`` for ``workloads.steps.gpu_train``; the package's rooms are all ``ncuwrap``."""
+    return room.split(".")[0]
+
+
+def package_into_outside(checkout: Path) -> dict[str, set[str]]:
+    """Each module of the package with what it imports of the folders beside it (a folder's name, or the name of
+    one of their files, as a top-level import: what a path put on ``sys.path`` would let it import)."""
+    outside = outside_modules(checkout)
+    names = set(OUTSIDE) | {name.rpartition(".")[2] for name in outside}
+    found: dict[str, set[str]] = {}
+    for module, path in modules(checkout / ROOT_PACKAGE).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            imported = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else []
+            found.setdefault(module, set()).update(i for i in imported if i.split(".")[0] in names)
+    return {module: targets for module, targets in found.items() if targets}
+
+
+def outside_back_up(outside: dict[str, set[str]], into_outside: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports that run back up: from the package into the folders beside it (``into_outside``:
+    :func:`package_into_outside`), and from a folder of :data:`OUTSIDE` into a later one."""
+    level = {ROOT_PACKAGE: -1, **{folder: i for i, folder in enumerate(OUTSIDE)}}
+    up = [(a, b) for a, targets in outside.items() for b in targets if level[folder_of(b)] > level[folder_of(a)]]
+    return sorted(up + [(a, b) for a, targets in into_outside.items() for b in targets])
+
+
+def outside_cycles(outside: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports between files beside the package that lie on a cycle."""
+    return in_cycles({m: {t for t in targets if t in outside} for m, targets in outside.items()})
+
+
+# ``from ncuwrap.x import _y``, a dotted path through the package that ends in an underscored name, and ``NAME._y``
+# where NAME is bound to a module of the package.
+_FROM_PRIVATE = re.compile(r"from\s+(ncuwrap(?:\.\w+)*)\s+import\s+\(?([^)\n]*)")
+_DOTTED_PRIVATE = re.compile(r"\bncuwrap(?:\.\w+)*\._[a-z]\w*")
+
+
+def private_uses(path: Path, package: dict[str, Path]) -> list[tuple[int, str]]:
+    """(line, what) of every underscored name of the package the file at ``path`` reaches (dunders are not private)."""
+    text = path.read_text(encoding="utf-8")
+    found = []
+    line = lambda at: text.count("\n", 0, at) + 1  # noqa: E731
+    bound = set()
+    for match in _FROM_PRIVATE.finditer(text):
+        for part in match.group(2).split(","):
+            imported, _, alias = part.strip().partition(" as ")
+            if re.fullmatch(r"_[a-z]\w*", imported.strip()):
+                found.append((line(match.start()), f"from {match.group(1)} import {imported.strip()}"))
+            elif f"{match.group(1)}.{imported.strip()}" in package:
+                bound.add((alias or imported).strip())
+    for match in re.finditer(r"import\s+(ncuwrap(?:\.\w+)*)(?:\s+as\s+(\w+))?", text):
+        bound.add(match.group(2) or "ncuwrap")
+    found += [(line(m.start()), m.group(0)) for m in _DOTTED_PRIVATE.finditer(text)]
+    if bound:
+        names = "|".join(sorted(re.escape(b) for b in bound if b != "ncuwrap"))
+        if names:
+            found += [(line(m.start()), m.group(0)) for m in re.finditer(rf"(?<![\w.])(?:{names})\._[a-z]\w*", text)]
+    return sorted(set(found))
+
+
+def outside_private_uses(checkout: Path) -> dict[str, list[tuple[int, str]]]:
+    """Each file beside the package (Python and shell) that reaches an underscored name of it, with where and what."""
+    package = modules(checkout / ROOT_PACKAGE)
+    files = [path for folder in OUTSIDE if (checkout / folder).is_dir() for path in sorted((checkout / folder).rglob("*"))
+             if path.suffix in (".py", ".sh")]
+    found = {str(path.relative_to(checkout)): private_uses(path, package) for path in files}
+    return {name: uses for name, uses in found.items() if uses}
+
+
 def main(argv: list[str]) -> int:
     checkout = Path(argv[1] if len(argv) > 1 else Path(__file__).resolve().parent.parent)
     rooms = graph(checkout / ROOT_PACKAGE)
@@ -205,6 +345,18 @@ def main(argv: list[str]) -> int:
         print(f"  longest chain: {' -> '.join(f['chain'])}")
         for a, b in f["back up"]:
             print(f"  back up: {a} -> {b}")
+    outside = outside_graph(checkout)
+    counts = {folder: sum(folder_of(m) == folder for m in outside) for folder in OUTSIDE}
+    into = sum(folder_of(t) == ROOT_PACKAGE for targets in outside.values() for t in targets)
+    between = sum(folder_of(t) != ROOT_PACKAGE for targets in outside.values() for t in targets)
+    up, cycles = outside_back_up(outside, package_into_outside(checkout)), outside_cycles(outside)
+    private = outside_private_uses(checkout)
+    print(f"beside the package: {', '.join(f'{folder}/ {n} files' for folder, n in counts.items())}; {into} imports of the package, "
+          f"{between} between them, {len(up)} back up, {len(cycles)} on a cycle, {sum(map(len, private.values()))} private names used")
+    for a, b in up:
+        print(f"  back up: {a} -> {b}")
+    for name, uses in private.items():
+        print(f"  private: {name}: {', '.join(f'{what} (line {line})' for line, what in uses)}")
     return 0
 
 

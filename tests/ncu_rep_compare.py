@@ -1,4 +1,4 @@
-"""What ncuwrap.kernel.reading.ncu_rep_file reads from a .ncu-rep against what ncu_report returns for it, launch by
+"""What ncuwrap.kernel.reading.ncu_rep_format reads from a .ncu-rep against what ncu_report returns for it, launch by
 launch: every metric's name and value, the names, the rule results, the per-instruction values and the
 source texts; a launch the file reader leaves to NVIDIA's reader is a mismatch too. Run in a process of its
 own (tests/test_ingest_rep_file.py): NVIDIA's reader leaves native state that a child forked later can hang on.
@@ -6,7 +6,7 @@ own (tests/test_ingest_rep_file.py): NVIDIA's reader leaves native state that a 
     python -m tests.ncu_rep_compare REPORT [REPORT...]   -> one JSON object: counts and mismatches
 
 And the same at the level of the Profile the command reads (:func:`by_ncu_report`, :func:`same_profile`): there
-NVIDIA's reader runs in the forked children ``ncu_rep.start`` makes, never in the test's own process.
+NVIDIA's reader runs in the forked children ``ncu_rep_reader.start`` makes, never in the test's own process.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ncuwrap.kernel.reading import ncu_rep_file, source_counters
+from ncuwrap.kernel.reading import ncu_rep_format, source_counters
 
 PER_PC = source_counters.INSTANCED | source_counters.CODED
 
@@ -38,8 +38,8 @@ def compare(path: Path, counts: collections.Counter, wrong: list) -> None:
     import ncu_report
 
     try:
-        launches = ncu_rep_file.read(path, None, source_counters.INSTANCED, source_counters.CODED, files_of=lambda launch: True)
-    except ncu_rep_file.FormatError as exc:  # the whole file left to NVIDIA's reader
+        launches = ncu_rep_format.read(path, None, source_counters.INSTANCED, source_counters.CODED, files_of=lambda launch: True)
+    except ncu_rep_format.FormatError as exc:  # the whole file left to NVIDIA's reader
         wrong.append(f"{path}: not read by the file reader ({exc})")
         return
     context = ncu_report.load_report(str(path))
@@ -51,7 +51,7 @@ def compare(path: Path, counts: collections.Counter, wrong: list) -> None:
     for action, launch in zip(actions, launches):
         where = f"{path.name} launch {launch.index}"
         counts["launches"] += 1
-        if isinstance(launch, ncu_rep_file.Unread):  # left to NVIDIA's reader: no report here may be
+        if isinstance(launch, ncu_rep_format.Unread):  # left to NVIDIA's reader: no report here may be
             wrong.append(f"{where}: not read by the file reader ({launch.why})")
             continue
         names = (action.name(action.NameBase_DEMANGLED), action.name(action.NameBase_MANGLED), action.name(action.NameBase_FUNCTION))
@@ -118,13 +118,13 @@ def by_ncu_report(path: Path):
     finds the file not laid out as it expects (told so here: "told to")."""
     from unittest import mock
 
-    from ncuwrap.kernel.reading import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep_reader
 
     def refuse(*args, **kwargs):
-        raise ncu_rep_file.FormatError("told to")
+        raise ncu_rep_format.FormatError("told to")
 
-    with mock.patch.object(ncu_rep, "_collect_file", refuse):
-        return ncu_rep.start(path).result()
+    with mock.patch.object(ncu_rep_reader, "_collect_file", refuse):
+        return ncu_rep_reader.start(path).result()
 
 
 def same_profile(new, old) -> bool:

@@ -10,7 +10,7 @@ import struct
 from collections.abc import Callable
 from pathlib import Path
 
-from ncuwrap.kernel.reading import ncu_rep_file as f
+from ncuwrap.kernel.reading import ncu_rep_format as f
 
 _U32 = struct.Struct("<I")
 # A launch's name fields (ProfileResult): the mangled, function and demangled names.

@@ -15,7 +15,7 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from ncuwrap.kernel.reading import ncu_rep, source_counters
+from ncuwrap.kernel.reading import ncu_rep_reader, source_counters
 from tests.conftest import plain_report
 
 DATA = Path("tests/data")
@@ -49,7 +49,7 @@ def record(path: Path, module, answer) -> dict:
 
 def main(target: str, answer=lambda attribution, pc: attribution.sass(pc)) -> None:
     """Write every report's answers (:func:`record`) to ``target``, with the ncu-report version that gave them."""
-    module = ncu_rep.load_module()
+    module = ncu_rep_reader.load_module()
     recorded = {"ncu_report": metadata.version("ncu-report"), "reports": {}}
     with tempfile.TemporaryDirectory() as folder:
         for path in reports():

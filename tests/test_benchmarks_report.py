@@ -160,9 +160,9 @@ def test_table_shows_both_ceilings_marking_the_judge(tmp_path):
 
 
 def test_issue12_variants_as_measured_on_the_h200():
-    """The first GPU runs of the issue-12 variants (tests/data/h200_ncuwrap/bench_issue12): read as bench
+    """The first GPU runs of the issue-12 variants (tests/data/h200_ncuwrap/bench_verify): read as bench
     reports, every result verified, and the figures docs/benchmarks.md quotes."""
-    folder = Path(__file__).parent / "data" / "h200_ncuwrap" / "bench_issue12"
+    folder = Path(__file__).parent / "data" / "h200_ncuwrap" / "bench_verify"
     gemm = {size: {e.variant: e for e in report.read(folder / f"gemm_hopper_{size}.json").benchmarks} for size in (4096, 8192)}
     of_cublas = {(size, v): round(1.0 / e.library.library_speedup, 2) for size, entries in gemm.items() for v, e in entries.items()}
     assert of_cublas == {(4096, "pipelined"): 0.95, (4096, "single_stage"): 0.49, (8192, "pipelined"): 0.93, (8192, "single_stage"): 0.54}
@@ -175,10 +175,10 @@ def test_issue12_variants_as_measured_on_the_h200():
 
 
 def test_issue12_variants_verified_with_bench_all_and_profiled_with_ncu():
-    """The verification run of benchmarks/device/verify_issue12.sh on the H200 (tests/data/h200_ncuwrap/
-    bench_issue12): one `bench --all --runs 3` with every result of every family verified, the new
+    """The verification run of workloads/bench_verify/verify.sh on the H200 (tests/data/h200_ncuwrap/
+    bench_verify): one `bench --all --runs 3` with every result of every family verified, the new
     variants at 8192, and the ncu verdicts of the new variants as `ncuwrap profile` captured them."""
-    folder = Path(__file__).parent / "data" / "h200_ncuwrap" / "bench_issue12"
+    folder = Path(__file__).parent / "data" / "h200_ncuwrap" / "bench_verify"
     everything = report.read(folder / "all_4096_runs3.json").benchmarks
     assert len(everything) == 46 and all(e.verified for e in everything)
     hopper = {e.variant: round(1.0 / e.library.library_speedup, 2) for e in everything if e.name == "gemm_hopper"}

@@ -112,7 +112,7 @@ def test_diagnose_hands_the_api_the_values_a_direct_call_gives(monkeypatch, caps
 
 def test_compare_timeline_and_profile_build_the_same_values(monkeypatch, capsys):
     eager, graph = STEPS / "decode_eager.sqlite.gz", STEPS / "graph_decode.sqlite.gz"
-    calls = _recorder(monkeypatch, "ncuwrap.api.compare")
+    calls = _recorder(monkeypatch, "ncuwrap.api.compare_reports")
     run_cli(capsys, "compare", eager, graph, "--rules", RULES, "--step-range", "decode", "--warmup", "1", "--steps", "marked",
             "--nsys-path", "/opt/nsys")
     (_, given), = calls

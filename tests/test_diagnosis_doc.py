@@ -5,7 +5,7 @@ of every version as it reads reports.
 The v2 documents in tests/data/diagnosis_v2 are what ncuwrap wrote (schema v2) for these real H200
 reports before v3, the v3 ones in tests/data/diagnosis_v3 what it wrote before v4 (6a32746); each is the
 same diagnosis as today's v4 document of the report. train_step_660.json.gz: the v3 document of a real
-660-launch report (ncu --clock-control none -c 660, the default sections, of benchmarks/device/
+660-launch report (ncu --clock-control none -c 660, the default sections, of workloads/steps/
 train_step.py --steps 6 on the H200: 45 kernels, launched again in each of the six steps)."""
 
 from __future__ import annotations

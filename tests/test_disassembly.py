@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.kernel.reading import cubin, disassembly, ncu_rep_file, source_counters
+from ncuwrap.kernel.reading import cubin, disassembly, ncu_rep_format, source_counters
 from tests.conftest import ROOT, plain_report
 
 # Recorded by tests/sass_truth.py from the ncu-report wheel: 11,994 instructions of 42 reports.
@@ -27,14 +27,14 @@ def test_every_instruction_reads_as_ncu_report_writes_it(tmp_path):
     wrong, count, sass_texts = [], 0, set()
     for name, launches in recorded["reports"].items():
         path = plain_report(ROOT / name, tmp_path)
-        read = {launch.index: launch for launch in ncu_rep_file.launches(path, frozenset())}
+        read = {launch.index: launch for launch in ncu_rep_format.launches(path, frozenset())}
         for index, expected in launches.items():
             code = read[int(index)].code
             assert code is not None and code.arch == "SM90", name
             pcs = [int(pc, 16) for pc in expected]
             where = [code.where(pc) for pc in pcs]
             assert None not in where, name
-            got = disassembly.sass(code.arch, zip(pcs, ncu_rep_file.instruction_bytes(path, where)))
+            got = disassembly.sass(code.arch, zip(pcs, ncu_rep_format.instruction_bytes(path, where)))
             count += len(pcs)
             wrong += [(name, pc, text, got[int(pc, 16)]) for pc, text in expected.items() if got[int(pc, 16)] != text]
             sass_texts.update(expected.values())
@@ -104,10 +104,10 @@ def test_a_cubin_that_is_no_elf_gives_no_code(elf):
 def _tables(path: Path, tool) -> dict:
     script = ("import sys, json\n"
               "from pathlib import Path\n"
-              "from ncuwrap.kernel.reading import disassembly, ncu_rep\n"
+              "from ncuwrap.kernel.reading import disassembly, ncu_rep_reader\n"
               f"disassembly.nvdisasm = lambda: {tool!r}\n"
               "path = Path(sys.argv[1])\n"
-              "rows, rules, sources, unread = ncu_rep._collect_file(path, ncu_rep.load_module(), path)\n"
+              "rows, rules, sources, unread = ncu_rep_reader._collect_file(path, ncu_rep_reader.load_module(), path)\n"
               "assert unread == {}\n"
               "print(json.dumps({k: {'sass': v.sass, 'file': v.file, 'line': v.line, 'pcs': v.pcs.tolist(), 'space': v.space,\n"
               "                      'columns': {c: [None if x != x else x for x in a.tolist()] for c, a in v.columns.items()}}\n"
@@ -135,13 +135,13 @@ def test_the_report_read_records_where_each_function_was_loaded():
     path = ROOT / "ncuwrap/samples/transpose_h200.ncu-rep.gz"
     with gzip.open(path) as fh:
         plain = fh.read()
-    assert plain[:4] == ncu_rep_file.MAGIC
+    assert plain[:4] == ncu_rep_format.MAGIC
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "sample.ncu-rep"
         copy.write_bytes(plain)
-        launches = list(ncu_rep_file.launches(copy, frozenset(), source_counters.INSTANCED))
+        launches = list(ncu_rep_format.launches(copy, frozenset(), source_counters.INSTANCED))
     with_counters = [launch for launch in launches if launch.instances]
     assert with_counters
     for launch in with_counters:
@@ -153,18 +153,18 @@ def test_the_report_read_records_where_each_function_was_loaded():
 def test_no_report_here_needs_nvidias_reader(tmp_path, monkeypatch):
     """Every launch's lines (line_table) and shown SASS (nvdisasm) of every report here are read without
     NVIDIA's reader (~114 MiB and its disassembler's ~70 MiB in a process of its own otherwise)."""
-    from ncuwrap.kernel.reading import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep_reader
 
     def refused(*args, **kwargs):
         raise AssertionError("NVIDIA's reader was asked")
 
-    monkeypatch.setattr(ncu_rep, "_Answering", refused)
-    monkeypatch.setattr(ncu_rep, "_Attributor", refused)
+    monkeypatch.setattr(ncu_rep_reader, "_Answering", refused)
+    monkeypatch.setattr(ncu_rep_reader, "_Attributor", refused)
     recorded = json.loads(gzip.decompress(TRUTH.read_bytes()))
     lines = shown = 0
     for name in recorded["reports"]:
         path = plain_report(ROOT / name, tmp_path)
-        _, _, sources, unread = ncu_rep._collect_file(path, None, path)
+        _, _, sources, unread = ncu_rep_reader._collect_file(path, None, path)
         assert unread == {}, name
         assert sources, name
         for raw in sources.values():

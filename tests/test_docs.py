@@ -285,3 +285,22 @@ def test_transcripts_taken_on_the_gpu_host_quote_what_it_printed():
             assert [line for line in lines if line.strip() != "..." and line.rstrip() not in printed] == [], page.name
             checked += 1
     assert checked >= 1
+
+
+def test_the_scale_page_leads_with_what_stands_today():
+    """docs/scale.md (issue 53): at most 300 lines, led by the table of the figures that stand, each row with the day
+    it was taken and a command whose scripts exist (a row another change is filling says so); the journal is
+    docs/history/scale.md."""
+    text = (ROOT / "docs" / "scale.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 300
+    first = re.search(r"^## (.*)$", text, re.M)
+    assert first.group(1) == "What stands today"
+    section = text[first.end():text.index("\n## ", first.end())]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| what ")]
+    assert len(rows) >= 10
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        assert re.search(r"20\d\d-\d\d-\d\d", cells[-2]) or "to be filled" in row, row
+        scripts = re.findall(r"(?:benchmarks|scripts|workloads)/[\w/]+\.(?:py|sh)", cells[-1])
+        assert scripts and all((ROOT / s).is_file() for s in scripts), row
+    assert (ROOT / "docs" / "history" / "scale.md").is_file()

@@ -73,8 +73,8 @@ def test_cancel_ends_the_child_and_its_temporary_files_go(forks, tmp_path):
 
     work_ = Forked(work, _crashed)
     pid = work_.pid
-    for _ in range(2000):  # the child has made its folder
-        if marker.exists():
+    for _ in range(2000):  # the child has made its folder (and written its name: the file is there before its text)
+        if marker.exists() and marker.read_text():
             break
         threading.Event().wait(0.005)
     held = Path(marker.read_text())
@@ -130,3 +130,52 @@ def test_a_bad_rules_file_is_said_before_the_capture_and_the_child_is_stopped(fo
     assert len(children) == 1
     with pytest.raises(ChildProcessError):  # reaped: no child left behind
         os.waitpid(children[0], os.WNOHANG)
+
+
+def test_with_threads_the_work_is_forked_all_the_same():
+    # The .ncu-rep reader's: NVIDIA's reader never runs in the caller's process, even while a thread runs
+    # (a gzipped report's digest).
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        work = Forked(os.getpid, _crashed, with_threads=True)
+        assert work.pid is not None and work.result() != os.getpid()
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _summed(requests) -> tuple[int, list]:
+    seen = list(requests)
+    return os.getpid(), seen
+
+
+def test_the_requests_reach_the_work_in_order_and_end_at_the_result(forks):
+    work = Forked(_summed, _crashed, asks=True)
+    other = Forked(_summed, _crashed, asks=True)  # forked after: it holds a copy of the first one's end
+    for i in range(3):
+        work.ask((i, [i] * 50_000))  # more than a pipe's buffer in all: the child reads while they come
+    other.ask("x")
+    pid, seen = work.result()
+    assert pid != os.getpid() and seen == [(i, [i] * 50_000) for i in range(3)]
+    assert other.result()[1] == ["x"]
+
+
+def test_in_process_the_requests_are_given_at_the_end(monkeypatch):
+    monkeypatch.setattr(forked, "can_fork", lambda: False)
+    work = Forked(_summed, _crashed, asks=True)
+    work.ask(1)
+    work.ask(2)
+    assert work.pid is None and work.result() == (os.getpid(), [1, 2])
+
+
+def test_a_child_asked_after_it_died_is_one_line(forks):
+    def work(requests):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    started = Forked(work, _crashed, asks=True)
+    for i in range(200):
+        started.ask([i] * 1000)  # more than a pipe holds: a broken pipe is not the caller's error
+    with pytest.raises(InputError, match=r"^capture: the reader crashed \(signal SIGKILL\)$"):
+        started.result()

@@ -2,7 +2,7 @@
 CLI run in-process, and the contract checked: exit 0 or 2; on failure exactly one line on stderr,
 starting "ncuwrap: error:" and not an internal error; no input file changed, nothing written but -o.
 
-CI runs a fixed, small set of examples (derandomized, ~60 s in all); benchmarks/fuzz_soak.py runs
+CI runs a fixed, small set of examples (derandomized, ~60 s in all); scripts/fuzz_soak.py runs
 many more random ones (NCUWRAP_FUZZ_SCALE, NCUWRAP_FUZZ_RANDOM).
 """
 

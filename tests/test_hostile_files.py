@@ -129,7 +129,7 @@ def test_hostile_bench_json(capsys, tmp_path, old, new, message):
 def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how, where):
     """NVIDIA's .ncu-rep reader is native code that can abort() on a corrupt report (seen under fuzzing):
     it runs in a child process, and its death is one line naming the file, exit 2."""
-    from ncuwrap.kernel.reading import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep_reader
 
     report = tmp_path / "report.ncu-rep"
     report.write_bytes(gzip.decompress((H200 / "transpose" / "copyKernel.ncu-rep.gz").read_bytes()))
@@ -141,14 +141,14 @@ def test_a_report_reader_crash_is_one_line(capsys, tmp_path, monkeypatch, how, w
     # process beside it (the attribution worker) where the line table and nvdisasm cannot; a report not laid
     # out as expected is read by ncu_report's children. Any of them can die.
     if where == "reader":
-        monkeypatch.setattr(ncu_rep, "_collect_file", crash)
-        monkeypatch.setattr(ncu_rep, "_collect", crash)
+        monkeypatch.setattr(ncu_rep_reader, "_collect_file", crash)
+        monkeypatch.setattr(ncu_rep_reader, "_collect", crash)
     else:
         report.write_bytes((DATA / "h200_ncuwrap" / "source" / "transpose-naive.ncu-rep.gz").read_bytes())
         report = report.rename(tmp_path / "report.ncu-rep.gz")  # a report with SourceCounters
-        monkeypatch.setattr(ncu_rep.line_table, "read", lambda elf: None)  # neither reads it: the worker is asked
-        monkeypatch.setattr(ncu_rep.disassembly, "nvdisasm", lambda: None)
-        monkeypatch.setattr(ncu_rep, "_answer", lambda path, module, conn, part: crash(path, module, None))
+        monkeypatch.setattr(ncu_rep_reader.line_table, "read", lambda elf: None)  # neither reads it: the worker is asked
+        monkeypatch.setattr(ncu_rep_reader.disassembly, "nvdisasm", lambda: None)
+        monkeypatch.setattr(ncu_rep_reader, "_answer", lambda path, module, conn, part: crash(path, module, None))
     code, out, err = run_cli(capsys, "diagnose", str(report))
     name = "SIGABRT" if how == "abort" else "SIGSEGV"
     assert (code, out) == (2, "")
@@ -167,11 +167,11 @@ def test_a_report_read_in_the_child_is_the_report_read_in_process():
 
     script = ("import gzip, tempfile\n"
               "from pathlib import Path\n"
-              "from ncuwrap.kernel.reading import ncu_rep\n"
+              "from ncuwrap.kernel.reading import ncu_rep_reader\n"
               "path = Path(tempfile.mkdtemp()) / 'copyKernel.ncu-rep'\n"
               f"path.write_bytes(gzip.decompress(Path({str(H200 / 'transpose' / 'copyKernel.ncu-rep.gz')!r}).read_bytes()))\n"
-              "child = ncu_rep.read(path)\n"
-              "here = ncu_rep._assemble(path, path, *ncu_rep._collect(path, ncu_rep.load_module(), path))\n"
+              "child = ncu_rep_reader.read(path)\n"
+              "here = ncu_rep_reader._assemble(path, path, *ncu_rep_reader._collect(path, ncu_rep_reader.load_module(), path))\n"
               "assert child.frame.equals(here.frame) and child.rules == here.rules and child.source == here.source\n"
               "assert child.sources.keys() == here.sources.keys() == {0}  # --set full: SourceCounters\n"
               "assert child.sources[0].table.equals(here.sources[0].table)\n"
@@ -201,13 +201,13 @@ def test_a_report_read_in_parts_is_the_report_read_whole(report):
     """Several children each read every n-th launch (a large report on a host with free cores): the
     Profile is the one a single child reads, launches, rule results and instruction tables alike, also
     with more children than launches (bench_add: 2 launches with SourceCounters; two_processes: 6)."""
-    from ncuwrap.kernel.reading import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep_reader
 
     path = DATA / report
-    whole = ncu_rep.start(path, parts=1).result()
+    whole = ncu_rep_reader.start(path, parts=1).result()
     assert len(whole.frame) in (2, 6)
     for parts in (2, 3, 4):
-        split = ncu_rep.start(path, parts=parts).result()
+        split = ncu_rep_reader.start(path, parts=parts).result()
         assert split.frame.equals(whole.frame) and split.rules == whole.rules and split.source == whole.source
         assert split.sources.keys() == whole.sources.keys()
         assert all(split.sources[k].table.equals(whole.sources[k].table) for k in whole.sources)
@@ -215,28 +215,28 @@ def test_a_report_read_in_parts_is_the_report_read_whole(report):
 
 def test_a_truncated_report_read_in_parts_says_so_once(capsys):
     """The child that meets the cut-off launch says which; the others' launches are discarded."""
-    from ncuwrap.kernel.reading import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep_reader
 
     path = DATA / "bad" / "truncated.ncu-rep"
     with pytest.raises(InputError, match=r"truncated.ncu-rep: the report is truncated or corrupt \(launch \d+ has no name or metrics\)") as whole:
-        ncu_rep.start(path, parts=1).result()
+        ncu_rep_reader.start(path, parts=1).result()
     with pytest.raises(InputError) as split:
-        ncu_rep.start(path, parts=3).result()
+        ncu_rep_reader.start(path, parts=3).result()
     assert str(split.value) == str(whole.value)
 
 
 def test_how_many_children_read_a_report(tmp_path, monkeypatch):
     """One per 8 MB of report, at most 4, and never more than the cores beside the parent's."""
-    from ncuwrap.kernel.reading import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep_reader
 
     report = tmp_path / "r.ncu-rep"
     cores = {"n": 16}
-    monkeypatch.setattr(ncu_rep.os, "sched_getaffinity", lambda pid: set(range(cores["n"])), raising=False)
+    monkeypatch.setattr(ncu_rep_reader.os, "sched_getaffinity", lambda pid: set(range(cores["n"])), raising=False)
     for size, expected in ((1 << 20, 1), (8 << 20, 1), (17 << 20, 2), (58 << 20, 4), (1 << 30, 4)):
         with report.open("wb") as fh:
             fh.truncate(size)
-        assert ncu_rep.parts_for(report) == expected, size
+        assert ncu_rep_reader.parts_for(report) == expected, size
     cores["n"] = 2
-    assert ncu_rep.parts_for(report) == 1  # the CI box: the parent's imports keep one core
+    assert ncu_rep_reader.parts_for(report) == 1  # the CI box: the parent's imports keep one core
     cores["n"] = 3
-    assert ncu_rep.parts_for(report) == 2
+    assert ncu_rep_reader.parts_for(report) == 2

@@ -1,4 +1,4 @@
-"""Reading a .ncu-rep from its file format (ncuwrap.kernel.reading.ncu_rep_file) against NVIDIA's ncu_report, on every
+"""Reading a .ncu-rep from its file format (ncuwrap.kernel.reading.ncu_rep_format) against NVIDIA's ncu_report, on every
 real report in tests/data; the fall-back to ncu_report; damaged files."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from ncuwrap.core.errors import InputError
-from ncuwrap.kernel.reading import cubin, ncu_rep, ncu_rep_file, source_counters
+from ncuwrap.kernel.reading import cubin, ncu_rep_reader, ncu_rep_format, source_counters
 from tests.conftest import DATA, H200, ROOT, plain_report
 from tests.ncu_rep_compare import same_profile
 
@@ -46,14 +46,14 @@ def test_the_profile_read_from_the_file_is_the_one_read_by_ncu_report():
     pytest.importorskip("ncu_report")
     script = ("import tempfile\n"
               "from pathlib import Path\n"
-              "from ncuwrap.kernel.reading import ncu_rep\n"
+              "from ncuwrap.kernel.reading import ncu_rep_reader\n"
               "from tests.conftest import plain_report\n"
               "for name in ('h200/transpose/transposeNaive.ncu-rep.gz', 'h200/vecadd/bench_add.ncu-rep',\n"
               "             'h200_ncuwrap/multi/two_processes.ncu-rep'):\n"
               "    path = plain_report(Path('tests/data') / name, Path(tempfile.mkdtemp()))\n"
-              "    module = ncu_rep.load_module()\n"
-              "    new = ncu_rep._assemble(path, path, *ncu_rep._collect_file(path, module, path))\n"
-              "    old = ncu_rep._assemble(path, path, *ncu_rep._collect(path, module, path))\n"
+              "    module = ncu_rep_reader.load_module()\n"
+              "    new = ncu_rep_reader._assemble(path, path, *ncu_rep_reader._collect_file(path, module, path))\n"
+              "    old = ncu_rep_reader._assemble(path, path, *ncu_rep_reader._collect(path, module, path))\n"
               "    assert new.frame.equals(old.frame) and list(new.frame) == list(old.frame), name\n"
               "    assert new.rules == old.rules and new.source == old.source, name\n"
               "    assert new.sources.keys() == old.sources.keys() and (bool(new.sources) or 'multi' in name), name\n"
@@ -74,22 +74,22 @@ def test_the_attribution_workers_answer_as_ncu_report_does():
     pytest.importorskip("ncu_report")
     script = ("import gzip, tempfile\n"
               "from pathlib import Path\n"
-              "from ncuwrap.kernel.reading import ncu_rep\n"
+              "from ncuwrap.kernel.reading import ncu_rep_reader\n"
               "from tests.conftest import plain_report\n"
               "sample = Path(tempfile.mkdtemp()) / 'sample.ncu-rep'  # 6 launches with SourceCounters and lines\n"
               "sample.write_bytes(gzip.decompress(Path('ncuwrap/samples/transpose_h200.ncu-rep.gz').read_bytes()))\n"
               "naive = plain_report(Path('tests/data/h200/transpose/transposeNaive.ncu-rep.gz'), sample.parent)\n"
               "names = (str(naive), 'h200/vecadd/bench_add.ncu-rep', 'h200_ncuwrap/multi/two_processes.ncu-rep', str(sample))\n"
-              "module = ncu_rep.load_module()\n"
+              "module = ncu_rep_reader.load_module()\n"
               "beside = {}\n"
               "for workers in (1, 2, 3):\n"
-              "    ncu_rep.attribution_workers = lambda path: workers\n"
+              "    ncu_rep_reader.attribution_workers = lambda path: workers\n"
               "    for name in names:\n"
               "        path = Path('tests/data') / name\n"
-              "        beside[workers, name] = ncu_rep._assemble(path, path, *ncu_rep._collect_file(path, module, path, None, beside=True))\n"
+              "        beside[workers, name] = ncu_rep_reader._assemble(path, path, *ncu_rep_reader._collect_file(path, module, path, None, beside=True))\n"
               "for name in names:\n"
               "    path = Path('tests/data') / name\n"
-              "    old = ncu_rep._assemble(path, path, *ncu_rep._collect(path, module, path))\n"
+              "    old = ncu_rep_reader._assemble(path, path, *ncu_rep_reader._collect(path, module, path))\n"
               "    for workers in (1, 2, 3):\n"
               "        new = beside[workers, name]\n"
               "        assert new.frame.equals(old.frame) and new.rules == old.rules and new.sources.keys() == old.sources.keys(), name\n"
@@ -105,13 +105,13 @@ def test_a_file_not_laid_out_as_expected_is_read_by_ncu_report(monkeypatch):
     """Where the file reader gives up on the file (FormatError), NVIDIA's reader reads the whole report, as before,
     and the Profile says so."""
     path = H200 / "vecadd" / "bench_add.ncu-rep"
-    direct = ncu_rep.start(path).result()
+    direct = ncu_rep_reader.start(path).result()
 
     def refuse(*args, **kwargs):
-        raise ncu_rep_file.FormatError("format version 8")
+        raise ncu_rep_format.FormatError("format version 8")
 
-    monkeypatch.setattr(ncu_rep_file, "launches", refuse)
-    fallen_back = ncu_rep.start(path, parts=2).result()
+    monkeypatch.setattr(ncu_rep_format, "launches", refuse)
+    fallen_back = ncu_rep_reader.start(path, parts=2).result()
     assert len(direct.frame) == 2 and direct.fallback is None
     assert fallen_back.fallback.whole and fallen_back.fallback.reasons == ("format version 8",)
     assert fallen_back.frame.equals(direct.frame) and fallen_back.rules == direct.rules and fallen_back.source == direct.source
@@ -120,7 +120,7 @@ def test_a_file_not_laid_out_as_expected_is_read_by_ncu_report(monkeypatch):
 
 
 def _framed(*messages: bytes) -> bytes:
-    return ncu_rep_file.MAGIC + b"".join(struct.pack("<I", len(m)) + m for m in messages)
+    return ncu_rep_format.MAGIC + b"".join(struct.pack("<I", len(m)) + m for m in messages)
 
 
 VERSION_7 = b"\x08\x07"  # FileHeader: field 1 (varint) = 7
@@ -129,7 +129,7 @@ VERSION_7 = b"\x08\x07"  # FileHeader: field 1 (varint) = 7
 @pytest.mark.parametrize("data, reason", [
     (b"NVR\x00", "ends inside a file header"),
     (_framed(b"\x08\x08"), "format version 8"),
-    (ncu_rep_file.MAGIC + struct.pack("<I", 0xFFFF_FFF0) + VERSION_7, "file header runs past"),
+    (ncu_rep_format.MAGIC + struct.pack("<I", 0xFFFF_FFF0) + VERSION_7, "file header runs past"),
     (_framed(VERSION_7, b"\x28\xf0\xff\xff\xff\x0f"), "block runs past"),  # PayloadSize 4 GiB
     (_framed(VERSION_7, b"\x10\x01\x28\x08") + struct.pack("<I", 0x7FFF_FFFF) + b"\0" * 4, "launch runs past"),
     (_framed(VERSION_7, b"\x38\x01"), "range or command list results"),  # NumRangeResults 1
@@ -140,23 +140,38 @@ def test_a_damaged_file_is_a_format_error_at_once(tmp_path, data, reason):
     """Lengths are checked against the file before anything is read: a 4 GiB length in a tiny file costs nothing."""
     path = tmp_path / "r.ncu-rep"
     path.write_bytes(data)
-    with pytest.raises(ncu_rep_file.FormatError, match=reason):
-        ncu_rep_file.read(path)
+    with pytest.raises(ncu_rep_format.FormatError, match=reason):
+        ncu_rep_format.read(path)
 
 
 def test_a_truncated_report_is_left_to_ncu_report():
     """A report cut short is not guessed at: ncu_report's read says what is wrong (tests/test_hostile_files.py)."""
-    with pytest.raises(ncu_rep_file.FormatError):
-        ncu_rep_file.read(DATA / "bad" / "truncated.ncu-rep")
+    with pytest.raises(ncu_rep_format.FormatError):
+        ncu_rep_format.read(DATA / "bad" / "truncated.ncu-rep")
 
 
 def test_only_the_metrics_asked_for_are_read(tmp_path):
-    wanted = frozenset(ncu_rep.LAUNCH_METRICS | {"gpu__time_duration.sum"})
-    (launch,) = ncu_rep_file.read(plain_report(H200 / "transpose" / "copyKernel.ncu-rep.gz", tmp_path), wanted)
+    wanted = frozenset(ncu_rep_reader.LAUNCH_METRICS | {"gpu__time_duration.sum"})
+    (launch,) = ncu_rep_format.read(plain_report(H200 / "transpose" / "copyKernel.ncu-rep.gz", tmp_path), wanted)
     assert set(launch.metrics) == wanted & launch.names and "launch__process_id" not in launch.names  # an older ncu's report
     assert launch.metrics["device__attribute_display_name"] == "NVIDIA H200"
     assert launch.metrics["launch__grid_dim_x"] == 128.0 and launch.instances == {} and launch.files == {}
     assert len(launch.names) > 2000
+
+
+def test_a_repeated_copy_reads_as_the_report_n_times(tmp_path):
+    """The yardsticks' SYNTHETIC many-launch report (benchmarks/ncurep_repeat.py): bench_add's two real launches
+    (SourceCounters; a block each) written three times read as six: each block's launch three times
+    in a row."""
+    path = H200 / "vecadd" / "bench_add.ncu-rep"
+    copy = tmp_path / "add6.ncu-rep"
+    ncu_rep_format.write_repeated_copy(path, 3, copy)
+    parse = lambda p: ncu_rep_format.read(p, None, source_counters.INSTANCED, source_counters.CODED)  # noqa: E731
+    real, repeated = parse(path), parse(copy)
+    assert len(real) == 2 and [launch.index for launch in repeated] == list(range(6))
+    fields = lambda launch: (launch.function, launch.metrics, launch.rules, launch.instances.keys(), launch.files)  # noqa: E731
+    assert [fields(launch) for launch in repeated] == [fields(launch) for launch in real for _ in range(3)]
+    assert len(real[0].metrics) > 500 and all(launch.instances for launch in real)  # every metric and per-instruction value
 
 
 def test_the_copy_for_nvidias_reader_holds_the_launches_asked_for_without_their_metrics(tmp_path):
@@ -164,14 +179,14 @@ def test_the_copy_for_nvidias_reader_holds_the_launches_asked_for_without_their_
     reference kept, its metrics, sections and rule results left out, the session and source blocks as they were."""
     path = H200 / "vecadd" / "bench_add.ncu-rep"
     copy = tmp_path / "lines.ncu-rep"
-    ncu_rep_file.write_attribution_copy(path, [1], copy)
+    ncu_rep_format.write_attribution_copy(path, [1], copy)
     launches = []
     data = copy.read_bytes()
     at = 4 + 4 + struct.unpack_from("<I", data, 4)[0]
     sources = 0
     while at < len(data):
         (length,) = struct.unpack_from("<I", data, at)
-        counts = ncu_rep_file._varints(data[at + 4: at + 4 + length])
+        counts = ncu_rep_format._varints(data[at + 4: at + 4 + length])
         at += 4 + length
         body = at
         for kind in ("sources", "launches"):
@@ -179,16 +194,16 @@ def test_the_copy_for_nvidias_reader_holds_the_launches_asked_for_without_their_
                 (size,) = struct.unpack_from("<I", data, body)
                 message = data[body + 4: body + 4 + size]
                 if kind == "launches":
-                    launches.append({number for number, *_ in ncu_rep_file._fields(message)})
+                    launches.append({number for number, *_ in ncu_rep_format._fields(message)})
                 sources += kind == "sources"
                 body += 4 + size
         at += counts.get(5, 0)
         assert body == at
     assert len(launches) == 1 and sources >= 1
-    assert {5, 6, 7, 15} <= launches[0] and not launches[0] & ncu_rep_file.STRIPPED
+    assert {5, 6, 7, 15} <= launches[0] and not launches[0] & ncu_rep_format.STRIPPED
     assert copy.stat().st_size < path.stat().st_size / 2
-    with pytest.raises(ncu_rep_file.FormatError):
-        ncu_rep_file.write_attribution_copy(DATA / "bad" / "truncated.ncu-rep", [0], tmp_path / "cut.ncu-rep")
+    with pytest.raises(ncu_rep_format.FormatError):
+        ncu_rep_format.write_attribution_copy(DATA / "bad" / "truncated.ncu-rep", [0], tmp_path / "cut.ncu-rep")
 
 
 @pytest.mark.parametrize("elf", [b"", b"\x7fELF", b"not an elf at all" * 8, b"\x7fELF\x02\x01" + b"\xff" * 58,
@@ -200,21 +215,21 @@ def test_a_cubin_that_is_no_elf_this_reads_has_no_known_line_table(elf):
 
 def test_per_instruction_values_read_by_arrays_where_a_value_looks_like_a_record(monkeypatch):
     """SYNTHETIC bytes: a metric whose every value is 0x1a (a record's tag) before a 10-byte record, so a value
-    looks like a record's start; the chain of records is followed past it (ncu_rep_file._chain) and gives what
+    looks like a record's start; the chain of records is followed past it (ncu_rep_format._chain) and gives what
     reading each record as a message gives."""
-    metric = ncu_rep_file._classes()["Metric"](name_id=7)
+    metric = ncu_rep_format._classes()["Metric"](name_id=7)
     for i in range(40):
         instance = metric.instances.add()
         instance.correlation.u64 = 0x4000 + 16 * i  # a three-byte varint: each record's payload is 10 bytes
         instance.value.u64 = 0x1A
     data = metric.SerializeToString()
-    name_id, head_end = ncu_rep_file._head(data)
+    name_id, head_end = ncu_rep_format._head(data)
     followed = []
-    chain = ncu_rep_file._chain
-    monkeypatch.setattr(ncu_rep_file, "_chain", lambda *args: followed.append(1) or chain(*args))
-    pcs, values = ncu_rep_file._per_pc_together(data, [(head_end, len(data))])[head_end]
+    chain = ncu_rep_format._chain
+    monkeypatch.setattr(ncu_rep_format, "_chain", lambda *args: followed.append(1) or chain(*args))
+    pcs, values = ncu_rep_format._per_pc_together(data, [(head_end, len(data))])[head_end]
     assert followed and name_id == 7
-    expected_pcs, expected_values = ncu_rep_file._per_pc(data, head_end)
+    expected_pcs, expected_values = ncu_rep_format._per_pc(data, head_end)
     assert pcs.tolist() == expected_pcs.tolist() == [0x4000 + 16 * i for i in range(40)]
     assert values.tolist() == expected_values.tolist() == [0x1A] * 40
 
@@ -230,22 +245,22 @@ def test_the_launches_asked_for_are_parsed_as_the_whole_read_does():
     """Only the launches ``only`` names, each as the read of all launches gives it (the others skipped unread)."""
     has = lambda launch: True  # noqa: E731
     for path in (H200 / "vecadd" / "bench_add.ncu-rep", DATA / "h200_ncuwrap" / "multi" / "two_processes.ncu-rep"):
-        whole = [_launch_read(launch) for launch in ncu_rep_file.read(path, None, source_counters.INSTANCED, source_counters.CODED, has)]
-        assert len(whole) >= 2 and len(ncu_rep_file.launch_sizes(path)) == len(whole)
+        whole = [_launch_read(launch) for launch in ncu_rep_format.read(path, None, source_counters.INSTANCED, source_counters.CODED, has)]
+        assert len(whole) >= 2 and len(ncu_rep_format.launch_sizes(path)) == len(whole)
         for only in (range(0, 1), range(1, len(whole)), range(0, len(whole)), range(len(whole), len(whole))):
-            read = [_launch_read(launch) for launch in ncu_rep_file.read(path, None, source_counters.INSTANCED, source_counters.CODED, has,
+            read = [_launch_read(launch) for launch in ncu_rep_format.read(path, None, source_counters.INSTANCED, source_counters.CODED, has,
                                                                          only=only)]
             assert read == whole[only.start:only.stop], (path, only)
 
 
 def test_the_launches_are_cut_in_runs_of_about_equal_bytes():
-    sizes = ncu_rep_file.launch_sizes(DATA / "h200_ncuwrap" / "multi" / "two_processes.ncu-rep")
+    sizes = ncu_rep_format.launch_sizes(DATA / "h200_ncuwrap" / "multi" / "two_processes.ncu-rep")
     assert len(sizes) == 6 and all(50_000 < size < 53_000 for size in sizes)
-    assert ncu_rep._cut([10, 10, 10, 10], 2) == [range(0, 2), range(2, 4)]
-    assert ncu_rep._cut([30, 1, 1, 1, 1], 2) == [range(0, 1), range(1, 5)]
-    assert ncu_rep._cut([1, 1, 1, 30], 2) == [range(0, 4)]  # the last launch alone holds most: one run
-    assert ncu_rep._cut([5], 3) == [range(0, 1)] and ncu_rep._cut([], 2) == []
-    assert ncu_rep._cut([1] * 9, 3) == [range(0, 3), range(3, 6), range(6, 9)]
+    assert ncu_rep_reader._cut([10, 10, 10, 10], 2) == [range(0, 2), range(2, 4)]
+    assert ncu_rep_reader._cut([30, 1, 1, 1, 1], 2) == [range(0, 1), range(1, 5)]
+    assert ncu_rep_reader._cut([1, 1, 1, 30], 2) == [range(0, 4)]  # the last launch alone holds most: one run
+    assert ncu_rep_reader._cut([5], 3) == [range(0, 1)] and ncu_rep_reader._cut([], 2) == []
+    assert ncu_rep_reader._cut([1] * 9, 3) == [range(0, 3), range(3, 6), range(6, 9)]
 
 
 @pytest.mark.parametrize("parsers", [2, 3])
@@ -254,9 +269,9 @@ def test_a_report_parsed_by_several_processes_is_the_one_parsed_by_one(parsers):
     launches joined and the shown instructions disassembled in one run, gives the Profile one process gives."""
     split = 0
     for path in sorted(p for p in DATA.rglob("*.ncu-rep") if "bad" not in p.parts):
-        one = ncu_rep.start(path, parsers=1).result()
-        assert same_profile(ncu_rep.start(path, parsers=parsers).result(), one), path
-        split += len(ncu_rep._cut(ncu_rep_file.launch_sizes(path), parsers)) > 1
+        one = ncu_rep_reader.start(path, parsers=1).result()
+        assert same_profile(ncu_rep_reader.start(path, parsers=parsers).result(), one), path
+        split += len(ncu_rep_reader._cut(ncu_rep_format.launch_sizes(path), parsers)) > 1
     assert split >= 2  # reports whose launches were parsed by more than one process
 
 
@@ -264,35 +279,35 @@ def test_a_parsing_process_that_finds_the_file_laid_out_otherwise_leaves_the_rep
     """A FormatError in another process's part falls back to NVIDIA's reader for the whole report, as in one process's."""
     pytest.importorskip("ncu_report")
     path = H200 / "vecadd" / "bench_add.ncu-rep"
-    direct = ncu_rep.start(path, parsers=1).result()
-    parse = ncu_rep._parse
+    direct = ncu_rep_reader.start(path, parsers=1).result()
+    parse = ncu_rep_reader._parse
 
     def refuse_the_second(path, wanted, tool, only):
         if only is not None and only.start > 0:
-            raise ncu_rep_file.FormatError("format version 8")
+            raise ncu_rep_format.FormatError("format version 8")
         return parse(path, wanted, tool, only)
 
-    fallen, whole = [], ncu_rep.Reading._from_ncu_report
-    monkeypatch.setattr(ncu_rep, "_parse", refuse_the_second)
-    monkeypatch.setattr(ncu_rep.Reading, "_from_ncu_report", lambda self: fallen.append(1) or whole(self))
-    fallen_back = ncu_rep.start(path, parsers=2).result()
+    fallen, whole = [], ncu_rep_reader.Reading._from_ncu_report
+    monkeypatch.setattr(ncu_rep_reader, "_parse", refuse_the_second)
+    monkeypatch.setattr(ncu_rep_reader.Reading, "_from_ncu_report", lambda self: fallen.append(1) or whole(self))
+    fallen_back = ncu_rep_reader.start(path, parsers=2).result()
     assert same_profile(fallen_back, direct)
     assert fallen and fallen_back.fallback.reasons == ("format version 8",)  # NVIDIA's reader read it, and it is said
 
 
 def test_a_parsing_process_that_dies_is_one_line(monkeypatch):
     path = H200 / "vecadd" / "bench_add.ncu-rep"
-    parse = ncu_rep._parse
+    parse = ncu_rep_reader._parse
 
     def die_in_the_second(path, wanted, tool, only):
         if only is not None and only.start > 0:
             os.kill(os.getpid(), signal.SIGKILL)
         return parse(path, wanted, tool, only)
 
-    monkeypatch.setattr(ncu_rep, "_parse", die_in_the_second)
+    monkeypatch.setattr(ncu_rep_reader, "_parse", die_in_the_second)
     with pytest.raises(InputError, match=r"bench_add.ncu-rep: Nsight Compute report could not be read \(RuntimeError: a parsing process "
-                                         r"ended without its launches \(signal 9\)\)"):
-        ncu_rep.start(path, parsers=2).result()
+                                         r"ended without its launches \(signal SIGKILL\)\)"):
+        ncu_rep_reader.start(path, parsers=2).result()
 
 
 def test_the_objects_frozen_while_the_reader_runs_are_thawed_after_it():
@@ -301,13 +316,13 @@ def test_the_objects_frozen_while_the_reader_runs_are_thawed_after_it():
     import gc
 
     gc.unfreeze()  # whatever an earlier test in this process left frozen
-    reading = ncu_rep.start(H200 / "vecadd" / "bench_add.ncu-rep")
+    reading = ncu_rep_reader.start(H200 / "vecadd" / "bench_add.ncu-rep")
     assert gc.get_freeze_count() > 0
     reading.result()
     assert gc.get_freeze_count() == 0
     gc.freeze()
     try:
-        ncu_rep.start(H200 / "vecadd" / "bench_add.ncu-rep").result()
+        ncu_rep_reader.start(H200 / "vecadd" / "bench_add.ncu-rep").result()
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()

@@ -1,7 +1,7 @@
 """PyTorch profiler (Kineto) traces as timelines, and the timeline-reader registry they are read through.
 
 Real behaviour on the H200 traces of tests/data/h200_ncuwrap/kineto (torch 2.11, with_stack, record_shapes;
-the programs are benchmarks/device/steps/*.py, their own timings in kineto_*.log). Hostile inputs are small
+the programs are workloads/steps/*.py, their own timings in kineto_*.log). Hostile inputs are small
 hand-made files, each labelled with what it breaks.
 """
 

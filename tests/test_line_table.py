@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.kernel.reading import cubin, line_table, ncu_rep_file, source_counters
+from ncuwrap.kernel.reading import cubin, line_table, ncu_rep_format, source_counters
 from tests.conftest import ROOT, plain_report
 
 # Recorded by tests/lines_truth.py from the ncu-report wheel: 11,994 instructions of 42 reports, 11,783 with a line.
@@ -21,7 +21,7 @@ SAMPLE = ROOT / "ncuwrap/samples/transpose_h200.ncu-rep.gz"
 
 
 def _launches(path: Path) -> dict:
-    return {launch.index: launch for launch in ncu_rep_file.launches(path, frozenset(), source_counters.INSTANCED)}
+    return {launch.index: launch for launch in ncu_rep_format.launches(path, frozenset(), source_counters.INSTANCED)}
 
 
 def test_every_instruction_gets_the_file_and_line_ncu_report_gives(tmp_path):

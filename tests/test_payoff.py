@@ -1,5 +1,5 @@
 """The estimates against measured speedups: bundled before/after pairs captured and timed on the H200
-(tests/data/h200_ncuwrap/pairs_full, bench_pairs; benchmarks/payoff.py writes docs/payoff.md)."""
+(tests/data/h200_ncuwrap/pairs_full, bench_pairs; benchmarks/payoff.py writes the figures of docs/payoff.md)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,15 @@ def test_the_payoff_table_is_what_the_captures_give():
     import payoff
 
     assert payoff.run() == json.loads((OURS / "payoff.json").read_text())
+
+
+def test_the_page_shows_what_the_captures_give():
+    # docs/payoff.md's figures are what payoff.py writes from payoff.json (its own words around them are not the script's).
+    import payoff
+
+    page = (ROOT / "docs" / "payoff.md").read_text(encoding="utf-8")
+    assert payoff.written(page) == payoff.table(json.loads((OURS / "payoff.json").read_text()))
+    assert len(payoff.written(page)) > 15 and "## What the model reads" in page
 
 
 def test_every_pair_within_1_5x():

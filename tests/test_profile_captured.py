@@ -1,6 +1,6 @@
 """`ncuwrap profile` on the lent H200: what it wrote, and ncu's real console parsed back.
 
-Everything here came from device runs of benchmarks/device_profile_all.sh and
+Everything here came from device runs of workloads/profile/capture.sh and
 benchmarks/targeted_vs_full.py (tests/data/h200_ncuwrap/profile, README there).
 """
 
@@ -53,7 +53,7 @@ def test_targeted_vs_full_on_the_bundled_variants():
     assert min(v["full"]["passes"] for v in doc["variants"]) >= 37
     summary = doc["summary"]
     assert (summary["measured"], summary["identical"], summary["median_ratio"], summary["target_met"]) == (42, 42, 0.441, False)
-    # What the passes are spent on (benchmarks/device/pass_cost.py on transpose/naive): the four SOL
+    # What the passes are spent on (workloads/l2_roofline/pass_cost.py on transpose/naive): the four SOL
     # throughputs alone take 10, so no targeted set that decides bound as --set full does fits in 10.
     cost = json.loads((PROFILE / "pass_cost_order2.json").read_text())
     rows = {(r["kind"], r["label"]): r["passes"] for r in cost["rows"]}

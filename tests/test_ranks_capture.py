@@ -51,17 +51,17 @@ NSYS_H200 = "/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys"
 
 
 def test_the_4_and_8_gpu_capture_lines():
-    """benchmarks/device/capture_parallel.sh (issue 26; not yet run: no 4- or 8-GPU machine lent): each
+    """workloads/ranks/capture_parallel.sh (issue 26; not yet run: no 4- or 8-GPU machine lent): each
     mode balanced and with its last rank slowed, through ncuwrap's own --per-rank; and the nsys command
     each rank then runs, exactly."""
     import os
     import shlex
     import subprocess
 
-    done = subprocess.run(["bash", "benchmarks/device/capture_parallel.sh", "8", "out", "25", "40"], cwd=ROOT, capture_output=True, text=True,
+    done = subprocess.run(["bash", "workloads/ranks/capture_parallel.sh", "8", "out", "25", "40"], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PRINT": "1"}, timeout=60)
     assert done.returncode == 0, done.stderr
-    step = ["torchrun", "--standalone", "--nproc-per-node", "8", "benchmarks/device/parallel_step.py"]
+    step = ["torchrun", "--standalone", "--nproc-per-node", "8", "workloads/ranks/parallel_step.py"]
     cases = [("ddp-balanced", ["--mode", "ddp"]), ("ddp-slow", ["--mode", "ddp", "--slow-rank", "7", "--slow-ms", "25"]),
              ("fsdp-balanced", ["--mode", "fsdp"]), ("fsdp-slow", ["--mode", "fsdp", "--slow-rank", "7", "--slow-ms", "25"]),
              ("tp-balanced", ["--mode", "tp"]), ("tp-slow", ["--mode", "tp", "--slow-rank", "7", "--slow-ms", "25"])]
@@ -75,14 +75,14 @@ def test_the_4_and_8_gpu_capture_lines():
     assert per_rank_argv(program, NSYS_H200, Path("out/fsdp-slow"), python="python3") == [
         "torchrun", "--standalone", "--nproc-per-node", "8", "--no-python", NSYS_H200, "profile", "--trace=cuda,nvtx,osrt", "--sample=none",
         "--cpuctxsw=none", "--cuda-graph-trace=node", "-o", "out/fsdp-slow/rank%q{RANK}", "--force-overwrite", "true", "--",
-        "python3", "benchmarks/device/parallel_step.py", "--mode", "fsdp", "--steps", "10", "--slow-rank", "7", "--slow-ms", "25"]
+        "python3", "workloads/ranks/parallel_step.py", "--mode", "fsdp", "--steps", "10", "--slow-rank", "7", "--slow-ms", "25"]
 
 
 def test_the_parallel_step_options():
-    """benchmarks/device/parallel_step.py's options, read without torch (it imports torch to run only)."""
+    """workloads/ranks/parallel_step.py's options, read without torch (it imports torch to run only)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("parallel_step", ROOT / "benchmarks" / "device" / "parallel_step.py")
+    spec = importlib.util.spec_from_file_location("parallel_step", ROOT / "workloads" / "ranks" / "parallel_step.py")
     step = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(step)
     args = step.parse(["--mode", "tp", "--slow-rank", "3", "--slow-ms", "20", "--input-ms", "5"])

@@ -1,6 +1,6 @@
-"""``ncuwrap timeline --ranks`` on REAL multi-GPU captures: benchmarks/device/ddp_step.py (DDP, NCCL
+"""``ncuwrap timeline --ranks`` on REAL multi-GPU captures: workloads/ranks/ddp_step.py (DDP, NCCL
 all-reduce of the gradients, 8 steps, each an NVTX range ``train_step``) under torchrun on an NVIDIA
-H200 x2 (NVLink, NCCL 2.28.9), one nsys report per rank, by benchmarks/device/capture_ranks.sh
+H200 x2 (NVLink, NCCL 2.28.9), one nsys report per rank, by workloads/ranks/capture_ranks.sh
 (tests/data/h200_ncuwrap/ranks, README there).
 
 - ``balanced``: both ranks do the same work;

@@ -4,7 +4,7 @@ that launch alone; every fallback is a note in the outputs and, under --debug, w
 and no report in tests/data falls back at all.
 
 The variants are SYNTHETIC: real reports from tests/data with their launches edited (tests/rep_variants.py).
-NVIDIA's reader runs only in forked children here (``ncu_rep.start``): run in this process, it leaves native
+NVIDIA's reader runs only in forked children here (``ncu_rep_reader.start``): run in this process, it leaves native
 state that a child forked later can hang on."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import pytest
 
 from ncuwrap.core.errors import InputError
-from ncuwrap.kernel.reading import disassembly, ncu_rep, ncu_rep_file
+from ncuwrap.kernel.reading import disassembly, ncu_rep_reader, ncu_rep_format
 from ncuwrap.kernel.reading.model import ReadFallback
 from tests import rep_variants as variants
 from tests.conftest import DATA, H200, ROOT, plain_report, run_cli
@@ -51,8 +51,8 @@ def test_no_report_here_falls_back():
     with tempfile.TemporaryDirectory() as folder:
         for report in REPORTS:
             try:
-                parsed = list(ncu_rep._parse(plain_report(report, Path(folder)), None, tool, None))
-            except ncu_rep_file.FormatError as exc:  # the whole file left to NVIDIA's reader
+                parsed = list(ncu_rep_reader._parse(plain_report(report, Path(folder)), None, tool, None))
+            except ncu_rep_format.FormatError as exc:  # the whole file left to NVIDIA's reader
                 fallen[str(report)] = f"the whole report: {exc}"
                 continue
             assert parsed, report
@@ -71,9 +71,9 @@ def test_a_kernel_with_c_linkage_is_named_by_its_mangled_name(tmp_path, names, s
     mangled name (and its function name, where empty, too); so does the file reader, and reads it whole."""
     path = tmp_path / "c.ncu-rep"
     variants.rewrite(plain_report(NAIVE, tmp_path), path, lambda index, launch: variants.with_names(launch, names))
-    (launch,) = ncu_rep_file.read(path, frozenset())
+    (launch,) = ncu_rep_format.read(path, frozenset())
     assert (launch.demangled, launch.function) == (shown, names.get(variants.FUNCTION) or launch.mangled)
-    new = ncu_rep.start(path).result()
+    new = ncu_rep_reader.start(path).result()
     assert new.fallback is None
     assert new.frame[["name", "display_name"]].values.tolist() == [[shown, shown]]
     assert same_profile(new, _by_ncu_report(path))
@@ -83,7 +83,7 @@ def test_a_kernel_with_c_linkage_keeps_its_source_counters(tmp_path):
     """Its instruction table, lines and SASS read as NVIDIA's reader reads them, the source texts too."""
     path = tmp_path / "c.ncu-rep"
     variants.rewrite(plain_report(WITH_COUNTERS, tmp_path), path, lambda index, launch: variants.with_names(launch, {variants.DEMANGLED: ""}))
-    new = ncu_rep.start(path).result()
+    new = ncu_rep_reader.start(path).result()
     assert new.fallback is None and new.sources and new.frame["display_name"].str.startswith("_Z").all()
     assert same_profile(new, _by_ncu_report(path))
 
@@ -94,10 +94,10 @@ def test_a_launch_laid_out_otherwise_is_read_by_ncu_report_alone(tmp_path, parse
     reader (from a copy of the report holding it), the others by the file reader; the Profile is NVIDIA's reader's."""
     path = tmp_path / "rule.ncu-rep"
     variants.rewrite(TWO_PROCESSES, path, lambda index, launch: variants.with_rule_message_type(launch, 3) if index == 2 else launch)
-    read = ncu_rep_file.read(path, frozenset())
+    read = ncu_rep_format.read(path, frozenset())
     assert [type(launch).__name__ for launch in read] == ["Launch"] * 2 + ["Unread"] + ["Launch"] * 3
-    assert read[2] == ncu_rep_file.Unread(2, "a rule message of type 3")
-    new = ncu_rep.start(path, parsers=parsers).result()
+    assert read[2] == ncu_rep_format.Unread(2, "a rule message of type 3")
+    new = ncu_rep_reader.start(path, parsers=parsers).result()
     assert new.fallback == ReadFallback((2,), ("a rule message of type 3",), 6)
     assert same_profile(new, _by_ncu_report(path))
 
@@ -107,17 +107,17 @@ def test_a_launch_neither_reader_can_name_is_an_input_error(tmp_path):
     path = tmp_path / "nameless.ncu-rep"
     variants.rewrite(TWO_PROCESSES, path, lambda index, launch: variants.with_names(launch, {variants.DEMANGLED: "", variants.MANGLED: ""})
                      if index == 4 else launch)
-    assert ncu_rep_file.read(path, frozenset())[4] == ncu_rep_file.Unread(4, "a launch without a name")
+    assert ncu_rep_format.read(path, frozenset())[4] == ncu_rep_format.Unread(4, "a launch without a name")
     with pytest.raises(InputError, match=r"nameless.ncu-rep: the report is truncated or corrupt \(launch 4 has no name or metrics\)"):
-        ncu_rep.start(path).result()
+        ncu_rep_reader.start(path).result()
 
 
 def test_a_launch_that_does_not_parse_is_unread_and_the_next_is_read(tmp_path):
     path = tmp_path / "bad.ncu-rep"
     variants.rewrite(TWO_PROCESSES, path, lambda index, launch: b"\xff\xff" if index == 1 else launch)
-    read = ncu_rep_file.read(path, frozenset())
-    assert isinstance(read[1], ncu_rep_file.Unread) and "a launch does not parse" in read[1].why
-    assert [launch.index for launch in read if isinstance(launch, ncu_rep_file.Launch)] == [0, 2, 3, 4, 5]
+    read = ncu_rep_format.read(path, frozenset())
+    assert isinstance(read[1], ncu_rep_format.Unread) and "a launch does not parse" in read[1].why
+    assert [launch.index for launch in read if isinstance(launch, ncu_rep_format.Launch)] == [0, 2, 3, 4, 5]
 
 
 def test_a_module_whose_source_data_is_laid_out_otherwise_leaves_its_launches(monkeypatch):
@@ -127,11 +127,11 @@ def test_a_module_whose_source_data_is_laid_out_otherwise_leaves_its_launches(mo
 
     def refuse(self, at, data, reference=None, process=None):
         calls.append(reference)
-        raise ncu_rep_file.FormatError("laid out otherwise")
+        raise ncu_rep_format.FormatError("laid out otherwise")
 
-    monkeypatch.setattr(ncu_rep_file._Modules, "_take", refuse)
-    read = ncu_rep_file.read(TWO_PROCESSES, frozenset())
-    assert read == [ncu_rep_file.Unread(i, "its module's SourceData: laid out otherwise") for i in range(6)]
+    monkeypatch.setattr(ncu_rep_format._Modules, "_take", refuse)
+    read = ncu_rep_format.read(TWO_PROCESSES, frozenset())
+    assert read == [ncu_rep_format.Unread(i, "its module's SourceData: laid out otherwise") for i in range(6)]
     assert len(calls) == 1  # met once, for the first launch; the others know it
 
 
@@ -161,9 +161,9 @@ def test_every_fallback_is_a_note_in_every_format_and_debug_says_why(tmp_path, c
 
 def test_a_report_read_wholly_by_ncu_report_says_so(monkeypatch, capsys, tmp_path):
     def refuse(*args, **kwargs):
-        raise ncu_rep_file.FormatError("range or command list results, or graph viewer data")
+        raise ncu_rep_format.FormatError("range or command list results, or graph viewer data")
 
-    monkeypatch.setattr(ncu_rep, "_collect_file", refuse)
+    monkeypatch.setattr(ncu_rep_reader, "_collect_file", refuse)
     code, out, err = run_cli(capsys, "--debug", "diagnose", NAIVE, "-f", "json")
     assert code == 0
     assert json.loads(out)["notes"] == ["read by NVIDIA's ncu_report: ncuwrap's own reader did not expect how this report is laid out (more "

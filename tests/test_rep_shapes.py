@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from ncuwrap.kernel.reading import disassembly, line_table, ncu_rep, ncu_rep_file, source_counters
+from ncuwrap.kernel.reading import disassembly, line_table, ncu_rep_reader, ncu_rep_format, source_counters
 from ncuwrap.kernel.reading.model import ReadFallback
 from tests import rep_variants as variants
 from tests.conftest import DATA, ROOT, plain_report, run_cli
@@ -85,7 +85,7 @@ def test_each_launch_reads_as_ncu_report_reads_it(name):
 def test_the_profile_is_the_one_ncu_report_gives_without_a_fallback(name, tmp_path):
     """The frame, rule results and instruction tables (lines, SASS, source texts) the command reads."""
     path = plain_report(FOLDER / f"{name}.ncu-rep.gz", tmp_path)
-    new = ncu_rep.start(path).result()
+    new = ncu_rep_reader.start(path).result()
     assert new.fallback is None
     assert new.frame["display_name"].tolist() == KERNELS[name]
     assert bool(new.sources) == (name != "basic")
@@ -110,7 +110,7 @@ def test_an_application_replay_launch_comes_before_its_modules_source_data(tmp_p
     """--replay-mode application writes the launch's block first and its module's SourceData (cubin, functions' addresses,
     source texts) in a later block; ncu_report reads them for it all the same, and so does the file reader."""
     path = plain_report(FOLDER / "appreplay.ncu-rep.gz", tmp_path)
-    (launch,) = ncu_rep_file.read(path, frozenset(), source_counters.INSTANCED, source_counters.CODED, files_of=lambda launch: True)
+    (launch,) = ncu_rep_format.read(path, frozenset(), source_counters.INSTANCED, source_counters.CODED, files_of=lambda launch: True)
     assert launch.lines is True and launch.code is not None and launch.code.arch == "SM90"
     assert sorted(launch.files) == ["/usr/local/cuda/targets/x86_64-linux/include/cooperative_groups.h",
                                     "/usr/local/cuda/targets/x86_64-linux/include/cooperative_groups/details/helpers.h",
@@ -128,8 +128,8 @@ def test_launches_before_their_modules_come_in_order_with_them(tmp_path, report)
     moved = tmp_path / report.name
     variants.sources_last(report, moved)
     every = lambda launch: True  # noqa: E731
-    real = ncu_rep_file.read(report, None, source_counters.INSTANCED, source_counters.CODED, every)
-    late = ncu_rep_file.read(moved, None, source_counters.INSTANCED, source_counters.CODED, every)
+    real = ncu_rep_format.read(report, None, source_counters.INSTANCED, source_counters.CODED, every)
+    late = ncu_rep_format.read(moved, None, source_counters.INSTANCED, source_counters.CODED, every)
     assert [launch.index for launch in late] == list(range(len(real))) and len(real) >= 2
     for a, b in zip(real, late):
         assert (a.demangled, a.metrics, a.rules, a.files, a.lines) == (b.demangled, b.metrics, b.rules, b.files, b.lines)
@@ -138,8 +138,8 @@ def test_launches_before_their_modules_come_in_order_with_them(tmp_path, report)
         assert b.code is not None and a.code is not None and set(a.code.functions) <= set(b.code.functions)
         assert dataclasses.replace(b.code, at=a.code.at, functions=a.code.functions) == a.code
     for only in (range(0, 1), range(1, len(real))):
-        assert [launch.index for launch in ncu_rep_file.read(moved, frozenset(), only=only)] == list(only)
-    new = ncu_rep.start(moved).result()
+        assert [launch.index for launch in ncu_rep_format.read(moved, frozenset(), only=only)] == list(only)
+    new = ncu_rep_reader.start(moved).result()
     assert new.fallback is None and same_profile(new, by_ncu_report(moved))
 
 
@@ -147,11 +147,11 @@ def test_a_graph_result_is_read_as_one_workload_named_graph(tmp_path):
     """--graph-profiling graph: the block holds a GraphResult (its metrics, sections and rule results in fields of their
     own, no names, its module by reference), not a launch; ncu_report names it "graph" in each name base."""
     path = plain_report(FOLDER / "graph.ncu-rep.gz", tmp_path)
-    (launch,) = ncu_rep_file.read(path, None, source_counters.INSTANCED, source_counters.CODED, files_of=lambda launch: True)
+    (launch,) = ncu_rep_format.read(path, None, source_counters.INSTANCED, source_counters.CODED, files_of=lambda launch: True)
     assert (launch.demangled, launch.mangled, launch.function) == ("graph", "graph", "graph")
     assert launch.metrics["launch__function_pcs"] == 3.0 and launch.metrics["device__attribute_display_name"] == "NVIDIA H200"
     assert launch.lines is True and len(launch.files) == 4 and len(launch.rules) == 7
-    assert ncu_rep_file.launch_sizes(path) == [978270]
+    assert ncu_rep_format.launch_sizes(path) == [978270]
 
 
 def test_ncu_report_answers_a_graphs_lines_and_sass_from_the_stripped_copy(tmp_path, monkeypatch):
@@ -159,13 +159,13 @@ def test_ncu_report_answers_a_graphs_lines_and_sass_from_the_stripped_copy(tmp_p
     metrics, sections and rule results (its own field numbers, not a launch's): the same instruction tables."""
     path = plain_report(FOLDER / "graph.ncu-rep.gz", tmp_path)
     copy = tmp_path / "copy.ncu-rep"
-    assert ncu_rep_file.write_attribution_copy(path, [0], copy) == [0]
-    assert ncu_rep_file.read(copy, frozenset()) == [ncu_rep_file.Unread(0, "a launch without metrics")]  # a graph result still
+    assert ncu_rep_format.write_attribution_copy(path, [0], copy) == [0]
+    assert ncu_rep_format.read(copy, frozenset()) == [ncu_rep_format.Unread(0, "a launch without metrics")]  # a graph result still
     assert copy.stat().st_size < path.stat().st_size / 5
     expected = by_ncu_report(path)
     monkeypatch.setattr(disassembly, "nvdisasm", lambda: None)
     monkeypatch.setattr(line_table, "read", lambda elf: None)
-    new = ncu_rep.start(path).result()
+    new = ncu_rep_reader.start(path).result()
     assert new.fallback is None and new.sources and same_profile(new, expected)
 
 
@@ -175,8 +175,8 @@ def test_a_graph_result_laid_out_otherwise_is_read_by_ncu_report_alone(tmp_path)
     path = tmp_path / "graph.ncu-rep"
     variants.rewrite(plain_report(FOLDER / "graph.ncu-rep.gz", tmp_path), path,
                      lambda index, launch: variants.with_rule_message_type(launch, 3, variants.GRAPH_RULES))
-    assert ncu_rep_file.read(path, frozenset()) == [ncu_rep_file.Unread(0, "a rule message of type 3")]
-    new = ncu_rep.start(path).result()
+    assert ncu_rep_format.read(path, frozenset()) == [ncu_rep_format.Unread(0, "a rule message of type 3")]
+    new = ncu_rep_reader.start(path).result()
     assert new.fallback == ReadFallback((0,), ("a rule message of type 3",), 1)
     assert same_profile(new, by_ncu_report(path))
 
@@ -186,7 +186,7 @@ def test_two_processes_place_one_module_each_at_its_own_addresses(tmp_path, monk
     SourceData of its own; each launch's instructions are placed by its own process's, so their lines and SASS need
     no NVIDIA's reader (which the first process's addresses, or none, would have asked for the second's)."""
     path = plain_report(FOLDER / "multi.ncu-rep.gz", tmp_path)
-    read = ncu_rep_file.read(path, frozenset())
+    read = ncu_rep_format.read(path, frozenset())
     assert all(launch.code is not None for launch in read)
     first, second = read[0].code.functions, read[2].code.functions
     assert [name for _, name in first] == [name for _, name in second] == ["saxpy_c"] and first != second
@@ -194,8 +194,8 @@ def test_two_processes_place_one_module_each_at_its_own_addresses(tmp_path, monk
     def refused(*args, **kwargs):
         raise AssertionError("NVIDIA's reader was asked")
 
-    monkeypatch.setattr(ncu_rep, "_Answering", refused)
-    monkeypatch.setattr(ncu_rep, "_Attributor", refused)
-    _, _, sources, unread = ncu_rep._collect_file(path, None, path)
+    monkeypatch.setattr(ncu_rep_reader, "_Answering", refused)
+    monkeypatch.setattr(ncu_rep_reader, "_Attributor", refused)
+    _, _, sources, unread = ncu_rep_reader._collect_file(path, None, path)
     assert unread == {} and sorted(sources) == [0, 1, 2, 3]
     assert all(all(line is not None for line in raw.line) for raw in sources.values())

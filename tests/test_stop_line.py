@@ -1,6 +1,6 @@
 """The stop line of a bundled lesson (issue 24): the profiled variant's uninstrumented speed against
 the measured copy ceiling or the library, from a real H200 `ncuwrap bench --runs 3` JSON
-(tests/data/h200_ncuwrap/bench_issue12/all_4096_runs3.json), and where `profile` and `diagnose RUN_DIR`
+(tests/data/h200_ncuwrap/bench_verify/all_4096_runs3.json), and where `profile` and `diagnose RUN_DIR`
 print it. The profile tests run the stand-in ncu of test_profile_cli.py (a real H200 report)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ncuwrap.bundled.stopline import stop_line
 from ncuwrap.render.phrasing import stop_line_text
 from test_profile_cli import FAKE_NCU, _prog, fake  # noqa: F401  (the fixture)
 
-BENCH = Path(__file__).parent / "data" / "h200_ncuwrap" / "bench_issue12" / "all_4096_runs3.json"
+BENCH = Path(__file__).parent / "data" / "h200_ncuwrap" / "bench_verify" / "all_4096_runs3.json"
 
 
 def _line(benchmark, variant):
@@ -135,7 +135,7 @@ RUN = Path(__file__).parent / "data" / "h200_ncuwrap" / "advice" / "run_padded"
 
 
 def test_a_real_run_folder_diagnosed_again_prints_its_stop_line(capsys):
-    # `ncuwrap profile transpose_padded` on the H200 (benchmarks/device/advice/capture.sh): the run
+    # `ncuwrap profile transpose_padded` on the H200 (workloads/advice/capture.sh): the run
     # folder as it left it (its .ncu-rep left out: the raw and source pages carry what is read).
     code, table, err = run_cli(capsys, "diagnose", RUN)
     assert code == 0, err

@@ -1,6 +1,6 @@
-"""Issue 41: the command line holds numpy's OpenBLAS to one thread in its own process (on a 16-core host the
-whole `ncuwrap timeline` of a small capture spent 3.2 s of CPU in 0.8 s of wall, 1.0 s of CPU so held:
-benchmarks/device/threads_issue41.sh), unless the user set a count, and never passes that on: the programs
+"""Issue 41: the command line holds numpy's OpenBLAS to one thread in its own process (its thread pools made a
+small capture's whole `ncuwrap timeline` spend several times its wall time in CPU on a 16-core host:
+docs/scale.md), unless the user set a count, and never passes that on: the programs
 ncuwrap runs (under ncu or nsys, the bundled benchmarks, ncu's exports) get the environment as it was."""
 
 from __future__ import annotations

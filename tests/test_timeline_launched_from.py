@@ -22,7 +22,7 @@ KINETO = Path(__file__).parent / "data" / "h200_ncuwrap" / "kineto"
 
 @pytest.fixture(scope="module")
 def gpu_train():
-    """A GPU-bound 4-layer GPT training loop (benchmarks/device/steps/gpu_train.py), nsys --pytorch=autograd-nvtx."""
+    """A GPU-bound 4-layer GPT training loop (workloads/steps/gpu_train.py), nsys --pytorch=autograd-nvtx."""
     data, _ = read_timeline(KINETO / "cost_gpu_train_backtrace1.sqlite.gz")
     # The whole capture: its only step-like ranges are PyTorch's Optimizer.step ops, which the steps may stop taking.
     return data, analyze(data)

@@ -33,7 +33,7 @@ def test_gpu_train_trace_top_kernels_are_traced_to_lines_of_the_user_file():
 
 
 def test_host_prep_trace_names_its_preprocessing_function(capsys):
-    """The loop whose host prepares each batch in numpy (benchmarks/device/steps/host_prep.py): the host's time
+    """The loop whose host prepares each batch in numpy (workloads/steps/host_prep.py): the host's time
     by user function names preprocess() (its function's first line, 36), and the terminal shows it."""
     path = DATA / "h200_ncuwrap" / "kineto" / "host_prep.pt.trace.json.gz"
     code, out, _ = run_cli(capsys, "timeline", str(path), "-f", "json")

@@ -55,8 +55,8 @@ def test_the_reader_imports_no_pandas(steps_capture):
     import subprocess
     import sys
 
-    code = ("import sys; import ncuwrap.core.forked as f; f.can_fork = lambda: False; import ncuwrap.api as a; d = a.timeline(sys.argv[1]); "
-            "a.render(d, 'json'); print(d.bound, *(m in sys.modules for m in ('pandas', 'pyarrow.compute', 'numpy.ma', 'adbc_driver_sqlite')))")
+    code = ("import sys; import ncuwrap.core.forked as f; f.can_fork = lambda: False; import ncuwrap.api as a; d = a.diagnose_timeline(sys.argv[1]); "
+            "a.render_result(d, 'json'); print(d.bound, *(m in sys.modules for m in ('pandas', 'pyarrow.compute', 'numpy.ma', 'adbc_driver_sqlite')))")
     out = subprocess.run([sys.executable, "-c", code, str(steps_capture)], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["launch", "False", "False", "False", "True"]
 
@@ -70,8 +70,8 @@ def test_a_small_capture_is_read_without_arrow(tmp_path):
     path = tmp_path / "input_bound.sqlite"
     path.write_bytes(gzip.decompress((STEPS.parent / "input_bound.sqlite.gz").read_bytes()))
     assert path.stat().st_size <= reader.ROWS_BY_SQLITE3_BYTES
-    code = ("import sys; import ncuwrap.core.forked as f; f.can_fork = lambda: False; import ncuwrap.api as a; d = a.timeline(sys.argv[1]); "
-            "a.render(d, 'json'); print(d.bound, *(m in sys.modules for m in ('pandas', 'pyarrow', 'adbc_driver_manager', 'numpy.ma')))")
+    code = ("import sys; import ncuwrap.core.forked as f; f.can_fork = lambda: False; import ncuwrap.api as a; d = a.diagnose_timeline(sys.argv[1]); "
+            "a.render_result(d, 'json'); print(d.bound, *(m in sys.modules for m in ('pandas', 'pyarrow', 'adbc_driver_manager', 'numpy.ma')))")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["transfer", "False", "False", "False", "False"]
 

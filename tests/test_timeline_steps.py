@@ -1,5 +1,5 @@
 """The steady state of a whole program (ncuwrap.timeline.steps), on REAL captures from an NVIDIA H200:
-PyTorch programs that mark each iteration with an NVTX range ``step`` (benchmarks/device/steps,
+PyTorch programs that mark each iteration with an NVTX range ``step`` (workloads/steps,
 captured by capture_steps.sh; tests/data/h200_ncuwrap/steps/README.md) and the H200 x2 DDP captures
 (tests/data/h200_ncuwrap/ranks).
 

@@ -18,7 +18,7 @@ from ncuwrap.timeline.measured import measure
 
 UNMARKED = DATA / "h200_ncuwrap" / "unmarked"
 PROGRAMS = ("gpu_train", "small_launch", "decode_eager", "graph_decode", "input_bound", "host_prep")
-# What each program's iteration is (its own loop; see benchmarks/device/steps/): steps, launches a step.
+# What each program's iteration is (its own loop; see workloads/steps/): steps, launches a step.
 ITERATIONS = {"gpu_train": (8, 278), "small_launch": (30, 225), "decode_eager": (64, 129), "graph_decode": (64, 2),
               "input_bound": (20, 6), "host_prep": (20, 26)}
 
@@ -76,9 +76,9 @@ def test_unmarked_busy_and_verdict_match_the_marked(pairs, program):
 
 
 def _verdict(path) -> dict:
-    from ncuwrap.api import timeline
+    from ncuwrap.api import diagnose_timeline
 
-    return timeline(path).to_json()
+    return diagnose_timeline(path).to_json()
 
 
 @pytest.mark.parametrize("program", [p for p in PROGRAMS if p != "graph_decode"])

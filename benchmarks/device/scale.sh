@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 23's figures on the GPU host (docs/scale.md), in two parts of one device call each:
+# The big-capture figures of docs/scale.md on the GPU host, in two parts of one device call each:
 #   benchmarks/device/scale.sh reports OUT [OLD_TREE]   a 220-launch .ncu-rep of the torch training step,
-#                                                       diagnose against 'ncu --import --page details'
+#                                                       diagnose against 'ncu --import --page details --csv'
 #   benchmarks/device/scale.sh timelines OUT [OLD_TREE] the real step captures against 'nsys stats',
 #                                                       and the 1M-launch synthetic capture against pandas
 # Expects ncu on PATH and nsys at NSYS (default: the one inside Nsight Compute's install, as on the H200).
@@ -12,10 +12,8 @@ export PATH=$NSYS_DIR:$PATH
 mkdir -p "$out"
 case $part in
   reports)
-    ncu --clock-control none -c 220 -f -o /tmp/train220 python3 benchmarks/device/train_step.py --steps 2 > "$out/ncu_capture.log" 2>&1
-    python3 benchmarks/ncurep_speed.py /tmp/train220.ncu-rep --repeat 7 ${old:+--tree "$old"} --json "$out/ncurep.json"
-    python3 benchmarks/ncurep_speed.py /tmp/train220.ncu-rep --parts 1 2 4 8 --repeat 3 > "$out/parts.json"
-    python3 benchmarks/ncurep_speed.py /tmp/train220.ncu-rep --critical --repeat 3 > "$out/critical.txt"
+    ncu --clock-control none -c 220 -f -o /tmp/train220 python3 workloads/steps/train_step.py --steps 2 > "$out/ncu_capture.log" 2>&1
+    python3 benchmarks/ncu_import_vs_diagnose.py /tmp/train220.ncu-rep --repeat 7 --csv ${old:+--tree "$old"} --json "$out/ncurep.json"
     ls -la /tmp/train220.ncu-rep > "$out/report_size.txt"
     ;;
   timelines)

@@ -72,7 +72,7 @@ class CeilingBasis(str, Enum):
     large = "large"
 
 
-class Timeline(str, Enum):
+class TimelineBound(str, Enum):
     """The ``bound`` the timeline rules (rules/timeline.yaml) are expected to give."""
 
     kernel = "kernel"
@@ -98,11 +98,11 @@ class Expected:
     bound: Bound
     limiter: Limiter | None
     findings: tuple[str, ...]
-    timeline: Timeline | None = None
+    timeline: TimelineBound | None = None
 
 
 @dataclass(frozen=True)
-class Profile:
+class ProfileArgs:
     """Arguments (without ``--variant``) and launch skip that make ncu profile a steady-state launch."""
 
     args: tuple[str, ...]
@@ -133,7 +133,7 @@ class Variant:
     launches_per_run: Formula
     peak: Peak
     library: Library | None
-    profile: Profile | None
+    profile: ProfileArgs | None
     expected: Expected
     ceiling: CeilingBasis = CeilingBasis.large
 
@@ -342,12 +342,12 @@ class _Loader:
                 bound=exp["bound"].choice(Bound),
                 limiter=exp["limiter"].choice(Limiter, nullable=True),
                 findings=findings,
-                timeline=exp["timeline"].choice(Timeline, nullable=True),
+                timeline=exp["timeline"].choice(TimelineBound, nullable=True),
             ),
             ceiling=item.get("ceiling", ceiling.value).choice(CeilingBasis),
         )
 
-    def profile(self, node: schema.Node, kernel: str | None, sizes: Mapping[str, int]) -> Profile | None:
+    def profile(self, node: schema.Node, kernel: str | None, sizes: Mapping[str, int]) -> ProfileArgs | None:
         if node.absent:
             return None
         if kernel is None:
@@ -356,7 +356,7 @@ class _Loader:
         args = node["args"].texts(what="a list of strings (quote numbers)")
         if "--variant" in args:
             raise node["args"].fail("leave --variant out: the caller adds it")
-        profile = Profile(args=args, launch_skip=node["launch_skip"].integer(minimum=0))
+        profile = ProfileArgs(args=args, launch_skip=node["launch_skip"].integer(minimum=0))
         try:
             overrides = profile.size_overrides()
         except ValueError:

@@ -17,8 +17,8 @@ from ncuwrap.core.errors import InputError
 
 # The seeds' rule: past ~90% of the copy ceiling (the minimum traffic moved at the best rate), stop.
 STOP_PCT = 90.0
-# A variant "goes further" when it is this much faster than the profiled one (run-to-run spread on
-# the H200 is under 1%; 5% is a difference a reader can reproduce).
+# A variant "goes further" when it is this much faster than the profiled one (well over the run-to-run
+# spread of the bandwidth lessons, docs/benchmarks.md's results: a difference a reader can reproduce).
 FASTER = 1.05
 
 

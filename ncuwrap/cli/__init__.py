@@ -32,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         # This process's own command line (the console script, python -m ncuwrap): the process ends when
         # main returns, and the interpreter's finalization would walk every object the imports left (numpy's,
-        # typing's, pydantic's) in its garbage collections. Frozen, they are left to the exit: a small
-        # capture's whole timeline, 0.69 -> 0.53 s of CPU on the 2-core box (docs/scale.md, issue 41).
+        # typing's, pydantic's) in its garbage collections. Frozen, they are left to the exit, whose cost
+        # that was most of a small capture's timeline after its work (docs/scale.md, figures behind the code).
         # Tests run many commands in one process and pass argv.
         gc.freeze()
     return code

@@ -1,5 +1,5 @@
 """``ncuwrap compare``: what a change did to each kernel, between two reports, or to a whole program,
-between two timelines (a thin call of :func:`ncuwrap.api.compare`)."""
+between two timelines (a thin call of :func:`ncuwrap.api.compare_reports`)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def compare(
 ) -> None:
     """Pair kernels of two reports; show verdict changes, findings resolved and introduced, metric deltas, speedup.
     Given two nsys captures: the step's period, where its time went, launches, copies and each kernel's time, before and after."""
-    from ncuwrap.api import compare as run
+    from ncuwrap.api import compare_reports as run
     from ncuwrap.kernel.compare import parse_pair_option
 
     inputs = (before, after, before_timing, after_timing, rules)

@@ -2,50 +2,69 @@
 
 A timeline's read and analysis needs numpy, Arrow and the capture; the rules' verdict needs the rules
 file and the evaluator. Forked, the two import and run side by side: the parent's part is hidden under
-the child's (a 200-step capture's whole diagnose, and a compare of two captures: 0.97 of the time in
-process on the H200 host, docs/scale.md), and a native reader that crashes on a corrupt file takes only
+the child's (what that buys, measured: docs/scale.md, figures behind the code), and a native reader that crashes on a corrupt file takes only
 the child with it. The child's answer comes back pickled through a pipe; an error raised there is raised
 here as it was (one whose type does not pickle, as a RuntimeError with its text). A child that dies is
 said in one line by the caller's ``crashed`` text.
 
 Work is forked only on Linux and only from a process of one thread: a fork copies no other thread, and
 a lock another thread held at that moment (logging's, the allocator's in a library) stays held in the
-child for ever. Elsewhere the work runs in process, when its result is asked for.
+child for ever. Elsewhere the work runs in process, when its result is asked for. ``with_threads``: forked
+even where other threads run, for work that takes no lock of theirs and must not run in process (the
+.ncu-rep reader's: NVIDIA's native reader can crash on a corrupt report, and leaves state behind that a
+child forked later can hang on; a gzipped report is read while the digest's thread runs).
+
+``asks``: the work takes the requests the parent sends it (:meth:`Forked.ask`) while it runs, one at a time,
+as an iterator that ends when the parent asks for the result (NVIDIA's reader answering each launch's lines
+as the file is parsed beside it). In process, it is given them all at the end.
 """
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
+import functools
 import os
 import pickle
 import signal
 import sys
 import threading
 import time
+from multiprocessing.connection import Connection
 from typing import Callable, Generic, TypeVar
-
-from ncuwrap.core.errors import NcuwrapError
 
 T = TypeVar("T")
 STOP_GRACE_S = 2.0  # a cancelled child's time to unwind before SIGKILL
 
 
+def platform_forks() -> bool:
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
 def can_fork() -> bool:
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+    return platform_forks() and threading.active_count() == 1
 
 
 class Forked(Generic[T]):
     """``work()`` under way in a child (see the module's docstring); :meth:`result` waits for it."""
 
-    def __init__(self, work: Callable[[], T], crashed: Callable[[str], NcuwrapError]):
-        self.work, self.crashed = work, crashed
+    def __init__(self, work: Callable[..., T], crashed: Callable[[str], BaseException], *, with_threads: bool = False, asks: bool = False):
+        """``crashed``: the error a child that died says, given how (``signal SIGSEGV``, ``exit code 1``)."""
+        self.work, self.crashed, self.asks = work, crashed, asks
         self.pid: int | None = None
-        if not can_fork():
+        self.asked: list | None = [] if asks else None  # in process: the requests, given to the work at the end
+        self.requests: Connection | None = None
+        if not (platform_forks() if with_threads else can_fork()):
             return
         read, write = os.pipe()
+        if asks:
+            theirs, mine = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: answer, and leave without running the parent's exit handlers or flushing its buffers
             os.close(read)
+            if asks:
+                os.close(mine)
+                work = functools.partial(work, _received(Connection(theirs, writable=False)))
             # What a dying native library prints (an abort message, a fault handler's dump) is not for the
             # user: the parent says what happened, in one line.
             faulthandler.disable()
@@ -55,11 +74,25 @@ class Forked(Generic[T]):
             _answer(work, write)
             os._exit(0)
         os.close(write)
+        if asks:
+            os.close(theirs)
+            self.requests, self.asked = Connection(mine, readable=False), None
         self.pid, self.pipe = pid, read
+
+    def ask(self, request) -> None:
+        """Send ``request`` to the work (``asks``); a child that has stopped is said by :meth:`result`."""
+        if self.asked is not None:
+            self.asked.append(request)
+            return
+        try:
+            self.requests.send(request)
+        except OSError:
+            pass
 
     def result(self) -> T:
         if self.pid is None:
-            return self.work()
+            return self.work(iter(self.asked)) if self.asks else self.work()
+        self._end_requests()
         try:
             with os.fdopen(self.pipe, "rb") as answer:
                 self.pipe = None
@@ -82,6 +115,7 @@ class Forked(Generic[T]):
         the child unwinds from, and SIGKILL after STOP_GRACE_S."""
         if self.pid is None:
             return
+        self._end_requests()
         if self.pipe is not None:
             os.close(self.pipe)
             self.pipe = None
@@ -95,9 +129,31 @@ class Forked(Generic[T]):
                 return
             time.sleep(0.005)
 
+    def _end_requests(self) -> None:
+        if self.requests is not None:
+            # Said, not only closed: a child forked after this one holds a copy of this end, so closing it
+            # is no end of file for the work.
+            with contextlib.suppress(OSError):
+                self.requests.send(_End())
+            self.requests.close()
+            self.requests = None
+
     def _reap(self) -> int:
         pid, self.pid = self.pid, None
         return os.waitpid(pid, 0)[1] if pid is not None else 0
+
+
+class _End:
+    """The end of the requests (see :meth:`Forked._end_requests`)."""
+
+
+def _received(requests: Connection):
+    """The requests the parent sends, until it says they end (or is gone)."""
+    try:
+        while not isinstance(request := requests.recv(), _End):
+            yield request
+    except (EOFError, OSError):
+        return
 
 
 def _unwind(signum, frame) -> None:

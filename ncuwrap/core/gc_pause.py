@@ -30,7 +30,7 @@ def no_collection_pauses():
 def _age() -> None:
     """Move every object the collector tracks into its oldest generation, without walking them: what the
     block built (the 500,000 objects of 10,000 launches' verdicts) would otherwise be walked by the next
-    young collection, 28 ms, and by the middle one again; they are still collected, by the full
+    young collection (docs/scale.md, figures behind the code), and by the middle one again; they are still collected, by the full
     collections. Not where something is frozen (gc.freeze): unfreezing it would undo that."""
     if gc.get_freeze_count() == 0:
         gc.freeze()

@@ -2,7 +2,7 @@
 report a diagnosis keeps (:class:`~ncuwrap.core.launch_selection.LaunchSelection`, chosen; :func:`select_launches`, kept).
 
 Matching runs on RE2 (google-re2), whose time is linear in the name: Python's ``re`` backtracks,
-and ``(a+)+$`` against a 26-character kernel name took 45 s (each character more doubles it). A
+and ``(a+)+$`` against a kernel name takes twice as long with each character more (docs/threat-model.md). A
 time-bounded backtracking engine (the ``regex`` package's timeout) would make the result depend on
 the machine's speed; RE2 gives the same answer in bounded time everywhere. What RE2 leaves out
 (lookarounds, backreferences) is refused with one line. RE2 also bounds the memory of a compiled
@@ -66,8 +66,8 @@ def search_all(pattern: str, texts: list[str], *, literal: str | None = None, fo
     """Whether ``pattern`` (RE2, as :func:`compile_filter`) is found in each of ``texts``, in bulk: the
     texts are joined and searched once for the literal every match holds (``literal``, ASCII, with
     ``folded`` case-insensitive; a pattern that is a plain word is its own literal), and RE2 runs only on
-    the texts that hold it. A pattern with no known literal is matched text by text. 2M distinct NVTX
-    names, one RE2 call each: 2.5 us a name; in bulk 0.15 (benchmarks/nvtx_match.py, a shared 2-core box)."""
+    the texts that hold it. A pattern with no known literal is matched text by text. What bulk saves on
+    millions of distinct NVTX names: docs/threat-model.md (benchmarks/nvtx_match.py)."""
     matches = compile_filter(pattern, option, what)
     out = np.zeros(len(texts), dtype=bool)
     if literal is None and _PLAIN.fullmatch(pattern):
@@ -82,7 +82,7 @@ def search_all(pattern: str, texts: list[str], *, literal: str | None = None, fo
     needles += [_FOLDED[c] for c in sorted(set(needles[0])) if folded and c in _FOLDED]
     ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)  # each text's separator
     hits = np.concatenate([np.fromiter((m.start() for m in re.finditer(re.escape(n), joined)), dtype=np.int64) for n in needles])
-    for i in distinct(np.searchsorted(ends, hits, side="right")).tolist():  # np.unique would import numpy.ma (0.07 s)
+    for i in distinct(np.searchsorted(ends, hits, side="right")).tolist():  # np.unique would import numpy.ma (ncuwrap.core.numbers)
         out[i] = matches(texts[i])
     return out
 

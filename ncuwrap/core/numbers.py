@@ -68,7 +68,8 @@ def pct(part, whole) -> float:
 
 
 # numpy's median of floats, its percentiles and np.unique check for NaN or a mask through numpy.ma, whose first import
-# takes 0.07 s on the GPU host: these give the same numbers without it (tests/test_numbers_quantiles.py).
+# is a visible share of a small capture's timeline (docs/scale.md, figures behind the code): these give the same numbers without it
+# (tests/test_numbers_quantiles.py).
 
 def median(values) -> float:
     """``np.median(values)`` of a 1-D sequence of numbers (NaN if any is NaN; NaN for none)."""

@@ -156,8 +156,8 @@ _OWN_ENV: dict[str, str] = {}
 def quiet_thread_pools() -> None:
     """Hold numpy's OpenBLAS to one thread in this process, unless the user chose a count. OpenBLAS starts a
     thread per core when numpy is imported, and they cost CPU though ncuwrap multiplies no matrices: on a
-    16-core host the whole `ncuwrap timeline` of a small capture spent 3.2-3.6 s of CPU in 0.75-0.91 s of
-    wall, 1.0-1.3 s with OPENBLAS_NUM_THREADS=1 (benchmarks/device/threads_issue41.sh). Called by the command
+    many-core host, several times the wall time of a small capture's whole `ncuwrap timeline` (docs/scale.md, figures behind the code).
+    Called by the command
     line before numpy is imported; the programs ncuwrap runs get the environment as it was (environment())."""
     if "OPENBLAS_NUM_THREADS" not in os.environ:
         os.environ["OPENBLAS_NUM_THREADS"] = _OWN_ENV["OPENBLAS_NUM_THREADS"] = "1"
@@ -165,8 +165,8 @@ def quiet_thread_pools() -> None:
 
 def release_freed_memory() -> None:
     """Give the C heap's freed pages back to the system where glibc keeps them (malloc_trim): a report's parse
-    frees large numpy temporaries launch after launch, and the reading child held ~27 MiB of them while nvdisasm
-    ran beside it (ops42, 82 -> 55 MiB). Elsewhere (another libc) nothing is done."""
+    frees large numpy temporaries launch after launch, which the reading child otherwise held while nvdisasm
+    ran beside it (docs/scale.md, figures behind the code). Elsewhere (another libc) nothing is done."""
     import ctypes
 
     try:

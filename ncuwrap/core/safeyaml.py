@@ -7,7 +7,8 @@ value: 9**8 strings for a 500-byte file (a minute and gigabytes). Counting alias
 (twenty levels of two aliases each expand a million times), so the size of the document *with every
 alias expanded* is measured on the node graph before anything is built from it.
 
-Scanning and parsing are libyaml's (PyYAML's C extension: the bundled rules' YAML loads 5x faster) where
+Scanning and parsing are libyaml's (PyYAML's C extension: the bundled rules' YAML loads several times faster,
+docs/scale.md, figures behind the code) where
 PyYAML has it; the nodes are still composed by PyYAML's Python Composer, which checks the depth, and
 built by its SafeConstructor. Where libyaml reads text otherwise than PyYAML's own parser (tabs,
 '[a?b]', a few more: _UNLIKE_PYYAML and _LibyamlLoader.compose_scalar_node), and wherever libyaml or a
@@ -42,7 +43,7 @@ USE_LIBYAML = CParser is not None
 _BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 # Text that libyaml reads where PyYAML's own parser refuses it or reads it otherwise (found by comparing
 # the two on mutated rules files and on the YAML test suite), which therefore goes to PyYAML's parser.
-# Each search starts with a character, so it skips from one to the next fast (0.01 ms on the bundled rules).
+# Each search starts with a character, so it skips from one to the next fast (a small share of a load: benchmarks/yaml_load_speed.py).
 _UNLIKE_PYYAML = tuple(re.compile(pattern, re.DOTALL) for pattern in [
     "\t",  # PyYAML refuses tabs in many places
     "\ufeff(?<=.\ufeff)",  # a byte-order mark past the start: libyaml skips one at any line's start
@@ -91,7 +92,7 @@ class _Bounds:
         try:
             return super().construct_object(node, deep)
         except (ValueError, LookupError, AttributeError, TypeError) as exc:
-            # A scalar its tag does not fit (2001-02-30, !!int x, !!bool x): PyYAML's constructors fail
+            # A scalar its tag does not fit (a 30th of February, !!int x, !!bool x): PyYAML's constructors fail
             # with int()'s, date()'s or their own errors; a YAML error names the value and the line.
             if not isinstance(node, yaml.ScalarNode):
                 raise

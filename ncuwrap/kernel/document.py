@@ -13,7 +13,7 @@ says exactly how, repeated values included). Beside v2's keys, a launch record h
 reads (``compared``: every metric a finding's evidence or a comparison reads; ``effects``: what
 estimates a fix), and the document the rest of the report's facts (``facts``: command line, sha256,
 clock and cache control, SM clock) and which finding holds each rule role (``roles``). Everything else
-is v2's. v3 (written by ncuwrap until 2026-12-02) is v4 with ``like`` always the kernel's first launch,
+is v2's. v3 (what ncuwrap wrote before v4, 6a32746) is v4 with ``like`` always the kernel's first launch,
 no ``digits`` and no repeats marked.
 
 :func:`expand` gives the v2 document back, the same JSON text v2 wrote (tested); :func:`read` gives a
@@ -93,7 +93,7 @@ def read(path: str | Path) -> Diagnosis:
         seen: dict = {}
         for i, launch in enumerate(launches):
             LAUNCH.check(launch, f"kernels[{i}]", seen)
-    except _Bad as exc:
+    except _WrongType as exc:
         raise InputError(f"{path}: {exc}; {_FIX}") from None
     except OverBudget as exc:
         raise InputError(f"{path}: {exc}, far more than a diagnosis of this size holds; {_FIX}") from None
@@ -195,7 +195,7 @@ def _where(w: dict | None):
 # nothing read is deeper than the JSON output writes (orjson reads 1,024 levels and writes 254).
 
 
-class _Bad(Exception):
+class _WrongType(Exception):
     """A field of the wrong type: where, and what it should be."""
 
 
@@ -213,7 +213,7 @@ def _at(where: str, key) -> str:
 
 
 def _wrong(value, where: str, what: str):
-    raise _Bad(f"{where}: expected {what}, found {_kind(value)}")
+    raise _WrongType(f"{where}: expected {what}, found {_kind(value)}")
 
 
 INT, NUM, TEXT, BOOL = (_scalar((int,), "a whole number"), _scalar((int, float), "a number"), _scalar((str,), "a text"),
@@ -266,7 +266,7 @@ def _record(required: dict, optional: dict | None = None) -> _Type:
             _wrong(value, where, "a mapping")
         for key, t in required.items():
             if key not in value:
-                raise _Bad(f"{where or 'the document'}: no {key!r}")
+                raise _WrongType(f"{where or 'the document'}: no {key!r}")
             t.check(value[key], _at(where, key), seen)
         for key, t in optional.items():
             if key in value:
@@ -279,7 +279,7 @@ def _json(depth: int) -> _Type:
     def check(value, where, seen, left=depth):
         if type(value) in (dict, list):
             if left == 0:
-                raise _Bad(f"{where}: nested deeper than {depth} levels")
+                raise _WrongType(f"{where}: nested deeper than {depth} levels")
             for key, item in (value.items() if type(value) is dict else enumerate(value)):
                 check(item, _at(where, key), seen, left - 1)
     return _Type("JSON", check)

@@ -117,7 +117,7 @@ def estimate(util: dict[str, np.ndarray], fx: Effect, duration_ns: np.ndarray, *
 
 class ColumnLists:
     """The whole report's arrays as Python lists, each converted once however many launches' documents
-    read it (a float from an array, converted for each of 10,000 launches, cost 0.1 s)."""
+    read it (a float taken from an array for each launch costs, over many launches: docs/scale.md, figures behind the code)."""
 
     def __init__(self) -> None:
         self._lists: dict[int, tuple] = {}

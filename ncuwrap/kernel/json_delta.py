@@ -260,7 +260,7 @@ class OverBudget(ValueError):
 def expand_launches(records: list[dict], *, marked: bool = True, budget: int | None = None) -> list[dict]:
     """v4 launch records (v3's with ``marked=False``) -> whole ones (share_launches undone): every launch
     whole, in its like's key order. A launch shares every part it does not change with its like (the
-    records are read, never changed, after this; a deep copy of each made a 1.4 MB document 8 GB);
+    records are read, never changed, after this; a deep copy of each multiplied a document's memory: docs/scale.md, figures behind the code);
     ``budget``: the most values the expansion may copy, else :class:`OverBudget`."""
     by_id: dict = {}
     kernels = []

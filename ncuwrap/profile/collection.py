@@ -90,7 +90,7 @@ class Collection:
     metrics: tuple[str, ...] = ()
     skipped: tuple[Skipped, ...] = field(default=())
     # The per-instruction counters (SourceCounters) and the source files ncu finds on disk, for the
-    # lines of each finding: 2 replay passes a kernel on the H200 (17 -> 19 targeted, docs/source-lines.md).
+    # lines of each finding: replay passes of their own (what they cost: docs/source-lines.md).
     source: bool = False
 
     @property
@@ -138,9 +138,9 @@ def section_for(metric: str) -> str | None:
 
 
 # Metrics that cost replay passes of their own and that no default rule decides on: collected by
-# targeted only when a rule's condition reads them. Measured on the H200 with ncu 2025.3.1
-# (benchmarks/device/pass_cost.py, docs/profile.md): the 19 warp stall ratios add 6 passes to the
-# 17 of everything else targeted collects, and only fill the 'cause' line of a verdict.
+# targeted only when a rule's condition reads them. The warp stall ratios cost more passes than anything else
+# targeted collects and only fill the 'cause' line of a verdict (measured: docs/profile.md, by
+# workloads/l2_roofline/pass_cost.py).
 STALL_RATIOS = frozenset(raw for r in kernel_metrics.STALL_REASONS for raw in kernel_metrics.raw_inputs(f"stall_{r}"))
 COSTLY_WHY = ("the warp stall reasons add 6 replay passes (17 -> 23 on an H200) and only explain a verdict (its cause "
               "line); --metrics smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio or --collect full has them")

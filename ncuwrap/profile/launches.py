@@ -19,7 +19,7 @@ from ncuwrap.profile.ncu_argv import kernel_regex
 from ncuwrap.profile.targets import Target
 
 # A program (not a bundled benchmark) given no filter is profiled for its first launches only: a real
-# application launches thousands of kernels and each profiled launch costs 17 replay passes (targeted, H200).
+# application launches thousands of kernels and each profiled launch costs its replay passes (docs/profile.md counts them).
 DEFAULT_PROGRAM_LAUNCH_COUNT = 10
 
 

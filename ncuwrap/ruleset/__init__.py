@@ -20,7 +20,7 @@ from ncuwrap.core.fileio import check_file
 from ncuwrap.core.resources import data_dir
 from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.ruleset.model import (  # noqa: F401  (the rules' types, for callers)
-    ESTIMATE_DEFAULTS, SEVERITIES, SUPPORTED_VERSIONS, Branch, Finding, NextStep, RuleSet, SeverityLevel)
+    ESTIMATE_DEFAULTS, SEVERITIES, SUPPORTED_VERSIONS, Branch, Finding, NextStepRule, RuleSet, SeverityLevel)
 from ncuwrap.ruleset.parser import display_path, parse_document  # noqa: F401  (display_path, for callers)
 # The rules' texts (placeholders, how they are filled) live in ncuwrap.ruleset.texts; these names stay here too.
 from ncuwrap.ruleset.texts import VERDICT_FIELDS, check_formats as _check_formats, chosen_advice, placeholders, render_text, text_names  # noqa: F401
@@ -93,7 +93,7 @@ def _load_file(path: Path, catalogue: Catalogue) -> RuleSet:
     return parse_document(_read_yaml(path), path, catalogue)
 
 
-# A rules file is tens of kilobytes (the bundled one: 15 KB); more is not a rules file.
+# A rules file is tens of kilobytes (the bundled ones are); more is not a rules file.
 MAX_RULES_BYTES = 4 << 20
 
 

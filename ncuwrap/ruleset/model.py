@@ -77,9 +77,10 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class NextStep:
-    """What to do next for a kernel no costly finding explains: the first entry of ``next`` whose
-    verdict and condition match (the lever for its limiting unit, kernel kind or stall reason)."""
+class NextStepRule:
+    """A next step as the rules file declares it (an entry of ``next``): for a kernel no costly finding
+    explains, the first entry whose verdict and condition match is taken (the lever for its limiting unit,
+    kernel kind or stall reason). What was decided for a kernel is :class:`ncuwrap.ruleset.outcome.NextStep`."""
 
     id: str
     under: tuple[str, ...]
@@ -110,7 +111,7 @@ class RuleSet:
     borderline: Expression | None = None
     borderline_note: str = ""
     # The next step for a kernel without a costly finding, tried in order.
-    next: tuple[NextStep, ...] = ()
+    next: tuple[NextStepRule, ...] = ()
     # What a fixed kernel can reach on a unit (% of its peak) where less than `roof`: unit -> expression.
     reach: dict[str, Expression] = field(default_factory=dict)
     # What the rules were checked against: their names, text names, raw inputs and estimates' time.

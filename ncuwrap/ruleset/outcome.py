@@ -81,9 +81,10 @@ class Undecided:
 
 @dataclass(frozen=True, slots=True)
 class NextStep:
-    """What to do next for a kernel no costly finding explains (the rules' ``next``): the lever for
-    what limits it. ``id`` is None when no step could be decided; ``undecided`` lists the steps
-    tried before it whose metrics were not collected."""
+    """The next step decided for a kernel no costly finding explains (from the rules' declared
+    :class:`~ncuwrap.ruleset.model.NextStepRule`, its texts filled in): the lever for what limits it.
+    ``id`` is None when no step could be decided; ``undecided`` lists the steps tried before it whose
+    metrics were not collected."""
 
     id: str | None
     title: str | None

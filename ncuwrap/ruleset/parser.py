@@ -14,7 +14,7 @@ from ncuwrap.core.catalogue import Catalogue
 from ncuwrap.core.errors import RulesError
 from ncuwrap.core.expr import MAX_INT, Expression, ExpressionError, parse
 from ncuwrap.core.resources import data_dir
-from ncuwrap.ruleset.model import ID_PATTERN, SEVERITIES, SUPPORTED_VERSIONS, Branch, Finding, NextStep, RuleSet, SeverityLevel
+from ncuwrap.ruleset.model import ID_PATTERN, SEVERITIES, SUPPORTED_VERSIONS, Branch, Finding, NextStepRule, RuleSet, SeverityLevel
 from ncuwrap.ruleset.texts import VERDICT_FIELDS, check_formats as _check_formats, placeholders
 from ncuwrap.core.schema import Node
 
@@ -90,7 +90,7 @@ def parse_document(doc, path: Path, catalogue: Catalogue) -> RuleSet:
     if file_kind != kind:
         raise root.fail(f"a '{file_kind}' rules file where '{kind}' rules are needed; pass the matching file")
     root.mapping(optional=_TOP)
-    reader = _Reader(path, catalogue, _constants(root))
+    reader = _Sections(path, catalogue, _constants(root))
     units = reader.units(root["units"])
     reach = {}
     for unit_name, node in root["reach"].pairs(what="a mapping of unit names to what a fixed kernel can reach there (% of peak)"):
@@ -122,7 +122,7 @@ def _constants(root: Node) -> dict[str, float]:
     return constants
 
 
-class _Reader:
+class _Sections:
     """What the sections of one rules file share while they are read: its path, its catalogue of names,
     its constants, and the verdicts of its 'bound' (which 'under' may name); one method per section."""
 
@@ -242,7 +242,7 @@ class _Reader:
             raise item.fail(f"a second finding with role {role!r}; one finding holds each role")
         return role
 
-    def next_steps(self, spec: Node) -> list[NextStep]:
+    def next_steps(self, spec: Node) -> list[NextStepRule]:
         """``next``: the steps suggested after a verdict."""
         steps = []
         taken: set[str] = set()
@@ -254,7 +254,7 @@ class _Reader:
             if by is not None and not (isinstance(by, str) and (self.is_metric(by) or by in VERDICT_FIELDS)):
                 raise item.fail(f"'advice_by' names no metric ({self.listing})")
             self.check_texts(item, title, advice)
-            steps.append(NextStep(id=sid, under=under, when=self.expr(item["when"].value, item), title=" ".join(title.split()), advice=advice,
+            steps.append(NextStepRule(id=sid, under=under, when=self.expr(item["when"].value, item), title=" ".join(title.split()), advice=advice,
                                   advice_by=item["advice_by"].value))
         return steps
 

@@ -106,17 +106,17 @@ def start(path: str | Path, *, ncu: str | None = None, metrics=None) -> "Loading
 
 
 class Loading:
-    """A report being read, its sha256 taken beside it (hashlib lets go of the GIL: on a 176 MB export
-    it cost 0.13 s after the read). A read that fails stops the digest."""
+    """A report being read, its sha256 taken beside it (hashlib lets go of the GIL: after the read it was a
+    share of the read's own time, docs/scale.md, figures behind the code). A read that fails stops the digest."""
 
     def __init__(self, path: Path, kind: str, ncu: str | None, metrics):
         self.path, self.kind, self.ncu, self.metrics = path, kind, ncu, metrics
         self.reading = None
         if kind == "ncu-rep" and not path.name.lower().endswith(".gz"):
-            from ncuwrap.kernel.reading import ncu_rep  # its modules only for a report (a CSV's read needs none of them)
+            from ncuwrap.kernel.reading import ncu_rep_reader  # its modules only for a report (a CSV's read needs none of them)
 
             # The reader's child is forked before the digest's thread starts: a fork never copies a thread.
-            self.reading = ncu_rep.start(path, ncu=ncu, metrics=metrics)
+            self.reading = ncu_rep_reader.start(path, ncu=ncu, metrics=metrics)
         self.stop = threading.Event()
         self.digest: str | None = None
         self.thread = threading.Thread(target=self._hash, name="ncuwrap-sha256", daemon=True)
@@ -154,12 +154,12 @@ def _read_rep(path: Path, ncu: str | None, metrics=None) -> Profile:
     """A .ncu-rep, or a .ncu-rep.gz unpacked into a private temporary folder (removed after), read and
     named by the user's file in every message and output."""
     from ncuwrap.core import packed
-    from ncuwrap.kernel.reading import ncu_rep
+    from ncuwrap.kernel.reading import ncu_rep_reader
 
     if not path.name.lower().endswith(".gz"):
-        return ncu_rep.read(path, ncu=ncu, metrics=metrics)
+        return ncu_rep_reader.read(path, ncu=ncu, metrics=metrics)
     with packed.unpacked(path, limit=MAX_UNPACKED_REPORT, fix="give the .ncu-rep itself", prefix="ncuwrap-rep-") as plain:
-        return ncu_rep.read(plain, ncu=ncu, shown=path, metrics=metrics)
+        return ncu_rep_reader.read(plain, ncu=ncu, shown=path, metrics=metrics)
 
 
 def rule_results(path: str | Path, *, ncu: str | None = None, of: Profile | None = None) -> dict[int, tuple[RuleResult, ...]]:

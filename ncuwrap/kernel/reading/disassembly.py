@@ -1,12 +1,12 @@
 """The SASS of single instructions, by NVIDIA's ``nvdisasm`` (the ``nvidia-cuda-nvdisasm`` wheel ncuwrap
 depends on, or a CUDA toolkit's), written as ``ncu_report``'s ``sass_by_pc`` writes it.
 
-NVIDIA's report reader disassembles too, but only after loading the report (~114 MiB for a 44-launch one)
-and starting its disassembler (0.6 s and ~70 MiB more in each process that asks): for the few instructions
-a diagnosis shows, that was most of the memory and the critical path of reading a large report
-(docs/scale.md). nvdisasm decodes a raw instruction stream (``--binary SMxy``): from Volta on every
-instruction is 16 bytes that decode alone, so the instructions asked, from any functions, go in one file
-and one run per architecture (nvdisasm starts in ~0.3 s, whatever it is given).
+NVIDIA's report reader disassembles too, but only after loading the report and starting its disassembler,
+in each process that asks: for the few instructions a diagnosis shows, that was most of the memory and the
+critical path of reading a large report (docs/scale.md, figures behind the code). nvdisasm decodes a raw instruction stream
+(``--binary SMxy``): from Volta on every instruction is 16 bytes that decode alone, so the instructions
+asked, from any functions, go in one file and one run per architecture (nvdisasm's start is most of a run,
+whatever it is given).
 
 In that file an instruction does not sit at its own PC, so the addresses nvdisasm prints in it (branch and
 return targets) are moved back by the same distance. They are told from other numbers by where the file is

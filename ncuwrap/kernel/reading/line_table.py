@@ -49,7 +49,7 @@ Place = tuple  # (file or None, line or None)
 NOWHERE: Place = (None, None)
 
 
-class _Bad(Exception):
+class _Unreadable(Exception):
     """A line program this reader does not read (damaged, or a form it does not know): no table."""
 
 
@@ -99,7 +99,7 @@ def read(elf: bytes | None) -> LineTable | None:
         at = 0
         while at < len(data):
             at = _unit(data, at, relocated, strings, rows)
-    except _Bad:
+    except _Unreadable:
         return None
     return LineTable({name: (tuple(offsets), tuple(places)) for name, (offsets, places) in rows.items()})
 
@@ -129,7 +129,7 @@ def elf_of(path: Path, code: cubin.Code) -> bytes | None:
 
 def _bytes(elf: bytes, section: cubin.Section) -> bytes:
     if section.offset + section.size > len(elf):
-        raise _Bad("a section runs past the cubin")
+        raise _Unreadable("a section runs past the cubin")
     return elf[section.offset:section.offset + section.size]
 
 
@@ -138,18 +138,18 @@ def _relocations(elf: bytes, found: list[cubin.Section], rela: cubin.Section | N
     if rela is None:
         return {}
     if rela.type != _SHT_RELA or not 0 < rela.link < len(found):
-        raise _Bad("not a RELA section with a symbol table")
+        raise _Unreadable("not a RELA section with a symbol table")
     entries, symbols = _bytes(elf, rela), _bytes(elf, found[rela.link])
     out = {}
     for at in range(0, len(entries) - _RELA.size + 1, _RELA.size):
         offset, info, addend = _RELA.unpack_from(entries, at)
         symbol, kind = info >> 32, info & 0xFFFFFFFF
         if kind != _R_CUDA_64 or (symbol + 1) * _SYMBOL.size > len(symbols):
-            raise _Bad("a relocation of another kind, or past the symbol table")
+            raise _Unreadable("a relocation of another kind, or past the symbol table")
         shndx, value = _SYMBOL.unpack_from(symbols, symbol * _SYMBOL.size)[3:5]
         section = found[shndx].name if shndx < len(found) else ""
         if not section.startswith(".text."):
-            raise _Bad("an address relocated to something other than a kernel's code")
+            raise _Unreadable("an address relocated to something other than a kernel's code")
         out[offset] = (section[len(".text."):], value + addend)
     return out
 
@@ -157,15 +157,15 @@ def _relocations(elf: bytes, found: list[cubin.Section], rela: cubin.Section | N
 # ------------------------------------------------------------------------------------------ decoding
 
 
-class _Reader:
-    """Bounded reads from a section's bytes: every read past the end raises _Bad."""
+class _Bytes:
+    """Bounded reads from a section's bytes: every read past the end raises _Unreadable."""
 
     def __init__(self, data: bytes, at: int, end: int):
         self.data, self.at, self.end = data, at, end
 
     def take(self, size: int) -> bytes:
         if size < 0 or self.at + size > self.end:
-            raise _Bad("a field runs past its unit")
+            raise _Unreadable("a field runs past its unit")
         self.at += size
         return self.data[self.at - size:self.at]
 
@@ -180,7 +180,7 @@ class _Reader:
         while True:
             byte = self.unsigned(1)
             if shift > 63:
-                raise _Bad("a LEB128 longer than 64 bits")
+                raise _Unreadable("a LEB128 longer than 64 bits")
             value |= (byte & 0x7F) << shift
             shift += 7
             if byte < 0x80:
@@ -198,7 +198,7 @@ class _Reader:
     def string(self) -> bytes:
         end = self.data.find(b"\0", self.at, self.end)
         if end < 0:
-            raise _Bad("a string runs past its unit")
+            raise _Unreadable("a string runs past its unit")
         text = self.data[self.at:end]
         self.at = end + 1
         return text
@@ -217,44 +217,44 @@ class _Header:
 
 def _unit(data: bytes, start: int, relocated: dict, strings: dict, rows: dict) -> int:
     """Read the line program at ``start`` into ``rows``; the offset of the next one."""
-    head = _Reader(data, start, len(data))
+    head = _Bytes(data, start, len(data))
     length, size = head.unsigned(4), 4
     if length == 0xFFFFFFFF:
         length, size = head.unsigned(8), 8
     if length < 2 or head.at + length > len(data):
-        raise _Bad("a unit runs past the section")
-    unit = _Reader(data, head.at, head.at + length)
+        raise _Unreadable("a unit runs past the section")
+    unit = _Bytes(data, head.at, head.at + length)
     header = _header(unit, size, strings)
     _Program(header, unit, relocated, rows).run()
     return unit.end
 
 
-def _header(unit: _Reader, size: int, strings: dict) -> _Header:
+def _header(unit: _Bytes, size: int, strings: dict) -> _Header:
     version = unit.unsigned(2)
     if version not in _VERSIONS:
-        raise _Bad(f"line program version {version}")
+        raise _Unreadable(f"line program version {version}")
     if version >= 5 and (unit.unsigned(1) != _ADDRESS_SIZE or unit.unsigned(1) != 0):
-        raise _Bad("an address size other than 8, or segment selectors")
+        raise _Unreadable("an address size other than 8, or segment selectors")
     header_length = unit.unsigned(size)
     program = unit.at + header_length
     if program > unit.end:
-        raise _Bad("the header runs past its unit")
+        raise _Unreadable("the header runs past its unit")
     min_length = unit.unsigned(1)
     if version >= 4 and unit.unsigned(1) != 1:
-        raise _Bad("more than one operation per instruction (VLIW)")
+        raise _Unreadable("more than one operation per instruction (VLIW)")
     unit.take(1)  # default_is_stmt: ncu_report's lines do not depend on it
     line_base, line_range, opcode_base = unit.signed(1), unit.unsigned(1), unit.unsigned(1)
     if line_range == 0 or opcode_base == 0:
-        raise _Bad("no line range or opcode base")
+        raise _Unreadable("no line range or opcode base")
     lengths = unit.take(opcode_base - 1)
     files = _files_v5(unit, size, strings) if version >= 5 else _files(unit)
     if unit.at > program:
-        raise _Bad("the file names run past the header")
+        raise _Unreadable("the file names run past the header")
     unit.at = program  # padding may lie between the file names and the program (nvcc writes 4 zero bytes)
     return _Header(version, min_length, line_base, line_range, opcode_base, lengths, files)
 
 
-def _files(unit: _Reader) -> list:
+def _files(unit: _Bytes) -> list:
     """DWARF 2-4's directories and file names: the path of each file, index 1 first."""
     directories = [None]  # 0: the compilation directory, which a cubin does not record without .debug_info
     while name := unit.string():
@@ -282,27 +282,27 @@ def _path(directories: list, index: int, name: bytes) -> str | None:
         return None
 
 
-def _files_v5(unit: _Reader, size: int, strings: dict) -> list:
+def _files_v5(unit: _Bytes, size: int, strings: dict) -> list:
     """DWARF 5's directory and file entries (each described by its format): the path of each file, index 0 first."""
     directories = [entry.get(_LNCT_PATH) for entry in _entries(unit, size, strings)]
     files = []
     for entry in _entries(unit, size, strings):
         name, index = entry.get(_LNCT_PATH), entry.get(_LNCT_DIRECTORY_INDEX, 0)
         if not isinstance(name, bytes) or not isinstance(index, int) or not isinstance(directories[index] if index < len(directories) else b"", bytes):
-            raise _Bad("a file entry without a path, or a path or directory index of another form")
+            raise _Unreadable("a file entry without a path, or a path or directory index of another form")
         files.append(_path(directories, index, name))
     return files
 
 
-def _entries(unit: _Reader, size: int, strings: dict) -> list[dict]:
+def _entries(unit: _Bytes, size: int, strings: dict) -> list[dict]:
     formats = [(unit.uleb(), unit.uleb()) for _ in range(unit.unsigned(1))]
     count = unit.uleb()
     if count > unit.end - unit.at:  # each entry takes a byte at least: a count past that is damage
-        raise _Bad("more entries than bytes")
+        raise _Unreadable("more entries than bytes")
     return [{kind: _form(unit, form, size, strings) for kind, form in formats} for _ in range(count)]
 
 
-def _form(unit: _Reader, form: int, size: int, strings: dict):
+def _form(unit: _Bytes, form: int, size: int, strings: dict):
     if form == _FORM_STRING:
         return unit.string()
     if form in (_FORM_LINE_STRP, _FORM_STRP):
@@ -310,7 +310,7 @@ def _form(unit: _Reader, form: int, size: int, strings: dict):
         at = unit.unsigned(size)
         end = table.find(b"\0", at)
         if at >= len(table) or end < 0:
-            raise _Bad("a string offset past its section")
+            raise _Unreadable("a string offset past its section")
         return table[at:end]
     if form == _FORM_UDATA:
         return unit.uleb()
@@ -318,13 +318,13 @@ def _form(unit: _Reader, form: int, size: int, strings: dict):
         return unit.unsigned(_FIXED_FORMS[form])
     if form == _FORM_BLOCK:
         return unit.take(unit.uleb())
-    raise _Bad(f"form {form:#x} in a file entry")
+    raise _Unreadable(f"form {form:#x} in a file entry")
 
 
 class _Program:
     """The line program's state machine (DWARF's registers that ncu_report's answers depend on)."""
 
-    def __init__(self, header: _Header, unit: _Reader, relocated: dict, rows: dict):
+    def __init__(self, header: _Header, unit: _Bytes, relocated: dict, rows: dict):
         self.header, self.unit, self.relocated, self.rows = header, unit, relocated, rows
         self.function: str | None = None
         self.reset()
@@ -351,17 +351,17 @@ class _Program:
 
     def emit(self, end: bool = False) -> None:
         if self.function is None:
-            raise _Bad("a row before any relocated address")
+            raise _Unreadable("a row before any relocated address")
         place: Place = NOWHERE
         if not end:
             if not 0 <= self.file < len(self.header.files) or self.header.files[self.file] is None:
-                raise _Bad(f"file index {self.file}")
+                raise _Unreadable(f"file index {self.file}")
             if self.line < 0:
-                raise _Bad("a negative line")
+                raise _Unreadable("a negative line")
             place = (self.header.files[self.file], self.line or None)
         offsets, places = self.rows.setdefault(self.function, ([], []))
         if offsets and offsets[-1] > self.address:
-            raise _Bad("a row before the one written last")  # what bisect needs; nvcc writes them in order
+            raise _Unreadable("a row before the one written last")  # what bisect needs; nvcc writes them in order
         if offsets and offsets[-1] == self.address:
             if end or places[-1] == NOWHERE:  # a row that covers no byte; a sequence that starts where one ended
                 places[-1] = place
@@ -396,7 +396,7 @@ class _Program:
         unit = self.unit
         length = unit.uleb()
         if length == 0 or unit.at + length > unit.end:
-            raise _Bad("an extended opcode past its unit")
+            raise _Unreadable("an extended opcode past its unit")
         at = unit.at
         opcode = unit.unsigned(1)
         if opcode == 1:  # end_sequence
@@ -404,8 +404,8 @@ class _Program:
             self.reset()
         elif opcode == 2:  # set_address: an offset into the kernel its relocation names
             if length - 1 != _ADDRESS_SIZE or unit.unsigned(_ADDRESS_SIZE) != 0 or at + 1 not in self.relocated:
-                raise _Bad("an address that is not relocated to a kernel")
+                raise _Unreadable("an address that is not relocated to a kernel")
             self.function, self.address = self.relocated[at + 1]
         elif opcode == 3 and self.header.version < 5:  # define_file: a relative name in the compilation directory
-            raise _Bad("a file defined in the program")
+            raise _Unreadable("a file defined in the program")
         unit.at = at + length  # others (set_discriminator, NVIDIA's 0x90 that opens inlined code's rows): skipped

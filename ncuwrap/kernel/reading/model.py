@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # the model's names load without pandas or numpy (the .ncu-re
     import numpy as np
     import pandas as pd
 
-NCU_REP_MAGIC = b"NVR\x00"  # the first bytes of a .ncu-rep (its framing: ncuwrap.kernel.reading.ncu_rep)
+NCU_REP_MAGIC = b"NVR\x00"  # the first bytes of a .ncu-rep (its framing: ncuwrap.kernel.reading.ncu_rep_format)
 
 # Columns describing a launch; every other column of Profile.frame is an ncu metric (its name has "__").
 META_COLUMNS = (

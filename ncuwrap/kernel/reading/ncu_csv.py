@@ -28,7 +28,7 @@ from ncuwrap.kernel.reading.model import ColumnTable, FrameTable, LaunchTable, P
 from ncuwrap.core.kernel_names import function_name
 from ncuwrap.kernel.reading.units import scale_to_base
 
-if TYPE_CHECKING:  # a raw page is read without pandas (0.3 s of imports); the details page and Profile.frame use it
+if TYPE_CHECKING:  # a raw page is read without pandas (its import was a large share of the read: docs/scale.md); the details page and Profile.frame use it
     import pandas as pd
 
 _LAUNCH_COLUMNS = {
@@ -137,7 +137,7 @@ def _text_lengths(table: pa.Table, columns: list[str]) -> np.ndarray:
 
 def _numpy(cells: pa.ChunkedArray, kind: pa.DataType) -> np.ndarray:
     """A column of numbers as a numpy array of ``kind`` (float64: a null is NaN; int64: no nulls), read from
-    the Arrow buffers: Arrow's own conversion (to_numpy) imports pandas, 0.3 s of a raw page's diagnosis."""
+    the Arrow buffers: Arrow's own conversion (to_numpy) imports pandas, which a raw page's read does without."""
     array = pc.cast(cells, kind).combine_chunks()
     dtype = np.float64 if kind == pa.float64() else np.int64
     if not len(array):
@@ -376,7 +376,8 @@ def _raw_launches(path: Path, table: pa.Table, present: list[str], metric_column
 
 
 # A gzipped export is unpacked to a temporary file first; more than this is refused (a bomb, or a
-# report far beyond what one diagnosis should read: 10,000 full-set launches are ~1.7 GB).
+# report far beyond what one diagnosis should read: over twenty times the 10,000-launch full-set export of
+# docs/scale.md).
 GZIP_LIMIT = 4 << 30
 
 
@@ -549,7 +550,7 @@ def _read_details(path: Path, offset: int) -> Profile:
         mixed = tidy[tidy["key"].isin(textual)]
         mixed = mixed.assign(value=mixed["number"].astype(object).where(mixed["number"].notna(), mixed["text"].where(mixed["text"] != "")))
         # Numbers and texts as two blocks (text columns last): pandas works column by column on
-        # interleaved types, ~0.1 ms per column, and a page can have 100,000 of them.
+        # interleaved types (docs/scale.md, figures behind the code), and a page can have 100,000 of them.
         texts = mixed.pivot(index="ID", columns="key", values="value").reindex(index=first.index, columns=textual)
         wide = pd.concat([wide.drop(columns=textual), texts], axis=1)
     launches = first.reset_index()

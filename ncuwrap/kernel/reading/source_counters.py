@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ncuwrap.core import packed
 from ncuwrap.core.errors import InputError
-from ncuwrap.kernel.reading.ncu_rep_file import PerPc
+from ncuwrap.kernel.reading.ncu_rep_format import PerPc
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,7 +133,7 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
 
 
 def _instances(metric) -> dict[int, float]:
-    """PC -> value of a per-instruction metric (as_double: value() costs 4x as much per call)."""
+    """PC -> value of a per-instruction metric (as_double: value() costs more per call, docs/scale.md, figures behind the code)."""
     ids = metric.correlation_ids()
     if ids is None:
         return {}
@@ -155,7 +155,7 @@ def _per_pc(values: dict, dtype) -> PerPc:
 
 
 # ncu_report disassembles a function on the first SASS asked of it and answers each further PC at a
-# cost (7,700 PCs of a cuBLAS GEMM: 1.3 s in all), so only the instructions that can be shown get it:
+# cost (docs/scale.md, figures behind the code), so only the instructions that can be shown get it:
 # the SASS_TOP largest of every counter (and of idle lanes).
 SASS_TOP = 16
 

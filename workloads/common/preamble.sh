@@ -1,0 +1,30 @@
+# The set-up every device script of workloads/ and benchmarks/device/ shares, sourced from the repository root
+# on the lent GPU machine:
+#
+#   . workloads/common/preamble.sh TAG
+#
+# - no `set -e` (a step that fails is logged and the next one still runs), an unset variable is an error, and a
+#   pipeline fails as its first failing command does;
+# - START: the seconds since the epoch when it was sourced (log's elapsed time);
+# - the carried wheels (.whl/*.whl, where carried) installed into /tmp/site, no index, no dependencies;
+# - PYTHONPATH: this tree, /tmp/site and Nsight Compute's extras/python (its report reader, ncu_report);
+#   PYTHONUNBUFFERED; COLUMNS=100 (ncuwrap's terminal output at the width the fixtures were taken at);
+# - LD_LIBRARY_PATH: .devicelibs first (nsys there needs its libdw/libelf: /work/shared/device/README.md);
+# - NCU and NSYS: the lent machine's Nsight Compute 2025.3.1 install, unless already set;
+# - OUT (default ./device-out: what comes back) and W=/tmp/TAG, with W/keep for what is to be packed;
+# - log LINE...: the line with the seconds since START, appended to W/keep/summary.txt, then W/keep packed into
+#   OUT/TAG.tgz, so that a run cut short by its time limit still brings back what it had.
+set -uo pipefail
+START=$(date +%s)
+TAG=${1:?usage: . workloads/common/preamble.sh TAG}
+if compgen -G ".whl/*.whl" > /dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+fi
+NCU_HOME=${NCU_HOME:-/opt/nvidia/nsight-compute/2025.3.1}
+export PYTHONPATH=$PWD:/tmp/site:$NCU_HOME/extras/python PYTHONUNBUFFERED=1 COLUMNS=100
+export LD_LIBRARY_PATH=$PWD/.devicelibs:${LD_LIBRARY_PATH:-}
+NCU=${NCU:-$NCU_HOME/ncu}
+NSYS=${NSYS:-$NCU_HOME/host/target-linux-x64/nsys}
+OUT=${OUT:-$PWD/device-out}
+W=/tmp/$TAG; rm -rf "$W"; mkdir -p "$W/keep" "$OUT"
+log() { echo "=== [$(( $(date +%s) - START )) s] $*" | tee -a "$W/keep/summary.txt"; (cd "$W/keep" && tar -czf "$OUT/$TAG.tgz" .); }
