@@ -12,7 +12,7 @@ CALIBRATION_FILE = "whatif.yaml"
 
 
 @dataclass(frozen=True)
-class Calibration:
+class ReplayCalibration:
     machine: str
     source: str
     graph_launch_ns: float
@@ -23,8 +23,8 @@ class Calibration:
 
 
 @lru_cache(maxsize=1)
-def calibration() -> Calibration:
+def calibration() -> ReplayCalibration:
     doc = safeyaml.load((data_dir("rules") / CALIBRATION_FILE).read_text(encoding="utf-8"))
-    return Calibration(machine=str(doc["machine"]), source=str(doc["source"]),
+    return ReplayCalibration(machine=str(doc["machine"]), source=str(doc["source"]),
                        **{k: float(doc[k]) for k in ("graph_launch_ns", "graph_launch_per_node_ns",
                                                       "graph_node_gap_ns", "pinned_h2d_gbps", "async_call_ns")})

@@ -9,7 +9,7 @@ from ncuwrap.core.numbers import clean
 
 
 @dataclass(frozen=True)
-class Prediction:
+class RemedyPrediction:
     """One remedy replayed: the mean step it predicts and its speedup over the step without the tracer."""
 
     remedy: str
@@ -41,7 +41,7 @@ class WhatIf:
     calls: int  # host calls in the graph (the ones that launch GPU work or wait for it)
     events: int  # GPU events in the graph
     cross_stream: int  # cross-stream edges found
-    remedies: tuple[Prediction, ...]  # no_tracer first, then the others by speedup, largest first
+    remedies: tuple[RemedyPrediction, ...]  # no_tracer first, then the others by speedup, largest first
     not_predicted: tuple[NotPredicted, ...]
     critical_path: tuple[tuple[str, float], ...] = ()  # (part, ns a step) of the replayed steps' critical path, adding up to the step
 
@@ -56,12 +56,12 @@ class WhatIf:
             return math.nan
         return 100.0 * (self.replayed_step_ns / self.measured_step_ns - 1.0)
 
-    def best(self) -> Prediction | None:
+    def best(self) -> RemedyPrediction | None:
         """The remedy that buys most, the tracer's own cost aside."""
         others = [p for p in self.remedies if p.remedy != "no_tracer"]
         return max(others, key=lambda p: p.speedup) if others else None
 
-    def get(self, remedy: str) -> Prediction | None:
+    def get(self, remedy: str) -> RemedyPrediction | None:
         return next((p for p in self.remedies if p.remedy == remedy), None)
 
     def to_json(self) -> dict:

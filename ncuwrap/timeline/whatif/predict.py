@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncuwrap.timeline.whatif import graph as graph_module
-from ncuwrap.timeline.whatif.calibration import Calibration, calibration
-from ncuwrap.timeline.whatif.model import NotPredicted, Prediction, WhatIf
+from ncuwrap.timeline.whatif.calibration import ReplayCalibration, calibration
+from ncuwrap.timeline.whatif.model import NotPredicted, RemedyPrediction, WhatIf
 from ncuwrap.timeline.whatif.remedies import REMEDIES, TRACER
 from ncuwrap.timeline.whatif.replay import PATH_PARTS, replay
 
@@ -23,7 +23,7 @@ class Context:
 
     producer: str | None
     frames: int  # Python frames the capture holds in the window (the profiler's with_stack)
-    calibration: Calibration
+    calibration: ReplayCalibration
     workers: int
     cores: int | None
     pinned_h2d_bytes_per_s: float | None  # the capture's own pinned host-to-device rate (copies of at least 1 MiB)
@@ -66,7 +66,7 @@ def predict(data, steps, *, workers: int | None = None, op_limits=None) -> WhatI
     untraced = replay(base)
     if min(replayed.window_ns, untraced.window_ns, g.measured_window_ns) <= 0:
         return None  # steps of no length (events of no duration): nothing a remedy could shorten
-    predictions = [Prediction(TRACER.NAME, untraced.step_ns, replayed.step_ns / untraced.step_ns, TRACER.assumes(ctx))]
+    predictions = [RemedyPrediction(TRACER.NAME, untraced.step_ns, replayed.step_ns / untraced.step_ns, TRACER.assumes(ctx))]
     skipped = []
     for remedy in REMEDIES:
         why = remedy.applies(base, ctx)
@@ -79,7 +79,7 @@ def predict(data, steps, *, workers: int | None = None, op_limits=None) -> WhatI
         if after.window_ns <= 0:
             skipped.append(NotPredicted(remedy.NAME, "the replay leaves a step of no length: the capture's times cannot carry it"))
             continue
-        predictions.append(Prediction(remedy.NAME, after.step_ns, untraced.step_ns / after.step_ns, remedy.assumes(ctx)))
+        predictions.append(RemedyPrediction(remedy.NAME, after.step_ns, untraced.step_ns / after.step_ns, remedy.assumes(ctx)))
     first, rest = predictions[0], sorted(predictions[1:], key=lambda p: -p.speedup)
     return WhatIf(measured_step_ns=g.measured_window_ns / g.steps, replayed_step_ns=replayed.step_ns, untraced_step_ns=untraced.step_ns,
                   steps=g.steps, calls=g.calls, events=g.events, cross_stream=g.cross_stream, remedies=(first, *rest),
