@@ -29,7 +29,8 @@ def main() -> int:
     args = parser.parse_args()
     env = {**os.environ, "NCUWRAP_FUZZ_SCALE": str(args.scale), "NCUWRAP_FUZZ_RANDOM": "1"}
     started = time.perf_counter()
-    code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fuzz.py", "tests/test_fuzz_whatif.py"],
+    code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fuzz.py", "tests/test_fuzz_whatif.py",
+                            "tests/test_fuzz_op_shapes.py"],
                            cwd=ROOT, env=env)
     print(f"fuzz soak: scale {args.scale}, {time.perf_counter() - started:.0f} s, exit {code}")
     return code
