@@ -13,6 +13,8 @@ CALIBRATION_FILE = "whatif.yaml"
 
 @dataclass(frozen=True)
 class ReplayCalibration:
+    """The machine's figures the remedies use where the capture does not show them (rules/whatif.yaml)."""
+
     machine: str
     source: str
     graph_launch_ns: float

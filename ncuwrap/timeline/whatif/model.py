@@ -23,6 +23,8 @@ class RemedyPrediction:
 
 @dataclass(frozen=True)
 class NotPredicted:
+    """A remedy the replay did not predict, and why (nothing in the steps for it to act on, or no op shapes)."""
+
     remedy: str
     why: str
 
