@@ -36,12 +36,20 @@ class Calibration:
     measured: str  # when and by what
     nsys_call_ns: float  # nsys's CUDA trace, a CUDA call
     nsys_op_ns: float  # nsys --pytorch=autograd-nvtx, an op range
+    nsys_shapes_op_ns: float  # nsys --pytorch=autograd-shapes-nvtx, an op range with its sizes
     profiler_event_ns: float  # the PyTorch profiler, a CPU op or CUDA call (no stacks, no shapes)
     profiler_stack_event_ns: float  # the same with with_stack=True and record_shapes=True
 
     def to_json(self) -> dict:
         return {"machine": self.machine, "measured": self.measured, "nsys_call_ns": self.nsys_call_ns, "nsys_op_ns": self.nsys_op_ns,
+                "nsys_shapes_op_ns": self.nsys_shapes_op_ns,
                 "profiler_event_ns": self.profiler_event_ns, "profiler_stack_event_ns": self.profiler_stack_event_ns}
+
+
+def has_shapes(data) -> bool:
+    """Whether ``data``'s op ranges carry their inputs' sizes (nsys --pytorch=autograd-shapes-nvtx, the profiler's record_shapes)."""
+    ops = getattr(data, "ops", None)
+    return ops is not None and "shapes" in ops and bool((ops["shapes"].codes >= 0).any())
 
 
 @lru_cache(maxsize=1)
@@ -51,7 +59,8 @@ def calibration() -> Calibration:
     doc = safeyaml.load(path.read_text(encoding="utf-8"))
     costs = doc["costs_ns"]
     return Calibration(machine=str(doc["machine"]), measured=str(doc["measured"]), nsys_call_ns=float(costs["nsys_cuda_call"]),
-                       nsys_op_ns=float(costs["nsys_pytorch_op_range"]), profiler_event_ns=float(costs["profiler_event"]),
+                       nsys_op_ns=float(costs["nsys_pytorch_op_range"]), nsys_shapes_op_ns=float(costs["nsys_pytorch_shapes_op_range"]),
+                       profiler_event_ns=float(costs["profiler_event"]),
                        profiler_stack_event_ns=float(costs["profiler_event_with_stack_and_shapes"]))
 
 
@@ -130,10 +139,10 @@ class TracerCost:
                 "calibration": self.calibration.to_json()}
 
 
-def estimate(steps, producer: str | None) -> TracerCost | None:
+def estimate(steps, producer: str | None, shapes: bool = False) -> TracerCost | None:
     """The tracer's cost in ``steps``' steady steps (ncuwrap.timeline.steps.Steps), by who recorded them
-    (``producer``: the capture's, "nsys ..." or the PyTorch profiler); None where the CUDA API was not traced
-    (nothing to count)."""
+    (``producer``: the capture's, "nsys ..." or the PyTorch profiler; ``shapes``: its op ranges carry their sizes);
+    None where the CUDA API was not traced (nothing to count)."""
     steady = steps.steady
     if steady[0].api_calls is None:
         return None
@@ -144,7 +153,7 @@ def estimate(steps, producer: str | None) -> TracerCost | None:
     if profiler:
         per_call = per_op = c.profiler_stack_event_ns if frames else c.profiler_event_ns
     else:
-        per_call, per_op = c.nsys_call_ns, c.nsys_op_ns
+        per_call, per_op = c.nsys_call_ns, c.nsys_shapes_op_ns if shapes else c.nsys_op_ns
     waits = None if steady[0].host_wait_ns is None else sum(r.host_wait_ns for r in steady) / n
     return TracerCost(tracer=PROFILER if profiler else NSYS, calls=sum(r.api_calls for r in steady) / n, ops=sum(r.ops for r in steady) / n,
                       frames=frames, per_call_ns=per_call, per_op_ns=per_op, traced_ns=steps.mean_period_ns,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ncuwrap.timeline import tracer as tracer_module
 from ncuwrap.timeline.whatif import graph as graph_module
 from ncuwrap.timeline.whatif.calibration import ReplayCalibration, calibration
 from ncuwrap.timeline.whatif.model import NotPredicted, RemedyPrediction, WhatIf
@@ -29,6 +30,7 @@ class Context:
     pinned_h2d_bytes_per_s: float | None  # the capture's own pinned host-to-device rate (copies of at least 1 MiB)
     host_work_ms: float = graph_module.HOST_WORK_NS / 1e6
     op_limits: object = None  # ncuwrap.timeline.oplimits.model.OpLimits of the same steps (None: no op shapes recorded)
+    shapes: bool = False  # the op ranges carry their sizes (they cost nsys more a range)
 
 
 def context_of(data, g, workers: int | None = None, op_limits=None) -> Context:
@@ -36,7 +38,7 @@ def context_of(data, g, workers: int | None = None, op_limits=None) -> Context:
     if workers is None:
         workers = max(1, min(8, cores - 2)) if cores else DEFAULT_WORKERS
     return Context(producer=data.producer, frames=int(g.h_frames.sum()), calibration=calibration(), workers=workers, cores=cores,
-                   pinned_h2d_bytes_per_s=_pinned_rate(data), op_limits=op_limits)
+                   pinned_h2d_bytes_per_s=_pinned_rate(data), op_limits=op_limits, shapes=tracer_module.has_shapes(data))
 
 
 def _pinned_rate(data) -> float | None:

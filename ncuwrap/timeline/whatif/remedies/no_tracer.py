@@ -10,16 +10,17 @@ NAME = "no_tracer"
 MIN_CALL_NS = 1_000  # no CUDA call is cheaper than this without a tracer
 
 
-def costs(producer: str | None) -> tuple[float, float, str]:
-    """The per-call and per-op (range, event or frame) cost of the tracer that wrote the capture, and its name."""
+def costs(producer: str | None, shapes: bool = False) -> tuple[float, float, str]:
+    """The per-call and per-op (range, event or frame) cost of the tracer that wrote the capture, and its name;
+    ``shapes``: nsys's op ranges carry their sizes."""
     c = tracer_module.calibration()
     if producer is not None and not str(producer).startswith("nsys"):
         return c.profiler_event_ns, c.profiler_event_ns, tracer_module.PROFILER
-    return c.nsys_call_ns, c.nsys_op_ns, tracer_module.NSYS
+    return c.nsys_call_ns, c.nsys_shapes_op_ns if shapes else c.nsys_op_ns, tracer_module.NSYS
 
 
 def apply(graph, context) -> None:
-    per_call, per_op, _ = costs(context.producer)
+    per_call, per_op, _ = costs(context.producer, context.shapes)
     if context.frames:  # the profiler with stacks and shapes
         per_call = per_op = tracer_module.calibration().profiler_stack_event_ns
     g = graph
@@ -31,7 +32,7 @@ def apply(graph, context) -> None:
 
 
 def assumes(context) -> str:
-    per_call, per_op, name = costs(context.producer)
+    per_call, per_op, name = costs(context.producer, context.shapes)
     c = tracer_module.calibration()
     return (f"the tracer's host cost ({name}), {per_call / 1e3:.2g} us a CUDA call and {per_op / 1e3:.2g} us an op "
             f"{'or frame' if name == tracer_module.PROFILER else 'range'} as measured on {c.machine} ({c.measured}), is taken off the host's "
