@@ -113,6 +113,19 @@ class StepGraph:
     unexplained: int = 0  # events that started late with no other stream's work to explain it
     typical_latency_ns: float = DEFAULT_LATENCY_NS
 
+    def sort_by_launch(self) -> None:
+        """The GPU events back in launch order (by launch call, those launched before the window first), every
+        index into them remapped: a remedy that re-hangs events on other calls leaves them out of order."""
+        order = np.lexsort((np.arange(self.events), self.g_call))
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(order.size)
+        for name in ("g_start", "g_end", "g_dur", "g_kind", "g_row", "g_stream", "g_call", "g_lat", "g_qgap", "g_dep", "g_dgap", "g_bytes",
+                     "g_pageable_h2d"):
+            setattr(self, name, getattr(self, name)[order])
+        self.g_dep = np.where(self.g_dep >= 0, inverse[np.clip(self.g_dep, 0, None)], -1)
+        self.h_wait = np.where(self.h_wait >= 0, inverse[np.clip(self.h_wait, 0, None)], -1)
+        self.extra_deps = {int(inverse[k]): [(int(inverse[d]), gap) for d, gap in v] for k, v in self.extra_deps.items()}
+
     def copy(self) -> "StepGraph":
         out = StepGraph(**{k: (v.copy() if isinstance(v, np.ndarray) else list(v) if isinstance(v, list) else v)
                            for k, v in self.__dict__.items() if k != "extra_deps"})

@@ -8,7 +8,6 @@ I/O), waits for other processes, synchronisations and blocking copies.
 
 from __future__ import annotations
 
-import numpy as np
 
 from ncuwrap.timeline.whatif.graph import COPY_CALL, LAUNCH, WAIT, is_sync_name
 
@@ -63,21 +62,7 @@ def apply(g, context) -> None:
             g.g_qgap[j] = int(cal.graph_node_gap_ns)
             nodes += 1
         g.h_own[head] = int(cal.graph_launch_ns + cal.graph_launch_per_node_ns * nodes)
-    # events re-hung on their stretch's head keep their launch order (heads come first)
-    order = np.lexsort((np.arange(g.events), np.where(g.g_call >= 0, g.g_call, -1)))
-    _reorder(g, order)
-
-
-def _reorder(g, order: np.ndarray) -> None:
-    """The GPU events in a new launch order, every index into them remapped."""
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(order.size)
-    for name in ("g_start", "g_end", "g_dur", "g_kind", "g_row", "g_stream", "g_call", "g_lat", "g_qgap", "g_dep", "g_dgap", "g_bytes",
-                 "g_pageable_h2d"):
-        setattr(g, name, getattr(g, name)[order])
-    g.g_dep = np.where(g.g_dep >= 0, inverse[np.clip(g.g_dep, 0, None)], -1)
-    g.h_wait = np.where(g.h_wait >= 0, inverse[np.clip(g.h_wait, 0, None)], -1)
-    g.extra_deps = {int(inverse[k]): [(int(inverse[d]), gap) for d, gap in v] for k, v in g.extra_deps.items()}
+    g.sort_by_launch()  # events re-hung on their stretch's head
 
 
 def assumes(context) -> str:

@@ -50,10 +50,7 @@ def apply(g, context) -> None:
         for i in np.flatnonzero(g.h_wait == j).tolist():  # the copy call's own wait, and a synchronize that waited for the copy
             g.h_wait[i] = -1
             g.h_flags[i] &= ~WAIT
-    order = np.lexsort((np.arange(g.events), np.where(g.g_call >= 0, g.g_call, -1)))
-    from ncuwrap.timeline.whatif.remedies.cuda_graphs import _reorder
-
-    _reorder(g, order)
+    g.sort_by_launch()
 
 
 def assumes(context, g=None) -> str:
