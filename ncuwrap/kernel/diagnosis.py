@@ -19,6 +19,7 @@ from ncuwrap.kernel import estimate
 from ncuwrap.core import progress
 from ncuwrap.core.launch_selection import LaunchSelection
 from ncuwrap.kernel.attribution import NO_COUNTERS, attribute
+from ncuwrap.kernel.launch_records import RecordColumns
 from ncuwrap.core.gc_pause import no_collection_pauses
 from ncuwrap.kernel import metrics as kernel_metrics
 from ncuwrap import ruleset
@@ -139,16 +140,17 @@ def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: LaunchSel
                                              profile.source.path)
     evaluation = Evaluation(source, rules, estimate)  # kernel rules' estimates: ncuwrap.kernel.estimate
     with no_collection_pauses():
-        kernels = _kernels(evaluation, profile, [int(r) for r in rows], meta, rules)
+        kernels, columns = _kernels(evaluation, profile, [int(r) for r in rows], meta, rules)
     return Diagnosis(
         source=_source_info(profile, source),
         rules_path=rules.path,
         rules_version=rules.version,
         rules_name=rules.name,
-        kernels=tuple(kernels),
+        kernels=kernels,
         reprofile=_reprofile(kernels, source.kind),
         lines_hint=None if profile.sources or not _points_at_lines(rules) else NO_COUNTERS,
         notes=(profile.fallback.note(),) if profile.fallback is not None else (),
+        columns=columns,
     )
 
 
@@ -182,10 +184,12 @@ def _reprofile(kernels, kind: str) -> Reprofile | None:
     return Reprofile(rules=rules, missing=missing, launches=len(lacking), how=_how(missing, kind))
 
 
-def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: dict, rules: ruleset.RuleSet) -> list[KernelVerdict]:
-    """The verdict of each launch of ``rows``. Everything that can be is read or computed by whole
-    columns (the decisions, the metrics shown, the charts) and only put together per launch: a
-    report of 10,000 launches costs about as much as reading it."""
+def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: dict,
+             rules: ruleset.RuleSet) -> tuple[tuple[KernelVerdict, ...], RecordColumns]:
+    """The verdict of each launch of ``rows``, and the columns they were read from (their document's records are
+    shared by them). Everything that can be is read or computed by whole columns (the decisions, the metrics
+    shown, the charts) and only put together per launch: a report of 10,000 launches costs about as much as
+    reading it."""
     source: _Launches = evaluation.source
     display = list(dict.fromkeys(rules.display))
     evidence_names = list(dict.fromkeys([*KEY_METRICS, *(n for f in rules.findings for n in f.evidence)]))
@@ -240,7 +244,8 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
             source_counters=_source_counters(counters),
             next_step=decision.next_step,
         ))
-    return out
+    kernels = tuple(out)
+    return kernels, RecordColumns(kernels, rows, source.lookup, display, CHART_METRICS, compared)
 
 
 def _dims_of(texts: list):

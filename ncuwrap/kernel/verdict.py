@@ -225,11 +225,7 @@ class KernelVerdict:
     def document(self) -> dict:
         """Its record in the diagnosis document (v3 and v4): the v2 record, then what 'compare' reads besides it
         (every metric a finding's evidence or a comparison reads; the effects that estimate a fix)."""
-        compared = self.compared_metrics
-        out = self.to_json()
-        out["compared"] = compared.to_dict() if isinstance(compared, MetricRow) else dict(compared)
-        out["effects"] = self.effects.to_json() if self.effects is not None else None
-        return out
+        return {key: get(self) for key, get in DOCUMENT.items()}
 
     @property
     def ncu_rules_shown(self) -> tuple[NcuRule, ...]:
@@ -268,34 +264,50 @@ class KernelVerdict:
         return [f.id for f in self.findings]
 
     def to_json(self) -> dict:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "display_name": self.display_name,
-            "launch": {"grid": self.grid, "block": self.block},
-            "duration_ns": self.duration_ns,
-            "bound": self.bound,
-            "limiter": self.limiter,
-            "borderline": self.borderline,
-            "pipe": self.pipe,
-            "pipe_pct": self.pipe_pct,
-            "tensor": self.tensor,
-            "why": self.why,
-            "estimated_gain_pct": self.estimated_gain_pct,
-            "stalls": [s.to_json() for s in self.stalls],
-            "ncu_rules": [r.to_json() for r in self.ncu_rules],
-            "findings": [f.to_json() for f in self.findings],
-            "not_evaluated": [n.to_json() for n in self.not_evaluated],
-            "decision_path": [s.to_json() for s in self.path],
-            "metrics": self.display_metrics,
-            "chart": self.chart_metrics,
-            "roofline": self.roofline.to_json() if self.roofline else None,
-            "process": {"id": self.process_id, "name": self.process_name},
-            "stream": self.stream,
-            "where": self.where.to_json() if self.where is not None else None,
-            "source_counters": self.source_counters,
-            "next_step": self.next_step.to_json() if self.next_step is not None else None,
-        }
+        return {key: get(self) for key, get in RECORD.items()}
+
+
+def _compared(k: KernelVerdict) -> dict:
+    compared = k.compared_metrics
+    return compared.to_dict() if isinstance(compared, MetricRow) else dict(compared)
+
+
+# A launch's record (v2), value by value: KernelVerdict.to_json makes the whole record of them, and
+# ncuwrap.kernel.launch_records the values a launch of a large report differs in from its like.
+RECORD = {
+    "id": operator.attrgetter("id"),
+    "name": operator.attrgetter("name"),
+    "display_name": operator.attrgetter("display_name"),
+    "launch": lambda k: {"grid": k.grid, "block": k.block},
+    "duration_ns": operator.attrgetter("duration_ns"),
+    "bound": operator.attrgetter("bound"),
+    "limiter": operator.attrgetter("limiter"),
+    "borderline": operator.attrgetter("borderline"),
+    "pipe": operator.attrgetter("pipe"),
+    "pipe_pct": operator.attrgetter("pipe_pct"),
+    "tensor": operator.attrgetter("tensor"),
+    "why": operator.attrgetter("why"),
+    "estimated_gain_pct": operator.attrgetter("estimated_gain_pct"),
+    "stalls": lambda k: [s.to_json() for s in k.stalls],
+    "ncu_rules": lambda k: [r.to_json() for r in k.ncu_rules],
+    "findings": lambda k: [f.to_json() for f in k.findings],
+    "not_evaluated": lambda k: [n.to_json() for n in k.not_evaluated],
+    "decision_path": lambda k: [s.to_json() for s in k.path],
+    "metrics": operator.attrgetter("display_metrics"),
+    "chart": operator.attrgetter("chart_metrics"),
+    "roofline": lambda k: k.roofline.to_json() if k.roofline else None,
+    "process": lambda k: {"id": k.process_id, "name": k.process_name},
+    "stream": operator.attrgetter("stream"),
+    "where": lambda k: k.where.to_json() if k.where is not None else None,
+    "source_counters": operator.attrgetter("source_counters"),
+    "next_step": lambda k: k.next_step.to_json() if k.next_step is not None else None,
+}
+# Its record in the diagnosis document (v3 and v4): the v2 record, then what 'compare' reads besides it.
+DOCUMENT = {
+    **RECORD,
+    "compared": _compared,
+    "effects": lambda k: k.effects.to_json() if k.effects is not None else None,
+}
 
 
 @dataclass(frozen=True)
@@ -354,6 +366,9 @@ class Diagnosis(Displayed):
     stop_line: "StopLine | None" = None
     # How the report was read, where it is worth a line (launches NVIDIA's reader read: Profile.fallback).
     notes: tuple[str, ...] = ()
+    # The report's columns the verdicts were read from (ncuwrap.kernel.launch_records.RecordColumns): the
+    # document's launch records are shared by them, without making each whole. None: made one at a time.
+    columns: object = field(default=None, repr=False, compare=False)
 
     @property
     def processes(self) -> tuple[str, ...]:
@@ -383,7 +398,7 @@ class Diagnosis(Displayed):
             "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
             "facts": self.source.facts(),
             "roles": self.roles,
-            "kernels": share_launches(k.document() for k in self.kernels),  # one at a time: never all whole at once
+            "kernels": self._launch_records(),
             "ranking": [r.to_json() for r in self.ranking()],
             "groups": [g.to_json() for g in self.groups()],
             "reprofile": self.reprofile.to_json() if self.reprofile else None,
@@ -392,6 +407,12 @@ class Diagnosis(Displayed):
             **({"stop_line": self.stop_line.to_json()} if self.stop_line else {}),
             **({"notes": list(self.notes)} if self.notes else {}),
         }
+
+    def _launch_records(self) -> list[dict]:
+        """The document's launches (v4): by the report's columns where the verdicts were read from them, else
+        each launch's whole record one at a time (never all whole at once)."""
+        shared = self.columns.shared(self.kernels) if self.columns is not None else None
+        return shared if shared is not None else share_launches(k.document() for k in self.kernels)
 
     def __repr__(self) -> str:
         """One line (the whole result is in its fields, its report in ``ncuwrap.render_result``): the report, how
