@@ -4,18 +4,21 @@
 compares it with its like's value by value: most of a large report's JSON time, though a later launch
 differs from its like in a few values, or none. For a diagnosis read from a report's columns
 (:mod:`ncuwrap.kernel.diagnosis`), :class:`RecordColumns` finds the same likes, and the values that can
-differ from the like's, by whole columns; only those are made, marked and compared, by json_delta's own
-functions (``compare_value``, ``mark_part``), so that the launches are the ones share_launches writes
-(tests/test_launch_records.py compares the two on every report in tests/data).
+differ from the like's, by whole columns; it makes, marks and compares only those, one part of the record
+at a time for all launches, with json_delta's own functions (``compare_value``, ``mark_part``, ``_diff``),
+so that the launches are the ones share_launches writes (tests/test_launch_records.py compares the two on
+every report in tests/data and on SYNTHETIC reports of varied launches).
 
-A value is passed over only where it is surely the same as its like's:
+What it relies on, by construction of the verdicts: the metrics a record shows (``metrics``, ``chart``,
+``compared``, a decision step's values, a finding's evidence) are the report's columns cleaned value by value
+(ncuwrap.core.numbers: None for NaN and infinity, an int for a whole number), and a name holds the same
+column's value in each of them. So a value is passed over only where it is surely the same as its like's:
 
-- a metric of ``metrics``, ``chart`` or ``compared``, where the report's raw values of the two launches are
-  the same: the record holds the column cleaned (ncuwrap.core.numbers, value by value), and its repeat mark
-  compares it with the same column's value in ``metrics``;
+- a metric whose raw values at the two launches are the same (equal raw values clean alike), or, in a part
+  marked against ``metrics`` (``chart``, ``compared``, the steps' values), one that is a number at both
+  launches where ``metrics`` or ``compared`` holds it: both are written as the repeat mark;
 - any other value, where it is the same object or an equal value of the same type, or a part made of such
-  values (the decision's steps, the findings, the stalls, the roofline) equal to its like's: they are made of
-  the same cleaned columns, whose equal values write the same JSON text and are marked alike.
+  values (the steps, the findings, the stalls, the roofline) equal to its like's.
 
 Anything else is made and compared as share_launches does.
 """
@@ -32,9 +35,9 @@ import orjson
 from ncuwrap.kernel.json_delta import REPEAT, _diff, _pointer, _same, compare_value, mark_part, repeats
 from ncuwrap.kernel.verdict import DOCUMENT, KernelVerdict
 
-# The record's parts whose values are metrics (one column each), in the record's order.
+# The record's parts whose values are metrics (one column each).
 _METRIC_PARTS = ("metrics", "chart", "compared")
-# Parts that are one value: passed over where their like's is the same object or an equal value of the same type.
+# Parts of one JSON scalar each: passed over where their like's is the same object or an equal value of the same type.
 _VALUES = ("name", "display_name", "duration_ns", "bound", "limiter", "borderline", "pipe", "pipe_pct", "why", "estimated_gain_pct",
            "stream")
 # Parts made of the report's cleaned values: passed over where the verdict's own objects are equal.
@@ -50,20 +53,23 @@ _MADE = {
     "next_step": operator.attrgetter("next_step"),
 }
 # Parts marked against `metrics` and `compared` (json_delta._parts): a list of mappings, each with a mapping to mark.
-_MARKED = {"decision_path": ("path", "values"), "findings": ("findings", "evidence")}
+_MARKED = {"decision_path": "values", "findings": "evidence"}
 
 
 class RecordColumns:
     """The columns a diagnosis's verdicts were read from: ``kernels`` (its verdicts, in order) of the report's
     ``rows``; ``lookup``, a metric's raw values for every row of the report (what the verdicts' metrics were
-    cleaned from); the metrics shown (``display``, each launch's `metrics` holding those it knows), charted and
-    compared (``compared``: the columns every launch's MetricRow reads)."""
+    cleaned from); the metrics shown (``display``: each launch's `metrics` holds those it knows), charted and
+    compared (``compared``: the columns every launch's MetricRow reads, by row)."""
 
     def __init__(self, kernels: tuple[KernelVerdict, ...], rows: list[int], lookup, display: list[str], chart: tuple[str, ...],
                  compared: dict[str, list]):
         self.kernels, self.rows, self._lookup = kernels, rows, lookup
         self.names = {"metrics": list(display), "chart": list(chart), "compared": list(compared)}
         self._compared = compared
+        self._display = frozenset(display)
+        # Where a decision step's or a finding's number is marked: a name `metrics` holds when known, or `compared` holds.
+        self._markable = frozenset(display) | frozenset(compared)
 
     def shared(self, kernels) -> list[dict] | None:
         """The v4 launch records of ``kernels`` (share_launches' output for their documents); None where they
@@ -74,9 +80,10 @@ class RecordColumns:
         like = self._likes()
         later = [i for i, j in enumerate(like) if j >= 0]
         likes = [like[i] for i in later]
-        parts = self._parts(later, likes)
-        flagged = np.vstack([flags for _, flags in parts]) if parts and later else np.zeros((0, len(later)), dtype=bool)
-        differing = flagged.any(axis=0).tolist() if len(parts) else [False] * len(later)
+        differs: list[dict] = [{} for _ in later]
+        digits: list[dict] = [{} for _ in later]
+        if later:
+            _Pass(self, later, likes, differs, digits).run()
         out = []
         position = 0
         for i, k in enumerate(kernels):
@@ -84,16 +91,10 @@ class RecordColumns:
             if j < 0:
                 out.append(k.document())
                 continue
-            differs: dict = {}
-            digits: dict = {}
-            if differing[position]:
-                for part in np.flatnonzero(flagged[:, position]).tolist():
-                    parts[part][0](i, j, position, differs, digits)
+            found = digits[position]
+            out.append({"id": k.id, "like": kernels[j].id, "differs": differs[position], **({"digits": found} if found else {})})
             position += 1
-            out.append({"id": k.id, "like": kernels[j].id, "differs": differs, **({"digits": digits} if digits else {})})
         return out
-
-    # ------------------------------------------------------------------------------------------ likes
 
     def _likes(self) -> list[int]:
         """Each launch's like (share_launches): the latest earlier launch of its shape, else its kernel's first;
@@ -106,7 +107,7 @@ class RecordColumns:
             # Launches made of the same objects (the rules not evaluated, the findings: often one tuple for many)
             # and the same values have one shape, encoded once.
             key = (k.name, k.bound, type(k.limiter), k.limiter, _ints(k.grid), _ints(k.block), id(k.ncu_rules), id(k.findings), id(k.not_evaluated),
-                   tuple(s.verdict for s in k.path))
+                   tuple(map(_VERDICT, k.path)))
             shape = shapes.get(key)
             if shape is None:
                 shape = shapes[key] = _shape(k)
@@ -119,142 +120,6 @@ class RecordColumns:
                 latest[shape] = i
         return like
 
-    # ------------------------------------------------------------------------------------------ parts
-
-    def _parts(self, later: list[int], likes: list[int]) -> list[tuple]:
-        """(compare, flags) for each part of the record that some later launch may differ in from its like, in the
-        record's order: ``flags`` by later launch; ``compare(i, j, position, differs, digits)`` writes launch
-        ``i``'s differences from ``j`` into ``differs`` and ``digits``."""
-        kernels = self.kernels
-        rows = np.asarray(self.rows, dtype=np.int64)
-        at, of = rows[np.asarray(later, dtype=np.int64)], rows[np.asarray(likes, dtype=np.int64)]
-        metric_flags = {name: self._differs(name, at, of) for names in self.names.values() for name in names}
-        out = []
-        for key in DOCUMENT:
-            if key == "id":
-                continue
-            if key in _METRIC_PARTS:
-                names = self.names[key]
-                by_name = np.vstack([metric_flags[name] for name in names]) if names else np.zeros((0, len(later)), dtype=bool)
-                flags = by_name.any(axis=0)
-                compare = self._metric_part(key, names, by_name)
-            elif key == "effects":
-                flags, compare = self._effects(later, likes, at, of), self._whole(key)
-            else:
-                if key in _VALUES:
-                    values = list(map(DOCUMENT[key], kernels))
-                    flags = ~_same_values([values[i] for i in later], [values[j] for j in likes])
-                else:
-                    get = operator.attrgetter(_MARKED[key][0] if key in _MARKED else key) if key not in _MADE else _MADE[key]
-                    values = list(map(get, kernels))
-                    a, b = [values[i] for i in later], [values[j] for j in likes]
-                    # 'where' (a launch's lines, whose numbers are written as they are) only where it is the same object
-                    flags = ~np.fromiter(map(operator.eq if key != "where" else operator.is_, a, b), dtype=bool, count=len(later))
-                    if key == "findings":
-                        flags |= _placed(a) | _placed(b)
-                compare = self._marked(key) if key in _MARKED else self._whole(key)
-            if flags.any():
-                out.append((compare, flags))
-        return out
-
-    def _differs(self, name: str, at: np.ndarray, of: np.ndarray) -> np.ndarray:
-        """By later launch: whether the raw values of ``name`` at ``at`` and at their likes' rows ``of`` can clean
-        to different values (equal raw values clean alike; every NaN to None)."""
-        raw = np.asarray(self._lookup(name))
-        raw = np.broadcast_to(raw, (max(self.rows, default=-1) + 1,)) if raw.ndim == 0 else raw
-        a, b = raw[at], raw[of]
-        if raw.dtype.kind == "f":
-            return (a != b) & ~(np.isnan(a) & np.isnan(b))
-        return np.asarray(a != b, dtype=bool)
-
-    def _whole(self, key: str):
-        get = DOCUMENT[key]
-        kernels = self.kernels
-
-        def compare(i: int, j: int, position: int, differs: dict, digits: dict) -> None:
-            compare_value(key, get(kernels[j]), get(kernels[i]), differs, digits)
-
-        return compare
-
-    def _marked(self, key: str):
-        """A list of mappings whose inner mapping is marked against the record's `metrics` and `compared`
-        (json_delta._rebuilt's copy of it)."""
-        get, inner = DOCUMENT[key], _MARKED[key][1]
-        kernels = self.kernels
-
-        def marked(k: KernelVerdict) -> list:
-            metrics, compared = k.display_metrics, DOCUMENT["compared"](k)
-            return [{**item, inner: mark_part(item[inner], False, metrics, compared)} if isinstance(item, dict) and isinstance(item.get(inner), dict)
-                    else item for item in get(k)]
-
-        def compare(i: int, j: int, position: int, differs: dict, digits: dict) -> None:
-            compare_value(key, marked(kernels[j]), marked(kernels[i]), differs, digits)
-
-        return compare
-
-    def _metric_part(self, key: str, names: list[str], by_name: np.ndarray):
-        """`metrics`, `chart` or `compared`, metric by metric: only those whose raw values differ from the like's
-        are made, marked (`chart` and `compared` against `metrics`) and compared, as json_delta._diff compares
-        two mappings with the same keys (`metrics` of other keys is compared whole)."""
-        kernels, rows, compared_columns = self.kernels, self.rows, self._compared
-        pointer = _pointer("", key)
-
-        def value(i: int, name: str):
-            k = kernels[i]
-            if key == "compared":
-                v = compared_columns[name][rows[i]]
-            else:
-                v = (k.display_metrics if key == "metrics" else k.chart_metrics).get(name)
-            if key != "metrics":
-                kind = type(v)
-                if (kind is int or kind is float) and repeats(v, k.display_metrics.get(name)):
-                    return REPEAT
-            return v
-
-        def compare(i: int, j: int, position: int, differs: dict, digits: dict) -> None:
-            if key == "metrics" and list(kernels[i].display_metrics) != list(kernels[j].display_metrics):
-                compare_value(key, kernels[j].display_metrics, kernels[i].display_metrics, differs, digits)
-                return
-            new_part = kernels[i].display_metrics if key == "metrics" else None
-            for name in (names[n] for n in np.flatnonzero(by_name[:, position]).tolist()):
-                if new_part is not None and name not in new_part:
-                    continue  # known at neither launch (their keys are the same)
-                old, new = value(j, name), value(i, name)
-                if not _same(old, new):
-                    _diff(old, new, _pointer(pointer, name), differs, digits)
-
-        return compare
-
-    def _effects(self, later: list[int], likes: list[int], at: np.ndarray, of: np.ndarray) -> np.ndarray:
-        """By later launch: whether its effects (KernelEffects.to_json: the report's arrays at its row, written as
-        they are) can differ from its like's."""
-        effects = [k.effects for k in self.kernels]
-        first = effects[0] if effects else None
-        shared = first is not None and all(e is not None and e.util is first.util and e.reach is first.reach and e.lists is first.lists
-                                           and (e.roof, e.floor_ns, e.busy) == (first.roof, first.floor_ns, first.busy) for e in effects)
-        if not shared:
-            return np.fromiter((not (effects[i] is None and effects[j] is None) for i, j in zip(later, likes)), dtype=bool, count=len(later))
-        flags = np.zeros(len(later), dtype=bool)
-        for values in [*first.util.values(), *first.reach.values()]:
-            flags |= _floats_differ(values, at, of)
-        flags |= ~_same_values([effects[i].duration_ns for i in later], [effects[j].duration_ns for j in likes])
-        by_effect: dict[int, np.ndarray] = {}
-        fixes = np.fromiter((bool(effects[i].findings) or bool(effects[j].findings) for i, j in zip(later, likes)), dtype=bool, count=len(later))
-        for position in np.flatnonzero(fixes & ~flags).tolist():
-            a, b = effects[later[position]].findings, effects[likes[position]].findings
-            if list(a) != list(b) or any(fx is not b[fid] for fid, fx in a.items()):
-                flags[position] = True
-                continue
-            for fx in a.values():
-                if id(fx) not in by_effect:
-                    by_effect[id(fx)] = _floats_differ(fx.fill, at, of)
-                    for keep in fx.keep.values():
-                        by_effect[id(fx)] |= _floats_differ(keep, at, of)
-                flags[position] |= by_effect[id(fx)][position]
-        return flags
-
-    # ------------------------------------------------------------------------------------------ plain
-
     def _holds_repeat(self) -> bool:
         """Whether a part json_delta marks holds REPEAT itself in some record (share_launches then compares its
         launches plain)."""
@@ -265,11 +130,196 @@ class RecordColumns:
         marked = [step.values for k in self.kernels for step in k.path] + [f.evidence for k in self.kernels for f in k.findings]
         return any(map(operator.contains, map(dict.values, marked), repeat(REPEAT)))
 
+    def differs(self, name: str, at: np.ndarray, of: np.ndarray) -> np.ndarray:
+        """By pair of report rows (``at``, ``of``): whether the raw values of ``name`` can clean to different values
+        (equal raw values clean alike; every NaN to None)."""
+        raw = np.asarray(self._lookup(name))
+        if raw.ndim == 0:
+            return np.zeros(len(at), dtype=bool)
+        a, b = raw[at], raw[of]
+        if raw.dtype.kind == "f":
+            return (a != b) & ~(np.isnan(a) & np.isnan(b))
+        return np.asarray(a != b, dtype=bool)
+
+    def numbers(self, name: str, at: np.ndarray, of: np.ndarray) -> np.ndarray:
+        """By pair of report rows: whether ``name`` is a number at both (its raw values finite; False for a column
+        that is not all numbers)."""
+        raw = np.asarray(self._lookup(name))
+        if raw.ndim == 0 or raw.dtype.kind != "f":
+            return np.zeros(len(at), dtype=bool)
+        return np.isfinite(raw[at]) & np.isfinite(raw[of])
+
+    def marked_steps(self, k: KernelVerdict) -> tuple:
+        """The decision's steps as its record writes them marked: a number is the repeat mark where `metrics` or
+        `compared` holds its name (the same column's value)."""
+        markable = self._markable
+        return tuple((s.verdict, s.when, s.holds, tuple(s.values),
+                      tuple(REPEAT if (type(v) is int or type(v) is float) and name in markable else v for name, v in s.values.items()),
+                      tuple(s.constants.items())) for s in k.path)
+
+
+class _Pass:
+    """One pass over the record's parts, in its order, each for every later launch at once: ``differs`` and
+    ``digits`` (one mapping per later launch) are filled as share_launches fills them."""
+
+    def __init__(self, columns: RecordColumns, later: list[int], likes: list[int], differs: list[dict], digits: list[dict]):
+        self.columns, self.kernels = columns, columns.kernels
+        self.later, self.likes, self.differs, self.digits = later, likes, differs, digits
+        rows = np.asarray(columns.rows, dtype=np.int64)
+        self.at, self.of = rows[np.asarray(later, dtype=np.int64)], rows[np.asarray(likes, dtype=np.int64)]
+
+    def run(self) -> None:
+        for key in DOCUMENT:
+            if key == "id":
+                continue
+            if key in _METRIC_PARTS:
+                self.metric_part(key)
+            elif key == "effects":
+                self.effects()
+            elif key in _VALUES:
+                values = list(map(DOCUMENT[key], self.kernels))
+                new, old = [values[i] for i in self.later], [values[j] for j in self.likes]
+                for p in np.flatnonzero(~_same_values(new, old)).tolist():
+                    compare_value(key, old[p], new[p], self.differs[p], self.digits[p])
+            else:
+                self.made(key)
+
+    def made(self, key: str) -> None:
+        """A part made of the verdict's objects, compared whole where they are not equal (a marked part marked)."""
+        kernels, later, likes = self.kernels, self.later, self.likes
+        probe = _MADE[key] if key in _MADE else operator.attrgetter("path" if key == "decision_path" else key)
+        values = list(map(probe, kernels))
+        new, old = [values[i] for i in later], [values[j] for j in likes]
+        # where: a launch's lines, whose numbers are written as they are: compared unless the same object
+        flags = ~np.fromiter(map(operator.eq if key != "where" else operator.is_, new, old), dtype=bool, count=len(later))
+        if key == "findings":
+            flags |= _placed(new) | _placed(old)
+        elif key == "decision_path":  # steps whose values differ only in numbers written as the repeat mark are the same
+            steps = self.columns.marked_steps
+            for p in np.flatnonzero(flags).tolist():
+                flags[p] = steps(kernels[later[p]]) != steps(kernels[likes[p]])
+        get = DOCUMENT[key] if key not in _MARKED else _marked(key)
+        for p in np.flatnonzero(flags).tolist():
+            compare_value(key, get(kernels[likes[p]]), get(kernels[later[p]]), self.differs[p], self.digits[p])
+
+    def metric_part(self, key: str) -> None:
+        """`metrics`, `chart` or `compared`, metric by metric: those whose values can differ from the like's are read,
+        marked (`chart` and `compared` against `metrics`) and compared as json_delta._diff compares two mappings
+        of the same keys; a launch whose `metrics` holds other keys than its like's has it compared whole."""
+        columns, kernels, later, likes, differs, digits = self.columns, self.kernels, self.later, self.likes, self.differs, self.digits
+        names = columns.names[key]
+        pointer = _pointer("", key)
+        new_metrics, old_metrics = [kernels[i].display_metrics for i in later], [kernels[j].display_metrics for j in likes]
+        whole: set[int] = set()
+        by_name = {name: columns.differs(name, self.at, self.of) for name in names}
+        if key == "metrics":
+            flagged = np.zeros(len(later), dtype=bool)
+            for flags in by_name.values():
+                flagged |= flags
+            for p in np.flatnonzero(flagged).tolist():
+                if list(old_metrics[p]) != list(new_metrics[p]):
+                    whole.add(p)
+                    compare_value(key, old_metrics[p], new_metrics[p], differs[p], digits[p])
+        elif key == "chart":
+            new_part, old_part = [kernels[i].chart_metrics for i in later], [kernels[j].chart_metrics for j in likes]
+        else:
+            at, of = self.at.tolist(), self.of.tolist()
+        for name, flags in by_name.items():
+            marked = key != "metrics" and name in columns._display
+            if marked:  # a number at both is the repeat mark at both
+                flags = flags & ~columns.numbers(name, self.at, self.of)
+            at_name = _pointer(pointer, name)
+            column = columns._compared[name] if key == "compared" else None
+            for p in np.flatnonzero(flags).tolist():
+                if key == "metrics":
+                    if p in whole or name not in new_metrics[p]:
+                        continue  # compared whole, or known at neither launch (their `metrics` have the same keys)
+                    old, new = old_metrics[p][name], new_metrics[p][name]
+                else:
+                    old, new = (column[of[p]], column[at[p]]) if column is not None else (old_part[p][name], new_part[p][name])
+                    if marked:
+                        old, new = _marked_value(old, old_metrics[p].get(name)), _marked_value(new, new_metrics[p].get(name))
+                _write(old, new, at_name, differs[p], digits[p])
+
+    def effects(self) -> None:
+        """The effects (KernelEffects.to_json: the report's arrays at the launch's row, written as they are): where
+        every launch's read the same arrays, compared value by value in the document's order (the units'
+        utilizations, the duration, each finding's effect, the units' reach); otherwise whole."""
+        kernels, later, likes, differs, digits = self.kernels, self.later, self.likes, self.differs, self.digits
+        effects = [k.effects for k in kernels]
+        first = effects[0]
+        if not (first is not None and all(e is not None and e.util is first.util and e.reach is first.reach and e.lists is first.lists
+                                          and (e.roof, e.floor_ns, e.busy) == (first.roof, first.floor_ns, first.busy) for e in effects)):
+            get = DOCUMENT["effects"]
+            for p, (i, j) in enumerate(zip(later, likes)):
+                if effects[i] is not None or effects[j] is not None:
+                    compare_value("effects", get(kernels[j]), get(kernels[i]), differs[p], digits[p])
+            return
+        pointer = _pointer("", "effects")
+        at, of = self.at.tolist(), self.of.tolist()
+
+        def by_unit(part: str, arrays: dict) -> None:
+            at_part = _pointer(pointer, part)
+            for unit, values in arrays.items():
+                at_unit, flat = _pointer(at_part, unit), first.lists.listed(values)
+                for p in np.flatnonzero(_floats_differ(values, self.at, self.of)).tolist():
+                    _write(flat[of[p]], flat[at[p]], at_unit, differs[p], digits[p])
+
+        by_unit("util", first.util)
+        at_duration = _pointer(pointer, "duration_ns")
+        new, old = [effects[i].duration_ns for i in later], [effects[j].duration_ns for j in likes]
+        for p in np.flatnonzero(~_same_values(new, old)).tolist():
+            _write(old[p], new[p], at_duration, differs[p], digits[p])
+        at_findings = _pointer(pointer, "findings")
+        fixes = np.fromiter((bool(effects[i].findings) or bool(effects[j].findings) for i, j in zip(later, likes)), dtype=bool, count=len(later))
+        for p in np.flatnonzero(fixes).tolist():
+            _write(effects[likes[p]].to_json()["findings"], effects[later[p]].to_json()["findings"], at_findings, differs[p], digits[p])
+        by_unit("reach", first.reach)
+
+
+def _write(old, new, pointer: str, out: dict, digits: dict) -> None:
+    """json_delta._diff's step into a mapping's value (``old`` and ``new`` at ``pointer``): nothing where they are the
+    same (json_delta._same), else what differs; a number, null or true/false whole, told without a call."""
+    kind = type(new)
+    if type(old) is kind and kind is not dict and kind is not list:
+        if old == new:
+            return
+        if kind is not str:
+            out[pointer] = new
+            return
+    elif kind is not dict and kind is not list and type(old) is not dict and type(old) is not list:
+        out[pointer] = new  # of two types: written whole (no digits but between two texts)
+        return
+    if not _same(old, new):
+        _diff(old, new, pointer, out, digits)
+
+
+def _marked_value(value, source):
+    """``value`` as json_delta.mark_part writes it where the record's `metrics` holds ``source`` under its name."""
+    kind = type(value)
+    return REPEAT if (kind is int or kind is float) and repeats(value, source) else value
+
+
+def _marked(key: str):
+    """A launch's list of steps or findings as its marked record holds it (json_delta.mark_repeats: each inner
+    mapping marked against the record's `metrics` and `compared`)."""
+    get, inner = DOCUMENT[key], _MARKED[key]
+
+    def marked(k: KernelVerdict) -> list:
+        metrics, compared = k.display_metrics, k.compared_metrics
+        return [{**item, inner: mark_part(item[inner], False, metrics, compared)} if isinstance(item, dict) and isinstance(item.get(inner), dict)
+                else item for item in get(k)]
+
+    return marked
+
 
 def _shape(k: KernelVerdict) -> bytes:
     """json_delta._shape of the verdict's record, read from the verdict."""
     return orjson.dumps([k.name, {"grid": k.grid, "block": k.block}, k.bound, k.limiter, [r.rule for r in k.ncu_rules],
                          [f.id for f in k.findings], [n.rule for n in k.not_evaluated], [s.verdict for s in k.path]])
+
+
+_VERDICT = operator.attrgetter("verdict")
 
 
 def _ints(dims) -> tuple | None:
@@ -308,8 +358,8 @@ def _placed(findings: list) -> np.ndarray:
 
 
 def _floats_differ(values, at: np.ndarray, of: np.ndarray) -> np.ndarray:
-    """By later launch: whether an array of the report's (one value: the same for every launch) differs at ``at``
-    from ``of`` as written (NaN as null; a zero's sign)."""
+    """By pair of report rows: whether an array of the report's (one value: the same for every launch) differs at
+    ``at`` from ``of`` as written (NaN as null; a zero's sign)."""
     flat = np.asarray(values, dtype=float).reshape(-1)
     if flat.size == 1:
         return np.zeros(len(at), dtype=bool)
