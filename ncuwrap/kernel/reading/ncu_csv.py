@@ -19,8 +19,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
+
+# Arrow's compute functions called by name. pyarrow.compute.call_function and its options classes are
+# pyarrow._compute's: the public module adds a wrapper and a docstring for each of Arrow's ~300 functions
+# when it is imported, 0.06-0.1 s of a raw page's diagnosis on the 2-core box, for the five functions read here.
+try:
+    from pyarrow._compute import CastOptions, MatchSubstringOptions, ReplaceSubstringOptions, ScalarAggregateOptions, call_function
+except ImportError:  # a pyarrow that moved them: the public module has them all
+    from pyarrow.compute import CastOptions, MatchSubstringOptions, ReplaceSubstringOptions, ScalarAggregateOptions, call_function
 
 from ncuwrap.core import packed
 from ncuwrap.core.errors import InputError
@@ -132,13 +139,13 @@ def _text_lengths(table: pa.Table, columns: list[str]) -> np.ndarray:
     """The characters of each cell of ``columns`` of an Arrow table, rows x columns (NaN: an empty cell)."""
     if not columns:
         return np.empty((table.num_rows, 0))
-    return np.column_stack([_numpy(pc.utf8_length(table.column(c)), pa.float64()) for c in columns])
+    return np.column_stack([_numpy(call_function("utf8_length", [table.column(c)]), pa.float64()) for c in columns])
 
 
 def _numpy(cells: pa.ChunkedArray, kind: pa.DataType) -> np.ndarray:
     """A column of numbers as a numpy array of ``kind`` (float64: a null is NaN; int64: no nulls), read from
     the Arrow buffers: Arrow's own conversion (to_numpy) imports pandas, 0.3 s of a raw page's diagnosis."""
-    array = pc.cast(cells, kind).combine_chunks()
+    array = call_function("cast", [cells], CastOptions.safe(kind)).combine_chunks()
     dtype = np.float64 if kind == pa.float64() else np.int64
     if not len(array):
         return np.empty(0, dtype=dtype)
@@ -175,8 +182,9 @@ def _convert(path: Path, table: pa.Table, columns: list[str], units: dict[str, s
     for i, column in enumerate(columns):
         cells = table.column(column)
         parsed = _cast(cells)
-        if parsed is None and pc.any(pc.match_substring(cells, ",")).as_py():
-            parsed = _cast(pc.replace_substring(cells, ",", ""))
+        if parsed is None and call_function("any", [call_function("match_substring", [cells], MatchSubstringOptions(","))],
+                                             ScalarAggregateOptions()).as_py():
+            parsed = _cast(call_function("replace_substring", [cells], ReplaceSubstringOptions(",", "")))
         if parsed is None:
             text.append(i)
         else:
@@ -351,7 +359,8 @@ def _raw_launches(path: Path, table: pa.Table, present: list[str], metric_column
     """The raw page's launches as columns, without pandas (Profile.frame builds the frame when asked):
     the launch columns under ncuwrap's names, then the metrics (see :func:`_launch_meta`, :func:`_convert`)."""
     launch = {c: ["" if x is None else x for x in table.column(c).to_pylist()] for c in present}
-    if pc.all(pc.match_substring_regex(table.column("ID"), _PLAIN_ID), skip_nulls=False).as_py():  # no null, all digits
+    if call_function("all", [call_function("match_substring_regex", [table.column("ID")], MatchSubstringOptions(_PLAIN_ID))],
+                 ScalarAggregateOptions(skip_nulls=False)).as_py():  # no null, all digits
         ids = _numpy(table.column("ID"), pa.int64()).astype(float)
     else:  # pandas reads the IDs and names the first that is no launch number
         import pandas as pd
