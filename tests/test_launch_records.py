@@ -36,10 +36,20 @@ def _both(d) -> tuple[bytes, bytes]:
     return orjson.dumps(by_columns), orjson.dumps(share_launches(k.document() for k in d.kernels))
 
 
+def _documents(d) -> tuple[bytes, bytes]:
+    """The whole document of a diagnosis whose verdicts are kept as columns, and of the same verdicts made one by one
+    (a tuple: its ranking, groups and launches read from each verdict, the launches shared by share_launches)."""
+    made = dataclasses.replace(d, kernels=tuple(d.kernels))
+    return orjson.dumps(d.to_json()), orjson.dumps(made.to_json())
+
+
 @pytest.mark.parametrize("report", REPORTS, ids=str)
 def test_every_report_shares_alike(report):
-    by_columns, whole = _both(diagnose(DATA / report))
+    d = diagnose(DATA / report)
+    by_columns, whole = _both(d)
     assert by_columns == whole
+    columns, made = _documents(d)
+    assert columns == made
 
 
 def test_the_reports_have_later_launches():
@@ -94,6 +104,8 @@ def test_varied_launches_share_alike(tmp_path, source, seed):
     d = diagnose(report)
     by_columns, whole = _both(d)
     assert by_columns == whole
+    columns, made = _documents(d)
+    assert columns == made
     # What was compared: later launches that differ in metrics, texts by their digits, and launches whose metrics
     # known differ from their like's (a metric of n/a: `metrics` given whole).
     launches = orjson.loads(by_columns)

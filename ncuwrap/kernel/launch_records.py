@@ -33,38 +33,39 @@ import numpy as np
 import orjson
 
 from ncuwrap.kernel.json_delta import REPEAT, _diff, _pointer, _same, compare_value, mark_part, repeats
-from ncuwrap.kernel.verdict import DOCUMENT, KernelVerdict
+from ncuwrap.kernel.verdict import DOCUMENT, KernelVerdict, LaunchVerdicts
 
 # The record's parts whose values are metrics (one column each).
 _METRIC_PARTS = ("metrics", "chart", "compared")
 # Parts of one JSON scalar each: passed over where their like's is the same object or an equal value of the same type.
 _VALUES = ("name", "display_name", "duration_ns", "bound", "limiter", "borderline", "pipe", "pipe_pct", "why", "estimated_gain_pct",
            "stream")
-# Parts made of the report's cleaned values: passed over where the verdict's own objects are equal.
+# Parts made of the report's cleaned values, by the verdict's fields they are made of: passed over where those are equal.
 _MADE = {
-    "launch": lambda k: (k.grid, k.block),
-    "tensor": operator.attrgetter("tensor"),
-    "stalls": operator.attrgetter("stalls"),
-    "ncu_rules": operator.attrgetter("ncu_rules"),
-    "not_evaluated": operator.attrgetter("not_evaluated"),
-    "roofline": operator.attrgetter("roofline"),
-    "process": lambda k: (k.process_id, k.process_name),
-    "source_counters": operator.attrgetter("source_counters"),
-    "next_step": operator.attrgetter("next_step"),
+    "launch": ("grid", "block"),
+    "tensor": ("tensor",),
+    "stalls": ("stalls",),
+    "ncu_rules": ("ncu_rules",),
+    "not_evaluated": ("not_evaluated",),
+    "roofline": ("roofline",),
+    "process": ("process_id", "process_name"),
+    "source_counters": ("source_counters",),
+    "next_step": ("next_step",),
 }
 # Parts marked against `metrics` and `compared` (json_delta._parts): a list of mappings, each with a mapping to mark.
 _MARKED = {"decision_path": "values", "findings": "evidence"}
 
 
 class RecordColumns:
-    """The columns a diagnosis's verdicts were read from: ``kernels`` (its verdicts, in order) of the report's
-    ``rows``; ``lookup``, a metric's raw values for every row of the report (what the verdicts' metrics were
-    cleaned from); the metrics shown (``display``: each launch's `metrics` holds those it knows), charted and
-    compared (``compared``: the columns every launch's MetricRow reads, by row)."""
+    """The columns a diagnosis's verdicts were read from: ``kernels`` (its LaunchVerdicts) and their ``decisions``
+    (ncuwrap.ruleset.evaluate.Decisions) of the report's ``rows``; ``lookup``, a metric's raw values for every row
+    of the report (what the verdicts' metrics were cleaned from); the metrics shown (``display``: each launch's
+    `metrics` holds those it knows), charted and compared (``compared``: the columns every launch's MetricRow
+    reads, by row)."""
 
-    def __init__(self, kernels: tuple[KernelVerdict, ...], rows: list[int], lookup, display: list[str], chart: tuple[str, ...],
+    def __init__(self, kernels: LaunchVerdicts, decisions, rows: list[int], lookup, display: list[str], chart: tuple[str, ...],
                  compared: dict[str, list]):
-        self.kernels, self.rows, self._lookup = kernels, rows, lookup
+        self.kernels, self.decisions, self.rows, self._lookup = kernels, decisions, rows, lookup
         self.names = {"metrics": list(display), "chart": list(chart), "compared": list(compared)}
         self._compared = compared
         self._display = frozenset(display)
@@ -84,36 +85,42 @@ class RecordColumns:
         digits: list[dict] = [{} for _ in later]
         if later:
             _Pass(self, later, likes, differs, digits).run()
+        ids = kernels.column("id")
         out = []
         position = 0
-        for i, k in enumerate(kernels):
-            j = like[i]
+        for i, j in enumerate(like):
             if j < 0:
-                out.append(k.document())
+                out.append(kernels[i].document())
                 continue
             found = digits[position]
-            out.append({"id": k.id, "like": kernels[j].id, "differs": differs[position], **({"digits": found} if found else {})})
+            out.append({"id": ids[i], "like": ids[j], "differs": differs[position], **({"digits": found} if found else {})})
             position += 1
         return out
 
     def _likes(self) -> list[int]:
         """Each launch's like (share_launches): the latest earlier launch of its shape, else its kernel's first;
         -1 for a kernel's first launch."""
+        kernels, decisions = self.kernels, self.decisions
         firsts: dict[str, int] = {}
         latest: dict[bytes, int] = {}
         shapes: dict[tuple, bytes] = {}
         like = []
-        for i, k in enumerate(self.kernels):
+        tried: dict[int, tuple] = {}
+        for i, (name, bound, limiter, grid, block, rules, findings, lacking, chosen) in enumerate(zip(
+                kernels.column("name"), kernels.column("bound"), kernels.column("limiter"), kernels.column("grid"), kernels.column("block"),
+                kernels.column("ncu_rules"), kernels.column("findings"), kernels.column("not_evaluated"), decisions.chosen)):
             # Launches made of the same objects (the rules not evaluated, the findings: often one tuple for many)
             # and the same values have one shape, encoded once.
-            key = (k.name, k.bound, type(k.limiter), k.limiter, _ints(k.grid), _ints(k.block), id(k.ncu_rules), id(k.findings), id(k.not_evaluated),
-                   tuple(map(_VERDICT, k.path)))
+            key = (name, bound, type(limiter), limiter, _ints(grid), _ints(block), id(rules), id(findings), id(lacking), chosen)
             shape = shapes.get(key)
             if shape is None:
-                shape = shapes[key] = _shape(k)
-            first = firsts.get(k.name)
+                steps = tried.get(chosen) or tried.setdefault(chosen, decisions.verdicts_tried(i))
+                # json_delta._shape of the launch's record
+                shape = shapes[key] = orjson.dumps([name, {"grid": grid, "block": block}, bound, limiter, [r.rule for r in rules],
+                                                    [f.id for f in findings], [n.rule for n in lacking], list(steps)])
+            first = firsts.get(name)
             if first is None:
-                firsts[k.name] = latest[shape] = i
+                firsts[name] = latest[shape] = i
                 like.append(-1)
             else:
                 like.append(latest.get(shape, first))
@@ -127,8 +134,11 @@ class RecordColumns:
             raw = np.asarray(self._lookup(name))
             if raw.dtype.kind == "O" and bool(np.any(raw == REPEAT)):
                 return True
-        marked = [step.values for k in self.kernels for step in k.path] + [f.evidence for k in self.kernels for f in k.findings]
-        return any(map(operator.contains, map(dict.values, marked), repeat(REPEAT)))
+        # A step's values are its condition's columns (any launch's, whether or not its path reached the step).
+        if any(REPEAT in column for tried in self.decisions.tried for column in tried.values()):
+            return True
+        evidence = [f.evidence for findings in self.kernels.column("findings") for f in findings]
+        return any(map(operator.contains, map(dict.values, evidence), repeat(REPEAT)))
 
     def differs(self, name: str, at: np.ndarray, of: np.ndarray) -> np.ndarray:
         """By pair of report rows (``at``, ``of``): whether the raw values of ``name`` can clean to different values
@@ -148,14 +158,6 @@ class RecordColumns:
         if raw.ndim == 0 or raw.dtype.kind != "f":
             return np.zeros(len(at), dtype=bool)
         return np.isfinite(raw[at]) & np.isfinite(raw[of])
-
-    def marked_steps(self, k: KernelVerdict) -> tuple:
-        """The decision's steps as its record writes them marked: a number is the repeat mark where `metrics` or
-        `compared` holds its name (the same column's value)."""
-        markable = self._markable
-        return tuple((s.verdict, s.when, s.holds, tuple(s.values),
-                      tuple(REPEAT if (type(v) is int or type(v) is float) and name in markable else v for name, v in s.values.items()),
-                      tuple(s.constants.items())) for s in k.path)
 
 
 class _Pass:
@@ -177,7 +179,7 @@ class _Pass:
             elif key == "effects":
                 self.effects()
             elif key in _VALUES:
-                values = list(map(DOCUMENT[key], self.kernels))
+                values = self.kernels.column(key)
                 new, old = [values[i] for i in self.later], [values[j] for j in self.likes]
                 for p in np.flatnonzero(~_same_values(new, old)).tolist():
                     compare_value(key, old[p], new[p], self.differs[p], self.digits[p])
@@ -187,20 +189,35 @@ class _Pass:
     def made(self, key: str) -> None:
         """A part made of the verdict's objects, compared whole where they are not equal (a marked part marked)."""
         kernels, later, likes = self.kernels, self.later, self.likes
-        probe = _MADE[key] if key in _MADE else operator.attrgetter("path" if key == "decision_path" else key)
-        values = list(map(probe, kernels))
-        new, old = [values[i] for i in later], [values[j] for j in likes]
-        # where: a launch's lines, whose numbers are written as they are: compared unless the same object
-        flags = ~np.fromiter(map(operator.eq if key != "where" else operator.is_, new, old), dtype=bool, count=len(later))
-        if key == "findings":
-            flags |= _placed(new) | _placed(old)
-        elif key == "decision_path":  # steps whose values differ only in numbers written as the repeat mark are the same
-            steps = self.columns.marked_steps
-            for p in np.flatnonzero(flags).tolist():
-                flags[p] = steps(kernels[later[p]]) != steps(kernels[likes[p]])
+        if key == "decision_path":
+            flags = self.steps_differ()
+        else:
+            values = list(zip(*map(kernels.column, _MADE[key]))) if key in _MADE else kernels.column(key)
+            new, old = [values[i] for i in later], [values[j] for j in likes]
+            # where: a launch's lines, whose numbers are written as they are: compared unless the same object
+            flags = ~np.fromiter(map(operator.eq if key != "where" else operator.is_, new, old), dtype=bool, count=len(later))
+            if key == "findings":
+                flags |= _placed(new) | _placed(old)
         get = DOCUMENT[key] if key not in _MARKED else _marked(key)
         for p in np.flatnonzero(flags).tolist():
-            compare_value(key, get(kernels[likes[p]]), get(kernels[later[p]]), self.differs[p], self.digits[p])
+            compare_value(key, get(kernels.row(likes[p])), get(kernels.row(later[p])), self.differs[p], self.digits[p])
+
+    def steps_differ(self) -> np.ndarray:
+        """By later launch: whether its decision path can be written otherwise than its like's, marked: another branch
+        taken, or a value of a step both reached that differs, but for a number at both where `metrics` or `compared`
+        holds its name (the repeat mark at both)."""
+        columns, decisions = self.columns, self.columns.decisions
+        taken = np.asarray(decisions.chosen)
+        this, other = taken[np.asarray(self.later)], taken[np.asarray(self.likes)]
+        flags = this != other
+        for j, tried in enumerate(decisions.tried):
+            reached = this >= j
+            for name in tried:
+                values = columns.differs(name, self.at, self.of)
+                if name in columns._markable:
+                    values &= ~columns.numbers(name, self.at, self.of)
+                flags |= reached & values
+        return flags
 
     def metric_part(self, key: str) -> None:
         """`metrics`, `chart` or `compared`, metric by metric: those whose values can differ from the like's are read,
@@ -209,7 +226,8 @@ class _Pass:
         columns, kernels, later, likes, differs, digits = self.columns, self.kernels, self.later, self.likes, self.differs, self.digits
         names = columns.names[key]
         pointer = _pointer("", key)
-        new_metrics, old_metrics = [kernels[i].display_metrics for i in later], [kernels[j].display_metrics for j in likes]
+        shown = kernels.column("display_metrics")
+        new_metrics, old_metrics = [shown[i] for i in later], [shown[j] for j in likes]
         whole: set[int] = set()
         by_name = {name: columns.differs(name, self.at, self.of) for name in names}
         if key == "metrics":
@@ -221,7 +239,8 @@ class _Pass:
                     whole.add(p)
                     compare_value(key, old_metrics[p], new_metrics[p], differs[p], digits[p])
         elif key == "chart":
-            new_part, old_part = [kernels[i].chart_metrics for i in later], [kernels[j].chart_metrics for j in likes]
+            charts = kernels.column("chart_metrics")
+            new_part, old_part = [charts[i] for i in later], [charts[j] for j in likes]
         else:
             at, of = self.at.tolist(), self.of.tolist()
         for name, flags in by_name.items():
@@ -246,14 +265,14 @@ class _Pass:
         every launch's read the same arrays, compared value by value in the document's order (the units'
         utilizations, the duration, each finding's effect, the units' reach); otherwise whole."""
         kernels, later, likes, differs, digits = self.kernels, self.later, self.likes, self.differs, self.digits
-        effects = [k.effects for k in kernels]
+        effects = kernels.column("effects")
         first = effects[0]
         if not (first is not None and all(e is not None and e.util is first.util and e.reach is first.reach and e.lists is first.lists
                                           and (e.roof, e.floor_ns, e.busy) == (first.roof, first.floor_ns, first.busy) for e in effects)):
             get = DOCUMENT["effects"]
             for p, (i, j) in enumerate(zip(later, likes)):
                 if effects[i] is not None or effects[j] is not None:
-                    compare_value("effects", get(kernels[j]), get(kernels[i]), differs[p], digits[p])
+                    compare_value("effects", get(kernels.row(j)), get(kernels.row(i)), differs[p], digits[p])
             return
         pointer = _pointer("", "effects")
         at, of = self.at.tolist(), self.of.tolist()
@@ -311,15 +330,6 @@ def _marked(key: str):
                 else item for item in get(k)]
 
     return marked
-
-
-def _shape(k: KernelVerdict) -> bytes:
-    """json_delta._shape of the verdict's record, read from the verdict."""
-    return orjson.dumps([k.name, {"grid": k.grid, "block": k.block}, k.bound, k.limiter, [r.rule for r in k.ncu_rules],
-                         [f.id for f in k.findings], [n.rule for n in k.not_evaluated], [s.verdict for s in k.path]])
-
-
-_VERDICT = operator.attrgetter("verdict")
 
 
 def _ints(dims) -> tuple | None:
