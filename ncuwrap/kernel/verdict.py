@@ -291,6 +291,7 @@ class LaunchVerdicts(Sequence):
         self._n, self._columns, self._made = n, columns, made
         self._base, self._at = _base, _at
         self._verdicts: list = [None] * n if _base is None else []
+        self._all_made = False
 
     def __len__(self) -> int:
         return self._n
@@ -310,7 +311,18 @@ class LaunchVerdicts(Sequence):
         return verdict
 
     def __iter__(self):
-        return (self[i] for i in range(self._n))
+        if self._base is not None:
+            verdicts = self._base._every()
+            return (verdicts[i] for i in self._at)
+        return iter(self._every())
+
+    def _every(self) -> list[KernelVerdict]:
+        """Every verdict, those not made yet made at once from the whole columns (a renderer reads them all)."""
+        if not self._all_made:
+            made = map(KernelVerdict, *map(self.column, _FIELDS))  # by place: the fields' order
+            self._verdicts = [m if v is None else v for v, m in zip(self._verdicts, made)]
+            self._all_made = True
+        return self._verdicts
 
     def __eq__(self, other) -> bool:
         return isinstance(other, (tuple, LaunchVerdicts)) and tuple(self) == tuple(other)
@@ -598,7 +610,7 @@ class Diagnosis(Displayed):
         names, durations = column(kernels, "name"), column(kernels, "duration_ns")
         labels = list(map(verdict_label, column(kernels, "bound"), column(kernels, "pipe"), column(kernels, "limiter")))
         by_name: dict[str, list[int]] = {}
-        for i in sorted(range(len(names)), key=lambda i: -(durations[i] or 0.0)):  # by_time's order
+        for i in sorted(range(len(names)), key=[-(d or 0.0) for d in durations].__getitem__):  # by_time's order
             by_name.setdefault(names[i], []).append(i)
         total = self.total_ns
         groups = []

@@ -22,8 +22,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 # Arrow's compute functions called by name. pyarrow.compute.call_function and its options classes are
-# pyarrow._compute's: the public module adds a wrapper and a docstring for each of Arrow's ~300 functions
-# when it is imported, 0.06-0.1 s of a raw page's diagnosis on the 2-core box, for the five functions read here.
+# pyarrow._compute's: the public module makes a wrapper and a docstring for each of Arrow's ~300 functions
+# when it is imported, a cost of its own in a raw page's whole diagnosis for the five functions read here.
 try:
     from pyarrow._compute import CastOptions, MatchSubstringOptions, ReplaceSubstringOptions, ScalarAggregateOptions, call_function
 except ImportError:  # a pyarrow that moved them: the public module has them all
