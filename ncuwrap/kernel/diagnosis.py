@@ -205,8 +205,6 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
         "display_name": [str(meta["display_name"][row]) for row in rows],
         "duration_ns": [duration[row] for row in rows],
         "bound": decisions.bound, "limiter": decisions.limiter, "why": decisions.why, "not_evaluated": decisions.not_evaluated,
-        "display_metrics": evaluation.records(display, rows, known_only=True),
-        "chart_metrics": evaluation.records(CHART_METRICS, rows),
         "borderline": decisions.borderline,
         "pipe": [pipe[row] for row in rows], "pipe_pct": [pipe_pct[row] for row in rows],
         "estimated_gain_pct": decisions.estimated_gain_pct,
@@ -228,7 +226,11 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
         columns["where"] = columns["source_counters"] = [None] * len(rows)
     columns["findings"] = findings
     results = [profile.rules.get(launch, ()) for launch in launch_ids] if profile.rules else None
+    shown, charted = evaluation.columns(display, rows), evaluation.columns(CHART_METRICS, rows)  # by launch
     made = {
+        # Evaluation.records' dicts, one launch's at a time
+        "display_metrics": lambda i: {name: c[i] for name, c in shown.items() if c[i] is not None},
+        "chart_metrics": lambda i: {name: c[i] for name, c in charted.items()},
         "grid": lambda i: grids(rows[i]),
         "block": lambda i: blocks(rows[i]),
         "path": decisions.path,
@@ -240,7 +242,8 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
         "effects": lambda i: evaluation.effects(decisions.findings[i], rows[i], duration[rows[i]]),
         "roofline": lambda i: roofline(rows[i]),
     }
-    kernels = LaunchVerdicts(len(rows), columns, made)
+    whole = {"display_metrics": lambda: evaluation.records(display, rows, known_only=True), "chart_metrics": lambda: evaluation.records(CHART_METRICS, rows)}
+    kernels = LaunchVerdicts(len(rows), columns, made, whole)
     return kernels, RecordColumns(kernels, decisions, rows, source.lookup, display, CHART_METRICS, compared)
 
 

@@ -226,8 +226,8 @@ class _Pass:
         columns, kernels, later, likes, differs, digits = self.columns, self.kernels, self.later, self.likes, self.differs, self.digits
         names = columns.names[key]
         pointer = _pointer("", key)
-        shown = kernels.column("display_metrics")
-        new_metrics, old_metrics = [shown[i] for i in later], [shown[j] for j in likes]
+        # A launch's `metrics` (and `chart`) read where one of its values can differ: made only there.
+        new_metrics, old_metrics = _Launch(kernels, "display_metrics", later), _Launch(kernels, "display_metrics", likes)
         whole: set[int] = set()
         by_name = {name: columns.differs(name, self.at, self.of) for name in names}
         if key == "metrics":
@@ -239,8 +239,7 @@ class _Pass:
                     whole.add(p)
                     compare_value(key, old_metrics[p], new_metrics[p], differs[p], digits[p])
         elif key == "chart":
-            charts = kernels.column("chart_metrics")
-            new_part, old_part = [charts[i] for i in later], [charts[j] for j in likes]
+            new_part, old_part = _Launch(kernels, "chart_metrics", later), _Launch(kernels, "chart_metrics", likes)
         else:
             at, of = self.at.tolist(), self.of.tolist()
         for name, flags in by_name.items():
@@ -294,6 +293,19 @@ class _Pass:
         for p in np.flatnonzero(fixes).tolist():
             _write(effects[likes[p]].to_json()["findings"], effects[later[p]].to_json()["findings"], at_findings, differs[p], digits[p])
         by_unit("reach", first.reach)
+
+
+class _Launch:
+    """One field of the launches at ``places`` (a LaunchVerdicts'), each read when first asked for, by position."""
+
+    def __init__(self, kernels: LaunchVerdicts, name: str, places: list[int]):
+        self.kernels, self.name, self.places, self.read = kernels, name, places, {}
+
+    def __getitem__(self, p: int):
+        value = self.read.get(p)
+        if value is None:
+            value = self.read[p] = self.kernels.value(self.name, self.places[p])
+        return value
 
 
 def _write(old, new, pointer: str, out: dict, digits: dict) -> None:

@@ -282,13 +282,14 @@ _FIELDS = tuple(KernelVerdict.__dataclass_fields__)
 
 class LaunchVerdicts(Sequence):
     """A report's verdicts, one per launch, kept as columns: one list per KernelVerdict field, by launch, each made
-    when first read (``made``: the fields given as a function of the launch's place instead). A KernelVerdict is
-    made when it is read (a renderer, compare), once; the diagnosis document of 10,000 launches is written from the
-    columns without making one per launch. ``at``: a selection of another's launches (a kernel's group), sharing
-    its columns and verdicts."""
+    when first read (``made``: the fields given as a function of the launch's place instead; ``whole``: those of
+    them whose whole column is made faster at once). A KernelVerdict is made when it is read (a renderer, compare),
+    once; the diagnosis document of 10,000 launches is written from the columns without making one per launch.
+    ``at``: a selection of another's launches (a kernel's group), sharing its columns and verdicts."""
 
-    def __init__(self, n: int, columns: dict[str, list], made: dict, *, _base: "LaunchVerdicts | None" = None, _at: list[int] | None = None):
-        self._n, self._columns, self._made = n, columns, made
+    def __init__(self, n: int, columns: dict[str, list], made: dict, whole: dict | None = None, *, _base: "LaunchVerdicts | None" = None,
+                 _at: list[int] | None = None):
+        self._n, self._columns, self._made, self._whole = n, columns, made, whole or {}
         self._base, self._at = _base, _at
         self._verdicts: list = [None] * n if _base is None else []
         self._all_made = False
@@ -340,7 +341,7 @@ class LaunchVerdicts(Sequence):
         column = self._columns.get(name)
         if column is None:
             make = self._made[name]
-            column = self._columns[name] = [make(i) for i in range(self._n)]
+            column = self._columns[name] = self._whole[name]() if name in self._whole else [make(i) for i in range(self._n)]
         return column
 
     def value(self, name: str, i: int):
