@@ -91,7 +91,7 @@ t, c = time.perf_counter() - t, time.process_time() - c
 print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(d.kernels), c)
 """
 # The two steps no way of producing the same document can skip, timed alone: reading the columns the
-# rules need (ncuwrap's reader: Arrow on every core, the file's digest) and encoding the finished
+# rules need (ncuwrap's reader: Arrow, the file's digest beside it) and encoding the finished
 # document (orjson, the fastest well-kept encoder measured here; msgspec was no faster). If their sum
 # is over pandas' time, the target cannot be met by any evaluation, however fast.
 FLOOR = """

@@ -29,7 +29,7 @@ try:
 except ImportError:  # a pyarrow that moved them: the public module has them all
     from pyarrow.compute import CastOptions, MatchSubstringOptions, ReplaceSubstringOptions, ScalarAggregateOptions, call_function
 
-from ncuwrap.core import packed
+from ncuwrap.core import packed, process
 from ncuwrap.core.errors import InputError
 from ncuwrap.kernel.reading.model import ColumnTable, FrameTable, LaunchTable, Profile, RuleResult, Source
 from ncuwrap.core.kernel_names import function_name
@@ -427,7 +427,7 @@ def _read(path: Path, usecols=None) -> Profile:
         wanted = [c for c in header if c in _LAUNCH_COLUMNS or c in keep]
         metric_columns = [c for c in metric_columns if c in keep]
     units_row, line = _units_row(path, offset, header)
-    # Arrow reads the wanted columns as text (the units row skipped), over both cores; the numbers are
+    # Arrow reads the wanted columns as text (the units row skipped), in blocks (_read_table); the numbers are
     # then cast by whole columns (_convert).
     table = _read_table(path, offset, line if units_row is not None else 0, wanted if wanted is not None else header, len(header))
     units = {c: units_row[c] for c in metric_columns} if units_row is not None else {}
@@ -440,7 +440,7 @@ def _read(path: Path, usecols=None) -> Profile:
     return Profile(source=_source(path, "ncu-csv-raw", launches), table=launches, units=units)
 
 
-# Arrow parses a file in blocks of this size on every core; a row longer than a block is read again
+# Arrow parses a file in blocks of this size; a row longer than a block is read again
 # with one block as large as the longest row allowed.
 _BLOCK = 4 << 20
 _FIELDS = re.compile(r"Expected (\d+) columns, got (\d+)")
@@ -452,11 +452,14 @@ def _read_table(path: Path, offset: int, after_header: int, columns: list[str], 
     convert = pacsv.ConvertOptions(include_columns=columns, column_types={c: pa.string() for c in columns},
                                    strings_can_be_null=True, null_values=[""], quoted_strings_can_be_null=True)
     parse = pacsv.ParseOptions(newlines_in_values=True)
+    # Arrow parses the blocks on a pool of threads. With two cores the file's digest is taken on the second
+    # (Loading), and a second parsing thread only contends with it: more CPU and memory, no sooner done.
+    threads = process.cores() > 2
     for block in (_BLOCK, MAX_ROW_BYTES):
         try:
             with path.open("rb") as fh:
                 fh.seek(offset)
-                return pacsv.read_csv(fh, read_options=pacsv.ReadOptions(block_size=block, skip_rows_after_names=after_header),
+                return pacsv.read_csv(fh, read_options=pacsv.ReadOptions(block_size=block, skip_rows_after_names=after_header, use_threads=threads),
                                       parse_options=parse, convert_options=convert)
         except pa.ArrowException as exc:
             message = (str(exc).splitlines() or [type(exc).__name__])[0]
