@@ -244,7 +244,15 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
     }
     whole = {"display_metrics": lambda: evaluation.records(display, rows, known_only=True), "chart_metrics": lambda: evaluation.records(CHART_METRICS, rows)}
     kernels = LaunchVerdicts(len(rows), columns, made, whole)
-    return kernels, RecordColumns(kernels, decisions, rows, source.lookup, display, CHART_METRICS, compared)
+    # The launch's grid and block as the report wrote them (their dimensions where that is not a text): equal
+    # keys are equal dimensions.
+    dims = tuple([text if type(text) is str else _dims_key(parsed(row)) for text, row in zip((meta[c][r] for r in rows), rows)]
+                 for c, parsed in (("grid", grids), ("block", blocks)))
+    return kernels, RecordColumns(kernels, decisions, rows, source.lookup, display, CHART_METRICS, compared, dims)
+
+
+def _dims_key(dims: list | None) -> tuple | None:
+    return tuple(dims) if dims is not None else None
 
 
 def _dims_of(texts: list):

@@ -42,7 +42,7 @@ _VALUES = ("name", "display_name", "duration_ns", "bound", "limiter", "borderlin
            "stream")
 # Parts made of the report's cleaned values, by the verdict's fields they are made of: passed over where those are equal.
 _MADE = {
-    "launch": ("grid", "block"),
+    "launch": ("grid", "block"),  # compared by the texts they were read from (RecordColumns.dims)
     "tensor": ("tensor",),
     "stalls": ("stalls",),
     "ncu_rules": ("ncu_rules",),
@@ -64,8 +64,10 @@ class RecordColumns:
     reads, by row)."""
 
     def __init__(self, kernels: LaunchVerdicts, decisions, rows: list[int], lookup, display: list[str], chart: tuple[str, ...],
-                 compared: dict[str, list]):
+                 compared: dict[str, list], dims: tuple[list, list]):
         self.kernels, self.decisions, self.rows, self._lookup = kernels, decisions, rows, lookup
+        # Each launch's grid and block as the report wrote them, by launch: equal texts are equal dimensions.
+        self.dims = dims
         self.names = {"metrics": list(display), "chart": list(chart), "compared": list(compared)}
         self._compared = compared
         self._display = frozenset(display)
@@ -107,17 +109,18 @@ class RecordColumns:
         like = []
         tried: dict[int, tuple] = {}
         for i, (name, bound, limiter, grid, block, rules, findings, lacking, chosen) in enumerate(zip(
-                kernels.column("name"), kernels.column("bound"), kernels.column("limiter"), kernels.column("grid"), kernels.column("block"),
+                kernels.column("name"), kernels.column("bound"), kernels.column("limiter"), *self.dims,
                 kernels.column("ncu_rules"), kernels.column("findings"), kernels.column("not_evaluated"), decisions.chosen)):
             # Launches made of the same objects (the rules not evaluated, the findings: often one tuple for many)
             # and the same values have one shape, encoded once.
-            key = (name, bound, type(limiter), limiter, _ints(grid), _ints(block), id(rules), id(findings), id(lacking), chosen)
+            key = (name, bound, type(limiter), limiter, grid, block, id(rules), id(findings), id(lacking), chosen)
             shape = shapes.get(key)
             if shape is None:
                 steps = tried.get(chosen) or tried.setdefault(chosen, decisions.verdicts_tried(i))
                 # json_delta._shape of the launch's record
-                shape = shapes[key] = orjson.dumps([name, {"grid": grid, "block": block}, bound, limiter, [r.rule for r in rules],
-                                                    [f.id for f in findings], [n.rule for n in lacking], list(steps)])
+                launch = {"grid": kernels.value("grid", i), "block": kernels.value("block", i)}
+                shape = shapes[key] = orjson.dumps([name, launch, bound, limiter, [r.rule for r in rules], [f.id for f in findings],
+                                                    [n.rule for n in lacking], list(steps)])
             first = firsts.get(name)
             if first is None:
                 firsts[name] = latest[shape] = i
@@ -192,7 +195,10 @@ class _Pass:
         if key == "decision_path":
             flags = self.steps_differ()
         else:
-            values = list(zip(*map(kernels.column, _MADE[key]))) if key in _MADE else kernels.column(key)
+            if key == "launch":  # the texts they were read from
+                values = list(zip(*self.columns.dims))
+            else:
+                values = list(zip(*map(kernels.column, _MADE[key]))) if key in _MADE else kernels.column(key)
             new, old = [values[i] for i in later], [values[j] for j in likes]
             # where: a launch's lines, whose numbers are written as they are: compared unless the same object
             flags = ~np.fromiter(map(operator.eq if key != "where" else operator.is_, new, old), dtype=bool, count=len(later))
@@ -342,10 +348,6 @@ def _marked(key: str):
                 else item for item in get(k)]
 
     return marked
-
-
-def _ints(dims) -> tuple | None:
-    return tuple(dims) if dims is not None else None
 
 
 def _surely_same(a, b) -> bool:
