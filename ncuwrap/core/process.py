@@ -153,6 +153,11 @@ def stop_group(proc: subprocess.Popen, grace: Sequence[float] | None = None) -> 
 _OWN_ENV: dict[str, str] = {}
 
 
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def quiet_thread_pools() -> None:
     """Hold numpy's OpenBLAS to one thread in this process, unless the user chose a count. OpenBLAS starts a
     thread per core when numpy is imported, and they cost CPU though ncuwrap multiplies no matrices: on a

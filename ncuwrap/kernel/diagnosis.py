@@ -19,6 +19,7 @@ from ncuwrap.kernel import estimate
 from ncuwrap.core import progress
 from ncuwrap.core.launch_selection import LaunchSelection
 from ncuwrap.kernel.attribution import NO_COUNTERS, attribute
+from ncuwrap.kernel.launch_records import RecordColumns
 from ncuwrap.core.gc_pause import no_collection_pauses
 from ncuwrap.kernel import metrics as kernel_metrics
 from ncuwrap import ruleset
@@ -28,7 +29,7 @@ from ncuwrap.core.kernel_names import dims
 from ncuwrap.ruleset.evaluate import Evaluation
 from ncuwrap.core.numbers import clean, clean_all
 from ncuwrap.core.rules_choice import RulesChoice
-from ncuwrap.kernel.verdict import Diagnosis, KernelVerdict, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
+from ncuwrap.kernel.verdict import Diagnosis, LaunchVerdicts, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall, column
 from ncuwrap.ruleset.outcome import FindingResult
 
 
@@ -139,16 +140,17 @@ def diagnose_profile(profile: Profile, rules: ruleset.RuleSet, select: LaunchSel
                                              profile.source.path)
     evaluation = Evaluation(source, rules, estimate)  # kernel rules' estimates: ncuwrap.kernel.estimate
     with no_collection_pauses():
-        kernels = _kernels(evaluation, profile, [int(r) for r in rows], meta, rules)
+        kernels, columns = _kernels(evaluation, profile, [int(r) for r in rows], meta, rules)
     return Diagnosis(
         source=_source_info(profile, source),
         rules_path=rules.path,
         rules_version=rules.version,
         rules_name=rules.name,
-        kernels=tuple(kernels),
+        kernels=kernels,
         reprofile=_reprofile(kernels, source.kind),
         lines_hint=None if profile.sources or not _points_at_lines(rules) else NO_COUNTERS,
         notes=(profile.fallback.note(),) if profile.fallback is not None else (),
+        columns=columns,
     )
 
 
@@ -172,75 +174,85 @@ def _source_counters(counters) -> dict | None:
 
 def _reprofile(kernels, kind: str) -> Reprofile | None:
     """Every rule not evaluated on some launch, once for the report, with one way to get its metrics."""
-    lacking = [k for k in kernels if k.not_evaluated]
+    lacking = [n for n in column(kernels, "not_evaluated") if n]
     if not lacking:
         return None
     # Launches with the same bound share one tuple: each distinct one is read once, in launch order.
-    distinct = list({id(k.not_evaluated): k.not_evaluated for k in lacking}.values())
+    distinct = list({id(n): n for n in lacking}.values())
     rules = tuple(dict.fromkeys(n.rule for t in distinct for n in t))
     missing = tuple(dict.fromkeys(m for t in distinct for n in t for m in n.missing))
     return Reprofile(rules=rules, missing=missing, launches=len(lacking), how=_how(missing, kind))
 
 
-def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: dict, rules: ruleset.RuleSet) -> list[KernelVerdict]:
-    """The verdict of each launch of ``rows``. Everything that can be is read or computed by whole
-    columns (the decisions, the metrics shown, the charts) and only put together per launch: a
-    report of 10,000 launches costs about as much as reading it."""
+def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: dict,
+             rules: ruleset.RuleSet) -> tuple[LaunchVerdicts, RecordColumns]:
+    """The verdict of each launch of ``rows``, kept as columns, and what their document's records are shared by.
+    Everything is read or computed by whole columns (the decisions, the metrics shown, the charts); a launch's
+    verdict is put together only where it is read: a report of 10,000 launches costs about as much as reading it."""
     source: _Launches = evaluation.source
     display = list(dict.fromkeys(rules.display))
     evidence_names = list(dict.fromkeys([*KEY_METRICS, *(n for f in rules.findings for n in f.evidence)]))
-    decisions = evaluation.decide_rows(rows)
-    shown = evaluation.records(display, rows, known_only=True)
-    charts = evaluation.records(CHART_METRICS, rows)
+    decisions = evaluation.decide_columns(rows)
     compared = {name: source.column(name) for name in evidence_names}
     duration, pipe, pipe_pct = source.column("duration_ns"), source.column("compute_pipe"), source.column("compute_pipe_pct")
     grids, blocks = _dims_of(meta["grid"]), _dims_of(meta["block"])
     roofline, stalls, tensors = _rooflines(source), _stalls_of(source), _tensors(source)
-    branch_where = {b.verdict: b.where for b in rules.bound if b.where}
-    finding_where = {f.id: f.where for f in rules.findings if f.where}
-    out = []
-    for i, row in enumerate(rows):
-        decision = decisions[i]
-        launch = meta["launch_id"][row]
-        launch_id = int(launch) if launch is not None and not _isnan(launch) else row
-        results = profile.rules.get(launch_id, ())
-        counters = profile.sources.get(launch_id)
-        gap = profile.source_gaps.get(launch_id)
-        findings = _located(decision.findings, finding_where, counters, gap) if profile.sources else decision.findings
-        waste = branch_where.get(decision.bound) if profile.sources else None
-        out.append(KernelVerdict(
-            id=launch_id,
-            name=str(meta["name"][row]),
-            display_name=str(meta["display_name"][row]),
-            grid=grids(row),
-            block=blocks(row),
-            duration_ns=duration[row],
-            bound=decision.bound,
-            limiter=decision.limiter,
-            why=decision.why,
-            findings=findings,
-            not_evaluated=decision.not_evaluated,
-            display_metrics=shown[i],
-            path=decision.path,
-            chart_metrics=charts[i],
-            compared_metrics=MetricRow(compared, row),
-            borderline=decision.borderline,
-            pipe=pipe[row],
-            pipe_pct=pipe_pct[row],
-            tensor=tensors(row),
-            estimated_gain_pct=decision.estimated_gain_pct,
-            stalls=stalls(row),
-            ncu_rules=_ncu_rules(results, findings, evaluation.rules, decision.not_evaluated) if results else (),
-            effects=evaluation.effects(decision.findings, row, duration[row]),
-            roofline=roofline(row),
-            process_id=_ident(meta["process_id"][row]),
-            process_name=_text(meta["process_name"][row]),
-            stream=_ident(meta["stream"][row]),
-            where=attribute(counters, waste, gap) if waste else None,
-            source_counters=_source_counters(counters),
-            next_step=decision.next_step,
-        ))
-    return out
+    launch_ids = [int(launch) if launch is not None and not _isnan(launch) else row for launch, row in zip((meta["launch_id"][r] for r in rows), rows)]
+    findings = decisions.findings
+    columns = {
+        "id": launch_ids,
+        "name": [str(meta["name"][row]) for row in rows],
+        "display_name": [str(meta["display_name"][row]) for row in rows],
+        "duration_ns": [duration[row] for row in rows],
+        "bound": decisions.bound, "limiter": decisions.limiter, "why": decisions.why, "not_evaluated": decisions.not_evaluated,
+        "borderline": decisions.borderline,
+        "pipe": [pipe[row] for row in rows], "pipe_pct": [pipe_pct[row] for row in rows],
+        "estimated_gain_pct": decisions.estimated_gain_pct,
+        "process_id": [_ident(meta["process_id"][row]) for row in rows],
+        "process_name": [_text(meta["process_name"][row]) for row in rows],
+        "stream": [_ident(meta["stream"][row]) for row in rows],
+        "next_step": decisions.next_step,
+    }
+    if profile.sources:  # each finding's lines, and the verdict branch's
+        branch_where = {b.verdict: b.where for b in rules.bound if b.where}
+        finding_where = {f.id: f.where for f in rules.findings if f.where}
+        counters = [profile.sources.get(launch) for launch in launch_ids]
+        gaps = [profile.source_gaps.get(launch) for launch in launch_ids]
+        findings = [_located(f, finding_where, c, gap) for f, c, gap in zip(findings, counters, gaps)]
+        wastes = [branch_where.get(bound) for bound in decisions.bound]
+        columns["where"] = [attribute(c, waste, gap) if waste else None for c, waste, gap in zip(counters, wastes, gaps)]
+        columns["source_counters"] = [_source_counters(c) for c in counters]
+    else:
+        columns["where"] = columns["source_counters"] = [None] * len(rows)
+    columns["findings"] = findings
+    results = [profile.rules.get(launch, ()) for launch in launch_ids] if profile.rules else None
+    shown, charted = evaluation.columns(display, rows), evaluation.columns(CHART_METRICS, rows)  # by launch
+    made = {
+        # Evaluation.records' dicts, one launch's at a time
+        "display_metrics": lambda i: {name: c[i] for name, c in shown.items() if c[i] is not None},
+        "chart_metrics": lambda i: {name: c[i] for name, c in charted.items()},
+        "grid": lambda i: grids(rows[i]),
+        "block": lambda i: blocks(rows[i]),
+        "path": decisions.path,
+        "compared_metrics": lambda i: MetricRow(compared, rows[i]),
+        "tensor": lambda i: tensors(rows[i]),
+        "stalls": lambda i: stalls(rows[i]),
+        "ncu_rules": (lambda i: _ncu_rules(results[i], findings[i], evaluation.rules, decisions.not_evaluated[i]) if results[i] else ()) if results
+        else (lambda i: ()),
+        "effects": lambda i: evaluation.effects(decisions.findings[i], rows[i], duration[rows[i]]),
+        "roofline": lambda i: roofline(rows[i]),
+    }
+    whole = {"display_metrics": lambda: evaluation.records(display, rows, known_only=True), "chart_metrics": lambda: evaluation.records(CHART_METRICS, rows)}
+    kernels = LaunchVerdicts(len(rows), columns, made, whole)
+    # The launch's grid and block as the report wrote them (their dimensions where that is not a text): equal
+    # keys are equal dimensions.
+    dims = tuple([text if type(text) is str else _dims_key(parsed(row)) for text, row in zip((meta[c][r] for r in rows), rows)]
+                 for c, parsed in (("grid", grids), ("block", blocks)))
+    return kernels, RecordColumns(kernels, decisions, rows, source.lookup, display, CHART_METRICS, compared, dims)
+
+
+def _dims_key(dims: list | None) -> tuple | None:
+    return tuple(dims) if dims is not None else None
 
 
 def _dims_of(texts: list):

@@ -123,6 +123,10 @@ class ColumnLists:
         self._lists: dict[int, tuple] = {}
         self._mappings: dict[int, tuple] = {}
 
+    def listed(self, values) -> list:
+        """``values`` (an array of every launch, or one value for all) as the list :meth:`at` reads (NaN as None)."""
+        return self._list(values)
+
     def _list(self, values) -> list:
         hit = self._lists.get(id(values))
         if hit is None or hit[0] is not values:  # holding the array keeps its id from being reused

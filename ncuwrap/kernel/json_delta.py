@@ -111,23 +111,38 @@ def mark_repeats(record: dict) -> dict | None:
     compared = record.get("compared") if isinstance(record.get("compared"), dict) else {}
     swaps: dict[int, dict] = {}
     for mapping, metrics_only in _parts(record):
-        if REPEAT in mapping.values():
+        marked = mark_part(mapping, metrics_only, metrics, compared)
+        if marked is None:
             return None
-        marked = dict(mapping)
-        # Only a key `metrics` holds can repeat it: walk the shorter of the two.
-        keys = (metrics if len(metrics) < len(mapping) else mapping) if metrics_only else mapping
-        for key in keys:
-            if key not in mapping:
-                continue
-            value = mapping[key]
-            kind = type(value)
-            if kind is int or kind is float:
-                source = metrics.get(key) if metrics_only or key in metrics else compared.get(key)
-                # -0.0 == 0.0, but the document writes them apart
-                if type(source) is kind and source == value and (value != 0 or kind is int or math.copysign(1, value) == math.copysign(1, source)):
-                    marked[key] = REPEAT
         swaps[id(mapping)] = marked
     return _rebuilt(record, swaps)
+
+
+def mark_part(mapping: dict, metrics_only: bool, metrics: dict, compared: dict) -> dict | None:
+    """One part of a record (:func:`_parts`) as :func:`mark_repeats` marks it, against the record's `metrics`
+    and `compared`; None where it holds REPEAT itself."""
+    if REPEAT in mapping.values():
+        return None
+    marked = dict(mapping)
+    # Only a key `metrics` holds can repeat it: walk the shorter of the two.
+    keys = (metrics if len(metrics) < len(mapping) else mapping) if metrics_only else mapping
+    for key in keys:
+        if key not in mapping:
+            continue
+        value = mapping[key]
+        kind = type(value)
+        if kind is int or kind is float:
+            if repeats(value, metrics.get(key) if metrics_only or key in metrics else compared.get(key)):
+                marked[key] = REPEAT
+    return marked
+
+
+def repeats(value, source) -> bool:
+    """Whether a number written where ``source`` is already written says the same (REPEAT may stand for it)."""
+    kind = type(value)
+    # -0.0 == 0.0, but the document writes them apart
+    return (kind is int or kind is float) and type(source) is kind and source == value and (
+        value != 0 or kind is int or math.copysign(1, value) == math.copysign(1, source))
 
 
 def unmark_repeats(record: dict) -> dict:
@@ -188,30 +203,40 @@ def share_launches(records: Iterable[dict]) -> list[dict]:
             differs[""] = record  # another shape of record (never from one report's launches): whole
             values = {}
         for key, value in values.items():
-            old = base[key]
-            if key == "id" or old is value:
-                continue
-            # Equal JSON text: a text, whole number, true or false where they are equal; any other value
-            # (floats: -0.0 equals 0.0, NaN and infinity are all null) by its text.
-            kind = type(value)
-            if type(old) is kind and (kind is str or kind is int or kind is bool):
-                if old == value:
-                    continue
-            elif kind is list and type(old) is list and len(old) == len(value) and all(map(operator.is_, old, value)):
-                continue  # the same objects (the rules not evaluated, one record each for all the launches they apply to)
-            else:
-                new_text = text.get(key)
-                if new_text is None:
-                    new_text = text[key] = orjson.dumps(value)
-                old_text = like_text.get(key)
-                if old_text is None:
-                    old_text = like_text[key] = orjson.dumps(old)
-                if new_text == old_text:
-                    continue
-            _diff(old, value, _pointer("", key), differs, digits)
+            compare_value(key, base[key], value, differs, digits, text, like_text)
         out.append({"id": record["id"], "like": like["id"], **({"plain": True} if plain else {}), "differs": differs,
                     **({"digits": digits} if digits else {})})
     return out
+
+
+def compare_value(key: str, old, value, differs: dict, digits: dict, text: dict | None = None, old_text: dict | None = None) -> None:
+    """One value of a later launch's record (``value``, at the record's ``key``) against its like's (``old``):
+    where they differ, into ``differs`` and ``digits`` (:func:`share_launches`). ``text`` and ``old_text``:
+    each record's values already encoded, by key (filled here)."""
+    if key == "id" or old is value:
+        return
+    # Equal JSON text: a text, whole number, true or false where they are equal; any other value
+    # (floats: -0.0 equals 0.0, NaN and infinity are all null) by its text.
+    kind = type(value)
+    if type(old) is kind and (kind is str or kind is int or kind is bool):
+        if old == value:
+            return
+    elif kind is list and type(old) is list and len(old) == len(value) and all(map(operator.is_, old, value)):
+        return  # the same objects (the rules not evaluated, one record each for all the launches they apply to)
+    else:
+        new_encoded = text.get(key) if text is not None else None
+        if new_encoded is None:
+            new_encoded = orjson.dumps(value)
+            if text is not None:
+                text[key] = new_encoded
+        old_encoded = old_text.get(key) if old_text is not None else None
+        if old_encoded is None:
+            old_encoded = orjson.dumps(old)
+            if old_text is not None:
+                old_text[key] = old_encoded
+        if new_encoded == old_encoded:
+            return
+    _diff(old, value, _pointer("", key), differs, digits)
 
 
 def _keys(pointer: str) -> list[str]:

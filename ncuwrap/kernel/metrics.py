@@ -12,6 +12,7 @@ metric was missing so the rules can say "not evaluated: <metric> not collected; 
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from dataclasses import dataclass
 from typing import Callable
 
@@ -430,9 +431,11 @@ def _kernel_kind(name, fp32, fp64, fp32_peak, tensor_dtype, shared_loads, instru
     """What the counters (and the name) say a kernel is: 'fp32_matmul', 'fp64_matmul', 'tensor_matmul', or None."""
     f32, f64, peak = _nan0(fp32), _nan0(fp64), np.asarray(fp32_peak, dtype=float)
     # Each distinct name searched once: a report launches the same few kernels many times.
-    matmul = {n: bool(_MATMUL_NAME.search(n)) for n in {n for n in name if isinstance(n, str)}}
-    named = np.array([isinstance(n, str) and matmul[n] for n in name], dtype=bool)
-    no_tensor = np.array([d is None or d != d for d in tensor_dtype], dtype=bool)
+    names = list(name)
+    matmul = {n: bool(_MATMUL_NAME.search(n)) for n in set(names) if isinstance(n, str)}
+    named = np.fromiter(map(matmul.get, names, repeat(False)), dtype=bool, count=len(names))
+    dtypes = np.asarray(tensor_dtype, dtype=object)
+    no_tensor = np.equal(dtypes, None) | (dtypes != dtypes)  # None or NaN, compared element by element
     busy_fp32 = np.where(peak > 0, f32 / np.where(peak > 0, peak, 1.0), 0.0)
     # Named: FP32 math at 5% of its peak or more is the kernel's work, not an epilogue's.
     fp32_named = named & no_tensor & (f32 >= f64) & (busy_fp32 >= 0.05)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import operator
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -210,13 +210,12 @@ class KernelVerdict:
 
     @property
     def headline(self) -> FindingResult | None:
-        return next((f for f in self.findings if not f.minor), None)
+        return headline_of(self.findings)
 
     @property
     def verdict_label(self) -> str:
         """'memory (l1tex)'; a compute-bound kernel names its busiest pipe: 'compute (tensor)'."""
-        unit = self.pipe if self.bound == "compute" and self.pipe else self.limiter
-        return f"{self.bound} ({unit})" if unit else self.bound
+        return verdict_label(self.bound, self.pipe, self.limiter)
 
     def __repr__(self) -> str:
         head = f"; {self.headline.id} ({self.headline.severity})" if self.headline else ""
@@ -225,11 +224,7 @@ class KernelVerdict:
     def document(self) -> dict:
         """Its record in the diagnosis document (v3 and v4): the v2 record, then what 'compare' reads besides it
         (every metric a finding's evidence or a comparison reads; the effects that estimate a fix)."""
-        compared = self.compared_metrics
-        out = self.to_json()
-        out["compared"] = compared.to_dict() if isinstance(compared, MetricRow) else dict(compared)
-        out["effects"] = self.effects.to_json() if self.effects is not None else None
-        return out
+        return {key: get(self) for key, get in DOCUMENT.items()}
 
     @property
     def ncu_rules_shown(self) -> tuple[NcuRule, ...]:
@@ -268,34 +263,170 @@ class KernelVerdict:
         return [f.id for f in self.findings]
 
     def to_json(self) -> dict:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "display_name": self.display_name,
-            "launch": {"grid": self.grid, "block": self.block},
-            "duration_ns": self.duration_ns,
-            "bound": self.bound,
-            "limiter": self.limiter,
-            "borderline": self.borderline,
-            "pipe": self.pipe,
-            "pipe_pct": self.pipe_pct,
-            "tensor": self.tensor,
-            "why": self.why,
-            "estimated_gain_pct": self.estimated_gain_pct,
-            "stalls": [s.to_json() for s in self.stalls],
-            "ncu_rules": [r.to_json() for r in self.ncu_rules],
-            "findings": [f.to_json() for f in self.findings],
-            "not_evaluated": [n.to_json() for n in self.not_evaluated],
-            "decision_path": [s.to_json() for s in self.path],
-            "metrics": self.display_metrics,
-            "chart": self.chart_metrics,
-            "roofline": self.roofline.to_json() if self.roofline else None,
-            "process": {"id": self.process_id, "name": self.process_name},
-            "stream": self.stream,
-            "where": self.where.to_json() if self.where is not None else None,
-            "source_counters": self.source_counters,
-            "next_step": self.next_step.to_json() if self.next_step is not None else None,
-        }
+        return {key: get(self) for key, get in RECORD.items()}
+
+
+def headline_of(findings: tuple[FindingResult, ...]) -> FindingResult | None:
+    """A launch's headline: its first finding that is not minor (they come worst first)."""
+    return next((f for f in findings if not f.minor), None)
+
+
+def verdict_label(bound: str, pipe: str | None, limiter) -> str:
+    """KernelVerdict.verdict_label of a launch's bound, busiest pipe and limiter."""
+    unit = pipe if bound == "compute" and pipe else limiter
+    return f"{bound} ({unit})" if unit else bound
+
+
+_FIELDS = tuple(KernelVerdict.__dataclass_fields__)
+
+
+class LaunchVerdicts(Sequence):
+    """A report's verdicts, one per launch, kept as columns: one list per KernelVerdict field, by launch, each made
+    when first read (``made``: the fields given as a function of the launch's place instead; ``whole``: those of
+    them whose whole column is made faster at once). A KernelVerdict is made when it is read (a renderer, compare),
+    once; the diagnosis document of 10,000 launches is written from the columns without making one per launch.
+    ``at``: a selection of another's launches (a kernel's group), sharing its columns and verdicts."""
+
+    def __init__(self, n: int, columns: dict[str, list], made: dict, whole: dict | None = None, *, _base: "LaunchVerdicts | None" = None,
+                 _at: list[int] | None = None):
+        self._n, self._columns, self._made, self._whole = n, columns, made, whole or {}
+        self._base, self._at = _base, _at
+        self._verdicts: list = [None] * n if _base is None else []
+        self._all_made = False
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(self._n)))
+        if self._base is not None:
+            return self._base[self._at[i]]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("launch index out of range")
+        verdict = self._verdicts[i]
+        if verdict is None:
+            verdict = self._verdicts[i] = KernelVerdict(**{name: self.value(name, i) for name in _FIELDS})
+        return verdict
+
+    def __iter__(self):
+        if self._base is not None:
+            verdicts = self._base._every()
+            return (verdicts[i] for i in self._at)
+        return iter(self._every())
+
+    def _every(self) -> list[KernelVerdict]:
+        """Every verdict, those not made yet made at once from the whole columns (a renderer reads them all)."""
+        if not self._all_made:
+            made = map(KernelVerdict, *map(self.column, _FIELDS))  # by place: the fields' order
+            self._verdicts = [m if v is None else v for v, m in zip(self._verdicts, made)]
+            self._all_made = True
+        return self._verdicts
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, (tuple, LaunchVerdicts)) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LaunchVerdicts({self._n} launches)"
+
+    def column(self, name: str) -> list:
+        """Every launch's ``name`` (a KernelVerdict field), in order."""
+        if self._base is not None:
+            column = self._base.column(name)
+            return [column[i] for i in self._at]
+        column = self._columns.get(name)
+        if column is None:
+            make = self._made[name]
+            column = self._columns[name] = self._whole[name]() if name in self._whole else [make(i) for i in range(self._n)]
+        return column
+
+    def value(self, name: str, i: int):
+        """Launch ``i``'s ``name``, made alone where its column was not."""
+        if self._base is not None:
+            return self._base.value(name, self._at[i])
+        column = self._columns.get(name)
+        return column[i] if column is not None else self._made[name](i)
+
+    def row(self, i: int) -> "LaunchRow":
+        """Launch ``i``'s fields read one at a time, without making its verdict."""
+        return LaunchRow(self, i)
+
+    def picked(self, at: list[int]) -> "LaunchVerdicts":
+        """The launches at ``at`` (places in this sequence), in that order."""
+        if self._base is not None:
+            return self._base.picked([self._at[i] for i in at])
+        return LaunchVerdicts(len(at), {}, {}, _base=self, _at=list(at))
+
+
+class LaunchRow:
+    """One launch of a LaunchVerdicts, its fields read as a KernelVerdict's attributes (RECORD's functions read it)."""
+
+    __slots__ = ("_launches", "_i")
+
+    def __init__(self, launches: LaunchVerdicts, i: int):
+        self._launches, self._i = launches, i
+
+    def __getattr__(self, name: str):
+        if name not in KernelVerdict.__dataclass_fields__:
+            raise AttributeError(name)
+        return self._launches.value(name, self._i)
+
+
+def column(kernels, name: str) -> list:
+    """Every launch's ``name``: a LaunchVerdicts' column, else read from each verdict."""
+    return kernels.column(name) if isinstance(kernels, LaunchVerdicts) else [getattr(k, name) for k in kernels]
+
+
+def _picked(kernels, at: list[int]):
+    """The launches of ``kernels`` at ``at``, as the same kind of sequence (a LaunchVerdicts' shares its columns)."""
+    return kernels.picked(at) if isinstance(kernels, LaunchVerdicts) else tuple(kernels[i] for i in at)
+
+
+def _compared(k: KernelVerdict) -> dict:
+    compared = k.compared_metrics
+    return compared.to_dict() if isinstance(compared, MetricRow) else dict(compared)
+
+
+# A launch's record (v2), value by value: KernelVerdict.to_json makes the whole record of them, and
+# ncuwrap.kernel.launch_records the values a launch of a large report differs in from its like.
+RECORD = {
+    "id": operator.attrgetter("id"),
+    "name": operator.attrgetter("name"),
+    "display_name": operator.attrgetter("display_name"),
+    "launch": lambda k: {"grid": k.grid, "block": k.block},
+    "duration_ns": operator.attrgetter("duration_ns"),
+    "bound": operator.attrgetter("bound"),
+    "limiter": operator.attrgetter("limiter"),
+    "borderline": operator.attrgetter("borderline"),
+    "pipe": operator.attrgetter("pipe"),
+    "pipe_pct": operator.attrgetter("pipe_pct"),
+    "tensor": operator.attrgetter("tensor"),
+    "why": operator.attrgetter("why"),
+    "estimated_gain_pct": operator.attrgetter("estimated_gain_pct"),
+    "stalls": lambda k: [s.to_json() for s in k.stalls],
+    "ncu_rules": lambda k: [r.to_json() for r in k.ncu_rules],
+    "findings": lambda k: [f.to_json() for f in k.findings],
+    "not_evaluated": lambda k: [n.to_json() for n in k.not_evaluated],
+    "decision_path": lambda k: [s.to_json() for s in k.path],
+    "metrics": operator.attrgetter("display_metrics"),
+    "chart": operator.attrgetter("chart_metrics"),
+    "roofline": lambda k: k.roofline.to_json() if k.roofline else None,
+    "process": lambda k: {"id": k.process_id, "name": k.process_name},
+    "stream": operator.attrgetter("stream"),
+    "where": lambda k: k.where.to_json() if k.where is not None else None,
+    "source_counters": operator.attrgetter("source_counters"),
+    "next_step": lambda k: k.next_step.to_json() if k.next_step is not None else None,
+}
+# Its record in the diagnosis document (v3 and v4): the v2 record, then what 'compare' reads besides it.
+DOCUMENT = {
+    **RECORD,
+    "compared": _compared,
+    "effects": lambda k: k.effects.to_json() if k.effects is not None else None,
+}
 
 
 @dataclass(frozen=True)
@@ -342,7 +473,7 @@ class Diagnosis(Displayed):
     rules_path: str
     rules_version: int
     rules_name: str
-    kernels: tuple[KernelVerdict, ...]
+    kernels: "tuple[KernelVerdict, ...] | LaunchVerdicts"
     # Every rule not evaluated on some launch, and one way to collect what they read; None: all evaluated.
     reprofile: Reprofile | None = None
     # profile --top: the whole program's GPU time (nsys) and the part the profiled kernels cover.
@@ -354,6 +485,9 @@ class Diagnosis(Displayed):
     stop_line: "StopLine | None" = None
     # How the report was read, where it is worth a line (launches NVIDIA's reader read: Profile.fallback).
     notes: tuple[str, ...] = ()
+    # The report's columns the verdicts were read from (ncuwrap.kernel.launch_records.RecordColumns): the
+    # document's launch records are shared by them, without making each whole. None: made one at a time.
+    columns: object = field(default=None, repr=False, compare=False)
 
     @property
     def processes(self) -> tuple[str, ...]:
@@ -368,7 +502,7 @@ class Diagnosis(Displayed):
     @property
     def roles(self) -> dict[str, str]:
         """The rules' roles and the finding holding each, among the findings of its launches ({"stop": "at_roofline"})."""
-        return {f.role: f.id for k in self.kernels for f in k.findings if f.role}
+        return {f.role: f.id for findings in column(self.kernels, "findings") for f in findings if f.role}
 
     @property
     def grouped(self) -> bool:
@@ -383,7 +517,7 @@ class Diagnosis(Displayed):
             "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
             "facts": self.source.facts(),
             "roles": self.roles,
-            "kernels": share_launches(k.document() for k in self.kernels),  # one at a time: never all whole at once
+            "kernels": self._launch_records(),
             "ranking": [r.to_json() for r in self.ranking()],
             "groups": [g.to_json() for g in self.groups()],
             "reprofile": self.reprofile.to_json() if self.reprofile else None,
@@ -392,6 +526,12 @@ class Diagnosis(Displayed):
             **({"stop_line": self.stop_line.to_json()} if self.stop_line else {}),
             **({"notes": list(self.notes)} if self.notes else {}),
         }
+
+    def _launch_records(self) -> list[dict]:
+        """The document's launches (v4): by the report's columns where the verdicts were read from them, else
+        each launch's whole record one at a time (never all whole at once)."""
+        shared = self.columns.shared(self.kernels) if self.columns is not None else None
+        return shared if shared is not None else share_launches(k.document() for k in self.kernels)
 
     def __repr__(self) -> str:
         """One line (the whole result is in its fields, its report in ``ncuwrap.render_result``): the report, how
@@ -445,7 +585,7 @@ class Diagnosis(Displayed):
     @functools.cached_property
     def total_ns(self) -> float:
         # Once per diagnosis: a report's share of each of 100,000 launches reads it 100,000 times.
-        return sum(k.duration_ns or 0.0 for k in self.kernels)
+        return sum(d or 0.0 for d in column(self.kernels, "duration_ns"))
 
     def share_pct(self, launches) -> float | None:
         """The share (%) of the profiled time (ncu's summed durations) that ``launches`` take; None when
@@ -467,18 +607,21 @@ class Diagnosis(Displayed):
         """The launches grouped by kernel name, most total time first: 200 launches of one kernel are
         one group, and no other kernel is pushed out of a short summary. Each group's statistics
         (total, median, min, max of ncu's durations) are computed here, once; outputs only format them."""
-        by_name: dict[str, list[KernelVerdict]] = {}
-        for k in self.by_time():
-            by_name.setdefault(k.name, []).append(k)
+        kernels = self.kernels
+        names, durations = column(kernels, "name"), column(kernels, "duration_ns")
+        labels = list(map(verdict_label, column(kernels, "bound"), column(kernels, "pipe"), column(kernels, "limiter")))
+        by_name: dict[str, list[int]] = {}
+        for i in sorted(range(len(names)), key=[-(d or 0.0) for d in durations].__getitem__):  # by_time's order
+            by_name.setdefault(names[i], []).append(i)
         total = self.total_ns
         groups = []
-        for name, launches in by_name.items():
-            ns = sum(k.duration_ns or 0.0 for k in launches)
-            known = [k.duration_ns for k in launches if k.duration_ns is not None]
+        for name, at in by_name.items():
+            ns = sum(durations[i] or 0.0 for i in at)
+            known = [durations[i] for i in at if durations[i] is not None]
             verdicts: dict[str, int] = {}
-            for k in launches:
-                verdicts[k.verdict_label] = verdicts.get(k.verdict_label, 0) + 1
-            groups.append(KernelGroup(name=name, launches=tuple(launches), total_ns=ns,
+            for i in at:
+                verdicts[labels[i]] = verdicts.get(labels[i], 0) + 1
+            groups.append(KernelGroup(name=name, launches=_picked(kernels, at), total_ns=ns,
                                       share_pct=clean(100.0 * ns / total) if total else None,
                                       verdicts=tuple(sorted(verdicts.items(), key=lambda kv: -kv[1])),
                                       median_ns=clean(statistics.median(known)) if known else None,
@@ -489,18 +632,20 @@ class Diagnosis(Displayed):
         """Kernels by what fixing them buys the whole profile: estimated gain x share of the time (of the
         program's GPU time measured by nsys when there is a coverage, else of the profiled time)."""
         kernels = self.kernels
+        ids, durations, gains = column(kernels, "id"), column(kernels, "duration_ns"), column(kernels, "estimated_gain_pct")
         if self.coverage is not None:
-            shares = [self.coverage.share_of(k.id) for k in kernels]
+            shares = [self.coverage.share_of(i) for i in ids]
         else:
-            total = sum(k.duration_ns or 0.0 for k in kernels)  # summed in order, as a reader would
-            shares = [100.0 * (k.duration_ns or 0.0) / total for k in kernels] if total else [None] * len(kernels)
+            total = sum(d or 0.0 for d in durations)  # summed in order, as a reader would
+            shares = [100.0 * (d or 0.0) / total for d in durations] if total else [None] * len(durations)
         # Cleaned by whole columns (numbers.clean_all gives what clean() gives for each).
         share = np.array([np.nan if x is None else x for x in shares], dtype=float)
-        gain = np.array([np.nan if k.estimated_gain_pct is None else k.estimated_gain_pct for k in kernels], dtype=float)
+        gain = np.array([np.nan if g is None else g for g in gains], dtype=float)
         out = []
-        for k, share_pct, saves_pct in zip(kernels, clean_all(share), clean_all(share * gain / 100.0)):
-            headline = k.headline
-            out.append(Priority(id=k.id, name=k.name, share_pct=share_pct, gain_pct=k.estimated_gain_pct, saves_pct=saves_pct,
+        for i, name, findings, gain_pct, share_pct, saves_pct in zip(ids, column(kernels, "name"), column(kernels, "findings"), gains, clean_all(share),
+                                                                      clean_all(share * gain / 100.0)):
+            headline = headline_of(findings)
+            out.append(Priority(id=i, name=name, share_pct=share_pct, gain_pct=gain_pct, saves_pct=saves_pct,
                                 headline=headline.id if headline else None))
         return sorted(out, key=lambda p: -(p.saves_pct or 0.0))
 
@@ -516,7 +661,7 @@ class KernelGroup:
     """Every launch of one kernel: the longest first."""
 
     name: str
-    launches: tuple[KernelVerdict, ...]
+    launches: "tuple[KernelVerdict, ...] | LaunchVerdicts"  # the longest first
     total_ns: float
     share_pct: float | None
     verdicts: tuple[tuple[str, int], ...]  # (verdict label, launches), most launches first
@@ -535,11 +680,16 @@ class KernelGroup:
 
     @property
     def processes(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(k.process_id for k in self.in_order() if k.process_id is not None))
+        return tuple(dict.fromkeys(p for p in self._in_order("process_id") if p is not None))
 
     @property
     def streams(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(k.stream for k in self.in_order() if k.stream is not None))
+        return tuple(dict.fromkeys(s for s in self._in_order("stream") if s is not None))
+
+    def _in_order(self, name: str) -> list:
+        """Its launches' ``name`` in the order they ran (what in_order's verdicts hold, read by columns)."""
+        ids, values = column(self.launches, "id"), column(self.launches, name)
+        return [values[i] for i in sorted(range(len(ids)), key=ids.__getitem__)]
 
     def in_order(self) -> tuple[KernelVerdict, ...]:
         """Its launches in the order they ran (launch ID)."""
@@ -565,7 +715,7 @@ class KernelGroup:
         return tuple(sorted(chosen, key=lambda k: k.id))
 
     def to_json(self) -> dict:
-        return {"name": self.name, "launches": self.count, "launch_ids": [k.id for k in self.in_order()],
+        return {"name": self.name, "launches": self.count, "launch_ids": self._in_order("id"),
                 "total_ns": self.total_ns, "median_ns": self.median_ns, "min_ns": self.min_ns, "max_ns": self.max_ns,
                 "share_pct": self.share_pct, "verdicts": [{"verdict": label, "launches": n} for label, n in self.verdicts],
                 "processes": list(self.processes), "streams": list(self.streams)}

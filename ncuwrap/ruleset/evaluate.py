@@ -256,9 +256,13 @@ class Evaluation:
         return self.decide_rows([row])[0]
 
     def decide_rows(self, rows) -> list[Decision]:
-        """The decision for each of ``rows``. What is the same for every row with the same bound (the
-        rules not evaluated, which findings can fire) is worked out once per bound; values are read
-        by whole columns."""
+        """The decision for each of ``rows``."""
+        return list(self.decide_columns(rows))
+
+    def decide_columns(self, rows) -> "Decisions":
+        """The decisions of ``rows``, kept as columns (:class:`Decisions`). What is the same for every row with
+        the same bound (the rules not evaluated, which findings can fire) is worked out once per bound; values
+        are read by whole columns, and a row's decision path is made only where it is read."""
         rules = self.rules
         rows = [int(r) for r in rows]
         branches = len(rules.bound)
@@ -268,34 +272,34 @@ class Evaluation:
         else:
             chosen = [0] * len(rows)
         borderline = self.borderline[rows].tolist()
-        steps: list[list[Step]] = [[] for _ in rows]
         limiter = [None] * len(rows)
         why = [""] * len(rows)
         for j, branch in enumerate(rules.bound):
-            reach = [i for i, c in enumerate(chosen) if c >= j]
-            constants = constants_in(rules, branch.when.text)
-            for i, values in zip(reach, self.records(branch.when.names, [rows[i] for i in reach])):
-                steps[i].append(Step(branch.verdict, branch.when.text, chosen[i] == j, values, dict(constants)))
-            mine = [i for i in reach if chosen[i] == j]
+            mine = [i for i, c in enumerate(chosen) if c == j]
             at = [rows[i] for i in mine]
             for i, text, unit in zip(mine, self._whys(branch, at, [borderline[i] for i in mine]), self._limiters(branch, at)):
                 why[i], limiter[i] = text, unit
         plans: dict[str, _BoundPlan] = {}
-        out = []
+        bounds, findings, not_evaluated, gains, next_steps = [], [], [], [], []
         for i, row in enumerate(rows):
             bound = rules.bound[chosen[i]].verdict if chosen[i] < branches else "unknown"
             plan = plans.get(bound) or plans.setdefault(bound, self._plan(bound))
             if plan.may_fire is not None and plan.may_fire[row]:
-                findings, not_evaluated = self._fired(plan, bound, row)
-                gain = self._combined(findings, bound, row)
+                fired, lacking = self._fired(plan, bound, row)
+                gain = self._combined(fired, bound, row)
             else:
-                findings, not_evaluated = (), plan.not_evaluated
+                fired, lacking = (), plan.not_evaluated
                 # Nothing fired: nothing to win, unless an estimated finding could not be evaluated.
                 gain = None if self.combined is None or bound == "unknown" or plan.blind else 0
-            out.append(Decision(bound=bound, limiter=limiter[i], why=why[i], path=tuple(steps[i]), findings=findings,
-                                not_evaluated=not_evaluated, borderline=borderline[i] and bound != "unknown", estimated_gain_pct=gain,
-                                next_step=self._next(bound, row, findings, not_evaluated, plan)))
-        return out
+            bounds.append(bound)
+            findings.append(fired)
+            not_evaluated.append(lacking)
+            gains.append(gain)
+            next_steps.append(self._next(bound, row, fired, lacking, plan))
+        return Decisions(rules=rules, chosen=chosen, tried=[self.columns(b.when.names, rows) for b in rules.bound],
+                         constants=[constants_in(rules, b.when.text) for b in rules.bound], bound=bounds, limiter=limiter, why=why,
+                         borderline=[b and bound != "unknown" for b, bound in zip(borderline, bounds)], findings=findings,
+                         not_evaluated=not_evaluated, estimated_gain_pct=gains, next_step=next_steps)
 
     def _next(self, bound: str, row: int, findings, not_evaluated, plan: "_BoundPlan") -> NextStep | None:
         """The first of the rules' next steps for ``bound`` that holds for ``row``, with those before it
@@ -425,6 +429,42 @@ class Evaluation:
         roof, floor, busy = self._estimate_settings
         return self.model.KernelEffects(util=self.util, duration_ns=duration, findings=per, roof=roof, floor_ns=floor, busy=busy, row=row,
                                         reach=self.reach, lists=self._lists)
+
+
+class Decisions:
+    """The rules' answers for many rows (Evaluation.decide_columns), kept as columns: one list per field of
+    :class:`Decision`, by row. A row's decision path (its Steps, each with the values its condition read) and its
+    Decision are made when read: a report of 10,000 launches is documented from the columns."""
+
+    def __init__(self, *, rules, chosen: list[int], tried: list[dict], constants: list[dict], bound: list[str], limiter: list, why: list[str],
+                 borderline: list[bool], findings: list[tuple], not_evaluated: list[tuple], estimated_gain_pct: list, next_step: list):
+        # chosen: each row's branch of the bound decision (len(rules.bound): none held); tried: each branch's
+        # condition's values, by name, of every row; constants: the thresholds each branch's condition names.
+        self.rules, self.chosen, self.tried, self.constants = rules, chosen, tried, constants
+        self.bound, self.limiter, self.why, self.borderline = bound, limiter, why, borderline
+        self.findings, self.not_evaluated, self.estimated_gain_pct, self.next_step = findings, not_evaluated, estimated_gain_pct, next_step
+
+    def __len__(self) -> int:
+        return len(self.chosen)
+
+    def __getitem__(self, i: int) -> Decision:
+        return Decision(bound=self.bound[i], limiter=self.limiter[i], why=self.why[i], path=self.path(i), findings=self.findings[i],
+                        not_evaluated=self.not_evaluated[i], borderline=self.borderline[i], estimated_gain_pct=self.estimated_gain_pct[i],
+                        next_step=self.next_step[i])
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def path(self, i: int) -> tuple[Step, ...]:
+        """Row ``i``'s decision path: each branch tried, up to the one taken (every one where none held)."""
+        chosen = self.chosen[i]
+        return tuple(Step(branch.verdict, branch.when.text, chosen == j, {name: column[i] for name, column in self.tried[j].items()},
+                          dict(self.constants[j]))
+                     for j, branch in enumerate(self.rules.bound) if chosen >= j)
+
+    def verdicts_tried(self, i: int) -> tuple[str, ...]:
+        """The verdicts of row ``i``'s decision path (its steps' ``verdict``), without making the steps."""
+        return tuple(branch.verdict for branch in self.rules.bound[:self.chosen[i] + 1])
 
 
 @dataclass(frozen=True)

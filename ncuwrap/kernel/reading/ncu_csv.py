@@ -19,10 +19,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ncuwrap.core import packed
+# Arrow's compute functions called by name. pyarrow.compute.call_function and its options classes are
+# pyarrow._compute's: the public module makes a wrapper and a docstring for each of Arrow's ~300 functions
+# when it is imported, a cost of its own in a raw page's whole diagnosis for the five functions read here.
+try:
+    from pyarrow._compute import CastOptions, MatchSubstringOptions, ReplaceSubstringOptions, ScalarAggregateOptions, call_function
+except ImportError:  # a pyarrow that moved them: the public module has them all
+    from pyarrow.compute import CastOptions, MatchSubstringOptions, ReplaceSubstringOptions, ScalarAggregateOptions, call_function
+
+from ncuwrap.core import packed, process
 from ncuwrap.core.errors import InputError
 from ncuwrap.kernel.reading.model import ColumnTable, FrameTable, LaunchTable, Profile, RuleResult, Source
 from ncuwrap.core.kernel_names import function_name
@@ -132,13 +139,13 @@ def _text_lengths(table: pa.Table, columns: list[str]) -> np.ndarray:
     """The characters of each cell of ``columns`` of an Arrow table, rows x columns (NaN: an empty cell)."""
     if not columns:
         return np.empty((table.num_rows, 0))
-    return np.column_stack([_numpy(pc.utf8_length(table.column(c)), pa.float64()) for c in columns])
+    return np.column_stack([_numpy(call_function("utf8_length", [table.column(c)]), pa.float64()) for c in columns])
 
 
 def _numpy(cells: pa.ChunkedArray, kind: pa.DataType) -> np.ndarray:
     """A column of numbers as a numpy array of ``kind`` (float64: a null is NaN; int64: no nulls), read from
     the Arrow buffers: Arrow's own conversion (to_numpy) imports pandas, which a raw page's read does without."""
-    array = pc.cast(cells, kind).combine_chunks()
+    array = call_function("cast", [cells], CastOptions.safe(kind)).combine_chunks()
     dtype = np.float64 if kind == pa.float64() else np.int64
     if not len(array):
         return np.empty(0, dtype=dtype)
@@ -175,8 +182,9 @@ def _convert(path: Path, table: pa.Table, columns: list[str], units: dict[str, s
     for i, column in enumerate(columns):
         cells = table.column(column)
         parsed = _cast(cells)
-        if parsed is None and pc.any(pc.match_substring(cells, ",")).as_py():
-            parsed = _cast(pc.replace_substring(cells, ",", ""))
+        if parsed is None and call_function("any", [call_function("match_substring", [cells], MatchSubstringOptions(","))],
+                                             ScalarAggregateOptions()).as_py():
+            parsed = _cast(call_function("replace_substring", [cells], ReplaceSubstringOptions(",", "")))
         if parsed is None:
             text.append(i)
         else:
@@ -351,7 +359,8 @@ def _raw_launches(path: Path, table: pa.Table, present: list[str], metric_column
     """The raw page's launches as columns, without pandas (Profile.frame builds the frame when asked):
     the launch columns under ncuwrap's names, then the metrics (see :func:`_launch_meta`, :func:`_convert`)."""
     launch = {c: ["" if x is None else x for x in table.column(c).to_pylist()] for c in present}
-    if pc.all(pc.match_substring_regex(table.column("ID"), _PLAIN_ID), skip_nulls=False).as_py():  # no null, all digits
+    if call_function("all", [call_function("match_substring_regex", [table.column("ID")], MatchSubstringOptions(_PLAIN_ID))],
+                 ScalarAggregateOptions(skip_nulls=False)).as_py():  # no null, all digits
         ids = _numpy(table.column("ID"), pa.int64()).astype(float)
     else:  # pandas reads the IDs and names the first that is no launch number
         import pandas as pd
@@ -419,7 +428,7 @@ def _read(path: Path, usecols=None) -> Profile:
         wanted = [c for c in header if c in _LAUNCH_COLUMNS or c in keep]
         metric_columns = [c for c in metric_columns if c in keep]
     units_row, line = _units_row(path, offset, header)
-    # Arrow reads the wanted columns as text (the units row skipped), over both cores; the numbers are
+    # Arrow reads the wanted columns as text (the units row skipped), in blocks (_read_table); the numbers are
     # then cast by whole columns (_convert).
     table = _read_table(path, offset, line if units_row is not None else 0, wanted if wanted is not None else header, len(header))
     units = {c: units_row[c] for c in metric_columns} if units_row is not None else {}
@@ -432,7 +441,7 @@ def _read(path: Path, usecols=None) -> Profile:
     return Profile(source=_source(path, "ncu-csv-raw", launches), table=launches, units=units)
 
 
-# Arrow parses a file in blocks of this size on every core; a row longer than a block is read again
+# Arrow parses a file in blocks of this size; a row longer than a block is read again
 # with one block as large as the longest row allowed.
 _BLOCK = 4 << 20
 _FIELDS = re.compile(r"Expected (\d+) columns, got (\d+)")
@@ -444,11 +453,14 @@ def _read_table(path: Path, offset: int, after_header: int, columns: list[str], 
     convert = pacsv.ConvertOptions(include_columns=columns, column_types={c: pa.string() for c in columns},
                                    strings_can_be_null=True, null_values=[""], quoted_strings_can_be_null=True)
     parse = pacsv.ParseOptions(newlines_in_values=True)
+    # Arrow parses the blocks on a pool of threads. With two cores the file's digest is taken on the second
+    # (Loading), and a second parsing thread only contends with it: more CPU and memory, no sooner done.
+    threads = process.cores() > 2
     for block in (_BLOCK, MAX_ROW_BYTES):
         try:
             with path.open("rb") as fh:
                 fh.seek(offset)
-                return pacsv.read_csv(fh, read_options=pacsv.ReadOptions(block_size=block, skip_rows_after_names=after_header),
+                return pacsv.read_csv(fh, read_options=pacsv.ReadOptions(block_size=block, skip_rows_after_names=after_header, use_threads=threads),
                                       parse_options=parse, convert_options=convert)
         except pa.ArrowException as exc:
             message = (str(exc).splitlines() or [type(exc).__name__])[0]

@@ -136,7 +136,7 @@ MAX_PARTS = 4
 def parts_for(path: Path) -> int:
     """How many children read ``path``: one per PART_BYTES of report, no more than MAX_PARTS and the cores
     beside the parent's (which imports the diagnosis meanwhile)."""
-    return max(1, min(MAX_PARTS, _cores() - 1, path.stat().st_size // PART_BYTES))
+    return max(1, min(MAX_PARTS, process.cores() - 1, path.stat().st_size // PART_BYTES))
 
 
 # The processes that parse a report's file: one per PARSE_BYTES of it, up to MAX_PARSERS, each a run of its
@@ -149,11 +149,7 @@ MAX_PARSERS = 2
 def parse_parts(path: Path) -> int:
     """How many processes parse ``path``: one per PARSE_BYTES of report, no more than MAX_PARSERS and the
     cores beside the parent's."""
-    return max(1, min(MAX_PARSERS, _cores() - 1, path.stat().st_size // PARSE_BYTES + 1))
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_PARSERS, process.cores() - 1, path.stat().st_size // PARSE_BYTES + 1))
 
 
 class Reading:
