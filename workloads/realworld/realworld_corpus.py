@@ -7,6 +7,7 @@ seen in a case belongs to that case. Before each case the script prints ``@@CASE
 these markers on the console, which is how capture_realworld.sh maps each profiled kernel to its case.
 
     python3 realworld_corpus.py --group blas|dnn|ops|triton|all [--list]
+    python3 realworld_corpus.py --group ops,triton        # several groups, in that order, in one process
 
 Correctness first: every case checks its result against a reference (float64 on the GPU, or the
 same op in fp32) once, outside the profiled launches' way (the check runs after them).
@@ -610,10 +611,12 @@ def transformer_block():
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--group", default="all", choices=["all", *CASES])
+    parser.add_argument("--group", default="all", help=f"all, or one or more of {', '.join(CASES)} separated by commas")
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args()
-    groups = list(CASES) if args.group == "all" else [args.group]
+    groups = list(CASES) if args.group == "all" else args.group.split(",")
+    if unknown := [g for g in groups if g not in CASES]:
+        parser.error(f"unknown group(s) {', '.join(unknown)}; choose from all, {', '.join(CASES)}")
     if args.list:
         for g in groups:
             print(g, [f.__name__ for f in CASES[g]])
