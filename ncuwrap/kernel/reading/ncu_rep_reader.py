@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
-import os
 import re
 import shutil
 import sys
