@@ -30,7 +30,7 @@ from ncuwrap.core import peaks as peak_units
 from ncuwrap.timeline.launched_from import enclosing, is_backward, op_rows
 from ncuwrap.timeline.oplimits import counts, remedies
 from ncuwrap.timeline.oplimits.inputs import parse
-from ncuwrap.timeline.oplimits.model import STEADY, WINDOW, Chain, OpLimits, OpRow, Unmodelled
+from ncuwrap.timeline.oplimits.model import ON_CHIP_ROW, STEADY, WINDOW, Chain, OpLimits, OpRow, Unmodelled
 from ncuwrap.timeline.steps import active_window, api_starts, categories_of, launch_time
 
 _UNIT_OF_DTYPE = {"bf16": peak_units.BF16_TENSOR, "fp16": peak_units.FP16_TENSOR, "fp8_e4m3": peak_units.FP8_TENSOR,
@@ -296,6 +296,25 @@ def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np
             continue
         g = group[these]
         total = int(bytes_of[g][first_of_call[lo:hi]].sum())
+        passes = _passes([work_of[int(c)] for c in g[first_of_call[lo:hi]].tolist()])
         out.append(Chain(ops=ops, kernels=int(these.size), time_ns=int(dur[these].sum()), bytes=total,
-                         fused_bytes=int(read_of[g[0]] + written_of[g[-1]]), rows=window[these], ns=dur[these]))
+                         fused_bytes=int(read_of[g[0]] + written_of[g[-1]]), passes=passes, rereads=int(read_of[g[0]]) * (passes - 1),
+                         rows=window[these], ns=dur[these]))
     return tuple(out)
+
+
+_REDUCING = (counts.REDUCTION, counts.SOFTMAX, counts.NORM)
+
+
+def _passes(works: list) -> int:
+    """The passes over a chain's inputs (its op calls' work, in launch order) a fused kernel makes: one, and one
+    more for each reduction over rows longer than :data:`ON_CHIP_ROW` whose result the ops after it use (a
+    softmax or a normalisation uses its own: it reads its row again to scale it)."""
+    extra = 0
+    for i, work in enumerate(works):
+        if work.kind not in _REDUCING or work.row is None or work.row <= ON_CHIP_ROW:
+            continue
+        if work.kind == counts.REDUCTION and i == len(works) - 1:
+            continue  # its result is the chain's output: nothing reads the row after it
+        extra += 1
+    return 1 + extra

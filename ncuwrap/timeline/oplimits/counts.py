@@ -59,6 +59,7 @@ class Work:
     allow_tf32: bool | None = None
     written: int | None = None  # of ``bytes``, those written (a memory-bound op's outputs; None: not told apart)
     weights: int = 0  # elements of its weight operands (a matrix product's second matrix and bias, a convolution's weight and bias)
+    row: int | None = None  # a reduction's, softmax's or normalisation's elements reduced into each result (None: not one, or not recorded)
 
     @property
     def read(self) -> int | None:
@@ -513,7 +514,8 @@ def reduction(x: OpInputs, hint: str | None) -> Work | NotModelled:
         kept = [s for i, s in enumerate(inp.dims) if i not in {d % rank for d in dims}] if dims else []
         out = math.prod(kept)
     dtype = inp.dtype or hint
-    return Work(REDUCTION, inp.numel, _total(_nb(inp, hint), _out(out, dtype)), dtype, _x(inp.dims), written=_out(out, dtype))
+    return Work(REDUCTION, inp.numel, _total(_nb(inp, hint), _out(out, dtype)), dtype, _x(inp.dims), written=_out(out, dtype),
+                row=inp.numel // out if out else None)
 
 
 def layer_norm(x: OpInputs, hint: str | None) -> Work | NotModelled:
@@ -532,7 +534,7 @@ def layer_norm(x: OpInputs, hint: str | None) -> Work | NotModelled:
     dtype = inp.dtype or hint
     written = _total(_out(inp.numel, dtype), _out(2 * rows, "fp64" if dtype == "fp64" else "fp32"))
     nbytes = _total(_nb(inp, hint), _nb(x.tensor(2), hint), _nb(x.tensor(3), hint), written)
-    return Work(NORM, PER_ELEMENT["layer_norm"] * inp.numel, nbytes, dtype, _x(inp.dims), written=written)
+    return Work(NORM, PER_ELEMENT["layer_norm"] * inp.numel, nbytes, dtype, _x(inp.dims), written=written, row=math.prod(shape))
 
 
 def layer_norm_backward(x: OpInputs, hint: str | None) -> Work | NotModelled:
@@ -566,7 +568,8 @@ def rms_norm(x: OpInputs, hint: str | None) -> Work | NotModelled:
     rows = math.prod(inp.dims[:len(inp.dims) - len(shape)])
     dtype = inp.dtype or hint
     written = _total(_out(inp.numel, dtype), _out(rows, "fp32"))
-    return Work(NORM, PER_ELEMENT["rms_norm"] * inp.numel, _total(_nb(inp, hint), _nb(weight, hint), written), dtype, _x(inp.dims), written=written)
+    return Work(NORM, PER_ELEMENT["rms_norm"] * inp.numel, _total(_nb(inp, hint), _nb(weight, hint), written), dtype, _x(inp.dims), written=written,
+                row=math.prod(shape))
 
 
 def softmax(kind: str):
@@ -589,7 +592,9 @@ def softmax(kind: str):
             to_float = x.value(2).boolean() if x.value(2) is not None else False
             written = _out(inp.numel, "fp32" if to_float else dtype)
             nbytes = _total(_nb(inp, hint), written)
-        return Work(SOFTMAX, PER_ELEMENT[kind] * inp.numel, nbytes, dtype, _x(inp.dims), written=written)
+        dim = x.value(1).integer() if x.value(1) is not None else None
+        row = inp.dims[dim] if dim is not None and -len(inp.dims) <= dim < len(inp.dims) else None
+        return Work(SOFTMAX, PER_ELEMENT[kind] * inp.numel, nbytes, dtype, _x(inp.dims), written=written, row=row)
 
     return count
 

@@ -109,23 +109,38 @@ class Unmodelled:
                 "share_pct": clean(self.share_pct)}
 
 
+# The longest row a fused kernel keeps on chip through a reduction: Inductor's limit for a persistent reduction
+# over the inner dimension (torch/_inductor/codegen, should_use_persistent_reduction). A longer row is reduced in
+# a loop over it, and what follows the reduction reads the row again (docs/op-limits.md, fusion).
+ON_CHIP_ROW = 1024
+
+
 @dataclass(frozen=True)
 class Chain:
     """A run of memory-bound ops launched one after another in a step, with no other kernel between them: what
     fusing them into one pass would move (``fused_bytes``: the first op's inputs read and the last one's output
-    written, the values in between kept on chip) against what they move now (``bytes``)."""
+    written, the values in between kept on chip) against what they move now (``bytes``). ``passes``: the passes
+    over its inputs a compiler's fused kernel makes (one, and one more after each reduction over rows too long to
+    keep on chip whose result later ops use), ``rereads`` the bytes of the passes after the first."""
 
     ops: int  # op calls in it (over all steady steps)
     kernels: int
     time_ns: int
     bytes: int
     fused_bytes: int
+    passes: int = 1
+    rereads: int = 0
     rows: np.ndarray = field(repr=False, compare=False, default=None)  # its kernels' rows in data.kernels, in launch order
     ns: np.ndarray = field(repr=False, compare=False, default=None)  # their durations, in the same order
 
     @property
     def bytes_per_s(self) -> float:
         return self.bytes / (self.time_ns * 1e-9) if self.time_ns else 0.0
+
+    @property
+    def fused_kernel_bytes(self) -> int:
+        """What the fused kernel moves, its passes over the inputs counted."""
+        return self.fused_bytes + self.rereads
 
 
 @dataclass(frozen=True)

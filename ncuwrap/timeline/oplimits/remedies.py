@@ -26,7 +26,7 @@ import numpy as np
 
 from ncuwrap.core import peaks as peak_units
 from ncuwrap.timeline.oplimits import counts
-from ncuwrap.timeline.oplimits.model import OpLimits, Prediction
+from ncuwrap.timeline.oplimits.model import ON_CHIP_ROW, OpLimits, Prediction
 
 LOWER_PRECISION = "lower_precision"
 FUSION = "fusion"
@@ -143,12 +143,14 @@ def _fusion(limits: OpLimits) -> Edits:
         if not c.time_ns or not c.bytes:
             continue
         durations = np.zeros(c.rows.size, dtype=np.int64)
-        durations[0] = int(round(c.fused_bytes / c.bytes_per_s * 1e9))
+        durations[0] = int(round(c.fused_kernel_bytes / c.bytes_per_s * 1e9))
         rows.append(c.rows)
         old.append(c.ns)
         new.append(durations)
-    assumes = ("each run of memory-bound ops launched one after another becomes one kernel that reads the first op's inputs and writes "
-               "the last op's outputs once (the values between them used nowhere else), at the bandwidth the run reaches now")
+    assumes = ("each run of memory-bound ops launched one after another becomes one kernel that writes the last op's outputs once "
+               "(the values between them used nowhere else) and reads the first op's inputs once, and again after each reduction "
+               f"over rows longer than {ON_CHIP_ROW:,} elements that later ops use (a compiler keeps shorter rows on chip), "
+               "at the bandwidth the run reaches now")
     return _edits(FUSION, rows, new, old, assumes)
 
 
