@@ -29,25 +29,39 @@ def rate(g, context) -> tuple[float, str]:
     return cal.pinned_h2d_gbps * 1e9, cal.source
 
 
+def _next_on_stream(g) -> np.ndarray:
+    """Each GPU event's next one launched on its stream (-1: none), by one sort: a copy's consumer."""
+    order = np.lexsort((np.arange(g.events), g.g_stream))
+    following = np.full(g.events, -1, dtype=np.int64)
+    same = g.g_stream[order[1:]] == g.g_stream[order[:-1]]
+    following[order[:-1][same]] = order[1:][same]
+    return following
+
+
 def apply(g, context) -> None:
     bps, _ = rate(g, context)
+    copies = _copies(g)
+    consumer = _next_on_stream(g)[copies]
+    is_copy = np.zeros(g.events + 1, dtype=bool)  # by GPU event, and -1 (no wait) at the end
+    is_copy[copies] = True
+    waits_for = {}
+    for i in np.flatnonzero(is_copy[g.h_wait]).tolist():  # host calls that waited for one of the copies
+        waits_for.setdefault(int(g.h_wait[i]), []).append(i)
     side = g.stream_count
     g.stream_count += 1
     step_first = g.step_first
-    for j in _copies(g).tolist():
+    for j, later in zip(copies.tolist(), consumer.tolist()):
         call = int(g.g_call[j])
         step = int(g.h_step[call])
-        # the consumer: the next event launched on the copy's stream
-        later = np.flatnonzero((g.g_stream == g.g_stream[j]) & (np.arange(g.events) > j))
-        if later.size:
-            g.extra_deps.setdefault(int(later[0]), []).append((j, 0))
+        if later >= 0:  # the consumer: the next event launched on the copy's stream
+            g.extra_deps.setdefault(later, []).append((j, 0))
         g.g_dur[j] = int(g.g_bytes[j] / bps * 1e9)
         g.g_stream[j] = side
         g.g_call[j] = int(step_first[max(0, step - 1)]) if step > 0 else int(step_first[0])
         g.g_lat[j] = int(g.typical_latency_ns)
         g.g_dep[j] = -1
         g.h_own[call] = min(int(g.h_own[call]), int(context.calibration.async_call_ns))  # its staging through pageable memory goes
-        for i in np.flatnonzero(g.h_wait == j).tolist():  # the copy call's own wait, and a synchronize that waited for the copy
+        for i in waits_for.get(j, ()):  # the copy call's own wait, and a synchronize that waited for the copy
             g.h_wait[i] = -1
             g.h_flags[i] &= ~WAIT
     g.sort_by_launch()
