@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuwrap.core.kernel_names import short_name
 from ncuwrap.kernel.verdict import KernelTime, KernelTimes
+from ncuwrap.timeline.kernel_join import matching
 from ncuwrap.kernel.verdict import Coverage, CoveredKernel
 
 # ncu's first launch of a kernel is often not the steady state (autotuning, cold caches, module loading).
@@ -106,16 +106,14 @@ def _key(grid, block) -> tuple:
 
 def coverage(kernels, plan: TopPlan, times: KernelTimes, mangled: dict[int, str], capture: str) -> Coverage:
     """Match each profiled launch (``kernels``: KernelVerdicts) to its nsys group: by mangled name, grid
-    and block; without the mangled names, by short name, grid and block when that is unambiguous."""
+    and block; without the mangled names, by short name, grid and block when that is unambiguous (the rule:
+    ncuwrap.timeline.kernel_join.matching, which joins a report's verdicts to a timeline the same way)."""
     rank = {id(g): i for i, g in enumerate(times.groups, 1)}
     found: dict[int, list[int]] = {}
     for k in kernels:
         config = _key(k.grid, k.block)
         candidates = [g for g in times.groups if _key(g.grid, g.block) == config]
-        name = mangled.get(k.id)
-        match = [g for g in candidates if g.mangled == name] if name else []
-        if not match:
-            match = [g for g in candidates if g.name in (k.name, k.display_name, short_name(k.name)) or g.demangled == k.name]
+        match = matching(candidates, name=k.name, display_name=k.display_name, mangled=mangled.get(k.id))
         if len(match) == 1:
             found.setdefault(rank[id(match[0])], []).append(k.id)
     covered = tuple(CoveredKernel(time=times.groups[r - 1], rank=r, launch_ids=tuple(ids)) for r, ids in sorted(found.items()))
