@@ -19,7 +19,10 @@ FIX = "give an Nsight Compute report (.ncu-rep, an ncu CSV export) or a run fold
 
 def of(diagnosis, mangled: dict[int, str] | None, report: str) -> DiagnosedKernels:
     """The estimates of ``diagnosis``' launches (ncuwrap.kernel.verdict.Diagnosis); ``mangled``: each launch's mangled
-    name by its ID, where known."""
+    name by its ID, where known (None: those of the groups ``profile --top`` matched the launches to, if it did)."""
+    coverage = getattr(diagnosis, "coverage", None)
+    if mangled is None and coverage is not None:
+        mangled = {launch: c.time.mangled for c in coverage.kernels for launch in c.launch_ids}
     names = mangled or {}
     return DiagnosedKernels(report=report, estimates=tuple(
         KernelEstimate(launch=k.id, name=k.name, display_name=k.display_name, mangled=names.get(k.id), grid=tuple(k.grid) if k.grid else None,
