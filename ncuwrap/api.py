@@ -233,9 +233,10 @@ def _kernel_verdicts(kernels):
         return None
     from ncuwrap.kernel.verdict import Diagnosis
     from ncuwrap.profile import kernel_estimates
+    from ncuwrap.profile.top import verdict_estimates
 
     if isinstance(kernels, Diagnosis):
-        return kernel_estimates.of(kernels, None, kernels.source.path)
+        return verdict_estimates(kernels, None, kernels.source.path)
     if not isinstance(kernels, (str, Path)):
         raise InputError(f"kernels={type(kernels).__name__}: expected a report's path, a run folder or a Diagnosis from ncuwrap.diagnose")
     return kernel_estimates.read(kernels)

@@ -1,6 +1,6 @@
 """A kernel report's verdicts as the estimates a timeline joins to its kernels (ncuwrap.timeline.kernel_join), for
-the what-if's ``faster_kernel``: from ``profile --top``'s own diagnosis, or from a report or run folder given to
-``ncuwrap timeline CAPTURE --kernels REPORT``.
+the what-if's ``faster_kernel``, read from a report or run folder given to ``ncuwrap timeline CAPTURE --kernels
+REPORT`` (``profile --top`` makes them of its own diagnosis: ncuwrap.profile.top.verdict_estimates).
 
 Each launch ncu profiled gives its names, its launch configuration and its verdict's estimated gain (every
 finding of it fixed together: ncuwrap.kernel.estimate); a run folder of ``profile --top`` also gives each
@@ -12,22 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ncuwrap.core.errors import InputError
-from ncuwrap.timeline.kernel_join import DiagnosedKernels, KernelEstimate
+from ncuwrap.profile.top import verdict_estimates
+from ncuwrap.timeline.kernel_join import DiagnosedKernels
 
 FIX = "give an Nsight Compute report (.ncu-rep, an ncu CSV export) or a run folder of 'ncuwrap profile'"
-
-
-def of(diagnosis, mangled: dict[int, str] | None, report: str) -> DiagnosedKernels:
-    """The estimates of ``diagnosis``' launches (ncuwrap.kernel.verdict.Diagnosis); ``mangled``: each launch's mangled
-    name by its ID, where known (None: those of the groups ``profile --top`` matched the launches to, if it did)."""
-    coverage = getattr(diagnosis, "coverage", None)
-    if mangled is None and coverage is not None:
-        mangled = {launch: c.time.mangled for c in coverage.kernels for launch in c.launch_ids}
-    names = mangled or {}
-    return DiagnosedKernels(report=report, estimates=tuple(
-        KernelEstimate(launch=k.id, name=k.name, display_name=k.display_name, mangled=names.get(k.id), grid=tuple(k.grid) if k.grid else None,
-                       block=tuple(k.block) if k.block else None, gain_pct=k.estimated_gain_pct, findings=tuple(f.id for f in k.issues))
-        for k in diagnosis.kernels))
 
 
 def read(path: str | Path, *, ncu: str | None = None) -> DiagnosedKernels:
@@ -42,7 +30,7 @@ def read(path: str | Path, *, ncu: str | None = None) -> DiagnosedKernels:
     if is_run_dir(path):
         ids = path / top.MANGLED_IDS
         mangled = top.read_mangled(ids.read_text(encoding="utf-8", errors="replace")) if ids.is_file() else {}
-        return of(diagnose_run_dir(path, ncu=ncu), mangled, str(path))
+        return verdict_estimates(diagnose_run_dir(path, ncu=ncu), mangled, str(path))
     if path.is_dir():
         raise InputError(f"{path}: --kernels: a folder, but not a run folder of 'ncuwrap profile' (no profile.json); {FIX}")
     from ncuwrap.kernel.reading import kind_of
@@ -55,4 +43,4 @@ def read(path: str | Path, *, ncu: str | None = None) -> DiagnosedKernels:
                          f"{FIX} (the one the document was made from)")
     from ncuwrap.kernel.diagnosis import diagnose
 
-    return of(diagnose(path, ncu=ncu), None, str(path))
+    return verdict_estimates(diagnose(path, ncu=ncu), None, str(path))

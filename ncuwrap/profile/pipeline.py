@@ -189,12 +189,12 @@ def _top_timeline(rd: rundir.RunDir, top_run: _TopRun, diagnosis, mangled: dict[
         return captured.diagnosis
     from ncuwrap import ruleset
     from ncuwrap.core.rules_choice import RulesChoice
-    from ncuwrap.profile.kernel_estimates import of
+    from ncuwrap.profile.top import verdict_estimates
     from ncuwrap.timeline.diagnosis import diagnose_data
     from ncuwrap.timeline.metrics import TIMELINE
 
     return diagnose_data(captured.data, ruleset.chosen(RulesChoice(), TIMELINE), source_path=str(captured.report), kind="nsys-rep",
-                         timeline=options.timeline, kernels=of(diagnosis, mangled, str(rd.report)))
+                         timeline=options.timeline, kernels=verdict_estimates(diagnosis, mangled, str(rd.report)))
 
 
 def _cover(rd: rundir.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncuwrap.kernel.verdict import KernelTime, KernelTimes
-from ncuwrap.timeline.kernel_join import matching
+from ncuwrap.timeline.kernel_join import DiagnosedKernels, KernelEstimate, matching
 from ncuwrap.kernel.verdict import Coverage, CoveredKernel
 
 # ncu's first launch of a kernel is often not the steady state (autotuning, cold caches, module loading).
@@ -121,3 +121,15 @@ def coverage(kernels, plan: TopPlan, times: KernelTimes, mangled: dict[int, str]
     missed = tuple(g for g in plan.groups if rank[id(g)] not in hit)
     return Coverage(capture=capture, top=plan.top, nth_launch=plan.nth_launch, gpu_ns=times.total_ns, launches=times.launches,
                     distinct=len(times.groups), kernels=covered, missed=missed, scope=times.scope)
+
+
+def verdict_estimates(diagnosis, mangled: dict[int, str] | None, report: str) -> DiagnosedKernels:
+    """The estimates of ``diagnosis``' launches (ncuwrap.kernel.verdict.Diagnosis); ``mangled``: each launch's mangled
+    name by its ID, where known (None: those of the groups ``profile --top`` matched the launches to, if it did)."""
+    if mangled is None and diagnosis.coverage is not None:
+        mangled = {launch: c.time.mangled for c in diagnosis.coverage.kernels for launch in c.launch_ids}
+    names = mangled or {}
+    return DiagnosedKernels(report=report, estimates=tuple(
+        KernelEstimate(launch=k.id, name=k.name, display_name=k.display_name, mangled=names.get(k.id), grid=tuple(k.grid) if k.grid else None,
+                       block=tuple(k.block) if k.block else None, gain_pct=k.estimated_gain_pct, findings=tuple(f.id for f in k.issues))
+        for k in diagnosis.kernels))
