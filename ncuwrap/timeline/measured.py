@@ -48,7 +48,7 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
     # The op limits first: the replay predicts lower precision and fusion from them; faster_kernel from the verdicts joined.
     limits = op_limits.measure(data, found) if found is not None else None
     joined = None
-    if kernels is not None:
+    if kernels is not None and found is not None:  # without steps there is no what-if to predict it in
         from ncuwrap.timeline.kernel_join import join
 
         joined = join(data.kernels, kernels)
