@@ -197,10 +197,12 @@ def compare_reports(before: str | Path, after: str | Path, *, rules: RulesChoice
                          before_timing=before_timing, after_timing=after_timing, **gate)
 
 
-def diagnose_timeline(path: str | Path, *, rules: RulesChoice | None = None, timeline: TimelineOptions | None = None):
+def diagnose_timeline(path: str | Path, *, rules: RulesChoice | None = None, timeline: TimelineOptions | None = None,
+                      kernels=None):
     """``ncuwrap timeline FILE``: where a program's end-to-end time goes, from a capture made before.
 
         >>> ncuwrap.diagnose_timeline("run.sqlite", timeline=TimelineOptions(step_range="train_step", warmup=2))
+        >>> ncuwrap.diagnose_timeline("top/timeline.sqlite", kernels="top")   # --kernels: profile --top's verdicts joined
 
     Args:
         path: an nsys capture (``.sqlite``, ``.sqlite.gz``, ``.nsys-rep``) or a PyTorch profiler trace
@@ -211,6 +213,10 @@ def diagnose_timeline(path: str | Path, *, rules: RulesChoice | None = None, tim
             warm-up (default: detected); ``steps``, ``"auto"`` (NVTX ranges, else the repetition of the
             launches), ``"marked"`` (NVTX ranges only) or ``"none"``; ``nsys``, the nsys that exports a
             ``.nsys-rep`` to SQLite (default: nsys on PATH).
+        kernels: a kernel report's verdicts to join to the capture's kernels (``--kernels``): a ``.ncu-rep``,
+            an ncu CSV export or a run folder of ``ncuwrap profile`` (its mangled names with it), or a
+            :class:`~ncuwrap.kernel.verdict.Diagnosis` :func:`diagnose` returned. The what-if then predicts
+            ``faster_kernel``: the step with those kernels as fast as their verdicts estimate.
 
     Returns:
         A :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`, judged by its steady steps where it
@@ -218,7 +224,22 @@ def diagnose_timeline(path: str | Path, *, rules: RulesChoice | None = None, tim
     """
     from ncuwrap.timeline.pipeline import diagnose_timeline as run
 
-    return run(path, rules or RulesChoice(), timeline or TimelineOptions())
+    return run(path, rules or RulesChoice(), timeline or TimelineOptions(), kernels=_kernel_verdicts(kernels))
+
+
+def _kernel_verdicts(kernels):
+    """``kernels`` (a report, a run folder or a kernel Diagnosis) as the estimates a timeline joins; None as None."""
+    if kernels is None:
+        return None
+    from ncuwrap.kernel.verdict import Diagnosis
+    from ncuwrap.profile import kernel_estimates
+    from ncuwrap.profile.top import verdict_estimates
+
+    if isinstance(kernels, Diagnosis):
+        return verdict_estimates(kernels, None, kernels.source.path)
+    if not isinstance(kernels, (str, Path)):
+        raise InputError(f"kernels={type(kernels).__name__}: expected a report's path, a run folder or a Diagnosis from ncuwrap.diagnose")
+    return kernel_estimates.read(kernels)
 
 
 def diagnose_ranks(folder: str | Path, *, rules: RulesChoice | None = None, timeline: TimelineOptions | None = None,

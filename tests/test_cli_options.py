@@ -121,7 +121,7 @@ def test_compare_timeline_and_profile_build_the_same_values(monkeypatch, capsys)
 
     calls = _recorder(monkeypatch, "ncuwrap.timeline.pipeline.diagnose_timeline")
     run_cli(capsys, "timeline", eager, "--steps", "none", "--nsys-path", "/opt/nsys")
-    assert calls == [((eager, RulesChoice(), TimelineOptions(steps="none", nsys="/opt/nsys")), {})]
+    assert calls == [((eager, RulesChoice(), TimelineOptions(steps="none", nsys="/opt/nsys")), {"kernels": None})]
 
     calls = _recorder(monkeypatch, "ncuwrap.timeline.ranks.diagnosis.diagnose_ranks")
     run_cli(capsys, "timeline", "--ranks", STEPS, "--warmup", "2", "--workers", "0")

@@ -2,8 +2,9 @@
 
 Any timeline reader's events reach the dependency graph: calls and GPU events out of order, negative
 durations, correlations missing, repeated or pointing nowhere, up to 10^6 distinct streams, waits that
-overlap everything. Whatever they hold, the replay ends, and every figure it gives is finite and comes
-with its assumption (or there is no what-if at all).
+overlap everything; a kernel verdict joined to them estimates any gain at all (NaN, infinite, negative, over
+100%). Whatever they hold, the replay ends, and every figure it gives is finite and comes with its assumption
+(or there is no what-if at all).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from ncuwrap.timeline import steps as steps_module
 from ncuwrap.timeline.events import Events, Labels
+from ncuwrap.timeline.kernel_join import DiagnosedKernels, KernelEstimate, join
 from ncuwrap.timeline.sqlite import TimelineData
 from ncuwrap.timeline.whatif.predict import predict
 from tests.test_fuzz import fuzz
@@ -67,9 +69,12 @@ def _data(api_start, api_len, corr, names, tid, g_start, g_len, g_corr, streams,
                         host_waits=Events({"start": api_start[:3], "end": api_start[:3] + 10**6, "tid": np.ones(min(3, api_start.size))}))
 
 
+GAINS = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.floats(-1e3, 1e3))
+
+
 @fuzz(100)
-@given(capture=captures())
-def test_fuzz_the_replay(capture):
+@given(capture=captures(), gain=GAINS)
+def test_fuzz_the_replay(capture, gain):
     data = _data(*capture)
     try:
         steps = steps_module.measure(data, find="marked")
@@ -77,7 +82,8 @@ def test_fuzz_the_replay(capture):
         return  # events the steps cannot be measured on: refused before the replay, as the readers do
     if steps is None:
         return
-    w = predict(data, steps)
+    verdict = KernelEstimate(launch=0, name="k", display_name="k", mangled=None, grid=None, block=None, gain_pct=gain)
+    w = predict(data, steps, kernels=join(data.kernels, DiagnosedKernels("fuzz.ncu-rep", (verdict,))))
     if w is None:
         return
     doc = w.to_json()

@@ -37,7 +37,7 @@ LAYER_OF = {
     "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics", "ncuwrap.timeline.repetition": "metrics",
     "ncuwrap.timeline.launched_from": "metrics", "ncuwrap.timeline.options": "metrics", "ncuwrap.timeline.tracer": "metrics",
     "ncuwrap.timeline.shape_loops": "metrics", "ncuwrap.timeline.iterations": "metrics", "ncuwrap.timeline.whatif": "metrics",
-    "ncuwrap.timeline.oplimits": "metrics",
+    "ncuwrap.timeline.oplimits": "metrics", "ncuwrap.timeline.kernel_join": "metrics",
     "ncuwrap.timeline.ranks.metrics": "metrics", "ncuwrap.timeline.ranks.analysis": "metrics", "ncuwrap.timeline.ranks.model": "metrics",
     # The rules: their files and the engine that applies them (it knows no domain).
     "ncuwrap.ruleset": "rules",

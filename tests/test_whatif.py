@@ -163,7 +163,8 @@ def test_a_remedy_that_has_nothing_to_act_on_says_why():
     shapes = "no op shapes in the capture (Kineto record_shapes=True, or nsys --pytorch=autograd-shapes-nvtx)"
     assert why == {"no_sync": "no step waits for the GPU", "pinned_overlap": "no pageable host-to-device copy in the steps",
                    "host_parallel": "no stretch of host work outside op ranges of over 0.5 ms in the steps",
-                   "lower_precision": shapes, "fusion": shapes}
+                   "lower_precision": shapes, "fusion": shapes,
+                   "faster_kernel": "no kernel verdicts joined to the capture (ncuwrap profile --top N, or ncuwrap timeline CAPTURE --kernels REPORT)"}
 
 
 @pytest.mark.parametrize("capture", [p[0] for p in PAIRS + MISSES])

@@ -58,6 +58,15 @@ def capture_file(program: list[str]) -> Path | None:
     return path
 
 
+def _verdicts(report: Path | None):
+    """--kernels REPORT: its verdicts' estimates, to join to the timeline's kernels (None: not given)."""
+    if report is None:
+        return None
+    from ncuwrap.profile.kernel_estimates import read
+
+    return read(report)
+
+
 @app.command(context_settings={"ignore_unknown_options": True})
 def timeline(
     program: Optional[List[str]] = typer.Argument(None, help="The program and its arguments, after '--': ncuwrap timeline -- ./prog args. "
@@ -84,6 +93,10 @@ def timeline(
                                      "far apart (different runs)."),
     per_rank: bool = typer.Option(False, "--per-rank", help="Capture one report per rank of a torchrun launch (-- torchrun ...), "
                                   "then diagnose them as --ranks does."),
+    kernels: Optional[Path] = typer.Option(None, "--kernels", metavar="REPORT",
+                                           help="Join this kernel report's verdicts (a .ncu-rep, an ncu CSV export, or a run folder of "
+                                                "'ncuwrap profile --top') to the timeline's kernels, by name, grid and block: the what-if "
+                                                "predicts the step with those kernels as fast as their verdicts estimate (faster_kernel)."),
     nsys_trace: NsysTrace = None,
     nsys_args: NsysArgs = None,
     quiet: Quiet = False,
@@ -112,6 +125,9 @@ def timeline(
             raise InputError(f"{flag}: applies when ncuwrap runs nsys (ncuwrap timeline [--per-rank] -- PROGRAM); "
                              f"a capture made before is read as it is: drop {flag}")
 
+    if kernels is not None and (ranks is not None or per_rank):
+        raise InputError("--kernels joins one report's verdicts to one timeline; a multi-GPU run's ranks (--ranks, --per-rank) take none: "
+                         "drop --kernels, or give one rank's capture")
     if ranks is not None:
         no_capture_options()
         if program:
@@ -148,13 +164,14 @@ def timeline(
         from ncuwrap.timeline.pipeline import diagnose_timeline
 
         no_capture_options()
-        check_output(output, path, rules, force=force)
+        check_output(output, path, rules, kernels, force=force)
         with shown(quiet):  # a capture made before, read here (a program captured prints its own output: no line over it)
-            diagnosis = diagnose_timeline(path, chosen, how)
-        emit(diagnosis, fmt, output, force=force, inputs=(path, rules), names=names)
+            diagnosis = diagnose_timeline(path, chosen, how, kernels=_verdicts(kernels))
+        emit(diagnosis, fmt, output, force=force, inputs=(path, rules, kernels), names=names)
         return
     run_dir = output or default_run_dir()
-    result = capture(list(program), run_dir, force=force, rules=chosen, options=nsys_options, timeline=how,
+    verdicts = _verdicts(kernels)  # a bad report is said before the program runs
+    result = capture(list(program), run_dir, force=force, rules=chosen, options=nsys_options, timeline=how, kernels=verdicts,
                      started=lambda argv: typer.echo(f"nsys: capturing {terminal(shlex.join(program))} ...", err=True))
     documents = write_timeline_documents(result.diagnosis, result.run_dir)
     written = [result.report, result.sqlite, *documents, result.log]

@@ -69,8 +69,9 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
     loaded, warnings = _load(rd, record["tool"], record["argv"], options.export_csv, record["collection"].source)
     launches = profiled_launches(loaded.frame, run.kernels, record["filt"])
     diagnosis = diagnose_profile(loaded, rules)
+    mangled: dict[int, str] = {}
     if top_run is not None:
-        diagnosis, more = _cover(rd, record["tool"], diagnosis, top_run)
+        diagnosis, more, mangled = _cover(rd, record["tool"], diagnosis, top_run)
         warnings += more
     elif fallback:
         warnings.insert(0, fallback)
@@ -78,7 +79,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
                            argv=record["argv"], ncu=record["tool"], wall_s=run.wall_s, launches=launches,
                            diagnosis=diagnosis, warnings=[*run.warnings, *warnings])
     if top_run is not None:
-        result.timeline = top_run.capture.diagnosis
+        result.timeline = _top_timeline(rd, top_run, diagnosis, mangled, options)
     if target.bundled and (options.bench or options.bench_json):
         line, warning = _stop_line(rd, target, options, progress)
         result.diagnosis = replace(result.diagnosis, stop_line=line)
@@ -179,8 +180,25 @@ def _steady_times(captured, top_n: int = 0):
     return kernel_times(steady, "steady steps", data=data, traced=traced), {top.group_key(g): g.launches for g in early.groups}
 
 
+def _top_timeline(rd: rundir.RunDir, top_run: _TopRun, diagnosis, mangled: dict[int, str], options: ProfileOptions):
+    """The ranking run's timeline diagnosed again with the verdicts ncu gave its top kernels joined to its kernels
+    (the what-if's faster_kernel), as ``ncuwrap timeline CAPTURE --kernels RUN_DIR`` would; as captured where it
+    has no steps (no what-if to predict)."""
+    captured = top_run.capture
+    if captured.data is None or captured.diagnosis.timeline.whatif is None:
+        return captured.diagnosis
+    from ncuwrap import ruleset
+    from ncuwrap.core.rules_choice import RulesChoice
+    from ncuwrap.profile.top import verdict_estimates
+    from ncuwrap.timeline.diagnosis import diagnose_data
+    from ncuwrap.timeline.metrics import TIMELINE
+
+    return diagnose_data(captured.data, ruleset.chosen(RulesChoice(), TIMELINE), source_path=str(captured.report), kind="nsys-rep",
+                         timeline=options.timeline, kernels=verdict_estimates(diagnosis, mangled, str(rd.report)))
+
+
 def _cover(rd: rundir.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
-    """The diagnosis with its coverage of the program, and the warnings on the way."""
+    """The diagnosis with its coverage of the program, the warnings on the way, and the results' mangled names."""
     from ncuwrap.profile import top
 
     argv = top.mangled_export_argv(rd.report, tool.path)
@@ -193,7 +211,7 @@ def _cover(rd: rundir.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
     if cov.missed:
         names = ", ".join(g.name for g in cov.missed)
         warnings.append(f"ncu profiled no launch {top_run.plan.nth_launch} of {names} (fewer launches under ncu?)")
-    return replace(diagnosis, coverage=cov), warnings
+    return replace(diagnosis, coverage=cov), warnings, mangled
 
 
 def _plan(target: Target, rd: rundir.RunDir, options: ProfileOptions, rules, find_tool) -> dict:

@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ncuwrap.core.kernel_names import short_name
 from ncuwrap.kernel.verdict import KernelTime, KernelTimes
+from ncuwrap.timeline.kernel_join import DiagnosedKernels, KernelEstimate, matching
 from ncuwrap.kernel.verdict import Coverage, CoveredKernel
 
 # ncu's first launch of a kernel is often not the steady state (autotuning, cold caches, module loading).
@@ -106,16 +106,14 @@ def _key(grid, block) -> tuple:
 
 def coverage(kernels, plan: TopPlan, times: KernelTimes, mangled: dict[int, str], capture: str) -> Coverage:
     """Match each profiled launch (``kernels``: KernelVerdicts) to its nsys group: by mangled name, grid
-    and block; without the mangled names, by short name, grid and block when that is unambiguous."""
+    and block; without the mangled names, by short name, grid and block when that is unambiguous (the rule:
+    ncuwrap.timeline.kernel_join.matching, which joins a report's verdicts to a timeline the same way)."""
     rank = {id(g): i for i, g in enumerate(times.groups, 1)}
     found: dict[int, list[int]] = {}
     for k in kernels:
         config = _key(k.grid, k.block)
         candidates = [g for g in times.groups if _key(g.grid, g.block) == config]
-        name = mangled.get(k.id)
-        match = [g for g in candidates if g.mangled == name] if name else []
-        if not match:
-            match = [g for g in candidates if g.name in (k.name, k.display_name, short_name(k.name)) or g.demangled == k.name]
+        match = matching(candidates, name=k.name, display_name=k.display_name, mangled=mangled.get(k.id))
         if len(match) == 1:
             found.setdefault(rank[id(match[0])], []).append(k.id)
     covered = tuple(CoveredKernel(time=times.groups[r - 1], rank=r, launch_ids=tuple(ids)) for r, ids in sorted(found.items()))
@@ -123,3 +121,15 @@ def coverage(kernels, plan: TopPlan, times: KernelTimes, mangled: dict[int, str]
     missed = tuple(g for g in plan.groups if rank[id(g)] not in hit)
     return Coverage(capture=capture, top=plan.top, nth_launch=plan.nth_launch, gpu_ns=times.total_ns, launches=times.launches,
                     distinct=len(times.groups), kernels=covered, missed=missed, scope=times.scope)
+
+
+def verdict_estimates(diagnosis, mangled: dict[int, str] | None, report: str) -> DiagnosedKernels:
+    """The estimates of ``diagnosis``' launches (ncuwrap.kernel.verdict.Diagnosis); ``mangled``: each launch's mangled
+    name by its ID, where known (None: those of the groups ``profile --top`` matched the launches to, if it did)."""
+    if mangled is None and diagnosis.coverage is not None:
+        mangled = {launch: c.time.mangled for c in diagnosis.coverage.kernels for launch in c.launch_ids}
+    names = mangled or {}
+    return DiagnosedKernels(report=report, estimates=tuple(
+        KernelEstimate(launch=k.id, name=k.name, display_name=k.display_name, mangled=names.get(k.id), grid=tuple(k.grid) if k.grid else None,
+                       block=tuple(k.block) if k.block else None, gain_pct=k.estimated_gain_pct, findings=tuple(f.id for f in k.issues))
+        for k in diagnosis.kernels))

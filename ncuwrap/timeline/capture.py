@@ -95,11 +95,12 @@ def _qdstrm(run_dir: Path, output: str) -> Path | None:
 
 
 def capture(program: list[str], run_dir: Path, *, force: bool = False, rules: RulesChoice = RulesChoice(), started=None,
-            options: nsysrep.NsysOptions | None = None, timeline: TimelineOptions = TimelineOptions()) -> Capture:
+            options: nsysrep.NsysOptions | None = None, timeline: TimelineOptions = TimelineOptions(), kernels=None) -> Capture:
     """Run ``program`` under nsys (``timeline.nsys``) into ``run_dir``, export it and diagnose it with
     ``rules`` (default: the bundled timeline rules), its steps found as ``timeline`` says.
     ``options`` set nsys's trace list and pass more arguments on (--nsys-trace, --nsys-arg).
-    ``started(argv)``, if given, is called just before nsys starts (for a progress line).
+    ``started(argv)``, if given, is called just before nsys starts (for a progress line); ``kernels``, a kernel
+    report's verdicts to join for the what-if (ncuwrap.timeline.kernel_join.DiagnosedKernels).
     Raises KeyboardInterrupt after a Ctrl-C (nsys and the program are stopped; the log is kept)."""
     from ncuwrap.timeline.metrics import TIMELINE
     from ncuwrap.timeline import sqlite
@@ -136,5 +137,5 @@ def capture(program: list[str], run_dir: Path, *, force: bool = False, rules: Ru
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"$ {shlex.join(nsysrep.export_argv(exe, report, run_dir / f'{STEM}.sqlite'))}\n")
     data = sqlite.read(exported)
-    diagnosis = diagnose_data(data, rule_set, source_path=str(report), kind="nsys-rep", timeline=timeline)
+    diagnosis = diagnose_data(data, rule_set, source_path=str(report), kind="nsys-rep", timeline=timeline, kernels=kernels)
     return Capture(run_dir=run_dir, report=report, sqlite=exported, log=log, diagnosis=diagnosis, data=data)

@@ -150,11 +150,12 @@ def decide(measured, rules, *, source_path: str) -> TimelineDiagnosis:
     )
 
 
-def diagnose_data(data, rules, *, source_path: str, kind: str, timeline=None):
+def diagnose_data(data, rules, *, source_path: str, kind: str, timeline=None, kernels=None):
     """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet): over its steady
     steps where it has steps (found as ``timeline``, a TimelineOptions, says: ncuwrap.timeline.steps), else
-    over the whole capture."""
+    over the whole capture; ``kernels``: a kernel report's verdicts to join (ncuwrap.timeline.measured.measure)."""
     from ncuwrap.timeline.measured import measure
     from ncuwrap.timeline.options import TimelineOptions
 
-    return decide(measure(data, kind=kind, source_path=source_path, timeline=timeline or TimelineOptions()), rules, source_path=source_path)
+    return decide(measure(data, kind=kind, source_path=source_path, timeline=timeline or TimelineOptions(), kernels=kernels), rules,
+                  source_path=source_path)

@@ -32,9 +32,11 @@ class Measured:
     producer: str | None = None  # the program that wrote the file (TimelineData.producer)
 
 
-def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = TimelineOptions()) -> Measured:
+def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = TimelineOptions(), kernels=None) -> Measured:
     """The steps of ``data`` (a read capture: ncuwrap.timeline.sqlite.TimelineData; how they are found:
-    ``timeline``) and the analysis of its steady steps, else of the whole capture."""
+    ``timeline``) and the analysis of its steady steps, else of the whole capture. ``kernels``: a kernel
+    report's verdicts (ncuwrap.timeline.kernel_join.DiagnosedKernels), joined here to the capture's kernels
+    for the what-if's faster_kernel."""
     from ncuwrap.timeline import steps
     from ncuwrap.timeline import tracer as tracer_module
     from ncuwrap.timeline.analysis import analyze_steady, analyze_active
@@ -43,9 +45,14 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
     warmup, find_steps = timeline.warmup, timeline.steps
     found = steps.measure(data, timeline.pattern, warmup, find_steps)
     notes = list(data.notes)
-    # The op limits first: the replay predicts lower precision and fusion from them.
+    # The op limits first: the replay predicts lower precision and fusion from them; faster_kernel from the verdicts joined.
     limits = op_limits.measure(data, found) if found is not None else None
-    steady = analyze_steady(data, found, whatif_options={"op_limits": limits}) if found is not None else None
+    joined = None
+    if kernels is not None and found is not None:  # without steps there is no what-if to predict it in
+        from ncuwrap.timeline.kernel_join import join
+
+        joined = join(data.kernels, kernels)
+    steady = analyze_steady(data, found, whatif_options={"op_limits": limits, "kernels": joined}) if found is not None else None
     if steady is not None:
         analysed = steady[1]
         if limits is not None:
@@ -77,19 +84,20 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
                     notes=tuple(notes), producer=data.producer)
 
 
-def measure_file(path: str | Path, timeline: TimelineOptions = TimelineOptions()) -> Measured:
-    """Read a capture file (.sqlite, .sqlite.gz, .nsys-rep; ``timeline.nsys`` exports a .nsys-rep) and measure it."""
+def measure_file(path: str | Path, timeline: TimelineOptions = TimelineOptions(), kernels=None) -> Measured:
+    """Read a capture file (.sqlite, .sqlite.gz, .nsys-rep; ``timeline.nsys`` exports a .nsys-rep) and measure it
+    (``kernels``: as :func:`measure`)."""
     from ncuwrap.timeline.files import read_timeline
 
     data, kind = read_timeline(path, nsys=timeline.nsys)
-    return measure(data, kind=kind, source_path=str(path), timeline=timeline)
+    return measure(data, kind=kind, source_path=str(path), timeline=timeline, kernels=kernels)
 
 
-def start(path: str | Path, timeline: TimelineOptions = TimelineOptions()) -> Forked[Measured]:
+def start(path: str | Path, timeline: TimelineOptions = TimelineOptions(), kernels=None) -> Forked[Measured]:
     """:func:`measure_file` under way in a child; ``.result()`` gives it, ``.cancel()`` stops it."""
 
     def crashed(how: str) -> InputError:
         return InputError(f"{path}: the capture's reader crashed on it ({how}): the export is corrupt or truncated; export the report "
                           "again with 'nsys export --type sqlite --force-overwrite true'")
 
-    return Forked(lambda: measure_file(path, timeline), crashed)
+    return Forked(lambda: measure_file(path, timeline, kernels), crashed)

@@ -23,7 +23,7 @@ class Diagnosing:
     (ncuwrap.timeline.diagnosis.TimelineDiagnosis), in order. A bad rules file is said, and the measuring
     stopped, before any capture's own error; of two captures' errors, the first one's."""
 
-    def __init__(self, paths, rules: RulesChoice = RulesChoice(), timeline: TimelineOptions = TimelineOptions()):
+    def __init__(self, paths, rules: RulesChoice = RulesChoice(), timeline: TimelineOptions = TimelineOptions(), kernels=None):
         self.paths = [str(p) for p in paths]
         self.choice = rules
         self.rules = None  # the RuleSet the results were judged by, once loaded
@@ -32,7 +32,7 @@ class Diagnosing:
 
         try:
             for path in paths:
-                self.measuring.append(measured.start(path, timeline))
+                self.measuring.append(measured.start(path, timeline, kernels))
         except BaseException:
             self.cancel()
             raise
@@ -59,8 +59,9 @@ class Diagnosing:
             m.cancel()
 
 
-def diagnose_timeline(path: str | Path, rules: RulesChoice = RulesChoice(), timeline: TimelineOptions = TimelineOptions()):
+def diagnose_timeline(path: str | Path, rules: RulesChoice = RulesChoice(), timeline: TimelineOptions = TimelineOptions(), kernels=None):
     """Diagnose an nsys capture (.sqlite, .sqlite.gz or .nsys-rep) or a PyTorch trace with ``rules`` (default:
     the bundled timeline rules): over its steady steps where it has steps (found as ``timeline`` says:
-    ncuwrap.timeline.steps), else over the whole capture."""
-    return Diagnosing([path], rules, timeline).results()[0]
+    ncuwrap.timeline.steps), else over the whole capture. ``kernels``: a kernel report's verdicts
+    (ncuwrap.timeline.kernel_join.DiagnosedKernels) for the what-if's faster_kernel."""
+    return Diagnosing([path], rules, timeline, kernels).results()[0]

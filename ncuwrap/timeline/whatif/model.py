@@ -46,6 +46,7 @@ class WhatIf:
     remedies: tuple[RemedyPrediction, ...]  # no_tracer first, then the others by speedup, largest first
     not_predicted: tuple[NotPredicted, ...]
     critical_path: tuple[tuple[str, float], ...] = ()  # (part, ns a step) of the replayed steps' critical path, adding up to the step
+    kernel_verdicts: object = None  # ncuwrap.timeline.kernel_join.KernelJoin: ncu's verdicts joined to the capture's kernels (faster_kernel)
 
     def path_shares(self) -> list[tuple[str, float, float]]:
         """(part, ns a step, % of the step) of the critical path's parts that take any time."""
@@ -71,4 +72,5 @@ class WhatIf:
                 "replay_error_pct": clean(round(self.replay_error_pct, 3)), "untraced_step_ns": clean(self.untraced_step_ns),
                 "steps_replayed": self.steps, "graph": {"calls": self.calls, "gpu_events": self.events, "cross_stream_edges": self.cross_stream},
                 "critical_path_ns": {part: clean(round(ns, 1)) for part, ns in self.critical_path},
-                "remedies": [p.to_json() for p in self.remedies], "not_predicted": [n.to_json() for n in self.not_predicted]}
+                "remedies": [p.to_json() for p in self.remedies], "not_predicted": [n.to_json() for n in self.not_predicted],
+                "kernel_verdicts": None if self.kernel_verdicts is None else self.kernel_verdicts.to_json()}

@@ -31,14 +31,16 @@ class Context:
     host_work_ms: float = graph_module.HOST_WORK_NS / 1e6
     op_limits: object = None  # ncuwrap.timeline.oplimits.model.OpLimits of the same steps (None: no op shapes recorded)
     shapes: bool = False  # the op ranges carry their sizes (they cost nsys more a range)
+    kernels: object = None  # ncuwrap.timeline.kernel_join.KernelJoin: ncu's verdicts joined to the capture's kernels (None: none given)
 
 
-def context_of(data, g, workers: int | None = None, op_limits=None) -> Context:
+def context_of(data, g, workers: int | None = None, op_limits=None, kernels=None) -> Context:
     cores = getattr(data, "cpu_cores", None)
     if workers is None:
         workers = max(1, min(8, cores - 2)) if cores else DEFAULT_WORKERS
     return Context(producer=data.producer, frames=int(g.h_frames.sum()), calibration=calibration(), workers=workers, cores=cores,
-                   pinned_h2d_bytes_per_s=_pinned_rate(data), op_limits=op_limits, shapes=tracer_module.has_shapes(data))
+                   pinned_h2d_bytes_per_s=_pinned_rate(data), op_limits=op_limits, shapes=tracer_module.has_shapes(data),
+                   kernels=kernels)
 
 
 def _pinned_rate(data) -> float | None:
@@ -55,13 +57,15 @@ def _pinned_rate(data) -> float | None:
     return float(by[ok].sum() / dur[ok].sum() * 1e9) if ok.any() else None
 
 
-def predict(data, steps, *, workers: int | None = None, op_limits=None) -> WhatIf | None:
+def predict(data, steps, *, workers: int | None = None, op_limits=None, kernels=None) -> WhatIf | None:
     """The what-if of ``steps``' steady steps in ``data``; None where the CUDA API was not traced. ``op_limits``:
-    the same steps' op limits (ncuwrap.timeline.oplimits), from which lower_precision and fusion are predicted."""
+    the same steps' op limits (ncuwrap.timeline.oplimits), from which lower_precision and fusion are predicted;
+    ``kernels``: ncu's verdicts joined to ``data``'s kernels (ncuwrap.timeline.kernel_join.KernelJoin), from which
+    faster_kernel is."""
     g = graph_module.build(data, steps, max_events=MAX_EVENTS)
     if g is None:
         return None
-    ctx = context_of(data, g, workers, op_limits)
+    ctx = context_of(data, g, workers, op_limits, kernels)
     replayed = replay(g)
     base = g.copy()
     TRACER.apply(base, ctx)
@@ -85,4 +89,5 @@ def predict(data, steps, *, workers: int | None = None, op_limits=None) -> WhatI
     first, rest = predictions[0], sorted(predictions[1:], key=lambda p: -p.speedup)
     return WhatIf(measured_step_ns=g.measured_window_ns / g.steps, replayed_step_ns=replayed.step_ns, untraced_step_ns=untraced.step_ns,
                   steps=g.steps, calls=g.calls, events=g.events, cross_stream=g.cross_stream, remedies=(first, *rest),
-                  not_predicted=tuple(skipped), critical_path=tuple((part, ns / g.steps) for part, ns in zip(PATH_PARTS, replayed.path_ns)))
+                  not_predicted=tuple(skipped), critical_path=tuple((part, ns / g.steps) for part, ns in zip(PATH_PARTS, replayed.path_ns)),
+                  kernel_verdicts=kernels)

@@ -6,7 +6,8 @@ Each module has NAME, ``applies(graph, context) -> str | None`` (None: it applie
 
 from __future__ import annotations
 
-from ncuwrap.timeline.whatif.remedies import cuda_graphs, fusion, host_parallel, lower_precision, no_sync, no_tracer, pinned_overlap
+from ncuwrap.timeline.whatif.remedies import (cuda_graphs, faster_kernel, fusion, host_parallel, lower_precision, no_sync, no_tracer,
+                                              pinned_overlap)
 
 TRACER = no_tracer
-REMEDIES = (cuda_graphs, no_sync, pinned_overlap, host_parallel, lower_precision, fusion)
+REMEDIES = (cuda_graphs, no_sync, pinned_overlap, host_parallel, lower_precision, fusion, faster_kernel)
