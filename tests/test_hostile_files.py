@@ -227,11 +227,12 @@ def test_a_truncated_report_read_in_parts_says_so_once(capsys):
 
 def test_how_many_children_read_a_report(tmp_path, monkeypatch):
     """One per 8 MB of report, at most 4, and never more than the cores beside the parent's."""
+    from ncuwrap.core import process
     from ncuwrap.kernel.reading import ncu_rep_reader
 
     report = tmp_path / "r.ncu-rep"
     cores = {"n": 16}
-    monkeypatch.setattr(ncu_rep_reader.os, "sched_getaffinity", lambda pid: set(range(cores["n"])), raising=False)
+    monkeypatch.setattr(process.os, "sched_getaffinity", lambda pid: set(range(cores["n"])), raising=False)
     for size, expected in ((1 << 20, 1), (8 << 20, 1), (17 << 20, 2), (58 << 20, 4), (1 << 30, 4)):
         with report.open("wb") as fh:
             fh.truncate(size)

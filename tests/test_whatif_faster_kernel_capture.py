@@ -30,7 +30,7 @@ def test_capture_script_runs_each_step_and_packs_one_file(tmp_path):
     stub.write_text("import json, sys\nprint(json.dumps({'program': 'whatif_faster_kernel', 'variant': sys.argv[-1], 'step_ms_mean': 0.5}))\n")
     consoles = re.findall(r'==PROF== Profiling "(.+)": .* - (\d+) passes', (RUN / "ncu.log").read_text())
     out = tmp_path / "out"
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out), "FK_PROGRAM": str(stub), "DEADLINE_S": "300",
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out), "NO_WHEELS": "1", "FK_PROGRAM": str(stub), "DEADLINE_S": "300",
            "NCU": str(PROFILE / "fake_ncu" / "ncu"), "NSYS": str(PROFILE / "fake_nsys" / "nsys"),
            "FAKE_NCU_ARGV_LOG": str(tmp_path / "ncu.jsonl"), "FAKE_NSYS_ARGV_LOG": str(tmp_path / "nsys.jsonl"),
            "FAKE_NSYS_SQLITE": str(RUN / "timeline.sqlite.gz"), "FAKE_NCU_CSV": str(RUN / "report.raw.csv"),

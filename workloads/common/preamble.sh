@@ -6,7 +6,7 @@
 # - no `set -e` (a step that fails is logged and the next one still runs), an unset variable is an error, and a
 #   pipeline fails as its first failing command does;
 # - START: the seconds since the epoch when it was sourced (log's elapsed time);
-# - the carried wheels (.whl/*.whl, where carried) installed into /tmp/site, no index, no dependencies;
+# - the carried wheels (.whl/*.whl, where carried, unless NO_WHEELS is set) installed into /tmp/site, no index, no dependencies;
 # - PYTHONPATH: this tree, /tmp/site and Nsight Compute's extras/python (its report reader, ncu_report);
 #   PYTHONUNBUFFERED; COLUMNS=100 (ncuwrap's terminal output at the width the fixtures were taken at);
 # - LD_LIBRARY_PATH: .devicelibs first (nsys there needs its libdw/libelf: /work/shared/device/README.md);
@@ -17,7 +17,7 @@
 set -uo pipefail
 START=$(date +%s)
 TAG=${1:?usage: . workloads/common/preamble.sh TAG}
-if compgen -G ".whl/*.whl" > /dev/null; then
+if [ -z "${NO_WHEELS:-}" ] && compgen -G ".whl/*.whl" > /dev/null; then  # NO_WHEELS=1: a test's run here, with this Python's packages
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 fi
 NCU_HOME=${NCU_HOME:-/opt/nvidia/nsight-compute/2025.3.1}
