@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ncuwrap.timeline import steps as steps_module
 from ncuwrap.timeline.events import Events, Labels
-from ncuwrap.timeline.sqlite import TimelineData
+from ncuwrap.timeline.model import TimelineData
 from ncuwrap.timeline.whatif.predict import predict
 from tests.test_fuzz import fuzz
 

@@ -30,11 +30,12 @@ LAYER_OF = {
     "ncuwrap.kernel.reading": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
     "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest", "ncuwrap.timeline.readers": "ingest",
     "ncuwrap.timeline.kineto": "ingest", "ncuwrap.timeline.kineto_stream": "ingest", "ncuwrap.timeline.pytorch_nvtx": "ingest",
+    "ncuwrap.timeline.model": "ingest",
     "ncuwrap.bundled.report": "ingest",
     # Quantities computed from what was read.
     "ncuwrap.kernel.metrics": "metrics", "ncuwrap.kernel.estimate": "metrics", "ncuwrap.kernel.attribution": "metrics",
     "ncuwrap.timeline.metrics": "metrics", "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.measured": "metrics",
-    "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics", "ncuwrap.timeline.repetition": "metrics",
+    "ncuwrap.timeline.steps": "metrics", "ncuwrap.timeline.repetition": "metrics",
     "ncuwrap.timeline.launched_from": "metrics", "ncuwrap.timeline.options": "metrics", "ncuwrap.timeline.tracer": "metrics",
     "ncuwrap.timeline.shape_loops": "metrics", "ncuwrap.timeline.iterations": "metrics", "ncuwrap.timeline.whatif": "metrics",
     "ncuwrap.timeline.oplimits": "metrics",

@@ -17,7 +17,8 @@ from ncuwrap.timeline.pipeline import diagnose_timeline
 from ncuwrap.timeline.analysis import _ranked, analyze, api_category, clip, covered, length, merge, union
 from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.model import CATEGORIES
-from ncuwrap.timeline.sqlite import TimelineData, api_name
+from ncuwrap.timeline.model import TimelineData
+from ncuwrap.timeline.sqlite import api_name
 from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import DATA, H200, golden, golden_json, whole_capture
 

@@ -15,7 +15,7 @@ from ncuwrap.timeline.analysis import analyze
 from ncuwrap.timeline import pytorch_nvtx
 from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.files import read_timeline
-from ncuwrap.timeline.sqlite import TimelineData
+from ncuwrap.timeline.model import TimelineData
 
 KINETO = Path(__file__).parent / "data" / "h200_ncuwrap" / "kineto"
 

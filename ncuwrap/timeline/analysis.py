@@ -27,8 +27,9 @@ from ncuwrap.timeline import launched_from, tracer
 from ncuwrap.timeline import metrics as timeline_metrics
 from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import distinct, median, percentile
-from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
-from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData, launch_dims
+from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, COPY_CATEGORIES, COPY_LABELS, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline,
+                                    TimelineData, pct)
+from ncuwrap.timeline.sqlite import launch_dims
 from ncuwrap.timeline.steps import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, active_window, categories_of, launch_times,
                                     steady_data, traced_span, window_data)
 from ncuwrap.timeline.steps import merge_intervals as merge
@@ -146,7 +147,7 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
     window = hi - lo
 
     sets = {"kernel": _intervals(kernels), "memset": _intervals(memsets)}
-    for category in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"):
+    for category in COPY_CATEGORIES:
         sets[category] = _intervals(copies.rows(copies["category"] == category))
     sets = {c: clip(v, lo, hi) for c, v in sets.items()}
     # Exposed time: what each category adds to the union of the categories before it.
@@ -163,8 +164,8 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
 
     m: dict[str, object] = {}
     unknown: dict[str, str] = {}
-    memcpy_ns = sum(breakdown[c] for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"))
-    copy_union = length(union(*(sets[c] for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"))))
+    memcpy_ns = sum(breakdown[c] for c in COPY_CATEGORIES)
+    copy_union = length(union(*(sets[c] for c in COPY_CATEGORIES)))
     m.update(
         window_ns=window, kernel_ns=breakdown["kernel"], memcpy_htod_ns=breakdown["memcpy_htod"], memcpy_dtoh_ns=breakdown["memcpy_dtoh"],
         memcpy_dtod_ns=breakdown["memcpy_dtod"], memcpy_other_ns=breakdown["memcpy_other"], memset_ns=breakdown["memset"],
@@ -176,7 +177,7 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
         # Judged against what could overlap at most: the shorter of kernel time and copy time.
         overlap_achieved_pct=pct(copy_union - memcpy_ns, min(busy["kernel"], copy_union)),
     )
-    copy_time = {c: breakdown[c] for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other")}
+    copy_time = {c: breakdown[c] for c in COPY_CATEGORIES}
     dominant = max(copy_time, key=lambda c: copy_time[c])
     m["dominant_copy"] = COPY_LABELS[dominant] if copy_time[dominant] > 0 else None
     m["dominant_copy_ns"] = copy_time[dominant]
@@ -436,7 +437,7 @@ def _copies(copies: Events, m: dict, host_unknown: str | None, unknown: dict, wi
     nbytes = _bytes(copies)
     pageable = np.asarray(copies["pageable"], dtype=float) == 1.0
     stats = []
-    for category in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"):
+    for category in COPY_CATEGORIES:
         rows = copies["category"] == category
         if not rows.any():
             continue

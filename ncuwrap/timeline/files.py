@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def read_timeline(path: str | Path, nsys: str | Path | None = None, *, ranks: bool = False):
-    """The raw events of ``path`` (ncuwrap.timeline.sqlite.TimelineData) and its source kind
+    """The raw events of ``path`` (ncuwrap.timeline.model.TimelineData) and its source kind
     ("nsys-sqlite", "nsys-rep", "kineto"); with ``ranks``, also its run identity. ``nsys``: the nsys
     that exports a .nsys-rep."""
     from ncuwrap.timeline import readers

@@ -1,5 +1,5 @@
 """Read a PyTorch profiler trace (torch.profiler's Chrome-trace JSON, written by Kineto) into the
-timeline model an nsys capture is read into (:class:`~ncuwrap.timeline.sqlite.TimelineData`).
+timeline model an nsys capture is read into (:class:`~ncuwrap.timeline.model.TimelineData`).
 
 What is taken (complete events, ``"ph": "X"``, by ``cat``; docs/kineto.md says what each missing part means):
 
@@ -55,7 +55,8 @@ from ncuwrap.core.errors import InputError
 from ncuwrap.core.peaks import DeviceFacts
 from ncuwrap.timeline import kineto_stream
 from ncuwrap.timeline.events import MAX_SHAPES_BYTES, Events, Labels
-from ncuwrap.timeline.sqlite import COPY_CATEGORY_BY_NAME, MAX_TIME, RunInfo, TimelineData, api_name
+from ncuwrap.timeline.model import COPY_CATEGORY_BY_NAME, RunInfo, TimelineData
+from ncuwrap.timeline.sqlite import MAX_TIME, api_name
 
 PRODUCER = "PyTorch profiler (Kineto)"
 # A trace the stream cannot read (another layout, or a damaged one, whose fault the whole document's parse

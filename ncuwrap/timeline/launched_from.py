@@ -1,6 +1,6 @@
 """Which op and which line of the user's Python code launched each hot kernel, and where the host's
 time goes by user function: from the ``ops`` and ``frames`` tables of a capture
-(:class:`~ncuwrap.timeline.sqlite.TimelineData`; nsys fills ``ops`` from ``--pytorch=autograd-nvtx``,
+(:class:`~ncuwrap.timeline.model.TimelineData`; nsys fills ``ops`` from ``--pytorch=autograd-nvtx``,
 a torch.profiler trace both). Nothing here is computed without them.
 
 How a kernel is traced back, launch by launch (the launching CUDA call is found by the kernel's

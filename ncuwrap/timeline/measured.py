@@ -33,7 +33,7 @@ class Measured:
 
 
 def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = TimelineOptions()) -> Measured:
-    """The steps of ``data`` (a read capture: ncuwrap.timeline.sqlite.TimelineData; how they are found:
+    """The steps of ``data`` (a read capture: ncuwrap.timeline.model.TimelineData; how they are found:
     ``timeline``) and the analysis of its steady steps, else of the whole capture."""
     from ncuwrap.timeline import steps
     from ncuwrap.timeline import tracer as tracer_module

@@ -1,5 +1,5 @@
 """PyTorch's ops in an nsys capture: the NVTX ranges ``nsys profile --pytorch=autograd-nvtx`` records
-(PyTorch's ``emit_nvtx``), read into the ``ops`` table of :class:`~ncuwrap.timeline.sqlite.TimelineData`.
+(PyTorch's ``emit_nvtx``), read into the ``ops`` table of :class:`~ncuwrap.timeline.model.TimelineData`.
 
 Each op is a push/pop range on the thread that ran it, named by PyTorch as (torch 2.11, read from real
 captures, tests/data/h200_ncuwrap/kineto/cost_*_backtrace1.sqlite.gz)::

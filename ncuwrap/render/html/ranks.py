@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ncuwrap.core.version import __version__
-from ncuwrap.render import breakdown
+from ncuwrap.timeline.model import COLORS
 from ncuwrap.render import phrasing
 from ncuwrap.render.html import environment, svg
 
@@ -17,9 +17,9 @@ def chart(diagnosis):
         segments = []
         for seg in r.segments():
             legend.setdefault(seg.category, seg.label)
-            segments.append((seg.label, seg.pct, breakdown.COLORS[seg.category], f"rank {r.rank}, {seg.label}: {phrasing.duration(seg.ns)} ({seg.pct:.1f}%)"))
+            segments.append((seg.label, seg.pct, COLORS[seg.category], f"rank {r.rank}, {seg.label}: {phrasing.duration(seg.ns)} ({seg.pct:.1f}%)"))
         rows.append((f"rank {r.rank}", segments))
-    return svg.stacked_bars("Where each rank's window went", rows, [(label, breakdown.COLORS[c]) for c, label in legend.items()])
+    return svg.stacked_bars("Where each rank's window went", rows, [(label, COLORS[c]) for c, label in legend.items()])
 
 
 def render(diagnosis, **_options) -> str:

@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from ncuwrap.core.version import __version__
 from ncuwrap.render import phrasing
 from ncuwrap.core.numbers import clean
-from ncuwrap.render import breakdown
 from ncuwrap.render import op_limits
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment
-from ncuwrap.timeline.model import CATEGORY_LABELS, pct
+from ncuwrap.timeline.model import CATEGORY_LABELS, COLORS, pct
 
 BAR_WIDTH = 1000  # SVG user units of the stacked bar
 
@@ -35,7 +34,7 @@ def bar(diagnosis) -> list[Rect]:
     rects, x = [], 0.0
     for s in parts:
         width = BAR_WIDTH * s.ns / total
-        rects.append(Rect(round(x, 2), round(width, 2), breakdown.COLORS[s.category], s.label, f"{s.label}: {phrasing.duration(s.ns)} ({s.pct:.1f}%)"))
+        rects.append(Rect(round(x, 2), round(width, 2), COLORS[s.category], s.label, f"{s.label}: {phrasing.duration(s.ns)} ({s.pct:.1f}%)"))
         x += width
     return rects
 
@@ -88,7 +87,7 @@ def render(diagnosis, names: str = kernel_names.SHORT, **_options) -> str:
         if diagnosis.timeline.whatif is not None else [],
         api_rows=diagnosis.timeline.api_rows(),
         labels=CATEGORY_LABELS,
-        colors=breakdown.COLORS,
+        colors=COLORS,
         evidence=phrasing.evidence,
         launched_from=phrasing.launched_from,
         host_time_line=phrasing.host_time_line,

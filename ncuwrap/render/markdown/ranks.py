@@ -4,6 +4,7 @@ Markdown renderer (ncuwrap.render.escape): names and paths in code spans, prose 
 from __future__ import annotations
 
 from ncuwrap.render import breakdown
+from ncuwrap.timeline.model import GLYPHS
 from ncuwrap.render import phrasing
 from ncuwrap.render.escape import code, escape, table
 from ncuwrap.render.markdown.timeline import findings
@@ -37,7 +38,7 @@ def render(diagnosis, **_options) -> str:
     for r in s.ranks:
         for seg in r.segments():
             legend.setdefault(seg.category, seg.label)
-    out += ["  ".join(f"{breakdown.GLYPHS[c]} {label}" for c, label in legend.items()), "```", ""]
+    out += ["  ".join(f"{GLYPHS[c]} {label}" for c, label in legend.items()), "```", ""]
 
     out += findings(diagnosis)
 

@@ -9,7 +9,7 @@ from ncuwrap.render import breakdown
 from ncuwrap.render import op_limits
 from ncuwrap.render.escape import code, escape, table
 from ncuwrap.kernel.shown import COMMENT, Shown
-from ncuwrap.timeline.model import CATEGORY_LABELS
+from ncuwrap.timeline.model import CATEGORY_LABELS, GLYPHS
 
 
 def _table(header: list[str], rows: list[list], left: tuple[int, ...] = (0,)) -> list[str]:
@@ -37,7 +37,7 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
         out += [f"- **{escape(n.remedy)}**: not predicted, {escape(n.why)}." for n in t.whatif.not_predicted] + [""]
     out += [f"### Where the {phrasing.duration(t.window_ns)} {'of the steady steps ' if t.steps is not None else ''}went", "",
             "```text", f"[{breakdown.text_bar(t)}]", breakdown.legend(t), "```", ""]
-    out += _table(["", "time", "share of window"], [[f"`{breakdown.GLYPHS[seg.category]}` {seg.label}", phrasing.duration(seg.ns), phrasing.percent(seg.pct)]
+    out += _table(["", "time", "share of window"], [[f"`{GLYPHS[seg.category]}` {seg.label}", phrasing.duration(seg.ns), phrasing.percent(seg.pct)]
                                                      for seg in t.segments()])
     startup = ("" if t.steps is not None else f"{phrasing.startup_label(t)[0].upper()}{phrasing.startup_label(t)[1:-1]}: "
                f"{phrasing.duration(t.startup.duration_ns)}"

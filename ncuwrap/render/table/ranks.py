@@ -9,9 +9,8 @@ from ncuwrap.render import breakdown
 from ncuwrap.render import phrasing
 from ncuwrap.render.table import Page, TextTable
 from ncuwrap.render.table.timeline import findings
+from ncuwrap.timeline.model import GLYPHS, TERMINAL_STYLES
 
-_BAR_STYLE = {"compute": "blue", "nccl": "yellow", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red", "memcpy_dtod": "cyan",
-              "memcpy_other": "magenta", "memset": "green", "idle": "bright_black"}
 
 
 def render(diagnosis, width: int | None = None, color: bool = False, **_options) -> str:
@@ -49,10 +48,10 @@ def render(diagnosis, width: int | None = None, color: bool = False, **_options)
     for r in s.ranks:
         bar = Text(f"  rank {r.rank:<4} [")
         for category, glyphs in breakdown.text_runs(r):
-            bar.append(glyphs, style=_BAR_STYLE[category])
+            bar.append(glyphs, style=TERMINAL_STYLES[category])
         bar.append("]")
         console.print(bar)
-    console.print(Text("   " + "  ".join(f"{breakdown.GLYPHS[c]} {label}" for c, label in _legend(s)), style="dim"))
+    console.print(Text("   " + "  ".join(f"{GLYPHS[c]} {label}" for c, label in _legend(s)), style="dim"))
 
     findings(page, diagnosis)
     return page.text()

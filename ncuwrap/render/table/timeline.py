@@ -12,10 +12,8 @@ from ncuwrap.render import op_limits
 from ncuwrap.render.escape import terminal
 from ncuwrap.render.table import STYLE, Page
 from ncuwrap.kernel.shown import TERMINAL_CALLS
-from ncuwrap.timeline.model import CATEGORY_LABELS
+from ncuwrap.timeline.model import CATEGORY_LABELS, GLYPHS, TERMINAL_STYLES
 
-_BAR_STYLE = {"kernel": "blue", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red", "memcpy_dtod": "cyan",
-              "memcpy_other": "magenta", "memset": "green", "idle": "bright_black"}
 
 
 def render(diagnosis, width: int | None = None, color: bool = False, names: str = kernel_names.SHORT, **_options) -> str:
@@ -58,13 +56,13 @@ def _window(page: Page, t) -> None:
     console.print(Text(f"\n{phrasing.window_title(t)}", style="bold"))
     bar = Text("  [")
     for segment, glyphs in breakdown.text_runs(t):
-        bar.append(glyphs, style=_BAR_STYLE[segment])
+        bar.append(glyphs, style=TERMINAL_STYLES[segment])
     bar.append("]")
     console.print(bar)
     console.print(Text(f"   {breakdown.legend(t)}", style="dim"))
     shares = _table(page, "category", "time", "share", right=("time", "share"))
     for s in t.segments():
-        shares.add_row(f"{breakdown.GLYPHS[s.category]} {s.label}", phrasing.duration(s.ns), phrasing.percent(s.pct))
+        shares.add_row(f"{GLYPHS[s.category]} {s.label}", phrasing.duration(s.ns), phrasing.percent(s.pct))
     console.print(shares)
     if t.steps is None:
         page.line(f"{phrasing.duration(t.startup.duration_ns)}{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}",

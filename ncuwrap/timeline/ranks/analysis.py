@@ -37,10 +37,9 @@ from ncuwrap.timeline import steps
 from ncuwrap.timeline.options import TimelineOptions
 from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import median
-from ncuwrap.timeline.model import pct
 from ncuwrap.timeline.ranks.model import CollectiveTime, RankRow, RankSet, RankTimeline, StepStats
 from ncuwrap.timeline.ranks.metrics import CATALOGUE
-from ncuwrap.timeline.sqlite import TimelineData
+from ncuwrap.timeline.model import COPY_CATEGORIES, TimelineData, pct
 
 NCCL_PREFIX = "nccl"
 NO_STEPS = "no NVTX range named like a step (mark each training step with an NVTX range named 'step', or pass --step-range)"
@@ -156,7 +155,7 @@ def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
     m.update(
         ranks=len(ranks), window_max_ns=max(r.window_ns for r in ranks),
         compute_pct=float(np.mean([r.share("compute") for r in ranks])), comm_pct=float(np.mean([r.share("nccl") for r in ranks])),
-        copy_pct=float(np.mean([sum(r.share(c) for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other")) for r in ranks])),
+        copy_pct=float(np.mean([sum(r.share(c) for c in COPY_CATEGORIES) for r in ranks])),
         idle_pct=float(np.mean([r.share("idle") for r in ranks])),
         comm_busy_pct=float(np.mean([pct(r.breakdown_ns["nccl"], r.window_ns - r.breakdown_ns["idle"]) for r in ranks])),
         nccl_kernel_count=sum(r.nccl_kernels for r in ranks),

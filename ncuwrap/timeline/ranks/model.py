@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ncuwrap.core.numbers import clean
-from ncuwrap.timeline.model import CATEGORY_LABELS, Segment, Timeline, pct
+from ncuwrap.timeline.model import CATEGORY_LABELS, COPY_CATEGORIES, Segment, Timeline, pct
 
-RANK_CATEGORIES = ("compute", "nccl", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other", "memset", "idle")
+RANK_CATEGORIES = ("compute", "nccl", *COPY_CATEGORIES, "memset", "idle")
 RANK_LABELS = {"compute": "compute kernels", "nccl": "NCCL (exposed)",
                **{c: CATEGORY_LABELS[c] for c in RANK_CATEGORIES[2:]}}
 
