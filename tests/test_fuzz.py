@@ -380,10 +380,10 @@ def test_fuzz_kineto_trace_streamed(capsys, workdir, data):
     (the way a trace past MAX_TRACE_BYTES is read)."""
     from unittest import mock
 
-    from ncuwrap.timeline import kineto, kineto_stream
+    from ncuwrap.timeline.readers import kineto_json, kineto_stream
 
     with mock.patch.object(kineto_stream, "CHUNK_BYTES", 2048), mock.patch.object(kineto_stream, "READ_BYTES", 32 << 10), \
-            mock.patch.object(kineto, "MAX_TRACE_BYTES", 0):
+            mock.patch.object(kineto_json, "MAX_TRACE_BYTES", 0):
         _fuzz_kineto(capsys, workdir, data)
 
 

@@ -27,10 +27,8 @@ LAYER_OF = {
     # as values (core/rules_choice.py, core/launch_selection.py), made before any work.
     "ncuwrap.core": "base",
     # Reading files and running the profilers' exporters.
-    "ncuwrap.kernel.reading": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
-    "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest", "ncuwrap.timeline.readers": "ingest",
-    "ncuwrap.timeline.kineto": "ingest", "ncuwrap.timeline.kineto_stream": "ingest", "ncuwrap.timeline.pytorch_nvtx": "ingest",
-    "ncuwrap.timeline.model": "ingest",
+    "ncuwrap.kernel.reading": "ingest", "ncuwrap.timeline.readers": "ingest", "ncuwrap.timeline.model": "ingest", "ncuwrap.timeline.events": "ingest",
+    "ncuwrap.timeline.nsysrep": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
     "ncuwrap.bundled.report": "ingest",
     # Quantities computed from what was read.
     "ncuwrap.kernel.metrics": "metrics", "ncuwrap.kernel.estimate": "metrics", "ncuwrap.kernel.attribution": "metrics",

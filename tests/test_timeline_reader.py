@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ncuwrap.core.errors import InputError
-from ncuwrap.timeline import sqlite as reader
+from ncuwrap.timeline.readers import nsys_sqlite as reader
 from ncuwrap.timeline.events import Labels
 from tests.conftest import DATA, H200
 

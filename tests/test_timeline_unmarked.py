@@ -13,7 +13,7 @@ import pytest
 from conftest import DATA, golden, run_cli
 from ncuwrap.timeline import iterations as R
 from ncuwrap.timeline import steps as S
-from ncuwrap.timeline.files import read_timeline
+from ncuwrap.timeline import readers
 from ncuwrap.timeline.measured import measure
 
 UNMARKED = DATA / "h200_ncuwrap" / "unmarked"
@@ -24,7 +24,7 @@ ITERATIONS = {"gpu_train": (8, 278), "small_launch": (30, 225), "decode_eager": 
 
 
 def _read(name: str):
-    return read_timeline(UNMARKED / f"{name}.sqlite.gz")[0]
+    return readers.read(UNMARKED / f"{name}.sqlite.gz")[0]
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,10 @@
 >>> result = diagnose_timeline("run.sqlite")       # or a .nsys-rep (exported with nsys)
 >>> result.bound, result.timeline.breakdown_ns["kernel"]
 
-Stages: :mod:`.files` reads a capture through the declared readers of :mod:`.readers` (:mod:`.sqlite` an
-nsys SQLite export, :mod:`.nsysrep` runs nsys to export or profile, :mod:`.kineto` a PyTorch profiler
-trace), :mod:`.steps` and :mod:`.analysis` measure the window (as :mod:`.options` say) into :mod:`.model`
+Stages: ``readers.read(path)`` reads a capture, in one call, through the declared readers of :mod:`.readers`
+(``readers/nsys_sqlite.py`` an nsys SQLite export, ``readers/kineto_json.py`` a PyTorch profiler trace;
+:mod:`.nsysrep` runs nsys to export or profile) into :mod:`.model`'s ``TimelineData`` (the model also holds the
+events' vocabulary), :mod:`.steps` and :mod:`.analysis` measure the window (as :mod:`.options` say) into :mod:`.model`'s ``Timeline``
 (:mod:`.measured`: one capture file, in a forked child), :mod:`.diagnosis` applies the YAML rules
 (rules/timeline.yaml) with ncuwrap.ruleset.evaluate over :mod:`.values`, and :mod:`.pipeline` runs the two
 side by side; :mod:`.compare` compares two of them and :mod:`.ranks` a run's ranks; ncuwrap.render

@@ -28,8 +28,7 @@ from ncuwrap.timeline import metrics as timeline_metrics
 from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import distinct, median, percentile
 from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, COPY_CATEGORIES, COPY_LABELS, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline,
-                                    TimelineData, pct)
-from ncuwrap.timeline.sqlite import launch_dims
+                                    TimelineData, launch_dims, pct)
 from ncuwrap.timeline.steps import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, active_window, categories_of, launch_times,
                                     steady_data, traced_span, window_data)
 from ncuwrap.timeline.steps import merge_intervals as merge

@@ -79,9 +79,9 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
 
 def measure_file(path: str | Path, timeline: TimelineOptions = TimelineOptions()) -> Measured:
     """Read a capture file (.sqlite, .sqlite.gz, .nsys-rep; ``timeline.nsys`` exports a .nsys-rep) and measure it."""
-    from ncuwrap.timeline.files import read_timeline
+    from ncuwrap.timeline import readers
 
-    data, kind = read_timeline(path, nsys=timeline.nsys)
+    data, kind = readers.read(path, nsys=timeline.nsys)
     return measure(data, kind=kind, source_path=str(path), timeline=timeline)
 
 

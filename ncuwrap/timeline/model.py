@@ -54,6 +54,10 @@ API_CATEGORIES = ("launch", "sync", "malloc", "memcpy", "memset", "other")
 
 # --- a capture as read ---------------------------------------------------------------------------------------
 
+# A kernel table's launch configuration columns (-1: the capture does not say).
+LAUNCH_DIMS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
+
+
 @dataclass
 class TimelineData:
     """The raw events of one capture, one table of columns per kind; times in ns on the capture's clock.
@@ -73,7 +77,7 @@ class TimelineData:
     # What launched the kernels (ncuwrap.timeline.launched_from), None where the capture does not hold it:
     # ops: start, end, name, tid, seq (autograd sequence number), fwd_tid (the forward thread of a backward op),
     #   external_id (the id Kineto gives the op's launches too) (-1: none), and from Kineto user (a
-    #   record_function range); nsys's autograd-nvtx ranges (ncuwrap.timeline.pytorch_nvtx) or Kineto's cpu_op;
+    #   record_function range); nsys's autograd-nvtx ranges (ncuwrap.timeline.readers.pytorch_nvtx) or Kineto's cpu_op;
     # frames: Python frames (Kineto only): start, end, name ("file.py(first line): function"), tid, python_id, parent_id.
     ops: Events | None = None
     frames: Events | None = None
@@ -83,12 +87,21 @@ class TimelineData:
     # The program that wrote the file, as the reports name it ("nsys 2025.3.2.0", "PyTorch profiler (Kineto)");
     # None: the reader's declared producer (ncuwrap.timeline.readers).
     producer: str | None = None
-    # The host's waits for other processes (start, end, tid: OS runtime calls, ncuwrap.timeline.sqlite.BLOCKING_CALLS); None:
+    # The host's waits for other processes (start, end, tid: OS runtime calls, ncuwrap.timeline.readers.nsys_sqlite.BLOCKING_CALLS); None:
     # not traced (nsys without --trace=osrt, a PyTorch profiler trace).
     host_waits: Events | None = None
     # What the capture says of its GPU (SMs, clock, memory bandwidth, compute capability; None: nothing), for the
     # peaks the op limits compare with (ncuwrap.core.peaks).
     gpu: DeviceFacts | None = None
+
+
+def launch_dims(frame: Events, row: int, what: str) -> list[int] | None:
+    """The grid or block (``what``) of row ``row`` of a kernel table; None where the export does not say."""
+    columns = [f"{what}{axis}" for axis in "XYZ"]
+    if not all(c in frame for c in columns):
+        return None
+    values = [int(frame[c][row]) for c in columns]
+    return None if min(values) < 0 else values
 
 
 @dataclass(frozen=True)

@@ -230,7 +230,7 @@ def _round(value):
 
 
 def categories_of(names) -> Labels:
-    """An event table's name column as labels (the reader's already are: ncuwrap.timeline.sqlite)."""
+    """An event table's name column as labels (the reader's already are: ncuwrap.timeline.readers.nsys_sqlite)."""
     return names if isinstance(names, Labels) else Labels.of(names)
 
 
@@ -473,7 +473,7 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: 
 
 def _host_waits(data, starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
     """Per host step [lo, hi), the time the step's thread (the one that makes the first CUDA call of most steps)
-    spent waiting for other processes (ncuwrap.timeline.sqlite.BLOCKING_CALLS); None where they were not traced
+    spent waiting for other processes (ncuwrap.timeline.readers.nsys_sqlite.BLOCKING_CALLS); None where they were not traced
     (or the CUDA API was not)."""
     waits, api = getattr(data, "host_waits", None), data.api
     if waits is None or api is None or not len(api):

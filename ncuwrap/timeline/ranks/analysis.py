@@ -228,7 +228,7 @@ def _per_step(ranks: list[RankTimeline], m: dict, unknown: dict) -> None:
 
 def analyze_file(rank: int, path: str, timeline: TimelineOptions = TimelineOptions()) -> RankTimeline:
     """Read and analyse one rank's capture: the task each Dask worker runs (module-level, so it pickles)."""
-    from ncuwrap.timeline.files import read_timeline
+    from ncuwrap.timeline import readers
 
-    data, kind = read_timeline(path, nsys=timeline.nsys, ranks=True)
+    data, kind = readers.read(path, nsys=timeline.nsys, ranks=True)
     return analyze_rank(data, rank, path=str(path), kind=kind, timeline=timeline)

@@ -29,7 +29,7 @@ from pathlib import Path
 from ncuwrap.core.errors import InputError
 from ncuwrap.timeline import readers
 from ncuwrap.timeline.readers import kineto
-from ncuwrap.timeline.sqlite import check_file
+from ncuwrap.timeline.readers.nsys_sqlite import check_file
 
 # In the order preferred where a capture has several forms (nsys's own export before the report it would
 # export), then every other reader's (a new reader's files are ranks too); not nsys's raw stream, which nsys

@@ -1,8 +1,8 @@
 """Read an Nsight Systems SQLite export (``nsys export --type sqlite``) by whole columns.
 
 Only what the timeline analysis needs is read: kernels, memory copies, memsets, CUDA API calls and
-NVTX ranges (PyTorch's ops among them, :mod:`ncuwrap.timeline.pytorch_nvtx`), plus a few facts about the capture (nsys version, GPU). A minute of training holds
-millions of events, so the event tables are scanned column by column into Arrow (Apache Arrow's ADBC
+NVTX ranges (PyTorch's ops among them, :mod:`ncuwrap.timeline.readers.pytorch_nvtx`), plus a few facts about the
+capture (nsys version, GPU). A minute of training holds millions of events, so the event tables are scanned column by column into Arrow (Apache Arrow's ADBC
 SQLite driver) and kept as numpy columns, never a Python object per event: names stay string ids until
 the end and become :class:`~ncuwrap.timeline.events.Labels` (a code per event, each distinct text once).
 The small tables (enums, metadata) are read with sqlite3. The export's schema changes between nsys versions, so tables
@@ -34,11 +34,10 @@ from ncuwrap.core import fileio, sqlite_file
 from ncuwrap.core.errors import InputError
 from ncuwrap.core.numbers import distinct
 from ncuwrap.core.peaks import DeviceFacts
-from ncuwrap.timeline import pytorch_nvtx
+from ncuwrap.timeline.readers import pytorch_nvtx
 from ncuwrap.timeline.events import Events, Labels
-from ncuwrap.timeline.model import COPY_CATEGORY_BY_NAME, RunInfo, TimelineData
+from ncuwrap.timeline.model import COPY_CATEGORY_BY_NAME, LAUNCH_DIMS, RunInfo, TimelineData
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -68,7 +67,6 @@ _CUPTI_COPY_KINDS = {0: "UNKNOWN", 1: "HTOD", 2: "DTOH", 3: "HTOA", 4: "ATOH", 5
 READ_TABLES = (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, GRAPH_TABLE, STRINGS_TABLE,
                "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND", "META_DATA_EXPORT", "TARGET_INFO_GPU",
                NVTX_TABLE, "ENUM_NSYS_EVENT_TYPE", "META_DATA_CAPTURE", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME")
-LAUNCH_DIMS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
 # Columns nsys writes as integers (times, ids, sizes, enum values); anything else in them is refused.
 INTEGER_COLUMNS = frozenset({"start", "end", "deviceId", "streamId", "correlationId", "graphId", "graphNodeId", "gridX", "gridY", "gridZ",
                              "blockX", "blockY", "blockZ", "shortName", "demangledName", "mangledName", "bytes", "copyKind",
@@ -92,8 +90,8 @@ def check_file(path: Path) -> None:
     fileio.check_file(path, folder_fix="give an nsys .sqlite export or .nsys-rep report",
                       empty_fix="export the report again with 'nsys export --type sqlite'")
     with path.open("rb") as fh:
-        head = fh.read(len(SQLITE_MAGIC))
-    if head != SQLITE_MAGIC:
+        head = fh.read(len(sqlite_file.MAGIC))
+    if head != sqlite_file.MAGIC:
         raise InputError(f"{path}: not an SQLite database (no 'SQLite format 3' header); "
                          "give the output of 'nsys export --type sqlite' or the .nsys-rep itself")
 
@@ -721,15 +719,6 @@ _VERSION_SUFFIX = re.compile(r"(?:_v\d+)?(?:_pt(?:sz|ds))?(?:_v\d+)?$")
 def api_name(raw: str) -> str:
     """``cudaLaunchKernel_v7000`` -> ``cudaLaunchKernel``; ``cudaMemcpyAsync_ptsz_v7000`` -> ``cudaMemcpyAsync``."""
     return _VERSION_SUFFIX.sub("", str(raw)) or str(raw)
-
-
-def launch_dims(frame: Events, row: int, what: str) -> list[int] | None:
-    """The grid or block (``what``) of row ``row`` of a kernel table; None where the export does not say."""
-    columns = [f"{what}{axis}" for axis in "XYZ"]
-    if not all(c in frame for c in columns):
-        return None
-    values = [int(frame[c][row]) for c in columns]
-    return None if min(values) < 0 else values
 
 
 def _decode(numbers: np.ndarray, labels: dict[int, str], default) -> Labels:
