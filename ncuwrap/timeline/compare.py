@@ -345,8 +345,7 @@ def compare_timelines(before: TimelineDiagnosis, after: TimelineDiagnosis, *, th
     else:
         period = Change("window_ns", "traced window", float(before.window_ns), float(after.window_ns), "ns")
         median_period = None
-        busy = lambda d: float(d.window_ns - d.timeline.breakdown_ns["idle"])  # noqa: E731
-        gpu_work = Change("gpu_busy_ns", "GPU busy", busy(before), busy(after), "ns")
+        gpu_work = Change("gpu_busy_ns", "GPU busy", float(before.timeline.gpu_busy_ns), float(after.timeline.gpu_busy_ns), "ns")
     end_to_end = Change("capture_ns", "whole capture", float(_span(before)), float(_span(after)), "ns")
     untraced = None
     tb, ta = before.timeline.tracer, after.timeline.tracer

@@ -304,6 +304,16 @@ class Timeline:
     def window_ns(self) -> int:
         return self.window_end_ns - self.window_start_ns
 
+    @property
+    def idle_ns(self) -> int:
+        """The window's time with no GPU work at all."""
+        return self.breakdown_ns["idle"]
+
+    @property
+    def gpu_busy_ns(self) -> int:
+        """The window's time with some GPU work (any kernel, copy or memset): all of it but :attr:`idle_ns`."""
+        return self.window_ns - self.idle_ns
+
     def top_kernels(self, n: int = 10) -> tuple[KernelStats, ...]:
         return self.kernels[:n]
 

@@ -157,7 +157,7 @@ def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
         compute_pct=float(np.mean([r.share("compute") for r in ranks])), comm_pct=float(np.mean([r.share("nccl") for r in ranks])),
         copy_pct=float(np.mean([sum(r.share(c) for c in COPY_CATEGORIES) for r in ranks])),
         idle_pct=float(np.mean([r.share("idle") for r in ranks])),
-        comm_busy_pct=float(np.mean([pct(r.breakdown_ns["nccl"], r.window_ns - r.breakdown_ns["idle"]) for r in ranks])),
+        comm_busy_pct=float(np.mean([pct(r.breakdown_ns["nccl"], r.gpu_busy_ns) for r in ranks])),
         nccl_kernel_count=sum(r.nccl_kernels for r in ranks),
         compute_max_ns=int(compute.max()), compute_median_ns=median_compute, compute_others_median_ns=others_median,
         imbalance=imbalance, straggler_rank=straggler,

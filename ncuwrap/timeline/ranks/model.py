@@ -102,6 +102,11 @@ class RankTimeline:
         return self.timeline.window_ns
 
     @property
+    def gpu_busy_ns(self) -> int:
+        """The window's time with some GPU work: all of it but idle."""
+        return self.window_ns - self.breakdown_ns["idle"]
+
+    @property
     def nccl_exposed_ns(self) -> int:
         return self.breakdown_ns["nccl"]
 
