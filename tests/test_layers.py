@@ -281,16 +281,12 @@ def _classes_by_name(modules: dict[str, Path]) -> dict[str, list[str]]:
     return found
 
 
-# Names still defined twice, in the wing another change is rewriting (issue 53 item 2: the timeline's ingest in
-# one place); each goes when that lands.
-SHARED_CLASS_NAMES = {"Launches": ["ncuwrap.timeline.launched_from", "ncuwrap.timeline.repetition"]}
-
-
 def test_no_two_classes_of_the_package_share_a_name():
     # Issue 53: a name says which thing it is (ruleset.model.NextStepRule, the declared step, against
-    # ruleset.outcome.NextStep, the decided one; bundled.manifest.TimelineBound against timeline.model.Timeline).
+    # ruleset.outcome.NextStep, the decided one; bundled.manifest.TimelineBound against timeline.model.Timeline;
+    # launched_from.KernelOrigins, each kernel's op and frame, against repetition.Launches, the launches as tokens).
     shared = {name: where for name, where in _classes_by_name(MODULES).items() if len(where) > 1}
-    assert shared == SHARED_CLASS_NAMES
+    assert shared == {}
 
 
 def test_the_class_name_checker_sees_a_second_class(tmp_path):
