@@ -33,7 +33,7 @@ LAYER_OF = {
     # Quantities computed from what was read.
     "ncuwrap.kernel.metrics": "metrics", "ncuwrap.kernel.estimate": "metrics", "ncuwrap.kernel.attribution": "metrics",
     "ncuwrap.timeline.metrics": "metrics", "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.measured": "metrics",
-    "ncuwrap.timeline.steps": "metrics", "ncuwrap.timeline.repetition": "metrics",
+    "ncuwrap.timeline.launches": "metrics", "ncuwrap.timeline.steps": "metrics", "ncuwrap.timeline.repetition": "metrics",
     "ncuwrap.timeline.launched_from": "metrics", "ncuwrap.timeline.options": "metrics", "ncuwrap.timeline.tracer": "metrics",
     "ncuwrap.timeline.shape_loops": "metrics", "ncuwrap.timeline.iterations": "metrics", "ncuwrap.timeline.whatif": "metrics",
     "ncuwrap.timeline.oplimits": "metrics",

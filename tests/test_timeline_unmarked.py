@@ -13,6 +13,7 @@ import pytest
 from conftest import DATA, golden, run_cli
 from ncuwrap.timeline import iterations as R
 from ncuwrap.timeline import steps as S
+from ncuwrap.timeline.launches import api_starts
 from ncuwrap.timeline import readers
 from ncuwrap.timeline.measured import measure
 
@@ -38,7 +39,7 @@ def pairs():
 
 def _first_launches(data, steps) -> np.ndarray:
     """The launch index (in launch order, as the search counts them) of each step's first launch."""
-    launches = S.launch_sequence(data, S.api_starts(data))
+    launches = S.launch_sequence(data, api_starts(data))
     return np.searchsorted(launches.times, [r.start_ns for r in steps.records])
 
 

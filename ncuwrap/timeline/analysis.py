@@ -29,9 +29,10 @@ from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import distinct, median, percentile
 from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, COPY_CATEGORIES, COPY_LABELS, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline,
                                     TimelineData, launch_dims, pct)
-from ncuwrap.timeline.steps import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, active_window, categories_of, launch_times,
-                                    steady_data, traced_span, window_data)
-from ncuwrap.timeline.steps import merge_intervals as merge
+from ncuwrap.timeline.launches import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, active_window, categories_of, launch_times, traced_span,
+                                       window_data)
+from ncuwrap.timeline.launches import merge_intervals as merge
+from ncuwrap.timeline.steps import Steps
 
 SPEEDUPS = (2, 4, 10)
 LONG_GAP_NS = 1_000_000  # gaps of 1 ms or more are counted as long
@@ -135,7 +136,7 @@ def _intervals(frame: Events | None) -> tuple[np.ndarray, np.ndarray]:
 def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Steps | None = None) -> Timeline:
     """Where the time of ``data`` went. ``span`` (start, end): the window starts there and ends there or at
     the end of the last event, whichever is later (the steady steps, with ``data`` holding only what was
-    launched in them: ncuwrap.timeline.steps.steady_data; GPU time before the span is left out); None: the
+    launched in them: ncuwrap.timeline.steps.Steps.steady_data; GPU time before the span is left out); None: the
     traced span (the module's docstring).
     ``steps``: the capture's steps, whose steady-state values the rules read (None: the capture has none)."""
     kernels, copies, memsets, api = data.kernels, data.copies, data.memsets, data.api
@@ -261,12 +262,12 @@ def analyze_active(data: TimelineData) -> Timeline:
 
 
 def analyze_steady(data: TimelineData, steps: Steps, whatif_options=None) -> tuple[TimelineData, Timeline] | None:
-    """The steady steps of ``data``: what was launched in them (ncuwrap.timeline.steps.steady_data) and its
+    """The steady steps of ``data``: what was launched in them (:meth:`Steps.steady_data`) and its
     analysis over their window, with the steps replayed on their dependency graph (ncuwrap.timeline.whatif);
     None when they launched no kernel (then the whole capture is analysed)."""
     from ncuwrap.timeline.whatif.predict import predict
 
-    steady = steady_data(data, steps)
+    steady = steps.steady_data(data)
     if not len(steady.kernels):
         return None
     timeline = analyze(steady, span=(steps.steady_start_ns, steps.steady_end_ns), steps=steps)

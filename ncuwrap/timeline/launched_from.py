@@ -45,7 +45,7 @@ import numpy as np
 
 from ncuwrap.timeline.events import Events
 from ncuwrap.timeline.model import FIRST_LINE, HostTime, LaunchedFrom
-from ncuwrap.timeline.steps import LaunchIndex, categories_of
+from ncuwrap.timeline.launches import LaunchIndex, categories_of
 
 STACK = "stack at launch"
 BACKWARD = "forward op of a backward kernel"

@@ -83,7 +83,7 @@ class TimelineData:
     frames: Events | None = None
     # Read only for a multi-rank analysis (``read(path, ranks=True)``):
     run: RunInfo | None = None  # what identifies the run the capture belongs to
-    launch_index: object = field(default=None, repr=False, compare=False)  # ncuwrap.timeline.steps.api_starts' cache
+    launch_index: object = field(default=None, repr=False, compare=False)  # ncuwrap.timeline.launches.api_starts' cache
     # The program that wrote the file, as the reports name it ("nsys 2025.3.2.0", "PyTorch profiler (Kineto)");
     # None: the reader's declared producer (ncuwrap.timeline.readers).
     producer: str | None = None

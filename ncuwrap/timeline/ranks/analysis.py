@@ -13,7 +13,7 @@ the comparison that names the straggler.
   the most compute, and it waits least.
 - **Steps** and their warm-up are found as for a single capture (:mod:`ncuwrap.timeline.steps`).
 - **The window**: where a rank has steps, its window is its steady steps (warm-up left out), holding the
-  CUDA calls that start in it and the GPU work they launched (:func:`ncuwrap.timeline.steps.steady_data`).
+  CUDA calls that start in it and the GPU work they launched (:meth:`ncuwrap.timeline.steps.Steps.steady_data`).
   A real capture spends most of its time outside them: imports, CUDA and NCCL initialisation and building
   the model before the steps, teardown after (4.5-5.1 s before and 0.4-0.9 s after 0.4-0.5 s of steps in
   the H200 x2 DDP captures, tests/data/h200_ncuwrap/ranks), and a first step of 0.37 s against 22 ms for
@@ -33,7 +33,7 @@ from collections import Counter
 import numpy as np
 
 from ncuwrap.timeline import analysis
-from ncuwrap.timeline import steps
+from ncuwrap.timeline import launches, steps
 from ncuwrap.timeline.options import TimelineOptions
 from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import median
@@ -62,7 +62,7 @@ def _collectives(nccl_k: Events, compute, compute_ns: int) -> tuple[CollectiveTi
     """Each collective's kernels on one rank: their time (union) and how much of it compute hid."""
     if not len(nccl_k):
         return ()
-    names = steps.categories_of(nccl_k["name"])
+    names = launches.categories_of(nccl_k["name"])
     kinds = np.array([collective_of(str(c)) for c in names.categories] + [OTHER_COLLECTIVE], dtype=object)[names.codes]
     out = []
     for kind in sorted(set(kinds)):
@@ -75,7 +75,7 @@ def _collectives(nccl_k: Events, compute, compute_ns: int) -> tuple[CollectiveTi
 
 def is_nccl(names) -> np.ndarray:
     """Whether each kernel (by nsys's short name) is an NCCL kernel."""
-    return steps.text_is(names, lambda n: n.startswith(NCCL_PREFIX))
+    return launches.text_is(names, lambda n: n.startswith(NCCL_PREFIX))
 
 
 def _step_stats(found: steps.Steps) -> StepStats:
@@ -89,7 +89,7 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, timelin
     """One rank's capture (read with ``sqlite.read(path, ranks=True)``) analysed, over its steady steps
     where it has any (found as ``timeline`` says; see the module's docstring), else over the whole capture."""
     found = steps.measure(data, timeline.pattern, timeline.warmup, timeline.steps)
-    lo, hi = steps.traced_span(data)  # the whole capture's window, as analysis.analyze takes it without a span
+    lo, hi = launches.traced_span(data)  # the whole capture's window, as analysis.analyze takes it without a span
     capture_ns = hi - lo
     step_compute: tuple[int, ...] = ()
     if found is not None:
@@ -112,7 +112,7 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, timelin
     top, top_ns = None, 0
     if len(compute_k):
         # Each kernel name's total time; of equal totals, the name first in alphabetical order.
-        names = steps.categories_of(compute_k["name"])
+        names = launches.categories_of(compute_k["name"])
         counts, totals, *_ = analysis.group_stats(names.codes, np.asarray(compute_k["end"] - compute_k["start"], dtype=np.int64),
                                            len(names.categories))
         best = analysis.heaviest(totals, np.flatnonzero(counts).tolist(), names.categories)
