@@ -6,6 +6,7 @@ from __future__ import annotations
 from ncuwrap.core.version import __version__
 from ncuwrap.timeline.model import COLORS
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import ranks as ranks_text
 from ncuwrap.render.html import environment, svg
 
 
@@ -24,7 +25,7 @@ def chart(diagnosis):
 
 def render(diagnosis, **_options) -> str:
     return environment().get_template("ranks.html").render(
-        d=diagnosis, version=__version__, verdict=phrasing.ranks_verdict(diagnosis), rows=phrasing.rank_cells(diagnosis),
-        columns=phrasing.RANK_COLUMNS, chart=chart(diagnosis), evidence=phrasing.evidence,
-        collectives=phrasing.collective_cells(diagnosis), collective_columns=phrasing.COLLECTIVE_COLUMNS, collective_note=phrasing.COLLECTIVE_NOTE,
+        d=diagnosis, version=__version__, verdict=ranks_text.ranks_verdict(diagnosis), rows=ranks_text.rank_cells(diagnosis),
+        columns=ranks_text.RANK_COLUMNS, chart=chart(diagnosis), evidence=phrasing.evidence,
+        collectives=ranks_text.collective_cells(diagnosis), collective_columns=ranks_text.COLLECTIVE_COLUMNS, collective_note=ranks_text.COLLECTIVE_NOTE,
     )
