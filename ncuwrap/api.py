@@ -70,7 +70,7 @@ display.use(lambda result: _render(result, Format.html))
 
 
 def _is_timeline(path: Path) -> bool:
-    from ncuwrap.kernel.reading import kind_of
+    from ncuwrap.inputs import kind_of
 
     return path.is_file() and kind_of(path) == "timeline"
 

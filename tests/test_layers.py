@@ -30,6 +30,8 @@ LAYER_OF = {
     "ncuwrap.kernel.reading": "ingest", "ncuwrap.timeline.readers": "ingest", "ncuwrap.timeline.model": "ingest", "ncuwrap.timeline.events": "ingest",
     "ncuwrap.timeline.nsysrep": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
     "ncuwrap.bundled.report": "ingest",
+    # What kind of input a file is, above the two wings that read kernel reports and timelines.
+    "ncuwrap.inputs": "ingest",
     # Quantities computed from what was read.
     "ncuwrap.kernel.metrics": "metrics", "ncuwrap.kernel.estimate": "metrics", "ncuwrap.kernel.attribution": "metrics",
     "ncuwrap.timeline.metrics": "metrics", "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.measured": "metrics",
@@ -50,7 +52,7 @@ LAYER_OF = {
 
 # The wings, lowest first: each imports only the wings before it (a module of a wing imports its own
 # wing's modules freely; the layers above keep their order).
-WINGS = ("ncuwrap.core", "ncuwrap.ruleset", "ncuwrap.timeline", "ncuwrap.bundled", "ncuwrap.kernel", "ncuwrap.profile", "ncuwrap.render",
+WINGS = ("ncuwrap.core", "ncuwrap.ruleset", "ncuwrap.timeline", "ncuwrap.bundled", "ncuwrap.kernel", "ncuwrap.inputs", "ncuwrap.profile", "ncuwrap.render",
          "ncuwrap.api", "ncuwrap.cli", "ncuwrap", "ncuwrap.__main__")
 # The imports between wings that run back up: none (a new one fails). The two of the move (ruleset.load's
 # default kernel catalogue, compare_files' run folders) went with the typed options: each caller names its

@@ -41,7 +41,7 @@ def write_timeline_documents(diagnosis, run_dir: Path) -> list[Path]:
 def capture_file(program: list[str]) -> Path | None:
     """The capture file given instead of a program (``ncuwrap timeline run.sqlite``), else None.
     An Nsight Compute report, or arguments after a capture, end in one line with the fix."""
-    from ncuwrap.kernel.reading import TIMELINE_SUFFIXES
+    from ncuwrap.timeline.readers import SUFFIXES as TIMELINE_SUFFIXES
 
     path = Path(program[0])
     name = path.name.lower()
