@@ -24,7 +24,7 @@ import timeline_scale  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = r'''
 import json, sys, time
-from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline.diagnosis import diagnose_timeline
 from ncuwrap.timeline import readers
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.whatif.predict import predict

@@ -22,7 +22,7 @@ from ncuwrap.timeline import iterations as R
 from ncuwrap.timeline import shape_loops
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline import readers
-from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline.diagnosis import diagnose_timeline
 from tests.conftest import DATA
 
 CLOCK = DATA / "h200_ncuwrap" / "clock"

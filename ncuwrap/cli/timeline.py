@@ -145,7 +145,7 @@ def timeline(
         raise InputError("no program given; run 'ncuwrap timeline -- ./program args' or 'ncuwrap timeline --ranks DIR'")
     path = capture_file(program)
     if path is not None:
-        from ncuwrap.timeline.pipeline import diagnose_timeline
+        from ncuwrap.timeline.diagnosis import diagnose_timeline
 
         no_capture_options()
         check_output(output, path, rules, force=force)

@@ -23,7 +23,7 @@ from ncuwrap.core.display import Displayed, short_path
 from ncuwrap.core.errors import InputError
 from ncuwrap.core.numbers import clean
 from ncuwrap.core.rules_choice import RulesChoice
-from ncuwrap.timeline.diagnosis import TimelineDiagnosis
+from ncuwrap.timeline.verdict import TimelineDiagnosis
 from ncuwrap.timeline.model import CATEGORIES, CATEGORY_LABELS, KernelStats
 from ncuwrap.timeline.options import TimelineOptions
 
@@ -402,7 +402,7 @@ def compare_timeline_files(before: str | Path, after: str | Path, rules: RulesCh
                            timeline: TimelineOptions = TimelineOptions(), **options) -> TimelineCompare:
     """Diagnose two captures (.sqlite, .sqlite.gz, .nsys-rep) with the same rules (``rules``), their steps
     found as ``timeline`` says, and compare them."""
-    from ncuwrap.timeline.pipeline import Diagnosing
+    from ncuwrap.timeline.diagnosis import Diagnosing
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     # The two captures are read side by side (each in a child, where the platform forks).
