@@ -4,10 +4,10 @@
 here (:func:`decide`).
 
 numpy is imported before the children are forked: both sides need it (the child's columns, the parent's
-rules and the arrays it is sent back), and imported once it is not paid twice (a small capture's whole
-timeline: 0.1 s of CPU on the 2-core box; the critical path is the same, the child's import moved before
-the fork). The evaluator is not: it imports beside the child's read, and two captures (``compare``) are
-read side by side (what that buys, measured: ncuwrap.core.forked).
+rules and the arrays it is sent back), and imported once it is not paid twice (what that saves: docs/scale.md,
+figures behind the code; the critical path is the same, the child's import moved before the fork). The
+evaluator is not: it imports beside the child's read, and two captures (``compare``) are read side by side
+(what that buys, measured: ncuwrap.core.forked).
 """
 
 from __future__ import annotations

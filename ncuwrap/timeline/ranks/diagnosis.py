@@ -71,12 +71,10 @@ def _analyze_caught(*args):
         return _Failed(exc)
 
 
-# When a local Dask cluster pays (benchmarks/ranks_scale.py, 2026-12-01): this process analyses ~32 MiB
-# of capture a second (a gzipped one counts 4x its size: what it unpacks to), and a LocalCluster costs
-# ~5 s to start, its workers importing pandas and ncuwrap. On the H200 host's 16 cores, 64 captures of
-# 93 MiB took 5.86 s here against 9.10, 8.29 and 6.54 s on 2, 4 and 8 workers; 16 captures 2.59 s
-# against 5.87 s on 4; the real 2-GPU capture 1.6 s against 7.3 s on the 2-core box. The cluster
-# starts when spreading the analysis over its workers saves more than its start.
+# When a local Dask cluster pays (benchmarks/ranks_scale.py; the figures: docs/scale.md, figures behind the
+# code): this process analyses ~32 MiB of capture a second (a gzipped one counts 4x its size: what it unpacks
+# to), and a LocalCluster costs ~5 s to start, its workers importing pandas and ncuwrap. The cluster starts
+# when spreading the analysis over its workers saves more than its start.
 ANALYSIS_BYTES_PER_S = 32 << 20
 CLUSTER_START_S = 5.0
 

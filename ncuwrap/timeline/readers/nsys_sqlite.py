@@ -79,9 +79,8 @@ STEPS_FLOOR = 100_000_000
 _STEPS_PER_CALL = 10_000
 BATCH_ROWS = 65_536
 # Exports up to this size are scanned by sqlite3 rows (:class:`_Scanner`): importing Arrow and starting its
-# driver costs 0.04-0.06 s of CPU (2-core box, bytecode cached), more than sqlite3 takes for the rows of such
-# a file. Measured read with imports, rows against Arrow: 0.9 MB 0.01 s against 0.05 s, 2.9 MB 0.03 against
-# 0.06, 2.3 MB (more rows a byte) 0.06 against 0.07, 9 MB 0.32-0.44 against 0.14-0.21.
+# driver costs more CPU than sqlite3 takes for the rows of such a file, and less past it (the reads, rows against
+# Arrow, by size: docs/scale.md, figures behind the code).
 ROWS_BY_SQLITE3_BYTES = 3 << 20
 
 
