@@ -501,7 +501,7 @@ def test_fuzz_diagnosis_document(capsys, workdir, edits, depth):
 def test_fuzz_bulk_matching(names, pattern):
     """Names matched in bulk say what one RE2 call per name says, for any names."""
     from ncuwrap.core.kernel_filter import compile_filter, search_all
-    from ncuwrap.timeline.steps import STEP_PATTERN
+    from ncuwrap.timeline.options import STEP_PATTERN
 
     literal, folded = ("step", True) if pattern is None else (None, False)
     pattern = pattern or STEP_PATTERN

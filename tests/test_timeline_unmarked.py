@@ -14,6 +14,7 @@ from conftest import DATA, golden, run_cli
 from ncuwrap.timeline import iterations as R
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.launches import api_starts
+from ncuwrap.timeline.options import STEP_PATTERN
 from ncuwrap.timeline import readers
 from ncuwrap.timeline.measured import measure
 
@@ -161,7 +162,7 @@ def test_optimizer_ranges_are_not_steps():
     assert S.ranges(None) is None
     from ncuwrap.core.kernel_filter import compile_filter
 
-    step = compile_filter(S.STEP_PATTERN, "--step-range", "step")
+    step = compile_filter(STEP_PATTERN, "--step-range", "step")
     assert not step("Optimizer.step#AdamW.step") and not step("Optimizer.zero_grad#AdamW.zero_grad")
     assert all(step(n) for n in ("step", "train_step", "step 12", "ProfilerStep#3", "Step"))
 

@@ -3,7 +3,7 @@ the warm-up apart from the steady state. A program is judged by its steady steps
 over its start-up (imports, CUDA and library initialisation, building the model) and warm-up (lazy
 module loading, autotuning, allocator growth), which can take seconds against milliseconds a step.
 
-- **Steps** are the NVTX ranges whose name matches the step pattern (default :data:`STEP_PATTERN`: a
+- **Steps** are the NVTX ranges whose name matches the step pattern (default :data:`ncuwrap.timeline.options.STEP_PATTERN`: a
   range named ``step``, ``train_step``, ``step 12`` or PyTorch's ``ProfilerStep#12``; ``--step-range``
   sets another) that lie inside no other matching range.
 - **A step's GPU work** is what was *launched* in it: each kernel, copy, memset (and CUDA graph
@@ -36,16 +36,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncuwrap.core.errors import InputError
-from ncuwrap.core.kernel_filter import compile_filter, search_all
+from ncuwrap.core.kernel_filter import search_all
 from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import median
 from ncuwrap.timeline.launches import (LAUNCH_PREFIXES, SYNC_CALLS, api_starts, categories_of, group_heads, launch_time, merge_intervals,
                                       text_is, traced_span, window_data)
 from ncuwrap.timeline.model import pct
+from ncuwrap.timeline.options import STEP_PATTERN
 
 # "step" as a word, not after a dot: PyTorch's own ranges ("Optimizer.step#AdamW.step", recorded by
 # torch.profiler and nsys --pytorch) are an optimizer's step inside the iteration, not the iteration.
-STEP_PATTERN = r"(?i)(?:^|[^a-z.])step(?:[^a-z]|$)|^ProfilerStep#"
 FOUND_NAME = "found by repetition"
 WARMUP_FACTOR = 1.5
 # A host that starts a step while the GPU still has this much of the earlier steps' work to run is ahead of
@@ -231,15 +231,6 @@ def _round(value):
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     return round(float(value), 4)
-
-
-def check_pattern(pattern: str | None) -> str:
-    """The step pattern to use (``pattern`` checked, or the default). RE2, as -k: NVTX names come from
-    the capture, and a backtracking engine on a hostile pattern runs for minutes."""
-    if pattern is None:
-        return STEP_PATTERN
-    compile_filter(pattern, "--step-range", "NVTX range name of a step")
-    return pattern
 
 
 def ranges(nvtx: Events | None, pattern: str = STEP_PATTERN) -> tuple[str, np.ndarray, np.ndarray] | None:
