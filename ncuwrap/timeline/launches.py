@@ -28,11 +28,13 @@ def text_is(names, test) -> np.ndarray:
     of times)."""
     return categories_of(names).test(test)
 
+
 def group_heads(groups: np.ndarray) -> np.ndarray:
     """Where each run of equal values of ``groups`` begins."""
     first = np.ones(groups.size, dtype=bool)
     first[1:] = groups[1:] != groups[:-1]
     return np.flatnonzero(first)
+
 
 class LaunchIndex:
     """correlationId -> a value of the events with it, as sorted arrays: by default the start of the CUDA
@@ -86,6 +88,7 @@ def api_starts(data) -> LaunchIndex | None:
     data.launch_index = (api, index)
     return index
 
+
 def merge_intervals(starts, ends) -> tuple[np.ndarray, np.ndarray]:
     """The union of intervals [start, end) as sorted, disjoint intervals."""
     starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
@@ -104,10 +107,12 @@ def merge_intervals(starts, ends) -> tuple[np.ndarray, np.ndarray]:
     tails = np.append(heads[1:] - 1, s.size - 1)
     return s[heads], reach[tails]
 
+
 def traced_span(data) -> tuple[int, int]:
     """The first CUDA call or GPU activity's start and the last one's end (the capture's clock)."""
     events = [f for f in (data.kernels, data.copies, data.memsets, data.api) if f is not None and len(f)]
     return int(min(f["start"].min() for f in events)), int(max(f["end"].max() for f in events))
+
 
 def active_window(data, launched: dict | None = None) -> tuple[int, int] | None:
     """From the launch of the first GPU work to the end of the last (start-up and teardown left out);
@@ -130,6 +135,7 @@ def launch_times(data) -> dict:
     each computed once for the window and the rows in it (a million launches' lookup is not free)."""
     api_start = api_starts(data)
     return {name: launch_time(f, api_start) if f is not None else None for name, f in _gpu_frames(data)}
+
 
 def window_data(data, lo: int, hi: int, launched: dict | None = None):
     """``data`` keeping the CUDA calls that start in [lo, hi) and the GPU work they launched, as steady_data.

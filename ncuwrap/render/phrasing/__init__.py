@@ -16,12 +16,15 @@ def duration(ns) -> str:
             return f"{ns / scale:.2f} {unit}"
     return f"{ns:.0f} ns"
 
+
 def ms(value) -> str:
     """A bench median: '0.08186 ms' (4 significant digits: the runs' spread is larger)."""
     return "n/a" if value is None else f"{float(value):.4g} ms"
 
+
 def percent(value) -> str:
     return "n/a" if value is None else f"{float(value):.1f}%"
+
 
 def number(value) -> str:
     if value is None:
@@ -34,6 +37,7 @@ def number(value) -> str:
     if abs(value) >= 100:
         return f"{value:,.0f}"
     return f"{value:.3g}"
+
 
 def display_path(path) -> str:
     """A report path as a shared document shows it: relative to the current folder when inside it;
@@ -49,12 +53,14 @@ def display_path(path) -> str:
     except ValueError:
         return p.name
 
+
 def gain(value) -> str:
     """An estimated speedup (% of the kernel's time) as a reader wants it: '74%', '<1%', 'n/a'."""
     if value is None:
         return "n/a"
     value = float(value)
     return "<1%" if 0 < value < 1 else f"{value:.0f}%"
+
 
 def gain_factor(value) -> str:
     """The same estimate as a speedup factor: 74% of the time saved is '3.85x'."""
@@ -63,9 +69,11 @@ def gain_factor(value) -> str:
     value = float(value)
     return "n/a" if value >= 100 else f"{1.0 / (1.0 - value / 100.0):.2f}x"
 
+
 def share(pct: float | None) -> str:
     """A share of the profiled time (Diagnosis.share_pct), as the reports print it."""
     return "n/a" if pct is None else f"{pct:.1f}%"
+
 
 def si(value, unit: str) -> str:
     """``3.1e12, 'B/s'`` -> ``'3.11 TB/s'``."""
@@ -78,6 +86,7 @@ def si(value, unit: str) -> str:
     return f"{value:.3g} {unit}"
 
 _SI_UNITS = {"byte/s": "B/s", "flop/s": "FLOP/s", "hz": "Hz"}
+
 
 def metric(name: str, value) -> str:
     """A metric's value with its unit, as a reader expects it: '64.6%', '3.11 TB/s', '36.19 us', '16,378,009'."""
@@ -94,9 +103,11 @@ def metric(name: str, value) -> str:
         return si(value, _SI_UNITS[unit])
     return number(value)
 
+
 def signed(value, digits: int = 1, suffix: str = "") -> str:
     """'+12.3' / '-4.0' / 'n/a'."""
     return "n/a" if value is None else f"{float(value):+.{digits}f}{suffix}"
+
 
 def speedup(ratio) -> str:
     """before/after time ratio: '2.99x faster', '1.25x slower', 'n/a'."""
@@ -104,8 +115,10 @@ def speedup(ratio) -> str:
         return "n/a"
     return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
 
+
 def gbps(value) -> str:
     return "n/a" if value is None or value != value else f"{float(value):.1f} GB/s"
+
 
 def size(nbytes, spec: str = ",.1f", missing: str = "n/a") -> str:
     """'64.0 MiB', '4.0 KiB', '12 B' (``spec``: how the scaled number is written; ``missing``: for None)."""
@@ -115,6 +128,7 @@ def size(nbytes, spec: str = ",.1f", missing: str = "n/a") -> str:
         if nbytes >= scale:
             return f"{format(nbytes / scale, spec)} {unit}"
     return f"{int(nbytes)} B"
+
 
 def evidence(finding) -> str:
     """'name=value, ...' of a finding's evidence."""

@@ -18,6 +18,7 @@ def change(delta) -> str:
         return f"{before} → {after} ({delta.change_pct:+.1f}%)"
     return f"{before} → {after}"
 
+
 def estimate_vs_measured(pair) -> str:
     """'estimated 4.50x, measured 6.42x' for a compare pair: what BEFORE's counters said the resolved
     findings cost, against the bench timings."""
@@ -26,9 +27,11 @@ def estimate_vs_measured(pair) -> str:
     est = f"estimated {gain_factor(pair.estimated_gain_pct)} ({gain(pair.estimated_gain_pct)} of the time)"
     return f"{est}, measured {speedup(pair.speedup)}" if pair.speedup is not None else f"{est}; measured: give both bench timings"
 
+
 def verdict_change(pair) -> str:
     before, after = verdict(pair.before), verdict(pair.after)
     return f"{before} → {after}" if pair.verdict_changed else f"{after} (unchanged)"
+
 
 def change_only(delta) -> str:
     """Just the change of a compare Delta: '+42.6 pts', '-66.5%', '' when it has none."""
@@ -53,6 +56,7 @@ METRIC_LABELS = {
     "l1tex_pct": "L1/TEX throughput",
     "achieved_occupancy_pct": "achieved occupancy",
 }
+
 
 def line_change(change) -> str:
     """'transpose.cu:31: 14,680,064 excess global store sectors -> gone' (a line of a finding, before and after)."""

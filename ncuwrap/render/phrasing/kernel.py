@@ -11,8 +11,10 @@ from ncuwrap.render.phrasing.timeline import launched_from
 def launch(dims) -> str:
     return "x".join(str(d) for d in dims) if dims else "n/a"
 
+
 def verdict(kernel) -> str:
     return kernel.verdict_label
+
 
 def finding_gain(finding) -> str:
     """'est. 74% of the time (after the fix: dram limits)' for a finding with an estimate."""
@@ -21,11 +23,13 @@ def finding_gain(finding) -> str:
     after = f"; then {finding.limited_after} limits" if finding.limited_after else ""
     return f"est. {gain(finding.estimated_speedup)} of its time{after}"
 
+
 def ncu_rule_line(rule) -> str:
     """One of Nsight Compute's rules beside ncuwrap's: 'UncoalescedGlobalAccess: est. 39% (global); differ: ...'."""
     est = f"est. {gain(rule.estimated_speedup)}" + (f" ({rule.speedup_type})" if rule.speedup_type else "") if rule.estimated_speedup is not None else rule.kind
     tail = f"; {rule.agreement}" if rule.agreement else ""
     return f"{rule.rule}: {est}{tail}"
+
 
 def clock_note(diagnosis) -> str:
     """How the GPU clocks were handled while ncu measured, from the report's command line; a report
@@ -39,12 +43,14 @@ def clock_note(diagnosis) -> str:
         return "clocks were locked to base by ncu (--clock-control base, its default)"
     return f"clocks were set by ncu (--clock-control {control})"
 
+
 def l1_left_out(roofline, series: str = "") -> str:
     """Why a roofline has no L1 point (Roofline.l1_left_out): the SMs' traffic reaches L2 without L1."""
     sectors, requests = roofline.l1_left_out
     return (f"{series + ': ' if series else ''}no L1 point: L1 looked up {round(sectors):,} sectors while the SMs sent "
             f"{round(requests):,} requests to L2: their traffic bypasses L1 (as TMA copies and wgmma operands do), so L1 does not "
             f"carry this kernel's traffic.")
+
 
 def priority_line(p, program: bool, name) -> str:
     """``program``: the shares are of the whole program's GPU time (profile --top), not of the profiled time;
@@ -53,16 +59,20 @@ def priority_line(p, program: bool, name) -> str:
     return (f"{name(p.name)}: fixing it saves ~{p.saves_pct:.1f}% of {scope} ({p.share_pct:.1f}% of the time x est. "
             f"{gain(p.gain_pct)} gain){f'; first: {p.headline}' if p.headline else ''}")
 
+
 def fix_first_scope(diagnosis) -> str:
     """What the 'fix first' shares are of: the program's GPU time (profile --top) or the profiled time."""
     return f"share of {gpu_time_of(diagnosis.coverage)}" if diagnosis.coverage else "share of the time"
 
+
 def fix_first_title(diagnosis) -> str:
     return f"Fix first ({fix_first_scope(diagnosis)} x estimated gain):"
+
 
 def gpu_time_of(coverage) -> str:
     """Whose GPU time the shares of profile --top are of."""
     return "the steady steps' GPU time" if coverage.scope == "steady steps" else "the program's GPU time"
+
 
 def coverage_line(c) -> str:
     """profile --top: the whole program as nsys measured it, and what the profiled kernels cover of it."""
@@ -71,6 +81,7 @@ def coverage_line(c) -> str:
     return (f"{where} (nsys, not instrumented): {duration(c.gpu_ns)} of GPU time in {c.launches:,} launches of "
             f"{c.distinct:,} kernels (by name and launch configuration); the {n} profiled kernel{'s' if n != 1 else ''} "
             f"(top {c.top} by GPU time, launch {c.nth_launch} of each) cover {c.covered_pct:.1f}% of it.")
+
 
 def program_line(kernel, coverage) -> str | None:
     """A profiled kernel's launches and GPU time in the whole program (profile --top)."""
@@ -83,6 +94,7 @@ def program_line(kernel, coverage) -> str | None:
             f"min {duration(t.min_ns)}, max {duration(t.max_ns)}"
             + (f"; from: {launched_from(t.launched_from)}" if t.launched_from is not None else ""))
 
+
 def headline_text(kernel) -> str:
     """The summary line of a kernel: its first finding, and how many rules could not be evaluated."""
     head = kernel.headline
@@ -90,6 +102,7 @@ def headline_text(kernel) -> str:
     if kernel.not_evaluated:
         text += f" ({not_evaluated_count(kernel)})"
     return text
+
 
 def no_issue(kernel) -> str:
     """What a kernel without a costly finding says: 'no issue found' only when nothing was found at all
@@ -102,6 +115,7 @@ def no_issue(kernel) -> str:
     return text
 
 _STALLED = "smsp__average_warps_issue_stalled_"
+
 
 def undecided_line(step) -> str:
     """The next steps the rules could not decide on, grouped by what they lack: 'not decided without
@@ -117,9 +131,11 @@ def undecided_line(step) -> str:
         parts.append(f"without {what}: {'; '.join(titles)} ({how.split('; ', 1)[-1]})")
     return "not decided " + "; ".join(parts)
 
+
 def not_evaluated_count(kernel) -> str:
     n = len(kernel.not_evaluated)
     return f"{n} rule{'s' if n != 1 else ''} not evaluated"
+
 
 def reprofile_line(reprofile) -> str:
     """The report's one 'not evaluated' sentence: which rules, on how many launches, what to do."""
@@ -128,11 +144,13 @@ def reprofile_line(reprofile) -> str:
     return (f"{', '.join(reprofile.rules)} on {n} launch{'es' if n != 1 else ''}: {missing} metric{'s' if missing != 1 else ''} "
             f"missing (listed in --format json); {reprofile.how}.")
 
+
 def process(kernel) -> str:
     """'pid 2709' or 'pid 2709 (templated)'."""
     if kernel.process_id is None:
         return "n/a"
     return f"pid {kernel.process_id}" + (f" ({kernel.process_name})" if kernel.process_name else "")
+
 
 def where_note(where) -> str | None:
     """What a reader must know about a finding's lines: why there are none, or that they are SASS
@@ -148,6 +166,7 @@ def where_note(where) -> str | None:
         return f"spread out: the lines below hold {100 * where.covered:.0f}% of the {where.label}"
     return None
 
+
 def hot_line(where, hot, first: bool = True, location: bool = True) -> str:
     """'transpose.cu:31  100% of the excess global store sectors  [@!P0 STG.E desc[UR4][R12.64], R7 +3 more]';
     the lines after the ``first`` give the share alone (the same waste); without ``location`` for
@@ -160,6 +179,7 @@ def hot_line(where, hot, first: bool = True, location: bool = True) -> str:
         more = hot.contributors - 1
         text += f"  [{sass[0]}{f' +{more} more' if more > 0 else ''}]"
     return text
+
 
 def hot_lines(where) -> list[tuple[str, str | None]]:
     """Each hot line's head (hot_line) and its source text (None where the report has none)."""

@@ -11,6 +11,7 @@ def ranks_verdict(diagnosis) -> str:
     """'communication (waiting for rank 1)'."""
     return timeline_verdict(diagnosis)
 
+
 def rank_cells(diagnosis) -> list[dict]:
     """One row per rank of ``timeline --ranks``, its cells as text (shared by the table, Markdown and HTML)."""
     out = []
@@ -31,6 +32,7 @@ def rank_cells(diagnosis) -> list[dict]:
             "file": r.path,
         })
     return out
+
 
 def collective_cells(diagnosis) -> list[dict]:
     """One row per NCCL collective, summed over the ranks, its cells as text (the table, Markdown and HTML)."""

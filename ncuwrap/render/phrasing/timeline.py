@@ -15,6 +15,7 @@ def amdahl_lesson(timeline) -> str:
     return (f"Kernels are {timeline.kernel_share_pct:.1f}% of the window: 4x faster kernels make the run {four.end_to_end_speedup:.2f}x "
             f"faster end to end, and even kernels taking no time only {ceiling.end_to_end_speedup:.2f}x.")
 
+
 def window_title(timeline) -> str:
     """'Steady steps (7 of 8), all together: 195.37 ms', 'First to last GPU work: 8.25 s' or 'Traced window:
     6.12 s': the breakdown's scope (its rows add up to this)."""
@@ -24,14 +25,17 @@ def window_title(timeline) -> str:
         return f"First to last GPU work: {duration(timeline.window_ns)}"
     return f"Traced window: {duration(timeline.window_ns)}"
 
+
 def startup_label(timeline) -> str:
     """What the start-up line of a timeline without steps measures."""
     return ("start-up (before the first GPU work, left out):" if timeline.scope == "active"
             else "start-up (first CUDA call to first GPU work):")
 
+
 def steps_title(steps) -> str:
     """'Steps ('step')' for NVTX ranges, 'Steps (found by repetition)'."""
     return "Steps (found by repetition)" if steps.found is not None else f"Steps ('{steps.name}')"
+
 
 def step_lines(timeline) -> list[tuple[str, str]]:
     """The phases of a capture with steps, as (label, text): how they were found (by repetition), start-up,
@@ -61,6 +65,7 @@ def step_lines(timeline) -> list[tuple[str, str]]:
     lines.append(("after:", f"{duration(steps.after_ns)} after the last {'steady ' if cut else ''}step{cut}"))
     return lines
 
+
 def pace_text(steps) -> str:
     """Who sets the steady steps' pace, and the host's own start-to-start where the GPU does."""
     if steps.paced_by == "gpu":
@@ -69,6 +74,7 @@ def pace_text(steps) -> str:
                 f"{duration(steps.host_period_ns)} (median), ahead of the GPU")
     return ("the host's: the GPU has finished the steps before each step when the host starts it, so a step runs from "
             "its start to the next step's")
+
 
 def tracer_text(t) -> str:
     """'traced: 4.18 ms a step (mean); nsys added ~2.01 ms of host time a step (...): ~2.17 ms untraced, host-bound (GPU busy ~13%)'."""
@@ -92,10 +98,12 @@ REMEDY_LABELS = {"no_tracer": "without the tracer", "cuda_graphs": "CUDA graphs"
                  "pinned_overlap": "pinned, overlapped copies", "host_parallel": "host work in workers", "lower_precision": "lower precision",
                  "fusion": "fused elementwise ops", "faster_kernel": "faster top kernels"}
 
+
 def whatif_title(w) -> str:
     """'What fixing it buys (65 steady steps replayed on their dependency graph: 1.92 ms a step, measured 1.92 ms, +0.0%)'."""
     return (f"What fixing it buys ({w.steps} steady steps replayed on their dependency graph: {duration(w.replayed_step_ns)} a step, "
             f"measured {duration(w.measured_step_ns)}, {w.replay_error_pct:+.1f}%)")
+
 
 def whatif_rows(w) -> list[tuple[str, str, str, str]]:
     """(remedy, its label, 'predicted step', 'speedup') per remedy replayed: the tracer's own cost first, then the rest ranked."""
@@ -105,10 +113,12 @@ def whatif_rows(w) -> list[tuple[str, str, str, str]]:
         rows.append((p.remedy, REMEDY_LABELS.get(p.remedy, p.remedy), f"~{duration(p.step_ns)} a step", f"{p.speedup:.2f}x ({over})"))
     return rows
 
+
 def critical_path_text(w) -> str:
     """'host code 82.6%, CUDA calls 17.3% of a step (1.92 ms)': where the replayed step's critical path runs."""
     return (", ".join(f"{part} {share:.1f}%" for part, _, share in w.path_shares())
             + f" of a step ({duration(w.replayed_step_ns)}): what the step waits on, end to end")
+
 
 def whatif_lines(w) -> list[tuple[str, str]]:
     """(label, text) per remedy, its assumption after it; then the remedies not predicted and why."""
@@ -117,18 +127,22 @@ def whatif_lines(w) -> list[tuple[str, str]]:
     lines += [(f"{n.remedy}:", f"not predicted: {n.why}") for n in w.not_predicted]
     return lines
 
+
 def times_from(*sources) -> str:
     """Where a timeline's (or two timelines') durations come from, for a footer."""
     recorded = list(dict.fromkeys(s.recorded_by for s in sources))
     return (f"Times are from {' and '.join(recorded)} (recorded as the program ran, not replayed), the tracer's own cost "
             "included.")
 
+
 def timeline_verdict(diagnosis) -> str:
     return f"{diagnosis.bound} ({diagnosis.limiter})" if diagnosis.limiter else diagnosis.bound
+
 
 def timeline_header(diagnosis) -> str:
     s = diagnosis.source
     return f"{s.path}  ({s.kind}; {s.device or 'unknown GPU'}; {s.producer})"
+
 
 def launched_from(place) -> str:
     """'gpu_train.py:43 forward (aten::mm, backward of aten::addmm), 52% of its time': a kernel's
@@ -140,12 +154,14 @@ def launched_from(place) -> str:
     text = f"{where} ({ops})" if where and ops else where or ops
     return f"{text}, {place.share_pct:.0f}% of its time" if place.partial else text
 
+
 def line_is_note(kernels, host_time=None) -> str | None:
     """What the line of a 'from:' or host-time place is (torch.profiler's frames name the function's first
     line), once; None when no place shows a line."""
     places = [k.launched_from for k in kernels if k.launched_from is not None] + list(host_time or ())
     kind = next((p.line_is for p in places if p.line_is), None)
     return f"file:line is the {kind}, as the profiler names Python frames" if kind else None
+
 
 def host_time_line(h) -> str:
     """'gpu_train.py:100 main: 92.5 ms (75.6% of the window)'."""
