@@ -200,6 +200,85 @@ def test_the_rules_load_without_the_readers():
     assert done.stdout.split() == ["[]", "True"]
 
 
+# The timeline's stages, in the order a capture goes through them (issue 53): read -> events -> steps -> analysis
+# -> measure -> verdict, the model and its vocabulary before all of them. A module imports only its own stage and
+# those before it; a later stage takes the readers' result through readers.read (not a reader's own module) and the
+# steps' result (Steps, its methods), not their helpers: only the stage that runs the others in order calls
+# steps.measure.
+TIMELINE_STAGES = (
+    ("model", ("model", "events", "options", "metrics", "nsysrep")),
+    ("read", ("readers", "ranks.files")),
+    ("events", ("launches",)),
+    ("steps", ("steps", "iterations", "repetition", "shape_loops")),
+    ("analysis", ("analysis", "launched_from", "tracer", "whatif", "oplimits", "values", "ranks.analysis", "ranks.model", "ranks.metrics")),
+    ("measure", ("measured",)),
+    ("verdict", ("diagnosis", "verdict", "compare", "capture", "ranks")),
+)
+_STEPS_RESULT = {"Steps"}  # what a later stage imports of ncuwrap.timeline.steps
+_STEPS_RUN = {"measure"}  # what the stage running the others calls of it
+
+
+def timeline_stage(module: str) -> int:
+    """The index in TIMELINE_STAGES of a module of ncuwrap.timeline (its longest listed prefix)."""
+    name = module.removeprefix("ncuwrap.timeline.")
+    found = [(len(prefix), i) for i, (_, prefixes) in enumerate(TIMELINE_STAGES) for prefix in prefixes
+             if name == prefix or name.startswith(prefix + ".")]
+    assert found, f"{module} has no stage: add it to TIMELINE_STAGES"
+    return max(found)[1]
+
+
+def _timeline_modules() -> list[str]:
+    return [m for m in MODULES if m.startswith("ncuwrap.timeline.")]
+
+
+def test_the_timeline_runs_one_way():
+    back = [f"{m} ({TIMELINE_STAGES[timeline_stage(m)][0]}) imports {t} ({TIMELINE_STAGES[timeline_stage(t)][0]})"
+            for m in sorted(_timeline_modules()) for t in sorted(GRAPH[m])
+            if t.startswith("ncuwrap.timeline.") and timeline_stage(t) > timeline_stage(m)]
+    assert back == []
+
+
+def _helpers_reached(module: str) -> list[str]:
+    """What ``module`` reaches of the steps' and the readers' own modules beyond their results."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found, steps_bound = [], False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "ncuwrap.timeline.steps":
+            found += [f"steps.{a.name}" for a in node.names if a.name not in _STEPS_RESULT]
+        elif isinstance(node, ast.ImportFrom) and node.module == "ncuwrap.timeline":
+            steps_bound |= any(a.name == "steps" and a.asname is None for a in node.names)
+            found += [f"readers.{a.name}" for a in node.names if a.name != "readers" and a.name.startswith("readers.")]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ncuwrap.timeline.readers."):
+            found.append(node.module.removeprefix("ncuwrap.timeline."))
+        elif isinstance(node, ast.ImportFrom) and node.module == "ncuwrap.timeline.readers":
+            found += [f"readers.{a.name}" for a in node.names if a.name in ("nsys", "kineto", "nsys_sqlite", "kineto_json", "kineto_stream",
+                                                                             "pytorch_nvtx", "interface")]
+    if steps_bound:
+        found += [f"steps.{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                  and n.value.id == "steps" and n.attr not in _STEPS_RUN | _STEPS_RESULT]
+    return found
+
+
+def test_no_later_stage_of_the_timeline_calls_an_earlier_ones_helpers():
+    read, steps = (next(i for i, (name, _) in enumerate(TIMELINE_STAGES) if name == stage) for stage in ("read", "steps"))
+    reached = {m: _helpers_reached(m) for m in _timeline_modules() if timeline_stage(m) > steps
+               or (timeline_stage(m) > read and not m.startswith("ncuwrap.timeline.readers"))}
+    assert {m: found for m, found in reached.items() if found} == {}
+
+
+def test_the_stage_checkers_see_a_helper_reached(tmp_path):
+    fake = tmp_path / "late.py"
+    fake.write_text("from ncuwrap.timeline.steps import Steps, api_starts\nfrom ncuwrap.timeline import steps\n"
+                    "from ncuwrap.timeline.readers import nsys_sqlite\n\ndef f(d):\n    return steps.measure(d), steps.ranges(d)\n",
+                    encoding="utf-8")
+    MODULES["ncuwrap.timeline.late_probe"] = fake
+    try:
+        assert sorted(_helpers_reached("ncuwrap.timeline.late_probe")) == ["readers.nsys_sqlite", "steps.api_starts", "steps.ranges"]
+    finally:
+        del MODULES["ncuwrap.timeline.late_probe"]
+    assert timeline_stage("ncuwrap.timeline.readers.nsys_sqlite") < timeline_stage("ncuwrap.timeline.steps") < timeline_stage("ncuwrap.timeline.verdict")
+
+
 def _renderers_where(check) -> dict[str, list[int]]:
     """The render-layer modules in which ``check`` (a tree -> lines function) finds lines, with them."""
     found = {name: check(ast.parse(path.read_text(encoding="utf-8"))) for name, path in MODULES.items() if layer(name) == "render"}

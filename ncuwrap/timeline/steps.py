@@ -160,6 +160,14 @@ class Steps:
         analysis of the steady steps reads (ncuwrap.timeline.analysis.analyze_steady)."""
         return window_data(data, *self.steady_launch_span)
 
+    def work_by_step(self, data, frame: Events) -> np.ndarray:
+        """Per step, the union of the intervals of ``frame``'s GPU events (a subset of ``data``'s kernels,
+        say) launched in it."""
+        starts = np.array([r.start_ns for r in self.records], dtype=np.int64)
+        ends = np.array([r.end_ns for r in self.records], dtype=np.int64)
+        which = _step_of(launch_time(frame, api_starts(data)), starts, ends)
+        return _union_by_group(which, np.asarray(frame["start"], dtype=np.int64), np.asarray(frame["end"], dtype=np.int64), starts.size)
+
     @property
     def paced_by(self) -> str:
         """'gpu' where most steady steps have their pace set by the GPU (the host runs ahead), else 'host'."""
@@ -537,15 +545,6 @@ def _call_end(data, correlation: float, default: int) -> int:
         return default
     at = np.flatnonzero(np.asarray(data.api["correlation"], dtype=float) == correlation)
     return max(default, int(np.asarray(data.api["end"], dtype=np.int64)[at].max())) if at.size else default
-
-
-def work_by_step(data, frame: Events, steps: Steps) -> np.ndarray:
-    """Per step, the union of the intervals of ``frame``'s GPU events (a subset of ``data``'s kernels,
-    say) launched in it."""
-    starts = np.array([r.start_ns for r in steps.records], dtype=np.int64)
-    ends = np.array([r.end_ns for r in steps.records], dtype=np.int64)
-    which = _step_of(launch_time(frame, api_starts(data)), starts, ends)
-    return _union_by_group(which, np.asarray(frame["start"], dtype=np.int64), np.asarray(frame["end"], dtype=np.int64), starts.size)
 
 
 def _warmup(period: np.ndarray, warmup: int | None, path) -> tuple[int, str]:

@@ -94,7 +94,7 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, timelin
     step_compute: tuple[int, ...] = ()
     if found is not None:
         compute_only = data.kernels.rows(~is_nccl(data.kernels["name"]))
-        step_compute = tuple(int(v) for v in steps.work_by_step(data, compute_only, found))
+        step_compute = tuple(int(v) for v in found.work_by_step(data, compute_only))
     steady = analysis.analyze_steady(data, found) if found is not None else None
     data, timeline = steady if steady is not None else (data, analysis.analyze(data))
     kernels = data.kernels
