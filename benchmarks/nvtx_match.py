@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ncuwrap.core.kernel_filter import compile_filter, search_all  # noqa: E402
-from ncuwrap.timeline.steps import STEP_PATTERN  # noqa: E402
+from ncuwrap.timeline.options import STEP_PATTERN  # noqa: E402
 
 # (what, pattern, literal, folded): the default, a plain word given with --step-range, a pattern with no literal.
 CASES = (("default pattern", STEP_PATTERN, "step", True), ("--step-range train_step", "train_step", None, False),

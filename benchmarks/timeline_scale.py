@@ -64,11 +64,11 @@ NSYS_REPORTS = "cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_mem_time_sum"
 
 NCUWRAP = """
 import resource, sys, time
-import ncuwrap.api, ncuwrap.timeline.diagnosis, ncuwrap.timeline.sqlite, pyarrow
+import ncuwrap.api, ncuwrap.timeline.verdict, ncuwrap.timeline.readers.nsys_sqlite, pyarrow
 # The reader's own libraries, not timed: pandas and ADBC's DB-API module for a tree whose reader uses
 # pandas, the driver manager's objects for one that does not (importing pandas there would only add to
 # its peak memory, the forked reader's included).
-if hasattr(ncuwrap.timeline.sqlite, "pd"):
+if hasattr(ncuwrap.timeline.readers.nsys_sqlite, "pd"):
     import pandas
     try:
         import adbc_driver_sqlite.dbapi

@@ -24,13 +24,13 @@ import timeline_scale  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = r'''
 import json, sys, time
-from ncuwrap.timeline.pipeline import diagnose_timeline
-from ncuwrap.timeline.files import read_timeline
+from ncuwrap.timeline.diagnosis import diagnose_timeline
+from ncuwrap.timeline import readers
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline.whatif.predict import predict
 path = sys.argv[1]
 t0 = time.perf_counter(); d = diagnose_timeline(path); whole = time.perf_counter() - t0
-data, _ = read_timeline(path); steps = S.measure(data)
+data, _ = readers.read(path); steps = S.measure(data)
 t0 = time.perf_counter(); w = predict(data, steps); alone = time.perf_counter() - t0
 print(json.dumps({"whole_s": whole, "whatif_s": alone, "events": w.events, "steps": w.steps}))
 '''

@@ -70,7 +70,7 @@ display.use(lambda result: _render(result, Format.html))
 
 
 def _is_timeline(path: Path) -> bool:
-    from ncuwrap.kernel.reading import kind_of
+    from ncuwrap.inputs import kind_of
 
     return path.is_file() and kind_of(path) == "timeline"
 
@@ -99,7 +99,7 @@ def diagnose(report: str | Path | None = None, *, rules: RulesChoice | None = No
 
     Returns:
         A :class:`~ncuwrap.kernel.verdict.Diagnosis` for a kernel report, a
-        :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis` for a timeline.
+        :class:`~ncuwrap.timeline.verdict.TimelineDiagnosis` for a timeline.
 
     Raises:
         ncuwrap.core.errors.InputError: a missing or unreadable file, or options that do not apply to it.
@@ -219,10 +219,10 @@ def diagnose_timeline(path: str | Path, *, rules: RulesChoice | None = None, tim
             ``faster_kernel``: the step with those kernels as fast as their verdicts estimate.
 
     Returns:
-        A :class:`~ncuwrap.timeline.diagnosis.TimelineDiagnosis`, judged by its steady steps where it
+        A :class:`~ncuwrap.timeline.verdict.TimelineDiagnosis`, judged by its steady steps where it
         has steps; ``.to_frame()`` has one row per step.
     """
-    from ncuwrap.timeline.pipeline import diagnose_timeline as run
+    from ncuwrap.timeline.diagnosis import diagnose_timeline as run
 
     return run(path, rules or RulesChoice(), timeline or TimelineOptions(), kernels=_kernel_verdicts(kernels))
 
@@ -256,7 +256,7 @@ def diagnose_ranks(folder: str | Path, *, rules: RulesChoice | None = None, time
         allow_mixed: accept captures of different nsys versions.
 
     Returns:
-        A :class:`~ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis`; ``.to_frame()`` has one row per rank.
+        A :class:`~ncuwrap.timeline.ranks.verdict.RanksDiagnosis`; ``.to_frame()`` has one row per rank.
     """
     from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks as run
 

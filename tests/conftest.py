@@ -235,11 +235,11 @@ def whole_capture(path):
     from ncuwrap import ruleset
     from ncuwrap.timeline.analysis import analyze
     from ncuwrap.timeline.diagnosis import decide
-    from ncuwrap.timeline.files import read_timeline
+    from ncuwrap.timeline import readers
     from ncuwrap.timeline.measured import Measured
     from ncuwrap.timeline.metrics import TIMELINE
 
-    data, kind = read_timeline(path)
+    data, kind = readers.read(path)
     measured = Measured(timeline=analyze(data), kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema,
                         device=data.device, notes=tuple(data.notes))
     return decide(measured, ruleset.load(None, TIMELINE), source_path=str(path))

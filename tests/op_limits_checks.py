@@ -25,7 +25,7 @@ from ncuwrap.kernel import op_check
 from ncuwrap.kernel.reading import load
 from ncuwrap.profile.top import read_mangled
 from ncuwrap.timeline import steps as steps_module
-from ncuwrap.timeline.files import read_timeline
+from ncuwrap.timeline import readers
 from ncuwrap.timeline.oplimits import analysis, remedies
 
 DATA = Path(__file__).parent / "data" / "h200_ncuwrap" / "op_limits"
@@ -57,7 +57,7 @@ def plain_ms(program: str, variant: str) -> float:
 
 @lru_cache(maxsize=None)
 def read(name: str, suffix: str):
-    return read_timeline(DATA / f"{name}{suffix}")[0]
+    return readers.read(DATA / f"{name}{suffix}")[0]
 
 
 @lru_cache(maxsize=None)

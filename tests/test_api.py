@@ -23,8 +23,8 @@ from ncuwrap.kernel.compare import CompareResult
 from ncuwrap.core.errors import InputError
 from ncuwrap.render import Format, render
 from ncuwrap.timeline.compare import TimelineCompare
-from ncuwrap.timeline.diagnosis import TimelineDiagnosis
-from ncuwrap.timeline.ranks.diagnosis import RanksDiagnosis
+from ncuwrap.timeline.verdict import TimelineDiagnosis
+from ncuwrap.timeline.ranks.verdict import RanksDiagnosis
 from ncuwrap.kernel.verdict import Diagnosis
 from ncuwrap.kernel.document import expand
 from ncuwrap.profile.ncu_argv import NcuOptions

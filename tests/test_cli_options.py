@@ -119,7 +119,7 @@ def test_compare_timeline_and_profile_build_the_same_values(monkeypatch, capsys)
     assert (given["rules"], given["launches"], given["timeline"]) == (
         RulesChoice(RULES), LaunchSelection(), TimelineOptions(step_range="decode", warmup=1, steps="marked", nsys="/opt/nsys"))
 
-    calls = _recorder(monkeypatch, "ncuwrap.timeline.pipeline.diagnose_timeline")
+    calls = _recorder(monkeypatch, "ncuwrap.timeline.diagnosis.diagnose_timeline")
     run_cli(capsys, "timeline", eager, "--steps", "none", "--nsys-path", "/opt/nsys")
     assert calls == [((eager, RulesChoice(), TimelineOptions(steps="none", nsys="/opt/nsys")), {"kernels": None})]
 

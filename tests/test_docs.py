@@ -82,10 +82,10 @@ def _current_schemas() -> set[str]:
     from ncuwrap.kernel import compare, verdict
     from ncuwrap.bundled import report
     from ncuwrap.profile import rundir
-    from ncuwrap.timeline import compare as timeline_compare, diagnosis
-    from ncuwrap.timeline.ranks import diagnosis as ranks
+    from ncuwrap.timeline import compare as timeline_compare, verdict as timeline_verdict
+    from ncuwrap.timeline.ranks import verdict as ranks
 
-    return {m.SCHEMA for m in (verdict, compare, timeline_compare, diagnosis, ranks, report, rundir)}
+    return {m.SCHEMA for m in (verdict, compare, timeline_compare, timeline_verdict, ranks, report, rundir)}
 
 
 def _texts():

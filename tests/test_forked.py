@@ -100,7 +100,7 @@ def test_with_threads_running_the_work_runs_in_process():
 
 def test_a_timeline_measured_in_a_child_is_the_one_measured_in_process(forks, monkeypatch):
     from ncuwrap.render import render
-    from ncuwrap.timeline.pipeline import diagnose_timeline
+    from ncuwrap.timeline.diagnosis import diagnose_timeline
 
     capture = H200 / "nsys" / "bench.sqlite"
     child = render(diagnose_timeline(capture), "json")

@@ -380,10 +380,10 @@ def test_fuzz_kineto_trace_streamed(capsys, workdir, data):
     (the way a trace past MAX_TRACE_BYTES is read)."""
     from unittest import mock
 
-    from ncuwrap.timeline import kineto, kineto_stream
+    from ncuwrap.timeline.readers import kineto_json, kineto_stream
 
     with mock.patch.object(kineto_stream, "CHUNK_BYTES", 2048), mock.patch.object(kineto_stream, "READ_BYTES", 32 << 10), \
-            mock.patch.object(kineto, "MAX_TRACE_BYTES", 0):
+            mock.patch.object(kineto_json, "MAX_TRACE_BYTES", 0):
         _fuzz_kineto(capsys, workdir, data)
 
 
@@ -501,7 +501,7 @@ def test_fuzz_diagnosis_document(capsys, workdir, edits, depth):
 def test_fuzz_bulk_matching(names, pattern):
     """Names matched in bulk say what one RE2 call per name says, for any names."""
     from ncuwrap.core.kernel_filter import compile_filter, search_all
-    from ncuwrap.timeline.steps import STEP_PATTERN
+    from ncuwrap.timeline.options import STEP_PATTERN
 
     literal, folded = ("step", True) if pattern is None else (None, False)
     pattern = pattern or STEP_PATTERN

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from ncuwrap.timeline import steps as steps_module
 from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.kernel_join import DiagnosedKernels, KernelEstimate, join
-from ncuwrap.timeline.sqlite import TimelineData
+from ncuwrap.timeline.model import TimelineData
 from ncuwrap.timeline.whatif.predict import predict
 from tests.test_fuzz import fuzz
 

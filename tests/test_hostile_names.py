@@ -31,7 +31,7 @@ from ncuwrap.render import Format, render
 from ncuwrap.render import names as N
 from ncuwrap.render.escape import terminal
 from ncuwrap.timeline.compare import compare_timelines
-from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline.diagnosis import diagnose_timeline
 from ncuwrap.kernel.document import expand
 from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import DATA, H200, run_cli

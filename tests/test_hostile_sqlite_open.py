@@ -190,10 +190,10 @@ os._exit(0)
 
 def test_a_file_changed_while_it_was_read_is_refused(capsys, tmp_path, monkeypatch):
     """A writer that comes and goes during an immutable read: the file read may be half written."""
-    from ncuwrap.timeline import sqlite
+    from ncuwrap.timeline.readers import nsys_sqlite
 
     path = _copy(tmp_path)
-    real = sqlite._read
+    real = nsys_sqlite._read
 
     def read_while_written(*args):
         found = real(*args)
@@ -202,6 +202,6 @@ def test_a_file_changed_while_it_was_read_is_refused(capsys, tmp_path, monkeypat
         db.close()
         return found
 
-    monkeypatch.setattr(sqlite, "_read", read_while_written)
+    monkeypatch.setattr(nsys_sqlite, "_read", read_while_written)
     code, out, err = run_cli(capsys, "timeline", path)
     assert (code, out, err) == (2, "", _being_written(path, "it changed while it was read"))

@@ -69,8 +69,8 @@ def test_unusable_kernels_are_left_out(capsys, tmp_path):
 def test_query_budget_stops_a_long_read(capsys, tmp_path, monkeypatch):
     # The real kernel table grown to 52 * 2**12 rows; with the budget lowered, the read is stopped.
     path = _edited(tmp_path, *[f"INSERT INTO {KERNELS} SELECT * FROM {KERNELS}"] * 12)
-    monkeypatch.setattr("ncuwrap.timeline.sqlite.STEPS_FLOOR", 1_000_000)
-    monkeypatch.setattr("ncuwrap.timeline.sqlite.STEPS_PER_BYTE", 0)
+    monkeypatch.setattr("ncuwrap.timeline.readers.nsys_sqlite.STEPS_FLOOR", 1_000_000)
+    monkeypatch.setattr("ncuwrap.timeline.readers.nsys_sqlite.STEPS_PER_BYTE", 0)
     code, out, err = run_cli(capsys, "diagnose", path)
     assert code == 2 and out == ""
     assert err == (f"ncuwrap: error: {path}: reading it took more than 1,000,000 SQLite steps, far more than an nsys export needs; "

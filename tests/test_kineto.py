@@ -19,9 +19,9 @@ import orjson
 import pytest
 
 from ncuwrap.core.errors import InputError
-from ncuwrap.timeline import kineto, kineto_stream, readers
+from ncuwrap.timeline import readers
+from ncuwrap.timeline.readers import kineto_json, kineto_stream
 from ncuwrap.timeline.ranks import files as ranks_files
-from ncuwrap.timeline.files import read_timeline
 from ncuwrap.timeline.readers.interface import TimelineReader
 from ncuwrap.timeline.readers.kineto import KinetoTrace, rank_of
 from ncuwrap.timeline.readers.nsys import NsysReport, NsysSqlite, NsysSqliteGz
@@ -39,7 +39,7 @@ def _events(name: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def read():
     """Each real trace read once, with its raw events."""
-    return {name: (read_timeline(ROOT / TRACES / f"{name}.pt.trace.json.gz")[0], _events(name)) for name in PROGRAMS}
+    return {name: (readers.read(ROOT / TRACES / f"{name}.pt.trace.json.gz")[0], _events(name)) for name in PROGRAMS}
 
 
 # -- the registry: every reader keeps the contract -----------------------------------------------
@@ -95,7 +95,7 @@ def test_a_file_is_found_by_its_first_bytes_where_its_name_does_not_say(tmp_path
     assert type(readers.find(trace)) is KinetoTrace and type(readers.find(export)) is NsysSqlite
     assert readers.find(verdict) is None and readers.find(tmp_path / "missing.json") is None
     assert type(readers.find(tmp_path / "x.pt.trace.json")) is KinetoTrace  # unambiguous: taken by its name
-    data, kind = read_timeline(trace)
+    data, kind = readers.read(trace)
     assert kind == "kineto" and len(data.kernels) == 1108
 
 
@@ -132,16 +132,16 @@ def test_copies_take_direction_and_host_memory_from_their_names(read):
     assert directions == {"HTOD": 8, "DTOH": 8}
     assert set(data.copies["category"].tolist()) == {"memcpy_htod", "memcpy_dtoh"}
     assert set(data.copies["host_kind"].tolist()) == {"pinned"} and not data.copies["pageable"].any()
-    assert kineto._copy_kinds("Memcpy HtoD (Pageable -> Device)") == ("HTOD", "pageable", 1.0)
-    assert kineto._copy_kinds("Memcpy DtoD (Device -> Device)")[:2] == ("DTOD", "device")
-    assert kineto._copy_kinds("Memcpy weird")[:2] == ("UNKNOWN", None)
+    assert kineto_json._copy_kinds("Memcpy HtoD (Pageable -> Device)") == ("HTOD", "pageable", 1.0)
+    assert kineto_json._copy_kinds("Memcpy DtoD (Device -> Device)")[:2] == ("DTOD", "device")
+    assert kineto_json._copy_kinds("Memcpy weird")[:2] == ("UNKNOWN", None)
 
 
 def test_kernels_get_the_short_names_nsys_gives_them(read):
     data, _ = read["host_prep"]
     names = set(data.kernels["name"].tolist())
     assert "kernel" in names and not any("enable_if" in n for n in names)  # cuBLAS's gemvx::kernel, after its return type
-    nsys, _ = read_timeline(ROOT / DATA / "h200_ncuwrap" / "steps" / "small_launch.sqlite.gz")
+    nsys, _ = readers.read(ROOT / DATA / "h200_ncuwrap" / "steps" / "small_launch.sqlite.gz")
     assert set(read["small_launch"][0].kernels["name"].tolist()) <= set(nsys.kernels["name"].tolist())
 
 
@@ -245,7 +245,7 @@ def _small(events=None, **top) -> dict:
 
 
 def test_a_trace_without_python_stacks_or_ops_says_so(tmp_path):
-    data, kind = read_timeline(_write(tmp_path / "plain.json", _small(with_stack=0)))
+    data, kind = readers.read(_write(tmp_path / "plain.json", _small(with_stack=0)))
     assert kind == "kineto" and data.frames is None and data.ops is None
     assert any("no Python stacks" in n for n in data.notes) and any("no CPU op" in n for n in data.notes)
     assert data.kernels["name"].tolist() == ["k"] and data.kernels["correlation"].tolist() == [7]
@@ -262,7 +262,7 @@ def test_a_trace_without_gpu_events_is_refused_with_the_fix(capsys, tmp_path):
 def test_fields_kineto_may_leave_out_read_as_unknown(tmp_path):
     events = _small()["traceEvents"]
     del events[2]["args"]["correlation"], events[2]["args"]["grid"]
-    data, _ = read_timeline(_write(tmp_path / "sparse.json", _small(events)))
+    data, _ = readers.read(_write(tmp_path / "sparse.json", _small(events)))
     assert np.isnan(data.kernels["correlation"]).all() and data.kernels["gridX"].tolist() == [-1]
 
 
@@ -334,7 +334,7 @@ def test_a_diagnosis_document_given_as_a_trace_is_refused(capsys, tmp_path):
     path.write_text('{"schema": "ncuwrap.timeline/v1", "bound": "kernel"}')
     _refused(capsys, path, r"not a PyTorch profiler trace \(a JSON object without a traceEvents list\)")
     with pytest.raises(InputError, match="not a PyTorch profiler trace"):
-        kineto.read(path)
+        kineto_json.read(path)
 
 
 # -- big traces: streamed a piece at a time, the same as whole ----------------------------------
@@ -356,10 +356,10 @@ def _whole(path: Path, ranks: bool = False):
     """The trace parsed as one document, its events put in columns in one go."""
     raw = path.read_bytes()
     doc = orjson.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    tables = kineto._Tables()
+    tables = kineto_json._Tables()
     tables.add_all(doc["traceEvents"])
     tables.check()
-    return kineto._data(path, doc, tables, ranks)
+    return kineto_json._data(path, doc, tables, ranks)
 
 
 @pytest.fixture
@@ -369,13 +369,13 @@ def small_pieces(monkeypatch):
     monkeypatch.setattr(kineto_stream, "CHUNK_BYTES", 4096)
     monkeypatch.setattr(kineto_stream, "READ_BYTES", 64 << 10)
     monkeypatch.setattr(kineto_stream, "MAX_PIECE_BYTES", 256 << 10)
-    monkeypatch.setattr(kineto, "MAX_TRACE_BYTES", 0)
+    monkeypatch.setattr(kineto_json, "MAX_TRACE_BYTES", 0)
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_the_stream_reads_what_the_whole_document_reads(small_pieces, name):
     path = ROOT / TRACES / f"{name}.pt.trace.json.gz"
-    _same(kineto.read(path, ranks=True), _whole(path, ranks=True))
+    _same(kineto_json.read(path, ranks=True), _whole(path, ranks=True))
 
 
 def test_the_stream_holds_a_block_and_a_piece_not_the_file(small_pieces, monkeypatch, tmp_path):
@@ -389,7 +389,7 @@ def test_the_stream_holds_a_block_and_a_piece_not_the_file(small_pieces, monkeyp
         return more(self, keep)
 
     monkeypatch.setattr(kineto_stream._Stream, "more", counted)
-    data, _ = read_timeline(path)
+    data, _ = readers.read(path)
     assert len(data.kernels) == 1108 and len(held) > 90
     assert max(held) < (64 << 10) + 2 * 4096 + 8192, max(held)
 
@@ -428,7 +428,7 @@ def test_a_trace_past_the_whole_documents_limit_is_streamed(capsys, small_pieces
     packed.write_bytes(gzip.compress(path.read_bytes(), 1))
     steps = sum(1 for e in doc["traceEvents"] if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#"))
     for trace in (path, packed):
-        data = kineto.read(trace)
+        data = kineto_json.read(trace)
         _same(data, _whole(trace))
         assert len(data.nvtx) == steps and len(data.kernels) == 3 * len(_whole(ROOT / TRACES / "small_launch.pt.trace.json.gz").kernels)
         assert _doc(capsys, "timeline", trace)["bound"] == "launch"
@@ -446,7 +446,7 @@ def test_names_that_look_like_an_events_end_are_read_as_names(small_pieces, tmp_
     text = orjson.dumps(_small(events, traceName="a ] b }, { c")).replace(b'"ESCAPED"', b'"\\u007d, \\u007b"')
     path = tmp_path / "tricky.json"
     path.write_bytes(text)
-    data = kineto.read(path)
+    data = kineto_json.read(path)
     assert sorted(set(data.kernels["demangled"].tolist())) == sorted({*TRICKY_NAMES, "}, {"}) and len(data.nvtx) == 1
     _same(data, _whole(path))
 
@@ -499,5 +499,5 @@ def test_a_number_past_a_double_in_a_field_not_read_is_not_looked_at(tmp_path):
     path = tmp_path / "pid.json"
     path.write_bytes(orjson.dumps(_small()).replace(b'"pid":0,', b'"pid":1e999,', 1))
     assert b"1e999" in path.read_bytes()
-    data, _ = read_timeline(path)
+    data, _ = readers.read(path)
     assert data.kernels["demangled"].tolist() == ["void k<int>(int)"]

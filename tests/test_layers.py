@@ -27,14 +27,15 @@ LAYER_OF = {
     # as values (core/rules_choice.py, core/launch_selection.py), made before any work.
     "ncuwrap.core": "base",
     # Reading files and running the profilers' exporters.
-    "ncuwrap.kernel.reading": "ingest", "ncuwrap.timeline.sqlite": "ingest", "ncuwrap.timeline.events": "ingest", "ncuwrap.timeline.nsysrep": "ingest",
-    "ncuwrap.timeline.files": "ingest", "ncuwrap.timeline.ranks.files": "ingest", "ncuwrap.timeline.readers": "ingest",
-    "ncuwrap.timeline.kineto": "ingest", "ncuwrap.timeline.kineto_stream": "ingest", "ncuwrap.timeline.pytorch_nvtx": "ingest",
+    "ncuwrap.kernel.reading": "ingest", "ncuwrap.timeline.readers": "ingest", "ncuwrap.timeline.model": "ingest", "ncuwrap.timeline.events": "ingest",
+    "ncuwrap.timeline.nsysrep": "ingest", "ncuwrap.timeline.ranks.files": "ingest",
     "ncuwrap.bundled.report": "ingest",
+    # What kind of input a file is, above the two wings that read kernel reports and timelines.
+    "ncuwrap.inputs": "ingest",
     # Quantities computed from what was read.
     "ncuwrap.kernel.metrics": "metrics", "ncuwrap.kernel.estimate": "metrics", "ncuwrap.kernel.attribution": "metrics",
     "ncuwrap.timeline.metrics": "metrics", "ncuwrap.timeline.analysis": "metrics", "ncuwrap.timeline.measured": "metrics",
-    "ncuwrap.timeline.model": "metrics", "ncuwrap.timeline.steps": "metrics", "ncuwrap.timeline.repetition": "metrics",
+    "ncuwrap.timeline.launches": "metrics", "ncuwrap.timeline.steps": "metrics", "ncuwrap.timeline.repetition": "metrics",
     "ncuwrap.timeline.launched_from": "metrics", "ncuwrap.timeline.options": "metrics", "ncuwrap.timeline.tracer": "metrics",
     "ncuwrap.timeline.shape_loops": "metrics", "ncuwrap.timeline.iterations": "metrics", "ncuwrap.timeline.whatif": "metrics",
     "ncuwrap.timeline.oplimits": "metrics", "ncuwrap.timeline.kernel_join": "metrics",
@@ -51,7 +52,7 @@ LAYER_OF = {
 
 # The wings, lowest first: each imports only the wings before it (a module of a wing imports its own
 # wing's modules freely; the layers above keep their order).
-WINGS = ("ncuwrap.core", "ncuwrap.ruleset", "ncuwrap.timeline", "ncuwrap.bundled", "ncuwrap.kernel", "ncuwrap.profile", "ncuwrap.render",
+WINGS = ("ncuwrap.core", "ncuwrap.ruleset", "ncuwrap.timeline", "ncuwrap.bundled", "ncuwrap.kernel", "ncuwrap.inputs", "ncuwrap.profile", "ncuwrap.render",
          "ncuwrap.api", "ncuwrap.cli", "ncuwrap", "ncuwrap.__main__")
 # The imports between wings that run back up: none (a new one fails). The two of the move (ruleset.load's
 # default kernel catalogue, compare_files' run folders) went with the typed options: each caller names its
@@ -199,6 +200,85 @@ def test_the_rules_load_without_the_readers():
     assert done.stdout.split() == ["[]", "True"]
 
 
+# The timeline's stages, in the order a capture goes through them (issue 53): read -> events -> steps -> analysis
+# -> measure -> verdict, the model and its vocabulary before all of them. A module imports only its own stage and
+# those before it; a later stage takes the readers' result through readers.read (not a reader's own module) and the
+# steps' result (Steps, its methods), not their helpers: only the stage that runs the others in order calls
+# steps.measure.
+TIMELINE_STAGES = (
+    ("model", ("model", "events", "options", "metrics", "nsysrep")),
+    ("read", ("readers", "ranks.files")),
+    ("events", ("launches",)),
+    ("steps", ("steps", "iterations", "repetition", "shape_loops")),
+    ("analysis", ("analysis", "launched_from", "tracer", "whatif", "kernel_join", "oplimits", "values", "ranks.analysis", "ranks.model", "ranks.metrics")),
+    ("measure", ("measured",)),
+    ("verdict", ("diagnosis", "verdict", "compare", "capture", "ranks")),
+)
+_STEPS_RESULT = {"Steps"}  # what a later stage imports of ncuwrap.timeline.steps
+_STEPS_RUN = {"measure"}  # what the stage running the others calls of it
+
+
+def timeline_stage(module: str) -> int:
+    """The index in TIMELINE_STAGES of a module of ncuwrap.timeline (its longest listed prefix)."""
+    name = module.removeprefix("ncuwrap.timeline.")
+    found = [(len(prefix), i) for i, (_, prefixes) in enumerate(TIMELINE_STAGES) for prefix in prefixes
+             if name == prefix or name.startswith(prefix + ".")]
+    assert found, f"{module} has no stage: add it to TIMELINE_STAGES"
+    return max(found)[1]
+
+
+def _timeline_modules() -> list[str]:
+    return [m for m in MODULES if m.startswith("ncuwrap.timeline.")]
+
+
+def test_the_timeline_runs_one_way():
+    back = [f"{m} ({TIMELINE_STAGES[timeline_stage(m)][0]}) imports {t} ({TIMELINE_STAGES[timeline_stage(t)][0]})"
+            for m in sorted(_timeline_modules()) for t in sorted(GRAPH[m])
+            if t.startswith("ncuwrap.timeline.") and timeline_stage(t) > timeline_stage(m)]
+    assert back == []
+
+
+def _helpers_reached(module: str) -> list[str]:
+    """What ``module`` reaches of the steps' and the readers' own modules beyond their results."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found, steps_bound = [], False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "ncuwrap.timeline.steps":
+            found += [f"steps.{a.name}" for a in node.names if a.name not in _STEPS_RESULT]
+        elif isinstance(node, ast.ImportFrom) and node.module == "ncuwrap.timeline":
+            steps_bound |= any(a.name == "steps" and a.asname is None for a in node.names)
+            found += [f"readers.{a.name}" for a in node.names if a.name != "readers" and a.name.startswith("readers.")]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ncuwrap.timeline.readers."):
+            found.append(node.module.removeprefix("ncuwrap.timeline."))
+        elif isinstance(node, ast.ImportFrom) and node.module == "ncuwrap.timeline.readers":
+            found += [f"readers.{a.name}" for a in node.names if a.name in ("nsys", "kineto", "nsys_sqlite", "kineto_json", "kineto_stream",
+                                                                             "pytorch_nvtx", "interface")]
+    if steps_bound:
+        found += [f"steps.{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                  and n.value.id == "steps" and n.attr not in _STEPS_RUN | _STEPS_RESULT]
+    return found
+
+
+def test_no_later_stage_of_the_timeline_calls_an_earlier_ones_helpers():
+    read, steps = (next(i for i, (name, _) in enumerate(TIMELINE_STAGES) if name == stage) for stage in ("read", "steps"))
+    reached = {m: _helpers_reached(m) for m in _timeline_modules() if timeline_stage(m) > steps
+               or (timeline_stage(m) > read and not m.startswith("ncuwrap.timeline.readers"))}
+    assert {m: found for m, found in reached.items() if found} == {}
+
+
+def test_the_stage_checkers_see_a_helper_reached(tmp_path):
+    fake = tmp_path / "late.py"
+    fake.write_text("from ncuwrap.timeline.steps import Steps, api_starts\nfrom ncuwrap.timeline import steps\n"
+                    "from ncuwrap.timeline.readers import nsys_sqlite\n\ndef f(d):\n    return steps.measure(d), steps.ranges(d)\n",
+                    encoding="utf-8")
+    MODULES["ncuwrap.timeline.late_probe"] = fake
+    try:
+        assert sorted(_helpers_reached("ncuwrap.timeline.late_probe")) == ["readers.nsys_sqlite", "steps.api_starts", "steps.ranges"]
+    finally:
+        del MODULES["ncuwrap.timeline.late_probe"]
+    assert timeline_stage("ncuwrap.timeline.readers.nsys_sqlite") < timeline_stage("ncuwrap.timeline.steps") < timeline_stage("ncuwrap.timeline.verdict")
+
+
 def _renderers_where(check) -> dict[str, list[int]]:
     """The render-layer modules in which ``check`` (a tree -> lines function) finds lines, with them."""
     found = {name: check(ast.parse(path.read_text(encoding="utf-8"))) for name, path in MODULES.items() if layer(name) == "render"}
@@ -282,16 +362,12 @@ def _classes_by_name(modules: dict[str, Path]) -> dict[str, list[str]]:
     return found
 
 
-# Names still defined twice, in the wing another change is rewriting (issue 53 item 2: the timeline's ingest in
-# one place); each goes when that lands.
-SHARED_CLASS_NAMES = {"Launches": ["ncuwrap.timeline.launched_from", "ncuwrap.timeline.repetition"]}
-
-
 def test_no_two_classes_of_the_package_share_a_name():
     # Issue 53: a name says which thing it is (ruleset.model.NextStepRule, the declared step, against
-    # ruleset.outcome.NextStep, the decided one; bundled.manifest.TimelineBound against timeline.model.Timeline).
+    # ruleset.outcome.NextStep, the decided one; bundled.manifest.TimelineBound against timeline.model.Timeline;
+    # launched_from.KernelOrigins, each kernel's op and frame, against repetition.Launches, the launches as tokens).
     shared = {name: where for name, where in _classes_by_name(MODULES).items() if len(where) > 1}
-    assert shared == SHARED_CLASS_NAMES
+    assert shared == {}
 
 
 def test_the_class_name_checker_sees_a_second_class(tmp_path):

@@ -19,7 +19,7 @@ from ncuwrap.kernel.diagnosis import diagnose
 from ncuwrap.render import Format, render
 from ncuwrap.render import names as N
 from ncuwrap.timeline.compare import compare_timeline_files
-from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline.diagnosis import diagnose_timeline
 from tests.conftest import DATA, golden, rows_within, run_cli
 
 REAL = DATA / "realworld"

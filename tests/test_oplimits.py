@@ -17,7 +17,7 @@ import pytest
 
 from ncuwrap.core import peaks as P
 from ncuwrap.timeline import steps as steps_module
-from ncuwrap.timeline.files import read_timeline
+from ncuwrap.timeline import readers
 from ncuwrap.timeline.oplimits import analysis, counts, remedies
 
 DATA = Path(__file__).parent / "data" / "h200_ncuwrap"
@@ -46,7 +46,7 @@ def gpt_flop(p: dict) -> float:
 
 @pytest.fixture(scope="module")
 def gpu_train():
-    data, _ = read_timeline(GPU_TRAIN)
+    data, _ = readers.read(GPU_TRAIN)
     found = steps_module.measure(data)
     return data, found, analysis.measure(data, found)
 
@@ -136,7 +136,7 @@ def test_fusion_edits_each_chain_into_one_kernel(gpu_train):
 
 
 def test_a_capture_without_shapes_has_no_op_limits():
-    data, _ = read_timeline(KINETO / "cost_gpu_train_backtrace1.sqlite.gz")  # autograd-nvtx: op ranges, no sizes
+    data, _ = readers.read(KINETO / "cost_gpu_train_backtrace1.sqlite.gz")  # autograd-nvtx: op ranges, no sizes
     assert data.ops is not None and not (data.ops["shapes"].codes >= 0).any()
     assert analysis.measure(data, steps_module.measure(data)) is None
 
@@ -181,7 +181,7 @@ def test_hostile_shapes_never_raise_and_give_clean_json(tmp_path, capsys):
     from tests.conftest import run_cli
 
     path = _hostile_trace(tmp_path)
-    data, _ = read_timeline(path)
+    data, _ = readers.read(path)
     assert (data.ops["shapes"].codes >= 0).sum() > 1000  # the hostile texts are kept (one over 64 KiB is not) and read below
     limits = analysis.measure(data, steps_module.measure(data))
     reasons = {u.reason for u in limits.unmodelled}

@@ -18,7 +18,7 @@ import pytest
 from ncuwrap.core.errors import OptionError
 
 from ncuwrap.profile import top as TOP
-from ncuwrap.timeline import sqlite
+from ncuwrap.timeline.readers import nsys_sqlite
 from ncuwrap.profile.kernel_times import kernel_times
 from ncuwrap.kernel.verdict import KernelTime, KernelTimes
 from ncuwrap.render.names import short
@@ -35,7 +35,7 @@ FAKE_NSYS = ROOT / "tests" / "data" / "profile" / "fake_nsys" / "nsys"
 def times(tmp_path_factory) -> KernelTimes:
     path = tmp_path_factory.mktemp("top") / "timeline.sqlite"
     path.write_bytes(gzip.decompress((RUN / "timeline.sqlite.gz").read_bytes()))
-    return kernel_times(sqlite.read(path).kernels)
+    return kernel_times(nsys_sqlite.read(path).kernels)
 
 
 def _device_argv() -> list[str]:

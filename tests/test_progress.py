@@ -34,7 +34,7 @@ def test_the_library_reports_each_read_and_diagnosis():
 
 
 def test_a_timeline_reports_its_capture_and_the_rules():
-    from ncuwrap.timeline.pipeline import diagnose_timeline
+    from ncuwrap.timeline.diagnosis import diagnose_timeline
 
     heard = []
     with progress.listening(lambda what, done, total: heard.append((what, done, total))):

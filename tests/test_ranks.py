@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ncuwrap.render import render
-from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline.diagnosis import diagnose_timeline
 from ncuwrap.timeline.ranks.files import find
 from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 from ncuwrap.timeline.options import TimelineOptions

@@ -22,7 +22,7 @@ import pytest
 
 from ncuwrap.timeline.ranks.analysis import is_nccl
 from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
-from ncuwrap.timeline.sqlite import read
+from ncuwrap.timeline.readers.nsys_sqlite import read
 from tests.conftest import DATA, golden, golden_json, run_cli
 
 RANKS = DATA / "h200_ncuwrap" / "ranks"

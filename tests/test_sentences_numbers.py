@@ -142,7 +142,7 @@ def test_busy_and_idle_stand_side_by_side_only_of_one_scope(fmt):
     """'GPU busy 11%' (the median step) stood beside 'GPU idle 91.1%' (all steady steps together): each
     busy figure now says its scope, and those of one scope add up to 100% (91.0% idle since the first
     token counts as warm-up)."""
-    from ncuwrap.timeline.pipeline import diagnose_timeline
+    from ncuwrap.timeline.diagnosis import diagnose_timeline
 
     d = diagnose_timeline(DATA / "h200_ncuwrap" / "steps" / "decode_eager.sqlite.gz")
     text = plain(render(d, fmt), fmt)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline.diagnosis import diagnose_timeline
 from tests.conftest import DATA
 
 ROOT = DATA / "h200_ncuwrap"

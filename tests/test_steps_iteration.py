@@ -21,8 +21,8 @@ import pytest
 from ncuwrap.timeline import iterations as R
 from ncuwrap.timeline import shape_loops
 from ncuwrap.timeline import steps as S
-from ncuwrap.timeline.files import read_timeline
-from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline import readers
+from ncuwrap.timeline.diagnosis import diagnose_timeline
 from tests.conftest import DATA
 
 CLOCK = DATA / "h200_ncuwrap" / "clock"
@@ -144,7 +144,7 @@ def test_autotuning_copies_do_not_make_the_loop(diagnoses):
 def test_a_benchmark_over_sizes_is_not_a_loop_of_changing_kernels():
     """tests/data/h200_ncuwrap/nsys/e2e.sqlite: the same three launches over buffers of growing sizes; the
     exact search leaves them out (their GPU work differs), and so does the search by kernel class."""
-    data, _ = read_timeline(DATA / "h200_ncuwrap" / "nsys" / "e2e.sqlite")
+    data, _ = readers.read(DATA / "h200_ncuwrap" / "nsys" / "e2e.sqlite")
     assert S.measure(data) is None
 
 

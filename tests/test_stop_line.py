@@ -14,7 +14,7 @@ import pytest
 from conftest import run_cli
 from ncuwrap.bundled.report import read
 from ncuwrap.bundled.stopline import stop_line
-from ncuwrap.render.phrasing import stop_line_text
+from ncuwrap.render.phrasing.bench import stop_line_text
 from test_profile_cli import FAKE_NCU, _prog, fake  # noqa: F401  (the fixture)
 
 BENCH = Path(__file__).parent / "data" / "h200_ncuwrap" / "bench_verify" / "all_4096_runs3.json"

@@ -51,7 +51,7 @@ def column(text: str, header: str) -> str:
 
 @pytest.fixture(scope="module")
 def train():
-    from ncuwrap.timeline.pipeline import diagnose_timeline
+    from ncuwrap.timeline.diagnosis import diagnose_timeline
 
     return diagnose_timeline(TRAIN)
 

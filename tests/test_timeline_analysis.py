@@ -13,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ncuwrap.render import Format, render
-from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline.diagnosis import diagnose_timeline
 from ncuwrap.timeline.analysis import _ranked, analyze, api_category, clip, covered, length, merge, union
 from ncuwrap.timeline.events import Events, Labels
 from ncuwrap.timeline.model import CATEGORIES
-from ncuwrap.timeline.sqlite import TimelineData, api_name
+from ncuwrap.timeline.model import TimelineData
+from ncuwrap.timeline.readers.nsys_sqlite import api_name
 from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import DATA, H200, golden, golden_json, whole_capture
 
@@ -215,9 +216,9 @@ def test_covered_is_the_merged_intervals_clipped(events, bounds, sort):
 
 def test_covered_on_a_real_capture():
     """The host's time in CUDA calls of a real capture's window, both ways."""
-    from ncuwrap.timeline.files import read_timeline
+    from ncuwrap.timeline import readers
 
-    data, _ = read_timeline(DATA / "h200_ncuwrap/steps/small_launch_200.sqlite.gz")
+    data, _ = readers.read(DATA / "h200_ncuwrap/steps/small_launch_200.sqlite.gz")
     start, end = np.asarray(data.api["start"], dtype=np.int64), np.asarray(data.api["end"], dtype=np.int64)
     lo, hi = int(start[len(start) // 4]), int(end[3 * len(end) // 4])
     assert covered(start, end, lo, hi) == length(clip(merge(start, end), lo, hi)) > 0

@@ -261,7 +261,7 @@ def test_timeline_command_with_a_missing_program(capsys, fake_nsys, tmp_path):
 @pytest.mark.gpu
 @pytest.mark.skipif(shutil.which("nsys") is None, reason="needs nsys on PATH to export the .nsys-rep")
 def test_real_nsys_export_gives_the_same_timeline():
-    from ncuwrap.timeline.pipeline import diagnose_timeline
+    from ncuwrap.timeline.diagnosis import diagnose_timeline
 
     from_rep = diagnose_timeline(NSYS_DIR / "bench.nsys-rep").to_json()
     from_sqlite = diagnose_timeline(NSYS_DIR / "bench.sqlite").to_json()

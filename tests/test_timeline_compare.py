@@ -13,7 +13,7 @@ import pytest
 
 from ncuwrap.render import Format, render
 from ncuwrap.timeline.compare import compare_timeline_files, compare_timelines
-from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline.diagnosis import diagnose_timeline
 from ncuwrap.timeline.options import TimelineOptions
 from tests.conftest import DATA, golden, run_cli
 

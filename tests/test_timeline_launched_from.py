@@ -12,10 +12,10 @@ import pytest
 from conftest import golden_json
 from ncuwrap.timeline import launched_from as LF
 from ncuwrap.timeline.analysis import analyze
-from ncuwrap.timeline import pytorch_nvtx
+from ncuwrap.timeline.readers import pytorch_nvtx
 from ncuwrap.timeline.events import Events, Labels
-from ncuwrap.timeline.files import read_timeline
-from ncuwrap.timeline.sqlite import TimelineData
+from ncuwrap.timeline import readers
+from ncuwrap.timeline.model import TimelineData
 
 KINETO = Path(__file__).parent / "data" / "h200_ncuwrap" / "kineto"
 
@@ -23,7 +23,7 @@ KINETO = Path(__file__).parent / "data" / "h200_ncuwrap" / "kineto"
 @pytest.fixture(scope="module")
 def gpu_train():
     """A GPU-bound 4-layer GPT training loop (workloads/steps/gpu_train.py), nsys --pytorch=autograd-nvtx."""
-    data, _ = read_timeline(KINETO / "cost_gpu_train_backtrace1.sqlite.gz")
+    data, _ = readers.read(KINETO / "cost_gpu_train_backtrace1.sqlite.gz")
     # The whole capture: its only step-like ranges are PyTorch's Optimizer.step ops, which the steps may stop taking.
     return data, analyze(data)
 
@@ -54,7 +54,7 @@ def test_gpu_train_launched_from_matches_golden(gpu_train):
 
 
 def test_small_launch_every_top_kernel_has_its_op():
-    data, _ = read_timeline(KINETO / "cost_small_launch_backtrace1.sqlite.gz")
+    data, _ = readers.read(KINETO / "cost_small_launch_backtrace1.sqlite.gz")
     timeline = analyze(data)
     places = [k.launched_from for k in timeline.top_kernels()]
     assert all(p.op is not None and p.share_pct == 100.0 for p in places)

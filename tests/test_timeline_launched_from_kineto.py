@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ncuwrap.timeline import kineto
+from ncuwrap.timeline.readers import kineto_json
 from ncuwrap.timeline import launched_from as LF
 from ncuwrap.timeline.analysis import analyze
 from tests.conftest import DATA, run_cli
@@ -17,7 +17,7 @@ TRACE = Path(__file__).parent / "data" / "h200_ncuwrap" / "kineto" / "gpu_train.
 
 
 def test_gpu_train_trace_top_kernels_are_traced_to_lines_of_the_user_file():
-    data = kineto.read(TRACE)
+    data = kineto_json.read(TRACE)
     timeline = analyze(data)
     top = {k.demangled for k in timeline.top_kernels()}
     kernels = data.kernels.rows(data.kernels["demangled"].isin(top))

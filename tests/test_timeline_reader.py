@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ncuwrap.core.errors import InputError
-from ncuwrap.timeline import sqlite as reader
+from ncuwrap.timeline.readers import nsys_sqlite as reader
 from ncuwrap.timeline.events import Labels
 from tests.conftest import DATA, H200
 
@@ -230,7 +230,7 @@ def test_labels_share_one_text_per_distinct_name(tmp_path):
 
 
 def test_launch_index_finds_each_call():
-    from ncuwrap.timeline.steps import LaunchIndex
+    from ncuwrap.timeline.launches import LaunchIndex
 
     # correlationId 5 was used twice: the earlier call (40) launched it; 7 and NaN have no call.
     index = LaunchIndex(np.array([5.0, np.nan, 3.0, 5.0]), np.array([50, 10, 30, 40]))

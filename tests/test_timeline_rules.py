@@ -12,7 +12,7 @@ import pytest
 
 from ncuwrap import ruleset
 from ncuwrap.core.errors import RulesError
-from ncuwrap.timeline.pipeline import diagnose_timeline
+from ncuwrap.timeline.diagnosis import diagnose_timeline
 from ncuwrap.kernel.metrics import KERNEL
 from ncuwrap.timeline import metrics as TM
 from ncuwrap.timeline.options import TimelineOptions

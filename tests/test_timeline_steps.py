@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from ncuwrap.timeline import steps as S
-from ncuwrap.timeline.pipeline import diagnose_timeline
-from ncuwrap.timeline.sqlite import read
+from ncuwrap.timeline.diagnosis import diagnose_timeline
+from ncuwrap.timeline.readers.nsys_sqlite import read
 from ncuwrap.timeline.options import TimelineOptions
 from tests import steps_by_hand
 from tests.conftest import DATA, golden, golden_json, run_cli

@@ -13,7 +13,9 @@ import pytest
 from conftest import DATA, golden, run_cli
 from ncuwrap.timeline import iterations as R
 from ncuwrap.timeline import steps as S
-from ncuwrap.timeline.files import read_timeline
+from ncuwrap.timeline.launches import api_starts
+from ncuwrap.timeline.options import STEP_PATTERN
+from ncuwrap.timeline import readers
 from ncuwrap.timeline.measured import measure
 
 UNMARKED = DATA / "h200_ncuwrap" / "unmarked"
@@ -24,7 +26,7 @@ ITERATIONS = {"gpu_train": (8, 278), "small_launch": (30, 225), "decode_eager": 
 
 
 def _read(name: str):
-    return read_timeline(UNMARKED / f"{name}.sqlite.gz")[0]
+    return readers.read(UNMARKED / f"{name}.sqlite.gz")[0]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +40,7 @@ def pairs():
 
 def _first_launches(data, steps) -> np.ndarray:
     """The launch index (in launch order, as the search counts them) of each step's first launch."""
-    launches = S.launch_sequence(data, S.api_starts(data))
+    launches = S.launch_sequence(data, api_starts(data))
     return np.searchsorted(launches.times, [r.start_ns for r in steps.records])
 
 
@@ -160,7 +162,7 @@ def test_optimizer_ranges_are_not_steps():
     assert S.ranges(None) is None
     from ncuwrap.core.kernel_filter import compile_filter
 
-    step = compile_filter(S.STEP_PATTERN, "--step-range", "step")
+    step = compile_filter(STEP_PATTERN, "--step-range", "step")
     assert not step("Optimizer.step#AdamW.step") and not step("Optimizer.zero_grad#AdamW.zero_grad")
     assert all(step(n) for n in ("step", "train_step", "step 12", "ProfilerStep#3", "Step"))
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ncuwrap.timeline import steps as steps_module
-from ncuwrap.timeline.files import read_timeline
+from ncuwrap.timeline import readers
 from ncuwrap.timeline.whatif import graph as graph_module
 from ncuwrap.timeline.whatif.predict import predict
 from ncuwrap.timeline.whatif.replay import measured, replay
@@ -33,7 +33,7 @@ REPLAYED = sorted(p for pattern in ("**/*.sqlite", "**/*.sqlite.gz", "**/*.pt.tr
 
 
 def _read(path: Path):
-    data, _ = read_timeline(path)
+    data, _ = readers.read(path)
     return data, steps_module.measure(data)
 
 

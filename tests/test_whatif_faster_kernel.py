@@ -21,9 +21,9 @@ import pytest
 
 from ncuwrap.profile.kernel_estimates import read
 from ncuwrap.timeline import steps as steps_module
-from ncuwrap.timeline.files import read_timeline
+from ncuwrap.timeline.readers import read as read_timeline
 from ncuwrap.timeline.kernel_join import DiagnosedKernels, KernelEstimate, join, matching
-from ncuwrap.timeline.sqlite import launch_dims
+from ncuwrap.timeline.model import launch_dims
 from ncuwrap.timeline.whatif.predict import predict
 from ncuwrap.timeline.whatif.remedies import faster_kernel
 from tests.conftest import DATA, run_cli

@@ -41,7 +41,7 @@ def write_timeline_documents(diagnosis, run_dir: Path) -> list[Path]:
 def capture_file(program: list[str]) -> Path | None:
     """The capture file given instead of a program (``ncuwrap timeline run.sqlite``), else None.
     An Nsight Compute report, or arguments after a capture, end in one line with the fix."""
-    from ncuwrap.kernel.reading import TIMELINE_SUFFIXES
+    from ncuwrap.timeline.readers import SUFFIXES as TIMELINE_SUFFIXES
 
     path = Path(program[0])
     name = path.name.lower()
@@ -161,7 +161,7 @@ def timeline(
         raise InputError("no program given; run 'ncuwrap timeline -- ./program args' or 'ncuwrap timeline --ranks DIR'")
     path = capture_file(program)
     if path is not None:
-        from ncuwrap.timeline.pipeline import diagnose_timeline
+        from ncuwrap.timeline.diagnosis import diagnose_timeline
 
         no_capture_options()
         check_output(output, path, rules, kernels, force=force)

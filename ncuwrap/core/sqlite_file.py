@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Iterator
 
 from ncuwrap.core.errors import InputError
+# The first bytes of every SQLite database file.
+MAGIC = b"SQLite format 3\x00"
 
 # SQLite's lock bytes (its unix VFS, os_unix.c and wal.c): on the database file, PENDING at 1 GiB, then
 # RESERVED, then the 510 SHARED bytes; a writer holds a write lock on one of them. In the -shm index of a

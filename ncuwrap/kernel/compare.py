@@ -454,13 +454,9 @@ def compare_files(before: str | Path, after: str | Path, rules: RulesChoice = Ru
     folders are the profile wing's, above this one."""
     from ncuwrap.kernel import document as diagnosis_doc
     from ncuwrap.kernel.diagnosis import diagnose
-    from ncuwrap.kernel.reading import is_document, kind_of
+    from ncuwrap.kernel.reading import is_document
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
-    for path in (Path(before), Path(after)):
-        if path.is_file() and kind_of(path) == "timeline":
-            raise InputError(f"{path}: an Nsight Systems timeline; compare_files takes kernel reports (two timelines: "
-                             "ncuwrap.timeline.compare.compare_timeline_files, or ncuwrap.compare_reports)")
 
     def judged(path):
         folder = run_folder(Path(path), rules, ncu=ncu, select=launches) if run_folder else None

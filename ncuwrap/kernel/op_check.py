@@ -269,7 +269,7 @@ def check(limits, data, profile_frame, mangled: dict[int, str], nth_launch: int,
     taken to launch the same sequence). Kernels are named by mangled name where the capture has them (nsys), else by
     :func:`kernel_key` of both names (a PyTorch profiler trace writes demangled names only)."""
     from ncuwrap.timeline.launched_from import op_rows
-    from ncuwrap.timeline.steps import api_starts, categories_of, launch_time
+    from ncuwrap.timeline.launches import api_starts, categories_of, launch_time
 
     kernels = data.kernels
     # A PyTorch profiler trace writes no mangled name (its reader fills the column with the demangled one).

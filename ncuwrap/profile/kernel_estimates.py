@@ -33,7 +33,7 @@ def read(path: str | Path, *, ncu: str | None = None) -> DiagnosedKernels:
         return verdict_estimates(diagnose_run_dir(path, ncu=ncu), mangled, str(path))
     if path.is_dir():
         raise InputError(f"{path}: --kernels: a folder, but not a run folder of 'ncuwrap profile' (no profile.json); {FIX}")
-    from ncuwrap.kernel.reading import kind_of
+    from ncuwrap.inputs import kind_of
 
     kind = kind_of(path)
     if kind == "timeline":

@@ -14,12 +14,12 @@ import pandas as pd
 
 from ncuwrap.timeline.events import Events
 from ncuwrap.timeline.launched_from import trace_groups
-from ncuwrap.timeline.sqlite import LAUNCH_DIMS, launch_dims
+from ncuwrap.timeline.model import LAUNCH_DIMS, launch_dims
 from ncuwrap.kernel.verdict import KernelTime, KernelTimes
 
 
 def kernel_times(kernels: Events, scope: str = "capture", data=None, traced: int = 0) -> KernelTimes:
-    """Group ``kernels`` (ncuwrap.timeline.sqlite's table: start, end, name, demangled, mangled, gridX..blockZ);
+    """Group ``kernels`` (the timeline model's table: start, end, name, demangled, mangled, gridX..blockZ);
     ``scope`` says which of the capture's kernels they are. ``data``: the capture they are of (TimelineData), whose
     ops and frames name the op and Python line of the first ``traced`` groups (ncuwrap.timeline.launched_from)."""
     if kernels is None or not len(kernels):

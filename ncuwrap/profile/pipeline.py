@@ -168,14 +168,14 @@ def _steady_times(captured, top_n: int = 0):
     group's launches before them, so that ncu profiles a steady launch), else all of them."""
     from ncuwrap.profile import top
     from ncuwrap.profile.kernel_times import kernel_times
-    from ncuwrap.timeline import steps
+    from ncuwrap.timeline import launches
 
     data, found = captured.data, captured.diagnosis.timeline.steps
     traced = top_n  # the groups ncu profiles get their op and Python line (a Python program's capture holds its ops)
     if found is None:
         return kernel_times(data.kernels, data=data, traced=traced), None
-    steady = steps.steady_data(data, found).kernels
-    launched = steps.launch_time(data.kernels, steps.api_starts(data))
+    steady = found.steady_data(data).kernels
+    launched = launches.launch_time(data.kernels, launches.api_starts(data))
     early = kernel_times(data.kernels.rows(launched < found.steady_start_ns))
     return kernel_times(steady, "steady steps", data=data, traced=traced), {top.group_key(g): g.launches for g in early.groups}
 

@@ -31,10 +31,10 @@ class Format(str, Enum):
 _TYPES = {
     "ncuwrap.kernel.verdict.Diagnosis": ("a kernel diagnosis", "diagnosis", (Format.table, Format.markdown, Format.html)),
     "ncuwrap.kernel.compare.CompareResult": ("a comparison of two kernel reports", "compare", (Format.table, Format.markdown, Format.html)),
-    "ncuwrap.timeline.diagnosis.TimelineDiagnosis": ("a timeline diagnosis", "timeline", (Format.table, Format.markdown, Format.html)),
+    "ncuwrap.timeline.verdict.TimelineDiagnosis": ("a timeline diagnosis", "timeline", (Format.table, Format.markdown, Format.html)),
     "ncuwrap.timeline.compare.TimelineCompare": ("a comparison of two timelines", "timeline_compare",
                                                  (Format.table, Format.markdown, Format.html)),
-    "ncuwrap.timeline.ranks.diagnosis.RanksDiagnosis": ("a diagnosis of ranks", "ranks", (Format.table, Format.markdown, Format.html)),
+    "ncuwrap.timeline.ranks.verdict.RanksDiagnosis": ("a diagnosis of ranks", "ranks", (Format.table, Format.markdown, Format.html)),
     "ncuwrap.bundled.report.BenchReport": ("a benchmark report", "bench", (Format.table,)),
     "ncuwrap.profile.result.ProfileDocument": ("a profile's diagnosis and timeline as one document", None, ()),
 }

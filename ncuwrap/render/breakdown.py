@@ -1,13 +1,8 @@
-"""The timeline's breakdown as the renderers draw it: a glyph and a colour per category, the text bar."""
+"""The timeline's breakdown as the renderers draw it: the text bar, in the glyphs of the timeline model."""
 
 from __future__ import annotations
 
-# A rank's breakdown (ncuwrap.timeline.ranks.model) splits kernels into compute (drawn as kernels are)
-# and exposed NCCL communication.
-COLORS = {"kernel": "#4e79a7", "compute": "#4e79a7", "nccl": "#edc948", "memcpy_htod": "#f28e2b", "memcpy_dtoh": "#e15759",
-          "memcpy_dtod": "#76b7b2", "memcpy_other": "#b07aa1", "memset": "#59a14f", "idle": "#d4d0cc"}
-GLYPHS = {"kernel": "#", "compute": "#", "nccl": "%", "memcpy_htod": ">", "memcpy_dtoh": "<", "memcpy_dtod": "=", "memcpy_other": "~",
-          "memset": "-", "idle": "."}
+from ncuwrap.timeline.model import GLYPHS
 
 
 def text_bar(timeline, width: int = 60) -> str:  # a Timeline or a RankTimeline (both have segments())

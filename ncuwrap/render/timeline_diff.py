@@ -4,6 +4,7 @@ quantity with its unit, its change, the headline, the verdicts and the findings.
 from __future__ import annotations
 
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import timeline as timeline_text
 
 
 def amount(value, unit: str) -> str:
@@ -90,7 +91,7 @@ def predicted(result) -> str | None:
 
 
 def verdicts(result) -> str:
-    before, after = phrasing.timeline_verdict(result.before), phrasing.timeline_verdict(result.after)
+    before, after = timeline_text.timeline_verdict(result.before), timeline_text.timeline_verdict(result.after)
     return f"{before} → {after}" if result.verdict_changed else f"{after} (unchanged)"
 
 

@@ -27,11 +27,12 @@ from ncuwrap.timeline import launched_from, tracer
 from ncuwrap.timeline import metrics as timeline_metrics
 from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import distinct, median, percentile
-from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline, pct)
-from ncuwrap.timeline.sqlite import COPY_LABELS, TimelineData, launch_dims
-from ncuwrap.timeline.steps import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, Steps, active_window, categories_of, launch_times,
-                                    steady_data, traced_span, window_data)
-from ncuwrap.timeline.steps import merge_intervals as merge
+from ncuwrap.timeline.model import (API_CATEGORIES, CATEGORIES, COPY_CATEGORIES, COPY_LABELS, AmdahlRow, ApiStats, CopyStats, Gap, KernelStats, Timeline,
+                                    TimelineData, launch_dims, pct)
+from ncuwrap.timeline.launches import (LAUNCH_PREFIXES, SYNC_CALLS, LaunchIndex, active_window, categories_of, launch_times, traced_span,
+                                       window_data)
+from ncuwrap.timeline.launches import merge_intervals as merge
+from ncuwrap.timeline.steps import Steps
 
 SPEEDUPS = (2, 4, 10)
 LONG_GAP_NS = 1_000_000  # gaps of 1 ms or more are counted as long
@@ -135,7 +136,7 @@ def _intervals(frame: Events | None) -> tuple[np.ndarray, np.ndarray]:
 def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Steps | None = None) -> Timeline:
     """Where the time of ``data`` went. ``span`` (start, end): the window starts there and ends there or at
     the end of the last event, whichever is later (the steady steps, with ``data`` holding only what was
-    launched in them: ncuwrap.timeline.steps.steady_data; GPU time before the span is left out); None: the
+    launched in them: ncuwrap.timeline.steps.Steps.steady_data; GPU time before the span is left out); None: the
     traced span (the module's docstring).
     ``steps``: the capture's steps, whose steady-state values the rules read (None: the capture has none)."""
     kernels, copies, memsets, api = data.kernels, data.copies, data.memsets, data.api
@@ -146,7 +147,7 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
     window = hi - lo
 
     sets = {"kernel": _intervals(kernels), "memset": _intervals(memsets)}
-    for category in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"):
+    for category in COPY_CATEGORIES:
         sets[category] = _intervals(copies.rows(copies["category"] == category))
     sets = {c: clip(v, lo, hi) for c, v in sets.items()}
     # Exposed time: what each category adds to the union of the categories before it.
@@ -163,8 +164,8 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
 
     m: dict[str, object] = {}
     unknown: dict[str, str] = {}
-    memcpy_ns = sum(breakdown[c] for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"))
-    copy_union = length(union(*(sets[c] for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"))))
+    memcpy_ns = sum(breakdown[c] for c in COPY_CATEGORIES)
+    copy_union = length(union(*(sets[c] for c in COPY_CATEGORIES)))
     m.update(
         window_ns=window, kernel_ns=breakdown["kernel"], memcpy_htod_ns=breakdown["memcpy_htod"], memcpy_dtoh_ns=breakdown["memcpy_dtoh"],
         memcpy_dtod_ns=breakdown["memcpy_dtod"], memcpy_other_ns=breakdown["memcpy_other"], memset_ns=breakdown["memset"],
@@ -176,7 +177,7 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
         # Judged against what could overlap at most: the shorter of kernel time and copy time.
         overlap_achieved_pct=pct(copy_union - memcpy_ns, min(busy["kernel"], copy_union)),
     )
-    copy_time = {c: breakdown[c] for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other")}
+    copy_time = {c: breakdown[c] for c in COPY_CATEGORIES}
     dominant = max(copy_time, key=lambda c: copy_time[c])
     m["dominant_copy"] = COPY_LABELS[dominant] if copy_time[dominant] > 0 else None
     m["dominant_copy_ns"] = copy_time[dominant]
@@ -261,12 +262,12 @@ def analyze_active(data: TimelineData) -> Timeline:
 
 
 def analyze_steady(data: TimelineData, steps: Steps, whatif_options=None) -> tuple[TimelineData, Timeline] | None:
-    """The steady steps of ``data``: what was launched in them (ncuwrap.timeline.steps.steady_data) and its
+    """The steady steps of ``data``: what was launched in them (:meth:`Steps.steady_data`) and its
     analysis over their window, with the steps replayed on their dependency graph (ncuwrap.timeline.whatif);
     None when they launched no kernel (then the whole capture is analysed)."""
     from ncuwrap.timeline.whatif.predict import predict
 
-    steady = steady_data(data, steps)
+    steady = steps.steady_data(data)
     if not len(steady.kernels):
         return None
     timeline = analyze(steady, span=(steps.steady_start_ns, steps.steady_end_ns), steps=steps)
@@ -436,7 +437,7 @@ def _copies(copies: Events, m: dict, host_unknown: str | None, unknown: dict, wi
     nbytes = _bytes(copies)
     pageable = np.asarray(copies["pageable"], dtype=float) == 1.0
     stats = []
-    for category in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other"):
+    for category in COPY_CATEGORIES:
         rows = copies["category"] == category
         if not rows.any():
             continue

@@ -103,7 +103,7 @@ def capture(program: list[str], run_dir: Path, *, force: bool = False, rules: Ru
     report's verdicts to join for the what-if (ncuwrap.timeline.kernel_join.DiagnosedKernels).
     Raises KeyboardInterrupt after a Ctrl-C (nsys and the program are stopped; the log is kept)."""
     from ncuwrap.timeline.metrics import TIMELINE
-    from ncuwrap.timeline import sqlite
+    from ncuwrap.timeline import readers
     from ncuwrap.timeline.diagnosis import diagnose_data
 
     from ncuwrap import ruleset
@@ -136,6 +136,6 @@ def capture(program: list[str], run_dir: Path, *, force: bool = False, rules: Ru
     exported = nsysrep.export_sqlite(report, run_dir / f"{STEM}.sqlite", nsys=exe)
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"$ {shlex.join(nsysrep.export_argv(exe, report, run_dir / f'{STEM}.sqlite'))}\n")
-    data = sqlite.read(exported)
+    data, _ = readers.read(exported)  # the export: read as any nsys export is; the source named is the report
     diagnosis = diagnose_data(data, rule_set, source_path=str(report), kind="nsys-rep", timeline=timeline, kernels=kernels)
     return Capture(run_dir=run_dir, report=report, sqlite=exported, log=log, diagnosis=diagnosis, data=data)

@@ -23,7 +23,7 @@ from ncuwrap.core.display import Displayed, short_path
 from ncuwrap.core.errors import InputError
 from ncuwrap.core.numbers import clean
 from ncuwrap.core.rules_choice import RulesChoice
-from ncuwrap.timeline.diagnosis import TimelineDiagnosis
+from ncuwrap.timeline.verdict import TimelineDiagnosis
 from ncuwrap.timeline.model import CATEGORIES, CATEGORY_LABELS, KernelStats
 from ncuwrap.timeline.options import TimelineOptions
 
@@ -345,8 +345,7 @@ def compare_timelines(before: TimelineDiagnosis, after: TimelineDiagnosis, *, th
     else:
         period = Change("window_ns", "traced window", float(before.window_ns), float(after.window_ns), "ns")
         median_period = None
-        busy = lambda d: float(d.window_ns - d.timeline.breakdown_ns["idle"])  # noqa: E731
-        gpu_work = Change("gpu_busy_ns", "GPU busy", busy(before), busy(after), "ns")
+        gpu_work = Change("gpu_busy_ns", "GPU busy", float(before.timeline.gpu_busy_ns), float(after.timeline.gpu_busy_ns), "ns")
     end_to_end = Change("capture_ns", "whole capture", float(_span(before)), float(_span(after)), "ns")
     untraced = None
     tb, ta = before.timeline.tracer, after.timeline.tracer
@@ -403,7 +402,7 @@ def compare_timeline_files(before: str | Path, after: str | Path, rules: RulesCh
                            timeline: TimelineOptions = TimelineOptions(), **options) -> TimelineCompare:
     """Diagnose two captures (.sqlite, .sqlite.gz, .nsys-rep) with the same rules (``rules``), their steps
     found as ``timeline`` says, and compare them."""
-    from ncuwrap.timeline.pipeline import Diagnosing
+    from ncuwrap.timeline.diagnosis import Diagnosing
 
     check_threshold(options.get("threshold_pct", DEFAULT_THRESHOLD_PCT))  # before any work
     # The two captures are read side by side (each in a child, where the platform forks).

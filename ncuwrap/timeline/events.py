@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-# An op's shapes text (ncuwrap.timeline.kineto, pytorch_nvtx) longer than this is not kept (a torch.cat of a
+# An op's shapes text (ncuwrap.timeline.readers.kineto_json, pytorch_nvtx) longer than this is not kept (a torch.cat of a
 # thousand tensors writes ~20 kB): a hostile capture cannot fill memory with distinct texts.
 MAX_SHAPES_BYTES = 64 << 10
 

@@ -1,6 +1,6 @@
 """Which op and which line of the user's Python code launched each hot kernel, and where the host's
 time goes by user function: from the ``ops`` and ``frames`` tables of a capture
-(:class:`~ncuwrap.timeline.sqlite.TimelineData`; nsys fills ``ops`` from ``--pytorch=autograd-nvtx``,
+(:class:`~ncuwrap.timeline.model.TimelineData`; nsys fills ``ops`` from ``--pytorch=autograd-nvtx``,
 a torch.profiler trace both). Nothing here is computed without them.
 
 How a kernel is traced back, launch by launch (the launching CUDA call is found by the kernel's
@@ -45,7 +45,7 @@ import numpy as np
 
 from ncuwrap.timeline.events import Events
 from ncuwrap.timeline.model import FIRST_LINE, HostTime, LaunchedFrom
-from ncuwrap.timeline.steps import LaunchIndex, categories_of
+from ncuwrap.timeline.launches import LaunchIndex, categories_of
 
 STACK = "stack at launch"
 BACKWARD = "forward op of a backward kernel"
@@ -139,7 +139,7 @@ def _innermost(s: np.ndarray, e: np.ndarray, at: np.ndarray) -> np.ndarray:
 # -- kernels ---------------------------------------------------------------------------------------
 
 @dataclass
-class Launches:
+class KernelOrigins:
     """Per kernel row: the op (a code into the ops' names), the forward op of a backward one, the user
     frame (a code into the frames' names), all -1 where unknown, and how (an index into VIA)."""
 
@@ -194,7 +194,7 @@ def op_rows(data, kernels: Events) -> OpRows:
     return out
 
 
-def trace(data, kernels: Events) -> Launches:
+def trace(data, kernels: Events) -> KernelOrigins:
     """Each kernel of ``kernels`` (rows of ``data.kernels``) traced back: its op, forward op, user frame and how."""
     n = len(kernels)
     op = np.full(n, -1, dtype=np.int64)
@@ -203,7 +203,7 @@ def trace(data, kernels: Events) -> Launches:
     via = np.full(n, VIA.index(UNKNOWN), dtype=np.int64)
     api = data.api
     if api is None or not len(api) or "correlation" not in kernels:
-        return Launches(op, forward, frame, via)
+        return KernelOrigins(op, forward, frame, via)
     rows = op_rows(data, kernels)
     known = np.flatnonzero(rows.call >= 0)
     at = np.asarray(api["start"], dtype=np.int64)[rows.call[known]]
@@ -236,7 +236,7 @@ def trace(data, kernels: Events) -> Launches:
         frame[known] = np.where(hit >= 0, f_names.codes[mine[np.clip(hit, 0, None)]], -1)
         if ops is None:
             via[known] = np.where(hit >= 0, VIA.index(STACK), VIA.index(UNKNOWN))
-    return Launches(op, forward, frame, via)
+    return KernelOrigins(op, forward, frame, via)
 
 
 def forward_op(seq: np.ndarray, start: np.ndarray, forward: np.ndarray, want_seq: np.ndarray, before: np.ndarray) -> np.ndarray:

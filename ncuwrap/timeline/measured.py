@@ -33,7 +33,7 @@ class Measured:
 
 
 def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = TimelineOptions(), kernels=None) -> Measured:
-    """The steps of ``data`` (a read capture: ncuwrap.timeline.sqlite.TimelineData; how they are found:
+    """The steps of ``data`` (a read capture: ncuwrap.timeline.model.TimelineData; how they are found:
     ``timeline``) and the analysis of its steady steps, else of the whole capture. ``kernels``: a kernel
     report's verdicts (ncuwrap.timeline.kernel_join.DiagnosedKernels), joined here to the capture's kernels
     for the what-if's faster_kernel."""
@@ -87,9 +87,9 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
 def measure_file(path: str | Path, timeline: TimelineOptions = TimelineOptions(), kernels=None) -> Measured:
     """Read a capture file (.sqlite, .sqlite.gz, .nsys-rep; ``timeline.nsys`` exports a .nsys-rep) and measure it
     (``kernels``: as :func:`measure`)."""
-    from ncuwrap.timeline.files import read_timeline
+    from ncuwrap.timeline import readers
 
-    data, kind = read_timeline(path, nsys=timeline.nsys)
+    data, kind = readers.read(path, nsys=timeline.nsys)
     return measure(data, kind=kind, source_path=str(path), timeline=timeline, kernels=kernels)
 
 

@@ -1,23 +1,120 @@
-"""What the analysis of a timeline measured (:class:`Timeline`), typed, with the JSON form of its parts.
+"""The timeline model: a capture as read (:class:`TimelineData`, :class:`RunInfo`), the vocabulary of its events
+(the GPU work's categories, a copy's by its direction, with their labels, glyphs and colours), and what the
+analysis measured (:class:`Timeline`), typed, with the JSON form of its parts.
 
-Times are integers in ns, percentages are of the traced window unless named otherwise. The verdict of
-the rules is added by :mod:`ncuwrap.timeline.diagnosis`.
+Every reader (:mod:`ncuwrap.timeline.readers`) gives a :class:`TimelineData`; every later stage and every
+renderer takes its names of categories from here. Times are integers in ns, percentages are of the traced
+window unless named otherwise. The verdict of the rules is added by :mod:`ncuwrap.timeline.diagnosis`.
+This module imports no numpy (the readers' registry, which the command line asks first, names its types).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ncuwrap.core import numbers
 from ncuwrap.core.numbers import clean
 
+if TYPE_CHECKING:
+    from ncuwrap.core.peaks import DeviceFacts
+    from ncuwrap.timeline.events import Events
+
+# --- the event vocabulary ------------------------------------------------------------------------------------
+
+# A copy's category, by its direction.
+COPY_CATEGORIES = ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other")
 # The breakdown's categories, in attribution order (see analysis.breakdown).
-CATEGORIES = ("kernel", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other", "memset", "idle")
+CATEGORIES = ("kernel", *COPY_CATEGORIES, "memset", "idle")
 CATEGORY_LABELS = {"kernel": "kernels", "memcpy_htod": "H2D copies", "memcpy_dtoh": "D2H copies", "memcpy_dtod": "D2D copies",
                    "memcpy_other": "other copies", "memset": "memsets", "idle": "GPU idle"}
+# A copy's direction in a short label (the copies' table, the gaps' neighbours).
+COPY_LABELS = {"memcpy_htod": "H2D", "memcpy_dtoh": "D2H", "memcpy_dtod": "D2D", "memcpy_other": "other copies"}
+# Copy categories of the breakdown, by CUDA memcpy kind (CUPTI's CUpti_ActivityMemcpyKind, which
+# nsys keeps in ENUM_CUDA_MEMCPY_OPER): the direction decides the category; arrays count as device
+# memory, peer-to-peer and unified device-to-device copies as device-to-device.
+COPY_CATEGORY_BY_NAME = {
+    "HTOD": "memcpy_htod", "HTOA": "memcpy_htod", "UVM_HTOD": "memcpy_htod",
+    "DTOH": "memcpy_dtoh", "ATOH": "memcpy_dtoh", "UVM_DTOH": "memcpy_dtoh",
+    "DTOD": "memcpy_dtod", "ATOA": "memcpy_dtod", "ATOD": "memcpy_dtod", "DTOA": "memcpy_dtod",
+    "PTOP": "memcpy_dtod", "UVM_DTOD": "memcpy_dtod",
+    "HTOH": "memcpy_other", "UNKNOWN": "memcpy_other",
+}
+# A rank's breakdown (ncuwrap.timeline.ranks.model) splits kernels into compute (drawn as kernels are) and
+# exposed NCCL communication. How the renderers draw each category: a glyph in the text bar, a colour in
+# the pictures, a style in the terminal.
+GLYPHS = {"kernel": "#", "compute": "#", "nccl": "%", "memcpy_htod": ">", "memcpy_dtoh": "<", "memcpy_dtod": "=", "memcpy_other": "~",
+          "memset": "-", "idle": "."}
+COLORS = {"kernel": "#4e79a7", "compute": "#4e79a7", "nccl": "#edc948", "memcpy_htod": "#f28e2b", "memcpy_dtoh": "#e15759",
+          "memcpy_dtod": "#76b7b2", "memcpy_other": "#b07aa1", "memset": "#59a14f", "idle": "#d4d0cc"}
+TERMINAL_STYLES = {"kernel": "blue", "compute": "blue", "nccl": "yellow", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red",
+                   "memcpy_dtod": "cyan", "memcpy_other": "magenta", "memset": "green", "idle": "bright_black"}
 API_CATEGORIES = ("launch", "sync", "malloc", "memcpy", "memset", "other")
 
+# --- a capture as read ---------------------------------------------------------------------------------------
+
+# A kernel table's launch configuration columns (-1: the capture does not say).
+LAUNCH_DIMS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
+
+
+@dataclass
+class TimelineData:
+    """The raw events of one capture, one table of columns per kind; times in ns on the capture's clock.
+    Every timeline reader (ncuwrap.timeline.readers) gives one, whatever wrote the file."""
+
+    path: Path
+    kernels: Events  # start, end, name, demangled, mangled, device, stream, correlation, gridX..blockZ (-1: unknown)
+    copies: Events  # start, end, bytes, category, direction, host_kind, pageable, device, stream, correlation
+    memsets: Events  # start, end, bytes, device, stream, correlation
+    api: Events | None  # start, end, name, tid, correlation (None: the CUDA API was not traced)
+    nsys_version: str | None = None
+    export_schema: str | None = None
+    device: str | None = None
+    notes: list[str] = field(default_factory=list)  # what was missing and how it was read
+    unknown: dict[str, str] = field(default_factory=dict)  # quantity group -> why it is unknown
+    nvtx: Events | None = None  # NVTX ranges: start, end, name, tid (None: no NVTX_EVENTS table); the steps are among them
+    # What launched the kernels (ncuwrap.timeline.launched_from), None where the capture does not hold it:
+    # ops: start, end, name, tid, seq (autograd sequence number), fwd_tid (the forward thread of a backward op),
+    #   external_id (the id Kineto gives the op's launches too) (-1: none), and from Kineto user (a
+    #   record_function range); nsys's autograd-nvtx ranges (ncuwrap.timeline.readers.pytorch_nvtx) or Kineto's cpu_op;
+    # frames: Python frames (Kineto only): start, end, name ("file.py(first line): function"), tid, python_id, parent_id.
+    ops: Events | None = None
+    frames: Events | None = None
+    # Read only for a multi-rank analysis (``read(path, ranks=True)``):
+    run: RunInfo | None = None  # what identifies the run the capture belongs to
+    launch_index: object = field(default=None, repr=False, compare=False)  # ncuwrap.timeline.launches.api_starts' cache
+    # The program that wrote the file, as the reports name it ("nsys 2025.3.2.0", "PyTorch profiler (Kineto)");
+    # None: the reader's declared producer (ncuwrap.timeline.readers).
+    producer: str | None = None
+    # The host's waits for other processes (start, end, tid: OS runtime calls, ncuwrap.timeline.readers.nsys_sqlite.BLOCKING_CALLS); None:
+    # not traced (nsys without --trace=osrt, a PyTorch profiler trace).
+    host_waits: Events | None = None
+    # What the capture says of its GPU (SMs, clock, memory bandwidth, compute capability; None: nothing), for the
+    # peaks the op limits compare with (ncuwrap.core.peaks).
+    gpu: DeviceFacts | None = None
+
+
+def launch_dims(frame: Events, row: int, what: str) -> list[int] | None:
+    """The grid or block (``what``) of row ``row`` of a kernel table; None where the export does not say."""
+    columns = [f"{what}{axis}" for axis in "XYZ"]
+    if not all(c in frame for c in columns):
+        return None
+    values = [int(frame[c][row]) for c in columns]
+    return None if min(values) < 0 else values
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the export says about the captured run: a set of rank reports must agree on the program and
+    start at about the same time (None: the export does not say)."""
+
+    hostname: str | None
+    command: str | None  # the launched program (META_DATA_CAPTURE PROCESS_0:COMMAND)
+    start_utc_ns: int | None  # the session's start, ns since the epoch (TARGET_INFO_SESSION_START_TIME)
+
+
+# --- what the analysis measured ------------------------------------------------------------------------------
 
 pct = numbers.pct  # a share of the window, of a step's period...
 
@@ -206,6 +303,16 @@ class Timeline:
     @property
     def window_ns(self) -> int:
         return self.window_end_ns - self.window_start_ns
+
+    @property
+    def idle_ns(self) -> int:
+        """The window's time with no GPU work at all."""
+        return self.breakdown_ns["idle"]
+
+    @property
+    def gpu_busy_ns(self) -> int:
+        """The window's time with some GPU work (any kernel, copy or memset): all of it but :attr:`idle_ns`."""
+        return self.window_ns - self.idle_ns
 
     def top_kernels(self, n: int = 10) -> tuple[KernelStats, ...]:
         return self.kernels[:n]

@@ -48,7 +48,7 @@ def export_argv(nsys: str, report: Path, output: Path) -> list[str]:
     return [nsys, "export", "--type", "sqlite", "--output", str(output), "--force-overwrite", "true", str(report)]
 
 
-# For a Python program, PyTorch's ops as NVTX ranges on the thread that runs them (ncuwrap.timeline.pytorch_nvtx):
+# For a Python program, PyTorch's ops as NVTX ranges on the thread that runs them (ncuwrap.timeline.readers.pytorch_nvtx):
 # what ties each top kernel to its op, and a backward kernel to its forward op (ncuwrap.timeline.launched_from).
 # Its cost, measured on the H200 (tests/data/h200_ncuwrap/kineto/cost_*.log, each program's steady step median,
 # two runs): a GPU-bound GPT training step 28.07/28.48 ms under nsys's default trace, 28.21/28.17 ms with it (no

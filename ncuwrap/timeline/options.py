@@ -10,6 +10,9 @@ from ncuwrap.core.errors import OptionError
 # How a capture's steps are found (--steps): NVTX ranges, else by repetition (auto); NVTX ranges only
 # (marked); none (the window from the first GPU work to the last is judged).
 FIND_CHOICES = ("auto", "marked", "none")
+# The NVTX ranges that mark a step by default (--step-range sets another): a range named step, train_step,
+# step 12, or torch.profiler's ProfilerStep#12 (ncuwrap.timeline.steps says how they are matched).
+STEP_PATTERN = r"(?i)(?:^|[^a-z.])step(?:[^a-z]|$)|^ProfilerStep#"
 
 
 @dataclass(frozen=True)
@@ -36,15 +39,11 @@ class TimelineOptions:
         if self.warmup is not None and self.warmup < 0:
             raise OptionError(f"--warmup must be 0 or more (got {self.warmup})")
         if self.step_range is not None:  # a pattern RE2 refuses is said before any capture is read
-            from ncuwrap.timeline.steps import check_pattern  # numpy: not before a child is forked, unless needed
-
             check_pattern(self.step_range)
 
     @property
     def pattern(self) -> str:
-        """The step pattern in use (``step_range``, else ncuwrap.timeline.steps.STEP_PATTERN)."""
-        from ncuwrap.timeline.steps import check_pattern
-
+        """The step pattern in use (``step_range``, else :data:`STEP_PATTERN`)."""
         return check_pattern(self.step_range)
 
     @property
@@ -52,3 +51,14 @@ class TimelineOptions:
         """The step options given, by flag (``--nsys-path`` apart: :attr:`nsys`), for messages that refuse them."""
         given = (("--step-range", self.step_range is not None), ("--warmup", self.warmup is not None), ("--steps", self.steps != "auto"))
         return tuple(flag for flag, value in given if value)
+
+
+def check_pattern(pattern: str | None) -> str:
+    """The step pattern to use (``pattern`` checked, or the default). RE2, as -k: NVTX names come from
+    the capture, and a backtracking engine on a hostile pattern runs for minutes."""
+    if pattern is None:
+        return STEP_PATTERN
+    from ncuwrap.core.kernel_filter import compile_filter  # RE2: not before a child is forked, unless needed
+
+    compile_filter(pattern, "--step-range", "NVTX range name of a step")
+    return pattern

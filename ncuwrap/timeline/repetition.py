@@ -56,6 +56,7 @@ from functools import cached_property
 import numpy as np
 
 from ncuwrap.core.numbers import median, percentile
+from ncuwrap.timeline.model import CATEGORY_LABELS, COPY_CATEGORIES
 
 MIN_STEPS = 3
 MAX_WINDOW = 1 << 18  # launches the period is looked for in (a step of more launches than a third of this is not found)
@@ -68,7 +69,7 @@ NOISE_SIGMAS = 5.0
 # The loop found must hold this share of the capture's kernel time, else the steps are also looked for by
 # kernel class (ncuwrap.timeline.shape_loops), which wins where its loop holds more kernel time.
 EXPLAINS = 0.5
-COPY_KINDS = {"memcpy_htod": "H2D copies", "memcpy_dtoh": "D2H copies", "memcpy_dtod": "D2D copies", "memcpy_other": "other copies"}
+COPY_KINDS = {c: CATEGORY_LABELS[c] for c in COPY_CATEGORIES}  # a copy launch's token, with its label
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ the warm-up apart from the steady state. A program is judged by its steady steps
 over its start-up (imports, CUDA and library initialisation, building the model) and warm-up (lazy
 module loading, autotuning, allocator growth), which can take seconds against milliseconds a step.
 
-- **Steps** are the NVTX ranges whose name matches the step pattern (default :data:`STEP_PATTERN`: a
+- **Steps** are the NVTX ranges whose name matches the step pattern (default :data:`ncuwrap.timeline.options.STEP_PATTERN`: a
   range named ``step``, ``train_step``, ``step 12`` or PyTorch's ``ProfilerStep#12``; ``--step-range``
   sets another) that lie inside no other matching range.
 - **A step's GPU work** is what was *launched* in it: each kernel, copy, memset (and CUDA graph
@@ -29,7 +29,6 @@ module loading, autotuning, allocator growth), which can take seconds against mi
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -37,24 +36,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncuwrap.core.errors import InputError
-from ncuwrap.core.kernel_filter import compile_filter, search_all
-from ncuwrap.timeline.events import Events, Labels
+from ncuwrap.core.kernel_filter import search_all
+from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import median
+from ncuwrap.timeline.launches import (LAUNCH_PREFIXES, SYNC_CALLS, api_starts, categories_of, group_heads, launch_time, merge_intervals,
+                                      text_is, traced_span, window_data)
 from ncuwrap.timeline.model import pct
+from ncuwrap.timeline.options import STEP_PATTERN
 
 # "step" as a word, not after a dot: PyTorch's own ranges ("Optimizer.step#AdamW.step", recorded by
 # torch.profiler and nsys --pytorch) are an optimizer's step inside the iteration, not the iteration.
-STEP_PATTERN = r"(?i)(?:^|[^a-z.])step(?:[^a-z]|$)|^ProfilerStep#"
 FOUND_NAME = "found by repetition"
 WARMUP_FACTOR = 1.5
 # A host that starts a step while the GPU still has this much of the earlier steps' work to run is ahead of
 # the GPU, which sets the pace (a step ending in a few microseconds of trailing work is still the host's).
 QUEUED_NS = 50_000
 CUT_LAST_BELOW = 0.5  # a found loop's last step shorter than this times the median step is cut short (Steps.cut_last)
-# CUDA calls by kind (names without their version suffix), for the steps and ncuwrap.timeline.analysis.
-LAUNCH_PREFIXES = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch")
-SYNC_CALLS = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
-                        "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"})
 
 
 @dataclass(frozen=True)
@@ -156,6 +153,21 @@ class Steps:
             return self.steady[0].start_ns, self.records[-1].start_ns
         return self.steady[0].start_ns, max(last.end_ns, last.start_ns) + 1
 
+    def steady_data(self, data):
+        """``data`` keeping the CUDA calls the host made in the steady steps and the GPU work they launched (placed
+        by its own start where its launch is not traced), whole: work that runs on after the window is kept, and
+        calls made before it (a host that runs ahead launches a step's work before the GPU begins it). What the
+        analysis of the steady steps reads (ncuwrap.timeline.analysis.analyze_steady)."""
+        return window_data(data, *self.steady_launch_span)
+
+    def work_by_step(self, data, frame: Events) -> np.ndarray:
+        """Per step, the union of the intervals of ``frame``'s GPU events (a subset of ``data``'s kernels,
+        say) launched in it."""
+        starts = np.array([r.start_ns for r in self.records], dtype=np.int64)
+        ends = np.array([r.end_ns for r in self.records], dtype=np.int64)
+        which = _step_of(launch_time(frame, api_starts(data)), starts, ends)
+        return _union_by_group(which, np.asarray(frame["start"], dtype=np.int64), np.asarray(frame["end"], dtype=np.int64), starts.size)
+
     @property
     def paced_by(self) -> str:
         """'gpu' where most steady steps have their pace set by the GPU (the host runs ahead), else 'host'."""
@@ -229,26 +241,6 @@ def _round(value):
     return round(float(value), 4)
 
 
-def categories_of(names) -> Labels:
-    """An event table's name column as labels (the reader's already are: ncuwrap.timeline.sqlite)."""
-    return names if isinstance(names, Labels) else Labels.of(names)
-
-
-def text_is(names, test) -> np.ndarray:
-    """``test`` of each row's text, asked once per distinct text (a capture repeats its names millions
-    of times)."""
-    return categories_of(names).test(test)
-
-
-def check_pattern(pattern: str | None) -> str:
-    """The step pattern to use (``pattern`` checked, or the default). RE2, as -k: NVTX names come from
-    the capture, and a backtracking engine on a hostile pattern runs for minutes."""
-    if pattern is None:
-        return STEP_PATTERN
-    compile_filter(pattern, "--step-range", "NVTX range name of a step")
-    return pattern
-
-
 def ranges(nvtx: Events | None, pattern: str = STEP_PATTERN) -> tuple[str, np.ndarray, np.ndarray] | None:
     """The steps among ``nvtx``'s ranges (name, starts, ends, in time order): matching ranges inside no
     other matching range; None when none matches."""
@@ -274,59 +266,6 @@ def ranges(nvtx: Events | None, pattern: str = STEP_PATTERN) -> tuple[str, np.nd
     return str(name), starts[outer], np.maximum(ends[outer], starts[outer])
 
 
-class LaunchIndex:
-    """correlationId -> a value of the events with it, as sorted arrays: by default the start of the CUDA
-    call with it (the first, if an export repeats one); ``reduce`` picks another (np.maximum of kernel
-    ends: the last). A capture holds millions of calls, and a hash map of them costs more than their columns."""
-
-    def __init__(self, correlation: np.ndarray, values: np.ndarray, reduce=np.minimum):
-        known = ~np.isnan(correlation) if correlation.dtype.kind == "f" else np.ones(correlation.size, dtype=bool)
-        ids, values = correlation[known].astype(np.int64), values[known]
-        order = np.argsort(ids, kind="stable")
-        ids, values = ids[order], values[order]
-        heads = _heads(ids)
-        self.ids = ids[heads]
-        self.values = reduce.reduceat(values, heads) if ids.size else values
-
-    def lookup(self, correlation) -> np.ndarray:
-        """The value of each correlationId (float, NaN where no event has it)."""
-        correlation = np.asarray(correlation, dtype=float)
-        out = np.full(correlation.size, np.nan)
-        if not self.ids.size:
-            return out
-        known = ~np.isnan(correlation)
-        wanted = correlation[known].astype(np.int64)
-        at = np.clip(np.searchsorted(self.ids, wanted), 0, self.ids.size - 1)
-        hit = self.ids[at] == wanted
-        found = np.full(wanted.size, np.nan)
-        found[hit] = self.values[at[hit]]
-        out[known] = found
-        return out
-
-
-def launch_time(frame: Events, api_start: LaunchIndex | None) -> np.ndarray:
-    """When each GPU event of ``frame`` was launched: its launching CUDA call's start (by correlationId),
-    else (launch not traced) the event's own start."""
-    own = np.asarray(frame["start"], dtype=np.int64)
-    if api_start is None or "correlation" not in frame or not len(frame):
-        return own
-    at = api_start.lookup(np.asarray(frame["correlation"], dtype=float))
-    return np.where(np.isnan(at), own, at).astype(np.int64)
-
-
-def api_starts(data) -> LaunchIndex | None:
-    """The launches of ``data``'s CUDA calls by correlationId (None: no call has one); made once per API frame."""
-    api = data.api
-    if api is None or not len(api) or np.isnan(np.asarray(api["correlation"], dtype=float)).all():
-        return None
-    cached = getattr(data, "launch_index", None)
-    if cached is not None and cached[0] is api:
-        return cached[1]
-    index = LaunchIndex(np.asarray(api["correlation"]), np.asarray(api["start"], dtype=np.int64))
-    data.launch_index = (api, index)
-    return index
-
-
 def _step_of(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The index of the step each time falls in ([start, end)), -1 for none."""
     at = (np.searchsorted(starts, times, side="right") - 1).astype(np.int32)  # steps number far below 2**31
@@ -346,7 +285,7 @@ def _union_by_group(groups: np.ndarray, s: np.ndarray, e: np.ndarray, n: int) ->
     if (groups[1:] < groups[:-1]).any() or ((s[1:] < s[:-1]) & (groups[1:] == groups[:-1])).any():
         order = np.lexsort((s, groups))
         groups, s, e = groups[order], s[order], e[order]
-    heads = _heads(groups)
+    heads = group_heads(groups)
     # Each group moved past the one before it (its times from its own first start, plus the widths of
     # the groups before), so that one running maximum over all of them never reaches back a group.
     base = s[heads]
@@ -371,16 +310,9 @@ def _union_by_group(groups: np.ndarray, s: np.ndarray, e: np.ndarray, n: int) ->
 
 def _add_by_group(out: np.ndarray, groups: np.ndarray, values: np.ndarray) -> np.ndarray:
     """``out`` plus each group's sum of ``values`` (integers, exactly; groups sorted)."""
-    heads = _heads(groups)
+    heads = group_heads(groups)
     out[groups[heads]] += np.add.reduceat(values, heads)
     return out
-
-
-def _heads(groups: np.ndarray) -> np.ndarray:
-    """Where each run of equal values of ``groups`` begins."""
-    first = np.ones(groups.size, dtype=bool)
-    first[1:] = groups[1:] != groups[:-1]
-    return np.flatnonzero(first)
 
 
 def _union_length(s: np.ndarray, e: np.ndarray) -> int:
@@ -473,7 +405,7 @@ def measure(data, pattern: str = STEP_PATTERN, warmup: int | None = None, find: 
 
 def _host_waits(data, starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
     """Per host step [lo, hi), the time the step's thread (the one that makes the first CUDA call of most steps)
-    spent waiting for other processes (ncuwrap.timeline.sqlite.BLOCKING_CALLS); None where they were not traced
+    spent waiting for other processes (ncuwrap.timeline.readers.nsys_sqlite.BLOCKING_CALLS); None where they were not traced
     (or the CUDA API was not)."""
     waits, api = getattr(data, "host_waits", None), data.api
     if waits is None or api is None or not len(api):
@@ -509,25 +441,6 @@ def _beginnings(starts: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np
         done[1:] = np.maximum.accumulate(gpu_end[:-1])
     begin = np.maximum(starts, done)
     return begin, done > starts + QUEUED_NS  # (no subtraction: "none before" is the smallest int64)
-
-
-def merge_intervals(starts, ends) -> tuple[np.ndarray, np.ndarray]:
-    """The union of intervals [start, end) as sorted, disjoint intervals."""
-    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
-    if starts.size == 0:
-        return starts, ends
-    if (starts[1:] >= starts[:-1]).all():  # events come sorted by start: no sort (the order of equal starts does not matter)
-        s, e = starts, ends
-    else:
-        order = np.lexsort((ends, starts))
-        s, e = starts[order], ends[order]
-    reach = np.maximum.accumulate(e)
-    first = np.empty(s.size, dtype=bool)
-    first[0] = True
-    first[1:] = s[1:] > reach[:-1]
-    heads = np.flatnonzero(first)
-    tails = np.append(heads[1:] - 1, s.size - 1)
-    return s[heads], reach[tails]
 
 
 def _covered_in(merged: tuple[np.ndarray, np.ndarray], lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -634,21 +547,6 @@ def _call_end(data, correlation: float, default: int) -> int:
     return max(default, int(np.asarray(data.api["end"], dtype=np.int64)[at].max())) if at.size else default
 
 
-def work_by_step(data, frame: Events, steps: Steps) -> np.ndarray:
-    """Per step, the union of the intervals of ``frame``'s GPU events (a subset of ``data``'s kernels,
-    say) launched in it."""
-    starts = np.array([r.start_ns for r in steps.records], dtype=np.int64)
-    ends = np.array([r.end_ns for r in steps.records], dtype=np.int64)
-    which = _step_of(launch_time(frame, api_starts(data)), starts, ends)
-    return _union_by_group(which, np.asarray(frame["start"], dtype=np.int64), np.asarray(frame["end"], dtype=np.int64), starts.size)
-
-
-def traced_span(data) -> tuple[int, int]:
-    """The first CUDA call or GPU activity's start and the last one's end (the capture's clock)."""
-    events = [f for f in (data.kernels, data.copies, data.memsets, data.api) if f is not None and len(f)]
-    return int(min(f["start"].min() for f in events)), int(max(f["end"].max() for f in events))
-
-
 def _warmup(period: np.ndarray, warmup: int | None, path) -> tuple[int, str]:
     n = period.size
     if warmup is not None:
@@ -671,60 +569,3 @@ def _warmup(period: np.ndarray, warmup: int | None, path) -> tuple[int, str]:
     ratio = f"slowest {slowest / reference:.1f}x" if reference > 0 else "the others take no time"  # steps of no length: hostile times
     return k, (f"{f'the first {k} steps take' if k > 1 else 'the first step takes'} more than {WARMUP_FACTOR:g}x the median period of "
                f"{after} ({reference / 1e6:.3g} ms; {ratio})")
-
-
-def active_window(data, launched: dict | None = None) -> tuple[int, int] | None:
-    """From the launch of the first GPU work to the end of the last (start-up and teardown left out);
-    None without GPU work. ``launched``: :func:`launch_times` of ``data``, where the caller has them."""
-    launched = launch_times(data) if launched is None else launched
-    frames = [(f, launched[name]) for name, f in _gpu_frames(data) if f is not None and len(f)]
-    if not frames:
-        return None
-    lo = min(int(t.min()) for _, t in frames)
-    hi = max(int(np.asarray(f["end"], dtype=np.int64).max()) for f, _ in frames)
-    return lo, max(hi, lo + 1)
-
-
-def _gpu_frames(data):
-    return (("kernels", data.kernels), ("copies", data.copies), ("memsets", data.memsets))
-
-
-def launch_times(data) -> dict:
-    """:func:`launch_time` of each GPU frame of ``data`` (kernels, copies, memsets; None where it has none),
-    each computed once for the window and the rows in it (a million launches' lookup is not free)."""
-    api_start = api_starts(data)
-    return {name: launch_time(f, api_start) if f is not None else None for name, f in _gpu_frames(data)}
-
-
-def steady_data(data, steps: Steps):
-    """``data`` keeping the CUDA calls the host made in its steady steps and the GPU work they launched (placed
-    by its own start where its launch is not traced), whole: work that runs on after the window is kept, and
-    calls made before it (a host that runs ahead launches a step's work before the GPU begins it)."""
-    return window_data(data, *steps.steady_launch_span)
-
-
-def window_data(data, lo: int, hi: int, launched: dict | None = None):
-    """``data`` keeping the CUDA calls that start in [lo, hi) and the GPU work they launched, as steady_data.
-    ``launched``: :func:`launch_times` of ``data``, where the caller has them."""
-    launched = launch_times(data) if launched is None else launched
-
-    def launched_in(name: str, frame):
-        if frame is None:
-            return None
-        t = launched[name]
-        return _rows(frame, (t >= lo) & (t < hi))
-
-    api = None
-    if data.api is not None:  # sorted by start: the calls of the window are one run of rows
-        first, last = np.searchsorted(data.api["start"], [lo, hi], side="left")
-        api = data.api.rows(slice(int(first), int(last)))
-    return dataclasses.replace(data, kernels=launched_in("kernels", data.kernels), copies=launched_in("copies", data.copies),
-                               memsets=launched_in("memsets", data.memsets), api=api)
-
-
-def _rows(frame: Events, keep: np.ndarray) -> Events:
-    """``frame``'s rows where ``keep``; a single run of rows is a slice, not a copy."""
-    at = np.flatnonzero(keep)
-    if at.size and at[-1] - at[0] + 1 == at.size:
-        return frame.rows(slice(int(at[0]), int(at[-1]) + 1))
-    return frame.rows(keep)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 SAMPLE = """
 import resource, sys, time
-import ncuwrap.api, ncuwrap.timeline.diagnosis, ncuwrap.timeline.sqlite, pyarrow
+import ncuwrap.api, ncuwrap.timeline.verdict, ncuwrap.timeline.readers.nsys_sqlite, pyarrow
 try:
     import adbc_driver_manager, adbc_driver_sqlite
 except ImportError:

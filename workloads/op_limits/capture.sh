@@ -43,31 +43,33 @@
 # (clock.py: torch.profiler around the timed loop, record_shapes and with_stack). Each log holds the command
 # (lines starting '# ') and everything printed. A job is started only while the script has run less than
 # DEADLINE_S seconds (default 450; the ncu job also checks it before each program); skipped jobs are logged.
-# No `set -e`: every exit code is logged and the rest goes on. What comes back (at most 8 files): OUT_DIR/{early,pairs,matmul,nets,extra,ncu}.tar (the jobs' folders)
+# No `set -e` (workloads/common/preamble.sh): every exit code is logged and the rest goes on. What comes back (at most 8 files): OUT_DIR/{early,pairs,matmul,nets,extra,ncu}.tar (the jobs' folders)
 # and OUT_DIR/meta.tar (env.txt, clock.log, plain.jsonl, captured.jsonl, kineto.jsonl, calibrate.jsonl,
 # tracer_cost.jsonl, smoke.jsonl, ncu.jsonl, warm.jsonl), re-packed after every run.
 #
 # The ncu job's kernel ids: ncuwrap's own functions (ncuwrap.profile.pipeline._steady_times, top.plan,
 # ncu_argv, collection.plan_collection), run on this script's nsys captures by workloads/op_limits/ncu_top3.py
 # on a machine with ncuwrap installed, which prints the NCU_* lines below (between the markers).
-set -uo pipefail
 out=${1:?usage: capture.sh OUT_DIR [JOB...]}
 shift
 jobs=("$@")
 [[ ${#jobs[@]} -eq 0 ]] && jobs=(smoke captures calibrate mlp elementwise matmul transformer conv kineto_pairs tracer tracer2)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-nsys=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
-NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
-export LD_LIBRARY_PATH=$PWD/.devicelibs:${LD_LIBRARY_PATH:-}
-export PYTHONUNBUFFERED=1
+ncu_given=${NCU:-}
+# The shared set-up (set -uo pipefail, the carried wheels, PYTHONPATH, PYTHONUNBUFFERED, LD_LIBRARY_PATH, NSYS, the
+# work folder W=/tmp/op_limits_work, made empty); this script keeps its own log lines and packing (below: the
+# fixture's README quotes them) and its own ncu (the one on PATH).
+OUT=$out . workloads/common/preamble.sh op_limits_work
+nsys=$NSYS
+NCU=${ncu_given:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 unset CLOCK_TRACED
 deadline=${DEADLINE_S:-450}
-work=${WORK:-/tmp/op_limits_work}
-W=${CLOCK_PROGRAMS:-workloads/clock}   # the programs (overridable only to test this script with stubs)
+work=$W
+C=${CLOCK_PROGRAMS:-workloads/clock}   # the programs (overridable only to test this script with stubs)
 O=${OP_PROGRAMS:-workloads/op_limits}
 CAL=${CAL_PROGRAM:-workloads/whatif_calibration/calibrate.py}
-rm -rf "$work" && mkdir -p "$work/keep/meta" "$work/raw"
+mkdir -p "$work/keep/meta" "$work/raw"
 meta=$work/keep/meta
 t_start=$(date +%s.%N)
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(date +%s.%N)"; }
@@ -278,22 +280,22 @@ run_job() {
   case $1 in
     smoke) smoke ;;
     captures)  # the nsys captures ncu_top3.py needs, before everything else (elementwise --mode compiled: its job, once warm)
-      capture mlp mlp_train_fp32 $W/mlp_train.py --dtype fp32 --iters 5
-      capture mlp mlp_train_bf16 $W/mlp_train.py --dtype bf16 --iters 5
+      capture mlp mlp_train_fp32 $C/mlp_train.py --dtype fp32 --iters 5
+      capture mlp mlp_train_bf16 $C/mlp_train.py --dtype bf16 --iters 5
       capture matmul matmul_fp32 $O/matmul.py --dtype fp32 --iters 5
       capture matmul matmul_tf32 $O/matmul.py --dtype tf32 --iters 5
       capture matmul matmul_bf16 $O/matmul.py --dtype bf16 --iters 5
       capture matmul matmul_fp8 $O/matmul.py --dtype fp8 --iters 5
       capture transformer transformer $O/transformer.py --iters 5
       capture conv conv $O/conv.py --iters 5
-      capture elementwise elementwise_eager $W/elementwise.py --mode eager --iters 5
+      capture elementwise elementwise_eager $C/elementwise.py --mode eager --iters 5
       ;;
     calibrate)
       local r
       for r in 1 2 3; do traced_run calibrate calibrate.$r "" calibrate.jsonl python3 $CAL; done
       ;;
-    mlp) variants mlp $W/mlp_train.py 5 mlp_train_fp32 "--dtype fp32" mlp_train_bf16 "--dtype bf16" ;;
-    elementwise) variants elementwise $W/elementwise.py 5 elementwise_eager "--mode eager" elementwise_compiled "--mode compiled" ;;
+    mlp) variants mlp $C/mlp_train.py 5 mlp_train_fp32 "--dtype fp32" mlp_train_bf16 "--dtype bf16" ;;
+    elementwise) variants elementwise $C/elementwise.py 5 elementwise_eager "--mode eager" elementwise_compiled "--mode compiled" ;;
     matmul) variants matmul $O/matmul.py 5 matmul_fp32 "--dtype fp32" matmul_tf32 "--dtype tf32" matmul_bf16 "--dtype bf16" \
               matmul_fp8 "--dtype fp8" ;;
     kineto_fp8)  # the one Kineto trace of the matmul job that call 1 did not reach
@@ -305,18 +307,18 @@ run_job() {
       for r in 1 2 3; do plain conv conv "$r" $O/conv.py; done
       kineto conv conv $O/conv.py --iters 5 ;;
     kineto_pairs)
-      kineto kineto_pairs decode_eager $W/decode.py --mode eager --iters 16
-      kineto kineto_pairs decode_graph $W/decode.py --mode graph --iters 16
-      kineto kineto_pairs item_sync_item $W/item_sync.py --item --iters 10
-      kineto kineto_pairs item_sync_noitem $W/item_sync.py --noitem --iters 10
-      kineto kineto_pairs input_loop_pageable $W/input_loop.py --mode pageable --iters 10
-      kineto kineto_pairs input_loop_pinned $W/input_loop.py --mode pinned --iters 10
-      kineto kineto_pairs numpy_prep_workers0 $W/numpy_prep.py --workers 0 --iters 10
-      kineto kineto_pairs numpy_prep_workers6 $W/numpy_prep.py --workers 6 --iters 10
+      kineto kineto_pairs decode_eager $C/decode.py --mode eager --iters 16
+      kineto kineto_pairs decode_graph $C/decode.py --mode graph --iters 16
+      kineto kineto_pairs item_sync_item $C/item_sync.py --item --iters 10
+      kineto kineto_pairs item_sync_noitem $C/item_sync.py --noitem --iters 10
+      kineto kineto_pairs input_loop_pageable $C/input_loop.py --mode pageable --iters 10
+      kineto kineto_pairs input_loop_pinned $C/input_loop.py --mode pinned --iters 10
+      kineto kineto_pairs numpy_prep_workers0 $C/numpy_prep.py --workers 0 --iters 10
+      kineto kineto_pairs numpy_prep_workers6 $C/numpy_prep.py --workers 6 --iters 10
       ls -la "$work/keep/kineto_pairs" | tee -a "$meta/clock.log"
       ;;
     tracer|tracer2)  # tracer: plain, nvtx, shapes; tracer2: the same in reverse order
-      local tc=$W/tracer_cost.py ta=(--k 5000 --reps 2 --warmup 1000) r cfg order=(plain nvtx shapes)
+      local tc=$C/tracer_cost.py ta=(--k 5000 --reps 2 --warmup 1000) r cfg order=(plain nvtx shapes)
       [[ $1 == tracer2 ]] && order=(shapes nvtx plain)
       r=0; [[ $1 == tracer2 ]] && r=3
       for cfg in "${order[@]}"; do
@@ -335,7 +337,7 @@ run_job() {
       # Inductor's caches warm first (a fresh machine compiles cold, and its autotuning launches would shift the
       # launch that --kernel-id counts to from the one the warm capture ranked)
       if printf '%s\n' "${NCU_RUNS[@]}" | grep -q 'elementwise.py --mode compiled'; then
-        traced_run ncu elementwise_compiled_warm "" warm.jsonl python3 $W/elementwise.py --mode compiled --iters 5
+        traced_run ncu elementwise_compiled_warm "" warm.jsonl python3 $C/elementwise.py --mode compiled --iters 5
       fi
       local spec
       for spec in "${NCU_RUNS[@]}"; do

@@ -41,7 +41,7 @@ from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.profile import pipeline, top
 from ncuwrap.profile.collection import plan_collection
 from ncuwrap.profile.ncu_argv import NcuOptions, ncu_argv
-from ncuwrap.timeline import sqlite
+from ncuwrap.timeline.readers import nsys_sqlite
 from ncuwrap.timeline.capture import Capture
 from ncuwrap.timeline.diagnosis import diagnose_data
 from ncuwrap.timeline.metrics import TIMELINE
@@ -65,7 +65,7 @@ def plan_for(sqlite_gz: Path, extra: list[str]) -> dict:
         db = Path(tmp) / "capture.sqlite"
         with gzip.open(sqlite_gz, "rb") as src, open(db, "wb") as dst:
             shutil.copyfileobj(src, dst)
-        data = sqlite.read(db)
+        data = nsys_sqlite.read(db)
         diagnosis = diagnose_data(data, ruleset.chosen(RulesChoice(), TIMELINE), source_path=str(sqlite_gz), kind="nsys-rep",
                                   timeline=TimelineOptions())
         captured = Capture(run_dir=Path(tmp), report=db, sqlite=db, log=log, diagnosis=diagnosis, data=data)

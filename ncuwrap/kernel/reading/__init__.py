@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from ncuwrap.core import progress
 from ncuwrap.core.errors import InputError
-from ncuwrap.timeline import readers
 
 if TYPE_CHECKING:
     from ncuwrap.kernel.reading.model import Profile, RuleResult
@@ -34,10 +33,8 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'ncuwrap.kernel.reading' has no attribute {name!r}")
 
 
-__all__ = ["load", "kind_of", "is_document", "rule_results", "source_page", "Profile", "RuleResult", "Source", "META_COLUMNS"]
+__all__ = ["load", "report_kind", "is_document", "rule_results", "source_page", "Profile", "RuleResult", "Source", "META_COLUMNS"]
 
-# Every timeline reader's suffixes (.json among them: a PyTorch profiler trace where its first bytes say so).
-TIMELINE_SUFFIXES = readers.SUFFIXES
 # Told apart here, by suffix, so that asking a file's kind loads no diagnosis-document reader (numpy
 # among its imports) before a report's reader starts.
 DOCUMENT_SUFFIX = ".json"
@@ -48,12 +45,12 @@ def is_document(path: Path) -> bool:
     return path.name.lower().endswith(DOCUMENT_SUFFIX)
 
 
-def kind_of(path: Path) -> str:
-    """``ncu-rep``, ``ncu-csv``, ``timeline`` or ``document`` (a diagnosis document, ``diagnose --format
-    json``), from the suffix and, for .ncu-rep, a .json and a file of no known suffix, the file header."""
+def report_kind(path: Path) -> str | None:
+    """``ncu-rep``, ``ncu-csv`` or ``document`` (a diagnosis document, ``diagnose --format json``), from the
+    suffix and, for a file of no known suffix, the .ncu-rep header; None for none of them. Which kind of
+    input a file is among every kind ncuwrap reads (a timeline too) is :func:`ncuwrap.inputs.kind_of`'s,
+    above this wing and the timeline's."""
     name = path.name.lower()
-    if name.endswith(TIMELINE_SUFFIXES) and readers.takes(path):  # a .json only where it is a trace
-        return "timeline"
     if is_document(path):
         return "document"
     if name.endswith((".csv", ".csv.gz")):
@@ -63,9 +60,10 @@ def kind_of(path: Path) -> str:
     with path.open("rb") as fh:
         if fh.read(4) == NCU_REP_MAGIC:
             return "ncu-rep"
-    if readers.takes(path):  # a capture named without its suffix, known by its first bytes
-        return "timeline"
-    raise InputError(f"{path}: unknown file type; give a .ncu-rep, an ncu CSV export (.csv or .csv.gz), {readers.described()}")
+    return None
+
+
+NOT_A_REPORT = "give a .ncu-rep or an ncu CSV export (.csv or .csv.gz)"
 
 
 # Where a report file is checked before it is read: ncuwrap.core.fileio, beside the writing side (the rules
@@ -96,9 +94,9 @@ def start(path: str | Path, *, ncu: str | None = None, metrics=None) -> "Loading
     .ncu-rep's reader starts here, in a child process: a caller that starts it before importing the
     rest of the diagnosis (pandas among it) overlaps the two. Other inputs are read by ``result()``."""
     path = check_file(Path(path))
-    kind = kind_of(path)
-    if kind == "timeline":
-        raise InputError(f"{path}: an Nsight Systems timeline; diagnose it with 'ncuwrap diagnose' (timeline support) instead of as a kernel report")
+    kind = report_kind(path)
+    if kind is None:
+        raise InputError(f"{path}: not a kernel report; {NOT_A_REPORT} (a timeline: ncuwrap.diagnose_timeline)")
     if kind == "document":
         raise InputError(f"{path}: a diagnosis document, not a kernel report; 'ncuwrap compare' takes it as it is "
                          "(ncuwrap.kernel.document.read in Python), or diagnose the report it was written from")
@@ -170,7 +168,7 @@ def rule_results(path: str | Path, *, ncu: str | None = None, of: Profile | None
     from ncuwrap.kernel.reading import ncu_csv
 
     path = check_file(Path(path))
-    kind = kind_of(path)
+    kind = report_kind(path)
     if kind == "ncu-rep":
         other = _read_rep(path, ncu)
     elif kind == "ncu-csv":

@@ -15,6 +15,8 @@ from functools import lru_cache
 
 from ncuwrap.kernel import metrics as kernel_metrics
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import compare as compare_text
+from ncuwrap.render.phrasing import kernel as kernel_text
 from ncuwrap.render.escape import terminal
 
 
@@ -45,23 +47,23 @@ def environment():
         duration=phrasing.duration,
         percent=phrasing.percent,
         number=phrasing.number,
-        launch=phrasing.launch,
+        launch=kernel_text.launch,
         signed=phrasing.signed,
         speedup=phrasing.speedup,
         gain=phrasing.gain,
         gain_factor=phrasing.gain_factor,
-        estimate_vs_measured=phrasing.estimate_vs_measured,
-        change_only=phrasing.change_only,
+        estimate_vs_measured=compare_text.estimate_vs_measured,
+        change_only=compare_text.change_only,
         metric=lambda name, value: phrasing.metric(name, value),
         describe=kernel_metrics.description,
         gbps=phrasing.gbps,
         size=phrasing.size,
         ms=phrasing.ms,
-        not_evaluated_count=phrasing.not_evaluated_count,
-        where_note=phrasing.where_note,
-        no_issue=phrasing.no_issue,
-        undecided=phrasing.undecided_line,
-        hot_line=phrasing.hot_line,
-        line_change=phrasing.line_change,
+        not_evaluated_count=kernel_text.not_evaluated_count,
+        where_note=kernel_text.where_note,
+        no_issue=kernel_text.no_issue,
+        undecided=kernel_text.undecided_line,
+        hot_line=kernel_text.hot_line,
+        line_change=compare_text.line_change,
     )
     return env

@@ -12,7 +12,7 @@ from ncuwrap.core.version import __version__
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import diagnosis as diagnosis_page
 from ncuwrap.render.html import environment
-from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import compare as compare_text
 from ncuwrap.kernel.shown import PAGE, Shown
 
 SERIES = ["before", "after"]
@@ -78,4 +78,4 @@ def render(result, shown: Shown = PAGE, names: str = kernel_names.SHORT, **_opti
         "unpaired_after": [("after", k) for k in result.unpaired_after],
         "environment": environment_rows(result),
     }
-    return env.get_template("compare.html").render(page=page, labels=phrasing.METRIC_LABELS, version=__version__, name=kernel_names.of(result, names))
+    return env.get_template("compare.html").render(page=page, labels=compare_text.METRIC_LABELS, version=__version__, name=kernel_names.of(result, names))

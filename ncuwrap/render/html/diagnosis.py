@@ -17,6 +17,8 @@ from ncuwrap.core.version import __version__
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment, svg
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import bench as bench_text
+from ncuwrap.render.phrasing import kernel as kernel_text
 from ncuwrap.kernel.shown import PAGE, Shown, layout
 
 
@@ -68,7 +70,7 @@ def kernel_charts(charts: list[dict], rooflines: list, series: list[str] | None 
     """The charts of one kernel (or of a before/after pair), as Markup, and the roofline's notes."""
     return {
         "roofline_note": roofline_note(rooflines),
-        "roofline_left_out": [phrasing.l1_left_out(r, name) for r, name in zip(rooflines, series or [""]) if r is not None and r.l1_left_out],
+        "roofline_left_out": [kernel_text.l1_left_out(r, name) for r, name in zip(rooflines, series or [""]) if r is not None and r.l1_left_out],
         "roofline": svg.roofline(rooflines, series),
         "bandwidth": svg.bandwidth(charts, series),
         "sol": svg.sol(charts, series),
@@ -85,7 +87,7 @@ def kernel_view(kernel, rank: int, share_pct: float | None, detailed: bool, cove
     chart = kernel.chart_metrics or {}
     limits = [(label, chart.get(key)) for label, key in _LIMITS if chart.get(key) is not None]
     return KernelView(rank, anchor, kernel, share, True, findings, kernel_charts([chart], [kernel.roofline]), limits, unfolded,
-                      phrasing.program_line(kernel, coverage))
+                      kernel_text.program_line(kernel, coverage))
 
 
 def environment_rows(diagnosis) -> list[tuple[str, object]]:
@@ -110,7 +112,7 @@ def environment_rows(diagnosis) -> list[tuple[str, object]]:
     ]
 
 
-clock_note = phrasing.clock_note
+clock_note = kernel_text.clock_note
 
 
 def page(diagnosis, name: kernel_names.Names, shown: Shown = PAGE) -> dict:
@@ -121,7 +123,7 @@ def page(diagnosis, name: kernel_names.Names, shown: Shown = PAGE) -> dict:
     views = [kernel_view(k, rank, diagnosis.share_pct([k]), k.id in parts.sections, diagnosis.coverage, parts.unfolded(rank))
              for rank, k in enumerate(kernels, start=1)]
     rest = {k.id for k in parts.rest}
-    first = [(p, phrasing.priority_line(p, bool(diagnosis.coverage), name)) for p in parts.fix_first]
+    first = [(p, kernel_text.priority_line(p, bool(diagnosis.coverage), name)) for p in parts.fix_first]
     return {
         "title": diagnosis.source.path,
         "device": diagnosis.source.device or "unknown GPU",
@@ -139,7 +141,7 @@ def page(diagnosis, name: kernel_names.Names, shown: Shown = PAGE) -> dict:
         "fix_first_bars": svg.fix_first_bars([(name(p.name), p.share_pct or 0.0, p.saves_pct or 0.0, line) for p, line in first]),
         "rooflines": svg.report_rooflines([(label, [(name(g.name), g.longest.roofline) for g in groups]) for label, groups in parts.rooflines]),
         "fix_first_note": ("Share of the program's GPU time (nsys)" if diagnosis.coverage else "Share of the profiled time"),
-        "coverage": phrasing.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
+        "coverage": kernel_text.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
         "processes": len(diagnosis.processes) > 1,
         "streams": len(diagnosis.streams) > 1,
         # One row per kernel (with its launches inside) where some kernel ran more than once.
@@ -148,7 +150,7 @@ def page(diagnosis, name: kernel_names.Names, shown: Shown = PAGE) -> dict:
         "reprofile": diagnosis.reprofile,
         "lines_hint": diagnosis.lines_hint,
         "notes": list(diagnosis.notes),
-        "stop_line": phrasing.stop_line_text(diagnosis.stop_line) if diagnosis.stop_line is not None else None,
+        "stop_line": bench_text.stop_line_text(diagnosis.stop_line) if diagnosis.stop_line is not None else None,
         "stop_line_decision": diagnosis.stop_line.decision if diagnosis.stop_line is not None else None,
         "toc": len(kernels) > 1,
     }

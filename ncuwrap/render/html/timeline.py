@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 from ncuwrap.core.version import __version__
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import timeline as timeline_text
 from ncuwrap.core.numbers import clean
-from ncuwrap.render import breakdown
 from ncuwrap.render import op_limits
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment
-from ncuwrap.timeline.model import CATEGORY_LABELS, pct
+from ncuwrap.timeline.model import CATEGORY_LABELS, COLORS, pct
 
 BAR_WIDTH = 1000  # SVG user units of the stacked bar
 
@@ -35,7 +35,7 @@ def bar(diagnosis) -> list[Rect]:
     rects, x = [], 0.0
     for s in parts:
         width = BAR_WIDTH * s.ns / total
-        rects.append(Rect(round(x, 2), round(width, 2), breakdown.COLORS[s.category], s.label, f"{s.label}: {phrasing.duration(s.ns)} ({s.pct:.1f}%)"))
+        rects.append(Rect(round(x, 2), round(width, 2), COLORS[s.category], s.label, f"{s.label}: {phrasing.duration(s.ns)} ({s.pct:.1f}%)"))
         x += width
     return rects
 
@@ -75,24 +75,24 @@ def render(diagnosis, names: str = kernel_names.SHORT, **_options) -> str:
         name=kernel_names.of(diagnosis, names),
         t=diagnosis.timeline,
         version=__version__,
-        times_from=phrasing.times_from(diagnosis.source),
-        verdict=phrasing.timeline_verdict(diagnosis),
+        times_from=timeline_text.times_from(diagnosis.source),
+        verdict=timeline_text.timeline_verdict(diagnosis),
         segments=diagnosis.timeline.segments(),
         rects=bar(diagnosis),
         amdahl=amdahl_bars(diagnosis),
-        lesson=phrasing.amdahl_lesson(diagnosis.timeline),
-        step_lines=phrasing.step_lines(diagnosis.timeline) if diagnosis.timeline.steps is not None else [],
-        whatif_title=phrasing.whatif_title(diagnosis.timeline.whatif) if diagnosis.timeline.whatif is not None else "",
+        lesson=timeline_text.amdahl_lesson(diagnosis.timeline),
+        step_lines=timeline_text.step_lines(diagnosis.timeline) if diagnosis.timeline.steps is not None else [],
+        whatif_title=timeline_text.whatif_title(diagnosis.timeline.whatif) if diagnosis.timeline.whatif is not None else "",
         path_rects=path_bar(diagnosis.timeline.whatif),
-        whatif_rows=list(zip(phrasing.whatif_rows(diagnosis.timeline.whatif), diagnosis.timeline.whatif.remedies))
+        whatif_rows=list(zip(timeline_text.whatif_rows(diagnosis.timeline.whatif), diagnosis.timeline.whatif.remedies))
         if diagnosis.timeline.whatif is not None else [],
         api_rows=diagnosis.timeline.api_rows(),
         labels=CATEGORY_LABELS,
-        colors=breakdown.COLORS,
+        colors=COLORS,
         evidence=phrasing.evidence,
-        launched_from=phrasing.launched_from,
-        host_time_line=phrasing.host_time_line,
-        line_is_note=phrasing.line_is_note(diagnosis.timeline.top_kernels(), diagnosis.timeline.host_time),
+        launched_from=timeline_text.launched_from,
+        host_time_line=timeline_text.host_time_line,
+        line_is_note=timeline_text.line_is_note(diagnosis.timeline.top_kernels(), diagnosis.timeline.host_time),
         bar_width=BAR_WIDTH,
         op_limits=op_limits,
         metrics={name: clean(value) for name, value in diagnosis.timeline.metrics.items()},

@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 from ncuwrap.core.version import __version__
-from ncuwrap.render import phrasing, timeline_diff
+from ncuwrap.render import timeline_diff
+from ncuwrap.render.phrasing import timeline as timeline_text
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render.html import environment
 
 
 def render(result, names: str = kernel_names.SHORT, **_options) -> str:
     return environment().get_template("timeline_compare.html").render(
-        r=result, version=__version__, times_from=phrasing.times_from(result.before.source, result.after.source),
+        r=result, version=__version__, times_from=timeline_text.times_from(result.before.source, result.after.source),
         name=kernel_names.of(result, names), title=timeline_diff.title(result), headline=timeline_diff.headline(result),
         verdicts=timeline_diff.verdicts(result), predicted=timeline_diff.predicted(result),
         where=[timeline_diff.row(c) for c in timeline_diff.where_rows(result)], step=[timeline_diff.row(c) for c in timeline_diff.step_rows(result)],

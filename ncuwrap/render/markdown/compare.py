@@ -5,6 +5,8 @@ from __future__ import annotations
 from ncuwrap.core.version import __version__
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import compare as compare_text
+from ncuwrap.render.phrasing import kernel as kernel_text
 from ncuwrap.render.escape import code, escape, table
 from ncuwrap.kernel.shown import COMMENT, Shown
 
@@ -20,7 +22,7 @@ def _ids(ids) -> str:
 
 
 def _verdict(pair) -> str:
-    before, after = escape(phrasing.verdict(pair.before)), escape(phrasing.verdict(pair.after))
+    before, after = escape(kernel_text.verdict(pair.before)), escape(kernel_text.verdict(pair.after))
     return f"{before} → **{after}**" if pair.verdict_changed else f"{after} (unchanged)"
 
 
@@ -41,14 +43,14 @@ def pair_section(pair, name: kernel_names.Names) -> list[str]:
                        ("Not comparable (not evaluated on the other side)", pair.not_comparable)):
         for fid in ids:
             f = pair.finding(fid)
-            evidence = ", ".join(f"{code(name)} {escape(phrasing.change(delta))}" for name, delta in pair.evidence.get(fid, {}).items())
+            evidence = ", ".join(f"{code(name)} {escape(compare_text.change(delta))}" for name, delta in pair.evidence.get(fid, {}).items())
             out.append(f"- **{label}** {code(fid)} ({escape(f.severity)}): {escape(f.title)}" + (f". Evidence: {evidence}" if evidence else ""))
-            out += [f"  - line {code(c.location)}: " + escape(phrasing.line_change(c).split(": ", 1)[1]) for c in pair.lines.get(fid, ())]
+            out += [f"  - line {code(c.location)}: " + escape(compare_text.line_change(c).split(": ", 1)[1]) for c in pair.lines.get(fid, ())]
     if out[-1] != "":
         out.append("")
     if pair.estimated_gain_pct is not None:
-        out += [f"*Payoff:* {escape(phrasing.estimate_vs_measured(pair))}.", ""]
-    rows = [[escape(phrasing.METRIC_LABELS.get(name, name)), phrasing.metric(name, d.before), phrasing.metric(name, d.after), phrasing.change_only(d)]
+        out += [f"*Payoff:* {escape(compare_text.estimate_vs_measured(pair))}.", ""]
+    rows = [[escape(compare_text.METRIC_LABELS.get(name, name)), phrasing.metric(name, d.before), phrasing.metric(name, d.after), compare_text.change_only(d)]
             for name, d in pair.deltas.items()]
     if pair.speedup is not None:
         rows.append(["bench median (uninstrumented)", phrasing.ms(pair.before_timing.median_ms), phrasing.ms(pair.after_timing.median_ms),
@@ -81,7 +83,7 @@ def render(result, shown: Shown = COMMENT, names: str = kernel_names.SHORT, **_o
     else:
         out.append(f"**No regression** (what counts: {escape(result.gate)}).")
     if result.not_gating:
-        out += ["", f"{escape(phrasing.NOT_GATING)}:", ""]
+        out += ["", f"{escape(compare_text.NOT_GATING)}:", ""]
         out += [f"- {_kernel_name(p, name)}: finding {code(r.finding)} introduced ({escape(r.severity)}), {escape(r.waived)}"
                 for p in result.pairs for r in p.not_gating]
     out.append("")

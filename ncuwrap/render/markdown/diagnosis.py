@@ -8,17 +8,19 @@ import html
 
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import bench as bench_text
+from ncuwrap.render.phrasing import kernel as kernel_text
 from ncuwrap.render.escape import fenced, code, escape, table, terminal
 from ncuwrap.kernel.shown import COMMENT, Shown, layout
 
 
 def verdict(kernel) -> str:
-    return escape(phrasing.verdict(kernel))
+    return escape(kernel_text.verdict(kernel))
 
 
 def headline(kernel) -> str:
     head = kernel.headline
-    return (f"**{escape(head.severity)}** " if head else "") + escape(phrasing.headline_text(kernel))
+    return (f"**{escape(head.severity)}** " if head else "") + escape(kernel_text.headline_text(kernel))
 
 
 def ncu_rules(kernel) -> list[str]:
@@ -74,7 +76,7 @@ class _Seen:
 def launches_table(group, processes: bool, streams: bool) -> list[str]:
     """A kernel's launches in the order they ran, folded: the process and stream where the report has several."""
     listed = group.listed()
-    rows = [[str(k.id), *([escape(phrasing.process(k))] if processes else []), *([escape(k.stream or "n/a")] if streams else []),
+    rows = [[str(k.id), *([escape(kernel_text.process(k))] if processes else []), *([escape(k.stream or "n/a")] if streams else []),
              phrasing.duration(k.duration_ns), verdict(k)] for k in listed]
     header = ["launch", *(["process"] if processes else []), *(["stream"] if streams else []), "ncu time", "verdict"]
     align = "r" + "l" * (processes + streams) + "rl"
@@ -88,7 +90,7 @@ def kernel_section(rank: int, group, share_pct: float | None, seen: _Seen, proce
     """The body of a kernel's section (under its heading or a folded block's summary)."""
     kernel = group.longest
     out = []
-    program = phrasing.program_line(kernel, coverage)
+    program = kernel_text.program_line(kernel, coverage)
     if program:
         out += [f"In the program: {escape(program)}.", ""]
     launches = len(group.launches)
@@ -97,7 +99,7 @@ def kernel_section(rank: int, group, share_pct: float | None, seen: _Seen, proce
              if launches > 1 else "")
     out.append(f"{where}{phrasing.duration(kernel.duration_ns)} ncu (instrumented)"
                + ("" if launches > 1 else f", {phrasing.share(share_pct)} of the profiled time")
-               + f" · grid {phrasing.launch(kernel.grid)}, block {phrasing.launch(kernel.block)}")
+               + f" · grid {kernel_text.launch(kernel.grid)}, block {kernel_text.launch(kernel.block)}")
     if len(group.verdicts) > 1:
         out.append("")
         out.append("Verdicts over the launches: " + ", ".join(f"{escape(label)} ×{count}" for label, count in group.verdicts) + ".")
@@ -123,7 +125,7 @@ def kernel_section(rank: int, group, share_pct: float | None, seen: _Seen, proce
     if step is not None and step.id is not None:
         out += [f"**Next:** {escape(step.title)}. {seen.advice(step.advice, rank)}", ""]
     if step is not None and step.undecided:
-        out += [f"*Next step {escape(phrasing.undecided_line(step))}.*", ""]
+        out += [f"*Next step {escape(kernel_text.undecided_line(step))}.*", ""]
     minor = kernel.minor_findings
     if minor:
         out += ["*Minor (estimated to cost little time):* " + ", ".join(f"{code(f.id)} est. {phrasing.gain(f.estimated_speedup)}" for f in minor), ""]
@@ -131,7 +133,7 @@ def kernel_section(rank: int, group, share_pct: float | None, seen: _Seen, proce
     if rules:
         out += details("Nsight Compute's own rules on this launch", rules)
     if kernel.not_evaluated:
-        out += [f"*{phrasing.not_evaluated_count(kernel)}* (see the end).", ""]
+        out += [f"*{kernel_text.not_evaluated_count(kernel)}* (see the end).", ""]
     if launches > 1:
         out += launches_table(group, processes, streams)
     return out
@@ -142,10 +144,10 @@ def where_lines(where, indent: str, lead: str) -> list[str]:
     hot lines marked (where the report carries the text)."""
     if where is None:
         return []
-    note = phrasing.where_note(where)
+    note = kernel_text.where_note(where)
     out = [f"{indent}*{escape(note)}*"] if note else []
     for i, hot in enumerate(getattr(where, "lines", ())):
-        out.append(f"{indent}{lead} {code(hot.location)}: " + escape(phrasing.hot_line(where, hot, i == 0, location=False)))
+        out.append(f"{indent}{lead} {code(hot.location)}: " + escape(kernel_text.hot_line(where, hot, i == 0, location=False)))
     snippet = getattr(where, "snippet", ())
     if snippet:
         width = len(str(max(s.line for s in snippet)))
@@ -169,10 +171,10 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
     out = [f"## ncuwrap: {code(phrasing.display_path(diagnosis.source.path))}", ""]
     what = f"{n} kernel launch{'es' if n != 1 else ''}" + (f" of {len(groups)} kernel{'s' if len(groups) != 1 else ''}" if len(groups) != n else "")
     out.append(f"{what}, {phrasing.duration(total) if total else 'n/a'} ncu time in all. "
-               f"ncu durations are instrumented (each kernel replayed; {phrasing.clock_note(diagnosis)}): compare them with each other only.")
+               f"ncu durations are instrumented (each kernel replayed; {kernel_text.clock_note(diagnosis)}): compare them with each other only.")
     out.append("")
     if diagnosis.coverage:
-        out += [escape(phrasing.coverage_line(diagnosis.coverage)), ""]
+        out += [escape(kernel_text.coverage_line(diagnosis.coverage)), ""]
     grouped = len(groups) != n
     spread = (lambda g: [phrasing.duration(g.median_ns), phrasing.duration(g.min_ns), phrasing.duration(g.max_ns)]) if grouped else (lambda g: [])
     rows = [[str(i), code(name(g.name)), *([str(len(g.launches))] if grouped else []), verdict(g.longest), headline(g.longest),
@@ -189,11 +191,11 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
         out += ["", f"… and {len(rest)} more kernel{'s' if len(rest) != 1 else ''} ({phrasing.share(parts.groups_rest_share_pct)} of the ncu time): "
                 "see the HTML report (`--format html`)."]
     if parts.fix_first:
-        out += ["", f"**Fix first** ({phrasing.fix_first_scope(diagnosis)} × estimated gain):", ""]
-        out += [f"{i}. {escape(phrasing.priority_line(p, bool(diagnosis.coverage), name))}" for i, p in enumerate(parts.fix_first, 1)]
+        out += ["", f"**Fix first** ({kernel_text.fix_first_scope(diagnosis)} × estimated gain):", ""]
+        out += [f"{i}. {escape(kernel_text.priority_line(p, bool(diagnosis.coverage), name))}" for i, p in enumerate(parts.fix_first, 1)]
     out.append("")
     if diagnosis.stop_line is not None:
-        out += [f"**Stop line:** {escape(phrasing.stop_line_text(diagnosis.stop_line))}", ""]
+        out += [f"**Stop line:** {escape(bench_text.stop_line_text(diagnosis.stop_line))}", ""]
     seen = _Seen()
     for i, g in enumerate(parts.section_groups, start=1):
         section = kernel_section(i, g, diagnosis.share_pct([g.longest]), seen, len(diagnosis.processes) > 1, len(diagnosis.streams) > 1,

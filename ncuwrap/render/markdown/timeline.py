@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import timeline as timeline_text
 from ncuwrap.render import breakdown
 from ncuwrap.render import op_limits
 from ncuwrap.render.escape import code, escape, table
 from ncuwrap.kernel.shown import COMMENT, Shown
-from ncuwrap.timeline.model import CATEGORY_LABELS
+from ncuwrap.timeline.model import CATEGORY_LABELS, GLYPHS
 
 
 def _table(header: list[str], rows: list[list], left: tuple[int, ...] = (0,)) -> list[str]:
@@ -23,23 +24,24 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
     s = diagnosis.source
     out = ["## ncuwrap timeline", "", f"{code(phrasing.display_path(s.path))}: {escape(s.device or 'unknown GPU')}, {escape(s.producer)} "
            f"({s.kind}); rules {code(diagnosis.rules_name)} version {escape(diagnosis.rules_version)}.", ""]
-    out += [f"**Bound: {escape(phrasing.timeline_verdict(diagnosis))}.** {escape(diagnosis.why)}", ""]
+    out += [f"**Bound: {escape(timeline_text.timeline_verdict(diagnosis))}.** {escape(diagnosis.why)}", ""]
 
     if t.steps is not None:
-        out += [f"### Steps ({code(t.steps.name)})" if t.steps.found is None else f"### {phrasing.steps_title(t.steps)}", ""]
-        out += [f"- **{escape(label[:-1])}:** {escape(line)}" for label, line in phrasing.step_lines(t)] + [""]
+        out += [f"### Steps ({code(t.steps.name)})" if t.steps.found is None else f"### {timeline_text.steps_title(t.steps)}", ""]
+        out += [f"- **{escape(label[:-1])}:** {escape(line)}" for label, line in timeline_text.step_lines(t)] + [""]
     if t.whatif is not None:
-        out += [f"### {escape(phrasing.whatif_title(t.whatif))}", ""]
+        out += [f"### {escape(timeline_text.whatif_title(t.whatif))}", ""]
         if t.whatif.critical_path:
-            out += [f"Critical path: {escape(phrasing.critical_path_text(t.whatif))}.", ""]
-        out += _table(["remedy", "predicted step", "speed-up"], [[code(r), escape(step), escape(gain)] for r, _, step, gain in phrasing.whatif_rows(t.whatif)])
+            out += [f"Critical path: {escape(timeline_text.critical_path_text(t.whatif))}.", ""]
+        out += _table(["remedy", "predicted step", "speed-up"],
+                      [[code(r), escape(step), escape(gain)] for r, _, step, gain in timeline_text.whatif_rows(t.whatif)])
         out += [""] + [f"- **{escape(p.remedy)}** assumes {escape(p.assumes)}." for p in t.whatif.remedies]
         out += [f"- **{escape(n.remedy)}**: not predicted, {escape(n.why)}." for n in t.whatif.not_predicted] + [""]
     out += [f"### Where the {phrasing.duration(t.window_ns)} {'of the steady steps ' if t.steps is not None else ''}went", "",
             "```text", f"[{breakdown.text_bar(t)}]", breakdown.legend(t), "```", ""]
-    out += _table(["", "time", "share of window"], [[f"`{breakdown.GLYPHS[seg.category]}` {seg.label}", phrasing.duration(seg.ns), phrasing.percent(seg.pct)]
+    out += _table(["", "time", "share of window"], [[f"`{GLYPHS[seg.category]}` {seg.label}", phrasing.duration(seg.ns), phrasing.percent(seg.pct)]
                                                      for seg in t.segments()])
-    startup = ("" if t.steps is not None else f"{phrasing.startup_label(t)[0].upper()}{phrasing.startup_label(t)[1:-1]}: "
+    startup = ("" if t.steps is not None else f"{timeline_text.startup_label(t)[0].upper()}{timeline_text.startup_label(t)[1:-1]}: "
                f"{phrasing.duration(t.startup.duration_ns)}"
                f"{' (host in: ' + code(t.startup.cause) + ')' if t.startup.duration_ns else ''}. ")
     out += ["", f"{startup}Each instant counts once: a copy running under a kernel is kernel time.", ""]
@@ -47,7 +49,7 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
     out += ["### If the kernels were faster (Amdahl)", ""]
     out += _table(["kernels", "end to end", "speed-up"],
                   [[row.label, phrasing.duration(row.end_to_end_ns), f"{row.end_to_end_speedup:.2f}x"] for row in t.amdahl])
-    out += ["", phrasing.amdahl_lesson(t), ""]
+    out += ["", timeline_text.amdahl_lesson(t), ""]
 
     out += findings(diagnosis)
 
@@ -56,13 +58,13 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
     out += _table(["kernel", "launches", "total", "median", "share"] + (["launched from"] if traced else []),
                   [[code(name(k.demangled)), phrasing.number(k.count), phrasing.duration(k.total_ns), phrasing.duration(k.median_ns),
                     phrasing.percent(k.share_pct)]
-                   + ([escape(phrasing.launched_from(k.launched_from)) if k.launched_from is not None else ""] if traced else [])
+                   + ([escape(timeline_text.launched_from(k.launched_from)) if k.launched_from is not None else ""] if traced else [])
                    for k in t.top_kernels()], left=(0, 5))
-    note = phrasing.line_is_note(t.top_kernels(), t.host_time)
+    note = timeline_text.line_is_note(t.top_kernels(), t.host_time)
     if note:
         out += ["", escape(note) + "."]
     if t.host_time:
-        out += ["", "Host time by user function (Python):", ""] + [f"- {escape(phrasing.host_time_line(h))}" for h in t.host_time]
+        out += ["", "Host time by user function (Python):", ""] + [f"- {escape(timeline_text.host_time_line(h))}" for h in t.host_time]
     gaps = t.kernel_gaps
     if gaps["count"]:
         out += ["", f"Gaps between consecutive kernels: {gaps['count']}, median {phrasing.duration(gaps['median_ns'])}, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import compare as compare_text
 from ncuwrap.render import timeline_diff
 from ncuwrap.render.escape import code, escape, table
 
@@ -44,7 +45,7 @@ def render(result, names: str = kernel_names.SHORT, **_options) -> str:
     else:
         out.append(f"**No regression** ({escape(result.gate)}).")
     if result.not_gating:
-        out += ["", f"{escape(phrasing.NOT_GATING)}:", ""] + [f"- {escape(line)}" for line in result.not_gating]
+        out += ["", f"{escape(compare_text.NOT_GATING)}:", ""] + [f"- {escape(line)}" for line in result.not_gating]
     if result.notes:
         out += ["", "Notes:", ""] + [f"- {escape(n)}" for n in result.notes]
     return "\n".join(out).rstrip() + "\n"

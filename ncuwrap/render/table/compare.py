@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import compare as compare_text
 from ncuwrap.render.table import Page, cell
 
 # The summary's columns, and the order they leave it on a narrow terminal: a column that holds nothing but
@@ -34,7 +35,8 @@ def render(result, width: int | None = None, color: bool = False, names: str = k
 
 def _summary(page: Page, result, name: kernel_names.Names) -> None:
     """The summary table, a row per pair, fitted to the terminal; says which columns it left out and where they are."""
-    rows = [{"kernel": kernel_names.Clamped(_pair_name(p, name)), "verdict": cell(phrasing.verdict_change(p)), "ncu speedup": phrasing.speedup(p.ncu_speedup),
+    rows = [{"kernel": kernel_names.Clamped(_pair_name(p, name)), "verdict": cell(compare_text.verdict_change(p)),
+             "ncu speedup": phrasing.speedup(p.ncu_speedup),
              "estimated": phrasing.gain_factor(p.estimated_gain_pct), "real speedup": phrasing.speedup(p.speedup),
              "resolved": kernel_names.Clamped(", ".join(p.resolved) or "-", "green" if p.resolved else "", lines=8),
              "introduced": kernel_names.Clamped(", ".join(p.introduced) or "-", "red" if p.introduced else "", lines=8)} for p in result.pairs]
@@ -58,25 +60,25 @@ def _summary(page: Page, result, name: kernel_names.Names) -> None:
 def _pair_section(page: Page, p, name: kernel_names.Names) -> None:
     """One pair's section: its verdicts, its findings by what became of them, the metrics that moved, its timings."""
     page.heading(f"[{_pair_name(p, name)}]  paired by {p.paired_by}")
-    page.line(phrasing.verdict_change(p), indent=2, label="verdict:")
+    page.line(compare_text.verdict_change(p), indent=2, label="verdict:")
     for label, ids, style in (("resolved", p.resolved, "green"), ("introduced", p.introduced, "red"),
                               ("still there", p.persisting, ""), ("not comparable", p.not_comparable, "dim")):
         for fid in ids:
             f = p.finding(fid)
             page.line(f"{fid} ({f.severity}): {f.title}", style, indent=2, label=f"{label:14}")
-            evidence = ", ".join(f"{metric} {phrasing.change(delta)}" for metric, delta in p.evidence.get(fid, {}).items())
+            evidence = ", ".join(f"{metric} {compare_text.change(delta)}" for metric, delta in p.evidence.get(fid, {}).items())
             if evidence:
                 page.line(evidence, indent=17, label="evidence:")
             for change in p.lines.get(fid, ()):
-                page.line(phrasing.line_change(change), "green" if change.gone else "", indent=17, label="line:")
+                page.line(compare_text.line_change(change), "green" if change.gone else "", indent=17, label="line:")
     for metric, delta in p.deltas.items():
-        page.line(phrasing.change(delta) + (f" [{delta.label}]" if delta.label else ""), indent=2, label=f"{metric:24}")
+        page.line(compare_text.change(delta) + (f" [{delta.label}]" if delta.label else ""), indent=2, label=f"{metric:24}")
     if p.speedup is not None:
         page.line(f"{phrasing.speedup(p.speedup)} (bench median {phrasing.ms(p.before_timing.median_ms)} → "
                   f"{phrasing.ms(p.after_timing.median_ms)}, uninstrumented)",
                   indent=2, label="real speedup:")
     if p.estimated_gain_pct is not None:
-        page.line(phrasing.estimate_vs_measured(p), indent=2, label="payoff:")
+        page.line(compare_text.estimate_vs_measured(p), indent=2, label="payoff:")
     for note in p.timing_notes:
         page.line(note, "dim", indent=2, label="timing:")
 
@@ -95,6 +97,6 @@ def _closing(page: Page, result) -> None:
         for line in result.regressions:
             page.line(line, "red", indent=2)
     if result.not_gating:
-        page.heading(f"{phrasing.NOT_GATING}:")
+        page.heading(f"{compare_text.NOT_GATING}:")
         for line in result.not_gating:
             page.line(line, indent=2)

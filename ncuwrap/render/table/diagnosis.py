@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import bench as bench_text
+from ncuwrap.render.phrasing import kernel as kernel_text
 from ncuwrap.render.table import STYLE, Page, summary_columns
 
 # From this many columns the summary table has room for each kernel's headline, and from MEDIUM for
@@ -22,7 +24,7 @@ def _group_rows(groups, name: kernel_names.Names) -> list[dict]:
         rows.append({"#": str(rank), "kernel": kernel_names.Clamped(name(g.name)), "launches": str(g.count), "total (ncu)": phrasing.duration(g.total_ns),
                      "median": phrasing.duration(g.median_ns), "min": phrasing.duration(g.min_ns), "max": phrasing.duration(g.max_ns),
                      "share": phrasing.percent(g.share_pct),
-                     "verdict": phrasing.verdict(k), "gain": phrasing.gain(k.estimated_gain_pct),
+                     "verdict": kernel_text.verdict(k), "gain": phrasing.gain(k.estimated_gain_pct),
                      "headline": _headline(k)})
     return rows
 
@@ -32,8 +34,8 @@ def _launch_rows(diagnosis, name: kernel_names.Names) -> list[dict]:
     rows = []
     for rank, k in enumerate(diagnosis.by_time(), 1):
         rows.append({"#": str(rank), "launch": str(k.id), "kernel": kernel_names.Clamped(name(k.name)),
-                     "process": kernel_names.Clamped(phrasing.process(k)), "stream": k.stream or "n/a",
-                     "time (ncu)": phrasing.duration(k.duration_ns), "share": phrasing.share(diagnosis.share_pct([k])), "verdict": phrasing.verdict(k),
+                     "process": kernel_names.Clamped(kernel_text.process(k)), "stream": k.stream or "n/a",
+                     "time (ncu)": phrasing.duration(k.duration_ns), "share": phrasing.share(diagnosis.share_pct([k])), "verdict": kernel_text.verdict(k),
                      "gain": phrasing.gain(k.estimated_gain_pct),
                      "headline": _headline(k)})
     return rows
@@ -42,7 +44,7 @@ def _launch_rows(diagnosis, name: kernel_names.Names) -> list[dict]:
 def _headline(k) -> kernel_names.Clamped:
     """A launch's headline in the summary, in its severity's style."""
     head = k.headline
-    return kernel_names.Clamped(phrasing.headline_text(k), STYLE.get(head.severity, "") if head else "")
+    return kernel_names.Clamped(kernel_text.headline_text(k), STYLE.get(head.severity, "") if head else "")
 
 
 def _listed(columns: list[str]) -> str:
@@ -62,8 +64,8 @@ def _launches(page: Page, listed, processes: bool, streams: bool):
     table = page.table("launch", *(("process",) if processes else ()), *(("stream",) if streams else ()), "time (ncu)", "verdict", "gain",
                        right=("launch", "time (ncu)", "gain"), names=("process",))
     for k in listed:
-        table.add_row(str(k.id), *((kernel_names.Clamped(phrasing.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
-                      phrasing.duration(k.duration_ns), phrasing.verdict(k), phrasing.gain(k.estimated_gain_pct))
+        table.add_row(str(k.id), *((kernel_names.Clamped(kernel_text.process(k)),) if processes else ()), *((k.stream or "n/a",) if streams else ()),
+                      phrasing.duration(k.duration_ns), kernel_text.verdict(k), phrasing.gain(k.estimated_gain_pct))
     return table
 
 
@@ -74,34 +76,34 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     page.line(f"{source.path}  ({source.kind}; {source.device or 'unknown GPU'}, CC {source.compute_capability or '?'}, "
               f"ncu {source.ncu_version or 'version unknown'})")
     if diagnosis.coverage:
-        page.line(phrasing.coverage_line(diagnosis.coverage))
+        page.line(kernel_text.coverage_line(diagnosis.coverage))
     processes = len(diagnosis.processes) > 1
     streams = len(diagnosis.streams) > 1
     groups = diagnosis.groups()
     _summary(page, diagnosis, groups, name, processes, streams)
     first = diagnosis.fix_first()
     if first:
-        page.line(phrasing.fix_first_title(diagnosis), "bold")
+        page.line(kernel_text.fix_first_title(diagnosis), "bold")
         for i, p in enumerate(first, 1):
-            page.line(phrasing.priority_line(p, bool(diagnosis.coverage), name), indent=2, label=f"{i}.")
+            page.line(kernel_text.priority_line(p, bool(diagnosis.coverage), name), indent=2, label=f"{i}.")
     told: dict[str, int] = {}  # next-step advice already printed -> the kernel it was printed for
     for rank, group in enumerate(groups, 1):
         _kernel_section(page, diagnosis, group, rank, name, (processes, streams), told)
     if diagnosis.reprofile:
         page.heading("Not evaluated")
-        page.line(phrasing.reprofile_line(diagnosis.reprofile), indent=2)
+        page.line(kernel_text.reprofile_line(diagnosis.reprofile), indent=2)
     if diagnosis.lines_hint:
         page.heading("Source lines")
         page.line(f"not attributed: {diagnosis.lines_hint}.", indent=2)
     if diagnosis.stop_line is not None:
         page.heading("Stop line")
-        page.line(phrasing.stop_line_text(diagnosis.stop_line), indent=2)
+        page.line(bench_text.stop_line_text(diagnosis.stop_line), indent=2)
     if diagnosis.notes:
         page.heading("Notes")
         for note in diagnosis.notes:
             page.line(note, "dim", indent=2)
     page.console.print()
-    page.line(f"Durations are ncu's, instrumented (each kernel replayed; {phrasing.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
+    page.line(f"Durations are ncu's, instrumented (each kernel replayed; {kernel_text.clock_note(diagnosis)}): use 'ncuwrap bench' for real timings.")
     return page.text()
 
 
@@ -141,29 +143,29 @@ def _kernel_section(page: Page, diagnosis, group, rank: int, name: kernel_names.
     """A kernel's section: its longest launch's verdict, findings and next step, then its launches."""
     processes, streams = several
     k = group.longest
-    where = ", ".join([f"launch {k.id}", *([phrasing.process(k)] if processes else []), *([f"stream {k.stream or 'n/a'}"] if streams else [])])
+    where = ", ".join([f"launch {k.id}", *([kernel_text.process(k)] if processes else []), *([f"stream {k.stream or 'n/a'}"] if streams else [])])
     if group.count > 1:
         where = f"the longest of {group.count} launches: {where}"
     # The name as the summary shows it (short by default); --names demangled: the whole signature.
     shown = k.display_name if name.style == kernel_names.DEMANGLED else name(k.name)
     page.heading(f"{rank}. {shown}  ({where})")
-    program = phrasing.program_line(k, diagnosis.coverage)
+    program = kernel_text.program_line(k, diagnosis.coverage)
     if program:
         page.line(program, indent=2, label="program:")
     if group.count > 1:
         page.line(group_line(group), indent=2)
     if len(group.verdicts) > 1:
         page.line(", ".join(f"{label} x{count}" for label, count in group.verdicts), indent=2, label="verdicts over the launches:")
-    page.line(k.why, indent=2, label=f"{phrasing.verdict(k)}:", label_style="bold")
+    page.line(k.why, indent=2, label=f"{kernel_text.verdict(k)}:", label_style="bold")
     _where(page, k.where, indent=4, label="stalls at:")
     if k.headline is None:
-        page.line(phrasing.no_issue(k), indent=2)
+        page.line(kernel_text.no_issue(k), indent=2)
     _findings(page, k.findings)
     _next_step(page, k.next_step, told, rank)
     for r in k.ncu_rules_shown:
-        page.line(phrasing.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
+        page.line(kernel_text.ncu_rule_line(r), "dim", indent=2, label="ncu   ")
     if k.not_evaluated:
-        page.line(phrasing.not_evaluated_count(k) + " (see the end)", "dim", indent=2)
+        page.line(kernel_text.not_evaluated_count(k) + " (see the end)", "dim", indent=2)
     if group.count > 1:
         listed = group.listed()
         page.print(_launches(page, listed, processes, streams))
@@ -176,7 +178,7 @@ def _kernel_section(page: Page, diagnosis, group, rank: int, name: kernel_names.
 def _findings(page: Page, findings) -> None:
     """A launch's findings: the title and estimated gain of each, the evidence, lines and advice of those not minor."""
     for f in findings:
-        gain = phrasing.finding_gain(f)
+        gain = kernel_text.finding_gain(f)
         page.line(f.title + (f"  [{gain}]" if gain else ""), STYLE.get(f.severity, ""), indent=2, label=f"{f.severity.upper():6}")
         if f.minor:
             continue
@@ -197,16 +199,16 @@ def _next_step(page, step, told: dict, rank: int) -> None:
         if first == rank:
             page.line(step.advice, indent=8)
     if step.undecided:
-        page.line(phrasing.undecided_line(step), "dim", indent=8 if step.id is not None else 2, label="" if step.id is not None else "next:")
+        page.line(kernel_text.undecided_line(step), "dim", indent=8 if step.id is not None else 2, label="" if step.id is not None else "next:")
 
 
 def _where(page, where, *, indent: int, label: str) -> None:
     """The lines holding a waste (location, share, SASS), each with its source text beneath it."""
-    note = phrasing.where_note(where)
+    note = kernel_text.where_note(where)
     if note:
         page.line(note, "dim", indent=indent, label=label)
         label = " " * len(label)
-    for head, text in phrasing.hot_lines(where):
+    for head, text in kernel_text.hot_lines(where):
         page.line(head, indent=indent, label=label)
         label = " " * len(label)
         if text:

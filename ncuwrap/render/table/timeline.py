@@ -7,23 +7,22 @@ from rich.text import Text
 
 from ncuwrap.render import names as kernel_names
 from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import timeline as timeline_text
 from ncuwrap.render import breakdown
 from ncuwrap.render import op_limits
 from ncuwrap.render.escape import terminal
 from ncuwrap.render.table import STYLE, Page
 from ncuwrap.kernel.shown import TERMINAL_CALLS
-from ncuwrap.timeline.model import CATEGORY_LABELS
+from ncuwrap.timeline.model import CATEGORY_LABELS, GLYPHS, TERMINAL_STYLES
 
-_BAR_STYLE = {"kernel": "blue", "memcpy_htod": "dark_orange", "memcpy_dtoh": "red", "memcpy_dtod": "cyan",
-              "memcpy_other": "magenta", "memset": "green", "idle": "bright_black"}
 
 
 def render(diagnosis, width: int | None = None, color: bool = False, names: str = kernel_names.SHORT, **_options) -> str:
     page = Page(width, color)
     name = kernel_names.of(diagnosis, names)
     t = diagnosis.timeline
-    page.line(phrasing.timeline_header(diagnosis))
-    page.line(diagnosis.why, label=f"Bound: {phrasing.timeline_verdict(diagnosis)} -", label_style="bold")
+    page.line(timeline_text.timeline_header(diagnosis))
+    page.line(diagnosis.why, label=f"Bound: {timeline_text.timeline_verdict(diagnosis)} -", label_style="bold")
     _window(page, t)
     _whatif(page, t)
     _api(page, t)
@@ -37,7 +36,7 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     for row in t.amdahl:
         amdahl.add_row(row.label, phrasing.duration(row.end_to_end_ns), f"{row.end_to_end_speedup:.2f}x")
     console.print(amdahl)
-    page.line(phrasing.amdahl_lesson(t), indent=2)
+    page.line(timeline_text.amdahl_lesson(t), indent=2)
 
     findings(page, diagnosis)
     return page.text()
@@ -52,31 +51,31 @@ def _window(page: Page, t) -> None:
     """The steady steps (when the timeline has them), the window's breakdown as a bar and a table, and the startup."""
     console = page.console
     if t.steps is not None:
-        console.print(Text(f"\n{terminal(phrasing.steps_title(t.steps))}", style="bold"))  # the NVTX name, escaped
-        for label, line in phrasing.step_lines(t):
+        console.print(Text(f"\n{terminal(timeline_text.steps_title(t.steps))}", style="bold"))  # the NVTX name, escaped
+        for label, line in timeline_text.step_lines(t):
             page.line(line, indent=2, label=label)
-    console.print(Text(f"\n{phrasing.window_title(t)}", style="bold"))
+    console.print(Text(f"\n{timeline_text.window_title(t)}", style="bold"))
     bar = Text("  [")
     for segment, glyphs in breakdown.text_runs(t):
-        bar.append(glyphs, style=_BAR_STYLE[segment])
+        bar.append(glyphs, style=TERMINAL_STYLES[segment])
     bar.append("]")
     console.print(bar)
     console.print(Text(f"   {breakdown.legend(t)}", style="dim"))
     shares = _table(page, "category", "time", "share", right=("time", "share"))
     for s in t.segments():
-        shares.add_row(f"{breakdown.GLYPHS[s.category]} {s.label}", phrasing.duration(s.ns), phrasing.percent(s.pct))
+        shares.add_row(f"{GLYPHS[s.category]} {s.label}", phrasing.duration(s.ns), phrasing.percent(s.pct))
     console.print(shares)
     if t.steps is None:
         page.line(f"{phrasing.duration(t.startup.duration_ns)}{' (host in: ' + t.startup.cause + ')' if t.startup.duration_ns else ''}",
-                  indent=2, label=phrasing.startup_label(t))
+                  indent=2, label=timeline_text.startup_label(t))
 
 
 def _whatif(page: Page, t) -> None:
     """What each remedy buys, as the steady steps' replay predicts it."""
     if t.whatif is None:
         return
-    page.console.print(Text(f"\n{phrasing.whatif_title(t.whatif)}", style="bold"))
-    for label, line in phrasing.whatif_lines(t.whatif):
+    page.console.print(Text(f"\n{timeline_text.whatif_title(t.whatif)}", style="bold"))
+    for label, line in timeline_text.whatif_lines(t.whatif):
         page.line(line, indent=2, label=label)
 
 
@@ -103,15 +102,15 @@ def _kernels(page: Page, t, name: kernel_names.Names) -> None:
         kernels.add_row(kernel_names.Clamped(name(k.demangled)), phrasing.number(k.count), phrasing.duration(k.total_ns), phrasing.duration(k.median_ns),
                         phrasing.percent(k.share_pct))
         if k.launched_from is not None:
-            kernels.add_row(kernel_names.Clamped(f"  from: {phrasing.launched_from(k.launched_from)}", "dim"), "", "", "", "")
+            kernels.add_row(kernel_names.Clamped(f"  from: {timeline_text.launched_from(k.launched_from)}", "dim"), "", "", "", "")
     console.print(kernels)
-    note = phrasing.line_is_note(t.top_kernels(), t.host_time)
+    note = timeline_text.line_is_note(t.top_kernels(), t.host_time)
     if note:
         page.line(note, "dim", indent=2)
     if t.host_time:
         console.print(Text("\nHost time by user function (Python)", style="bold"))
         for h in t.host_time:
-            page.line(phrasing.host_time_line(h), indent=2)
+            page.line(timeline_text.host_time_line(h), indent=2)
     gaps = t.kernel_gaps
     if gaps["count"]:
         page.line(f"{gaps['count']}, median {phrasing.duration(gaps['median_ns'])}, 90th percentile {phrasing.duration(gaps['p90_ns'])}, "

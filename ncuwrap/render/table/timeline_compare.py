@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ncuwrap.render import names as kernel_names
-from ncuwrap.render import phrasing
+from ncuwrap.render.phrasing import compare as compare_text
 from ncuwrap.render import timeline_diff
 from ncuwrap.render.table import Page
 
@@ -61,7 +61,7 @@ def render(result, width: int | None = None, color: bool = False, names: str = k
     else:
         page.line(f"(what counts: {result.gate})", label="No regression", label_style="bold green")
     if result.not_gating:
-        page.line(phrasing.NOT_GATING + ":", indent=2)
+        page.line(compare_text.NOT_GATING + ":", indent=2)
     for line in result.not_gating:
         page.line(line, indent=4)
     for note in result.notes:

@@ -31,7 +31,7 @@ from ncuwrap.timeline.launched_from import enclosing, is_backward, op_rows
 from ncuwrap.timeline.oplimits import counts, remedies
 from ncuwrap.timeline.oplimits.inputs import parse
 from ncuwrap.timeline.oplimits.model import ON_CHIP_ROW, STEADY, WINDOW, Chain, OpLimits, OpRow, Unmodelled
-from ncuwrap.timeline.steps import active_window, api_starts, categories_of, launch_time
+from ncuwrap.timeline.launches import active_window, api_starts, categories_of, launch_time
 
 _UNIT_OF_DTYPE = {"bf16": peak_units.BF16_TENSOR, "fp16": peak_units.FP16_TENSOR, "fp8_e4m3": peak_units.FP8_TENSOR,
                   "fp8_e5m2": peak_units.FP8_TENSOR}

@@ -1,7 +1,7 @@
 """An op's inputs as a capture records them, typed: each a tensor (sizes, dtype, strides), a list of tensors,
 a value, or unknown.
 
-The text is the ops table's ``shapes`` (:mod:`ncuwrap.timeline.kineto`, :mod:`ncuwrap.timeline.pytorch_nvtx`):
+The text is the ops table's ``shapes`` (:mod:`ncuwrap.timeline.readers.kineto_json`, :mod:`ncuwrap.timeline.readers.pytorch_nvtx`):
 a JSON array ``[dims, types, strides, concrete]``, one entry per input in each. A PyTorch profiler trace
 (``record_shapes=True``) records all four; nsys (``--pytorch=autograd-shapes-nvtx``) the sizes alone, so
 there an input with no sizes may be a value or a 0-d tensor (unknown), dtypes are unknown and values are

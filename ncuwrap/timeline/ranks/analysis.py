@@ -13,7 +13,7 @@ the comparison that names the straggler.
   the most compute, and it waits least.
 - **Steps** and their warm-up are found as for a single capture (:mod:`ncuwrap.timeline.steps`).
 - **The window**: where a rank has steps, its window is its steady steps (warm-up left out), holding the
-  CUDA calls that start in it and the GPU work they launched (:func:`ncuwrap.timeline.steps.steady_data`).
+  CUDA calls that start in it and the GPU work they launched (:meth:`ncuwrap.timeline.steps.Steps.steady_data`).
   A real capture spends most of its time outside them: imports, CUDA and NCCL initialisation and building
   the model before the steps, teardown after (4.5-5.1 s before and 0.4-0.9 s after 0.4-0.5 s of steps in
   the H200 x2 DDP captures, tests/data/h200_ncuwrap/ranks), and a first step of 0.37 s against 22 ms for
@@ -33,14 +33,13 @@ from collections import Counter
 import numpy as np
 
 from ncuwrap.timeline import analysis
-from ncuwrap.timeline import steps
+from ncuwrap.timeline import launches, steps
 from ncuwrap.timeline.options import TimelineOptions
 from ncuwrap.timeline.events import Events
 from ncuwrap.core.numbers import median
-from ncuwrap.timeline.model import pct
 from ncuwrap.timeline.ranks.model import CollectiveTime, RankRow, RankSet, RankTimeline, StepStats
 from ncuwrap.timeline.ranks.metrics import CATALOGUE
-from ncuwrap.timeline.sqlite import TimelineData
+from ncuwrap.timeline.model import COPY_CATEGORIES, TimelineData, pct
 
 NCCL_PREFIX = "nccl"
 NO_STEPS = "no NVTX range named like a step (mark each training step with an NVTX range named 'step', or pass --step-range)"
@@ -63,7 +62,7 @@ def _collectives(nccl_k: Events, compute, compute_ns: int) -> tuple[CollectiveTi
     """Each collective's kernels on one rank: their time (union) and how much of it compute hid."""
     if not len(nccl_k):
         return ()
-    names = steps.categories_of(nccl_k["name"])
+    names = launches.categories_of(nccl_k["name"])
     kinds = np.array([collective_of(str(c)) for c in names.categories] + [OTHER_COLLECTIVE], dtype=object)[names.codes]
     out = []
     for kind in sorted(set(kinds)):
@@ -76,7 +75,7 @@ def _collectives(nccl_k: Events, compute, compute_ns: int) -> tuple[CollectiveTi
 
 def is_nccl(names) -> np.ndarray:
     """Whether each kernel (by nsys's short name) is an NCCL kernel."""
-    return steps.text_is(names, lambda n: n.startswith(NCCL_PREFIX))
+    return launches.text_is(names, lambda n: n.startswith(NCCL_PREFIX))
 
 
 def _step_stats(found: steps.Steps) -> StepStats:
@@ -90,12 +89,12 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, timelin
     """One rank's capture (read with ``sqlite.read(path, ranks=True)``) analysed, over its steady steps
     where it has any (found as ``timeline`` says; see the module's docstring), else over the whole capture."""
     found = steps.measure(data, timeline.pattern, timeline.warmup, timeline.steps)
-    lo, hi = steps.traced_span(data)  # the whole capture's window, as analysis.analyze takes it without a span
+    lo, hi = launches.traced_span(data)  # the whole capture's window, as analysis.analyze takes it without a span
     capture_ns = hi - lo
     step_compute: tuple[int, ...] = ()
     if found is not None:
         compute_only = data.kernels.rows(~is_nccl(data.kernels["name"]))
-        step_compute = tuple(int(v) for v in steps.work_by_step(data, compute_only, found))
+        step_compute = tuple(int(v) for v in found.work_by_step(data, compute_only))
     steady = analysis.analyze_steady(data, found) if found is not None else None
     data, timeline = steady if steady is not None else (data, analysis.analyze(data))
     kernels = data.kernels
@@ -113,7 +112,7 @@ def analyze_rank(data: TimelineData, rank: int, *, path: str, kind: str, timelin
     top, top_ns = None, 0
     if len(compute_k):
         # Each kernel name's total time; of equal totals, the name first in alphabetical order.
-        names = steps.categories_of(compute_k["name"])
+        names = launches.categories_of(compute_k["name"])
         counts, totals, *_ = analysis.group_stats(names.codes, np.asarray(compute_k["end"] - compute_k["start"], dtype=np.int64),
                                            len(names.categories))
         best = analysis.heaviest(totals, np.flatnonzero(counts).tolist(), names.categories)
@@ -156,9 +155,9 @@ def compare(ranks: list[RankTimeline], naming: str) -> RankSet:
     m.update(
         ranks=len(ranks), window_max_ns=max(r.window_ns for r in ranks),
         compute_pct=float(np.mean([r.share("compute") for r in ranks])), comm_pct=float(np.mean([r.share("nccl") for r in ranks])),
-        copy_pct=float(np.mean([sum(r.share(c) for c in ("memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other")) for r in ranks])),
+        copy_pct=float(np.mean([sum(r.share(c) for c in COPY_CATEGORIES) for r in ranks])),
         idle_pct=float(np.mean([r.share("idle") for r in ranks])),
-        comm_busy_pct=float(np.mean([pct(r.breakdown_ns["nccl"], r.window_ns - r.breakdown_ns["idle"]) for r in ranks])),
+        comm_busy_pct=float(np.mean([pct(r.breakdown_ns["nccl"], r.gpu_busy_ns) for r in ranks])),
         nccl_kernel_count=sum(r.nccl_kernels for r in ranks),
         compute_max_ns=int(compute.max()), compute_median_ns=median_compute, compute_others_median_ns=others_median,
         imbalance=imbalance, straggler_rank=straggler,
@@ -229,7 +228,7 @@ def _per_step(ranks: list[RankTimeline], m: dict, unknown: dict) -> None:
 
 def analyze_file(rank: int, path: str, timeline: TimelineOptions = TimelineOptions()) -> RankTimeline:
     """Read and analyse one rank's capture: the task each Dask worker runs (module-level, so it pickles)."""
-    from ncuwrap.timeline.files import read_timeline
+    from ncuwrap.timeline import readers
 
-    data, kind = read_timeline(path, nsys=timeline.nsys, ranks=True)
+    data, kind = readers.read(path, nsys=timeline.nsys, ranks=True)
     return analyze_rank(data, rank, path=str(path), kind=kind, timeline=timeline)

@@ -9,12 +9,13 @@ with ``--no-python``, and sets ``RANK`` for it, which nsys expands in its output
     torchrun --nproc-per-node 2 --no-python nsys profile --trace=cuda,nvtx,osrt --sample=none
              --cpuctxsw=none -o RUN/rank%q{RANK} --force-overwrite true -- python3 train.py --lr 0.1
 
-The command line is tested here exactly (tests/test_ranks_capture.py). Run on an NVIDIA H200 x2
-(2026-11-30: torch 2.11, NCCL 2.28.9, nsys 2025.3.1), ``ncuwrap timeline --per-rank --workers 0 -o DIR --
-torchrun --standalone --nproc-per-node 2 benchmarks/device/ddp_step.py --steps 8 --slow-rank 1 --slow-ms 20``
-wrote DIR/rank0 and rank1 (.nsys-rep, .sqlite) and named rank 1 the straggler, as the captures made by
-hand (benchmarks/device/capture_ranks.sh; tests/data/h200_ncuwrap/ranks/per_rank_cli.log).
-Slurm needs no rewriting: ``srun nsys profile -o RUN/rank%q{SLURM_PROCID} python3 train.py`` (docs/ranks.md).
+The command line is tested here exactly (tests/test_ranks_capture.py). On an NVIDIA H200 x2, ``ncuwrap timeline
+--per-rank --workers 0 -o DIR -- torchrun --standalone --nproc-per-node 2 workloads/ranks/ddp_step.py --steps 8
+--slow-rank 1 --slow-ms 20`` wrote DIR/rank0 and rank1 (.nsys-rep, .sqlite) and named rank 1 the straggler, as
+the captures made by hand (workloads/ranks/capture_ranks.sh); docs/ranks.md ("The real capture") says when and
+with which torch, NCCL and nsys, and tests/data/h200_ncuwrap/ranks/per_rank_cli.log is its log (which names the
+program where it stood then, benchmarks/device/). Slurm needs no rewriting:
+``srun nsys profile -o RUN/rank%q{SLURM_PROCID} python3 train.py`` (docs/ranks.md).
 """
 
 from __future__ import annotations

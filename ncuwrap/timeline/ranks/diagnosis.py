@@ -1,6 +1,6 @@
 """A multi-GPU run from one nsys capture per rank: read and analyse the captures in parallel on Dask,
-compare the ranks, apply the rank rules (rules/ranks.yaml), and give the verdict (schema
-``ncuwrap.ranks/v1``).
+compare the ranks, apply the rank rules (rules/ranks.yaml), and give the verdict (its type and JSON form:
+:mod:`ncuwrap.timeline.ranks.verdict`).
 
 >>> from ncuwrap.timeline.ranks.diagnosis import diagnose_ranks
 >>> result = diagnose_ranks("captures/")              # rank0.sqlite, rank1.sqlite, ...
@@ -25,103 +25,19 @@ import statistics
 import tempfile
 import threading
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ncuwrap.core.version import __version__
-from ncuwrap.core.display import Displayed, plural, short_path
 from ncuwrap.core.errors import ClusterError, InputError, NcuwrapError
-from ncuwrap.ruleset.evaluate import Decided, Decision
-from ncuwrap.core.numbers import clean
 from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.timeline.options import TimelineOptions
 from ncuwrap.timeline.ranks.analysis import analyze_file, compare
 from ncuwrap.timeline.ranks.files import find
-from ncuwrap.timeline.ranks.model import RANK_CATEGORIES, RankSet
+from ncuwrap.timeline.ranks.verdict import RanksDiagnosis
 
-SCHEMA = "ncuwrap.ranks/v1"
 # Captures of one run start within seconds of each other (the launcher starts every rank); more than
 # this apart, they are from different runs.
 MAX_START_SPREAD_NS = 10 * 60 * 1_000_000_000
-
-
-@dataclass(frozen=True)
-class RanksDiagnosis(Decided, Displayed):
-    """The verdict on a folder of ranks' captures: the rank set and the rules' decision on it; made by :func:`diagnose_ranks`, drawn by the renderers."""
-    folder: str
-    naming: str
-    rules_path: str
-    rules_version: int
-    rules_name: str
-    set: RankSet
-    decision: Decision  # the rules' answer: bound, limiter, why, findings, not evaluated, path (Decided)
-    workers: str = ""  # how the captures were analysed (serial, local cluster of N, the scheduler's address)
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def ranks(self):
-        return self.set.ranks
-
-    @property
-    def straggler(self) -> int | None:
-        """The rank the rules name as the straggler (their 'straggler' finding), else None."""
-        return self.set.metrics["straggler_rank"] if any(f.role == "straggler" for f in self.findings) else None
-
-    def to_json(self) -> dict:
-        s = self.set
-        return {
-            "schema": SCHEMA,
-            "tool": {"name": "ncuwrap", "version": __version__},
-            "source": {"folder": self.folder, "naming": self.naming, "ranks": len(s.ranks), "analysed_on": self.workers},
-            "rules": {"path": self.rules_path, "version": self.rules_version, "name": self.rules_name},
-            "bound": self.bound,
-            "limiter": self.limiter,
-            "why": self.why,
-            "straggler": self.straggler,
-            "imbalance": clean(s.metrics["imbalance"]),
-            "decision_path": [step.to_json() for step in self.path],
-            "findings": [f.to_json(estimates=False) for f in self.findings],
-            "not_evaluated": [n.to_json() for n in self.not_evaluated],
-            "ranks": [self._rank_json(r) for r in s.ranks],
-            "collectives": [c.to_json() for c in s.collectives()],
-            "metrics": {name: clean(value) for name, value in s.metrics.items()},
-            "notes": list(self.notes),
-        }
-
-    def __repr__(self) -> str:
-        bound = f"{self.bound} ({self.limiter})" if self.limiter else self.bound
-        straggler = f"; straggler: rank {self.straggler}" if self.straggler is not None else ""
-        return f"<RanksDiagnosis {short_path(self.folder)}: {plural(len(self.ranks), 'rank')}, {bound}{straggler}>"
-
-    def to_frame(self):
-        """One row per rank (pandas): its window, the breakdown by category, compute and NCCL time, how
-        much of NCCL was hidden, its wait for the others, whether it is the straggler."""
-        import pandas as pd
-
-        rows = []
-        for r in self.set.ranks:
-            j = self._rank_json(r)
-            rows.append({"rank": r.rank, "path": r.path, "hostname": r.hostname, "device": r.device, "window_ns": r.window_ns,
-                         "window_scope": r.window_scope, **{f"{c}_ns": v for c, v in j["breakdown_ns"].items()},
-                         "compute_ns": r.compute_ns, "nccl_ns": r.nccl_ns, "nccl_hidden_pct": j["nccl_hidden_pct"], "nccl_wait_ns": j["nccl_wait_ns"],
-                         "nccl_kernels": r.nccl_kernels, "kernel_count": j["kernel_count"], "straggler": j["straggler"],
-                         "step_median_ns": r.steps.median_ns if r.steps else None})
-        return pd.DataFrame(rows)
-
-    def _rank_json(self, r) -> dict:
-        row = self.set.row(r.rank)
-        return {
-            "rank": r.rank, "path": r.path, "kind": r.kind, "hostname": r.hostname, "command": r.command,
-            "start_utc_ns": r.start_utc_ns, "device": r.device, "nsys_version": r.nsys_version, "window_ns": r.window_ns,
-            "window_scope": r.window_scope, "capture_ns": r.capture_ns,
-            "breakdown_ns": {c: r.breakdown_ns[c] for c in RANK_CATEGORIES},
-            "breakdown_pct": {c: clean(r.share(c)) for c in RANK_CATEGORIES},
-            "compute_ns": r.compute_ns, "nccl_ns": r.nccl_ns, "nccl_hidden_ns": r.nccl_hidden_ns, "nccl_hidden_pct": clean(r.hidden_pct),
-            "nccl_kernels": r.nccl_kernels, "nccl_wait_ns": row.wait_ns, "straggler": r.rank == self.straggler,
-            "collectives": [c.to_json() for c in r.collectives],
-            "top_compute_kernel": r.top_compute_kernel, "kernel_count": r.timeline.metrics["kernel_count"],
-            "steps": r.steps.to_json() if r.steps else None, "nvtx_ranges": r.nvtx_ranges,
-        }
 
 
 def check_same_run(ranks) -> None:
@@ -155,12 +71,10 @@ def _analyze_caught(*args):
         return _Failed(exc)
 
 
-# When a local Dask cluster pays (benchmarks/ranks_scale.py, 2026-12-01): this process analyses ~32 MiB
-# of capture a second (a gzipped one counts 4x its size: what it unpacks to), and a LocalCluster costs
-# ~5 s to start, its workers importing pandas and ncuwrap. On the H200 host's 16 cores, 64 captures of
-# 93 MiB took 5.86 s here against 9.10, 8.29 and 6.54 s on 2, 4 and 8 workers; 16 captures 2.59 s
-# against 5.87 s on 4; the real 2-GPU capture 1.6 s against 7.3 s on the 2-core box. The cluster
-# starts when spreading the analysis over its workers saves more than its start.
+# When a local Dask cluster pays (benchmarks/ranks_scale.py; the figures: docs/scale.md, figures behind the
+# code): this process analyses ~32 MiB of capture a second (a gzipped one counts 4x its size: what it unpacks
+# to), and a LocalCluster costs ~5 s to start, its workers importing pandas and ncuwrap. The cluster starts
+# when spreading the analysis over its workers saves more than its start.
 ANALYSIS_BYTES_PER_S = 32 << 20
 CLUSTER_START_S = 5.0
 

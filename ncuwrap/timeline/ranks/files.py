@@ -29,7 +29,7 @@ from pathlib import Path
 from ncuwrap.core.errors import InputError
 from ncuwrap.timeline import readers
 from ncuwrap.timeline.readers import kineto
-from ncuwrap.timeline.sqlite import check_file
+from ncuwrap.timeline.readers.nsys_sqlite import check_file
 
 # In the order preferred where a capture has several forms (nsys's own export before the report it would
 # export), then every other reader's (a new reader's files are ranks too); not nsys's raw stream, which nsys
@@ -57,8 +57,8 @@ class RankFiles:
     skipped: tuple[str, ...] = ()  # names of captures that are not regular files (a FIFO, a socket, a folder): not read
 
 
-# The most captures one analysis reads: each is read whole (a rank's analysis, ~20 ms for a small one, is
-# the floor: 10,000 small ranks took 225 s on a 2-core box); a larger job is analysed a node or a slice at a time.
+# The most captures one analysis reads: each is read whole (a rank's analysis is the floor: what 10,000 small
+# ranks took is in docs/scale.md, figures behind the code); a larger job is analysed a node or a slice at a time.
 MAX_RANKS = 4096
 
 

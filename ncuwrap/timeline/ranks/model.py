@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ncuwrap.core.numbers import clean
-from ncuwrap.timeline.model import CATEGORY_LABELS, Segment, Timeline, pct
+from ncuwrap.timeline.model import CATEGORY_LABELS, COPY_CATEGORIES, Segment, Timeline, pct
 
-RANK_CATEGORIES = ("compute", "nccl", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_other", "memset", "idle")
+RANK_CATEGORIES = ("compute", "nccl", *COPY_CATEGORIES, "memset", "idle")
 RANK_LABELS = {"compute": "compute kernels", "nccl": "NCCL (exposed)",
                **{c: CATEGORY_LABELS[c] for c in RANK_CATEGORIES[2:]}}
 
@@ -100,6 +100,11 @@ class RankTimeline:
     @property
     def window_ns(self) -> int:
         return self.timeline.window_ns
+
+    @property
+    def gpu_busy_ns(self) -> int:
+        """The window's time with some GPU work: all of it but idle."""
+        return self.window_ns - self.breakdown_ns["idle"]
 
     @property
     def nccl_exposed_ns(self) -> int:

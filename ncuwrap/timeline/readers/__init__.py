@@ -1,6 +1,9 @@
 """The timeline readers, declared: each input format's suffixes and sniff, its reader, and the program
 that writes it (the contract: :mod:`.interface`). :func:`find` picks the reader of a file and
-:func:`read` reads it; everything after (steps, the verdict, every format) sees only the timeline model.
+:func:`read` reads it, the one call that opens a capture; everything after (steps, the verdict, every format)
+sees only the timeline model (:class:`ncuwrap.timeline.model.TimelineData`). The readers' own modules are
+here too (:mod:`.nsys_sqlite`, :mod:`.kineto_json` with :mod:`.kineto_stream`, :mod:`.pytorch_nvtx`), loaded
+only when a file is read.
 
 A new input format is one module here, with a :class:`~.interface.TimelineReader`, and its line in
 :data:`READERS`. This package imports no numpy: the command line asks it whether an argument is a

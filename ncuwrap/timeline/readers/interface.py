@@ -1,5 +1,5 @@
 """The contract of a timeline reader: which files it takes, how it reads one into the timeline model
-(:class:`~ncuwrap.timeline.sqlite.TimelineData`), and which program wrote them.
+(:class:`~ncuwrap.timeline.model.TimelineData`), and which program wrote them.
 
 A reader is declared, not found by name: :data:`ncuwrap.timeline.readers.READERS` lists every one, and
 tests/test_kineto.py checks each against this contract. A reader module imports only this at its top:
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from ncuwrap.timeline.sqlite import TimelineData
+    from ncuwrap.timeline.model import TimelineData
 
 
 class TimelineReader(ABC):

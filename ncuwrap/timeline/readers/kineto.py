@@ -1,5 +1,5 @@
 """PyTorch profiler traces (``torch.profiler``'s Chrome-trace JSON, written by Kineto), plain or
-gzipped; read by :mod:`ncuwrap.timeline.kineto`. ``.json`` is also the suffix of ncuwrap's own
+gzipped; read by :mod:`ncuwrap.timeline.readers.kineto_json`. ``.json`` is also the suffix of ncuwrap's own
 documents, so a ``.json`` file is a trace only where its first bytes say so."""
 
 from __future__ import annotations
@@ -36,6 +36,6 @@ class KinetoTrace(TimelineReader):
         return _OPENING.match(head) is not None
 
     def read(self, path, *, nsys=None, ranks=False):
-        from ncuwrap.timeline import kineto
+        from ncuwrap.timeline.readers import kineto_json
 
-        return kineto.read(path, ranks=ranks)
+        return kineto_json.read(path, ranks=ranks)

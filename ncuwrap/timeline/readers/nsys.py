@@ -7,9 +7,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from ncuwrap.core import sqlite_file
 from ncuwrap.timeline.readers.interface import TimelineReader
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 _FIX = "give a .nsys-rep or its 'nsys export --type sqlite' .sqlite (or .sqlite.gz)"
 # A gzipped export is unpacked to a temporary file first: no more than this (a minute of a training
 # loop's capture is a few GB).
@@ -30,7 +30,8 @@ class NsysReport(TimelineReader):
     def read(self, path, *, nsys=None, ranks=False):
         from ncuwrap.core import fileio, packed
         from ncuwrap.core.errors import ToolNotFoundError
-        from ncuwrap.timeline import nsysrep, sqlite
+        from ncuwrap.timeline import nsysrep
+        from ncuwrap.timeline.readers import nsys_sqlite
 
         nsysrep.check_not_qdstrm(path)
         fileio.check_file(path, folder_fix="give an nsys .sqlite export or .nsys-rep report",
@@ -47,11 +48,11 @@ class NsysReport(TimelineReader):
             # What is wrong with the export is said of the user's report, not of the temporary file.
             with packed.as_given(exported, path):
                 exported = nsysrep.export_sqlite(path, exported, nsys=exe)
-                return sqlite.read(exported, ranks=ranks)
+                return nsys_sqlite.read(exported, ranks=ranks)
 
 
 class NsysSqlite(TimelineReader):
-    """An nsys SQLite export, read by whole columns (:mod:`ncuwrap.timeline.sqlite`)."""
+    """An nsys SQLite export, read by whole columns (:mod:`ncuwrap.timeline.readers.nsys_sqlite`)."""
 
     kind = "nsys-sqlite"
     producer = "Nsight Systems"
@@ -60,12 +61,12 @@ class NsysSqlite(TimelineReader):
     described = _DESCRIBED
 
     def sniff(self, head: bytes) -> bool:
-        return head.startswith(SQLITE_MAGIC)
+        return head.startswith(sqlite_file.MAGIC)
 
     def read(self, path, *, nsys=None, ranks=False):
-        from ncuwrap.timeline import sqlite
+        from ncuwrap.timeline.readers import nsys_sqlite
 
-        return sqlite.read(path, ranks=ranks)
+        return nsys_sqlite.read(path, ranks=ranks)
 
 
 class NsysSqliteGz(TimelineReader):
@@ -80,9 +81,9 @@ class NsysSqliteGz(TimelineReader):
 
     def read(self, path, *, nsys=None, ranks=False):
         from ncuwrap.core import fileio, packed
-        from ncuwrap.timeline import sqlite
+        from ncuwrap.timeline.readers import nsys_sqlite
 
         fileio.check_file(path, folder_fix="give an nsys .sqlite export, gzipped or not", empty_fix="export the report again and gzip it")
         with packed.unpacked(path, limit=MAX_UNPACKED_SQLITE, fix="give the .sqlite export itself or gzip it again",
                              prefix="ncuwrap-sqlite-") as plain:
-            return sqlite.read(plain, ranks=ranks)
+            return nsys_sqlite.read(plain, ranks=ranks)

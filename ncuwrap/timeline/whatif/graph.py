@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ncuwrap.core.numbers import distinct, median
-from ncuwrap.timeline.steps import api_starts, launch_time, merge_intervals
+from ncuwrap.timeline.launches import api_starts, launch_time, merge_intervals
 
 # A GPU event that started within this of its stream's previous event's end was queued behind it; later, it
 # waited for its launch (or for another stream).

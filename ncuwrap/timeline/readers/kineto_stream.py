@@ -3,7 +3,7 @@
 torch.profiler writes one JSON document: a few keys, the ``traceEvents`` array, a few keys. The file (plain,
 or gzip unpacked as it is read) is read in blocks of READ_BYTES; the array is cut between two events
 (``}``, a comma, ``{``: :data:`_BETWEEN`) into pieces of about CHUNK_BYTES, and each piece is handed to the
-caller (:mod:`ncuwrap.timeline.kineto`), who parses it and keeps what it needs as columns. At any time the
+caller (:mod:`ncuwrap.timeline.readers.kineto_json`), who parses it and keeps what it needs as columns. At any time the
 memory holds a block, one piece's objects and the caller's columns, never the file (docs/kineto.md).
 
 Why a cut can be trusted: a piece is parsed as ``[[`` + piece + ``]]``, which is valid JSON only where the

@@ -1,5 +1,5 @@
 """PyTorch's ops in an nsys capture: the NVTX ranges ``nsys profile --pytorch=autograd-nvtx`` records
-(PyTorch's ``emit_nvtx``), read into the ``ops`` table of :class:`~ncuwrap.timeline.sqlite.TimelineData`.
+(PyTorch's ``emit_nvtx``), read into the ``ops`` table of :class:`~ncuwrap.timeline.model.TimelineData`.
 
 Each op is a push/pop range on the thread that ran it, named by PyTorch as (torch 2.11, read from real
 captures, tests/data/h200_ncuwrap/kineto/cost_*_backtrace1.sqlite.gz)::
@@ -20,7 +20,7 @@ one list per input (``[]`` for one that is not a tensor; a list of tensors flatt
 dtype, strides or values. A range is an op when its name carries an ``op_id`` or a ``seq``: the program's
 own NVTX ranges (its steps) and libraries' (CCCL's ``cub::DeviceRadixSort``) are not ops. The name is kept
 without those fields; each distinct name is parsed once. The sizes become the op's ``shapes`` text (the
-layout of a PyTorch profiler trace's, :mod:`ncuwrap.timeline.kineto`: ``[dims, types, strides, concrete]``,
+layout of a PyTorch profiler trace's, :mod:`ncuwrap.timeline.readers.kineto_json`: ``[dims, types, strides, concrete]``,
 here ``[dims, null, null, null]``), each distinct one kept once; longer than
 :data:`~ncuwrap.timeline.events.MAX_SHAPES_BYTES`, kept as none.
 """

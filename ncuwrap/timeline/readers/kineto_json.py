@@ -1,5 +1,5 @@
 """Read a PyTorch profiler trace (torch.profiler's Chrome-trace JSON, written by Kineto) into the
-timeline model an nsys capture is read into (:class:`~ncuwrap.timeline.sqlite.TimelineData`).
+timeline model an nsys capture is read into (:class:`~ncuwrap.timeline.model.TimelineData`).
 
 What is taken (complete events, ``"ph": "X"``, by ``cat``; docs/kineto.md says what each missing part means):
 
@@ -19,7 +19,7 @@ What is taken (complete events, ``"ph": "X"``, by ``cat``; docs/kineto.md says w
 - ``python_function`` (recorded with ``with_stack=True``): the Python frames, with their parent.
 
 Times are int64 ns on the trace's own clock (``round(ts * 1000)``; ``baseTimeNanoseconds`` plus that is
-the epoch time). The file is streamed, whatever its size (:mod:`ncuwrap.timeline.kineto_stream`): its
+the epoch time). The file is streamed, whatever its size (:mod:`ncuwrap.timeline.readers.kineto_stream`): its
 events come a piece of about 1 MiB at a time, each decoded by msgspec into typed records of only the fields
 read (:class:`_Event`), and go straight into typed columns (the stdlib's ``array``: a C number per field, no
 Python object kept per event). A piece msgspec does not take is parsed by orjson into dicts (:meth:`_Tables.add_all`).
@@ -53,9 +53,10 @@ import orjson
 from ncuwrap.core import fileio, packed
 from ncuwrap.core.errors import InputError
 from ncuwrap.core.peaks import DeviceFacts
-from ncuwrap.timeline import kineto_stream
+from ncuwrap.timeline.readers import kineto_stream
 from ncuwrap.timeline.events import MAX_SHAPES_BYTES, Events, Labels
-from ncuwrap.timeline.sqlite import COPY_CATEGORY_BY_NAME, MAX_TIME, RunInfo, TimelineData, api_name
+from ncuwrap.timeline.model import COPY_CATEGORY_BY_NAME, RunInfo, TimelineData
+from ncuwrap.timeline.readers.nsys_sqlite import MAX_TIME, api_name
 
 PRODUCER = "PyTorch profiler (Kineto)"
 # A trace the stream cannot read (another layout, or a damaged one, whose fault the whole document's parse

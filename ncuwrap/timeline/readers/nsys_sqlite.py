@@ -1,8 +1,8 @@
 """Read an Nsight Systems SQLite export (``nsys export --type sqlite``) by whole columns.
 
 Only what the timeline analysis needs is read: kernels, memory copies, memsets, CUDA API calls and
-NVTX ranges (PyTorch's ops among them, :mod:`ncuwrap.timeline.pytorch_nvtx`), plus a few facts about the capture (nsys version, GPU). A minute of training holds
-millions of events, so the event tables are scanned column by column into Arrow (Apache Arrow's ADBC
+NVTX ranges (PyTorch's ops among them, :mod:`ncuwrap.timeline.readers.pytorch_nvtx`), plus a few facts about the
+capture (nsys version, GPU). A minute of training holds millions of events, so the event tables are scanned column by column into Arrow (Apache Arrow's ADBC
 SQLite driver) and kept as numpy columns, never a Python object per event: names stay string ids until
 the end and become :class:`~ncuwrap.timeline.events.Labels` (a code per event, each distinct text once).
 The small tables (enums, metadata) are read with sqlite3. The export's schema changes between nsys versions, so tables
@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -35,10 +34,10 @@ from ncuwrap.core import fileio, sqlite_file
 from ncuwrap.core.errors import InputError
 from ncuwrap.core.numbers import distinct
 from ncuwrap.core.peaks import DeviceFacts
-from ncuwrap.timeline import pytorch_nvtx
+from ncuwrap.timeline.readers import pytorch_nvtx
 from ncuwrap.timeline.events import Events, Labels
+from ncuwrap.timeline.model import COPY_CATEGORY_BY_NAME, LAUNCH_DIMS, RunInfo, TimelineData
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -59,27 +58,15 @@ BLOCKING_CALLS = frozenset({"poll", "ppoll", "select", "pselect6", "epoll_wait",
 # NVTX range event types (nsys's ENUM_NSYS_EVENT_TYPE), for exports without that table.
 _NVTX_RANGE_TYPES = {59: "NvtxPushPopRange", 60: "NvtxStartEndRange"}
 
-# Copy categories of the breakdown, by CUDA memcpy kind (CUPTI's CUpti_ActivityMemcpyKind, which
-# nsys keeps in ENUM_CUDA_MEMCPY_OPER): the direction decides the category; arrays count as device
-# memory, peer-to-peer and unified device-to-device copies as device-to-device.
-COPY_CATEGORY_BY_NAME = {
-    "HTOD": "memcpy_htod", "HTOA": "memcpy_htod", "UVM_HTOD": "memcpy_htod",
-    "DTOH": "memcpy_dtoh", "ATOH": "memcpy_dtoh", "UVM_DTOH": "memcpy_dtoh",
-    "DTOD": "memcpy_dtod", "ATOA": "memcpy_dtod", "ATOD": "memcpy_dtod", "DTOA": "memcpy_dtod",
-    "PTOP": "memcpy_dtod", "UVM_DTOD": "memcpy_dtod",
-    "HTOH": "memcpy_other", "UNKNOWN": "memcpy_other",
-}
 # The same numbering, for exports without the enum table (CUPTI's values, which nsys keeps).
 _CUPTI_COPY_KINDS = {0: "UNKNOWN", 1: "HTOD", 2: "DTOH", 3: "HTOA", 4: "ATOH", 5: "ATOA", 6: "ATOD", 7: "DTOA",
                      8: "DTOD", 9: "HTOH", 10: "PTOP", 11: "UVM_HTOD", 12: "UVM_DTOH", 13: "UVM_DTOD"}
-COPY_LABELS = {"memcpy_htod": "H2D", "memcpy_dtoh": "D2H", "memcpy_dtod": "D2D", "memcpy_other": "other copies"}
 
 # Every table this module reads: nsys writes each as a table, and a view in its place could run any
 # query (a recursive one never ends).
 READ_TABLES = (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, GRAPH_TABLE, STRINGS_TABLE,
                "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND", "META_DATA_EXPORT", "TARGET_INFO_GPU",
                NVTX_TABLE, "ENUM_NSYS_EVENT_TYPE", "META_DATA_CAPTURE", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME")
-LAUNCH_DIMS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
 # Columns nsys writes as integers (times, ids, sizes, enum values); anything else in them is refused.
 INTEGER_COLUMNS = frozenset({"start", "end", "deviceId", "streamId", "correlationId", "graphId", "graphNodeId", "gridX", "gridY", "gridZ",
                              "blockX", "blockY", "blockZ", "shortName", "demangledName", "mangledName", "bytes", "copyKind",
@@ -92,57 +79,9 @@ STEPS_FLOOR = 100_000_000
 _STEPS_PER_CALL = 10_000
 BATCH_ROWS = 65_536
 # Exports up to this size are scanned by sqlite3 rows (:class:`_Scanner`): importing Arrow and starting its
-# driver costs 0.04-0.06 s of CPU (2-core box, bytecode cached), more than sqlite3 takes for the rows of such
-# a file. Measured read with imports, rows against Arrow: 0.9 MB 0.01 s against 0.05 s, 2.9 MB 0.03 against
-# 0.06, 2.3 MB (more rows a byte) 0.06 against 0.07, 9 MB 0.32-0.44 against 0.14-0.21.
+# driver costs more CPU than sqlite3 takes for the rows of such a file, and less past it (the reads, rows against
+# Arrow, by size: docs/scale.md, figures behind the code).
 ROWS_BY_SQLITE3_BYTES = 3 << 20
-
-
-@dataclass
-class TimelineData:
-    """The raw events of one capture, one table of columns per kind; times in ns on the capture's clock.
-    Every timeline reader (ncuwrap.timeline.readers) gives one, whatever wrote the file."""
-
-    path: Path
-    kernels: Events  # start, end, name, demangled, mangled, device, stream, correlation, gridX..blockZ (-1: unknown)
-    copies: Events  # start, end, bytes, category, direction, host_kind, pageable, device, stream, correlation
-    memsets: Events  # start, end, bytes, device, stream, correlation
-    api: Events | None  # start, end, name, tid, correlation (None: the CUDA API was not traced)
-    nsys_version: str | None = None
-    export_schema: str | None = None
-    device: str | None = None
-    notes: list[str] = field(default_factory=list)  # what was missing and how it was read
-    unknown: dict[str, str] = field(default_factory=dict)  # quantity group -> why it is unknown
-    nvtx: Events | None = None  # NVTX ranges: start, end, name, tid (None: no NVTX_EVENTS table); the steps are among them
-    # What launched the kernels (ncuwrap.timeline.launched_from), None where the capture does not hold it:
-    # ops: start, end, name, tid, seq (autograd sequence number), fwd_tid (the forward thread of a backward op),
-    #   external_id (the id Kineto gives the op's launches too) (-1: none), and from Kineto user (a
-    #   record_function range); nsys's autograd-nvtx ranges (ncuwrap.timeline.pytorch_nvtx) or Kineto's cpu_op;
-    # frames: Python frames (Kineto only): start, end, name ("file.py(first line): function"), tid, python_id, parent_id.
-    ops: Events | None = None
-    frames: Events | None = None
-    # Read only for a multi-rank analysis (``read(path, ranks=True)``):
-    run: RunInfo | None = None  # what identifies the run the capture belongs to
-    launch_index: object = field(default=None, repr=False, compare=False)  # ncuwrap.timeline.steps.api_starts' cache
-    # The program that wrote the file, as the reports name it ("nsys 2025.3.2.0", "PyTorch profiler (Kineto)");
-    # None: the reader's declared producer (ncuwrap.timeline.readers).
-    producer: str | None = None
-    # The host's waits for other processes (start, end, tid: OS runtime calls, ncuwrap.timeline.sqlite.BLOCKING_CALLS); None:
-    # not traced (nsys without --trace=osrt, a PyTorch profiler trace).
-    host_waits: Events | None = None
-    # What the capture says of its GPU (SMs, clock, memory bandwidth, compute capability; None: nothing), for the
-    # peaks the op limits compare with (ncuwrap.core.peaks).
-    gpu: DeviceFacts | None = None
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What the export says about the captured run: a set of rank reports must agree on the program and
-    start at about the same time (None: the export does not say)."""
-
-    hostname: str | None
-    command: str | None  # the launched program (META_DATA_CAPTURE PROCESS_0:COMMAND)
-    start_utc_ns: int | None  # the session's start, ns since the epoch (TARGET_INFO_SESSION_START_TIME)
 
 
 def check_file(path: Path) -> None:
@@ -150,8 +89,8 @@ def check_file(path: Path) -> None:
     fileio.check_file(path, folder_fix="give an nsys .sqlite export or .nsys-rep report",
                       empty_fix="export the report again with 'nsys export --type sqlite'")
     with path.open("rb") as fh:
-        head = fh.read(len(SQLITE_MAGIC))
-    if head != SQLITE_MAGIC:
+        head = fh.read(len(sqlite_file.MAGIC))
+    if head != sqlite_file.MAGIC:
         raise InputError(f"{path}: not an SQLite database (no 'SQLite format 3' header); "
                          "give the output of 'nsys export --type sqlite' or the .nsys-rep itself")
 
@@ -779,15 +718,6 @@ _VERSION_SUFFIX = re.compile(r"(?:_v\d+)?(?:_pt(?:sz|ds))?(?:_v\d+)?$")
 def api_name(raw: str) -> str:
     """``cudaLaunchKernel_v7000`` -> ``cudaLaunchKernel``; ``cudaMemcpyAsync_ptsz_v7000`` -> ``cudaMemcpyAsync``."""
     return _VERSION_SUFFIX.sub("", str(raw)) or str(raw)
-
-
-def launch_dims(frame: Events, row: int, what: str) -> list[int] | None:
-    """The grid or block (``what``) of row ``row`` of a kernel table; None where the export does not say."""
-    columns = [f"{what}{axis}" for axis in "XYZ"]
-    if not all(c in frame for c in columns):
-        return None
-    values = [int(frame[c][row]) for c in columns]
-    return None if min(values) < 0 else values
 
 
 def _decode(numbers: np.ndarray, labels: dict[int, str], default) -> Labels:
