@@ -151,6 +151,37 @@ def test_the_passes_of_a_fused_chain():
     assert _passes([w(NORM, 8192), w(REDUCTION, 1024), w(ELEMENTWISE), w(SOFTMAX, None)]) == 2
 
 
+def test_the_workers_are_the_captures_cores():
+    """numpy_prep's nsys capture records the H200 host's 16 cores: host_parallel's default is 8 workers (16 less 2,
+    at most 8), said in its assumption; given N, it is N; a PyTorch profiler trace records no cores: 4, said so."""
+    from ncuwrap.timeline.whatif.predict import context_of
+
+    data, steps = _read(CLOCK / "numpy_prep_workers0.sqlite.gz")
+    assert data.cpu_cores == 16
+    g = graph_module.build(data, steps)
+    assert (context_of(data, g).workers, context_of(data, g).workers_how) == (8, "the capture's 16 cores less 2, at most 8")
+    assert (context_of(data, g, workers=6).workers, context_of(data, g, workers=6).workers_how) == (6, "as given, on a host of 16 cores")
+    default = predict(data, steps).get("host_parallel")
+    assert "runs in 8 worker processes (the capture's 16 cores less 2, at most 8)" in default.assumes
+    kineto, _ = _read(CLOCK / "kineto/decode_eager.pt.trace.json.gz")
+    assert kineto.cpu_cores is None
+    assert context_of(kineto, graph_module.build(kineto, _)).workers_how == "assumed: the capture does not record the host's cores"
+
+
+@pytest.mark.parametrize("value", ["0", "-4", "abc", "16 cores", "99999999", "", "١٦"])
+def test_a_core_count_that_is_not_one_is_unknown(tmp_path, value):
+    """CpuCores as nsys writes it is a count; anything else (hostile or damaged) reads as not recorded."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "bench.sqlite"
+    shutil.copyfile(DATA / "h200" / "nsys" / "bench.sqlite", path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE TARGET_INFO_SYSTEM_ENV SET value = ? WHERE name = 'CpuCores'", (value,))
+    data, _ = readers.read(path)
+    assert data.cpu_cores is None
+
+
 def test_the_sync_that_does_not_help_predicts_little():
     """item_sync's per-step .item() waits for a GPU long done: removing it changed the step by less than the noise."""
     assert 1.0 <= _predicted("item_sync_item.sqlite.gz", "no_sync", None) < 1.05

@@ -93,6 +93,9 @@ class TimelineData:
     # What the capture says of its GPU (SMs, clock, memory bandwidth, compute capability; None: nothing), for the
     # peaks the op limits compare with (ncuwrap.core.peaks).
     gpu: DeviceFacts | None = None
+    # The host's CPU cores the capture records (nsys: TARGET_INFO_SYSTEM_ENV's CpuCores); None: not recorded (a PyTorch
+    # profiler trace) or not a count. The what-if's host_parallel sizes its workers by them.
+    cpu_cores: int | None = None
 
 
 def launch_dims(frame: Events, row: int, what: str) -> list[int] | None:

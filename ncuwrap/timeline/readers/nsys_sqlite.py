@@ -57,6 +57,7 @@ BLOCKING_CALLS = frozenset({"poll", "ppoll", "select", "pselect6", "epoll_wait",
                             "sem_timedwait", "sem_clockwait"})
 # NVTX range event types (nsys's ENUM_NSYS_EVENT_TYPE), for exports without that table.
 _NVTX_RANGE_TYPES = {59: "NvtxPushPopRange", 60: "NvtxStartEndRange"}
+MAX_CPU_CORES = 1 << 16  # a CpuCores past this is not a machine's (Linux's own limit on CPUs is 8,192)
 
 # The same numbering, for exports without the enum table (CUPTI's values, which nsys keeps).
 _CUPTI_COPY_KINDS = {0: "UNKNOWN", 1: "HTOD", 2: "DTOH", 3: "HTOA", 4: "ATOH", 5: "ATOA", 6: "ATOD", 7: "DTOA",
@@ -490,6 +491,7 @@ class _Reader:
         data.producer = f"nsys {data.nsys_version or '?'}"  # as the reports have always named it
         data.ops = pytorch_nvtx.ops_from_nvtx(data.nvtx)  # nsys keeps no Python frames: data.frames stays None
         data.gpu = self.gpu(kernels)
+        data.cpu_cores = self.cpu_cores()
         if ranks:
             data.run = self.run()
         data.notes, data.unknown = self.notes, self.unknown
@@ -661,6 +663,15 @@ class _Reader:
         frame = self.scan(OSRT_TABLE, {"start": "start", "end": "end", "globalTid": "tid"}, columns,
                           where=f'"nameId" IN (SELECT id FROM "{STRINGS_TABLE}" WHERE value IN ({names}))')
         return _times(_fill(frame, ("tid",)))
+
+    def cpu_cores(self) -> int | None:
+        """The host's CPU cores as nsys recorded them (TARGET_INFO_SYSTEM_ENV, CpuCores); None where it did not, or
+        wrote something that is not a count a machine has."""
+        if "TARGET_INFO_SYSTEM_ENV" not in self.tables or not {"name", "value"} <= set(self.columns("TARGET_INFO_SYSTEM_ENV")):
+            return None
+        row = self.db.execute("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'CpuCores'").fetchone()
+        text = str(row[0]).strip() if row and row[0] is not None else ""
+        return int(text) if text.isascii() and text.isdigit() and 0 < int(text) <= MAX_CPU_CORES else None
 
     def run(self) -> RunInfo:
         host = None

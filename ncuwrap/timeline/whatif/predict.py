@@ -14,7 +14,11 @@ from ncuwrap.timeline.whatif.remedies import REMEDIES, TRACER
 from ncuwrap.timeline.whatif.replay import PATH_PARTS, replay
 
 MAX_EVENTS = 20_000  # GPU events replayed at most (the steady steps nearest the middle): a bounded cost on a huge capture
+# host_parallel's workers: the capture's cores less two (the main process, which launches the GPU's work, and one
+# for the system), no more than MAX_WORKERS; DEFAULT_WORKERS where the capture records no core count.
 DEFAULT_WORKERS = 4
+MAX_WORKERS = 8
+CORES_KEPT = 2
 PINNED_MIN_BYTES = 1 << 20
 
 
@@ -27,6 +31,7 @@ class Context:
     calibration: ReplayCalibration
     workers: int
     cores: int | None
+    workers_how: str  # where the worker count comes from, as the assumption says it
     pinned_h2d_bytes_per_s: float | None  # the capture's own pinned host-to-device rate (copies of at least 1 MiB)
     host_work_ms: float = graph_module.HOST_WORK_NS / 1e6
     op_limits: object = None  # ncuwrap.timeline.oplimits.model.OpLimits of the same steps (None: no op shapes recorded)
@@ -35,10 +40,15 @@ class Context:
 
 
 def context_of(data, g, workers: int | None = None, op_limits=None, kernels=None) -> Context:
-    cores = getattr(data, "cpu_cores", None)
-    if workers is None:
-        workers = max(1, min(8, cores - 2)) if cores else DEFAULT_WORKERS
-    return Context(producer=data.producer, frames=int(g.h_frames.sum()), calibration=calibration(), workers=workers, cores=cores,
+    cores = data.cpu_cores
+    if workers is not None:
+        how = f"as given, on a host of {cores} cores" if cores else "as given"
+    elif cores:
+        workers = max(1, min(MAX_WORKERS, cores - CORES_KEPT))
+        how = f"the capture's {cores} cores less {CORES_KEPT}, at most {MAX_WORKERS}"
+    else:
+        workers, how = DEFAULT_WORKERS, "assumed: the capture does not record the host's cores"
+    return Context(producer=data.producer, frames=int(g.h_frames.sum()), calibration=calibration(), workers=workers, cores=cores, workers_how=how,
                    pinned_h2d_bytes_per_s=_pinned_rate(data), op_limits=op_limits, shapes=tracer_module.has_shapes(data),
                    kernels=kernels)
 

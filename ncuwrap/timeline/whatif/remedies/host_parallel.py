@@ -32,7 +32,6 @@ def apply(g, context) -> None:
 
 
 def assumes(context, g=None) -> str:
-    cores = f"of the capture's {context.cores} cores" if context.cores else "(the host's cores are not read from the capture)"
     return (f"the host work outside op ranges (stretches over {context.host_work_ms:g} ms: data preparation) runs in {context.workers} worker "
-            f"processes {cores}, each as fast as the main process was, handing over one batch per step ahead of its use; handing a batch "
-            "over costs nothing")
+            f"processes ({context.workers_how}), each as fast as the main process was, handing over one batch per step ahead of its use; "
+            "handing a batch over costs nothing")
