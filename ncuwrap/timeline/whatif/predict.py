@@ -31,14 +31,19 @@ class Context:
     host_work_ms: float = graph_module.HOST_WORK_NS / 1e6
     op_limits: object = None  # ncuwrap.timeline.oplimits.model.OpLimits of the same steps (None: no op shapes recorded)
     shapes: bool = False  # the op ranges carry their sizes (they cost nsys more a range)
+    launch_mean_ns: float | None = None  # the steady steps' mean recorded kernel-launch call (ncuwrap.timeline.tracer.launch_mean_ns)
+    tracer_scale: float = 1.0  # the tracer's calibrated costs' multiplier for this capture (ncuwrap.timeline.tracer.Calibration.scale)
 
 
-def context_of(data, g, workers: int | None = None, op_limits=None) -> Context:
+def context_of(data, g, workers: int | None = None, op_limits=None, steps=None) -> Context:
+    """What the remedies need besides ``g``, the graph of ``data``'s ``steps`` (None: the tracer's costs are not scaled)."""
     cores = getattr(data, "cpu_cores", None)
     if workers is None:
         workers = max(1, min(8, cores - 2)) if cores else DEFAULT_WORKERS
+    launch_mean = tracer_module.launch_mean_ns(data, steps.steady_start_ns, steps.steady_end_ns) if steps is not None else None
     return Context(producer=data.producer, frames=int(g.h_frames.sum()), calibration=calibration(), workers=workers, cores=cores,
-                   pinned_h2d_bytes_per_s=_pinned_rate(data), op_limits=op_limits, shapes=tracer_module.has_shapes(data))
+                   pinned_h2d_bytes_per_s=_pinned_rate(data), op_limits=op_limits, shapes=tracer_module.has_shapes(data),
+                   launch_mean_ns=launch_mean, tracer_scale=tracer_module.calibration().scale(launch_mean))
 
 
 def _pinned_rate(data) -> float | None:
@@ -61,7 +66,7 @@ def predict(data, steps, *, workers: int | None = None, op_limits=None) -> WhatI
     g = graph_module.build(data, steps, max_events=MAX_EVENTS)
     if g is None:
         return None
-    ctx = context_of(data, g, workers, op_limits)
+    ctx = context_of(data, g, workers, op_limits, steps)
     replayed = replay(g)
     base = g.copy()
     TRACER.apply(base, ctx)
