@@ -76,7 +76,7 @@ CLOCKED = {"mlp_train_fp32": "gpu", "mlp_train_bf16": "gpu", "decode_eager": "ho
            "item_sync_item": "host", "numpy_prep_workers0": "host"}
 # Where the untraced estimate misses the plain clock by more than 25% (docs/timeline.md, "The tracer's cost"; the per-event
 # costs scaled by each capture's own mean kernel-launch call): item_sync --noitem (+26%: its capture ran 14% slower than
-# --item's for the same events, where plain it is no slower), varlen_train (+41%) and requests (-42%: its plain runs range
+# --item's for the same events, where plain it ran 8% slower), varlen_train (+41%) and requests (-42%: its plain runs range
 # 0.75-1.22 ms). numpy_prep_workers0 passes at +24% (its inline numpy varies 33.8-44.2 ms plain). The steps of all of them
 # are checked in tests/test_steps_iteration.py.
 
