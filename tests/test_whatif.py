@@ -81,12 +81,10 @@ PAIRS = [
     (OPS + "matmul_fp32.sqlite.gz", "lower_precision", ("matmul", "fp32"), ("matmul", "bf16"), None),
     (OPS + "elementwise_eager.sqlite.gz", "fusion", ("elementwise", "eager"), ("elementwise", "compiled"), None),
     (OPS + "elementwise_eager.pt.trace.json.gz", "fusion", ("elementwise", "eager"), ("elementwise", "compiled"), None),
+    # Under the profiler the pageable copy itself ran slower (25.4 ms a step traced, 19.7 plain), which taking the
+    # profiler's per-event cost off the host does not undo: within only the measured range widened by 25%.
+    ("kineto/input_loop_pageable.pt.trace.json.gz", "pinned_overlap", ("input_loop", "pageable"), ("input_loop", "pinned"), None),
 ]
-# Predicted from the capture, not within the tolerance of the pair nor of its range widened by it: said in
-# docs/whatif.md. Under the profiler the pageable copy itself ran slower (25.4 ms a step traced, 19.7 plain),
-# which taking the profiler's per-event cost off the host does not undo: the untraced BEFORE is too long, and
-# the speedup with it.
-MISSES = [("kineto/input_loop_pageable.pt.trace.json.gz", "pinned_overlap", ("input_loop", "pageable"), ("input_loop", "pinned"), None)]
 TOLERANCE = {"fusion": 0.50}  # the issue's: fusion within 50%, every other remedy within 25%
 
 
@@ -115,12 +113,6 @@ def _within(predicted: float, measured: tuple[float, float, float], remedy: str)
 def test_each_remedy_predicts_its_measured_fix(capture, remedy, before, after, workers):
     predicted, measured_ = _predicted(capture, remedy, workers), _measured(capture, before, after)
     assert _within(predicted, measured_, remedy), f"{remedy}: predicted {predicted:.2f}x, measured {measured_}"
-
-
-@pytest.mark.parametrize("capture,remedy,before,after,workers", MISSES, ids=[p[1] for p in MISSES])
-def test_the_known_miss_is_still_one(capture, remedy, before, after, workers):
-    """A miss said in the docs stays said: when it is fixed, this fails, and the docs and MISSES move."""
-    assert not _within(_predicted(capture, remedy, workers), _measured(capture, before, after), remedy)
 
 
 def test_a_fused_kernel_reads_its_row_again_after_each_long_reduction():
@@ -198,7 +190,7 @@ def test_a_remedy_that_has_nothing_to_act_on_says_why():
                    "faster_kernel": "no kernel verdicts joined to the capture (ncuwrap profile --top N, or ncuwrap timeline CAPTURE --kernels REPORT)"}
 
 
-@pytest.mark.parametrize("capture", [p[0] for p in PAIRS + MISSES])
+@pytest.mark.parametrize("capture", [p[0] for p in PAIRS])
 def test_what_if_json(capture):
     """The whole what_if document of each BEFORE capture, as recorded."""
     data, steps = _read(CLOCK / capture)
@@ -210,7 +202,7 @@ def test_what_if_json(capture):
 
 def _table_rows() -> list[str]:
     rows = []
-    for capture, remedy, before, after, workers in PAIRS + MISSES:
+    for capture, remedy, before, after, workers in PAIRS:
         predicted, (median, low, high) = _predicted(capture, remedy, workers), _measured(capture, before, after)
         source = "PyTorch profiler" if capture.endswith(".json.gz") else "nsys"
         verdict = "within" if _within(predicted, (median, low, high), remedy) else "MISS"

@@ -232,7 +232,8 @@ def analyze(data: TimelineData, span: tuple[int, int] | None = None, steps: Step
         copies=copy_stats, memsets=memset_info, kernels=kernel_stats, kernel_gaps=kernel_gaps, startup=startup, gaps=gaps,
         amdahl=amdahl, metrics={n: m[n] for n in timeline_metrics.CATALOGUE}, unknown=unknown,
         devices=_devices(kernels, copies, memsets), steps=steps, host_time=launched_from.host_time(data, lo, hi),
-        tracer=tracer.estimate(steps, data.producer, tracer.has_shapes(data)) if steps is not None else None,
+        tracer=tracer.estimate(steps, data.producer, tracer.has_shapes(data), tracer.launch_mean_ns(data, steps.steady_start_ns, steps.steady_end_ns))
+        if steps is not None else None,
     )
 
 

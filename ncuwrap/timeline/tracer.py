@@ -7,7 +7,10 @@ the pace does not (its host waits for the GPU anyway).
 
 The estimate: the steady steps' traced calls, op ranges and frames (their mean a step, counted in the
 capture) at a per-event cost calibrated on a real machine (rules/tracer_cost.yaml: the machine, how it
-was measured, the figures). Where the host sets the pace, the step without the tracer is the traced step
+was measured, the figures), scaled by how slow the capture's own kernel-launch calls were: their mean
+recorded duration over the reference launch (``reference_launch_ns``, fitted leave-one-program-out by
+scripts/tracer_fit.py). A tracer's entry and exit work lands inside the calls it records, and a host that
+runs the tracer slower runs every event slower. Where the host sets the pace, the step without the tracer is the traced step
 less that cost, but never shorter than the GPU's busy time a step; where the GPU sets it, the step is the
 traced one. Checked against the programs' own clocks without the tracer (docs/timeline.md).
 """
@@ -18,14 +21,18 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from ncuwrap.core import safeyaml
 from ncuwrap.core.numbers import clean
 from ncuwrap.core.resources import data_dir
+from ncuwrap.timeline.launches import text_is
 
 NSYS = "nsys"
 PROFILER = "PyTorch profiler"
 CALIBRATION_FILE = "tracer_cost.yaml"
 HOST_BOUND_BELOW_PCT = 50.0  # a step whose GPU is busy less than this is the host's (rules/timeline.yaml's host_bound)
+KERNEL_LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel")  # the calls whose recorded duration scales the costs (not graph launches)
 
 
 @dataclass(frozen=True)
@@ -39,11 +46,20 @@ class Calibration:
     nsys_shapes_op_ns: float  # nsys --pytorch=autograd-shapes-nvtx, an op range with its sizes
     profiler_event_ns: float  # the PyTorch profiler, a CPU op or CUDA call (no stacks, no shapes)
     profiler_stack_event_ns: float  # the same with with_stack=True and record_shapes=True
+    reference_launch_ns: float  # the mean recorded kernel-launch call at which the costs above hold
+
+    def scale(self, launch_mean_ns: float | None) -> float:
+        """What the per-event costs are multiplied by for a capture whose kernel-launch calls took ``launch_mean_ns``
+        on average as recorded (1.0: no kernel launch recorded)."""
+        if launch_mean_ns is None or not launch_mean_ns > 0:
+            return 1.0
+        return launch_mean_ns / self.reference_launch_ns
 
     def to_json(self) -> dict:
         return {"machine": self.machine, "measured": self.measured, "nsys_call_ns": self.nsys_call_ns, "nsys_op_ns": self.nsys_op_ns,
                 "nsys_shapes_op_ns": self.nsys_shapes_op_ns,
-                "profiler_event_ns": self.profiler_event_ns, "profiler_stack_event_ns": self.profiler_stack_event_ns}
+                "profiler_event_ns": self.profiler_event_ns, "profiler_stack_event_ns": self.profiler_stack_event_ns,
+                "reference_launch_ns": self.reference_launch_ns}
 
 
 def has_shapes(data) -> bool:
@@ -61,7 +77,21 @@ def calibration() -> Calibration:
     return Calibration(machine=str(doc["machine"]), measured=str(doc["measured"]), nsys_call_ns=float(costs["nsys_cuda_call"]),
                        nsys_op_ns=float(costs["nsys_pytorch_op_range"]), nsys_shapes_op_ns=float(costs["nsys_pytorch_shapes_op_range"]),
                        profiler_event_ns=float(costs["profiler_event"]),
-                       profiler_stack_event_ns=float(costs["profiler_event_with_stack_and_shapes"]))
+                       profiler_stack_event_ns=float(costs["profiler_event_with_stack_and_shapes"]),
+                       reference_launch_ns=float(doc["scale"]["reference_launch_ns"]))
+
+
+def launch_mean_ns(data, lo: int, hi: int) -> float | None:
+    """The mean recorded duration of the kernel-launch calls (cudaLaunchKernel*, cuLaunchKernel*) that start in
+    [``lo``, ``hi``) of ``data`` (a read capture); None where none does or the CUDA API was not traced."""
+    api = getattr(data, "api", None)
+    if api is None or not len(api):
+        return None
+    start = np.asarray(api["start"], dtype=np.int64)
+    inside = (start >= lo) & (start < hi) & text_is(api["name"], lambda n: n.startswith(KERNEL_LAUNCHES))
+    if not inside.any():
+        return None
+    return float((np.asarray(api["end"], dtype=np.int64)[inside] - start[inside]).mean())
 
 
 @dataclass(frozen=True)
@@ -82,6 +112,8 @@ class TracerCost:
     # The step without the tracer as the steps' dependency graph replays it (ncuwrap.timeline.whatif): where
     # set, it is the untraced step; the arithmetic below stands only where the steps could not be replayed.
     replayed_untraced_ns: float | None = None
+    launch_mean_ns: float | None = None  # the steady steps' mean recorded kernel-launch call (None: none recorded)
+    scale: float = 1.0  # the calibrated per-event costs' multiplier for this capture (Calibration.scale)
 
     @property
     def added_ns(self) -> float:
@@ -127,8 +159,9 @@ class TracerCost:
         c = self.calibration
         costs = (f"{self.per_call_ns / 1e3:.2g} us a CUDA call and {self.per_op_ns / 1e3:.2g} us an op"
                  + (" or frame" if self.tracer == PROFILER else " range"))
-        return (f"the {self.tracer}'s host cost, {costs} as measured on {c.machine} ({c.measured}), is taken off the host's side of "
-                f"each step; the GPU's work is unchanged, and a step is never shorter than the GPU's busy time in it")
+        return (f"the {self.tracer}'s host cost, {costs} (the costs measured on {c.machine}, {c.measured}"
+                f"{scaled_text(self.scale, self.launch_mean_ns, c)}), is taken off the host's side of each step; the GPU's work is unchanged, "
+                "and a step is never shorter than the GPU's busy time in it")
 
     def to_json(self) -> dict:
         return {"tracer": self.tracer, "calls": clean(self.calls), "ops": clean(self.ops), "frames": clean(self.frames),
@@ -136,13 +169,23 @@ class TracerCost:
                 "host_wait_ns": clean(self.host_wait_ns), "saved_ns": clean(self.saved_ns),
                 "traced_step_ns": clean(self.traced_ns), "untraced_step_ns": clean(self.untraced_ns), "gpu_busy_ns": clean(self.gpu_busy_ns),
                 "untraced_gpu_busy_pct": clean(self.untraced_busy_pct), "untraced_bound": self.untraced_bound, "paced_by": self.paced_by,
-                "calibration": self.calibration.to_json()}
+                "launch_mean_ns": clean(self.launch_mean_ns), "scale": clean(self.scale), "calibration": self.calibration.to_json()}
 
 
-def estimate(steps, producer: str | None, shapes: bool = False) -> TracerCost | None:
+def scaled_text(scale: float, launch_mean: float | None, c: Calibration) -> str:
+    """', times 1.14: this capture's kernel-launch calls took 8.78 us each (mean, as recorded), against the 7.7 us the costs
+    hold at', or nothing where the costs are not scaled."""
+    if launch_mean is None or scale == 1.0:
+        return ""
+    return (f", times {scale:.2f}: this capture's kernel-launch calls took {launch_mean / 1e3:.3g} us each (mean, as recorded), against the "
+            f"{c.reference_launch_ns / 1e3:.3g} us the costs hold at")
+
+
+def estimate(steps, producer: str | None, shapes: bool = False, launch_mean: float | None = None) -> TracerCost | None:
     """The tracer's cost in ``steps``' steady steps (ncuwrap.timeline.steps.Steps), by who recorded them
-    (``producer``: the capture's, "nsys ..." or the PyTorch profiler; ``shapes``: its op ranges carry their sizes);
-    None where the CUDA API was not traced (nothing to count)."""
+    (``producer``: the capture's, "nsys ..." or the PyTorch profiler; ``shapes``: its op ranges carry their sizes;
+    ``launch_mean``: the steady steps' mean recorded kernel-launch call, :func:`launch_mean_ns`); None where the
+    CUDA API was not traced (nothing to count)."""
     steady = steps.steady
     if steady[0].api_calls is None:
         return None
@@ -154,7 +197,10 @@ def estimate(steps, producer: str | None, shapes: bool = False) -> TracerCost | 
         per_call = per_op = c.profiler_stack_event_ns if frames else c.profiler_event_ns
     else:
         per_call, per_op = c.nsys_call_ns, c.nsys_shapes_op_ns if shapes else c.nsys_op_ns
+    scale = c.scale(launch_mean)
+    per_call, per_op = per_call * scale, per_op * scale
     waits = None if steady[0].host_wait_ns is None else sum(r.host_wait_ns for r in steady) / n
     return TracerCost(tracer=PROFILER if profiler else NSYS, calls=sum(r.api_calls for r in steady) / n, ops=sum(r.ops for r in steady) / n,
                       frames=frames, per_call_ns=per_call, per_op_ns=per_op, traced_ns=steps.mean_period_ns,
-                      gpu_busy_ns=sum(r.gpu_busy_ns for r in steady) / n, paced_by=steps.paced_by, calibration=c, host_wait_ns=waits)
+                      gpu_busy_ns=sum(r.gpu_busy_ns for r in steady) / n, paced_by=steps.paced_by, calibration=c, host_wait_ns=waits,
+                      launch_mean_ns=launch_mean, scale=scale)

@@ -79,7 +79,10 @@ def pace_text(steps) -> str:
 def tracer_text(t) -> str:
     """'traced: 4.18 ms a step (mean); nsys added ~2.01 ms of host time a step (...): ~2.17 ms untraced, host-bound (GPU busy ~13%)'."""
     counted = f"{t.calls:,.0f} CUDA calls" + (f", {t.ops:,.0f} op ranges" if t.ops else "") + (f", {t.frames:,.0f} Python frames" if t.frames else "")
-    added = f"{t.tracer} added ~{duration(t.added_ns)} of host time a step ({counted}; per-event costs measured on {t.calibration.machine})"
+    from ncuwrap.timeline.tracer import scaled_text
+
+    scaled = scaled_text(t.scale, t.launch_mean_ns, t.calibration)
+    added = f"{t.tracer} added ~{duration(t.added_ns)} of host time a step ({counted}; per-event costs measured on {t.calibration.machine}{scaled})"
     bound = "host-bound" if t.untraced_bound == "host" else "GPU-bound"
     after = f"~{duration(t.untraced_ns)} untraced, {bound} (GPU busy ~{t.untraced_busy_pct:.0f}%)"
     if t.paced_by == "gpu":

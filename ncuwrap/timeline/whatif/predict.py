@@ -37,9 +37,12 @@ class Context:
     op_limits: object = None  # ncuwrap.timeline.oplimits.model.OpLimits of the same steps (None: no op shapes recorded)
     shapes: bool = False  # the op ranges carry their sizes (they cost nsys more a range)
     kernels: object = None  # ncuwrap.timeline.kernel_join.KernelJoin: ncu's verdicts joined to the capture's kernels (None: none given)
+    launch_mean_ns: float | None = None  # the steady steps' mean recorded kernel-launch call (ncuwrap.timeline.tracer.launch_mean_ns)
+    tracer_scale: float = 1.0  # the tracer's calibrated costs' multiplier for this capture (ncuwrap.timeline.tracer.Calibration.scale)
 
 
-def context_of(data, g, workers: int | None = None, op_limits=None, kernels=None) -> Context:
+def context_of(data, g, workers: int | None = None, op_limits=None, kernels=None, steps=None) -> Context:
+    """What the remedies need besides ``g``, the graph of ``data``'s ``steps`` (None: the tracer's costs are not scaled)."""
     cores = data.cpu_cores
     if workers is not None:
         how = f"as given, on a host of {cores} cores" if cores else "as given"
@@ -48,9 +51,10 @@ def context_of(data, g, workers: int | None = None, op_limits=None, kernels=None
         how = f"the capture's {cores} cores less {CORES_KEPT}, at most {MAX_WORKERS}"
     else:
         workers, how = DEFAULT_WORKERS, "assumed: the capture does not record the host's cores"
+    launch_mean = tracer_module.launch_mean_ns(data, steps.steady_start_ns, steps.steady_end_ns) if steps is not None else None
     return Context(producer=data.producer, frames=int(g.h_frames.sum()), calibration=calibration(), workers=workers, cores=cores, workers_how=how,
                    pinned_h2d_bytes_per_s=_pinned_rate(data), op_limits=op_limits, shapes=tracer_module.has_shapes(data),
-                   kernels=kernels)
+                   kernels=kernels, launch_mean_ns=launch_mean, tracer_scale=tracer_module.calibration().scale(launch_mean))
 
 
 def _pinned_rate(data) -> float | None:
@@ -75,7 +79,7 @@ def predict(data, steps, *, workers: int | None = None, op_limits=None, kernels=
     g = graph_module.build(data, steps, max_events=MAX_EVENTS)
     if g is None:
         return None
-    ctx = context_of(data, g, workers, op_limits, kernels)
+    ctx = context_of(data, g, workers, op_limits, kernels, steps)
     replayed = replay(g)
     base = g.copy()
     TRACER.apply(base, ctx)
