@@ -239,7 +239,9 @@ def _kernel_verdicts(kernels):
         return verdict_estimates(kernels, None, kernels.source.path)
     if not isinstance(kernels, (str, Path)):
         raise InputError(f"kernels={type(kernels).__name__}: expected a report's path, a run folder or a Diagnosis from ncuwrap.diagnose")
-    return kernel_estimates.read(kernels)
+    from ncuwrap.inputs import kind_of
+
+    return kernel_estimates.read(kernels, kind_of)
 
 
 def diagnose_ranks(folder: str | Path, *, rules: RulesChoice | None = None, timeline: TimelineOptions | None = None,

@@ -19,6 +19,7 @@ import sys
 import numpy as np
 import pytest
 
+from ncuwrap.inputs import kind_of
 from ncuwrap.profile.kernel_estimates import read
 from ncuwrap.timeline import steps as steps_module
 from ncuwrap.timeline.readers import read as read_timeline
@@ -48,7 +49,7 @@ def capture():
 
 @pytest.fixture(scope="module")
 def verdicts() -> DiagnosedKernels:
-    return read(RUN)  # the run folder: its raw CSV diagnosed, its mangled names with it
+    return read(RUN, kind_of)  # the run folder: its raw CSV diagnosed, its mangled names with it
 
 
 def _joined(j) -> list:
@@ -72,7 +73,7 @@ def test_the_verdicts_join_their_kernels_by_mangled_name_grid_and_block(capture,
 def test_without_the_mangled_names_the_function_name_decides(capture, verdicts):
     """A report alone (ncu's raw CSV, no report.mangled.csv): ncu's demangled names against nsys's, as profile --top's fallback."""
     data, _ = capture
-    alone = read(RUN / "report.raw.csv")
+    alone = read(RUN / "report.raw.csv", kind_of)
     assert not any(e.mangled for e in alone.estimates)
     assert _joined(join(data.kernels, alone)) == _joined(join(data.kernels, verdicts))
 

@@ -62,9 +62,10 @@ def _verdicts(report: Path | None):
     """--kernels REPORT: its verdicts' estimates, to join to the timeline's kernels (None: not given)."""
     if report is None:
         return None
+    from ncuwrap.inputs import kind_of
     from ncuwrap.profile.kernel_estimates import read
 
-    return read(report)
+    return read(report, kind_of)
 
 
 @app.command(context_settings={"ignore_unknown_options": True})

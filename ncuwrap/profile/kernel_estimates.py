@@ -18,9 +18,10 @@ from ncuwrap.timeline.kernel_join import DiagnosedKernels
 FIX = "give an Nsight Compute report (.ncu-rep, an ncu CSV export) or a run folder of 'ncuwrap profile'"
 
 
-def read(path: str | Path, *, ncu: str | None = None) -> DiagnosedKernels:
+def read(path: str | Path, kind_of, *, ncu: str | None = None) -> DiagnosedKernels:
     """The estimates of a report's launches (a .ncu-rep, an ncu CSV export) or of a run folder's (its mangled names
-    with them, where ``profile --top`` exported them); InputError for anything else."""
+    with them, where ``profile --top`` exported them); InputError for anything else. ``kind_of``: what kind of input
+    a file is (ncuwrap.inputs.kind_of, handed in by the caller: that wing stands above this one)."""
     from ncuwrap.profile import top
     from ncuwrap.profile.rediagnose import diagnose_run_dir, is_run_dir
 
@@ -33,8 +34,6 @@ def read(path: str | Path, *, ncu: str | None = None) -> DiagnosedKernels:
         return verdict_estimates(diagnose_run_dir(path, ncu=ncu), mangled, str(path))
     if path.is_dir():
         raise InputError(f"{path}: --kernels: a folder, but not a run folder of 'ncuwrap profile' (no profile.json); {FIX}")
-    from ncuwrap.inputs import kind_of
-
     kind = kind_of(path)
     if kind == "timeline":
         raise InputError(f"{path}: --kernels: a timeline, not a kernel report; {FIX}")

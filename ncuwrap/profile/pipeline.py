@@ -149,7 +149,7 @@ def _top(target: Target, rd: rundir.RunDir, options: ProfileOptions, record: dic
 
     captured = capture(list(target.argv), rd.path, force=True, started=started, options=options.nsys_options,
                        timeline=replace(options.timeline, nsys=nsys))
-    times, before = _steady_times(captured, options.top)
+    times, before = steady_times(captured, options.top)
     if not times.groups:
         raise ProfilerError(f"{captured.sqlite}: nsys saw no kernel launch; check that the program runs work on the GPU "
                             f"(log: {captured.log})")
@@ -163,7 +163,7 @@ def _top(target: Target, rd: rundir.RunDir, options: ProfileOptions, record: dic
     return _TopRun(capture=captured, times=times, plan=chosen)
 
 
-def _steady_times(captured, top_n: int = 0):
+def steady_times(captured, top_n: int = 0):
     """The kernels to rank: those launched in the steady steps where the capture has steps (with each
     group's launches before them, so that ncu profiles a steady launch), else all of them."""
     from ncuwrap.profile import top

@@ -47,7 +47,7 @@
 # and OUT_DIR/meta.tar (env.txt, clock.log, plain.jsonl, captured.jsonl, kineto.jsonl, calibrate.jsonl,
 # tracer_cost.jsonl, smoke.jsonl, ncu.jsonl, warm.jsonl), re-packed after every run.
 #
-# The ncu job's kernel ids: ncuwrap's own functions (ncuwrap.profile.pipeline._steady_times, top.plan,
+# The ncu job's kernel ids: ncuwrap's own functions (ncuwrap.profile.pipeline.steady_times, top.plan,
 # ncu_argv, collection.plan_collection), run on this script's nsys captures by workloads/op_limits/ncu_top3.py
 # on a machine with ncuwrap installed, which prints the NCU_* lines below (between the markers).
 out=${1:?usage: capture.sh OUT_DIR [JOB...]}

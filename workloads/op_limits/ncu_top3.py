@@ -5,8 +5,8 @@ capture.sh's NCU_TOP3 block (the ncu job runs them on the GPU machine, where ncu
 
 For each NAME.sqlite.gz given (an export capture.sh made; the command after ``--`` in NAME.log is the program
 and its arguments), exactly what ``ncuwrap profile --top 3`` does after its own nsys run
-(ncuwrap.profile.pipeline._top): the capture diagnosed with the bundled timeline rules (its steps found),
-``pipeline._steady_times(capture, 3)`` (the kernels of the steady steps, grouped by mangled name and launch
+(ncuwrap.profile.pipeline, its --top run): the capture diagnosed with the bundled timeline rules (its steps found),
+``pipeline.steady_times(capture, 3)`` (the kernels of the steady steps, grouped by mangled name and launch
 configuration, and the launches of each group made before them), ``top.plan(times, 3, before)`` (the regular
 expression over the first 3 groups' mangled names and the launch of each to profile), and
 ``ncu_argv(..., kernel_name_base="mangled")`` with the targeted collection plus EXTRA_METRICS
@@ -69,7 +69,7 @@ def plan_for(sqlite_gz: Path, extra: list[str]) -> dict:
         diagnosis = diagnose_data(data, ruleset.chosen(RulesChoice(), TIMELINE), source_path=str(sqlite_gz), kind="nsys-rep",
                                   timeline=TimelineOptions())
         captured = Capture(run_dir=Path(tmp), report=db, sqlite=db, log=log, diagnosis=diagnosis, data=data)
-        times, before = pipeline._steady_times(captured, TOP)
+        times, before = pipeline.steady_times(captured, TOP)
     chosen = top.plan(times, TOP, before)
     collection = plan_collection("targeted", None, extra)
     argv = ncu_argv(target, collect=collection, output="OUT", ncu="NCU", kernel=chosen.regex, nth_launch=chosen.nth_launch,
