@@ -18,7 +18,7 @@ d = json.load(open(sys.argv[1]))
 for k in d["kernels"]:
     print(k["id"], k["name"][:100])
 P
-log "kernels in the JSON: $(wc -l < $W/keep/kernels.txt); C linkage (no '(' in the name): $(grep -vc '(' $W/keep/kernels.txt)"
+log "kernels in the JSON: $(wc -l < $W/keep/kernels.txt); named without a parameter list (C linkage among them: Triton, Inductor): $(grep -vc '(' $W/keep/kernels.txt)"
 tree=()
 if [ -d .before ]; then
   (cd .before && PYTHONPATH=$PWD:/tmp/site:$NCU_HOME/extras/python python3 -m ncuwrap diagnose $W/ops.ncu-rep -f json -o $W/before.json --force -q)
