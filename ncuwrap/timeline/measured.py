@@ -77,8 +77,9 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
         if found is not None:
             notes.append(f"{found.count} steps ('{found.name}') launched no kernel: judged without steps")
         if analysed.scope == "active":
+            launch = "the first GPU work's launch" + (" (from the start of the op that made it)" if data.ops is not None and len(data.ops) else "")
             notes.append(f"no steps {'looked for (--steps none)' if find_steps == 'none' else 'marked or found'}: the window runs from "
-                         f"the first GPU work's launch to the end of the last GPU work, and the {analysed.startup.duration_ns / 1e9:.2f} s "
+                         f"{launch} to the end of the last GPU work, and the {analysed.startup.duration_ns / 1e9:.2f} s "
                          "of start-up before it are left out")
     return Measured(timeline=analysed, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema, device=data.device,
                     notes=tuple(notes), producer=data.producer)

@@ -289,7 +289,7 @@ class Timeline:
     unknown: dict[str, str]  # metric -> why it is unknown
     devices: int = 1
     steps: object = None  # ncuwrap.timeline.steps.Steps (None: no steps); with them, the window is the steady steps'
-    # Without steps: "active", the window from the first GPU work's launch to the end of the last, and
+    # Without steps: "active", the window from the first GPU work's launch (launches.active_window) to the end of the last, and
     # ``startup`` the start-up left out before it; "capture", the whole traced span.
     scope: str = "capture"
     host_time: tuple[HostTime, ...] | None = None  # the window's host time by user function (None: no Python frames)

@@ -17,7 +17,7 @@ from ncuwrap.core.peaks import HBM, UNIT_LABELS, Peaks
 TOP_OPS = 12  # the ops a report's table shows, most time first (the JSON has them all)
 TOP_UNMODELLED = 3  # the not-modelled ops a report names with their reasons
 STEADY = "steady steps"
-WINDOW = "window"  # no steps: the first GPU work's launch to the last one's end, counted as one step
+WINDOW = "window"  # no steps: launches.active_window (first GPU work's launch to the last one's end), counted as one step
 
 
 @dataclass(frozen=True)
