@@ -161,13 +161,20 @@ def test_lower_precision_and_where_its_plain_prediction_falls_short():
     gelu_run = sum(x.time_ns for x in bf16.rows if x.op in ("aten::gelu", "aten::gelu_backward")) / bf16.steps
     assert (round(gelu / 1e6, 2), round(gelu_run / 1e6, 2)) == (0.12, 0.16)
     # The bf16 program's plain steps are longer than its kernels: its host sets their pace, which the plain prediction
-    # assumes away. The done-criterion (within 25% of the measured speedup) is missed: +25.8%; a perfect count of the
-    # bf16 kernels would give +17%.
+    # assumes away: +25.8% (a perfect count of the bf16 kernels would give +17%). The replay, the report's figure,
+    # counts the host's casts: -1.8%, within the issue's 25%.
     plain = [d["step_ms_mean"] for d in C.runs()["plain"][("mlp_train", "bf16")]]
     assert (min(plain), max(plain), C.plain_ms("mlp_train", "bf16")) == (1.9348, 2.5553, 2.1401) and min(plain) * 1e6 > actual * 1.09
     assert r.error == pytest.approx(0.258, abs=0.0005)
     perfect = fp32.step_ns / (actual + idle)
     assert round(perfect, 2) == 9.86 and perfect / r.measured_speedup - 1 == pytest.approx(0.17, abs=0.005)
+    assert r.replayed_error == pytest.approx(-0.018, abs=0.0005)
+
+
+def test_the_reports_remedies_are_within_the_issues_bounds():
+    # The figure every report prints (replayed): lower_precision within 25% of the measured speedup, fusion within 50%.
+    for r in REMEDY.values():
+        assert abs(r.replayed_error) < (0.50 if r.remedy == remedies.FUSION else 0.25), r
 
 
 def test_fusion_counts_the_compiled_kernels_passes_over_its_rows():
@@ -236,12 +243,15 @@ def test_the_section_in_every_format(capsys, monkeypatch, fmt):
     if fmt == "json":
         doc = json.loads(out)["op_limits"]
         assert doc["dtype"] == "fp32" and doc["unit"] == P.FP32 and doc["achieved_tflops"] == pytest.approx(51.07, abs=0.05)
-        assert doc["remedies"][0]["remedy"] == remedies.LOWER_PRECISION
+        # One figure per remedy: the steps are replayed, so the op model's remedies are the what-if's.
+        assert doc["remedies"] == [] and doc["remedies_replayed"] is True
+        assert remedies.LOWER_PRECISION in [r["remedy"] for r in json.loads(out)["what_if"]["remedies"]]
         assert doc["ops"][0]["limit"] == P.FP32 and doc["ops"][0]["pct_of_limit"] == pytest.approx(76.6, abs=0.1)
         return
     shown = html.unescape(out) if fmt == "html" else out.replace("\\_", "_") if fmt == "markdown" else out
     assert "Ops against their limits (8 steady steps)" in shown
     assert re.search(r"1\.1 TFLOP a step in 21\.53 ms: 51\.1 TFLOP/s, 76\.3% of the FP32 CUDA cores' peak", shown), shown
-    assert "lower_precision:" in shown and "aten::mm" in shown
+    assert "lower_precision and fusion are predicted with the rest of the step replayed, under What fixing it buys" in shown
+    assert "aten::mm" in shown and shown.count("lower_precision") >= 2
     if fmt == "html":
         assert "CUDA cores&#39; peak" in out  # report text escaped by the template

@@ -115,6 +115,52 @@ def test_each_remedy_predicts_its_measured_fix(capture, remedy, before, after, w
     assert _within(predicted, measured_, remedy), f"{remedy}: predicted {predicted:.2f}x, measured {measured_}"
 
 
+def test_lower_precision_counts_the_casts_the_host_launches():
+    """The fp32 MLP under the profiler is GPU-bound with its host far ahead (two steps of work queued). bf16 autocast
+    makes its kernels 10x faster, and its plain bf16 runs are host-bound (2.14 ms a step for 1.77 ms of kernels):
+    autocast's casts are launches too. The prediction starts the steps with the capture's queue drained and counts
+    the casts on the host; with the queue the GPU alone set the step (10.56x, where 8.40x was measured)."""
+    import dataclasses
+
+    from ncuwrap.timeline.oplimits import analysis as op_limits
+    from ncuwrap.timeline.whatif import graph as graph_module
+    from ncuwrap.timeline.whatif.predict import context_of
+    from ncuwrap.timeline.whatif.remedies import TRACER
+    from ncuwrap.timeline.whatif.remedies import lower_precision
+    from ncuwrap.timeline.whatif.replay import PATH_PARTS, replay
+
+    data, steps = _read(CLOCK / OPS / "mlp_train_fp32.pt.trace.json.gz")
+    limits = op_limits.measure(data, steps)
+    p = predict(data, steps, op_limits=limits).get("lower_precision")
+    # 3 linears a step, each a weight and a bias cast forward and their gradients cast back: 12 (the bf16 trace
+    # runs 15 aten::to a step, its input's and the loss's casts among them).
+    assert ("its 12 casts a step are launches the host makes, each taking the host's time a launch takes in this step without the "
+            "tracer (43.5 us, the mean)") in p.assumes
+    assert "GPU work the capture had queued before the steps is taken as done when they begin" in p.assumes
+    assert p.step_ns == pytest.approx(2_176_790, abs=10) and p.speedup == pytest.approx(8.25, abs=0.01)
+    measured_ = _measured(OPS + "mlp_train_fp32.pt.trace.json.gz", ("mlp_train", "fp32"), ("mlp_train", "bf16"))
+    assert abs(p.speedup / measured_[0] - 1) < 0.05
+
+    g = graph_module.build(data, steps)
+    ctx = context_of(data, g, None, limits, None, steps)
+    base = g.copy()
+    TRACER.apply(base, ctx)
+
+    def lowered(launch_host_ns):
+        edited = base.copy()
+        lower_precision.apply(edited, dataclasses.replace(ctx, launch_host_ns=launch_host_ns))
+        r = replay(edited)
+        path = dict(zip(PATH_PARTS, r.path_ns))
+        return r.step_ns, (path["host code"] + path["host work"] + path["CUDA calls"]) / sum(r.path_ns)
+
+    # The host sets the predicted step: 1.94 of its 2.18 ms are host time on the critical path.
+    step, host = lowered(base.host_ns_per_launch())
+    assert step == pytest.approx(p.step_ns) and host > 0.85
+    # Casts that cost the host nothing leave the GPU and the host sharing the path: 9.83x, 17% over the measured.
+    step, host = lowered(None)
+    assert step == pytest.approx(1_826_750, abs=10) and 0.4 < host < 0.7
+
+
 def test_a_fused_kernel_reads_its_row_again_after_each_long_reduction():
     """The eager chain of 31 ops under the profiler (shapes and dims recorded): its five reductions over rows of
     4,096 elements (softmax, three means, a sum), each used by the ops after it, make the fused kernel pass over its

@@ -112,7 +112,8 @@ def test_faster_kernel_is_replayed_with_its_assumption(capture, verdicts):
         "together: cunn_SoftMaxForwardReg 1.81x, cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64_1x4x1_cga1x1x1_"
         "kernel0_0 1.02x, nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN 1.01x; nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT, "
         "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT unchanged (no finding of theirs costs time); every launch of them in the steps "
-        "takes that share of its captured time, the rest of the step replayed as captured")
+        "takes that share of its captured time; GPU work the capture had queued before the steps is taken as done when they begin; the "
+        "rest of the step replayed as captured")
     doc = w.to_json()
     assert [k["name"] for k in doc["kernel_verdicts"]["joined"]] == [k[0] for k in JOINED]
     assert doc["kernel_verdicts"]["report"] == str(RUN) and doc["kernel_verdicts"]["unmatched"] == []

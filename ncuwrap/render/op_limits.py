@@ -108,6 +108,11 @@ def unit_lines(limits) -> list[str]:
     return out
 
 
+REPLAYED = "lower_precision and fusion are predicted with the rest of the step replayed, under What fixing it buys"
+
+
 def remedy_lines(limits) -> list[tuple[str, str]]:
-    """(label, text) per remedy's predicted step, without a replay."""
+    """(label, text) per remedy's predicted step, without a replay; where the steps are replayed, where to find them."""
+    if limits.replayed:
+        return [("remedies:", REPLAYED)]
     return [(f"{p.remedy}:", f"{duration(p.step_ns)} {_a_step(limits)}, {p.speedup:.2f}x; assumes {p.assumes}") for p in limits.predictions]

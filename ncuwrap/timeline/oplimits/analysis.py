@@ -192,7 +192,7 @@ def measure(data, steps) -> OpLimits | None:
                     forward_op=str(names.categories[fwd_c]) if fwd_c >= 0 else None, calls=calls, kernels=int(members.size),
                     time_ns=time_ns, flop=work.flop * calls, bytes=work.bytes * calls if work.bytes is not None else None,
                     unit=unit, unit_how=unit_how, peak_flops=peaks.of(unit) if unit else None, peak_bytes_per_s=peaks.dram_bytes_per_s,
-                    share_pct=100.0 * time_ns / step_total if step_total else 0.0, weights=work.weights, inputs=text,
+                    share_pct=100.0 * time_ns / step_total if step_total else 0.0, weights=work.weights, weight_tensors=work.weight_tensors, inputs=text,
                     written=work.written * calls if work.written is not None and work.bytes is not None else None, rows=window[members], ns=dur[members])
         rows.append(row)
         work_of[g] = work

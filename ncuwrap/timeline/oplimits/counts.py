@@ -59,6 +59,7 @@ class Work:
     allow_tf32: bool | None = None
     written: int | None = None  # of ``bytes``, those written (a memory-bound op's outputs; None: not told apart)
     weights: int = 0  # elements of its weight operands (a matrix product's second matrix and bias, a convolution's weight and bias)
+    weight_tensors: int = 0  # how many tensors those are (autocast casts each one: a launch)
     row: int | None = None  # a reduction's, softmax's or normalisation's elements reduced into each result (None: not one, or not recorded)
 
     @property
@@ -122,7 +123,7 @@ def _mm(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None, out_dtype: 
     out = _out(m * n, out_dtype or dtype)
     return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), out), dtype,
                 f"{_x(a.dims)} @ {_x(b.dims)}" + (f" + {_x(bias.dims)}" if bias is not None else ""),
-                weights=b.stored + (bias.stored if bias is not None else 0), written=out)
+                weights=b.stored + (bias.stored if bias is not None else 0), weight_tensors=1 + (bias is not None), written=out)
 
 
 def _bmm(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None) -> Work | NotModelled:
@@ -167,7 +168,8 @@ def _matmul(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None, *, weig
     flop = 2 * count * m * k * n + (out if bias is not None else 0)
     return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), _out(out, dtype)), dtype,
                 f"{_x(a.dims)} @ {_x(b.dims)}" + ("ᵀ" if weight_rows else "") + (f" + {_x(bias.dims)}" if bias is not None else ""),
-                weights=b.stored + (bias.stored if bias is not None else 0), written=_out(out, dtype))
+                weights=b.stored + (bias.stored if bias is not None else 0), weight_tensors=1 + (bias is not None),
+                written=_out(out, dtype))
 
 
 def _two(x: OpInputs, i: int, j: int) -> tuple[Tensor, Tensor] | NotModelled:
@@ -303,7 +305,7 @@ def _conv(x: OpInputs, hint: str | None, *, bias: Tensor | None, stride: int, pa
     flop = 2 * macs + (out_numel if bias is not None and out_numel else 0)
     nbytes = _total(_nb(inp, hint), _nb(weight, hint), _nb(bias, hint), _out(out_numel, dtype) if out_numel else None)
     return Work(CONV, flop, nbytes, dtype, f"{_x(inp.dims)} * {_x(weight.dims)}" + (f" -> {_x((n, c_out, *outs))}" if out_numel else ""),
-                allow_tf32=allow, weights=weight.stored + (bias.stored if bias is not None else 0),
+                allow_tf32=allow, weights=weight.stored + (bias.stored if bias is not None else 0), weight_tensors=1 + (bias is not None),
                 written=_out(out_numel, dtype) if out_numel else None)
 
 

@@ -42,6 +42,7 @@ class OpRow:
     peak_bytes_per_s: float | None
     share_pct: float  # of the steady steps' time
     weights: int = 0  # elements of its weight operands, a call (counts.Work.weights)
+    weight_tensors: int = 0  # how many tensors those are (counts.Work.weight_tensors)
     written: int | None = None  # of ``bytes``, those written (its outputs; None: not told apart)
     inputs: str | None = field(repr=False, default=None)  # its recorded shapes text (the ops table's), which tells its rows apart
     rows: np.ndarray = field(repr=False, compare=False, default=None)  # its kernels' rows in data.kernels
@@ -176,6 +177,8 @@ class OpLimits:
     chains: tuple[Chain, ...] = ()
     tf32: str | None = None  # how TF32 is known to be on for FP32 matrix products (None: nowhere seen)
     predictions: tuple[Prediction, ...] = ()  # each remedy's mean steady step, without a replay (ncuwrap.timeline.oplimits.remedies)
+    # The remedies are predicted by the steps' replay instead (the timeline's what_if): one figure each, so none here.
+    replayed: bool = False
     scope: str = STEADY  # what the sums are over: the steady steps, or (no steps) the window as one step
 
     # -- the step's totals -----------------------------------------------------------------------
@@ -271,7 +274,7 @@ class OpLimits:
             "peaks": self.peaks.to_json(),
             "ops": [r.to_json() for r in self.rows],
             "not_modelled": [u.to_json() for u in self.unmodelled],
-            "remedies": [p.to_json() for p in self.predictions],
+            "remedies": [p.to_json() for p in self.predictions], "remedies_replayed": self.replayed,
             "chains": {"count": len(self.chains), "bytes": sum(c.bytes for c in self.chains), "fused_bytes": sum(c.fused_bytes for c in self.chains),
                        "time_ns": sum(c.time_ns for c in self.chains)},
         }

@@ -46,9 +46,23 @@ class Edits:
     durations_ns: np.ndarray = field(repr=False)
     assumes: str
     old_ns: np.ndarray = field(repr=False, default=None)
+    # Launches the remedy adds before each kernel (autocast's casts, spread over the op's kernels; None: none): the
+    # host makes them, which the replay counts (ncuwrap.timeline.whatif.remedies.kernel_times).
+    launches: np.ndarray = field(repr=False, default=None)
 
     def as_dict(self) -> dict[int, int]:
         return dict(zip(self.rows.tolist(), self.durations_ns.tolist()))
+
+    def launches_by_row(self) -> dict[int, float]:
+        """The launches added before each kernel, by row (those with some)."""
+        if self.launches is None:
+            return {}
+        some = self.launches > 0
+        return dict(zip(self.rows[some].tolist(), self.launches[some].tolist()))
+
+    @property
+    def added_launches(self) -> float:
+        return float(self.launches.sum()) if self.launches is not None else 0.0
 
     @property
     def removed(self) -> np.ndarray:
@@ -103,7 +117,7 @@ def _cast_bandwidth(limits: OpLimits) -> float | None:
 def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
     bf16 = limits.peaks.of(peak_units.BF16_TENSOR)
     hbm = limits.peaks.dram_bytes_per_s
-    rows, new, old = [], [], []
+    rows, new, old, launches = [], [], [], []
     if not any(_lowered(r) for r in limits.rows) or not bf16:
         return _edits(LOWER_PRECISION, rows, new, old, "no matrix product, convolution or attention runs in FP32 or TF32: nothing to lower")
     lowered_ops = {r.op for r in limits.rows if _lowered(r)}
@@ -116,17 +130,22 @@ def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
             memory = r.bytes / 2.0 / hbm * 1e9 if r.bytes is not None and hbm else 0.0  # half its bytes at HBM's peak
             # A forward op's fp32 weights cast to bf16 once a step (6 bytes an element), and their gradients back to fp32
             # where the step has a backward: the casts' time goes to the op's kernels, which wait for them.
-            casts = 0.0
+            casts, cast_launches = 0.0, 0
             if r.forward_op is None and r.weights and cast_rate:
-                casts = r.calls * r.weights * 6 * (2 if r.op in has_backward else 1) / cast_rate * 1e9
+                passes = 2 if r.op in has_backward else 1
+                casts = r.calls * r.weights * 6 * passes / cast_rate * 1e9
+                cast_launches = r.calls * r.weight_tensors * passes  # one cast kernel a tensor, each way
             durations = r.ns * (max(compute, memory) / r.time_ns) + casts / r.kernels
+            added = np.full(r.rows.size, cast_launches / r.kernels)
         elif _halved(r, lowered_ops):
             durations = r.ns * 0.5
+            added = np.zeros(r.rows.size)
         else:
             continue
         rows.append(r.rows)
         old.append(r.ns)
         new.append(np.rint(durations).astype(np.int64))
+        launches.append(added)
     how = ("the fraction of its own unit's peak it reaches now" if efficiency is None
            else f"{100 * efficiency:.0f}% of the BF16 peak (a calibrated efficiency: docs/op-limits.md)")
     assumes = ("bf16 autocast: each FP32/TF32 matrix product, convolution and attention runs on the BF16 tensor cores at " + how +
@@ -134,7 +153,7 @@ def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
                "back to fp32 where the step has a backward) at the bandwidth the capture's memory-bound ops reach; fp32 elementwise ops "
                "and copies, and the backward ops of the lowered products, move half their bytes at the bandwidth they reach now; the ops "
                "autocast keeps in fp32 (normalisations, softmax, reductions, losses) and the optimizer are left as they are")
-    return _edits(LOWER_PRECISION, rows, new, old, assumes)
+    return _edits(LOWER_PRECISION, rows, new, old, assumes, launches)
 
 
 def _fusion(limits: OpLimits) -> Edits:
@@ -154,12 +173,12 @@ def _fusion(limits: OpLimits) -> Edits:
     return _edits(FUSION, rows, new, old, assumes)
 
 
-def _edits(remedy: str, rows: list, new: list, old: list, assumes: str) -> Edits:
+def _edits(remedy: str, rows: list, new: list, old: list, assumes: str, launches: list | None = None) -> Edits:
     if not rows:
         empty = np.zeros(0, dtype=np.int64)
         return Edits(remedy, empty, empty, assumes, empty)
     return Edits(remedy, np.concatenate(rows).astype(np.int64), np.concatenate(new).astype(np.int64), assumes,
-                 np.concatenate(old).astype(np.int64))
+                 np.concatenate(old).astype(np.int64), np.concatenate(launches) if launches else None)
 
 
 def kernel_edits(limits: OpLimits, remedy: str, *, efficiency: float | None = SAME_FRACTION) -> Edits:

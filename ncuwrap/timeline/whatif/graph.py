@@ -136,6 +136,20 @@ class StepGraph:
     def calls(self) -> int:
         return int(self.h_start.size)
 
+    def drain_queue(self) -> None:
+        """The GPU work launched before the steps taken as done when they begin. A remedy that makes the GPU's
+        work faster makes that work faster too, and the queue the capture carried (a GPU-bound host runs steps
+        ahead) is not the remedied program's: left in, it would hide a host that now sets the pace."""
+        before = self.g_call < 0
+        self.g_end[before] = np.minimum(self.g_end[before], self.lo)
+        self.g_start[before] = np.minimum(self.g_start[before], self.g_end[before])
+
+    def host_ns_per_launch(self) -> float | None:
+        """The host's own time (its code between calls and the calls', waits and long host work left out) over the
+        calls that launch GPU work: what a launch costs this step's host on average; None without launches."""
+        launches = int(((self.h_flags & LAUNCH) != 0).sum())
+        return float((self.h_code + self.h_own).sum() / launches) if launches else None
+
     @property
     def events(self) -> int:
         return int(self.g_start.size)

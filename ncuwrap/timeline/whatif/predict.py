@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,7 @@ class Context:
     kernels: object = None  # ncuwrap.timeline.kernel_join.KernelJoin: ncu's verdicts joined to the capture's kernels (None: none given)
     launch_mean_ns: float | None = None  # the steady steps' mean recorded kernel-launch call (ncuwrap.timeline.tracer.launch_mean_ns)
     tracer_scale: float = 1.0  # the tracer's calibrated costs' multiplier for this capture (ncuwrap.timeline.tracer.Calibration.scale)
+    launch_host_ns: float | None = None  # what a launch costs the host on average without the tracer (StepGraph.host_ns_per_launch)
 
 
 def context_of(data, g, workers: int | None = None, op_limits=None, kernels=None, steps=None) -> Context:
@@ -83,6 +85,7 @@ def predict(data, steps, *, workers: int | None = None, op_limits=None, kernels=
     replayed = replay(g)
     base = g.copy()
     TRACER.apply(base, ctx)
+    ctx = dataclasses.replace(ctx, launch_host_ns=base.host_ns_per_launch())
     untraced = replay(base)
     if min(replayed.window_ns, untraced.window_ns, g.measured_window_ns) <= 0:
         return None  # steps of no length (events of no duration): nothing a remedy could shorten

@@ -15,6 +15,7 @@ import numpy as np
 
 from ncuwrap.core.display import plural
 from ncuwrap.timeline.whatif.graph import KERNEL
+from ncuwrap.timeline.whatif.remedies import kernel_times
 
 NAME = "faster_kernel"
 NO_VERDICTS = "no kernel verdicts joined to the capture (ncuwrap profile --top N, or ncuwrap timeline CAPTURE --kernels REPORT)"
@@ -45,6 +46,7 @@ def applies(g, context) -> str | None:
 
 def apply(g, context) -> None:
     events = _joined(g, context)
+    g.drain_queue()
     left = context.kernels.row_remaining[g.g_row[events]]
     g.g_dur[events] = np.maximum(0, np.rint(g.g_dur[events] * left)).astype(g.g_dur.dtype)
 
@@ -63,4 +65,5 @@ def assumes(context) -> str:
         text += f"; {', '.join(unknown)} as captured (no estimate)"
     if join.unmatched:
         text += f"; {plural(len(join.unmatched), 'verdict')} of the report match no kernel of the capture"
-    return text + "; every launch of them in the steps takes that share of its captured time, the rest of the step replayed as captured"
+    return (text + "; every launch of them in the steps takes that share of its captured time; " + kernel_times.QUEUE
+            + "; the rest of the step replayed as captured")

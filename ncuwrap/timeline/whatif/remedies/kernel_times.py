@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ncuwrap.timeline.whatif.graph import KERNEL
 
+QUEUE = "GPU work the capture had queued before the steps is taken as done when they begin"
 SHAPES = "no op shapes in the capture (Kineto record_shapes=True, or nsys --pytorch=autograd-shapes-nvtx)"
 
 
@@ -34,7 +35,10 @@ def applies(g, context, remedy: str) -> str | None:
 
 def apply(g, context, remedy: str) -> None:
     e = edits(context, remedy)
+    g.drain_queue()
     new = e.as_dict()
+    added = e.launches_by_row()
+    per_launch = context.launch_host_ns or 0.0
     removed_calls: dict[int, bool] = {}
     for j, (kind, row) in enumerate(zip(g.g_kind.tolist(), g.g_row.tolist())):
         call = int(g.g_call[j])
@@ -42,6 +46,8 @@ def apply(g, context, remedy: str) -> None:
             g.g_dur[j] = max(0, int(new[row]))
             if call >= 0:
                 removed_calls[call] = removed_calls.get(call, True) and new[row] == 0
+                # The launches the remedy adds (autocast's casts) are host work before this kernel's launch.
+                g.h_code[call] += int(round(added.get(row, 0.0) * per_launch))
         elif call >= 0:
             removed_calls[call] = False
     for call, gone in removed_calls.items():
@@ -52,4 +58,10 @@ def apply(g, context, remedy: str) -> None:
 
 def assumes(context, remedy: str) -> str:
     e = edits(context, remedy)
-    return (e.assumes if e is not None else SHAPES) + "; the rest of the step replayed as captured"
+    if e is None:
+        return SHAPES + "; the rest of the step replayed as captured"
+    steps = context.op_limits.steps
+    launches = (f"; its {e.added_launches / steps:.0f} casts a step are launches the host makes, each taking the host's time a launch "
+                f"takes in this step without the tracer ({context.launch_host_ns / 1e3:.1f} us, the mean)"
+                if e.added_launches and context.launch_host_ns else "")
+    return e.assumes + launches + "; " + QUEUE + "; the rest of the step replayed as captured"
