@@ -7,7 +7,8 @@ mean steady step they predict (:func:`predict`: the kernel time saved taken off 
   fraction of its own unit's peak it reaches now (:data:`SAME_FRACTION`), or a given one (a calibrated
   efficiency: docs/op-limits.md says which and where it was measured), and no less than half its bytes at
   HBM's peak; a forward one's weights are cast to bf16 once a step, and their gradients back to fp32 (that
-  time is added to its kernels). The fp32 elementwise ops and copies and the backward ops of the lowered
+  time is added to its kernels: a cast kernel a tensor, each the capture's shortest memory-bound kernel plus its
+  bytes at the rate its memory-bound kernels of :data:`CAST_MIN_BYTES` or more reach). The fp32 elementwise ops and copies and the backward ops of the lowered
   products move half their bytes at the bandwidth they reach now; the ops autocast keeps in fp32
   (:data:`AUTOCAST_FP32`: normalisations, softmax, reductions, losses) and the optimizer are left as they are.
   A step whose matrix products are already in bf16, fp16 or fp8 is not edited.
@@ -105,13 +106,30 @@ def _halved(r, lowered_ops: set[str]) -> bool:
     return r.forward_op in lowered_ops or r.kind in _HALVED
 
 
-def _cast_bandwidth(limits: OpLimits) -> float | None:
-    """The bandwidth the capture's memory-bound ops reach together (bytes over time), at which autocast's casts are taken
-    to run; HBM's peak where there are none."""
+# A memory-bound kernel that moves at least this a launch is held up by bandwidth, not by its launch: the rate such
+# kernels reach is the one a cast of weights reaches (tiny ones reach a few GB/s whatever their bytes).
+CAST_MIN_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class CastModel:
+    """How long autocast's casts take on this capture's GPU: a cast kernel takes ``floor_ns`` plus its bytes at
+    ``bytes_per_s``."""
+
+    bytes_per_s: float  # the rate the capture's memory-bound kernels of CAST_MIN_BYTES or more reach together; HBM's peak where none does
+    floor_ns: float  # the capture's shortest memory-bound kernel: what a kernel moving next to nothing takes (0: none)
+
+    def ns(self, kernels: float, nbytes: float) -> float:
+        return kernels * self.floor_ns + nbytes / self.bytes_per_s * 1e9
+
+
+def cast_model(limits: OpLimits) -> CastModel | None:
+    """The casts' model of ``limits``' capture (None: no rate known)."""
     memory = [r for r in limits.rows if r.kind in counts.MEMORY_KINDS and r.bytes and r.time_ns]
-    if memory:
-        return sum(r.bytes for r in memory) / (sum(r.time_ns for r in memory) * 1e-9)
-    return limits.peaks.dram_bytes_per_s
+    big = [r for r in memory if r.bytes / max(r.kernels, 1) >= CAST_MIN_BYTES]
+    rate = (sum(r.bytes for r in big) / (sum(r.time_ns for r in big) * 1e-9)) if big else limits.peaks.dram_bytes_per_s
+    durations = [int(d) for r in memory if r.ns is not None for d in r.ns.tolist() if d > 0]
+    return CastModel(bytes_per_s=rate, floor_ns=float(min(durations)) if durations else 0.0) if rate else None
 
 
 def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
@@ -122,7 +140,7 @@ def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
         return _edits(LOWER_PRECISION, rows, new, old, "no matrix product, convolution or attention runs in FP32 or TF32: nothing to lower")
     lowered_ops = {r.op for r in limits.rows if _lowered(r)}
     has_backward = {r.forward_op for r in limits.rows if r.forward_op}
-    cast_rate = _cast_bandwidth(limits)
+    casting = cast_model(limits)
     for r in limits.rows:
         if _lowered(r) and r.peak_flops and r.time_ns:
             fraction = r.achieved_flops / r.peak_flops if efficiency is None else efficiency
@@ -131,10 +149,10 @@ def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
             # A forward op's fp32 weights cast to bf16 once a step (6 bytes an element), and their gradients back to fp32
             # where the step has a backward: the casts' time goes to the op's kernels, which wait for them.
             casts, cast_launches = 0.0, 0
-            if r.forward_op is None and r.weights and cast_rate:
+            if r.forward_op is None and r.weights and casting is not None:
                 passes = 2 if r.op in has_backward else 1
-                casts = r.calls * r.weights * 6 * passes / cast_rate * 1e9
                 cast_launches = r.calls * r.weight_tensors * passes  # one cast kernel a tensor, each way
+                casts = casting.ns(cast_launches, r.calls * r.weights * 6 * passes)
             durations = r.ns * (max(compute, memory) / r.time_ns) + casts / r.kernels
             added = np.full(r.rows.size, cast_launches / r.kernels)
         elif _halved(r, lowered_ops):
@@ -150,7 +168,9 @@ def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
            else f"{100 * efficiency:.0f}% of the BF16 peak (a calibrated efficiency: docs/op-limits.md)")
     assumes = ("bf16 autocast: each FP32/TF32 matrix product, convolution and attention runs on the BF16 tensor cores at " + how +
                ", no faster than half its bytes at HBM's peak, and a forward one's weights are cast to bf16 once a step (their gradients "
-               "back to fp32 where the step has a backward) at the bandwidth the capture's memory-bound ops reach; fp32 elementwise ops "
+               "back to fp32 where the step has a backward), each cast a kernel as long as the capture's shortest memory-bound one plus "
+               "its bytes at the bandwidth the capture's memory-bound kernels of 1 MiB or more reach (HBM's peak where none does); "
+               "fp32 elementwise ops "
                "and copies, and the backward ops of the lowered products, move half their bytes at the bandwidth they reach now; the ops "
                "autocast keeps in fp32 (normalisations, softmax, reductions, losses) and the optimizer are left as they are")
     return _edits(LOWER_PRECISION, rows, new, old, assumes, launches)
