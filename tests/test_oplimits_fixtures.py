@@ -163,13 +163,13 @@ def test_lower_precision_and_where_its_plain_prediction_falls_short():
     assert (round(gelu / 1e6, 2), round(gelu_run / 1e6, 2)) == (0.12, 0.16)
     # The bf16 program's plain steps are longer than its kernels: its host sets their pace, which the plain prediction
     # assumes away: +25.1% (a perfect count of the bf16 kernels would give +17%). The replay, the report's figure,
-    # counts the host's casts: -1.8%, within the issue's 25%.
+    # counts the host's casts: -3.7%, within the issue's 25%.
     plain = [d["step_ms_mean"] for d in C.runs()["plain"][("mlp_train", "bf16")]]
     assert (min(plain), max(plain), C.plain_ms("mlp_train", "bf16")) == (1.9348, 2.5553, 2.1401) and min(plain) * 1e6 > actual * 1.09
     assert r.error == pytest.approx(0.251, abs=0.0005)
     perfect = fp32.step_ns / (actual + idle)
     assert round(perfect, 2) == 9.86 and perfect / r.measured_speedup - 1 == pytest.approx(0.17, abs=0.005)
-    assert r.replayed_error == pytest.approx(-0.018, abs=0.0005)
+    assert r.replayed_error == pytest.approx(-0.037, abs=0.0005)
 
 
 def test_the_reports_remedies_are_within_the_issues_bounds():

@@ -145,10 +145,11 @@ class StepGraph:
         self.g_start[before] = np.minimum(self.g_start[before], self.g_end[before])
 
     def host_ns_per_launch(self) -> float | None:
-        """The host's own time (its code between calls and the calls', waits and long host work left out) over the
-        calls that launch GPU work: what a launch costs this step's host on average; None without launches."""
-        launches = int(((self.h_flags & LAUNCH) != 0).sum())
-        return float((self.h_code + self.h_own).sum() / launches) if launches else None
+        """What a kernel launch costs this step's host on average: the calls that launch kernels, each with the host's
+        code before it (waits and long host work left out; copies and syncs, whose calls are the copy or the wait,
+        are not launches); None without kernel launches."""
+        calls = distinct(self.g_call[(self.g_kind == KERNEL) & (self.g_call >= 0)])
+        return float((self.h_code[calls] + self.h_own[calls]).mean()) if calls.size else None
 
     @property
     def events(self) -> int:

@@ -61,7 +61,7 @@ def assumes(context, remedy: str) -> str:
     if e is None:
         return SHAPES + "; the rest of the step replayed as captured"
     steps = context.op_limits.steps
-    launches = (f"; its {e.added_launches / steps:.0f} casts a step are launches the host makes, each taking the host's time a launch "
-                f"takes in this step without the tracer ({context.launch_host_ns / 1e3:.1f} us, the mean)"
+    launches = (f"; its {e.added_launches / steps:.0f} casts a step are launches the host makes, each taking the host's time a kernel "
+                f"launch takes in this step without the tracer ({context.launch_host_ns / 1e3:.1f} us, the mean)"
                 if e.added_launches and context.launch_host_ns else "")
     return e.assumes + launches + "; " + QUEUE + "; the rest of the step replayed as captured"
