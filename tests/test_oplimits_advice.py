@@ -23,7 +23,7 @@ from ncuwrap.timeline import steps as steps_module
 from ncuwrap.timeline.oplimits import analysis, counts
 from ncuwrap.timeline.oplimits import advice as A
 from ncuwrap.timeline.oplimits.inputs import parse
-from ncuwrap.timeline.oplimits.model import FAR_BELOW_PCT, MIN_WORK_PCT, OpRow
+from ncuwrap.timeline.oplimits.model import FAR_BELOW_PCT, MIN_WORK_PCT, MatmulAdvice, OpRow
 from tests import op_limits_checks as C
 from tests.conftest import run_cli
 
@@ -274,6 +274,11 @@ def test_the_tiles_past_the_edge_are_what_ncu_counts_more():
     _, fp8 = C.capture("matmul_fp8", C.KINETO)
     t = A.tiling(fp8.rows[0].gemm, fp8.rows[0].kernel, fp8.rows[0].grid, 132)
     assert (t.tiles, t.persistent, t.waves, t.last_wave) == (3648, True, 28, 84)
+    # Under 10% of padding is no cause; the tiling's words give it: 57 x 144 = 8,208 rows cover 8,192.
+    advice = MatmulAdvice(row=fp8.rows[0], gemm=fp8.rows[0].gemm, granule=16, tiling=t, causes=(), work_pct=100.0)
+    assert R.tiling_text(advice) == ("its kernel nvjet_sm90_qqtst_144x128_128x6_1x2_h_bz_coopA_algo2_TNN: tiles of 144x128 (its name; 144 along m), "
+                                     "3,648 over the 8192x8192 product (0.2% of their work past its edge); 132 blocks, at most one an SM, each "
+                                     "looping over tiles (a persistent kernel): 3,648 tiles over them make 28 waves, the last with 84")
 
 
 # -- every format -----------------------------------------------------------------------------------

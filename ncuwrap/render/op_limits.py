@@ -144,6 +144,8 @@ def tiling_text(a) -> str:
         along = "along n" if t.transposed else "along m"
         text += (f": tiles of {t.tile.rows}x{t.tile.cols} (its name; {t.tile.rows} {along}), {number(t.tiles)} over "
                  f"{'the ' if g.batch == 1 else 'the ' + number(g.batch) + ' products of '}{g.m}x{g.n}" + (" product" if g.batch == 1 else ""))
+        if t.padded_pct and not any(c.cause == "tile_padding" for c in a.causes):
+            text += f" ({percent(t.padded_pct)} of their work past its edge)"
     if t.blocks is None:
         return text + "; its grid is not recorded"
     text += f"; {number(t.blocks)} block{'s' if t.blocks != 1 else ''}"
