@@ -2,19 +2,25 @@
 
 A trace's op shapes reach the FLOP and byte counts: absurd dims, 0-size and negative sizes, products past any
 double, unknown dtypes, texts of any layout. Whatever they hold, the counting ends without raising, and every
-count is an integer or said unknown, never NaN or infinite.
+count is an integer or said unknown, never NaN or infinite. The same shapes, with any kernel name, grid and SM count,
+reach the advice on matrix products far below their limit: it ends, and every number it gives, in the JSON and in
+the words every format shows, is finite.
 """
 
 from __future__ import annotations
 
-import math
-
 import json
+import math
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ncuwrap.render import op_limits as R
 from ncuwrap.timeline.oplimits import counts as C
+from ncuwrap.timeline.oplimits.advice import advise, kernel_tile, tiling
 from ncuwrap.timeline.oplimits.inputs import parse
+from ncuwrap.timeline.oplimits.model import OpRow
 from tests.test_fuzz import fuzz
 
 DIMS = st.lists(st.one_of(st.integers(-2, 8), st.integers(0, 2**64), st.floats(allow_nan=True), st.text(max_size=3), st.booleans(),
@@ -52,3 +58,78 @@ def test_fuzz_op_counts(name, text, hint):
         return
     assert _finite(work.flop) and _finite(work.bytes)
     assert (work.flop or 0) >= 0 and (work.bytes or 0) >= 0
+
+
+# -- the advice on matrix products far below their limit (ncuwrap.timeline.oplimits.advice) ----------------------------
+
+SIZES = st.sampled_from([0, 1, 3, 7, 8, 16, 100, 1000, 4096, 2**31, 2**50, 2**62, 1, 8, 64, 256, 1024])
+FLOAT_TYPES = st.sampled_from(["float", "c10::BFloat16", "c10::Half", "c10::Float8_e4m3fn", "double", "int", "??", ""])
+MATMULS = st.sampled_from(["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear", "aten::_scaled_mm", "aten::mv"])
+_TILED = st.builds("nvjet_sm90_tst_{}x{}_{}x{}_1x2_h_bz_{}_NNT".format, SIZES, SIZES, SIZES, SIZES, st.sampled_from(["coopA", "splitK", "streamK"]))
+_CUTLASS = st.builds("void cutlass::Kernel2<cutlass_80_simt_sgemm_{0}x{1}_{2}x{3}_tn_align1>(cutlass_80_simt_sgemm_{0}x{1}_{2}x{3}_tn_align1::Params)".format,
+                     SIZES, SIZES, SIZES, SIZES)
+KERNELS = st.one_of(st.none(), st.text(max_size=60), _TILED, _CUTLASS, st.sampled_from([
+    "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x256x32_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas",
+    "sm80_xmma_gemm_f32f32_f32f32_f32_nt_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
+    "cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64_1x2x1_0_tnn_align8_warpspecialized_cooperative_epi_tma",
+    "void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 2, 2, false, false>(float, float)"]))
+GRIDS = st.one_of(st.none(), st.sampled_from([(2, 66, 1), (132, 1, 1), (1, 1, 2), (-1, -1, -1)]),
+                  st.tuples(*[st.one_of(st.integers(-1, 3), st.integers(0, 2**31), st.just(2**62))] * 3))
+
+
+_LAYOUTS = {"aten::mm": "mk kn", "aten::matmul": "mk kn", "aten::_scaled_mm": "mk kn", "aten::linear": "mk nk n", "aten::addmm": "n mk kn",
+            "aten::bmm": "bmk bkn", "aten::baddbmm": "bmn bmk bkn", "aten::mv": "mk k"}
+
+
+@st.composite
+def matmul_texts(draw, name: str):
+    """A shapes text of ``name``'s operands (SYNTHETIC): m, n, k and a batch of absurd and ordinary sizes, one dtype or
+    several, strides of any kind, and the values _scaled_mm reads."""
+    size = dict(zip("mnkb", (draw(SIZES) for _ in range(4))))
+    dims = [[size[c] for c in operand] for operand in _LAYOUTS[name].split()]
+    same = draw(FLOAT_TYPES)
+    types = [draw(FLOAT_TYPES) if draw(st.booleans()) else same for _ in dims]
+    strides = [[draw(st.sampled_from([0, 1, 8, 2**40])) for _ in d] for d in dims]
+    extra = [[]] * 3
+    values = [""] * len(dims) + [draw(st.sampled_from(["15", "6", "99", "x"])), "15", "False"]  # _scaled_mm's out_dtype among them
+    return json.dumps([dims + extra, types + ["Scalar"] * 3, strides + extra, values])
+
+
+def _clean_text(text: str) -> bool:
+    return re.search(r"\b(nan|inf|infinity)\b", text, re.I) is None
+
+
+@fuzz(300)
+@given(data=st.data(), name=MATMULS, hint=st.one_of(st.none(), st.sampled_from(["fp32", "bf16", "fp8_e4m3"])),
+       kernel=KERNELS, grid=GRIDS, sms=st.one_of(st.none(), st.sampled_from([0, 1, 132]), st.integers(0, 2**40)),
+       fraction=st.sampled_from([1e-9, 1e-3, 0.1, 0.3, 0.49, 0.5, 1.5]), calls=st.sampled_from([0, 1, 3, 10**6]),
+       peaked=st.sampled_from([True, True, True, False]), kernel_share=st.sampled_from([0.0, 0.005, 0.01, 0.3, 1.0]))
+def test_fuzz_matmul_advice_is_finite_in_every_format(data, name, hint, kernel, grid, sms, fraction, calls, peaked, kernel_share):
+    text = data.draw(st.one_of(matmul_texts(name), shapes_texts()))
+    work = C.count(name, parse(text), hint)
+    if not isinstance(work, C.Work):
+        return
+    peak, bandwidth = (66.9e12, 4.8e12) if peaked else (None, None)
+    time_ns = max(1, int(work.flop * calls / (fraction * peak) * 1e9)) if peaked and work.flop else 1000  # at ``fraction`` of the peak
+    row = OpRow(op=name, shapes=work.shapes, kind=work.kind, dtype=work.dtype, dtype_how="recorded", forward_op=None, calls=calls, kernels=calls,
+                time_ns=time_ns, flop=work.flop * calls, bytes=work.bytes * calls if work.bytes is not None else None, unit="fp32", unit_how="",
+                peak_flops=peak, peak_bytes_per_s=bandwidth, share_pct=50.0, gemm=work.gemm, kernel=kernel, grid=grid)
+    found = advise((row,), max(1, int(time_ns / max(kernel_share, 1e-9))), sms)
+    for a in found:
+        json.dumps(a.to_json(), allow_nan=False)
+        texts = [R.advice_head(a), R.tiling_text(a)] + [t for pair in R.cause_lines(a) for t in pair]
+        assert all(_clean_text(t) for t in texts), texts
+        for cause in a.causes:
+            assert all(_finite(v) for v in cause.to_json().values() if isinstance(v, (int, float)) and not isinstance(v, bool))
+    if work.gemm is not None and kernel is not None:
+        shape = tiling(work.gemm, kernel, grid, sms)
+        json.dumps(shape.to_json(), allow_nan=False)
+        assert shape.waves is None or (shape.waves >= 1 and 0 < shape.last_wave <= shape.slots)
+        assert shape.padded_pct is None or 0 <= shape.padded_pct < 100
+
+
+@fuzz(200)
+@given(name=st.one_of(st.text(max_size=200), _TILED, _CUTLASS, KERNELS.filter(lambda k: k is not None)))
+def test_fuzz_kernel_tile_names(name):
+    tile = kernel_tile(name)
+    assert tile is None or (0 < tile.rows <= 4096 and 0 < tile.cols <= 4096 and tile.word in name)

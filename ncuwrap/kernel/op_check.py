@@ -26,6 +26,7 @@ import numpy as np
 
 from ncuwrap.core.numbers import clean
 from ncuwrap.timeline.oplimits import counts
+from ncuwrap.timeline.oplimits.advice import kernel_tile
 
 COVERED = 0.8  # the share of an op's kernel time ncu must have profiled for the op to be checked
 AGREE = 0.15  # model and ncu agree within this (a ratio within 1 +/- AGREE)
@@ -37,7 +38,6 @@ SASS = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 DRAM = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 DURATION = "gpu__time_duration.sum"
 L2_HIT = "lts__t_sector_hit_rate.pct"
-_TILE = re.compile(r"(?:nvjet_sm\d+_[a-z]+_|tilesize)(\d+)x(\d+)")
 
 
 @dataclass(frozen=True)
@@ -162,11 +162,11 @@ def _tile_excess(kernel_names: list[str], shapes: str) -> tuple[float, float] | 
     """How much more than an m x n product a GEMM kernel computes with its tiles (its name's ``MxN`` tile), as a ratio,
     for each way the tile may lie on the product; None where the name or the shapes do not say."""
     sizes = re.match(r"(\d+)x(\d+) @ (\d+)x(\d+)", shapes)
-    tile = next((_TILE.search(n) for n in kernel_names if _TILE.search(n)), None)
+    tile = next((t for t in map(kernel_tile, kernel_names) if t is not None), None)
     if sizes is None or tile is None:
         return None
     m, n = int(sizes.group(1)), int(sizes.group(4))
-    tm, tn = int(tile.group(1)), int(tile.group(2))
+    tm, tn = tile.rows, tile.cols
     return tuple(math.ceil(m / a) * a * math.ceil(n / b) * b / (m * n) for a, b in ((tm, tn), (tn, tm)))
 
 

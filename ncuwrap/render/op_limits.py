@@ -1,12 +1,14 @@
 """The words and cells every format shows of a timeline's op limits (ncuwrap.timeline.oplimits.model.OpLimits):
 the step's FLOPs against the peak of the unit most of them run on (its MFU), its bytes against the fused
-minimum, the per-op table, what is not modelled, the peaks and the remedies' predicted steps."""
+minimum, the per-op table, what is not modelled, the peaks, the remedies' predicted steps, and the causes of the
+matrix products far below their limit (:class:`~ncuwrap.timeline.oplimits.model.MatmulAdvice`)."""
 
 from __future__ import annotations
 
 from ncuwrap.core.peaks import HBM, UNIT_LABELS
-from ncuwrap.timeline.oplimits.model import WINDOW
-from ncuwrap.render.phrasing import duration, percent, si
+from ncuwrap.timeline.oplimits.model import FAR_BELOW_PCT, MIN_WORK_PCT, WINDOW
+from ncuwrap.render.names import short
+from ncuwrap.render.phrasing import duration, number, percent, si
 
 COLUMNS = ("op", "shapes", "calls", "time", "share", "FLOP", "bytes", "achieved", "limit", "of limit")
 RIGHT = ("calls", "time", "share", "FLOP", "bytes", "achieved", "of limit")
@@ -116,3 +118,127 @@ def remedy_lines(limits) -> list[tuple[str, str]]:
     if limits.replayed:
         return [("remedies:", REPLAYED)]
     return [(f"{p.remedy}:", f"{duration(p.step_ns)} {_a_step(limits)}, {p.speedup:.2f}x; assumes {p.assumes}") for p in limits.predictions]
+
+
+# -- the matrix products far below their limit ----------------------------------------------------------------
+
+def advice_title(limits) -> str:
+    return (f"Matrix products far below their limit (under {FAR_BELOW_PCT:.0f}% of it, at least {MIN_WORK_PCT:.0f}% of the kernels' time; "
+            "most time first)")
+
+
+def advice_head(a) -> str:
+    """'aten::addmm 256x4096 @ 4096x1024 + 1024 fp32: 33.3% of the FP32 CUDA cores' peak; 31.7% of the kernels' time (0.2% of the steps)'."""
+    row = a.row
+    limit = "HBM's peak bandwidth" if row.limit == HBM else f"the {UNIT_LABELS.get(row.limit, row.limit)}' peak"
+    return (f"{op_label(row)} {row.shapes} {row.dtype}: {percent(row.pct_of_limit)} of {limit}; {percent(a.work_pct)} of the kernels' "
+            f"time ({percent(row.share_pct)} of the steps), {number(row.calls)} call{'s' if row.calls != 1 else ''}")
+
+
+def _kernel(t) -> str:
+    return t.tile.word if t.tile is not None else short(t.kernel or "")
+
+
+def tiling_text(a) -> str:
+    """Its kernel, tile, blocks and waves: what the checks below read."""
+    t, g = a.tiling, a.gemm
+    text = f"its kernel {_kernel(t) or 'unknown'}"
+    if t.tile is None:
+        text += ": its name gives no tile (tiles, padding and the k loop not checked)"
+    else:
+        along = "along n" if t.transposed else "along m"
+        text += (f": tiles of {t.tile.rows}x{t.tile.cols} (its name; {t.tile.rows} {along}), {number(t.tiles)} over "
+                 f"{'the ' if g.batch == 1 else 'the ' + number(g.batch) + ' products of '}{g.m}x{g.n}" + (" product" if g.batch == 1 else ""))
+        if t.padded_pct and not any(c.cause == "tile_padding" for c in a.causes):
+            text += f" ({percent(t.padded_pct)} of their work past its edge)"
+    if t.blocks is None:
+        return text + "; its grid is not recorded"
+    text += f"; {number(t.blocks)} block{'s' if t.blocks != 1 else ''}"
+    if t.persistent:
+        text += ", at most one an SM, each looping over tiles (a persistent kernel)"
+    elif t.split and t.split > 1:
+        text += f", {t.split} a tile (k split {t.split} ways)"
+    elif t.tile is not None and t.split is None:
+        text += " that are not a multiple of its tiles either way (how they share them is not known)"
+    if t.waves is not None and t.persistent:
+        text += f": {number(t.units)} tiles over them make {number(t.waves)} wave{'s' if t.waves != 1 else ''}, the last with {number(t.last_wave)}"
+    elif t.waves is not None:
+        text += f" on {number(t.sms)} SMs: one wave"
+    elif not t.persistent and t.sms and t.blocks > t.sms:
+        text += f" for {number(t.sms)} SMs (how many an SM runs at once is not recorded: the waves are not known)"
+    return text
+
+
+def _memory_bound(c, a) -> str:
+    unit = UNIT_LABELS.get(a.row.unit, a.row.unit)
+    text = (f"its shape gives {c.intensity:.3g} FLOP a byte (its FLOPs over its minimal bytes), under the ridge point's {c.ridge:.3g} "
+            f"(the {unit}' peak over HBM's): at HBM's peak it would reach {percent(c.reach_pct)} of its unit's peak")
+    if c.dim is None:
+        return text + "; no one of m, n, k grown alone reaches the ridge"
+    return text + f"; {c.dim} = {number(c.size)} would have to be at least {number(c.need)} to reach it"
+
+
+def _few_tiles(c, a) -> str:
+    if c.what == "blocks":
+        return (f"its kernel runs {number(c.units)} block{'s' if c.units != 1 else ''} for {number(c.sms)} SMs: {number(c.sms - c.units)} "
+                "get none; its name gives no tile, so how far m or the batch would have to grow is not known")
+    rows, cols = a.tiling.oriented
+    text = f"{number(c.units)} tile{'s' if c.units != 1 else ''} of {rows}x{cols} for {number(c.sms)} SMs"
+    if c.split and c.split > 1:
+        text += f"; the kernel splits k {c.split} ways to run {number(c.blocks)} blocks (their partial sums added after)"
+    elif c.blocks is not None:
+        text += f": {number(c.sms - c.blocks)} SMs get none" if c.blocks < c.sms else ""
+    if c.need is not None:
+        what = f"the batch of {number(c.size)} products" if c.dim == "batch" else f"{c.dim} = {number(c.size)}"
+        text += f"; {what} would have to be at least {number(c.need)} for as many tiles as SMs at this tile"
+    return text
+
+
+def _wave_tail(c, a) -> str:
+    return (f"{number(c.tiles)} tiles on {number(c.slots)} blocks make {number(c.waves)} waves, the last with {number(c.last)}: "
+            f"{percent(c.idle_pct)} of the waves' block time idle")
+
+
+def _tile_padding(c, a) -> str:
+    return (f"the {a.tiling.oriented[0]}x{a.tiling.oriented[1]} tiles cover {c.rows}x{c.cols} of a {a.gemm.m}x{a.gemm.n} product: "
+            f"{percent(c.padded_pct)} of their arithmetic is past its edge")
+
+
+def _short_k(c, a) -> str:
+    split = f", split {c.split} ways: {number(c.slice_k)} a block" if c.split and c.split > 1 else ""
+    return (f"k = {number(c.k)}{split}, {number(c.steps)} step{'s' if c.steps != 1 else ''} of the kernel's {c.step}-deep k loop, no "
+            f"more than the {c.stages} stages its pipeline keeps in flight: it never reaches its steady state, and filling it and "
+            "writing each output tile are not amortized over a longer loop")
+
+
+def _misaligned(c, a) -> str:
+    dims = ", ".join(f"{dim} = {number(size)} (padded: {number(padded)})" for dim, size, padded in c.dims)
+    return (f"{dims} {'is' if len(c.dims) == 1 else 'are'} not a multiple of {c.granule} elements (16 bytes of {c.dtype}): "
+            "NVIDIA's GEMM guide has cuBLAS fastest with m, n and k multiples of 16 bytes; pad them")
+
+
+def _short_calls(c, a) -> str:
+    return f"each call moves {si(c.bytes_per_call, 'B')} in {duration(c.ns_per_call)}; HBM's peak would move them in {duration(c.ns_at_peak)}"
+
+
+_CAUSES = {"memory_bound": ("memory-bound:", _memory_bound), "too_little_work": ("too little work:", _few_tiles),
+           "waves": ("waves:", _wave_tail), "tile_padding": ("tile padding:", _tile_padding), "short_k": ("short k:", _short_k),
+           "alignment": ("alignment:", _misaligned), "short_calls": ("short calls:", _short_calls)}
+
+
+def cause_lines(a) -> list[tuple[str, str]]:
+    """(label, text) for each cause its numbers show, what was not checked, or that no check explains it."""
+    out = [(_CAUSES[c.cause][0], _CAUSES[c.cause][1](c, a)) for c in a.causes]
+    if a.granule is None:
+        out.append(("not checked:", f"alignment: no 16-byte granule is known for {a.row.dtype}"))
+    if not a.row.peak_flops:
+        out.append(("not checked:", "the ridge point: no peak is known for its unit"))
+    if not a.causes:
+        out.append(("none found:", "no check here explains it (alignment, tiles and waves, the k loop, the ridge point); profile its "
+                                   "kernel with ncu to see why (ncuwrap profile --top)"))
+    return out
+
+
+def advice_rest(limits) -> str | None:
+    _, more, work = limits.top_advice()
+    return f"{more} more, {percent(work)} of the kernels' time (--format json lists them)" if more else None

@@ -112,11 +112,26 @@ def _op_limits(limits) -> list[str]:
                                   for cells in (op_limits.cells(r) for r in limits.top())], left=(0, 1, 8))
     rest = op_limits.rest_line(limits)
     out += [""] + ([escape(rest) + ".", ""] if rest else [])
+    out += _advice(limits)
     out += [f"- **Modelled:** {escape(op_limits.coverage_line(limits))}."]
     out += [f"- {escape(line)}." for line in op_limits.unit_lines(limits)]
     out += [f"- **Peaks:** {escape(op_limits.peaks_line(limits))}."]
     out += [f"- **{escape(label[:-1])}:** {escape(text)}." for label, text in op_limits.remedy_lines(limits)]
     return out + [""]
+
+
+def _advice(limits) -> list[str]:
+    """The causes of each matrix product far below its limit, where there is one."""
+    shown, _, _ = limits.top_advice()
+    if not shown:
+        return []
+    out = [f"**{escape(op_limits.advice_title(limits))}:**", ""]
+    for a in shown:
+        out.append(f"- {escape(op_limits.advice_head(a))}.")
+        out.append(f"  - Tiles: {escape(op_limits.tiling_text(a))}.")
+        out += [f"  - **{escape(label[:-1])}:** {escape(text)}." for label, text in op_limits.cause_lines(a)]
+    rest = op_limits.advice_rest(limits)
+    return out + ([f"- {escape(rest)}."] if rest else []) + [""]
 
 
 def findings(diagnosis) -> list[str]:

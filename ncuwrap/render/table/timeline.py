@@ -139,12 +139,29 @@ def _op_limits(page: Page, limits) -> None:
     rest = op_limits.rest_line(limits)
     if rest:
         page.line(rest, "dim", indent=2)
+    _advice(page, limits)
     page.line(op_limits.coverage_line(limits), indent=2, label="modelled:")
     for line in op_limits.unit_lines(limits):
         page.line(line, "dim", indent=2)
     page.line(op_limits.peaks_line(limits), "dim", indent=2, label="peaks:")
     for label, text in op_limits.remedy_lines(limits):
         page.line(text, indent=2, label=label)
+
+
+def _advice(page: Page, limits) -> None:
+    """The causes of each matrix product far below its limit, where there is one."""
+    shown, _, _ = limits.top_advice()
+    if not shown:
+        return
+    page.line(op_limits.advice_title(limits) + ":", indent=2)
+    for a in shown:
+        page.line(op_limits.advice_head(a), indent=4)
+        page.line(op_limits.tiling_text(a), "dim", indent=6, label="tiles:")
+        for label, text in op_limits.cause_lines(a):
+            page.line(text, indent=6, label=label)
+    rest = op_limits.advice_rest(limits)
+    if rest:
+        page.line(rest, "dim", indent=4)
 
 
 def _copies(page: Page, t) -> None:

@@ -29,6 +29,7 @@ import numpy as np
 from ncuwrap.core import peaks as peak_units
 from ncuwrap.timeline.launched_from import enclosing, is_backward, op_rows
 from ncuwrap.timeline.oplimits import counts, remedies
+from ncuwrap.timeline.oplimits.advice import advise, gemm_kernel
 from ncuwrap.timeline.oplimits.inputs import parse
 from ncuwrap.timeline.oplimits.model import ON_CHIP_ROW, STEADY, WINDOW, Chain, OpLimits, OpRow, Unmodelled
 from ncuwrap.timeline.launches import active_window, api_starts, categories_of, launch_time
@@ -188,12 +189,15 @@ def measure(data, steps) -> OpLimits | None:
         recorded = work.dtype is not None and inputs.full and all(t.dtype for t in inputs.tensors())
         dtype_how = "recorded" if recorded else "the kernels' names" if work.dtype is not None else "unknown"
         unit, unit_how = unit_of(work, k_names, time_ns, peaks, dtype_how)
+        main = gemm_kernel(k_names, weight.tolist()) if work.gemm is not None else None
+        kernel, grid = (k_names[main], _grid(k, members[weights.ravel() == main])) if main is not None else (None, None)
         row = OpRow(op=name, shapes=work.shapes, kind=work.kind, dtype=work.dtype, dtype_how=dtype_how,
                     forward_op=str(names.categories[fwd_c]) if fwd_c >= 0 else None, calls=calls, kernels=int(members.size),
                     time_ns=time_ns, flop=work.flop * calls, bytes=work.bytes * calls if work.bytes is not None else None,
                     unit=unit, unit_how=unit_how, peak_flops=peaks.of(unit) if unit else None, peak_bytes_per_s=peaks.dram_bytes_per_s,
-                    share_pct=100.0 * time_ns / step_total if step_total else 0.0, weights=work.weights, weight_tensors=work.weight_tensors, inputs=text,
-                    written=work.written * calls if work.written is not None and work.bytes is not None else None, rows=window[members], ns=dur[members])
+                    share_pct=100.0 * time_ns / step_total if step_total else 0.0, weights=work.weights, weight_tensors=work.weight_tensors,
+                    inputs=text, written=work.written * calls if work.written is not None and work.bytes is not None else None, rows=window[members],
+                    ns=dur[members], gemm=work.gemm, kernel=kernel, grid=grid)
         rows.append(row)
         work_of[g] = work
     rows.sort(key=lambda r: (-r.time_ns, r.op, r.shapes))
@@ -205,9 +209,20 @@ def measure(data, steps) -> OpLimits | None:
     shapes_from = ("the PyTorch profiler trace (record_shapes: sizes, dtypes, strides, values)" if full
                    else "nsys's op ranges (autograd-shapes-nvtx: sizes only; dtypes from the kernels' names)")
     limits = OpLimits(steps=count, step_ns=step_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
-                      unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32, scope=scope)
+                      unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32, scope=scope,
+                      advice=advise(tuple(rows), int(dur.sum()), peaks.sm_count))
     predicted = (remedies.predict(limits, remedy) for remedy in remedies.REMEDIES)
     return dataclasses.replace(limits, predictions=tuple(p for p in predicted if p is not None))
+
+
+def _grid(k, members: np.ndarray) -> tuple[int, int, int] | None:
+    """The grid most of ``members`` (rows of the window's kernels ``k``) were launched with; None where it is not recorded."""
+    if not members.size:
+        return None
+    dims = np.stack([np.asarray(k[c], dtype=np.int64)[members] for c in ("gridX", "gridY", "gridZ")], axis=1)
+    grids, counts_of = np.unique(dims, axis=0, return_counts=True)
+    grid = tuple(int(g) for g in grids[int(np.argmax(counts_of))])
+    return grid if all(g > 0 for g in grid) else None
 
 
 _CONV_FORWARD = ("aten::convolution", "aten::_convolution", "aten::cudnn_convolution")

@@ -61,10 +61,41 @@ class Work:
     weights: int = 0  # elements of its weight operands (a matrix product's second matrix and bias, a convolution's weight and bias)
     weight_tensors: int = 0  # how many tensors those are (autocast casts each one: a launch)
     row: int | None = None  # a reduction's, softmax's or normalisation's elements reduced into each result (None: not one, or not recorded)
+    gemm: Gemm | None = None  # a matrix product's sizes as its GEMM (None: not a matrix product)
 
     @property
     def read(self) -> int | None:
         return self.bytes - self.written if self.bytes is not None and self.written is not None else None
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """A matrix product as the GEMM its kernels run: ``batch`` products of an m x k matrix by a k x n one (a batch
+    broadcast over a single second matrix folded into m, as torch.matmul folds it), and the minimal bytes of each
+    operand (None: its dtype unknown). ``bias_spans``: the dims the added bias (or ``self``) grows with: "n" for a row
+    broadcast over m, "mn" for a whole matrix, "m" for a column, "" for one that grows with neither."""
+
+    batch: int
+    m: int
+    n: int
+    k: int
+    a_bytes: int | None
+    b_bytes: int | None
+    out_bytes: int | None
+    bias_bytes: int | None = 0
+    bias_spans: str = ""
+
+
+def _spans(bias: Tensor | None, m: int, n: int) -> str:
+    """The dims of an m x n product a bias grows with: its last dim n, its one before m (each of more than one element,
+    and not broadcast: stride 0)."""
+    if bias is None or not bias.dims:
+        return ""
+    dims = bias.dims
+    strides = bias.strides if bias.strides is not None and len(bias.strides) == len(dims) else (1,) * len(dims)
+    rows = len(dims) >= 2 and dims[-2] == m and m > 1 and strides[-2] != 0
+    cols = dims[-1] == n and n > 1 and strides[-1] != 0
+    return ("m" if rows else "") + ("n" if cols else "")
 
 
 @dataclass(frozen=True)
@@ -121,9 +152,10 @@ def _mm(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None, out_dtype: 
     dtype = a.dtype or b.dtype or hint
     flop = 2 * m * k * n + (m * n if bias is not None else 0)
     out = _out(m * n, out_dtype or dtype)
+    gemm = Gemm(1, m, n, k, _nb(a, hint), _nb(b, hint), out, _nb(bias, hint), _spans(bias, m, n))
     return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), out), dtype,
                 f"{_x(a.dims)} @ {_x(b.dims)}" + (f" + {_x(bias.dims)}" if bias is not None else ""),
-                weights=b.stored + (bias.stored if bias is not None else 0), weight_tensors=1 + (bias is not None), written=out)
+                weights=b.stored + (bias.stored if bias is not None else 0), weight_tensors=1 + (bias is not None), written=out, gemm=gemm)
 
 
 def _bmm(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None) -> Work | NotModelled:
@@ -133,8 +165,10 @@ def _bmm(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None) -> Work | 
     n = b.dims[2]
     dtype = a.dtype or b.dtype or hint
     flop = 2 * batch * m * k * n + (batch * m * n if bias is not None else 0)
-    return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), _out(batch * m * n, dtype)), dtype, written=_out(batch * m * n, dtype),
-                shapes=f"{_x(a.dims)} @ {_x(b.dims)}" + (f" + {_x(bias.dims)}" if bias is not None else ""))
+    out = _out(batch * m * n, dtype)
+    gemm = Gemm(batch, m, n, k, _nb(a, hint), _nb(b, hint), out, _nb(bias, hint), _spans(bias, m, n))
+    return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), out), dtype, written=out,
+                shapes=f"{_x(a.dims)} @ {_x(b.dims)}" + (f" + {_x(bias.dims)}" if bias is not None else ""), gemm=gemm)
 
 
 def _broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -166,10 +200,14 @@ def _matmul(a: Tensor, b: Tensor, bias: Tensor | None, hint: str | None, *, weig
     dtype = a.dtype or b.dtype or hint
     out = count * m * n
     flop = 2 * count * m * k * n + (out if bias is not None else 0)
+    # One second matrix: torch.matmul folds the first operand's batch into its rows (one GEMM of count*m rows).
+    folded = len(bd2) == 2
+    rows, products = (count * m, 1) if folded else (m, count)
+    gemm = Gemm(products, rows, n, k, _nb(a, hint), _nb(b, hint), _out(out, dtype), _nb(bias, hint), _spans(bias, rows, n))
     return Work(MATMUL, flop, _total(_nb(a, hint), _nb(b, hint), _nb(bias, hint), _out(out, dtype)), dtype,
                 f"{_x(a.dims)} @ {_x(b.dims)}" + ("ᵀ" if weight_rows else "") + (f" + {_x(bias.dims)}" if bias is not None else ""),
                 weights=b.stored + (bias.stored if bias is not None else 0), weight_tensors=1 + (bias is not None),
-                written=_out(out, dtype))
+                written=_out(out, dtype), gemm=gemm)
 
 
 def _two(x: OpInputs, i: int, j: int) -> tuple[Tensor, Tensor] | NotModelled:
@@ -223,7 +261,7 @@ def scaled_mm(x: OpInputs, hint: str | None, out_hint: str | None = None) -> Wor
         out_dtype = out_hint
     work = _mm(*ab, x.tensor(4), hint, out_dtype=out_dtype)
     if isinstance(work, Work) and out_dtype is None:
-        return dataclasses.replace(work, bytes=None, written=None)  # the result's size is not known
+        return dataclasses.replace(work, bytes=None, written=None, gemm=dataclasses.replace(work.gemm, out_bytes=None))  # the result's size is not known
     if isinstance(work, Work):
         scales = _total(_nb(x.tensor(2), "fp32"), _nb(x.tensor(3), "fp32"))
         work = dataclasses.replace(work, bytes=_total(work.bytes, scales))
@@ -238,8 +276,9 @@ def mv(x: OpInputs, hint: str | None) -> Work | NotModelled:
     if len(a.dims) != 2 or len(v.dims) != 1 or a.dims[1] != v.dims[0]:
         return NotModelled(f"sizes {_x(a.dims)} @ {_x(v.dims)} are not a matrix-vector product")
     dtype = a.dtype or v.dtype or hint
+    gemm = Gemm(1, a.dims[0], 1, a.dims[1], _nb(a, hint), _nb(v, hint), _out(a.dims[0], dtype))
     return Work(MATMUL, 2 * a.dims[0] * a.dims[1], _total(_nb(a, hint), _nb(v, hint), _out(a.dims[0], dtype)), dtype,
-                f"{_x(a.dims)} @ {_x(v.dims)}")
+                f"{_x(a.dims)} @ {_x(v.dims)}", gemm=gemm)
 
 
 # -- convolutions ---------------------------------------------------------------------------------

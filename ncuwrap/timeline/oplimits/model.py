@@ -13,11 +13,23 @@ import numpy as np
 
 from ncuwrap.core.numbers import clean
 from ncuwrap.core.peaks import HBM, UNIT_LABELS, Peaks
+from ncuwrap.timeline.oplimits.counts import Gemm
 
 TOP_OPS = 12  # the ops a report's table shows, most time first (the JSON has them all)
 TOP_UNMODELLED = 3  # the not-modelled ops a report names with their reasons
 STEADY = "steady steps"
 WINDOW = "window"  # no steps: launches.active_window (first GPU work's launch to the last one's end), counted as one step
+TOP_ADVICE = 3  # the matrix products far below their limit a report gives the causes of, most time first (the JSON has them all)
+# A matrix product is advised on where it runs under half its limit: on these H200 captures cuBLAS reaches 62-80% of the
+# peaks (the maximum clock's) on large aligned products (docs/op-limits.md), so under 50% at least a third of what
+# the same library reaches on a good shape is lost to this one's.
+FAR_BELOW_PCT = 50.0
+# ... and where it takes at least 1% of the steps' kernel time: its speed changes the GPU's work by at most its share
+# of it (whether the GPU's work sets the step is the timeline's verdict).
+MIN_WORK_PCT = 1.0
+# A cause that costs a share of the work (the idle part of the waves, the tiles' padding) is named from a tenth: less
+# explains little of an op that loses more than half of its peak.
+NAMED_LOSS_PCT = 10.0
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,9 @@ class OpRow:
     weight_tensors: int = 0  # how many tensors those are (counts.Work.weight_tensors)
     written: int | None = None  # of ``bytes``, those written (its outputs; None: not told apart)
     inputs: str | None = field(repr=False, default=None)  # its recorded shapes text (the ops table's), which tells its rows apart
+    gemm: Gemm | None = field(repr=False, default=None)  # a matrix product's GEMM sizes (counts.Gemm)
+    kernel: str | None = field(repr=False, default=None)  # a matrix product's GEMM kernel (advice.gemm_kernel; its name as the capture has it)
+    grid: tuple[int, int, int] | None = field(repr=False, default=None)  # that kernel's grid, as most of its launches had it (None: not recorded)
     rows: np.ndarray = field(repr=False, compare=False, default=None)  # its kernels' rows in data.kernels
     ns: np.ndarray = field(repr=False, compare=False, default=None)  # their durations, in the same order
 
@@ -92,6 +107,231 @@ class OpRow:
                 "achieved_bytes_per_s": clean(self.achieved_bytes_per_s), "unit": self.unit, "unit_how": self.unit_how,
                 "flop_pct_of_peak": clean(self.flop_pct), "bytes_pct_of_peak": clean(self.bytes_pct), "limit": self.limit,
                 "limit_label": UNIT_LABELS.get(self.limit) if self.limit else None, "pct_of_limit": clean(self.pct_of_limit)}
+
+
+@dataclass(frozen=True)
+class KernelTile:
+    """A GEMM kernel's output tile as its name says it (rows x columns of the product one block computes, the depth of
+    its k loop's step and the stages its pipeline keeps in flight, None where the name does not say), the word of the
+    name that says it, and whether the name says the kernel splits k (``split_k``) or shares the last wave's tiles
+    among the SMs (``stream_k``)."""
+
+    rows: int
+    cols: int
+    k: int | None
+    stages: int | None
+    word: str
+    split_k: bool = False
+    stream_k: bool = False
+
+    def to_json(self) -> dict:
+        return {"rows": self.rows, "cols": self.cols, "k": self.k, "stages": self.stages, "word": self.word, "split_k": self.split_k,
+                "stream_k": self.stream_k}
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """How a matrix product's output falls into its kernel's tiles, and its work onto the SMs in waves (:attr:`waves`). ``tiles``:
+    batch x ceil(m / rows) x ceil(n / cols) (``transposed``: the tile's rows along n, where only that way fits the
+    grid); ``split``: blocks a tile (k split that many ways); ``persistent``: fewer blocks than tiles, at most one an
+    SM, each looping over tiles. None where the name, the grid or the SM count does not say."""
+
+    kernel: str | None
+    tile: KernelTile | None
+    blocks: int | None
+    sms: int | None
+    tiles: int | None
+    transposed: bool
+    split: int | None
+    persistent: bool
+    padded_pct: float | None  # of the tiles' work, past the product's edge
+
+    @property
+    def oriented(self) -> tuple[int, int] | None:
+        """The tile's sides along m and along n."""
+        if self.tile is None:
+            return None
+        return (self.tile.cols, self.tile.rows) if self.transposed else (self.tile.rows, self.tile.cols)
+
+    @property
+    def units(self) -> int | None:
+        """What fills the waves: a persistent kernel's tiles (unknown where its name says it splits k), else its blocks."""
+        if self.persistent:
+            return None if self.tile is not None and self.tile.split_k else self.tiles
+        return self.blocks
+
+    @property
+    def unit_name(self) -> str:
+        return "tiles" if self.persistent else "blocks"
+
+    @property
+    def slots(self) -> int | None:
+        """How many units run at once: a persistent kernel's blocks (one an SM), else the SMs."""
+        return self.blocks if self.persistent else self.sms
+
+    @property
+    def waves(self) -> int | None:
+        """The waves its work makes on the SMs, where the trace tells them: a persistent kernel's tiles over its blocks,
+        or at most as many blocks as SMs (one wave). How many blocks of a kernel that is not persistent an SM runs at once
+        is not recorded, so more blocks than SMs leave the waves unknown; a stream-K kernel shares its last wave's tiles."""
+        units, slots = self.units, self.slots
+        if not units or not slots or (self.tile is not None and self.tile.stream_k):
+            return None
+        if not self.persistent and units > slots:
+            return None
+        return -(-units // slots)
+
+    @property
+    def last_wave(self) -> int | None:
+        waves = self.waves
+        return self.units - (waves - 1) * self.slots if waves else None
+
+    @property
+    def idle_pct(self) -> float | None:
+        """The share of the waves' slots no unit fills (the last wave's empty part)."""
+        waves = self.waves
+        return 100.0 * (1 - self.units / (waves * self.slots)) if waves else None
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "tile": self.tile.to_json() if self.tile else None, "blocks": self.blocks, "sms": self.sms,
+                "tiles": self.tiles, "transposed": self.transposed, "split": self.split, "persistent": self.persistent,
+                "padded_pct": clean(self.padded_pct), "waves": self.waves, "wave_units": self.unit_name if self.waves else None,
+                "last_wave": self.last_wave, "slots": self.slots if self.waves else None, "idle_pct": clean(self.idle_pct)}
+
+
+@dataclass(frozen=True)
+class Misaligned:
+    """Dims of m, n, k not a multiple of ``granule`` elements of ``dtype`` (16 bytes): (dim, size, padded size) each."""
+
+    dims: tuple[tuple[str, int, int], ...]
+    granule: int
+    dtype: str
+    cause = "alignment"
+
+    def to_json(self) -> dict:
+        return {"cause": self.cause, "granule": self.granule, "dtype": self.dtype,
+                "dims": [{"dim": d, "size": size, "padded": padded} for d, size, padded in self.dims]}
+
+
+@dataclass(frozen=True)
+class FewTiles:
+    """Fewer tiles (or, the tile unknown, blocks) than SMs; ``need``: the size ``dim`` (m, or the batch) would need for
+    as many tiles as SMs (None: not known, or no growth needed)."""
+
+    units: int
+    what: str  # "tiles" or "blocks"
+    sms: int
+    blocks: int | None
+    split: int | None
+    dim: str | None
+    size: int | None
+    need: int | None
+    cause = "too_little_work"
+
+    def to_json(self) -> dict:
+        return {"cause": self.cause, self.what: self.units, "sms": self.sms, "blocks": self.blocks, "split": self.split, "dim": self.dim,
+                "size": self.size, "need": self.need}
+
+
+@dataclass(frozen=True)
+class WaveTail:
+    """A persistent kernel's ``tiles`` over its ``slots`` blocks (one an SM) make ``waves``, the last with ``last``
+    tiles: ``idle_pct`` of the waves' block time empty."""
+
+    waves: int
+    last: int
+    slots: int
+    tiles: int
+    idle_pct: float
+    cause = "waves"
+
+    def to_json(self) -> dict:
+        return {"cause": self.cause, "waves": self.waves, "last_wave": self.last, "blocks": self.slots, "tiles": self.tiles,
+                "idle_pct": clean(self.idle_pct)}
+
+
+@dataclass(frozen=True)
+class TilePadding:
+    """The share of the tiles' work past the product's edge: the tiles cover ``rows`` x ``cols`` of each product."""
+
+    padded_pct: float
+    rows: int
+    cols: int
+    cause = "tile_padding"
+
+    def to_json(self) -> dict:
+        return {"cause": self.cause, "padded_pct": clean(self.padded_pct), "covered": [self.rows, self.cols]}
+
+
+@dataclass(frozen=True)
+class ShortK:
+    """Each block's ``slice_k`` of k (k split ``split`` ways) is ``steps`` of the kernel's ``step``-deep k loop, no more
+    than its pipeline's ``stages``."""
+
+    k: int
+    slice_k: int
+    step: int
+    steps: int
+    stages: int
+    split: int | None
+    cause = "short_k"
+
+    def to_json(self) -> dict:
+        return {"cause": self.cause, "k": self.k, "slice_k": self.slice_k, "step": self.step, "steps": self.steps, "stages": self.stages,
+                "split": self.split}
+
+
+@dataclass(frozen=True)
+class MemoryBound:
+    """FLOPs over minimal bytes (``intensity``, FLOP/B) under the ``ridge`` of its unit and HBM: at HBM's peak it reaches
+    ``reach_pct`` of its unit's; ``dim`` of ``size`` would need ``need`` to reach the ridge (None: no one dim does)."""
+
+    intensity: float
+    ridge: float
+    reach_pct: float
+    dim: str | None
+    size: int | None
+    need: int | None
+    cause = "memory_bound"
+
+    def to_json(self) -> dict:
+        return {"cause": self.cause, "flop_per_byte": clean(self.intensity), "ridge_flop_per_byte": clean(self.ridge),
+                "reach_pct": clean(self.reach_pct), "dim": self.dim, "size": self.size, "need": self.need}
+
+
+@dataclass(frozen=True)
+class ShortCalls:
+    """An op far below HBM's peak: each call's minimal bytes, its kernel time, and the time HBM's peak would take."""
+
+    bytes_per_call: float
+    ns_per_call: float
+    ns_at_peak: float
+    cause = "short_calls"
+
+    def to_json(self) -> dict:
+        return {"cause": self.cause, "bytes_per_call": clean(self.bytes_per_call), "ns_per_call": clean(self.ns_per_call),
+                "ns_at_peak": clean(self.ns_at_peak)}
+
+
+@dataclass(frozen=True)
+class MatmulAdvice:
+    """Why a matrix product runs far below its limit (:mod:`ncuwrap.timeline.oplimits.advice`): its GEMM, the
+    16-byte granule of its dtype (None: dtype unknown), its tiling, and the causes its numbers show (none: no check
+    here explains it); ``work_pct`` of the steps' kernel time."""
+
+    row: OpRow
+    gemm: Gemm
+    granule: int | None
+    tiling: Tiling
+    causes: tuple
+    work_pct: float
+
+    def to_json(self) -> dict:
+        g = self.gemm
+        return {"op": self.row.op, "shapes": self.row.shapes, "dtype": self.row.dtype, "calls": self.row.calls, "time_ns": self.row.time_ns,
+                "share_pct": clean(self.row.share_pct), "work_pct": clean(self.work_pct), "limit": self.row.limit,
+                "pct_of_limit": clean(self.row.pct_of_limit), "gemm": {"batch": g.batch, "m": g.m, "n": g.n, "k": g.k},
+                "granule": self.granule, "tiling": self.tiling.to_json(), "causes": [c.to_json() for c in self.causes]}
 
 
 @dataclass(frozen=True)
@@ -180,6 +420,7 @@ class OpLimits:
     # The remedies are predicted by the steps' replay instead (the timeline's what_if): one figure each, so none here.
     replayed: bool = False
     scope: str = STEADY  # what the sums are over: the steady steps, or (no steps) the window as one step
+    advice: tuple[MatmulAdvice, ...] = ()  # the matrix products far below their limit, most time first (ncuwrap.timeline.oplimits.advice)
 
     # -- the step's totals -----------------------------------------------------------------------
     @property
@@ -257,6 +498,11 @@ class OpLimits:
         left = self.unmodelled[n:]
         return self.unmodelled[:n], len(left), sum(u.share_pct for u in left)
 
+    def top_advice(self, n: int = TOP_ADVICE) -> tuple[tuple[MatmulAdvice, ...], int, float]:
+        """The advice of the ``n`` products with the most time, and how many more there are and their share of the kernel time."""
+        left = self.advice[n:]
+        return self.advice[:n], len(left), sum(a.work_pct for a in left)
+
     @property
     def unmodelled_pct(self) -> float:
         """The not-modelled ops' (and kernels outside any op's) share of the steady steps' time."""
@@ -275,6 +521,7 @@ class OpLimits:
             "ops": [r.to_json() for r in self.rows],
             "not_modelled": [u.to_json() for u in self.unmodelled],
             "remedies": [p.to_json() for p in self.predictions], "remedies_replayed": self.replayed,
+            "advice": [a.to_json() for a in self.advice],
             "chains": {"count": len(self.chains), "bytes": sum(c.bytes for c in self.chains), "fused_bytes": sum(c.fused_bytes for c in self.chains),
                        "time_ns": sum(c.time_ns for c in self.chains)},
         }
