@@ -201,3 +201,30 @@ def test_profile_top_predicts_faster_kernel_from_its_own_verdicts(capsys, fakes,
     assert joined["report"] == "top/report.ncu-rep" and [k["name"] for k in joined["joined"]] == [k[0] for k in JOINED]
     # The mangled names profile --top exported were used: the cudnn kernel's is its own name, the softmax's is mangled.
     assert next(k for k in joined["joined"] if k["name"] == SOFTMAX)["mangled"].startswith("_ZN2at6native")
+
+
+def test_profile_top_finds_and_analyses_the_steps_once(capsys, fakes, monkeypatch):  # noqa: F811
+    """The ranking run's capture is analysed once: its steps found and their window analysed before ncu runs (the
+    ranking reads them), replayed once ncu's verdicts are joined to them after, not diagnosed a second time."""
+    from ncuwrap.timeline import analysis
+    from ncuwrap.timeline.whatif import predict as predict_module
+
+    calls = {"steps": 0, "analysis": 0, "what-if": 0}
+
+    def counted(module, name, key):
+        real = getattr(module, name)
+
+        def counting(*args, **kwargs):
+            calls[key] += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counting)
+
+    counted(steps_module, "measure", "steps")
+    counted(analysis, "steady_analysis", "analysis")
+    counted(predict_module, "predict", "what-if")
+    code, out, err = run_cli(capsys, "profile", "--top", "5", "--ncu", FAKE_NCU, "--nsys-path", FAKE_NSYS, "-o", "top", "--", sys.executable,
+                             "-c", "pass")
+    assert code == 0, err
+    assert "cunn_SoftMaxForwardReg 1.81x" in " ".join(out.split())  # the what-if with the verdicts joined
+    assert calls == {"steps": 1, "analysis": 1, "what-if": 1}

@@ -79,7 +79,7 @@ def profile(target: Target, run_dir: str | Path, options: ProfileOptions = Profi
                            argv=record["argv"], ncu=record["tool"], wall_s=run.wall_s, launches=launches,
                            diagnosis=diagnosis, warnings=[*run.warnings, *warnings])
     if top_run is not None:
-        result.timeline = _top_timeline(rd, top_run, diagnosis, mangled, options)
+        result.timeline = _top_timeline(rd, top_run, diagnosis, mangled)
     if target.bundled and (options.bench or options.bench_json):
         line, warning = _stop_line(rd, target, options, progress)
         result.diagnosis = replace(result.diagnosis, stop_line=line)
@@ -117,7 +117,7 @@ def _stop_line(rd: rundir.RunDir, target: Target, options: ProfileOptions, progr
 
 @dataclass(frozen=True)
 class _TopRun:
-    capture: object  # ncuwrap.timeline.capture.Capture
+    recorded: object  # ncuwrap.timeline.capture.Recorded: the capture, its steps found and analysed, not yet judged
     times: object  # ncuwrap.kernel.verdict.KernelTimes (ncuwrap.profile.kernel_times groups them)
     plan: object  # ncuwrap.profile.top.TopPlan
 
@@ -140,19 +140,20 @@ def _top_nsys(options: ProfileOptions) -> tuple[str | None, str | None]:
 def _top(target: Target, rd: rundir.RunDir, options: ProfileOptions, record: dict, nsys: str, progress: Progress | None) -> _TopRun:
     """Run the program under nsys, rank its kernels, and point ncu's argv at the first ``options.top``."""
     from ncuwrap.profile import top
-    from ncuwrap.timeline.capture import capture
+    from ncuwrap.timeline.capture import record as record_capture  # (record: this run's plan)
 
     def started(argv):
         rd.add_command("rank kernels by GPU time (nsys)", argv)
         if progress is not None:
             progress.stage(f"nsys: timing every kernel to pick the top {options.top} ...")
 
-    captured = capture(list(target.argv), rd.path, force=True, started=started, options=options.nsys_options,
-                       timeline=replace(options.timeline, nsys=nsys))
-    times, before = steady_times(captured, options.top)
+    # Judged once ncu's verdicts are known (_top_timeline): its steps are found and analysed here, once.
+    recorded = record_capture(list(target.argv), rd.path, force=True, started=started, options=options.nsys_options,
+                              timeline=replace(options.timeline, nsys=nsys))
+    times, before = steady_times(recorded.analysed.data, recorded.analysed.steps, options.top)
     if not times.groups:
-        raise ProfilerError(f"{captured.sqlite}: nsys saw no kernel launch; check that the program runs work on the GPU "
-                            f"(log: {captured.log})")
+        raise ProfilerError(f"{recorded.sqlite}: nsys saw no kernel launch; check that the program runs work on the GPU "
+                            f"(log: {recorded.log})")
     chosen = top.plan(times, options.top, before)
     filt = LaunchFilter(kernel=chosen.regex, nth_launch=chosen.nth_launch, origin="top", why=chosen.why())
     tool = record["tool"]
@@ -160,17 +161,17 @@ def _top(target: Target, rd: rundir.RunDir, options: ProfileOptions, record: dic
                     nth_launch=filt.nth_launch, force=options.force, extra=options.extra_ncu_args, kernel_name_base="mangled",
                     options=options.ncu_options)
     record.update(filt=filt, argv=argv)
-    return _TopRun(capture=captured, times=times, plan=chosen)
+    return _TopRun(recorded=recorded, times=times, plan=chosen)
 
 
-def steady_times(captured, top_n: int = 0):
-    """The kernels to rank: those launched in the steady steps where the capture has steps (with each
-    group's launches before them, so that ncu profiles a steady launch), else all of them."""
+def steady_times(data, found, top_n: int = 0):
+    """The kernels to rank of ``data`` (a read capture): those launched in the steady steps ``found`` where the
+    capture has steps (ncuwrap.timeline.measured.Analysed.steps; with each group's launches before them, so that
+    ncu profiles a steady launch), else (None) all of them."""
     from ncuwrap.profile import top
     from ncuwrap.profile.kernel_times import kernel_times
     from ncuwrap.timeline import launches
 
-    data, found = captured.data, captured.diagnosis.timeline.steps
     traced = top_n  # the groups ncu profiles get their op and Python line (a Python program's capture holds its ops)
     if found is None:
         return kernel_times(data.kernels, data=data, traced=traced), None
@@ -180,21 +181,18 @@ def steady_times(captured, top_n: int = 0):
     return kernel_times(steady, "steady steps", data=data, traced=traced), {top.group_key(g): g.launches for g in early.groups}
 
 
-def _top_timeline(rd: rundir.RunDir, top_run: _TopRun, diagnosis, mangled: dict[int, str], options: ProfileOptions):
-    """The ranking run's timeline diagnosed again with the verdicts ncu gave its top kernels joined to its kernels
-    (the what-if's faster_kernel), as ``ncuwrap timeline CAPTURE --kernels RUN_DIR`` would; as captured where it
-    has no steps (no what-if to predict)."""
-    captured = top_run.capture
-    if captured.data is None or captured.diagnosis.timeline.whatif is None:
-        return captured.diagnosis
+def _top_timeline(rd: rundir.RunDir, top_run: _TopRun, diagnosis, mangled: dict[int, str]):
+    """The ranking run's timeline judged with the verdicts ncu gave its top kernels joined to its kernels (the
+    what-if's faster_kernel), as ``ncuwrap timeline CAPTURE --kernels RUN_DIR`` would: its steps, found and
+    analysed before ncu ran, are replayed with them (as captured where it has no steps: no what-if to predict)."""
     from ncuwrap import ruleset
     from ncuwrap.core.rules_choice import RulesChoice
     from ncuwrap.profile.top import verdict_estimates
-    from ncuwrap.timeline.diagnosis import diagnose_data
+    from ncuwrap.timeline.diagnosis import diagnose_analysed
     from ncuwrap.timeline.metrics import TIMELINE
 
-    return diagnose_data(captured.data, ruleset.chosen(RulesChoice(), TIMELINE), source_path=str(captured.report), kind="nsys-rep",
-                         timeline=options.timeline, kernels=verdict_estimates(diagnosis, mangled, str(rd.report)))
+    return diagnose_analysed(top_run.recorded.analysed, ruleset.chosen(RulesChoice(), TIMELINE),
+                             kernels=verdict_estimates(diagnosis, mangled, str(rd.report)))
 
 
 def _cover(rd: rundir.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
@@ -207,7 +205,7 @@ def _cover(rd: rundir.RunDir, tool: NcuTool, diagnosis, top_run: _TopRun):
     mangled = top.read_mangled(text) if text else {}
     if not mangled:
         warnings.append("could not export the results' mangled names: kernels matched to the nsys ranking by name, grid and block")
-    cov = top.coverage(diagnosis.kernels, top_run.plan, top_run.times, mangled, str(top_run.capture.sqlite))
+    cov = top.coverage(diagnosis.kernels, top_run.plan, top_run.times, mangled, str(top_run.recorded.sqlite))
     if cov.missed:
         names = ", ".join(g.name for g in cov.missed)
         warnings.append(f"ncu profiled no launch {top_run.plan.nth_launch} of {names} (fewer launches under ncu?)")

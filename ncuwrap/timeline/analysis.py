@@ -262,19 +262,34 @@ def analyze_active(data: TimelineData) -> Timeline:
     return dataclasses.replace(timeline, startup=left_out, scope="active")
 
 
-def analyze_steady(data: TimelineData, steps: Steps, whatif_options=None) -> tuple[TimelineData, Timeline] | None:
+def analyze_steady(data: TimelineData, steps: Steps) -> tuple[TimelineData, Timeline] | None:
     """The steady steps of ``data``: what was launched in them (:meth:`Steps.steady_data`) and its
-    analysis over their window, with the steps replayed on their dependency graph (ncuwrap.timeline.whatif);
-    None when they launched no kernel (then the whole capture is analysed)."""
-    from ncuwrap.timeline.whatif.predict import predict
+    analysis over their window, with the steps replayed on their dependency graph (:func:`steady_analysis`, then
+    :func:`with_whatif` without op limits or kernel verdicts); None when they launched no kernel (then the whole
+    capture is analysed)."""
+    steady = steady_analysis(data, steps)
+    return None if steady is None else (steady[0], with_whatif(data, steady[1]))
 
+
+def steady_analysis(data: TimelineData, steps: Steps) -> tuple[TimelineData, Timeline] | None:
+    """The steady steps of ``data``: what was launched in them (:meth:`Steps.steady_data`) and its analysis over
+    their window, not yet replayed (:func:`with_whatif` replays them); None when they launched no kernel."""
     steady = steps.steady_data(data)
     if not len(steady.kernels):
         return None
-    timeline = analyze(steady, span=(steps.steady_start_ns, steps.steady_end_ns), steps=steps)
-    whatif = predict(data, steps, **(whatif_options or {}))
+    return steady, analyze(steady, span=(steps.steady_start_ns, steps.steady_end_ns), steps=steps)
+
+
+def with_whatif(data: TimelineData, timeline: Timeline, *, op_limits=None, kernels=None) -> Timeline:
+    """``timeline``, the analysis of ``data``'s steady steps (:func:`steady_analysis`), with the steps replayed on
+    their dependency graph (ncuwrap.timeline.whatif: ``op_limits`` and ``kernels`` as its ``predict`` takes them) and
+    the figures the replay gives: what CUDA graphs and no host waits buy, the step without the tracer. As it is
+    where the CUDA API was not traced (no replay)."""
+    from ncuwrap.timeline.whatif.predict import predict
+
+    whatif = predict(data, timeline.steps, op_limits=op_limits, kernels=kernels)
     if whatif is None:
-        return steady, timeline
+        return timeline
     metrics = dict(timeline.metrics)
     for remedy, name in (("cuda_graphs", "launch_fix"), ("no_sync", "sync_fix")):
         p = whatif.get(remedy)
@@ -284,7 +299,7 @@ def analyze_steady(data: TimelineData, steps: Steps, whatif_options=None) -> tup
     tracer_cost = timeline.tracer
     if tracer_cost is not None:
         tracer_cost = dataclasses.replace(tracer_cost, replayed_untraced_ns=whatif.untraced_step_ns)
-    return steady, dataclasses.replace(timeline, whatif=whatif, metrics=metrics, tracer=tracer_cost)
+    return dataclasses.replace(timeline, whatif=whatif, metrics=metrics, tracer=tracer_cost)
 
 
 def _sync_roundtrips(calls: "_Calls", synced: np.ndarray, kernels: Events) -> int:

@@ -8,7 +8,9 @@
       timeline.log        the commands run and everything nsys and the program printed
 
 :func:`capture` writes the capture, its export and the log, and returns the diagnosis as a typed
-:class:`Capture`; rendering it is the command line's job (:mod:`ncuwrap.cli.timeline`).
+:class:`Capture`; rendering it is the command line's job (:mod:`ncuwrap.cli.timeline`). :func:`record` does the
+same up to the what-if and the rules (a :class:`Recorded`): ``profile --top`` ranks the kernels of its steady
+steps, and has it judged with ncu's verdicts joined once ncu has run.
 
 An existing, non-empty run folder is never reused without ``force``; with it, only the files above
 are replaced.
@@ -28,12 +30,26 @@ from ncuwrap.core import fileio
 from ncuwrap.core.errors import InputError, OutputExistsError, ProfilerError
 from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.timeline import nsysrep
+from ncuwrap.timeline.measured import Analysed
 from ncuwrap.timeline.options import TimelineOptions
 
 STEM = "timeline"
 VERDICT = "timeline.json"
 HTML = "timeline.html"
 FILES = ("timeline.nsys-rep", "timeline.qdstrm", "timeline.sqlite", VERDICT, HTML, "timeline.log")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One capture's files and what was measured of it before the what-if and the rules (its events, its steps
+    found and analysed): :func:`record` makes it; :func:`capture` judges it
+    (ncuwrap.timeline.diagnosis.diagnose_analysed)."""
+
+    run_dir: Path
+    report: Path
+    sqlite: Path
+    log: Path
+    analysed: Analysed = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -103,12 +119,26 @@ def capture(program: list[str], run_dir: Path, *, force: bool = False, rules: Ru
     report's verdicts to join for the what-if (ncuwrap.timeline.kernel_join.DiagnosedKernels).
     Raises KeyboardInterrupt after a Ctrl-C (nsys and the program are stopped; the log is kept)."""
     from ncuwrap.timeline.metrics import TIMELINE
-    from ncuwrap.timeline import readers
-    from ncuwrap.timeline.diagnosis import diagnose_data
+    from ncuwrap.timeline.diagnosis import diagnose_analysed
 
     from ncuwrap import ruleset
 
     rule_set = ruleset.chosen(rules, TIMELINE)  # a bad rules file fails before the run
+    recorded = record(program, run_dir, force=force, started=started, options=options, timeline=timeline)
+    diagnosis = diagnose_analysed(recorded.analysed, rule_set, kernels=kernels)
+    return Capture(run_dir=recorded.run_dir, report=recorded.report, sqlite=recorded.sqlite, log=recorded.log, diagnosis=diagnosis,
+                   data=recorded.analysed.data)
+
+
+def record(program: list[str], run_dir: Path, *, force: bool = False, started=None, options: nsysrep.NsysOptions | None = None,
+           timeline: TimelineOptions = TimelineOptions()) -> Recorded:
+    """Run ``program`` under nsys (``timeline.nsys``) into ``run_dir``, export it, read it and analyse it up to the
+    what-if (ncuwrap.timeline.measured.analyse: its steps found as ``timeline`` says); ``options`` and ``started`` as
+    :func:`capture` takes them. Raises KeyboardInterrupt after a Ctrl-C (nsys and the program are stopped; the log
+    is kept)."""
+    from ncuwrap.timeline import readers
+    from ncuwrap.timeline.measured import analyse
+
     options = (options or nsysrep.NsysOptions()).check()
     exe = nsysrep.find_nsys(timeline.nsys)
     check_program(program)
@@ -137,5 +167,5 @@ def capture(program: list[str], run_dir: Path, *, force: bool = False, rules: Ru
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"$ {shlex.join(nsysrep.export_argv(exe, report, run_dir / f'{STEM}.sqlite'))}\n")
     data, _ = readers.read(exported)  # the export: read as any nsys export is; the source named is the report
-    diagnosis = diagnose_data(data, rule_set, source_path=str(report), kind="nsys-rep", timeline=timeline, kernels=kernels)
-    return Capture(run_dir=run_dir, report=report, sqlite=exported, log=log, diagnosis=diagnosis, data=data)
+    return Recorded(run_dir=run_dir, report=report, sqlite=exported, log=log,
+                    analysed=analyse(data, kind="nsys-rep", source_path=str(report), timeline=timeline))

@@ -90,12 +90,10 @@ def decide(measured, rules, *, source_path: str) -> TimelineDiagnosis:
     )
 
 
-def diagnose_data(data, rules, *, source_path: str, kind: str, timeline=None, kernels=None):
-    """Analyse the events of one capture and apply ``rules`` (a loaded timeline RuleSet): over its steady
-    steps where it has steps (found as ``timeline``, a TimelineOptions, says: ncuwrap.timeline.steps), else
-    over the whole capture; ``kernels``: a kernel report's verdicts to join (ncuwrap.timeline.measured.measure)."""
-    from ncuwrap.timeline.measured import measure
-    from ncuwrap.timeline.options import TimelineOptions
+def diagnose_analysed(analysed, rules, *, kernels=None):
+    """A capture analysed (ncuwrap.timeline.measured.Analysed: its steps found, its steady steps analysed) replayed
+    with ``kernels`` joined (a kernel report's verdicts: ncuwrap.timeline.measured.measure_analysed) and judged by
+    ``rules`` (a loaded timeline RuleSet): the steps are not looked for again."""
+    from ncuwrap.timeline.measured import measure_analysed
 
-    return decide(measure(data, kind=kind, source_path=source_path, timeline=timeline or TimelineOptions(), kernels=kernels), rules,
-                  source_path=source_path)
+    return decide(measure_analysed(analysed, kernels), rules, source_path=analysed.source_path)

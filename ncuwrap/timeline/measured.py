@@ -1,6 +1,11 @@
 """A capture measured: its steps found and its steady steps analysed (or the whole capture, without
 steps), with the facts of the file, ready for the timeline rules (:mod:`ncuwrap.timeline.diagnosis`).
 
+:func:`measure` runs the stages in two parts: :func:`analyse` (the steps, their analysis and op limits: an
+:class:`Analysed`) and :func:`measure_analysed` (the steps replayed, a kernel report's verdicts joined where they
+are given). ``profile --top`` runs the first before ncu and the second once ncu's verdicts are known, so that a
+capture's steps are found and analysed once.
+
 :func:`start` measures a capture file in a forked child (:mod:`ncuwrap.core.forked`) while the caller loads
 the rules and the evaluator: numpy and Arrow are imported and the file read beside that, not after it.
 """
@@ -17,7 +22,8 @@ from ncuwrap.core.forked import Forked
 from ncuwrap.timeline.options import TimelineOptions
 
 if TYPE_CHECKING:  # the model imports numpy: a child is forked before it is imported
-    from ncuwrap.timeline.model import Timeline
+    from ncuwrap.timeline.model import Timeline, TimelineData
+    from ncuwrap.timeline.steps import Steps
 
 
 @dataclass(frozen=True)
@@ -32,38 +38,39 @@ class Measured:
     producer: str | None = None  # the program that wrote the file (TimelineData.producer)
 
 
-def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = TimelineOptions(), kernels=None) -> Measured:
+@dataclass(frozen=True)
+class Analysed:
+    """A read capture through the analysis, before the what-if: its steady steps found and analysed with their op
+    limits (or the whole capture, without steps); made by :func:`analyse`. :func:`measure_analysed` replays the
+    steps into the :class:`Measured` the rules judge, with a kernel report's verdicts where they are given: the
+    steps are found and analysed once, whichever verdicts are joined after them (``profile --top`` ranks the
+    steady steps' kernels from it before ncu has run, and joins ncu's verdicts once it has)."""
+    data: TimelineData  # the capture as read (ncuwrap.timeline.readers)
+    kind: str  # nsys-sqlite | nsys-rep | kineto (ncuwrap.timeline.readers)
+    source_path: str
+    timeline: Timeline  # over the steady steps where the capture has steps, else over the whole capture; not replayed yet
+    notes: tuple[str, ...]  # what was missing and how it was read, and how the window was chosen
+
+    @property
+    def steps(self) -> Steps | None:
+        """The steady steps analysed (None: judged without steps)."""
+        return self.timeline.steps
+
+
+def analyse(data, *, kind: str, source_path: str, timeline: TimelineOptions = TimelineOptions()) -> Analysed:
     """The steps of ``data`` (a read capture: ncuwrap.timeline.model.TimelineData; how they are found:
-    ``timeline``) and the analysis of its steady steps, else of the whole capture. ``kernels``: a kernel
-    report's verdicts (ncuwrap.timeline.kernel_join.DiagnosedKernels), joined here to the capture's kernels
-    for the what-if's faster_kernel."""
+    ``timeline``) and the analysis of its steady steps with their op limits, else of the whole capture; the
+    what-if is :func:`measure_analysed`'s."""
     from ncuwrap.timeline import steps
-    from ncuwrap.timeline import tracer as tracer_module
-    from ncuwrap.timeline.analysis import analyze_steady, analyze_active
+    from ncuwrap.timeline.analysis import analyze_active, steady_analysis
     from ncuwrap.timeline.oplimits import analysis as op_limits
 
     warmup, find_steps = timeline.warmup, timeline.steps
     found = steps.measure(data, timeline.pattern, warmup, find_steps)
     notes = list(data.notes)
-    # The op limits first: the replay predicts lower precision and fusion from them; faster_kernel from the verdicts joined.
-    limits = op_limits.measure(data, found) if found is not None else None
-    joined = None
-    if kernels is not None and found is not None:  # without steps there is no what-if to predict it in
-        from ncuwrap.timeline.kernel_join import join
-
-        joined = join(data.kernels, kernels)
-    steady = analyze_steady(data, found, whatif_options={"op_limits": limits, "kernels": joined}) if found is not None else None
+    steady = steady_analysis(data, found) if found is not None else None
     if steady is not None:
         analysed = steady[1]
-        if limits is not None:
-            if analysed.whatif is not None:  # the replay predicts the op model's remedies: their one figure is there
-                limits = dataclasses.replace(limits, predictions=(), replayed=True)
-            analysed = dataclasses.replace(analysed, op_limits=limits)
-        tracer = analysed.tracer
-        if tracer is not None and found.gpu_busy_pct < tracer_module.HOST_BOUND_BELOW_PCT and tracer.untraced_bound == "gpu":
-            notes.append(f"the host-bound step is partly the tracer's: {tracer.tracer} added ~{tracer.added_ns / 1e6:.3g} ms of host time "
-                         f"a step, and without it the GPU would be busy ~{tracer.untraced_busy_pct:.0f}% of a ~{tracer.untraced_ns / 1e6:.3g} ms "
-                         "step (GPU-bound)")
     else:
         if warmup is not None:
             why = ("no kernel was launched in its steps" if found is not None else "steps are not looked for (--steps none)"
@@ -73,9 +80,6 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
         # Without steps, the rules' step_* values are unknown and say why (NO_STEPS); the window runs from the
         # first GPU work to the last, so that start-up (imports, CUDA's initialisation) is not averaged in.
         analysed = analyze_active(data)
-        limits = op_limits.measure(data, None)
-        if limits is not None:
-            analysed = dataclasses.replace(analysed, op_limits=limits)
         if found is not None:
             notes.append(f"{found.count} steps ('{found.name}') launched no kernel: judged without steps")
         if analysed.scope == "active":
@@ -83,8 +87,46 @@ def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = Ti
             notes.append(f"no steps {'looked for (--steps none)' if find_steps == 'none' else 'marked or found'}: the window runs from "
                          f"{launch} to the end of the last GPU work, and the {analysed.startup.duration_ns / 1e9:.2f} s "
                          "of start-up before it are left out")
-    return Measured(timeline=analysed, kind=kind, nsys_version=data.nsys_version, export_schema=data.export_schema, device=data.device,
-                    notes=tuple(notes), producer=data.producer)
+    # The op limits of the steps analysed (of the whole capture without them): the replay predicts lower precision and fusion from them.
+    limits = op_limits.measure(data, found if steady is not None else None)
+    if limits is not None:
+        analysed = dataclasses.replace(analysed, op_limits=limits)
+    return Analysed(data=data, kind=kind, source_path=source_path, timeline=analysed, notes=tuple(notes))
+
+
+def measure_analysed(analysed: Analysed, kernels=None) -> Measured:
+    """``analysed``'s steady steps replayed on their dependency graph (ncuwrap.timeline.analysis.with_whatif), as
+    captured and under each remedy; as analysed without steps (no what-if to predict). ``kernels``: a kernel
+    report's verdicts (ncuwrap.timeline.kernel_join.DiagnosedKernels), joined here to the capture's kernels for the
+    what-if's faster_kernel."""
+    from ncuwrap.timeline import tracer as tracer_module
+    from ncuwrap.timeline.analysis import with_whatif
+
+    data, timeline, notes = analysed.data, analysed.timeline, list(analysed.notes)
+    found = analysed.steps
+    if found is not None:
+        joined = None
+        if kernels is not None:
+            from ncuwrap.timeline.kernel_join import join
+
+            joined = join(data.kernels, kernels)
+        timeline = with_whatif(data, timeline, op_limits=timeline.op_limits, kernels=joined)
+        if timeline.op_limits is not None and timeline.whatif is not None:  # the replay predicts the op model's remedies: their one figure is there
+            timeline = dataclasses.replace(timeline, op_limits=dataclasses.replace(timeline.op_limits, predictions=(), replayed=True))
+        tracer = timeline.tracer
+        if tracer is not None and found.gpu_busy_pct < tracer_module.HOST_BOUND_BELOW_PCT and tracer.untraced_bound == "gpu":
+            notes.append(f"the host-bound step is partly the tracer's: {tracer.tracer} added ~{tracer.added_ns / 1e6:.3g} ms of host time "
+                         f"a step, and without it the GPU would be busy ~{tracer.untraced_busy_pct:.0f}% of a ~{tracer.untraced_ns / 1e6:.3g} ms "
+                         "step (GPU-bound)")
+    return Measured(timeline=timeline, kind=analysed.kind, nsys_version=data.nsys_version, export_schema=data.export_schema,
+                    device=data.device, notes=tuple(notes), producer=data.producer)
+
+
+def measure(data, *, kind: str, source_path: str, timeline: TimelineOptions = TimelineOptions(), kernels=None) -> Measured:
+    """The steps of ``data`` (a read capture: ncuwrap.timeline.model.TimelineData; how they are found:
+    ``timeline``) and the analysis of its steady steps, else of the whole capture (:func:`analyse`), replayed with
+    ``kernels`` joined (:func:`measure_analysed`)."""
+    return measure_analysed(analyse(data, kind=kind, source_path=source_path, timeline=timeline), kernels)
 
 
 def measure_file(path: str | Path, timeline: TimelineOptions = TimelineOptions(), kernels=None) -> Measured:

@@ -46,7 +46,8 @@ class TimelineSource:
 
 @dataclass(frozen=True)
 class TimelineDiagnosis(Decided, Displayed):
-    """The verdict on one timeline capture: the timeline model and the rules' decision on it; made by :func:`diagnose_data`, drawn by the renderers."""
+    """The verdict on one timeline capture: the timeline model and the rules' decision on it; made by
+    :func:`ncuwrap.timeline.diagnosis.decide`, drawn by the renderers."""
     source: TimelineSource
     rules_path: str
     rules_version: int

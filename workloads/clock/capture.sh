@@ -34,24 +34,25 @@
 # The fixtures of tests/data/h200_ncuwrap/clock/ came from two calls (see its README):
 #   DEADLINE_S=360 bash workloads/clock/capture.sh OUT                  # reached smoke .. elementwise
 #   DEADLINE_S=460 bash workloads/clock/capture.sh OUT varlen periodic requests item numpy recapture noranges tracer kineto
-set -uo pipefail
 out=${1:?usage: capture.sh OUT_DIR [JOB...]}
 shift
 jobs=("$@")
 [[ ${#jobs[@]} -eq 0 ]] && jobs=(smoke mlp decode input elementwise varlen periodic requests item numpy noranges tracer kineto)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-nsys=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
-export LD_LIBRARY_PATH=$PWD/.devicelibs:${LD_LIBRARY_PATH:-}
-export PYTHONUNBUFFERED=1
+# The shared set-up (set -uo pipefail, the carried wheels, PYTHONPATH, PYTHONUNBUFFERED, LD_LIBRARY_PATH, NSYS, the
+# work folder W=/tmp/clock_work, made empty) and job loop (run_jobs: a deadline per job, each logged and packed);
+# this script keeps its own log lines and packing (the fixture's README quotes them).
+OUT=$out
+. workloads/common/preamble.sh clock_work
+nsys=$NSYS
 unset CLOCK_TRACED
 deadline=${DEADLINE_S:-400}
-work=${WORK:-/tmp/clock_work}
-W=${CLOCK_PROGRAMS:-workloads/clock}   # the programs (overridable only to test this script with stubs)
-rm -rf "$work" && mkdir -p "$work/keep/meta" "$work/raw"
+work=$W
+C=${CLOCK_PROGRAMS:-workloads/clock}   # the programs (overridable only to test this script with stubs)
+mkdir -p "$work/keep/meta" "$work/raw"
 meta=$work/keep/meta
 t_start=$(date +%s.%N)
-elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(date +%s.%N)"; }
 log() { echo "[$(elapsed "$t_start")s $(date -u +%T)] $*" | tee -a "$meta/clock.log"; }
 json_of() { grep -a '^{"program"' "$1" | tail -n 1; }   # the program's JSON line in a log
 
@@ -179,7 +180,7 @@ count_run() {  # count_run JOB NAME JSONL TRACER_COST_ARGS...: tracer_cost.py un
   local job=$1 name=$2 jsonl=$3; shift 3
   local d=$work/keep/$job rep=$work/raw/$name
   mkdir -p "$d"
-  local ccmd=("${nsys_plain[@]}" --pytorch=autograd-nvtx -o "$rep" --force-overwrite true -- python3 $W/tracer_cost.py "$@")
+  local ccmd=("${nsys_plain[@]}" --pytorch=autograd-nvtx -o "$rep" --force-overwrite true -- python3 $C/tracer_cost.py "$@")
   echo "# CLOCK_TRACED=nsys-autograd-nvtx ${ccmd[*]}" > "$d/$name.log"
   CLOCK_TRACED=nsys-autograd-nvtx timeout 120 "${ccmd[@]}" >> "$d/$name.log" 2>&1
   log "$name profile rc=$?"
@@ -187,7 +188,7 @@ count_run() {  # count_run JOB NAME JSONL TRACER_COST_ARGS...: tracer_cost.py un
   [[ -n $line ]] && echo "$line" >> "$meta/$jsonl"
   timeout 120 "$nsys" export --type sqlite --force-overwrite true --output "$rep.sqlite" "$rep.nsys-rep" >> "$d/$name.log" 2>&1
   log "$name export rc=$?"
-  python3 $W/nsys_counts.py "$rep.sqlite" --prefix tracer_cost: > "$d/$name.counts.json" 2>> "$d/$name.log"
+  python3 $C/nsys_counts.py "$rep.sqlite" --prefix tracer_cost: > "$d/$name.counts.json" 2>> "$d/$name.log"
   log "$name nsys_counts rc=$? $(head -c 400 "$d/$name.counts.json")"
   cat "$d/$name.counts.json" >> "$meta/$jsonl"
   rm -f "$rep".*
@@ -197,41 +198,41 @@ run_job() {
   case $1 in
     smoke)
       local d=$work/keep/smoke; mkdir -p "$d"
-      traced_run smoke item_smoke smoke smoke.jsonl python3 $W/item_sync.py --item --iters 3 --warmup 1
-      traced_run smoke numpy_smoke smoke smoke.jsonl python3 $W/numpy_prep.py --workers 6 --iters 3 --warmup 1
-      traced_run smoke kineto_smoke smoke smoke.jsonl python3 $W/mlp_train.py --dtype bf16 --iters 2 --warmup 1 \
+      traced_run smoke item_smoke smoke smoke.jsonl python3 $C/item_sync.py --item --iters 3 --warmup 1
+      traced_run smoke numpy_smoke smoke smoke.jsonl python3 $C/numpy_prep.py --workers 6 --iters 3 --warmup 1
+      traced_run smoke kineto_smoke smoke smoke.jsonl python3 $C/mlp_train.py --dtype bf16 --iters 2 --warmup 1 \
         --kineto "$d/smoke.pt.trace.json.gz"
       ls -la "$d" | tee -a "$meta/clock.log"
       rm -f "$d/smoke.pt.trace.json.gz"
-      traced_run smoke tracer_smoke_kineto smoke smoke.jsonl python3 $W/tracer_cost.py --k 50 --reps 1 --warmup 10 \
+      traced_run smoke tracer_smoke_kineto smoke smoke.jsonl python3 $C/tracer_cost.py --k 50 --reps 1 --warmup 10 \
         --profiler kineto_full --count-events
       count_run smoke tracer_smoke_counts smoke.jsonl --k 50 --reps 1 --warmup 10
       ;;
-    mlp) pair mlp $W/mlp_train.py mlp_train_fp32 "--dtype fp32" mlp_train_bf16 "--dtype bf16" ;;
-    decode) pair decode $W/decode.py decode_eager "--mode eager" decode_graph "--mode graph" ;;
-    input) pair input $W/input_loop.py input_loop_pageable "--mode pageable" input_loop_pinned "--mode pinned" ;;
-    elementwise) pair elementwise $W/elementwise.py elementwise_eager "--mode eager" elementwise_compiled "--mode compiled" ;;
-    varlen) single varlen $W/varlen_train.py varlen_train "" ;;
-    periodic) single periodic $W/periodic_train.py periodic_train "" ;;
-    requests) single requests $W/serve_requests.py requests "" ;;
-    item) pair item $W/item_sync.py item_sync_item "--item" item_sync_noitem "--noitem" ;;
-    numpy) pair numpy $W/numpy_prep.py numpy_prep_workers0 "--workers 0" numpy_prep_workers6 "--workers 6" ;;
+    mlp) pair mlp $C/mlp_train.py mlp_train_fp32 "--dtype fp32" mlp_train_bf16 "--dtype bf16" ;;
+    decode) pair decode $C/decode.py decode_eager "--mode eager" decode_graph "--mode graph" ;;
+    input) pair input $C/input_loop.py input_loop_pageable "--mode pageable" input_loop_pinned "--mode pinned" ;;
+    elementwise) pair elementwise $C/elementwise.py elementwise_eager "--mode eager" elementwise_compiled "--mode compiled" ;;
+    varlen) single varlen $C/varlen_train.py varlen_train "" ;;
+    periodic) single periodic $C/periodic_train.py periodic_train "" ;;
+    requests) single requests $C/serve_requests.py requests "" ;;
+    item) pair item $C/item_sync.py item_sync_item "--item" item_sync_noitem "--noitem" ;;
+    numpy) pair numpy $C/numpy_prep.py numpy_prep_workers0 "--workers 0" numpy_prep_workers6 "--workers 6" ;;
     recapture)
       # again, smaller: elementwise --mode compiled with Inductor's caches warm (one plain run first, its JSON line
       # in warm.jsonl: a cold compile under nsys made a 1.9 MB export of file-system calls), decode --mode graph
       # with its short post-clock check (--check-tokens)
-      traced_run recapture elementwise_compiled_warmcache "" warm.jsonl python3 $W/elementwise.py --mode compiled
-      capture recapture elementwise_compiled $W/elementwise.py --mode compiled
-      capture recapture decode_graph $W/decode.py --mode graph
+      traced_run recapture elementwise_compiled_warmcache "" warm.jsonl python3 $C/elementwise.py --mode compiled
+      capture recapture elementwise_compiled $C/elementwise.py --mode compiled
+      capture recapture decode_graph $C/decode.py --mode graph
       ;;
     noranges)
       traced_run noranges decode_eager_noranges nsys-noranges nsys_noranges.jsonl "${nsys_plain[@]}" \
-        --cuda-graph-trace=node -o "$work/raw/decode_eager_noranges" --force-overwrite true -- python3 $W/decode.py --mode eager
+        --cuda-graph-trace=node -o "$work/raw/decode_eager_noranges" --force-overwrite true -- python3 $C/decode.py --mode eager
       traced_run noranges item_sync_item_noranges nsys-noranges nsys_noranges.jsonl "${nsys_plain[@]}" \
-        --cuda-graph-trace=node -o "$work/raw/item_sync_item_noranges" --force-overwrite true -- python3 $W/item_sync.py --item
+        --cuda-graph-trace=node -o "$work/raw/item_sync_item_noranges" --force-overwrite true -- python3 $C/item_sync.py --item
       ;;
     tracer)
-      local tc=$W/tracer_cost.py
+      local tc=$C/tracer_cost.py
       traced_run tracer tracer_plain1 "" tracer_cost.jsonl python3 $tc
       traced_run tracer tracer_nsys nsys tracer_cost.jsonl "${nsys_plain[@]}" \
         -o "$work/raw/tracer_nsys" --force-overwrite true -- python3 $tc
@@ -250,11 +251,11 @@ run_job() {
       ;;
     kineto)
       local d=$work/keep/kineto; mkdir -p "$d"
-      traced_run kineto kineto_mlp_train_fp32 kineto kineto.jsonl python3 $W/mlp_train.py --dtype fp32 --iters 5 \
+      traced_run kineto kineto_mlp_train_fp32 kineto kineto.jsonl python3 $C/mlp_train.py --dtype fp32 --iters 5 \
         --kineto "$d/mlp_train_fp32.pt.trace.json.gz"
-      traced_run kineto kineto_decode_eager kineto kineto.jsonl python3 $W/decode.py --mode eager --iters 16 \
+      traced_run kineto kineto_decode_eager kineto kineto.jsonl python3 $C/decode.py --mode eager --iters 16 \
         --kineto "$d/decode_eager.pt.trace.json.gz"
-      traced_run kineto kineto_elementwise_eager kineto kineto.jsonl python3 $W/elementwise.py --mode eager --iters 5 \
+      traced_run kineto kineto_elementwise_eager kineto kineto.jsonl python3 $C/elementwise.py --mode eager --iters 5 \
         --kineto "$d/elementwise_eager.pt.trace.json.gz"
       ls -la "$d" | tee -a "$meta/clock.log"
       ;;
@@ -262,18 +263,4 @@ run_job() {
   esac
 }
 
-for job in "${jobs[@]}"; do
-  e=$(elapsed "$t_start")
-  if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$e" "$deadline"; then
-    log "job $job start"
-    run_job "$job"
-    log "job $job done"
-  else
-    log "job $job SKIPPED (past ${deadline}s)"
-  fi
-  pack
-done
-log "all done"
-pack
-ls -la "$out" "$work/keep"/* | tee -a "$meta/clock.log"
-pack
+run_jobs "$t_start" "$deadline" "$meta/clock.log" "${jobs[@]}"

@@ -58,9 +58,11 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 ncu_given=${NCU:-}
 # The shared set-up (set -uo pipefail, the carried wheels, PYTHONPATH, PYTHONUNBUFFERED, LD_LIBRARY_PATH, NSYS, the
-# work folder W=/tmp/op_limits_work, made empty); this script keeps its own log lines and packing (below: the
-# fixture's README quotes them) and its own ncu (the one on PATH).
-OUT=$out . workloads/common/preamble.sh op_limits_work
+# work folder W=/tmp/op_limits_work, made empty) and job loop (run_jobs: a deadline per job, each logged and packed);
+# this script keeps its own log lines and packing (below: the fixture's README quotes them) and its own ncu (the one
+# on PATH).
+OUT=$out
+. workloads/common/preamble.sh op_limits_work
 nsys=$NSYS
 NCU=${ncu_given:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
 unset CLOCK_TRACED
@@ -72,7 +74,6 @@ CAL=${CAL_PROGRAM:-workloads/whatif_calibration/calibrate.py}
 mkdir -p "$work/keep/meta" "$work/raw"
 meta=$work/keep/meta
 t_start=$(date +%s.%N)
-elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(date +%s.%N)"; }
 log() { echo "[$(elapsed "$t_start")s $(date -u +%T)] $*" | tee -a "$meta/clock.log"; }
 json_of() { grep -a '^{"program"' "$1" | tail -n 1; }   # the program's JSON line in a log
 step_of() { python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("step_ms_mean", "-") if sys.argv[1] else "none")' "$1"; }
@@ -341,8 +342,7 @@ run_job() {
       fi
       local spec
       for spec in "${NCU_RUNS[@]}"; do
-        local e; e=$(elapsed "$t_start")
-        if ! python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$e" "$deadline"; then
+        if ! before_deadline "$t_start" "$deadline"; then
           log "ncu run SKIPPED (past ${deadline}s): $spec"; continue
         fi
         eval "ncu_one $spec"
@@ -352,18 +352,4 @@ run_job() {
   esac
 }
 
-for job in "${jobs[@]}"; do
-  e=$(elapsed "$t_start")
-  if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$e" "$deadline"; then
-    log "job $job start"
-    run_job "$job"
-    log "job $job done"
-  else
-    log "job $job SKIPPED (past ${deadline}s)"
-  fi
-  pack
-done
-log "all done"
-pack
-ls -la "$out" "$work/keep"/* | tee -a "$meta/clock.log"
-pack
+run_jobs "$t_start" "$deadline" "$meta/clock.log" "${jobs[@]}"

@@ -5,8 +5,8 @@ capture.sh's NCU_TOP3 block (the ncu job runs them on the GPU machine, where ncu
 
 For each NAME.sqlite.gz given (an export capture.sh made; the command after ``--`` in NAME.log is the program
 and its arguments), exactly what ``ncuwrap profile --top 3`` does after its own nsys run
-(ncuwrap.profile.pipeline, its --top run): the capture diagnosed with the bundled timeline rules (its steps found),
-``pipeline.steady_times(capture, 3)`` (the kernels of the steady steps, grouped by mangled name and launch
+(ncuwrap.profile.pipeline, its --top run): the capture analysed (``ncuwrap.timeline.measured.analyse``: its steps
+found), ``pipeline.steady_times(data, steps, 3)`` (the kernels of the steady steps, grouped by mangled name and launch
 configuration, and the launches of each group made before them), ``top.plan(times, 3, before)`` (the regular
 expression over the first 3 groups' mangled names and the launch of each to profile), and
 ``ncu_argv(..., kernel_name_base="mangled")`` with the targeted collection plus EXTRA_METRICS
@@ -36,16 +36,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ncuwrap import ruleset
-from ncuwrap.core.rules_choice import RulesChoice
 from ncuwrap.profile import pipeline, top
 from ncuwrap.profile.collection import plan_collection
 from ncuwrap.profile.ncu_argv import NcuOptions, ncu_argv
-from ncuwrap.timeline.readers import nsys_sqlite
-from ncuwrap.timeline.capture import Capture
-from ncuwrap.timeline.diagnosis import diagnose_data
-from ncuwrap.timeline.metrics import TIMELINE
+from ncuwrap.timeline.measured import analyse
 from ncuwrap.timeline.options import TimelineOptions
+from ncuwrap.timeline.readers import nsys_sqlite
 
 TOP = 3
 BEGIN, END = "# >>> NCU_TOP3", "# <<< NCU_TOP3"
@@ -65,11 +61,8 @@ def plan_for(sqlite_gz: Path, extra: list[str]) -> dict:
         db = Path(tmp) / "capture.sqlite"
         with gzip.open(sqlite_gz, "rb") as src, open(db, "wb") as dst:
             shutil.copyfileobj(src, dst)
-        data = nsys_sqlite.read(db)
-        diagnosis = diagnose_data(data, ruleset.chosen(RulesChoice(), TIMELINE), source_path=str(sqlite_gz), kind="nsys-rep",
-                                  timeline=TimelineOptions())
-        captured = Capture(run_dir=Path(tmp), report=db, sqlite=db, log=log, diagnosis=diagnosis, data=data)
-        times, before = pipeline.steady_times(captured, TOP)
+        analysed = analyse(nsys_sqlite.read(db), kind="nsys-rep", source_path=str(sqlite_gz), timeline=TimelineOptions())
+        times, before = pipeline.steady_times(analysed.data, analysed.steps, TOP)
     chosen = top.plan(times, TOP, before)
     collection = plan_collection("targeted", None, extra)
     argv = ncu_argv(target, collect=collection, output="OUT", ncu="NCU", kernel=chosen.regex, nth_launch=chosen.nth_launch,

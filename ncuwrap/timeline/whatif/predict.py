@@ -60,6 +60,12 @@ def context_of(data, g, workers: int | None = None, op_limits=None, kernels=None
 
 
 def _pinned_rate(data) -> float | None:
+    """The capture's own pinned host-to-device bandwidth: its host-to-device copies from pinned memory of at least
+    PINNED_MIN_BYTES, over the whole capture (None without one; pinned_overlap then takes the calibrated figure,
+    rules/whatif.yaml's pinned_h2d_gbps, and says so). Not the analysis' pinned_memcpy_gbps: that is what the
+    window's pinned copies achieved, both directions and every size (a step's 4-byte .item() reads make it
+    ~0.002 GB/s), the evidence beside the pageable copies' rate; this is the rate a batch copied from pinned
+    memory would move at."""
     copies = data.copies
     if copies is None or not len(copies) or "pageable" not in copies:
         return None
