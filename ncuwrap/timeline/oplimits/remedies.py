@@ -8,7 +8,8 @@ mean steady step they predict (:func:`predict`: the kernel time saved taken off 
   efficiency: docs/op-limits.md says which and where it was measured), and no less than half its bytes at
   HBM's peak; a forward one's weights are cast to bf16 once a step, and their gradients back to fp32 (that
   time is added to its kernels: a cast kernel a tensor, each the capture's shortest memory-bound kernel plus its
-  bytes at the rate its memory-bound kernels of :data:`CAST_MIN_BYTES` or more reach). The fp32 elementwise ops and copies and the backward ops of the lowered
+  bytes at the rate its memory-bound kernels of :data:`CAST_MIN_BYTES` or more reach; the replay adds their
+  launches to the host). The fp32 elementwise ops and copies and the backward ops of the lowered
   products move half their bytes at the bandwidth they reach now; the ops autocast keeps in fp32
   (:data:`AUTOCAST_FP32`: normalisations, softmax, reductions, losses) and the optimizer are left as they are.
   A step whose matrix products are already in bf16, fp16 or fp8 is not edited.
