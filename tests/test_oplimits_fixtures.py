@@ -252,7 +252,7 @@ def test_the_section_in_every_format(capsys, monkeypatch, fmt):
     shown = html.unescape(out) if fmt == "html" else out.replace("\\_", "_") if fmt == "markdown" else out
     assert "Ops against their limits (8 steady steps)" in shown
     assert re.search(r"1\.1 TFLOP a step in 21\.53 ms: 51\.1 TFLOP/s, 76\.3% of the FP32 CUDA cores' peak", shown), shown
-    assert "lower_precision and fusion are predicted with the rest of the step replayed, under What fixing it buys" in shown
+    assert "lower_precision and fusion: under What fixing it buys, replayed with the rest of the step (or why they are not predicted)" in shown
     assert "aten::mm" in shown and shown.count("lower_precision") >= 2
     if fmt == "html":
         assert "CUDA cores&#39; peak" in out  # report text escaped by the template

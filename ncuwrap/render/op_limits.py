@@ -110,7 +110,7 @@ def unit_lines(limits) -> list[str]:
     return out
 
 
-REPLAYED = "lower_precision and fusion are predicted with the rest of the step replayed, under What fixing it buys"
+REPLAYED = "lower_precision and fusion: under What fixing it buys, replayed with the rest of the step (or why they are not predicted)"
 
 
 def remedy_lines(limits) -> list[tuple[str, str]]:
