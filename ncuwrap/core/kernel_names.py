@@ -64,6 +64,37 @@ def short_name(name: str) -> str:
     return "".join(kept).rsplit("::", 1)[-1].strip() or name
 
 
+# Launch wrappers whose own name says nothing of the kernel: CUTLASS launches its kernels as cutlass::Kernel<Op>,
+# Kernel2<Op> or device_kernel<Op>, the operator in the template argument (two different GEMMs are both "Kernel2").
+WRAPPERS = frozenset({"Kernel", "Kernel2", "device_kernel"})
+
+
+@functools.lru_cache(maxsize=4096)
+def telling_name(name: str) -> str:
+    """:func:`short_name`, except for a CUTLASS launch wrapper (:data:`WRAPPERS`): the short name of its first
+    template argument. ``void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>(...Params)`` ->
+    ``cutlass_80_simt_sgemm_128x256_8x4_nt_align1``, where nsys's short name is ``Kernel2``."""
+    own = short_name(name)
+    function = function_name(name)
+    if own not in WRAPPERS or not function.startswith("cutlass::") or "<" not in function:
+        return own
+    depth, arg = 0, []
+    for ch in function[function.index("<"):]:
+        if ch == "<":
+            depth += 1
+            if depth == 1:
+                continue
+        elif ch == ">":
+            depth -= 1
+            if depth == 0:
+                break
+        elif ch == "," and depth == 1:
+            break
+        arg.append(ch)
+    inner = "".join(arg).strip()
+    return (short_name(inner) or own) if inner else own
+
+
 def dims(text: str | None) -> list[int] | None:
     """``"(32, 8, 1)"`` -> ``[32, 8, 1]``; None when absent or unreadable."""
     if not text:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ncuwrap.core.kernel_names import short_name
+from ncuwrap.core.kernel_names import short_name, telling_name
 from ncuwrap.core.numbers import clean, distinct, median
 
 # A remaining share below this (an estimate of 100.0% after rounding) is taken as this: a kernel never takes no time.
@@ -109,7 +109,7 @@ def matching(groups, *, name: str, display_name: str, mangled: str | None) -> li
     demanglers spell templates differently: the short name, or the whole demangled signature)."""
     match = [g for g in groups if g.mangled == mangled] if mangled else []
     if not match:
-        names = (name, display_name, short_name(name))
+        names = (name, display_name, short_name(name), telling_name(name))
         match = [g for g in groups if g.name in names or g.demangled == name]
     return match
 

@@ -560,12 +560,12 @@ def _sorted(frame: Events) -> Events:
 
 
 def _kernels(t: _Table) -> Events:
-    from ncuwrap.core.kernel_names import short_name
+    from ncuwrap.core.kernel_names import telling_name
 
     frame = t.events()
     demangled = frame["name"]
     frame["demangled"] = frame["mangled"] = demangled  # Kineto writes no mangled name
-    frame["name"] = demangled.relabel(short_name)
+    frame["name"] = demangled.relabel(telling_name)
     for column in ("device", "stream", "correlation"):
         frame[column] = _known(t.column(column))
     for column in ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"):

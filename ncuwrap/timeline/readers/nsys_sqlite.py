@@ -537,6 +537,7 @@ class _Reader:
         # name; the mangled name (what ncu's --kernel-name-base mangled matches: `profile --top`) -> demangled.
         name = np.where(s >= 0, s, np.where(f >= 0, f, categories.index("(unnamed kernel)")))
         demangled = np.where(f >= 0, f, name)
+        name = _telling(name, demangled, categories)
         mangled = np.where(m >= 0, m, demangled)
         for column, codes in (("name", name), ("demangled", demangled), ("mangled", mangled)):
             frame[column] = Labels(codes, categories)
@@ -744,6 +745,26 @@ def _decode(numbers: np.ndarray, labels: dict[int, str], default) -> Labels:
         lookup = np.array([code_of[t] for t in text], dtype=np.int32)
         codes[known] = lookup[np.searchsorted(values, numbers[known].astype(np.int64))]
     return Labels(codes, categories)
+
+
+def _telling(name: np.ndarray, demangled: np.ndarray, categories: list) -> np.ndarray:
+    """``name`` (codes into ``categories``, which grows) with nsys's short name of a CUTLASS launch wrapper ("Kernel2")
+    replaced by its operator's (kernel_names.telling_name of the demangled name): two GEMMs are two kernels."""
+    from ncuwrap.core.kernel_names import WRAPPERS, telling_name
+
+    wrappers = [i for i, c in enumerate(categories) if c in WRAPPERS]
+    hit = np.isin(name, wrappers) if wrappers else np.zeros(name.size, dtype=bool)
+    if not hit.any():
+        return name
+    out = name.copy()
+    index = {c: i for i, c in enumerate(categories)}
+    for code in distinct(demangled[hit]).tolist():
+        told = telling_name(categories[code])
+        if told not in index:
+            index[told] = len(categories)
+            categories.append(told)
+        out[hit & (demangled == code)] = index[told]
+    return out
 
 
 def _small(values: np.ndarray) -> np.ndarray:
