@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import re
 from array import array
+from itertools import chain
 
 import numpy as np
-import orjson
 
 from ncuwrap.timeline.events import MAX_SHAPES_BYTES, Events, Labels
 
@@ -49,7 +49,6 @@ _SIZES = ", sizes = "
 _AFTER_SIZES = ", input_op_ids = "
 _OP_ID = re.compile(r", op_id = (\d{1,18})(?:,|$)")
 _PAIR = r"\(\s*(-?\d{1,18})\s*,\s*(-?\d{1,9})\s*\)"
-_PAIRS = re.compile(rf"\[(?:{_PAIR}(?:\s*,\s*{_PAIR})*)?\]$")
 _ONE_PAIR = re.compile(_PAIR)
 MAX_OP_ID = 1 << 62  # larger (or negative) ids are not PyTorch's counter: read as none
 MAX_OUTPUT = 1 << 16  # an output index past this is not one any op has
@@ -73,25 +72,37 @@ def op_id(text: str) -> int:
     return value if 0 < value < MAX_OP_ID else -1
 
 
-def producers(text: str) -> list[tuple[int, int, int]] | None:
-    """``(input, op_id, output)`` of each input of an op's range name whose producer is known (op_id > 0, output >= 0),
-    from its ``input_op_ids``; None where they are missing, not a whole list of ``(int, int)`` pairs, or not as many as its
-    ``sizes`` (the positions would not match)."""
+def _pairs(text: str) -> list[tuple[str, str]] | None:
+    """The ``input_op_ids`` pairs of an op's range name as written, one an input; None where they are missing, not a
+    whole list of ``(int, int)`` pairs, or not as many as its ``sizes`` (the positions would not match)."""
     at = text.find(_AFTER_SIZES)
     if at < 0:
         return None
     body = text[at + len(_AFTER_SIZES):]
-    if len(body) > 16 * MAX_SHAPES_BYTES or not _PAIRS.match(body):
+    if len(body) > 16 * MAX_SHAPES_BYTES or not (body.startswith("[") and body.endswith("]")):
         return None
-    pairs = [(int(a), int(b)) for a, b in _ONE_PAIR.findall(body)]
+    pairs = _ONE_PAIR.findall(body)
+    if len(pairs) != body.count("(") or len(pairs) != body.count(")"):
+        return None  # a pair cut short, or not two integers
     found = sizes(text)
-    try:
-        recorded = orjson.loads(found) if found is not None else None
-    except orjson.JSONDecodeError:
-        recorded = None
-    if not isinstance(recorded, list) or len(recorded) != len(pairs):
+    # As many inputs as its sizes have (PyTorch writes one flat list an input).
+    if found is None or found.count("[") != found.count("]") or found.count("[") - 1 != len(pairs):
         return None
-    return [(i, p, o) for i, (p, o) in enumerate(pairs) if 0 < p < MAX_OP_ID and 0 <= o < MAX_OUTPUT]
+    return pairs
+
+
+def _known(producer, output):
+    """Which links name a producer: an op_id in (0, :data:`MAX_OP_ID`) and an output in [0, :data:`MAX_OUTPUT`)."""
+    return (producer > 0) & (producer < MAX_OP_ID) & (output >= 0) & (output < MAX_OUTPUT)
+
+
+def producers(text: str) -> list[tuple[int, int, int]] | None:
+    """``(input, op_id, output)`` of each input of an op's range name whose producer is known, from its ``input_op_ids``;
+    None where those are not read (:func:`_pairs`)."""
+    pairs = _pairs(text)
+    if pairs is None:
+        return None
+    return [(i, int(a), int(b)) for i, (a, b) in enumerate(pairs) if _known(int(a), int(b))]
 
 
 def parse(text: str) -> tuple[str, int] | None:
@@ -147,22 +158,23 @@ def read(nvtx: Events | None) -> tuple[Events | None, Events | None]:
 def _links(texts: list[str], codes: np.ndarray) -> Events | None:
     """The producers of the ops' inputs (see :func:`read`): each distinct name's parsed once, then spread over its rows."""
     counts = np.zeros(len(texts) + 1, dtype=np.int64)
-    flat = array("q")  # (input, producer, output) of each link, flat: no Python object per link is kept
+    flat = array("q")  # (producer, output) of each input, flat: no Python object per link is kept
     for c, text in enumerate(texts):
-        found = producers(text) if text and _AFTER_SIZES in text else None
-        if found:
-            counts[c] = len(found)
-            flat.extend(v for link in found for v in link)
+        pairs = _pairs(text) if text and _AFTER_SIZES in text else None
+        if pairs:
+            counts[c] = len(pairs)
+            flat.extend(map(int, chain.from_iterable(pairs)))  # at most 18 and 9 digits: each fits an int64
     if not flat:
         return None
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     per_row = counts[codes]
     total = int(per_row.sum())
-    if not total:
-        return None
     row = np.repeat(np.arange(codes.size, dtype=np.int64), per_row)
-    # Each row's links: its name's, from that name's start on.
-    offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(per_row) - per_row, per_row)
-    at = np.repeat(starts[codes], per_row) + offset
-    table = np.frombuffer(flat, dtype=np.int64).reshape(-1, 3)
-    return Events({"op": row, "input": table[at, 0].astype(np.int32), "producer": table[at, 1], "output": table[at, 2].astype(np.int32)})
+    # Each row's inputs: its name's, from that name's start on; the input's position is its place among them.
+    position = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    table = np.frombuffer(flat, dtype=np.int64).reshape(-1, 2)[np.repeat(starts[codes], per_row) + position]
+    keep = _known(table[:, 0], table[:, 1])
+    if not keep.any():
+        return None
+    return Events({"op": row[keep], "input": position[keep].astype(np.int32), "producer": table[keep, 0],
+                   "output": table[keep, 1].astype(np.int32)})
