@@ -159,6 +159,7 @@ def measure(data, steps) -> OpLimits | None:
     full = None
 
     rows, unmodelled, work_of = [], {}, {}
+    readers = dataflow.Readers(data)  # nsys's dataflow, sorted on its first use
     for g in range(groups.shape[0]):
         members = order[bounds[g]:bounds[g + 1]]
         name_c, shape_c, fwd_c = (int(v) for v in groups[g])
@@ -177,7 +178,7 @@ def measure(data, steps) -> OpLimits | None:
         weight = np.bincount(weights.ravel(), weights=dur[members]).astype(np.int64)
         k_names = [str(kernel_names.categories[c]) for c in codes.tolist()]
         hint = _hint(k_names, weight.tolist())  # for tensors whose dtype is not recorded (nsys; a list's in any trace)
-        facts = _facts(name, inputs, k_names, data, np.unique(op[members]), int(fwd[members[0]]))
+        facts = _facts(name, inputs, k_names, data, np.unique(op[members]), int(fwd[members[0]]), readers)
         work = counts.count(name, inputs, hint, facts)
         if work is None or isinstance(work, counts.NotModelled):
             if work is None:
@@ -232,7 +233,8 @@ _REDUCTIONS = frozenset(n for n, counter in counts.COUNTERS.items() if counter i
 _SOFTMAX_LAST_DIM = re.compile(r"cunn_SoftMax|softmax_warp_")  # PyTorch's softmax kernels over the last dimension (not cunn_SpatialSoftMax*)
 
 
-def _facts(name: str, inputs, kernel_names: list[str], data, calls: np.ndarray, forward_row: int) -> counts.KernelFacts:
+def _facts(name: str, inputs, kernel_names: list[str], data, calls: np.ndarray, forward_row: int,
+           readers: dataflow.Readers | None = None) -> counts.KernelFacts:
     """What the op's kernels, its paired ops and the ops that read its results say that sizes alone (nsys) do not:
     ``calls`` are its calls' rows in the ops table, and ``forward_row`` the forward op of the first one's backward node
     (-1: none)."""
@@ -245,7 +247,12 @@ def _facts(name: str, inputs, kernel_names: list[str], data, calls: np.ndarray, 
     if name == "aten::convolution_backward":
         dgrad, wgrad = (any(word in n for n in kernel_names) for word in ("dgrad", "wgrad"))
         grads = (dgrad, wgrad, False) if dgrad or wgrad else None
-    output = _backward_gradient(data, row) if name in _CONV_FORWARD else dataflow.output_sizes(data, calls) if name in _REDUCTIONS else None
+    if name in _CONV_FORWARD:
+        output = _backward_gradient(data, row)
+    elif name in _REDUCTIONS:
+        output = (readers or dataflow.Readers(data)).output_sizes(calls)
+    else:
+        output = None
     forward = parse(data.ops["shapes"][forward_row]) if forward_row >= 0 else None
     last_dim = bool(kernel_names) and all(_SOFTMAX_LAST_DIM.search(n) for n in kernel_names) if "softmax" in name else False
     return counts.KernelFacts(out_dtype=out_dtype, grads=grads, output=output, forward=forward, last_dim=last_dim)
