@@ -13,6 +13,8 @@ import json
 import math
 import re
 
+import numpy as np
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -133,3 +135,59 @@ def test_fuzz_matmul_advice_is_finite_in_every_format(data, name, hint, kernel, 
 def test_fuzz_kernel_tile_names(name):
     tile = kernel_tile(name)
     assert tile is None or (0 < tile.rows <= 4096 and 0 < tile.cols <= 4096 and tile.word in name)
+
+
+# -- nsys's dataflow: op_id and input_op_ids (ncuwrap.timeline.readers.pytorch_nvtx), a reduction's readers' sizes ---
+
+_ID = st.one_of(st.integers(-3, 50), st.integers(0, 2**70), st.just(0), st.sampled_from(["x", "", "1.5", "-", "0x1f"]))
+_PAIRS = st.lists(st.tuples(_ID, _ID), max_size=6)
+
+
+@st.composite
+def range_names(draw):
+    """An autograd-shapes-nvtx range name: an op, an op_id, sizes and input_op_ids, each well formed or not, truncated
+    anywhere."""
+    sizes = draw(st.lists(DIMS, max_size=6))
+    pairs = draw(_PAIRS)
+    spacing = draw(st.sampled_from([", ", ",", " , "]))
+    ids = "[" + ", ".join(f"({a}{spacing}{b})" for a, b in pairs) + "]"
+    text = f"{draw(NAMES)}, op_id = {draw(_ID)}, sizes = {json.dumps(sizes)}, input_op_ids = {ids}"
+    cut = draw(st.one_of(st.none(), st.integers(0, len(text))))
+    return text if cut is None else text[:cut]
+
+
+@fuzz(300)
+@given(names=st.lists(range_names(), min_size=1, max_size=8), tids=st.lists(st.integers(0, 3), min_size=8, max_size=8),
+       output=st.one_of(st.none(), st.lists(st.integers(0, 2**40), max_size=5).map(tuple)), data=st.data())
+def test_fuzz_input_op_ids(names, tids, output, data):
+    """Whatever the range names hold, reading them ends, every link is a known producer (an op_id in (0, 2**62), an output
+    >= 0) at an input the op's sizes have, and a reduction given any readers' sizes counts finite, non-negative work."""
+    from ncuwrap.timeline.events import Events, Labels
+    from ncuwrap.timeline.oplimits import dataflow
+    from ncuwrap.timeline.readers import pytorch_nvtx
+
+    n = len(names)
+    nvtx = Events({"start": [10 * i for i in range(n)], "end": [10 * i + 5 for i in range(n)], "name": Labels.of(names),
+                   "tid": [float(t) for t in tids[:n]]})
+    ops, links = pytorch_nvtx.read(nvtx)
+    if links is not None:
+        assert ops is not None and len(links) and (links["op"] < len(ops)).all() and (links["op"] >= 0).all()
+        assert ((links["producer"] > 0) & (links["producer"] < pytorch_nvtx.MAX_OP_ID)).all() and (links["output"] >= 0).all()
+        assert (links["input"] >= 0).all()
+        rows = np.arange(len(ops))
+        sizes = dataflow.output_sizes(_Data(ops, links), rows[: data.draw(st.integers(1, len(ops)))])
+        assert sizes is None or all(isinstance(d, int) and d >= 0 for d in sizes)
+    for text in names:
+        assert pytorch_nvtx.op_id(text) == -1 or 0 < pytorch_nvtx.op_id(text) < pytorch_nvtx.MAX_OP_ID
+    inputs = parse(f"[{json.dumps(data.draw(st.lists(DIMS, max_size=4)))},null,null,null]")
+    for name in ("aten::sum", "aten::mean", "aten::amax", "aten::max", "aten::_softmax"):
+        work = C.count(name, inputs, "fp32", C.KernelFacts(output=output, last_dim=True))
+        if work is None or isinstance(work, C.NotModelled):
+            continue
+        assert _finite(work.flop) and _finite(work.bytes) and _finite(work.row) and _finite(work.written)
+        assert work.flop >= 0 and work.bytes >= 0 and (work.row is None or work.row >= 0)
+
+
+class _Data:
+    def __init__(self, ops, links):
+        self.ops, self.op_inputs = ops, links

@@ -77,10 +77,14 @@ class TimelineData:
     # What launched the kernels (ncuwrap.timeline.launched_from), None where the capture does not hold it:
     # ops: start, end, name, tid, seq (autograd sequence number), fwd_tid (the forward thread of a backward op),
     #   external_id (the id Kineto gives the op's launches too) (-1: none), and from Kineto user (a
-    #   record_function range); nsys's autograd-nvtx ranges (ncuwrap.timeline.readers.pytorch_nvtx) or Kineto's cpu_op;
+    #   record_function range), from nsys op_id (PyTorch's, -1: none); nsys's autograd-nvtx ranges
+    #   (ncuwrap.timeline.readers.pytorch_nvtx) or Kineto's cpu_op;
     # frames: Python frames (Kineto only): start, end, name ("file.py(first line): function"), tid, python_id, parent_id.
     ops: Events | None = None
     frames: Events | None = None
+    # nsys's autograd-shapes-nvtx ranges only: which op made each op's inputs (op: the consumer's row in ops, input: its
+    # position, producer: the op_id that made it, output: which of its outputs), None where no range names one.
+    op_inputs: Events | None = None
     # Read only for a multi-rank analysis (``read(path, ranks=True)``):
     run: RunInfo | None = None  # what identifies the run the capture belongs to
     launch_index: object = field(default=None, repr=False, compare=False)  # ncuwrap.timeline.launches.api_starts' cache

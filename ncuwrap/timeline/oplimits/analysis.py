@@ -28,7 +28,7 @@ import numpy as np
 
 from ncuwrap.core import peaks as peak_units
 from ncuwrap.timeline.launched_from import enclosing, is_backward, op_rows
-from ncuwrap.timeline.oplimits import counts, remedies
+from ncuwrap.timeline.oplimits import counts, dataflow, remedies
 from ncuwrap.timeline.oplimits.advice import advise, gemm_kernel
 from ncuwrap.timeline.oplimits.inputs import parse
 from ncuwrap.timeline.oplimits.model import ON_CHIP_ROW, STEADY, WINDOW, Chain, OpLimits, OpRow, Unmodelled
@@ -159,6 +159,7 @@ def measure(data, steps) -> OpLimits | None:
     full = None
 
     rows, unmodelled, work_of = [], {}, {}
+    readers = dataflow.Readers(data)  # nsys's dataflow, sorted on its first use
     for g in range(groups.shape[0]):
         members = order[bounds[g]:bounds[g + 1]]
         name_c, shape_c, fwd_c = (int(v) for v in groups[g])
@@ -177,7 +178,7 @@ def measure(data, steps) -> OpLimits | None:
         weight = np.bincount(weights.ravel(), weights=dur[members]).astype(np.int64)
         k_names = [str(kernel_names.categories[c]) for c in codes.tolist()]
         hint = _hint(k_names, weight.tolist())  # for tensors whose dtype is not recorded (nsys; a list's in any trace)
-        facts = _facts(name, inputs, k_names, data, int(op[members[0]]), int(fwd[members[0]]))
+        facts = _facts(name, inputs, k_names, data, np.unique(op[members]), int(fwd[members[0]]), readers)
         work = counts.count(name, inputs, hint, facts)
         if work is None or isinstance(work, counts.NotModelled):
             if work is None:
@@ -228,9 +229,16 @@ def _grid(k, members: np.ndarray) -> tuple[int, int, int] | None:
 _CONV_FORWARD = ("aten::convolution", "aten::_convolution", "aten::cudnn_convolution")
 
 
-def _facts(name: str, inputs, kernel_names: list[str], data, row: int, forward_row: int) -> counts.KernelFacts:
-    """What the op's kernels and its paired ops say that sizes alone (nsys) do not: ``row`` is one of its calls, and
-    ``forward_row`` the forward op of that call's backward node (-1: none)."""
+_REDUCTIONS = frozenset(n for n, counter in counts.COUNTERS.items() if counter is counts.reduction)
+_SOFTMAX_LAST_DIM = re.compile(r"cunn_SoftMax|softmax_warp_")  # PyTorch's softmax kernels over the last dimension (not cunn_SpatialSoftMax*)
+
+
+def _facts(name: str, inputs, kernel_names: list[str], data, calls: np.ndarray, forward_row: int,
+           readers: dataflow.Readers | None = None) -> counts.KernelFacts:
+    """What the op's kernels, its paired ops and the ops that read its results say that sizes alone (nsys) do not:
+    ``calls`` are its calls' rows in the ops table, and ``forward_row`` the forward op of the first one's backward node
+    (-1: none)."""
+    row = int(calls[0])
     outputs = {t[1] for t in map(gemm_types, kernel_names) if t is not None}
     out_dtype = outputs.pop() if len(outputs) == 1 else None
     if inputs is None or inputs.full:
@@ -239,9 +247,15 @@ def _facts(name: str, inputs, kernel_names: list[str], data, row: int, forward_r
     if name == "aten::convolution_backward":
         dgrad, wgrad = (any(word in n for n in kernel_names) for word in ("dgrad", "wgrad"))
         grads = (dgrad, wgrad, False) if dgrad or wgrad else None
-    output = _backward_gradient(data, row) if name in _CONV_FORWARD else None
+    if name in _CONV_FORWARD:
+        output = _backward_gradient(data, row)
+    elif name in _REDUCTIONS:
+        output = (readers or dataflow.Readers(data)).output_sizes(calls)
+    else:
+        output = None
     forward = parse(data.ops["shapes"][forward_row]) if forward_row >= 0 else None
-    return counts.KernelFacts(out_dtype=out_dtype, grads=grads, output=output, forward=forward)
+    last_dim = bool(kernel_names) and all(_SOFTMAX_LAST_DIM.search(n) for n in kernel_names) if "softmax" in name else False
+    return counts.KernelFacts(out_dtype=out_dtype, grads=grads, output=output, forward=forward, last_dim=last_dim)
 
 
 def _backward_gradient(data, row: int) -> tuple[int, ...] | None:

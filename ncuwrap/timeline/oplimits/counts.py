@@ -105,7 +105,9 @@ class KernelFacts:
     out_dtype: str | None = None  # a matrix product's result dtype (cuBLAS's nvjet kernel names it)
     grads: tuple[bool, bool, bool] | None = None  # a convolution backward's gradients: input, weight, bias (its kernels)
     grads_how: str = ""
-    output: tuple[int, ...] | None = None  # a convolution's output sizes: its backward's gradient's (the sequence number pairs them)
+    output: tuple[int, ...] | None = None  # a convolution's output sizes: its backward's gradient's (the sequence number pairs them);
+    # a reduction's: what the ops that read its result recorded (nsys's input_op_ids, ncuwrap.timeline.oplimits.dataflow)
+    last_dim: bool = False  # a softmax's kernels reduce over the last dimension (PyTorch's cunn_SoftMax*, softmax_warp_*)
     forward: OpInputs | None = None  # a backward op's forward op's inputs (the sequence number pairs them)
 
 
@@ -535,8 +537,18 @@ def elementwise(op: str):
     return count
 
 
-def reduction(x: OpInputs, hint: str | None) -> Work | NotModelled:
-    """``sum(self, dim, keepdim, dtype)``, ``mean``, ``amax``...: the input read once, the reduced output written."""
+def _reduced(dims: tuple[int, ...], out: tuple[int, ...]) -> bool:
+    """Whether ``out`` is what reducing some of ``dims`` leaves: the same rank with the reduced dims 1 (keepdim), or the
+    kept dims in order."""
+    if len(out) == len(dims):
+        return all(o in (d, 1) for d, o in zip(dims, out))
+    left = iter(dims)
+    return len(out) < len(dims) and all(any(o == d for d in left) for o in out)
+
+
+def reduction(x: OpInputs, hint: str | None, facts: KernelFacts = NO_FACTS) -> Work | NotModelled:
+    """``sum(self, dim, keepdim, dtype)``, ``mean``, ``amax``...: the input read once, the reduced output written. With
+    sizes alone (nsys) the output's size is the one the ops that read it recorded (``facts.output``)."""
     inp = x.tensor(0)
     if inp is None:
         return NotModelled("its input's sizes are not recorded")
@@ -546,8 +558,13 @@ def reduction(x: OpInputs, hint: str | None) -> Work | NotModelled:
         dims = (single,) if single is not None else None
     if dims is None and x.full and (x.value(1) is None or x.value(1).text is None or len(x.args) == 1):
         out = 1  # over every dimension
+    elif dims is None and not x.full and facts.output is not None:
+        if not _reduced(inp.dims, facts.output) or math.prod(facts.output) == 0:
+            return NotModelled(f"the sizes {_x(facts.output)} its result was read with are no reduction of {_x(inp.dims)}")
+        out = math.prod(facts.output)
     elif dims is None:
-        return NotModelled("the dimensions it reduces are not recorded")
+        why = " (nsys records none, and no op read its result with sizes that agree)" if not x.full else ""
+        return NotModelled(f"the dimensions it reduces are not recorded{why}")
     else:
         rank = len(inp.dims)
         if any(not -rank <= d < rank for d in dims):
@@ -615,10 +632,11 @@ def rms_norm(x: OpInputs, hint: str | None) -> Work | NotModelled:
 
 def softmax(kind: str):
     """``_softmax(self, dim, half_to_float)`` / ``_log_softmax``: read once, written once (fp32 where half_to_float);
-    the backward ``_softmax_backward_data(grad_output, output, dim, input_dtype)`` reads two and writes one."""
+    the backward ``_softmax_backward_data(grad_output, output, dim, input_dtype)`` reads two and writes one. With sizes
+    alone (nsys) a forward's row is its last dimension where its kernels say they reduce over that one (``facts.last_dim``)."""
     backward = kind.endswith("backward")
 
-    def count(x: OpInputs, hint: str | None) -> Work | NotModelled:
+    def count(x: OpInputs, hint: str | None, facts: KernelFacts = NO_FACTS) -> Work | NotModelled:
         inp = x.tensor(0)
         if inp is None:
             return NotModelled("its input's sizes are not recorded")
@@ -635,6 +653,8 @@ def softmax(kind: str):
             nbytes = _total(_nb(inp, hint), written)
         dim = x.value(1).integer() if x.value(1) is not None else None
         row = inp.dims[dim] if dim is not None and -len(inp.dims) <= dim < len(inp.dims) else None
+        if dim is None and not x.full and not backward and facts.last_dim and inp.dims and inp.dims[-1] > 1:
+            row = inp.dims[-1]  # its kernels reduce over the last dimension: only a last dimension over 1 leaves no other
         return Work(SOFTMAX, PER_ELEMENT[kind] * inp.numel, nbytes, dtype, _x(inp.dims), written=written, row=row)
 
     return count
@@ -833,7 +853,8 @@ COUNTERS = _registry()
 
 
 FACT_TAKERS = frozenset({"aten::convolution", "aten::_convolution", "aten::cudnn_convolution", "aten::convolution_backward",
-                         "aten::embedding_dense_backward"})
+                         "aten::embedding_dense_backward", "aten::_softmax", "aten::_log_softmax",
+                         *(name for name, counter in COUNTERS.items() if counter is reduction)})
 
 
 def count(name: str, inputs: OpInputs | None, hint: str | None = None, facts: KernelFacts = NO_FACTS) -> Work | NotModelled | None:

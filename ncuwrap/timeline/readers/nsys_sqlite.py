@@ -489,7 +489,7 @@ class _Reader:
         data.nvtx = self.nvtx()
         data.host_waits = self.host_waits()
         data.producer = f"nsys {data.nsys_version or '?'}"  # as the reports have always named it
-        data.ops = pytorch_nvtx.ops_from_nvtx(data.nvtx)  # nsys keeps no Python frames: data.frames stays None
+        data.ops, data.op_inputs = pytorch_nvtx.read(data.nvtx)  # nsys keeps no Python frames: data.frames stays None
         data.gpu = self.gpu(kernels)
         data.cpu_cores = self.cpu_cores()
         if ranks:
