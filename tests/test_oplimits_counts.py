@@ -277,6 +277,9 @@ def test_softmax_and_its_backward():
     assert work("aten::_softmax", kineto(([4096, 4096], BF16), ("", "-1"), ("", "True"))).bytes == 4096 * 4096 * (2 + 4)
     back = work("aten::_softmax_backward_data", kineto(([4096, 4096], F32), ([4096, 4096], F32), ("", "-1"), ("", "15")))
     assert back.bytes == 4096 * 4096 * (4 + 4 + 2)
+    # Its dim is its third argument (after grad_output and output): the row it reduces over, as the forward's.
+    assert back.row == 4096
+    assert work("aten::_softmax_backward_data", kineto(([8, 4096], F32), ([8, 4096], F32), ("", "0"), ("", "6"))).row == 8
 
 
 def test_embedding_and_its_backward():

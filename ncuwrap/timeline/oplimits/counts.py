@@ -651,7 +651,8 @@ def softmax(kind: str):
             to_float = x.value(2).boolean() if x.value(2) is not None else False
             written = _out(inp.numel, "fp32" if to_float else dtype)
             nbytes = _total(_nb(inp, hint), written)
-        dim = x.value(1).integer() if x.value(1) is not None else None
+        at = 2 if backward else 1  # the backward's dim follows its two tensors
+        dim = x.value(at).integer() if x.value(at) is not None else None
         row = inp.dims[dim] if dim is not None and -len(inp.dims) <= dim < len(inp.dims) else None
         if dim is None and not x.full and not backward and facts.last_dim and inp.dims and inp.dims[-1] > 1:
             row = inp.dims[-1]  # its kernels reduce over the last dimension: only a last dimension over 1 leaves no other
