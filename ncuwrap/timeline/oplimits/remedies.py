@@ -129,8 +129,8 @@ def cast_model(limits: OpLimits) -> CastModel | None:
     memory = [r for r in limits.rows if r.kind in counts.MEMORY_KINDS and r.bytes and r.time_ns]
     big = [r for r in memory if r.bytes / max(r.kernels, 1) >= CAST_MIN_BYTES]
     rate = (sum(r.bytes for r in big) / (sum(r.time_ns for r in big) * 1e-9)) if big else limits.peaks.dram_bytes_per_s
-    durations = [int(d) for r in memory if r.ns is not None for d in r.ns.tolist() if d > 0]
-    return CastModel(bytes_per_s=rate, floor_ns=float(min(durations)) if durations else 0.0) if rate else None
+    floor = min((int(r.ns[r.ns > 0].min()) for r in memory if r.ns is not None and (r.ns > 0).any()), default=0)
+    return CastModel(bytes_per_s=rate, floor_ns=float(floor)) if rate else None
 
 
 def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
