@@ -20,11 +20,15 @@ case "${1:-}" in
     if ! git diff --cached --quiet; then echo "device_tree.sh: changes are staged; commit or unstage them first" >&2; exit 2; fi
     if grep -qF "$MARK" "$EXCLUDE" 2>/dev/null; then echo "already slim: tracked $(size)"; exit 0; fi
     git rm -r -q --cached -- "${FOLDERS[@]}"
-    for f in "${FOLDERS[@]}"; do echo "/$f/ $MARK"; done >> "$EXCLUDE"
+    # gitignore has no trailing comments: the mark is a line of its own, and the patterns are known by their text
+    { echo "$MARK"; for f in "${FOLDERS[@]}"; do echo "/$f/"; done; } >> "$EXCLUDE"
     echo "slim: tracked $(size); run 'scripts/device_tree.sh restore' after the device calls" ;;
   restore)
     git reset -q -- "${FOLDERS[@]}"
-    if [ -f "$EXCLUDE" ]; then grep -vF "$MARK" "$EXCLUDE" > "$EXCLUDE.tmp" || true; mv "$EXCLUDE.tmp" "$EXCLUDE"; fi
+    if [ -f "$EXCLUDE" ]; then
+      pats=("$MARK"); for f in "${FOLDERS[@]}"; do pats+=("/$f/"); done
+      grep -vxF "${pats[@]/#/-e}" "$EXCLUDE" > "$EXCLUDE.tmp" || true; mv "$EXCLUDE.tmp" "$EXCLUDE"
+    fi
     echo "restored: tracked $(size)" ;;
   *) echo "usage: scripts/device_tree.sh slim|restore" >&2; exit 2 ;;
 esac
