@@ -67,3 +67,19 @@ def test_ncu_s_name_still_joins_the_capture_s_kernel():
     g = Group("cutlass_80_simt_sgemm_128x64_8x5_tn_align1", SGEMM_TN, "_ZN7cutlass7Kernel2I42cutlass_80_simt_sgemm_128x64_8x5_tn_align1EEvNT_6ParamsE")
     assert matching([g], name=SGEMM_TN.replace("T1::Params", "cutlass_80_simt_sgemm_128x64_8x5_tn_align1::Params"), display_name="Kernel2",
                     mangled=None) == [g]
+
+
+def test_tables_show_the_operator_a_wrapper_launches(capsys):
+    """The timeline's top-kernel table (render.names' short form): the SGEMM of the faster_kernel capture by its
+    operator, as the bound line names it, not as ``cutlass::Kernel2‹…›`` (every CUTLASS GEMM's)."""
+    from ncuwrap.render.names import Names, short
+    from tests.conftest import run_cli
+
+    assert short(SGEMM_NN) == "cutlass_80_simt_sgemm_256x128_8x4_nn_align1"
+    device = "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, int>, Mainloop, Epilogue>>(T1::Params)"
+    assert short(device) == "cutlass::gemm::kernel::GemmUniversal‹…›"
+    assert Names([SGEMM_NN, SGEMM_NT])(SGEMM_NT) == "cutlass_80_simt_sgemm_128x256_8x4_nt_align1"
+    code, out, _ = run_cli(capsys, "timeline", DATA / "whatif_faster_kernel" / "timeline.sqlite.gz")
+    assert code == 0
+    table = out[out.index("Top kernels"):]
+    assert "cutlass::Kernel2" not in out and table.split("\n")[2].split()[:2] == ["cutlass_80_simt_sgemm_256x128_8x4_nn_align1", "319"]

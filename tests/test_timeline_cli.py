@@ -265,9 +265,10 @@ def test_real_nsys_export_gives_the_same_timeline():
 
     from_rep = diagnose_timeline(NSYS_DIR / "bench.nsys-rep").to_json()
     from_sqlite = diagnose_timeline(NSYS_DIR / "bench.sqlite").to_json()
-    assert from_rep["bound"] == from_sqlite["bound"] == "transfer"
-    assert from_rep["breakdown_ns"] == from_sqlite["breakdown_ns"]
-    assert from_rep["amdahl"] == from_sqlite["amdahl"]
+    # bench is strided_add launched 25 times, no copy in its window: kernel-bound, read the same from either file.
+    assert from_rep["bound"] == from_sqlite["bound"] == "kernel"
+    assert from_rep["source"]["kind"] == "nsys-rep" and from_sqlite["source"]["kind"] == "nsys-sqlite"
+    assert {k: v for k, v in from_rep.items() if k != "source"} == {k: v for k, v in from_sqlite.items() if k != "source"}
 
 
 def test_a_missing_column_is_named(capsys, tmp_path):

@@ -84,7 +84,10 @@ PAIRS = [
     # Under the profiler the pageable copy itself ran slower (25.4 ms a step traced, 19.7 plain), which taking the
     # profiler's per-event cost off the host does not undo: within only the measured range widened by 25%.
     ("kineto/input_loop_pageable.pt.trace.json.gz", "pinned_overlap", ("input_loop", "pageable"), ("input_loop", "pinned"), None),
+    ("../whatif_faster_kernel/timeline.sqlite.gz", "faster_kernel", ("whatif_faster_kernel", "slow"), ("whatif_faster_kernel", "fixed"), None),
 ]
+# The BEFORE captures that come with ncu's verdicts: profile --top's run folder, joined as `timeline CAPTURE --kernels RUN` does.
+VERDICTS = {"../whatif_faster_kernel/timeline.sqlite.gz": ROOT / "whatif_faster_kernel"}
 TOLERANCE = {"fusion": 0.50}  # the issue's: fusion within 50%, every other remedy within 25%
 
 
@@ -94,11 +97,20 @@ def _measured(capture: str, before: tuple, after: tuple) -> tuple[float, float, 
     return statistics.median(b) / statistics.median(a), min(b) / max(a), max(b) / min(a)
 
 
+def _kernels(capture: str, data):
+    from ncuwrap.inputs import kind_of
+    from ncuwrap.profile.kernel_estimates import read as read_verdicts
+    from ncuwrap.timeline.kernel_join import join
+
+    run = VERDICTS.get(capture)
+    return join(data.kernels, read_verdicts(run, kind_of)) if run else None
+
+
 def _predicted(capture: str, remedy: str, workers) -> float:
     from ncuwrap.timeline.oplimits import analysis as op_limits
 
     data, steps = _read(CLOCK / capture)
-    p = predict(data, steps, workers=workers, op_limits=op_limits.measure(data, steps)).get(remedy)
+    p = predict(data, steps, workers=workers, op_limits=op_limits.measure(data, steps), kernels=_kernels(capture, data)).get(remedy)
     assert p is not None
     return p.speedup
 
@@ -258,7 +270,7 @@ def test_what_if_json(capture):
     name = capture.replace("../", "").replace("/", "_").replace(".sqlite.gz", "").replace(".pt.trace.json.gz", "_kineto")
     from ncuwrap.timeline.oplimits import analysis as op_limits
 
-    golden_json(f"whatif_{name}.json", predict(data, steps, op_limits=op_limits.measure(data, steps)).to_json())
+    golden_json(f"whatif_{name}.json", predict(data, steps, op_limits=op_limits.measure(data, steps), kernels=_kernels(capture, data)).to_json())
 
 
 def _table_rows() -> list[str]:

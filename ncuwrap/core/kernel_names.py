@@ -69,15 +69,13 @@ def short_name(name: str) -> str:
 WRAPPERS = frozenset({"Kernel", "Kernel2", "device_kernel"})
 
 
-@functools.lru_cache(maxsize=4096)
-def telling_name(name: str) -> str:
-    """:func:`short_name`, except for a CUTLASS launch wrapper (:data:`WRAPPERS`): the short name of its first
-    template argument. ``void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>(...Params)`` ->
-    ``cutlass_80_simt_sgemm_128x256_8x4_nt_align1``, where nsys's short name is ``Kernel2``."""
-    own = short_name(name)
+def wrapped(name: str) -> str | None:
+    """The operator a CUTLASS launch wrapper (:data:`WRAPPERS`) launches: its first template argument, as written
+    (``void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>(...Params)`` ->
+    ``cutlass_80_simt_sgemm_128x256_8x4_nt_align1``); None for any other kernel."""
     function = function_name(name)
-    if own not in WRAPPERS or not function.startswith("cutlass::") or "<" not in function:
-        return own
+    if short_name(name) not in WRAPPERS or not function.startswith("cutlass::") or "<" not in function:
+        return None
     depth, arg = 0, []
     for ch in function[function.index("<"):]:
         if ch == "<":
@@ -91,8 +89,15 @@ def telling_name(name: str) -> str:
         elif ch == "," and depth == 1:
             break
         arg.append(ch)
-    inner = "".join(arg).strip()
-    return (short_name(inner) or own) if inner else own
+    return "".join(arg).strip() or None
+
+
+@functools.lru_cache(maxsize=4096)
+def telling_name(name: str) -> str:
+    """:func:`short_name`, except for a CUTLASS launch wrapper: the short name of the operator it launches
+    (:func:`wrapped`), where nsys's short name is ``Kernel2``."""
+    inner = wrapped(name)
+    return (short_name(inner) or short_name(name)) if inner else short_name(name)
 
 
 def dims(text: str | None) -> list[int] | None:

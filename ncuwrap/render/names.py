@@ -3,8 +3,10 @@
 ``--names`` picks the form, in the words of ncu's ``--print-kernel-base``:
 
 - ``short`` (default): the function name, its template arguments as ``‹…›`` and no parameters:
-  ``at::native::vectorized_elementwise_kernel‹…›``. Where two kernels of one document would read the
-  same, each keeps the first word of its template arguments that the others lack:
+  ``at::native::vectorized_elementwise_kernel‹…›``; a CUTLASS launch wrapper's, the operator it launches
+  (``cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>`` -> ``cutlass_80_simt_sgemm_256x128_8x4_nn_align1``).
+  Where two kernels of one document would read the same, each keeps the first word of its template arguments that
+  the others lack:
   ``vectorized_elementwise_kernel‹rsqrt_kernel_cuda…›`` and ``‹MulFunctor…›``.
 - ``function``: the function name with its template arguments, no parameters (ncu's CSV "Kernel Name").
 - ``demangled``: the whole signature, parameters included.
@@ -23,7 +25,7 @@ from collections.abc import Iterable
 from rich.measure import Measurement
 from rich.text import Text
 
-from ncuwrap.core.kernel_names import function_name
+from ncuwrap.core.kernel_names import function_name, wrapped
 from ncuwrap.render.escape import terminal
 
 SHORT, FUNCTION, DEMANGLED = "short", "function", "demangled"
@@ -79,8 +81,9 @@ def _split(function: str) -> tuple[str, str]:
 
 
 def short(name: str) -> str:
-    """The short form of one name, without regard to the others of its document."""
-    return _split(function_name(_plain(name)))[0]
+    """The short form of one name, without regard to the others of its document. A CUTLASS launch wrapper's is its
+    operator's: every CUTLASS GEMM would read ``cutlass::Kernel2‹…›``."""
+    return _split(function_name(_plain(wrapped(name) or name)))[0]
 
 
 def _words(name: str) -> list[str]:
