@@ -212,6 +212,7 @@ def measure(data, steps) -> OpLimits | None:
     limits = OpLimits(steps=count, step_ns=step_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
                       unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32, scope=scope,
                       advice=advise(tuple(rows), int(dur.sum()), peaks.sm_count))
+    limits = dataclasses.replace(limits, edits={remedy: remedies.kernel_edits(limits, remedy) for remedy in remedies.REMEDIES})
     predicted = (remedies.predict(limits, remedy) for remedy in remedies.REMEDIES)
     return dataclasses.replace(limits, predictions=tuple(p for p in predicted if p is not None))
 

@@ -421,6 +421,13 @@ class OpLimits:
     replayed: bool = False
     scope: str = STEADY  # what the sums are over: the steady steps, or (no steps) the window as one step
     advice: tuple[MatmulAdvice, ...] = ()  # the matrix products far below their limit, most time first (ncuwrap.timeline.oplimits.advice)
+    # Each remedy's kernel edits (ncuwrap.timeline.oplimits.remedies.Edits, by remedy name), computed once with the limits:
+    # the predictions here and the replay's edits of the same kernels read them.
+    edits: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def edits_of(self, remedy: str):
+        """``remedy``'s kernel edits (None where they were not computed with these limits)."""
+        return self.edits.get(remedy)
 
     # -- the step's totals -----------------------------------------------------------------------
     @property

@@ -215,7 +215,9 @@ def kernel_edits(limits: OpLimits, remedy: str, *, efficiency: float | None = SA
 def predict(limits: OpLimits, remedy: str, *, efficiency: float | None = SAME_FRACTION) -> Prediction | None:
     """The mean steady step ``remedy`` predicts on its own (no replay): the kernel time it saves a step taken off the
     measured mean step, as if the GPU set the step's pace; None where it changes no kernel."""
-    edits = kernel_edits(limits, remedy, efficiency=efficiency)
+    edits = limits.edits_of(remedy) if efficiency is SAME_FRACTION else None
+    if edits is None:
+        edits = kernel_edits(limits, remedy, efficiency=efficiency)
     if not len(edits):
         return None
     saved = edits.saved_ns / limits.steps

@@ -103,6 +103,8 @@ def predict(data, steps, *, workers: int | None = None, op_limits=None, kernels=
             skipped.append(NotPredicted(remedy.NAME, why))
             continue
         edited = base.copy()
+        if remedy.DRAINS_QUEUE:
+            edited.drain_queue()
         remedy.apply(edited, ctx)
         after = replay(edited)
         if after.window_ns <= 0:

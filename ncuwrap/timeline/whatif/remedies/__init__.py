@@ -1,7 +1,8 @@
 """The remedies, each an edit of the step graph, in the order they are tried: a declared registry, as the readers are.
 
-Each module has NAME, ``applies(graph, context) -> str | None`` (None: it applies; else why not),
-``apply(graph, context)`` (edits the graph in place) and ``assumes(context)``.
+Each module has NAME, DRAINS_QUEUE (it makes the GPU's work faster: the replay takes the GPU work queued before the
+steps as done when they begin, StepGraph.drain_queue, before ``apply``), ``applies(graph, context) -> str | None``
+(None: it applies; else why not), ``apply(graph, context)`` (edits the graph in place) and ``assumes(context)``.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ncuwrap.timeline.whatif.graph import COPY_CALL, LAUNCH, WAIT, is_sync_name
 
 NAME = "cuda_graphs"
+DRAINS_QUEUE = False
 
 
 def _boundary(g, i: int) -> bool:

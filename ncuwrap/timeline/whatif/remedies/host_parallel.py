@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 NAME = "host_parallel"
+DRAINS_QUEUE = False
 
 
 def applies(g, context) -> str | None:

@@ -14,11 +14,10 @@ SHAPES = "no op shapes in the capture (Kineto record_shapes=True, or nsys --pyto
 
 
 def edits(context, remedy: str):
-    from ncuwrap.timeline.oplimits import remedies
-
+    """The op model's edits of ``remedy``, computed once with the op limits (OpLimits.edits)."""
     if context.op_limits is None:
         return None
-    return remedies.kernel_edits(context.op_limits, remedy)
+    return context.op_limits.edits_of(remedy)
 
 
 def applies(g, context, remedy: str) -> str | None:
@@ -35,7 +34,6 @@ def applies(g, context, remedy: str) -> str | None:
 
 def apply(g, context, remedy: str) -> None:
     e = edits(context, remedy)
-    g.drain_queue()
     new = e.as_dict()
     added = e.launches_by_row()
     per_launch = context.launch_host_ns or 0.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ncuwrap.timeline.whatif.graph import COPY, WAIT, is_copy_name, is_sync_name
 
 NAME = "no_sync"
+DRAINS_QUEUE = False
 
 
 def _host_wait(g, i: int) -> bool:

@@ -7,6 +7,7 @@ import numpy as np
 from ncuwrap.timeline.whatif.graph import WAIT
 
 NAME = "pinned_overlap"
+DRAINS_QUEUE = False
 
 
 def _copies(g) -> np.ndarray:
