@@ -125,6 +125,33 @@ def test_a_loop_timed_as_a_whole(name):
     assert untraced == pytest.approx(statistics.median(plain), rel=0.25), (untraced, sorted(plain))
 
 
+# docs/timeline.md's table of the tracer's cost ("How the reference was fitted, and checked"): its rows of clock/'s captures
+TRACER_ROWS = {"decode eager (clock)": "decode_eager", "item_sync --item (clock)": "item_sync_item", "item_sync --noitem (clock)": "item_sync_noitem",
+               "numpy_prep, inline numpy (clock)": "numpy_prep_workers0", "numpy_prep, 6 workers (clock)": "numpy_prep_workers6",
+               "mlp_train bf16, GPU pace (clock)": "mlp_train_bf16", "input_loop pageable (clock)": "input_loop_pageable",
+               "periodic_train, GPU pace (clock)": "periodic_train", "varlen_train (clock)": "varlen_train", "requests (clock)": "requests"}
+
+
+def test_the_docs_give_each_untraced_step_against_the_spread_of_its_plain_runs():
+    """The issue's 'with the spread of three plain runs reported': each clock/ row of the docs' tracer table says the
+    traced mean step, the untraced step at the rules' reference against the plain runs' median, and their range, as the
+    captures and plain.jsonl give them now."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "timeline.md").read_text(encoding="utf-8")
+    table = doc.split("**How the reference was fitted, and checked.**", 1)[1].split("\n\n| capture |", 1)[1].split("\n\n", 1)[0]
+    rows = {cells[0]: cells for cells in ([c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:])}
+    assert {label for label in rows if label.endswith("(clock)")} == set(TRACER_ROWS)
+    runs = _plain_runs()
+    for label, name in TRACER_ROWS.items():
+        own = _own_clock(CLOCK / f"{name}.log")
+        d = diagnose_timeline(CLOCK / f"{name}.sqlite.gz")
+        plain = runs[(own["program"], own["variant"])]
+        median, untraced = statistics.median(plain), d.timeline.tracer.untraced_ns / 1e6
+        _, traced, _, _, rules, said_plain = rows[label]
+        assert traced == f"{d.timeline.steps.mean_period_ns / 1e6:.2f} ms", label
+        assert rules == f"{untraced:.2f} ms ({untraced / median - 1:+.0%})", label
+        assert said_plain == f"{median:.2f} ms ({min(plain):.2f}-{max(plain):.2f})", label
+
+
 def test_a_gpu_bound_loop_whose_host_runs_ahead():
     """mlp_train fp32 (no synchronisation a step): the host starts a step every ~1.9 ms, the GPU takes 18 ms; the
     step is the GPU's, its busy share is whole, and the tracer's host time costs it nothing."""
