@@ -62,23 +62,43 @@ def test_the_step_is_the_programs_own_clock(capture):
 CLOCK = ROOT / "clock"
 
 
-def _plain_runs() -> dict[tuple[str, str], list[float]]:
-    runs: dict[tuple[str, str], list[float]] = {}
+def _plain_runs(full: bool = False) -> dict[tuple[str, str], list]:
+    """Each program-variant's three plain runs: their step_ms_mean, or (``full``) their whole JSON lines."""
+    runs: dict[tuple[str, str], list] = {}
     for line in (CLOCK / "plain.jsonl").read_text(encoding="utf-8").splitlines():
         run = json.loads(line)
-        runs.setdefault((run["program"], run["variant"]), []).append(run["step_ms_mean"])
+        runs.setdefault((run["program"], run["variant"]), []).append(run if full else run["step_ms_mean"])
     return runs
 
 
-# capture -> who sets its pace
+def _over_the_steady_steps(clock: dict, steps) -> float:
+    """A run's mean step, in ms, over the iterations of the report's steady steps: where the program timed each
+    iteration (laps_synced), the mean of those iterations' laps (the steps found are the last iterations: any
+    missing are warm-up ones); else its mean over the timed loop, step_ms_mean."""
+    if not clock.get("laps_synced"):
+        return clock["step_ms_mean"]
+    first = clock["warmup"] + clock["iters"] - steps.count + steps.warmup - clock["warmup"]  # the first steady step's lap
+    return statistics.mean(clock["step_ms"][max(0, first):first + len(steps.steady)])
+
+
+# capture -> who sets its pace: every capture of the folder
 CLOCKED = {"mlp_train_fp32": "gpu", "mlp_train_bf16": "gpu", "decode_eager": "host", "decode_graph": "gpu", "elementwise_eager": "gpu",
            "elementwise_compiled": "gpu", "input_loop_pageable": "host", "input_loop_pinned": "gpu", "numpy_prep_workers6": "host",
-           "item_sync_item": "host", "numpy_prep_workers0": "host"}
-# Where the untraced estimate misses the plain clock by more than 25% (docs/timeline.md, "The tracer's cost"; the per-event
-# costs scaled by each capture's own mean kernel-launch call): item_sync --noitem (+26%: its capture ran 14% slower than
-# --item's for the same events, where plain it ran 8% slower), varlen_train (+41%) and requests (-42%: its plain runs range
-# 0.75-1.22 ms). numpy_prep_workers0 passes at +24% (its inline numpy varies 33.8-44.2 ms plain). The steps of all of them
-# are checked in tests/test_steps_iteration.py.
+           "item_sync_item": "host", "item_sync_noitem": "host", "numpy_prep_workers0": "host", "periodic_train": "gpu",
+           "requests": "host", "varlen_train": "host"}
+# Their median step is not their mean: 6 workers' uneven batches (3.38 ms against 5.21), inline numpy (44.4 ms against 48.4),
+# the checkpoint every 5th step (an ordinary step 4.05 ms, the mean 25.8).
+MEDIAN_IS_NOT_MEAN = {"numpy_prep_workers0", "numpy_prep_workers6", "periodic_train"}
+# periodic_train's steady steps hold two ordinary warm-up iterations (~4 ms) beside the 40 timed ones and their 8
+# checkpoints: 1082 ms over 42 steps (25.77 ms), where the program's loop took 1078 ms over 40 (26.95 ms).
+MEAN_REL = {"periodic_train": 0.05}
+# varlen_train, requests and the item_sync pair are call 4's captures (README there): call 2's, with their plain runs
+# beside them, missed the untraced bar (varlen_train +41%, requests -42%, item_sync --noitem +26%; docs/timeline.md,
+# "The tracer's cost"). numpy_prep_workers0 passes at +24% (its inline numpy varies 33.8-44.2 ms plain).
+
+
+def test_every_clock_capture_is_held_to_its_clocks():
+    assert set(CLOCKED) == {p.name[:-len(".sqlite.gz")] for p in CLOCK.glob("*.sqlite.gz")}
 
 
 @pytest.mark.parametrize("name", sorted(CLOCKED))
@@ -89,14 +109,47 @@ def test_a_loop_timed_as_a_whole(name):
     # Every iteration is a step (the warm-up's too), give or take the first and last.
     assert abs(steps.count - (own["iters"] + own["warmup"])) <= 2
     assert steps.paced_by == CLOCKED[name]
-    # The mean steady step and the median are the program's own clock under the capture, within 2% (the steady
-    # steps include the program's warm-up iterations after the first).
-    assert steps.mean_period_ns / 1e6 == pytest.approx(own["step_ms_mean"], rel=0.035)
-    if not name.startswith("numpy_prep"):  # its median step is not its mean: 6 workers' uneven batches (3.38 ms), inline numpy (44.4 ms)
-        assert steps.period_ns / 1e6 == pytest.approx(own["step_ms_mean"], rel=0.05)
-    # Without the tracer: within 25% of the program's plain clock (the median of three runs).
-    plain = statistics.median(_plain_runs()[(own["program"], own["variant"])])
-    assert d.timeline.tracer.untraced_ns / 1e6 == pytest.approx(plain, rel=0.25)
+    # The mean steady step and the median are the program's own clock under the capture over the same iterations
+    # (the steady steps include the program's warm-up iterations after the first; requests' first timed request,
+    # the first of its shape at 19.6 ms, is the report's warm-up).
+    clock = _over_the_steady_steps(own, steps)
+    assert steps.mean_period_ns / 1e6 == pytest.approx(clock, rel=MEAN_REL.get(name, 0.035))
+    if name not in MEDIAN_IS_NOT_MEAN:
+        assert steps.period_ns / 1e6 == pytest.approx(clock, rel=0.05)
+    # Without the tracer: within 25% of the program's plain clock over the same iterations (the median of its
+    # three plain runs, each over those iterations where it timed each one).
+    runs = _plain_runs(full=True)[(own["program"], own["variant"])]
+    plain = [_over_the_steady_steps(run, steps) for run in runs]
+    untraced = d.timeline.tracer.untraced_ns / 1e6
+    assert len(plain) == 3
+    assert untraced == pytest.approx(statistics.median(plain), rel=0.25), (untraced, sorted(plain))
+
+
+# docs/timeline.md's table of the tracer's cost ("How the reference was fitted, and checked"): its rows of clock/'s captures
+TRACER_ROWS = {"decode eager (clock)": "decode_eager", "item_sync --item (clock)": "item_sync_item", "item_sync --noitem (clock)": "item_sync_noitem",
+               "numpy_prep, inline numpy (clock)": "numpy_prep_workers0", "numpy_prep, 6 workers (clock)": "numpy_prep_workers6",
+               "mlp_train bf16, GPU pace (clock)": "mlp_train_bf16", "input_loop pageable (clock)": "input_loop_pageable",
+               "periodic_train, GPU pace (clock)": "periodic_train", "varlen_train (clock)": "varlen_train", "requests (clock)": "requests"}
+
+
+def test_the_docs_give_each_untraced_step_against_the_spread_of_its_plain_runs():
+    """The issue's 'with the spread of three plain runs reported': each clock/ row of the docs' tracer table says the
+    traced mean step, the untraced step at the rules' reference against the plain runs' median, and their range, as the
+    captures and plain.jsonl give them now."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "timeline.md").read_text(encoding="utf-8")
+    table = doc.split("**How the reference was fitted, and checked.**", 1)[1].split("\n\n| capture |", 1)[1].split("\n\n", 1)[0]
+    rows = {cells[0]: cells for cells in ([c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:])}
+    assert {label for label in rows if label.endswith("(clock)")} == set(TRACER_ROWS)
+    runs = _plain_runs()
+    for label, name in TRACER_ROWS.items():
+        own = _own_clock(CLOCK / f"{name}.log")
+        d = diagnose_timeline(CLOCK / f"{name}.sqlite.gz")
+        plain = runs[(own["program"], own["variant"])]
+        median, untraced = statistics.median(plain), d.timeline.tracer.untraced_ns / 1e6
+        _, traced, _, _, rules, said_plain = rows[label]
+        assert traced == f"{d.timeline.steps.mean_period_ns / 1e6:.2f} ms", label
+        assert rules == f"{untraced:.2f} ms ({untraced / median - 1:+.0%})", label
+        assert said_plain == f"{median:.2f} ms ({min(plain):.2f}-{max(plain):.2f})", label
 
 
 def test_a_gpu_bound_loop_whose_host_runs_ahead():

@@ -31,9 +31,10 @@
 # (env.txt, clock.log, plain.jsonl, captured.jsonl, nsys_noranges.jsonl, tracer_cost.jsonl, kineto.jsonl,
 # smoke.jsonl, warm.jsonl), re-packed after every job.
 #
-# The fixtures of tests/data/h200_ncuwrap/clock/ came from two calls (see its README):
+# The fixtures of tests/data/h200_ncuwrap/clock/ came from these calls of it (see its README):
 #   DEADLINE_S=360 bash workloads/clock/capture.sh OUT                  # reached smoke .. elementwise
 #   DEADLINE_S=460 bash workloads/clock/capture.sh OUT varlen periodic requests item numpy recapture noranges tracer kineto
+#   DEADLINE_S=240 bash workloads/clock/capture.sh OUT varlen requests item   # again: these captures replace the line above's
 out=${1:?usage: capture.sh OUT_DIR [JOB...]}
 shift
 jobs=("$@")
