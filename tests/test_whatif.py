@@ -299,3 +299,30 @@ def test_the_docs_table_of_predicted_against_measured():
     if os.environ.get("NCUWRAP_REGEN"):
         doc.write_text(fresh, encoding="utf-8")
     assert text == fresh, "docs/whatif.md's table is stale: regenerate with NCUWRAP_REGEN=1"
+
+
+def test_a_graph_launch_traced_node_by_node_costs_what_an_untraced_launch_does():
+    """graph_decode (steps/): one 128-node CUDA graph a token, captured with nsys --cuda-graph-trace=node. Its launch
+    took 97 us (5.8 us plain by calibrate.py) and released the nodes one by one: untraced, the launch costs the
+    calibrated 5.4 us + 3 ns a node and the nodes are queued at once, 0.350 ms a token against 0.342 plain (it read
+    0.443, +30%, when only the calls' per-event cost was taken off). The same program traced graph by graph (one
+    event a launch) has no node-traced launch, and its untraced step is what it was."""
+    import statistics
+
+    from ncuwrap.timeline.diagnosis import diagnose_timeline
+
+    data, steps = _read(ROOT / "steps" / "graph_decode.sqlite.gz")
+    w = predict(data, steps)
+    t = w.traced_graphs
+    assert (t.calls.size, t.launches, t.nodes) == (63, 1.0, 128.0) and set(t.untraced_ns.tolist()) == {5400 + 3 * 128}
+    assert t.added_ns == pytest.approx(88_667.6, abs=1)
+    plain = statistics.median([0.3434, 0.3409])  # steps/graph_trace_cost.txt's plain runs, ms a token
+    assert w.untraced_step_ns == pytest.approx(350_227, abs=5) and abs(w.untraced_step_ns / 1e6 / plain - 1) < 0.05
+    assert "its CUDA graph launch a step, its 128 nodes traced one by one, cost what an untraced launch does" in w.get("no_tracer").assumes
+    tracer = diagnose_timeline(ROOT / "steps" / "graph_decode.sqlite.gz").timeline.tracer
+    assert (tracer.graph_launches, tracer.graph_nodes) == (1.0, 128.0) and tracer.added_ns > tracer.saved_ns > tracer.graph_added_ns
+
+    data, steps = _read(ROOT / "steps" / "graph_decode_pergraph.sqlite.gz")
+    w = predict(data, steps)
+    assert w.traced_graphs.calls.size == 0 and "CUDA graph" not in w.get("no_tracer").assumes
+    assert w.untraced_step_ns == pytest.approx(343_405, abs=5)

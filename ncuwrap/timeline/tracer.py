@@ -114,11 +114,16 @@ class TracerCost:
     replayed_untraced_ns: float | None = None
     launch_mean_ns: float | None = None  # the steady steps' mean recorded kernel-launch call (None: none recorded)
     scale: float = 1.0  # the calibrated per-event costs' multiplier for this capture (Calibration.scale)
+    # CUDA graph launches a step whose nodes were traced one by one, their nodes (mean), and what that added to the
+    # launches' host time a step beyond the cost a call (ncuwrap.timeline.whatif.remedies.no_tracer.TracedGraphs)
+    graph_launches: float = 0.0
+    graph_nodes: float = 0.0
+    graph_added_ns: float = 0.0
 
     @property
     def added_ns(self) -> float:
         """The host time the tracer added to a step."""
-        return self.calls * self.per_call_ns + (self.ops + self.frames) * self.per_op_ns
+        return self.calls * self.per_call_ns + (self.ops + self.frames) * self.per_op_ns + self.graph_added_ns
 
     @property
     def saved_ns(self) -> float:
@@ -169,7 +174,9 @@ class TracerCost:
                 "host_wait_ns": clean(self.host_wait_ns), "saved_ns": clean(self.saved_ns),
                 "traced_step_ns": clean(self.traced_ns), "untraced_step_ns": clean(self.untraced_ns), "gpu_busy_ns": clean(self.gpu_busy_ns),
                 "untraced_gpu_busy_pct": clean(self.untraced_busy_pct), "untraced_bound": self.untraced_bound, "paced_by": self.paced_by,
-                "launch_mean_ns": clean(self.launch_mean_ns), "scale": clean(self.scale), "calibration": self.calibration.to_json()}
+                "launch_mean_ns": clean(self.launch_mean_ns), "scale": clean(self.scale),
+                "graph_launches": clean(self.graph_launches), "graph_nodes": clean(self.graph_nodes), "graph_added_ns": clean(self.graph_added_ns),
+                "calibration": self.calibration.to_json()}
 
 
 def scaled_text(scale: float, launch_mean: float | None, c: Calibration) -> str:

@@ -79,6 +79,10 @@ def pace_text(steps) -> str:
 def tracer_text(t) -> str:
     """'traced: 4.18 ms a step (mean); nsys added ~2.01 ms of host time a step (...): ~2.17 ms untraced, host-bound (GPU busy ~13%)'."""
     counted = f"{t.calls:,.0f} CUDA calls" + (f", {t.ops:,.0f} op ranges" if t.ops else "") + (f", {t.frames:,.0f} Python frames" if t.frames else "")
+    if t.graph_launches:
+        launches = "the CUDA graph launch" if t.graph_launches == 1 else f"the {t.graph_launches:.3g} CUDA graph launches"
+        counted += (f"; ~{duration(t.graph_added_ns)} of it in {launches} a step, whose {t.graph_nodes:.0f} nodes it recorded one by one, "
+                    "over an untraced launch")
     from ncuwrap.timeline.tracer import scaled_text
 
     scaled = scaled_text(t.scale, t.launch_mean_ns, t.calibration)

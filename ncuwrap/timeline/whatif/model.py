@@ -47,6 +47,7 @@ class WhatIf:
     not_predicted: tuple[NotPredicted, ...]
     critical_path: tuple[tuple[str, float], ...] = ()  # (part, ns a step) of the replayed steps' critical path, adding up to the step
     kernel_verdicts: object = None  # ncuwrap.timeline.kernel_join.KernelJoin: ncu's verdicts joined to the capture's kernels (faster_kernel)
+    traced_graphs: object = None  # remedies.no_tracer.TracedGraphs: graph launches whose nodes the tracer recorded one by one
 
     def path_shares(self) -> list[tuple[str, float, float]]:
         """(part, ns a step, % of the step) of the critical path's parts that take any time."""

@@ -41,6 +41,7 @@ class Context:
     launch_mean_ns: float | None = None  # the steady steps' mean recorded kernel-launch call (ncuwrap.timeline.tracer.launch_mean_ns)
     tracer_scale: float = 1.0  # the tracer's calibrated costs' multiplier for this capture (ncuwrap.timeline.tracer.Calibration.scale)
     launch_host_ns: float | None = None  # what a launch costs the host on average without the tracer (StepGraph.host_ns_per_launch)
+    traced_graphs: object = None  # no_tracer.TracedGraphs: the steps' graph launches whose nodes were traced one by one
 
 
 def context_of(data, g, workers: int | None = None, op_limits=None, kernels=None, steps=None) -> Context:
@@ -54,9 +55,12 @@ def context_of(data, g, workers: int | None = None, op_limits=None, kernels=None
     else:
         workers, how = DEFAULT_WORKERS, "assumed: the capture does not record the host's cores"
     launch_mean = tracer_module.launch_mean_ns(data, steps.steady_start_ns, steps.steady_end_ns) if steps is not None else None
-    return Context(producer=data.producer, frames=int(g.h_frames.sum()), calibration=calibration(), workers=workers, cores=cores, workers_how=how,
+    cal = calibration()
+    scale = tracer_module.calibration().scale(launch_mean)
+    per_call, _, _ = TRACER.costs(data.producer, tracer_module.has_shapes(data), int(g.h_frames.sum()), scale)
+    return Context(producer=data.producer, frames=int(g.h_frames.sum()), calibration=cal, workers=workers, cores=cores, workers_how=how,
                    pinned_h2d_bytes_per_s=_pinned_rate(data), op_limits=op_limits, shapes=tracer_module.has_shapes(data),
-                   kernels=kernels, launch_mean_ns=launch_mean, tracer_scale=tracer_module.calibration().scale(launch_mean))
+                   kernels=kernels, launch_mean_ns=launch_mean, tracer_scale=scale, traced_graphs=TRACER.traced_graphs(g, cal, per_call))
 
 
 def _pinned_rate(data) -> float | None:
@@ -115,4 +119,4 @@ def predict(data, steps, *, workers: int | None = None, op_limits=None, kernels=
     return WhatIf(measured_step_ns=g.measured_window_ns / g.steps, replayed_step_ns=replayed.step_ns, untraced_step_ns=untraced.step_ns,
                   steps=g.steps, calls=g.calls, events=g.events, cross_stream=g.cross_stream, remedies=(first, *rest),
                   not_predicted=tuple(skipped), critical_path=tuple((part, ns / g.steps) for part, ns in zip(PATH_PARTS, replayed.path_ns)),
-                  kernel_verdicts=kernels)
+                  kernel_verdicts=kernels, traced_graphs=ctx.traced_graphs)
