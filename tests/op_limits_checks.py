@@ -35,6 +35,20 @@ PROGRAMS = {"matmul_fp32": ("matmul", "fp32"), "matmul_tf32": ("matmul", "tf32")
             "mlp_train_fp32": ("mlp_train", "fp32"), "mlp_train_bf16": ("mlp_train", "bf16"),
             "elementwise_eager": ("elementwise", "eager"), "elementwise_compiled": ("elementwise", "compiled")}
 NSYS, KINETO = ".sqlite.gz", ".pt.trace.json.gz"
+# The folders of captures, each with its own runs' JSON lines: the folder's own (calls 1-3, 2026-12-04) and call4/
+# (2026-12-05: nsys captures with shapes and Kineto traces of mlp_train and elementwise, with their plain runs).
+CALLS = ("", "call4")
+
+
+def program(name: str) -> tuple[str, str]:
+    """(program, variant) of a capture's name (``call4/mlp_train_fp32``: its folder, then the program's name)."""
+    return PROGRAMS[Path(name).name]
+
+
+def call_of(name: str) -> str:
+    """The folder of a capture's name ("" for the folder's own)."""
+    parent = str(Path(name).parent)
+    return "" if parent == "." else parent
 
 
 def _lines(name: str) -> list[dict]:
@@ -42,18 +56,19 @@ def _lines(name: str) -> list[dict]:
 
 
 @lru_cache(maxsize=None)
-def runs() -> dict:
-    """The programs' JSON lines: plain (all runs), under nsys and under the profiler, and the hand counts, by (program, variant)."""
+def runs(call: str = "") -> dict:
+    """A call's JSON lines (``call``: its folder, "" for the folder's own): plain (all runs), under nsys and under the
+    profiler, by (program, variant); and the hand counts (the same for every call)."""
     plain: dict = {}
-    for d in _lines("plain.jsonl"):
+    for d in _lines(f"{call}/plain.jsonl" if call else "plain.jsonl"):
         plain.setdefault((d["program"], d["variant"]), []).append(d)
-    return {"plain": plain, "nsys": {(d["program"], d["variant"]): d for d in _lines("captured.jsonl")},
-            "kineto": {(d["program"], d["variant"]): d for d in _lines("kineto.jsonl")},
+    return {"plain": plain, "nsys": {(d["program"], d["variant"]): d for d in _lines(f"{call}/captured.jsonl" if call else "captured.jsonl")},
+            "kineto": {(d["program"], d["variant"]): d for d in _lines(f"{call}/kineto.jsonl" if call else "kineto.jsonl")},
             "hand": {(d["hand_program"], d["hand_variant"]): d for d in _lines("hand_counts.jsonl")}}
 
 
-def plain_ms(program: str, variant: str) -> float:
-    return statistics.median(d["step_ms_mean"] for d in runs()["plain"][(program, variant)])
+def plain_ms(program: str, variant: str, call: str = "") -> float:
+    return statistics.median(d["step_ms_mean"] for d in runs(call)["plain"][(program, variant)])
 
 
 @lru_cache(maxsize=None)
@@ -71,7 +86,9 @@ def capture(name: str, suffix: str, steps: bool | None = None):
 
 
 def captures() -> list[tuple[str, str]]:
-    return [(name, suffix) for name in PROGRAMS for suffix in (NSYS, KINETO) if (DATA / f"{name}{suffix}").exists()]
+    """(name, suffix) of every capture, the folder's own first, then each call's (``call4/mlp_train_fp32``)."""
+    return [(name, suffix) for call in CALLS for name in (f"{call}/{p}" if call else p for p in PROGRAMS) for suffix in (NSYS, KINETO)
+            if (DATA / f"{name}{suffix}").exists()]
 
 
 @dataclass(frozen=True)
@@ -99,9 +116,9 @@ class HandRow:
 def hand_rows() -> list[HandRow]:
     out = []
     for name, suffix in captures():
-        key = PROGRAMS[name]
+        key = program(name)
         _, limits = capture(name, suffix)
-        run = runs()["nsys" if suffix == NSYS else "kineto"][key]
+        run = runs(call_of(name))["nsys" if suffix == NSYS else "kineto"][key]
         hand = runs()["hand"][key]
         iterations = 1 if suffix == NSYS else run["iters"]
         hand_flop = hand["hand_step_flop"]
@@ -114,9 +131,10 @@ def hand_rows() -> list[HandRow]:
 def ncu_checks(name: str, suffix: str):
     """(checks, unchecked) of a capture against its program's ncu report."""
     data, limits = capture(name, suffix)
-    plan = next(p for p in _lines("ncu/plans.jsonl") if p["name"] == name)
-    report = load(DATA / "ncu" / f"{name}.raw.csv.gz")
-    mangled = read_mangled((DATA / "ncu" / f"{name}.mangled.csv").read_text(encoding="utf-8"))
+    base = Path(name).name  # ncu profiled each program once (call 2), whichever call captured it
+    plan = next(p for p in _lines("ncu/plans.jsonl") if p["name"] == base)
+    report = load(DATA / "ncu" / f"{base}.raw.csv.gz")
+    mangled = read_mangled((DATA / "ncu" / f"{base}.mangled.csv").read_text(encoding="utf-8"))
     return op_check.check(limits, data, report.frame, mangled, plan["nth_launch"], from_start=suffix == NSYS)
 
 
@@ -153,18 +171,20 @@ class RemedyRow:
 
 def remedy_rows() -> list[RemedyRow]:
     out = []
-    for remedy, name, after in ((remedies.LOWER_PRECISION, "mlp_train_fp32", ("mlp_train", "bf16")),
-                                (remedies.FUSION, "elementwise_eager", ("elementwise", "compiled"))):
-        for suffix in (NSYS, KINETO):
-            if not (DATA / f"{name}{suffix}").exists():
-                continue
-            data = read(name, suffix)
-            steps = steps_module.measure(data)
-            limits = analysis.measure(data, steps)
-            p = remedies.predict(limits, remedy)
-            replayed = predict(data, steps, op_limits=limits).get(remedy)
-            out.append(RemedyRow(remedy, name, suffix, f"{after[0]} {after[1]}", limits.step_ns, p.step_ns, plain_ms(*PROGRAMS[name]),
-                                 plain_ms(*after), replayed.speedup))
+    for call in CALLS:
+        for remedy, base, after in ((remedies.LOWER_PRECISION, "mlp_train_fp32", ("mlp_train", "bf16")),
+                                    (remedies.FUSION, "elementwise_eager", ("elementwise", "compiled"))):
+            name = f"{call}/{base}" if call else base
+            for suffix in (NSYS, KINETO):
+                if not (DATA / f"{name}{suffix}").exists():
+                    continue
+                data = read(name, suffix)
+                steps = steps_module.measure(data)
+                limits = analysis.measure(data, steps)
+                p = remedies.predict(limits, remedy)
+                replayed = predict(data, steps, op_limits=limits).get(remedy)
+                out.append(RemedyRow(remedy, name, suffix, f"{after[0]} {after[1]}", limits.step_ns, p.step_ns,
+                                     plain_ms(*program(name), call), plain_ms(*after, call), replayed.speedup))
     return out
 
 

@@ -313,13 +313,25 @@ def check(limits, data, profile_frame, mangled: dict[int, str], nth_launch: int,
         profiled.setdefault(index, {})[key] = rec
     out = []
     for index, recs in sorted(profiled.items()):
-        result = _check_row(limits.rows[index], recs, names_col, dims)
+        row = limits.rows[index]
+        if row.limit is None:  # no FLOPs and no bytes known: neither rate has a peak to be checked against
+            unchecked.append(Unchecked(", ".join(sorted(str(r["name"]) for r in recs.values())),
+                                       f"{row.label} has no limit to check against: {_no_limit(row)}"))
+            continue
+        result = _check_row(row, recs, names_col, dims)
         if result is None:
             unchecked.append(Unchecked(", ".join(sorted(str(r["name"]) for r in recs.values())),
                                        f"the profiled kernels are less than {COVERED:.0%} of {limits.rows[index].label}'s time"))
         else:
             out.append(result)
     return out, unchecked
+
+
+def _no_limit(row) -> str:
+    """Why an op row has no limit: 'it counts no FLOPs, and its bytes are not known (its dtype: unknown)'."""
+    flop = "its unit's peak is not known" if row.flop else "it counts no FLOPs"
+    bytes_ = "HBM's peak is not known" if row.bytes is not None else f"its bytes are not known (its dtype: {row.dtype_how})"
+    return f"{flop}, and {bytes_}"
 
 
 def _signatures(data, kernels, launches: list[int], names, op_rows) -> list:
