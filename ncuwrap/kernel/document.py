@@ -287,7 +287,7 @@ def _json(depth: int) -> _Type:
 
 _DIMS = _opt(_list(INT))
 _WHERE_LINE = _record({"file": _opt(TEXT), "line": _opt(INT), "text": _opt(TEXT), "value": NUM, "share": NUM, "counters": _map(NUM),
-                       "sass": _list(_record({"pc": TEXT, "sass": TEXT, "value": NUM})), "instructions": INT,
+                       "sass": _list(_record({"pc": TEXT, "sass": _opt(TEXT), "value": NUM})), "instructions": INT,
                        "stalls": _list(_record({"reason": TEXT, "share": NUM}))})
 _ATTRIBUTED = _record({"waste": TEXT, "label": TEXT, "function": TEXT, "total": NUM, "by": TEXT, "lines": _list(_WHERE_LINE), "covered": NUM})
 _UNATTRIBUTED = _record({"waste": TEXT, "why": TEXT})
