@@ -229,6 +229,18 @@ def next_steps_apart(text: str) -> tuple[str, list[str]]:
     return "".join(kept), titles
 
 
+def charts_apart(text: str) -> tuple[str, list[str]]:
+    """A terminal diagnosis without its 'Charts' section (issue 54 item 4: what the charts lack for want of counters,
+    said once for the report; recorded outputs predate it), and each of its lines, unwrapped."""
+    import re
+
+    match = re.search(r"^Charts\n((?:  .*\n)+)\n", text, flags=re.MULTILINE)
+    if match is None:
+        return text, []
+    lines = re.split(r"\n  (?=(?:DRAM|L2|L1): )", "\n" + match.group(1).rstrip("\n"))
+    return text[:match.start()] + text[match.end():], [" ".join(line.split()) for line in lines if line.strip()]
+
+
 def whole_capture(path):
     """The timeline diagnosis of ``path`` over its whole traced span (no steps, start-up included): the
     analysis engine as nsys stats sees a capture, for tests that check its numbers against nsys's."""

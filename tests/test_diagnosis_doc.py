@@ -246,3 +246,15 @@ def test_any_launches_come_back_exactly(records, whys):
     text = orjson.dumps(whole)
     shared = orjson.loads(orjson.dumps(share_launches(orjson.loads(text))))
     assert orjson.dumps(expand_launches(shared)) == text
+
+
+def test_the_bundled_samples_document_is_read_back(capsys, tmp_path):
+    """`ncuwrap diagnose -f json` of the bundled sample, handed to `compare`: an instruction of a hot line whose SASS the
+    report does not give is written `"sass": null` (attribution.Instruction), and read back as such, not refused."""
+    code, out, err = run_cli(capsys, "diagnose", "-f", "json", "-o", tmp_path / "sample.json")
+    assert code == 0, err
+    d = read(tmp_path / "sample.json")
+    sass = [i.sass for k in d.kernels for line in getattr(k.where, "lines", ()) for i in line.instructions]
+    assert len(d.kernels) == 6 and None in sass and all(s is None or s.strip() for s in sass)
+    code, out, err = run_cli(capsys, "compare", tmp_path / "sample.json", tmp_path / "sample.json")
+    assert code == 0, err

@@ -357,16 +357,3 @@ def test_a_long_name_is_shortened_in_tables_and_whole_in_its_section():
     assert re.search(r'<td class="kname" data-label="kernel" title="[^"]+">(<a href="#k\d+">)?at::native::kernel‹…›(</a>)?</td>', text)
     assert f"void {long}(float *, const float *)" in page.content  # the section's signature, whole
 
-
-def test_the_bundled_samples_bandwidth_chart_keeps_a_level_it_has_no_counter_of():
-    """The main job's sample (`ncuwrap diagnose`) predates the L2 sector counter: transpose_naive, which L2 limits (84%
-    of its peak), shows DRAM and L1 and says L2 was not collected, where the chart used to drop the level."""
-    from ncuwrap.core.resources import sample_report
-
-    page = render(diagnose(str(sample_report())), Format.html)
-    charts = re.findall(r'<svg[^>]*aria-label="Memory bandwidth[^"]*".*?</svg>', page, re.S)
-    assert charts
-    naive = charts[0]
-    labels = re.findall(r'<text[^>]*>(DRAM|L2|L1)</text>', naive)
-    assert labels == ["DRAM", "L2", "L1"]
-    assert "not collected: its counters are not in the report" in naive

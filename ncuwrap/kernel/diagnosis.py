@@ -29,7 +29,7 @@ from ncuwrap.core.kernel_names import dims
 from ncuwrap.ruleset.evaluate import Evaluation
 from ncuwrap.core.numbers import clean, clean_all
 from ncuwrap.core.rules_choice import RulesChoice
-from ncuwrap.kernel.verdict import Diagnosis, LaunchVerdicts, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall, column
+from ncuwrap.kernel.verdict import Diagnosis, LaunchVerdicts, LevelGap, MetricRow, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall, column
 from ncuwrap.ruleset.outcome import FindingResult
 
 
@@ -49,21 +49,26 @@ ROOFLINE_NEEDS = ("roof_flops_per_s", "roof_peak_flops_per_s", "dram_bytes_per_s
 KEY_METRICS = ("duration_ns", "sm_pct", "memory_pct", "dram_pct", "l2_pct", "l1tex_pct", "achieved_occupancy_pct")
 
 
-def _how(missing, kind: str) -> str:
-    """How to get ``missing`` into a report of ``kind``: one clause, the same wherever it is shown."""
-    return _how_to_get(tuple(missing), kind)
+def _how(missing, kind: str, decides: bool = True) -> str:
+    """How to get ``missing`` into a report of ``kind``: one clause, the same wherever it is shown (``decides``: a
+    rule decides on them; else only a chart or evidence shows them)."""
+    return _how_to_get(tuple(missing), kind, decides)
 
 
 @functools.lru_cache(maxsize=256)
-def _how_to_get(missing: tuple, kind: str) -> str:
+def _how_to_get(missing: tuple, kind: str, decides: bool = True) -> str:
     if kind == "ncu-csv-details":
         # The report may well have them: the details page just does not export raw counters.
         return "export the report with 'ncu --import REPORT --csv --page raw'"
     sections = sorted({s for s in (kernel_metrics.section_of(m) for m in missing) if s})
     collect = f"--section {' --section '.join(sections)}" if sections else f"--metrics {','.join(missing)}"
-    # Targeted collection leaves the warp stall reasons out (their passes only explain a verdict).
-    mode = "full" if all(m in _STALL_RAW for m in missing) else "targeted"
-    return f"re-profile with {collect} (or 'ncuwrap profile --collect {mode}')"
+    # Targeted collection leaves the warp stall reasons out (their passes only explain a verdict), and a section that
+    # costs passes when no rule decides on what it gives (ncuwrap.profile.collection: only shown, not worth them).
+    if all(m in _STALL_RAW for m in missing):
+        return f"re-profile with {collect} (or 'ncuwrap profile --collect full')"
+    if not decides and any(kernel_metrics.costs_a_section(m) for m in missing):
+        return f"re-profile with {collect} (or 'ncuwrap profile --collect full': --collect targeted leaves that section out)"
+    return f"re-profile with {collect} (or 'ncuwrap profile --collect targeted')"
 
 
 _STALL_RAW = frozenset(raw for r in kernel_metrics.STALL_REASONS for raw in kernel_metrics.raw_inputs(f"stall_{r}"))
@@ -196,7 +201,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
     compared = {name: source.column(name) for name in evidence_names}
     duration, pipe, pipe_pct = source.column("duration_ns"), source.column("compute_pipe"), source.column("compute_pipe_pct")
     grids, blocks = _dims_of(meta["grid"]), _dims_of(meta["block"])
-    roofline, stalls, tensors = _rooflines(source), _stalls_of(source), _tensors(source)
+    roofline, stalls, tensors, level_gaps = _rooflines(source), _stalls_of(source), _tensors(source), _level_gaps(source)
     launch_ids = [int(launch) if launch is not None and not _isnan(launch) else row for launch, row in zip((meta["launch_id"][r] for r in rows), rows)]
     findings = decisions.findings
     columns = {
@@ -241,6 +246,7 @@ def _kernels(evaluation: Evaluation, profile: Profile, rows: list[int], meta: di
         else (lambda i: ()),
         "effects": lambda i: evaluation.effects(decisions.findings[i], rows[i], duration[rows[i]]),
         "roofline": lambda i: roofline(rows[i]),
+        "level_gaps": lambda i: level_gaps(rows[i]),
     }
     whole = {"display_metrics": lambda: evaluation.records(display, rows, known_only=True), "chart_metrics": lambda: evaluation.records(CHART_METRICS, rows)}
     kernels = LaunchVerdicts(len(rows), columns, made, whole)
@@ -320,6 +326,35 @@ def _rooflines(source: "_Launches"):
         return Roofline(str(kinds[row] or "fp32"), peaks[row], tuple(roofs), flops, tuple(points), l1_left_out=l1_left_out)
 
     return roofline
+
+
+def _level_gaps(source: "_Launches"):
+    """Row -> the memory levels the launch's charts lack for want of counters (LevelGap): the counters are the
+    report's, so the gaps are worked out once and every launch lacking the same shares one tuple."""
+    why = "not on the details page" if source.kind == "ncu-csv-details" else "not collected"
+    levels = []
+    for level, achieved, peak in kernel_metrics.MEMORY_LEVELS:
+        lacks_bytes = tuple(source.missing([achieved]))
+        lacks_peak = tuple(m for m in source.missing([peak]) if m not in lacks_bytes)
+        # A peak computed from the bytes (L2's) is lacking with them: the level's one gap says both.
+        levels.append((source.column(achieved), source.column(peak),
+                       LevelGap(level, "bytes", lacks_bytes, why, _how(lacks_bytes, source.kind, decides=False)) if lacks_bytes else None,
+                       LevelGap(level, "peak", lacks_peak, why, _how(lacks_peak, source.kind, decides=False)) if lacks_peak else None))
+    if not any(bytes_gap or peak_gap for _, _, bytes_gap, peak_gap in levels):
+        return lambda row: ()
+    shared: dict[tuple, tuple[LevelGap, ...]] = {}
+
+    def at(row: int) -> tuple[LevelGap, ...]:
+        # Only a value the launch lacks is a gap; one it lacks though the report has its counters is unknown ('n/a').
+        found = []
+        for achieved, peak, bytes_gap, peak_gap in levels:
+            if achieved[row] is None and bytes_gap:
+                found.append(bytes_gap)
+            elif peak[row] is None and peak_gap:
+                found.append(peak_gap)
+        return shared.setdefault(tuple(found), tuple(found))
+
+    return at
 
 
 def _positives(column: list) -> list:

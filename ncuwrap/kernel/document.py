@@ -9,8 +9,9 @@ in v2; every later launch of that kernel is::
 ``like`` is the latest earlier launch of the kernel with the same shape (a training loop's launch is like
 its twin in the step before), ``differs`` maps RFC 6901 JSON Pointers into that record to this launch's
 values there, ``digits`` the texts that differ from it only in their numbers (:mod:`ncuwrap.kernel.json_delta`
-says exactly how, repeated values included). Beside v2's keys, a launch record holds what ``compare``
-reads (``compared``: every metric a finding's evidence or a comparison reads; ``effects``: what
+says exactly how, repeated values included). Beside v2's keys, a launch record holds the memory levels its
+charts lack for want of counters (``level_gaps``: a v4 document written before it has none) and what
+``compare`` reads (``compared``: every metric a finding's evidence or a comparison reads; ``effects``: what
 estimates a fix), and the document the rest of the report's facts (``facts``: command line, sha256,
 clock and cache control, SM clock) and which finding holds each rule role (``roles``). Everything else
 is v2's. v3 (what ncuwrap wrote before v4, 6a32746) is v4 with ``like`` always the kernel's first launch,
@@ -31,7 +32,7 @@ from ncuwrap.core.errors import InputError
 from ncuwrap.kernel.estimate import KernelEffects
 from ncuwrap.core.fileio import check_file
 from ncuwrap.kernel.json_delta import OverBudget, expand_launches
-from ncuwrap.kernel.verdict import Diagnosis, KernelVerdict, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
+from ncuwrap.kernel.verdict import Diagnosis, KernelVerdict, LevelGap, NcuRule, Reprofile, Roofline, RooflinePoint, SourceInfo, Stall
 from ncuwrap.ruleset.outcome import FindingResult, NextStep, NotEvaluated, Step, Undecided
 from ncuwrap.kernel.verdict import SCHEMA as V4, SCHEMA_V2 as V2, SCHEMA_V3 as V3
 from ncuwrap.ruleset.model import SEVERITIES
@@ -48,8 +49,9 @@ _FIX = "pass a document written by 'ncuwrap diagnose --format json'"
 # record would copy 180 million for 1.5 MB.
 EXPAND_FLOOR = 10_000_000
 EXPAND_PER_BYTE = 20
-# What a v3 and v4 launch record holds beside v2's (what 'compare' reads): not in the v2 document.
-V3_ONLY = ("compared", "effects")
+# What a v3 and v4 launch record holds beside v2's (the memory levels its charts lack, what 'compare' reads): not in
+# the v2 document.
+V3_ONLY = ("level_gaps", "compared", "effects")
 
 
 def expand(doc: dict) -> dict:
@@ -149,6 +151,8 @@ def _kernel(k: dict, roles: dict) -> KernelVerdict:
         stalls=tuple(Stall(**s) for s in k["stalls"]), ncu_rules=tuple(NcuRule(**r) for r in k["ncu_rules"]),
         roofline=_roofline(k["roofline"]), process_id=process.get("id"), process_name=process.get("name"), stream=k["stream"],
         where=_where(k["where"]), source_counters=k["source_counters"],
+        # v2, v3 and a v4 written before level_gaps say none: their charts show 'n/a' where a value is missing.
+        level_gaps=tuple(LevelGap(g["level"], g["part"], tuple(g["missing"]), g["why"], g["how"]) for g in k.get("level_gaps") or ()),
         next_step=NextStep(step["id"], step["title"], step["advice"], tuple(Undecided(u["id"], u["title"], tuple(u["missing"]), u["how"])
                                                                             for u in step["undecided"])) if step else None)
 
@@ -287,7 +291,7 @@ def _json(depth: int) -> _Type:
 
 _DIMS = _opt(_list(INT))
 _WHERE_LINE = _record({"file": _opt(TEXT), "line": _opt(INT), "text": _opt(TEXT), "value": NUM, "share": NUM, "counters": _map(NUM),
-                       "sass": _list(_record({"pc": TEXT, "sass": TEXT, "value": NUM})), "instructions": INT,
+                       "sass": _list(_record({"pc": TEXT, "sass": _opt(TEXT), "value": NUM})), "instructions": INT,
                        "stalls": _list(_record({"reason": TEXT, "share": NUM}))})
 _ATTRIBUTED = _record({"waste": TEXT, "label": TEXT, "function": TEXT, "total": NUM, "by": TEXT, "lines": _list(_WHERE_LINE), "covered": NUM})
 _UNATTRIBUTED = _record({"waste": TEXT, "why": TEXT})
@@ -313,7 +317,8 @@ LAUNCH = _record({
                                "undecided": _list(_record({"id": TEXT, "title": TEXT, "missing": _list(TEXT), "how": TEXT}))})),
 }, {"process": _opt(_record({}, {"id": _opt(_Type("a text or a number", lambda v, where, seen: None if type(v) in (str, int) else
                                                    _wrong(v, where, "a text or a number"))), "name": _opt(TEXT)})),
-    "compared": _opt(_map(SCALAR)), "effects": _opt(_json(4))})
+    "compared": _opt(_map(SCALAR)), "effects": _opt(_json(4)),
+    "level_gaps": _list(_record({"level": TEXT, "part": _one_of(("bytes", "peak")), "missing": _list(TEXT), "why": TEXT, "how": TEXT}))})
 # v3's and v4's launch records as written: whole, or what one differs in from an earlier one.
 _SHARED_LAUNCH = _record({"id": INT, "like": INT, "differs": _map(_json(64))}, {"digits": _map(_list(TEXT)), "plain": BOOL})
 DOCUMENT = _record({

@@ -51,6 +51,7 @@ _MADE = {
     "process": ("process_id", "process_name"),
     "source_counters": ("source_counters",),
     "next_step": ("next_step",),
+    "level_gaps": ("level_gaps",),
 }
 # Parts marked against `metrics` and `compared` (json_delta._parts): a list of mappings, each with a mapping to mark.
 _MARKED = {"decision_path": "values", "findings": "evidence"}

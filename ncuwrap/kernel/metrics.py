@@ -720,6 +720,31 @@ for _canonical in CANONICAL.values():
         _SECTION_OF.setdefault(_alias, _canonical.section)
 
 
+# Sections that read launch attributes and the occupancy calculator: no replay pass of their own
+# (Occupancy adds sm__warps_active, one counter).
+FREE_SECTIONS = ("LaunchStats", "Occupancy")
+# Metrics computed by ncu's occupancy calculator: they exist only in the Occupancy section.
+OCCUPANCY_CALCULATOR = frozenset({"sm__maximum_warps_per_active_cycle_pct", "sm__maximum_warps_avg_per_active_cycle"})
+# device__attribute_* are recorded with every result; launch__* come with LaunchStats / Occupancy;
+# derived__* are defined by a section file's MetricDefinitions and cannot be asked for by name.
+ALWAYS_RECORDED_PREFIX = "device__"
+
+
+def by_name(metric: str) -> bool:
+    """True when ncu collects ``metric`` given to --metrics (a counter, ratio or SASS metric)."""
+    if metric.startswith(("derived__", "launch__", ALWAYS_RECORDED_PREFIX)):
+        return False
+    return metric not in OCCUPANCY_CALCULATOR
+
+
+def costs_a_section(raw: str) -> bool:
+    """Only a section with replay passes of its own gives ``raw`` (not --metrics, not a free section, not every
+    result): targeted collection takes such a section only where a rule decides on the metric."""
+    if by_name(raw) or raw.startswith((ALWAYS_RECORDED_PREFIX, "launch__")) or raw in OCCUPANCY_CALCULATOR:
+        return False  # asked by name, recorded with every result, or given by a free section
+    return section_of(raw) not in FREE_SECTIONS
+
+
 class MetricTable:
     """Canonical and derived metrics of every launch of a profile, computed on demand."""
 

@@ -14,6 +14,7 @@ import numpy as np
 from ncuwrap.core.version import __version__
 from ncuwrap.core.display import Displayed, plural, short, short_path
 from ncuwrap.kernel.json_delta import share_launches
+from ncuwrap.kernel.metrics import MEMORY_LEVELS
 from ncuwrap.core.numbers import clean, clean_all
 from ncuwrap.ruleset.outcome import FindingResult, NextStep, NotEvaluated, Step
 
@@ -121,6 +122,30 @@ class Roofline:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class LevelGap:
+    """A memory level (DRAM, L2, L1) the launch's charts (bandwidth, roofline) cannot draw whole because the report
+    holds no counter of it: all of it (``part`` "bytes": no bar, no point) or its peak ("peak": its bytes drawn
+    without a roof or a share of one). Said, never dropped: a level left out reads as a level that did not matter."""
+
+    level: str  # DRAM | L2 | L1
+    part: str  # bytes | peak
+    missing: tuple[str, ...]  # the counters the report lacks
+    why: str  # "not collected", or "not on the details page" (a details CSV exports no raw counter)
+    how: str  # how to collect them
+
+    def to_json(self) -> dict:
+        return {"level": self.level, "part": self.part, "missing": list(self.missing), "why": self.why, "how": self.how}
+
+
+@dataclass(frozen=True, slots=True)
+class ReportLevelGap:
+    """A LevelGap said once for the report (the formats that draw no chart): on how many of its launches."""
+
+    gap: LevelGap
+    launches: int
+
+
 @dataclass(frozen=True)
 class Reprofile:
     """What a report lacks, said once for the whole report: the rules that could not be evaluated on
@@ -207,6 +232,8 @@ class KernelVerdict:
     source_counters: dict | None = None
     # What to do next when no finding costs time (a costly finding's advice is the next step then).
     next_step: NextStep | None = None
+    # The memory levels its charts lack for want of counters (DRAM, L2, L1 order); the charts say each.
+    level_gaps: tuple[LevelGap, ...] = ()
 
     @property
     def headline(self) -> FindingResult | None:
@@ -421,9 +448,11 @@ RECORD = {
     "source_counters": operator.attrgetter("source_counters"),
     "next_step": lambda k: k.next_step.to_json() if k.next_step is not None else None,
 }
-# Its record in the diagnosis document (v3 and v4): the v2 record, then what 'compare' reads besides it.
+# Its record in the diagnosis document (v3 and v4): the v2 record, then what v2 did not hold: the memory levels
+# its charts lack, and what 'compare' reads besides it.
 DOCUMENT = {
     **RECORD,
+    "level_gaps": lambda k: [g.to_json() for g in k.level_gaps],
     "compared": _compared,
     "effects": lambda k: k.effects.to_json() if k.effects is not None else None,
 }
@@ -508,6 +537,16 @@ class Diagnosis(Displayed):
     def grouped(self) -> bool:
         """Some kernel was launched more than once: outputs show one row per kernel."""
         return len({k.name for k in self.kernels}) != len(self.kernels)
+
+    def level_gaps(self) -> tuple[ReportLevelGap, ...]:
+        """Each memory level some launch's charts lack (KernelVerdict.level_gaps), once for the report, with how many
+        launches lack it: in the order of the levels, then of the launches."""
+        counts: dict[LevelGap, int] = {}
+        for gaps in column(self.kernels, "level_gaps"):
+            for gap in gaps:
+                counts[gap] = counts.get(gap, 0) + 1
+        order = {level: i for i, (level, _, _) in enumerate(MEMORY_LEVELS)}
+        return tuple(ReportLevelGap(g, n) for g, n in sorted(counts.items(), key=lambda item: order.get(item[0].level, len(order))))
 
     def to_json(self) -> dict:
         return {

@@ -35,14 +35,12 @@ from ncuwrap.kernel import metrics as kernel_metrics
 from ncuwrap import ruleset
 from ncuwrap.core.errors import OptionError
 
-# Sections that read launch attributes and the occupancy calculator: no replay pass of their own
-# (Occupancy adds sm__warps_active, one counter).
-FREE_SECTIONS = ("LaunchStats", "Occupancy")
-# Metrics computed by ncu's occupancy calculator: they exist only in the Occupancy section.
-OCCUPANCY_CALCULATOR = frozenset({"sm__maximum_warps_per_active_cycle_pct", "sm__maximum_warps_avg_per_active_cycle"})
-# device__attribute_* are recorded with every result; launch__* come with LaunchStats / Occupancy;
-# derived__* are defined by a section file's MetricDefinitions and cannot be asked for by name.
-ALWAYS_RECORDED_PREFIX = "device__"
+# Which metrics ncu gives by name, and which sections cost no pass: facts of the metrics, which a diagnosis
+# also reads (how to collect what a chart lacks).
+FREE_SECTIONS = kernel_metrics.FREE_SECTIONS
+OCCUPANCY_CALCULATOR = kernel_metrics.OCCUPANCY_CALCULATOR
+ALWAYS_RECORDED_PREFIX = kernel_metrics.ALWAYS_RECORDED_PREFIX
+by_name = kernel_metrics.by_name
 _SECTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 # The environment block of a diagnosis shows the SM clock (kernel_diagnosis._source_info).
 ENVIRONMENT_NAMES = ("sm_cycles_per_s",)
@@ -116,13 +114,6 @@ class Collection:
     def to_json(self) -> dict:
         return {"mode": self.mode, "set": self.set_name, "sections": list(self.sections), "metrics": list(self.metrics),
                 "source": self.source, "skipped": [s.to_json() for s in self.skipped]}
-
-
-def by_name(metric: str) -> bool:
-    """True when ncu collects ``metric`` given to --metrics (a counter, ratio or SASS metric)."""
-    if metric.startswith(("derived__", "launch__", ALWAYS_RECORDED_PREFIX)):
-        return False
-    return metric not in OCCUPANCY_CALCULATOR
 
 
 def section_for(metric: str) -> str | None:

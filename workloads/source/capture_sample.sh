@@ -4,6 +4,8 @@
 # in one report, profiled by ncuwrap with its default collection (targeted + SourceCounters + --import-source yes):
 #
 #   bash workloads/source/capture_sample.sh        # one device call, ~1 minute; $OUT/sample.tgz
+#
+# What it wrote last (2026-12-05) is in tests/data/h200_ncuwrap/profile/sample_source/ (README there).
 . workloads/common/preamble.sh sample
 export PATH=$(dirname "$NCU"):$PATH NCUWRAP_CACHE=$W/build-cache
 $NCU --version > "$W/keep/ncu-version.txt" 2>&1

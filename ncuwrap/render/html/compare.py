@@ -49,8 +49,7 @@ def pair_view(pair, index: int, detailed: bool) -> PairView:
         Group("still there", "", [after[i] for i in pair.persisting]),
         Group("not comparable", "note", [after.get(i) or before[i] for i in pair.not_comparable]),
     ]
-    charts = diagnosis_page.kernel_charts([pair.before.chart_metrics or {}, pair.after.chart_metrics or {}], [pair.before.roofline, pair.after.roofline],
-                                          SERIES)
+    charts = diagnosis_page.kernel_charts([pair.before, pair.after], SERIES)
     return PairView(pair, anchor, True, [g for g in groups if g.findings], charts)
 
 

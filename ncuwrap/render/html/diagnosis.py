@@ -66,13 +66,16 @@ def roofline_note(rooflines: list) -> str | None:
     return f"No roofline: the kernel does no {last.label} arithmetic (0 FLOP/s); the bandwidth chart shows where it stands."
 
 
-def kernel_charts(charts: list[dict], rooflines: list, series: list[str] | None = None) -> dict:
-    """The charts of one kernel (or of a before/after pair), as Markup, and the roofline's notes."""
+def kernel_charts(kernels: list, series: list[str] | None = None) -> dict:
+    """The charts of one kernel's verdict (or of a before/after pair's, ``series``), as Markup, and their notes: why
+    there is no roofline, the L1 point left out, the memory levels the report holds no counter of."""
+    charts, rooflines, gaps = [k.chart_metrics or {} for k in kernels], [k.roofline for k in kernels], [k.level_gaps for k in kernels]
     return {
         "roofline_note": roofline_note(rooflines),
         "roofline_left_out": [kernel_text.l1_left_out(r, name) for r, name in zip(rooflines, series or [""]) if r is not None and r.l1_left_out],
-        "roofline": svg.roofline(rooflines, series),
-        "bandwidth": svg.bandwidth(charts, series),
+        "roofline": svg.roofline(rooflines, series, gaps=gaps),
+        "bandwidth": svg.bandwidth(charts, series, gaps),
+        "level_gaps": kernel_text.level_gap_lines(gaps, series or [""]),
         "sol": svg.sol(charts, series),
         "occupancy": svg.occupancy(charts, series),
     }
@@ -86,7 +89,7 @@ def kernel_view(kernel, rank: int, share_pct: float | None, detailed: bool, cove
     findings = [FindingView(f, f"{anchor}-{f.id}") for f in kernel.findings if not f.minor]
     chart = kernel.chart_metrics or {}
     limits = [(label, chart.get(key)) for label, key in _LIMITS if chart.get(key) is not None]
-    return KernelView(rank, anchor, kernel, share, True, findings, kernel_charts([chart], [kernel.roofline]), limits, unfolded,
+    return KernelView(rank, anchor, kernel, share, True, findings, kernel_charts([kernel]), limits, unfolded,
                       kernel_text.program_line(kernel, coverage))
 
 
@@ -139,7 +142,11 @@ def page(diagnosis, name: kernel_names.Names, shown: Shown = PAGE) -> dict:
         "clock_note": clock_note(diagnosis),
         "fix_first": [line for _, line in first],
         "fix_first_bars": svg.fix_first_bars([(name(p.name), p.share_pct or 0.0, p.saves_pct or 0.0, line) for p, line in first]),
-        "rooflines": svg.report_rooflines([(label, [(name(g.name), g.longest.roofline) for g in groups]) for label, groups in parts.rooflines]),
+        "rooflines": svg.report_rooflines([(label, [(name(g.name), g.longest.roofline, g.longest.level_gaps) for g in groups])
+                                           for label, groups in parts.rooflines]),
+        # What the report's rooflines lack, of the kernels they draw (their longest launches).
+        "roofline_gaps": kernel_text.level_gap_lines([g.longest.level_gaps for _, groups in parts.rooflines for g in groups],
+                                                     [name(g.name) for _, groups in parts.rooflines for g in groups]),
         "fix_first_note": ("Share of the program's GPU time (nsys)" if diagnosis.coverage else "Share of the profiled time"),
         "coverage": kernel_text.coverage_line(diagnosis.coverage) if diagnosis.coverage else None,
         "processes": len(diagnosis.processes) > 1,

@@ -219,9 +219,11 @@ def occupancy(charts: list[dict], series: list[str] | None = None) -> Markup:
 # Memory bandwidth against the roofs (also the view of a kernel that does no arithmetic)
 
 
-def bandwidth(charts: list[dict], series: list[str] | None = None, width: int = 520) -> Markup | None:
-    """Bytes/s at DRAM, L2 and L1 against each level's peak; None when no level was measured."""
+def bandwidth(charts: list[dict], series: list[str] | None = None, gaps: list | None = None, width: int = 520) -> Markup | None:
+    """Bytes/s at DRAM, L2 and L1 against each level's peak; None when no level was measured. ``gaps``: each series'
+    KernelVerdict.level_gaps, the levels or peaks the report holds no counter of (said "not collected")."""
     series = series or [""]
+    gaps = gaps or [()] * len(charts)
     levels = [(label, [_num(c.get(achieved)) for c in charts], [_num(c.get(peak)) for c in charts])
               for label, achieved, peak in MEMORY_LEVELS]
     if not any(v is not None for _, achieved, _ in levels for v in achieved):
@@ -231,22 +233,25 @@ def bandwidth(charts: list[dict], series: list[str] | None = None, width: int = 
     rows = []
     for label, achieved, peaks in levels:
         pcts = [share_pct(a, p) if a is not None and p else None for a, p in zip(achieved, peaks)]
-        rows.append((label, achieved, peaks, pcts))
+        lacking = [{g.part for g in own if g.level == label} for own in gaps]
+        rows.append((label, achieved, peaks, pcts, lacking))
     palette = colors(len(series))
     g = _Groups(series, width, label_w=50, value_w=190)
     label_w, plot_w, top, group_h, bar_h = g.label_w, g.plot_w, g.top, g.group_h, g.bar_h
     height = top + len(rows) * (group_h + 10) + 8
     body = g.head()
     y = top
-    for label, achieved, peaks, pcts in rows:
-        body.append(g.label(y, label) +
-                    f'<rect x="{label_w}" y="{y - 2}" width="{plot_w}" height="{group_h + 4}" fill="none" stroke="{ROOF_COLORS[label]}" stroke-dasharray="3 '
-                    f'2"/>')
-        for a, p, pct, color, name in zip(achieved, peaks, pcts, palette, series):
+    for label, achieved, peaks, pcts, lacking in rows:
+        body.append(g.label(y, label))
+        if any(p is not None for p in peaks):  # the dashed box is the peak: none where no series has one
+            body.append(f'<rect x="{label_w}" y="{y - 2}" width="{plot_w}" height="{group_h + 4}" fill="none" stroke="{ROOF_COLORS[label]}" '
+                        f'stroke-dasharray="3 2"/>')
+        for a, p, pct, parts, color, name in zip(achieved, peaks, pcts, lacking, palette, series):
+            # 'not collected' where the model says the counters are not in the report; a value it lacks otherwise is unknown
             if a is None:
-                text = "not collected: its counters are not in the report"
+                text = "not collected" if "bytes" in parts else "n/a"
             elif pct is None:
-                text = f"{si(a, 'B/s')} (peak not collected)"
+                text = f"{si(a, 'B/s')} ({'peak not collected' if 'peak' in parts else 'peak n/a'})"
             else:
                 text = f"{si(a, 'B/s')} of {si(p, 'B/s')} ({pct:.0f}%)"
             if pct is not None:
@@ -274,11 +279,12 @@ def _decades(lo: float, hi: float) -> tuple[int, int]:
 
 
 def roofline(rooflines: list, series: list[str] | None = None, width: int = 520, height: int = 330,
-             palette: tuple[str, ...] | None = None, title: str | None = None) -> Markup | None:
+             palette: tuple[str, ...] | None = None, title: str | None = None, gaps: list | None = None) -> Markup | None:
     """The model's rooflines (KernelVerdict.roofline, one per series) drawn: the device's memory roofs
     (DRAM, L2, L1) and the compute roof of the arithmetic the kernel does, and the kernel's point at
     each memory level. None when no series has a point to draw (no arithmetic, or no counters): the
-    page says so in a line instead of an empty chart."""
+    page says so in a line instead of an empty chart. ``gaps``: each series' KernelVerdict.level_gaps, a level
+    or roof the report holds no counter of, said "not collected" in the roofs' key."""
     series = series or [""]
     palette = palette or colors(len(series))
     roof = next((r for r in reversed(rooflines) if r is not None and r.says_something), None)
@@ -334,6 +340,10 @@ def roofline(rooflines: list, series: list[str] | None = None, width: int = 520,
         ky = top + 16 + 15 * j
         body.append(f'<line x1="{left + 8}" y1="{ky - 4}" x2="{left + 26}" y2="{ky - 4}" stroke="{ROOF_COLORS[label]}" stroke-width="2"/>'
                     f'<text x="{left + 31}" y="{ky}" fill="{ROOF_COLORS[label]}" font-size="11">{_t(label + " roof " + si(bw, "B/s"))}</text>')
+    # A level without its roof or its point for want of counters is said beneath the roofs, not left to look absent.
+    unshown = dict.fromkeys(f"{g.level} roof: not collected" if g.part == "peak" else f"{g.level}: not collected" for own in gaps or () for g in own)
+    for j, text in enumerate(unshown, start=len(roofs)):
+        body.append(f'<text class="gap" x="{left + 31}" y="{top + 16 + 15 * j}" fill="{MUTED}" font-size="11">{_t(text)}</text>')
     ridge_min = min(ridges)
     body.append(f'<line class="roof" x1="{px(ridge_min):.1f}" y1="{py(peak):.1f}" x2="{px(x_max):.1f}" y2="{py(peak):.1f}" stroke="{ROOF_COLORS["compute"]}" '
                 f'stroke-width="2"/>'
@@ -454,14 +464,14 @@ def fix_first_bars(rows: list[tuple[str, float, float, str]], width: int = 720) 
     return _svg(width, y + 4, "Fix first: each kernel's share of the time and what fixing it saves", body)
 
 
-def report_rooflines(groups: list[tuple[str, list[tuple[str, object]]]], width: int = 720, height: int = 400) -> list[Markup]:
-    """One roofline per kind of arithmetic in a report (``(label, [(kernel name, Roofline)])``): every
+def report_rooflines(groups: list[tuple[str, list[tuple[str, object, tuple]]]], width: int = 720, height: int = 400) -> list[Markup]:
+    """One roofline per kind of arithmetic in a report (``(label, [(kernel name, Roofline, its level gaps)])``): every
     kernel a colour, a point at each memory level (DRAM, L2, L1: the hierarchical roofline)."""
     charts = []
     for label, members in groups:
-        names = [n if len(n) <= 40 else n[:39] + "…" for n, _ in members]
-        chart = roofline([r for _, r in members], names, width=width, height=height, palette=KERNEL_COLORS[:len(members)],
-                         title=f"Roofline of the report ({label}): each kernel at each memory level, log-log")
+        names = [n if len(n) <= 40 else n[:39] + "…" for n, _, _ in members]
+        chart = roofline([r for _, r, _ in members], names, width=width, height=height, palette=KERNEL_COLORS[:len(members)],
+                         title=f"Roofline of the report ({label}): each kernel at each memory level, log-log", gaps=[g for _, _, g in members])
         if chart is not None:
             charts.append(chart)
     return charts

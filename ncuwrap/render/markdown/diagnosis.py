@@ -46,6 +46,14 @@ def reprofile(diagnosis) -> list[str]:
             + f". {m} metric{'s' if m != 1 else ''} missing; {escape(r.how)}.", ""]
 
 
+def level_gaps(diagnosis) -> list[str]:
+    """Once for the report: the memory levels the charts (HTML's) lack for want of counters."""
+    gaps = diagnosis.level_gaps()
+    if not gaps:
+        return []
+    return ["**Charts**", "", *(f"- {escape(kernel_text.level_gap(g.gap, g.launches, len(diagnosis.kernels)))}." for g in gaps), ""]
+
+
 def environment_line(diagnosis) -> str:
     src = diagnosis.source
     parts = [escape(src.device or "unknown GPU")]
@@ -206,6 +214,7 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
         else:
             out += details(f"{i}. {name(g.name)}: {g.longest.verdict_label}", section)
     out += reprofile(diagnosis)
+    out += level_gaps(diagnosis)
     if diagnosis.lines_hint:
         out += [f"*Source lines not attributed: {escape(diagnosis.lines_hint)}.*", ""]
     if diagnosis.notes:

@@ -52,6 +52,30 @@ def l1_left_out(roofline, series: str = "") -> str:
             f"carry this kernel's traffic.")
 
 
+def level_gap(gap, launches: int | None = None, of: int | None = None) -> str:
+    """A memory level the charts lack for want of counters (verdict.LevelGap), in one line: what the charts cannot
+    draw and how to collect it. ``launches`` of ``of``: said once for a report, in a format that draws no chart."""
+    if launches is None:
+        on, charts = "", "the charts"
+    else:
+        on = (f" on {launches} of {of} launches" if launches != of else " on every launch" if launches > 1 else "")
+        charts = "the charts of --format html"
+    if gap.part == "peak":
+        return f"{gap.level}: peak {gap.why}{on}, so {charts} show {gap.level}'s bytes without its peak (no roof, no share of it); {gap.how}"
+    return f"{gap.level}: {gap.why}{on}, so {charts} have no {gap.level} bar or point; {gap.how}"
+
+
+def level_gap_lines(gaps: list, series: list[str]) -> list[str]:
+    """The lines of the memory levels the charts of one kernel, or of a before/after pair (``series``), lack: a
+    gap of one series only names it."""
+    out = []
+    for gap in dict.fromkeys(g for own in gaps for g in own):
+        having = [name for own, name in zip(gaps, series) if gap in own]
+        named = ", ".join(n for n in having if n) if len(having) < len(gaps) else ""
+        out.append(f"{named + ': ' if named else ''}{level_gap(gap)}.")
+    return out
+
+
 def priority_line(p, program: bool, name) -> str:
     """``program``: the shares are of the whole program's GPU time (profile --top), not of the profiled time;
     ``name``: the document's kernel names (ncuwrap.render.names.Names)."""

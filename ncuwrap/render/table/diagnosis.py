@@ -92,6 +92,11 @@ def render(diagnosis, width: int | None = None, color: bool = False, names: str 
     if diagnosis.reprofile:
         page.heading("Not evaluated")
         page.line(kernel_text.reprofile_line(diagnosis.reprofile), indent=2)
+    gaps = diagnosis.level_gaps()
+    if gaps:  # the charts are HTML's; what they lack is said here too
+        page.heading("Charts")
+        for g in gaps:
+            page.line(kernel_text.level_gap(g.gap, g.launches, len(diagnosis.kernels)) + ".", indent=2)
     if diagnosis.lines_hint:
         page.heading("Source lines")
         page.line(f"not attributed: {diagnosis.lines_hint}.", indent=2)
