@@ -298,10 +298,9 @@ def with_whatif(data: TimelineData, timeline: Timeline, *, op_limits=None, kerne
             metrics[f"{name}_basis"] = REPLAYED_BASIS[remedy]
     tracer_cost = timeline.tracer
     if tracer_cost is not None:
-        graphs = whatif.traced_graphs
-        tracer_cost = dataclasses.replace(tracer_cost, replayed_untraced_ns=whatif.untraced_step_ns,
-                                          **({"graph_launches": graphs.launches, "graph_nodes": graphs.nodes, "graph_added_ns": graphs.added_ns}
-                                             if graphs is not None and graphs.calls.size else {}))
+        graphs = whatif.traced_graphs  # predict always sets it; no launch traced node by node gives zeros
+        tracer_cost = dataclasses.replace(tracer_cost, replayed_untraced_ns=whatif.untraced_step_ns, graph_launches=graphs.launches,
+                                          graph_nodes=graphs.nodes, graph_added_ns=graphs.added_ns)
     return dataclasses.replace(timeline, whatif=whatif, metrics=metrics, tracer=tracer_cost)
 
 

@@ -45,7 +45,7 @@ import numpy as np
 
 from ncuwrap.timeline.events import Events
 from ncuwrap.timeline.model import FIRST_LINE, HostTime, LaunchedFrom
-from ncuwrap.timeline.launches import LaunchIndex, categories_of
+from ncuwrap.timeline.launches import GRAPH_LAUNCH_PREFIXES, LaunchIndex, categories_of
 
 STACK = "stack at launch"
 BACKWARD = "forward op of a backward kernel"
@@ -57,7 +57,6 @@ ATTRIBUTED = 10  # the top kernels traced back (Timeline.top_kernels' default)
 
 _FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$", re.DOTALL)
 _LIBRARIES = ("torch", "functorch", "triton")  # what a torch.profiler frame's path starts with inside torch's own code
-_GRAPH_LAUNCHES = ("cudaGraphLaunch", "cuGraphLaunch")
 
 
 # -- frames ----------------------------------------------------------------------------------------
@@ -173,7 +172,7 @@ def op_rows(data, kernels: Events) -> OpRows:
     call = row_of.lookup(np.asarray(kernels["correlation"], dtype=float))
     launched = ~np.isnan(call)
     call = np.where(launched, call, 0).astype(np.int64)
-    graph = categories_of(api["name"]).test(lambda t: str(t).startswith(_GRAPH_LAUNCHES))[call]
+    graph = categories_of(api["name"]).test(lambda t: str(t).startswith(GRAPH_LAUNCH_PREFIXES))[call]
     known = np.flatnonzero(launched & ~graph)  # a replayed graph's launch says nothing of where it was captured
     out.call[known] = call[known]
     ops = data.ops

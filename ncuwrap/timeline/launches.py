@@ -13,7 +13,8 @@ import numpy as np
 from ncuwrap.timeline.events import Events, Labels
 
 # CUDA calls by kind (names without their version suffix).
-LAUNCH_PREFIXES = ("cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch")
+GRAPH_LAUNCH_PREFIXES = ("cudaGraphLaunch", "cuGraphLaunch")
+LAUNCH_PREFIXES = ("cudaLaunch", "cuLaunch") + GRAPH_LAUNCH_PREFIXES
 SYNC_CALLS = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
                         "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"})
 

@@ -23,6 +23,10 @@ class ReplayCalibration:
     pinned_h2d_gbps: float
     async_call_ns: float
 
+    def graph_launch_cost_ns(self, nodes):
+        """What launching a graph of ``nodes`` nodes (an int or an array) costs the host, untraced."""
+        return self.graph_launch_ns + self.graph_launch_per_node_ns * nodes
+
 
 @lru_cache(maxsize=1)
 def calibration() -> ReplayCalibration:

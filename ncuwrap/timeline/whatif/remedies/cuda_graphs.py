@@ -62,7 +62,7 @@ def apply(g, context) -> None:
             g.g_lat[j] = int(g.typical_latency_ns)  # the capture's own launch latency
             g.g_qgap[j] = int(cal.graph_node_gap_ns)
             nodes += 1
-        g.h_own[head] = int(cal.graph_launch_ns + cal.graph_launch_per_node_ns * nodes)
+        g.h_own[head] = int(cal.graph_launch_cost_ns(nodes))
     g.sort_by_launch()  # events re-hung on their stretch's head
 
 

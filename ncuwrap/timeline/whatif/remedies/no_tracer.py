@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncuwrap.timeline import tracer as tracer_module
+from ncuwrap.timeline.launches import GRAPH_LAUNCH_PREFIXES
 
 NAME = "no_tracer"
 DRAINS_QUEUE = False
@@ -23,9 +24,6 @@ def costs(producer: str | None, shapes: bool = False, frames: int = 0, scale: fl
         per = c.profiler_stack_event_ns if frames else c.profiler_event_ns
         return per * scale, per * scale, tracer_module.PROFILER
     return c.nsys_call_ns * scale, (c.nsys_shapes_op_ns if shapes else c.nsys_op_ns) * scale, tracer_module.NSYS
-
-
-GRAPH_LAUNCHES = ("cudaGraphLaunch", "cuGraphLaunch")
 
 
 @dataclass(frozen=True)
@@ -57,14 +55,13 @@ def traced_graphs(g, cal, per_call_ns: float) -> TracedGraphs:
     """The graph launches of ``g`` whose nodes were traced one by one, with their untraced cost by ``cal``
     (ncuwrap.timeline.whatif.calibration: calibrate.py's plain launches on the lent H200); ``per_call_ns``: the
     tracer's cost a call (:func:`costs`), which the launch call pays as every call does."""
-    names = np.asarray([str(n) for n in g.h_name], dtype=object)
-    launch = np.fromiter((n.startswith(GRAPH_LAUNCHES) for n in names), dtype=bool, count=names.size)
+    launch = np.fromiter((str(n).startswith(GRAPH_LAUNCH_PREFIXES) for n in g.h_name), dtype=bool, count=len(g.h_name))
     hung = g.g_call >= 0
     nodes = np.bincount(g.g_call[hung], minlength=g.calls) if hung.any() else np.zeros(g.calls, dtype=np.int64)
     in_steps = g.h_step < g.steps
     calls = np.flatnonzero(launch & (nodes[:g.calls] > 1) & in_steps)
     events = np.flatnonzero(hung & np.isin(g.g_call, calls))
-    untraced = (cal.graph_launch_ns + cal.graph_launch_per_node_ns * nodes[calls]).astype(np.int64)
+    untraced = cal.graph_launch_cost_ns(nodes[calls]).astype(np.int64)
     added = float(np.maximum(0.0, g.h_own[calls] - per_call_ns - untraced).sum()) / g.steps if g.steps else 0.0
     return TracedGraphs(calls=calls, events=events, untraced_ns=untraced, steps=g.steps, added_ns=added)
 
