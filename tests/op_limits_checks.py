@@ -27,6 +27,7 @@ from ncuwrap.profile.top import read_mangled
 from ncuwrap.timeline import steps as steps_module
 from ncuwrap.timeline import readers
 from ncuwrap.timeline.oplimits import analysis, remedies
+from ncuwrap.timeline.oplimits.model import CAUSAL, NO_MASK
 from ncuwrap.timeline.whatif.predict import predict
 
 DATA = Path(__file__).parent / "data" / "h200_ncuwrap" / "op_limits"
@@ -208,6 +209,14 @@ def hand_table() -> str:
                     if r.hand_flop else
                     f"| {r.name} ({_kind(r.suffix)}) | {over} | {r.flop:,.0f} | - | - | {r.achieved / 1e12:.2f} TFLOP/s | - | - | "
                     f"{r.modelled_pct:.1f}% |")
+        limits = capture(r.name, r.suffix)[1]
+        for mask, how in ((CAUSAL, "causal"), (NO_MASK, "with no mask")):
+            reading = limits.reading(mask)
+            if reading is not None and r.hand_flop:
+                flop = reading.step_flop / r.iterations
+                rows.append(f"| {r.name} ({_kind(r.suffix)}), its attention counted {how} (its mask not recorded) | {over} | {flop:,.0f} | "
+                            f"{r.hand_flop:,} | {_pct(flop / r.hand_flop)} | {reading.achieved_flops / 1e12:.1f} TFLOP/s | "
+                            f"{r.hand_rate / 1e12:.1f} TFLOP/s | {_pct(reading.achieved_flops / r.hand_rate)} | - |")
     return "\n".join(rows)
 
 

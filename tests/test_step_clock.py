@@ -168,6 +168,22 @@ def test_a_gpu_bound_loop_whose_host_runs_ahead():
     assert no_tracer["speedup"] == pytest.approx(1.0, abs=0.001)
 
 
+def test_a_host_paced_first_step_of_a_gpu_paced_loop_is_warm_up():
+    """mlp_train fp32's first step found (the program's last warm-up iteration but one) was launched late: the host
+    paced it, the GPU every step after. Within 1.5x of the others (1.32x), it is warm-up by its pace: the steady mean
+    is then the program's own clock over the same iterations, which it was not with it."""
+    steps = diagnose_timeline(CLOCK / "mlp_train_fp32.sqlite.gz").timeline.steps
+    first, rest = steps.records[0], steps.records[1:]
+    assert first.paced_by == "host" and {r.paced_by for r in rest} == {"gpu"} and steps.warmup == 1
+    assert round(first.period_ns / statistics.median(r.period_ns for r in rest), 2) == 1.32
+    assert steps.warmup_why == ("the first step was paced by the host, the 21 after by the GPU, and it took longer than the median period "
+                                "of the 21 steps after the first (18 ms; slowest 1.32x): the host had not yet run ahead")
+    # A loop the host paces throughout is not judged by its pace: decode eager's steps are all the host's, and its one
+    # warm-up step is the one 54x the others.
+    decode = diagnose_timeline(CLOCK / "decode_eager.sqlite.gz").timeline.steps
+    assert {r.paced_by for r in decode.records} == {"host"} and decode.warmup == 1 and "slowest 54.0x" in decode.warmup_why
+
+
 def test_a_launch_bound_loop_without_its_tracer():
     """decode eager: 1.92 ms a token under nsys with its op ranges, 0.98 ms plain; the estimate takes its ~67 CUDA calls
     and ~198 op ranges a token off at the calibrated costs times 1.14 (its kernel-launch calls took 8.78 us each, against

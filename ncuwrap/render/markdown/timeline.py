@@ -106,7 +106,9 @@ def render(diagnosis, shown: Shown = COMMENT, names: str = kernel_names.SHORT, *
 def _op_limits(limits) -> list[str]:
     """How far each op is from its limit: the step's MFU, its bytes, the per-op table, what is not modelled, the remedies."""
     out = [f"### {escape(op_limits.title(limits))}", "", escape(op_limits.shapes_sentence(limits)), "",
-           f"- **Step:** {escape(op_limits.step_line(limits))}.", f"- **Bytes:** {escape(op_limits.bytes_line(limits))}.", ""]
+           f"- **Step:** {escape(op_limits.step_line(limits))}."]
+    mask = op_limits.mask_line(limits)
+    out += ([f"- **Attention:** {escape(mask)}."] if mask else []) + [f"- **Bytes:** {escape(op_limits.bytes_line(limits))}.", ""]
     columns = op_limits.COLUMNS
     out += _table(list(columns), [[escape(cells[c]) if c not in ("op", "shapes") else code(cells[c]) for c in columns]
                                   for cells in (op_limits.cells(r) for r in limits.top())], left=(0, 1, 8))

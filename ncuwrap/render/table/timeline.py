@@ -122,6 +122,9 @@ def _op_limits(page: Page, limits) -> None:
     page.console.print(Text(f"\n{op_limits.title(limits)}", style="bold"))
     page.line(op_limits.shapes_line(limits), "dim", indent=2)
     page.line(op_limits.step_line(limits), indent=2, label="step:")
+    mask = op_limits.mask_line(limits)
+    if mask:
+        page.line(mask, indent=2, label="attention:")
     page.line(op_limits.bytes_line(limits), indent=2, label="bytes:")
     rows = [op_limits.cells(r) for r in limits.top()]
 

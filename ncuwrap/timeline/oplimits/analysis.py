@@ -31,7 +31,7 @@ from ncuwrap.timeline.launched_from import enclosing, is_backward, op_rows
 from ncuwrap.timeline.oplimits import counts, dataflow, remedies
 from ncuwrap.timeline.oplimits.advice import advise, gemm_kernel
 from ncuwrap.timeline.oplimits.inputs import parse
-from ncuwrap.timeline.oplimits.model import ON_CHIP_ROW, STEADY, WINDOW, Chain, OpLimits, OpRow, Unmodelled
+from ncuwrap.timeline.oplimits.model import ON_CHIP_ROW, STEADY, WINDOW, Chain, OpLimits, OpRow, UnknownMask, Unmodelled
 from ncuwrap.timeline.launches import active_window, api_starts, categories_of, launch_time
 
 _UNIT_OF_DTYPE = {"bf16": peak_units.BF16_TENSOR, "fp16": peak_units.FP16_TENSOR, "fp8_e4m3": peak_units.FP8_TENSOR,
@@ -158,7 +158,7 @@ def measure(data, steps) -> OpLimits | None:
     peaks = peak_units.peaks(data.gpu if data.gpu is not None else peak_units.DeviceFacts(name=data.device))
     full = None
 
-    rows, unmodelled, work_of = [], {}, {}
+    rows, unmodelled, work_of, masks = [], {}, {}, {}
     readers = dataflow.Readers(data)  # nsys's dataflow, sorted on its first use
     for g in range(groups.shape[0]):
         members = order[bounds[g]:bounds[g + 1]]
@@ -185,6 +185,8 @@ def measure(data, steps) -> OpLimits | None:
                 why = f"launched by autograd's {name} outside any op" if is_backward(name) else "no formula for this op"
             else:
                 why = work.reason
+                if work.if_causal is not None and work.if_full is not None:
+                    _add_mask(masks, name, calls, time_ns, work.if_causal.flop * calls, work.if_full.flop * calls)
             _add(unmodelled, name, why, calls, members.size, time_ns)
             continue
         recorded = work.dtype is not None and inputs.full and all(t.dtype for t in inputs.tensors())
@@ -205,12 +207,15 @@ def measure(data, steps) -> OpLimits | None:
     gone = sorted(unmodelled.values(), key=lambda u: (-u["time_ns"], u["op"], u["reason"]))
     unmodelled_rows = tuple(Unmodelled(op=u["op"], reason=u["reason"], calls=u["calls"], kernels=u["kernels"], time_ns=u["time_ns"],
                                        share_pct=100.0 * u["time_ns"] / step_total if step_total else 0.0) for u in gone)
+    unknown_masks = tuple(UnknownMask(op=op, calls=m[0], time_ns=m[1], flop_causal=m[2], flop_full=m[3],
+                                      share_pct=100.0 * m[1] / step_total if step_total else 0.0)
+                          for op, m in sorted(masks.items(), key=lambda kv: (-kv[1][1], kv[0])))
     tf32 = next((r.unit_how for r in rows if r.unit == peak_units.TF32_TENSOR), None)
     chains = _chains(window, launched[window], dur, group, op, work_of, starts)
     shapes_from = ("the PyTorch profiler trace (record_shapes: sizes, dtypes, strides, values)" if full
                    else "nsys's op ranges (autograd-shapes-nvtx: sizes only; dtypes from the kernels' names)")
     limits = OpLimits(steps=count, step_ns=step_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
-                      unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32, scope=scope,
+                      unmodelled=unmodelled_rows, kernel_ns=int(dur.sum()), chains=chains, tf32=tf32, scope=scope, unknown_masks=unknown_masks,
                       advice=advise(tuple(rows), int(dur.sum()), peaks.sm_count))
     limits = dataclasses.replace(limits, edits={remedy: remedies.kernel_edits(limits, remedy) for remedy in remedies.REMEDIES})
     predicted = (remedies.predict(limits, remedy) for remedy in remedies.REMEDIES)
@@ -288,6 +293,13 @@ def _add(table: dict, op: str, reason: str, calls: int, kernels: int, time_ns: i
     entry["calls"] += calls
     entry["kernels"] += kernels
     entry["time_ns"] += time_ns
+
+
+def _add_mask(table: dict, op: str, calls: int, time_ns: int, flop_causal: int, flop_full: int) -> None:
+    """Sums by op name of the attention whose mask is not recorded: calls, time, FLOPs under either mask."""
+    entry = table.setdefault(op, [0, 0, 0, 0])
+    for i, v in enumerate((calls, time_ns, flop_causal, flop_full)):
+        entry[i] += v
 
 
 def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np.ndarray, op: np.ndarray, work_of: dict,

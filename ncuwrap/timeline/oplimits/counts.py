@@ -116,9 +116,13 @@ NO_FACTS = KernelFacts()
 
 @dataclass(frozen=True)
 class NotModelled:
-    """An op of a modelled name whose inputs do not give its count, and why."""
+    """An op of a modelled name whose inputs do not give its count, and why. An attention op whose inputs give all
+    but whether its mask is causal (nsys records sizes only; no mask tensor recorded) carries its two possible
+    counts: under PyTorch's causal mask and under none."""
 
     reason: str
+    if_causal: Work | None = None
+    if_full: Work | None = None
 
 
 def _x(dims) -> str:
@@ -467,9 +471,16 @@ def _sdpa(q: int, causal: int, *, heads_first: bool, backward: bool, extra: tupl
             flag = mask_type == 1
         else:
             flag = _causal(x, causal)
+        reads = [x.tensor(i) for i in extra]
         if flag is None and not x.full:
-            return NotModelled("whether its mask is causal is not recorded (nsys records sizes only)")
-        return _attention(*t, flag, heads_first=heads_first, backward=backward, extra=[x.tensor(i) for i in extra], hint=hint)
+            why = "whether its mask is causal is not recorded (nsys records sizes only)"
+            # No tensor besides q, k, v and the backward's reads: no mask, bias or packed sequence lengths, so the
+            # mask is PyTorch's causal one or none, and the count is one of two.
+            if any(i not in (q, q + 1, q + 2, *extra) and x.tensor(i) is not None for i in range(len(x.args))):
+                return NotModelled(why)
+            both = [_attention(*t, c, heads_first=heads_first, backward=backward, extra=reads, hint=hint) for c in (True, False)]
+            return NotModelled(why, *both) if all(isinstance(w, Work) for w in both) else NotModelled(why)
+        return _attention(*t, flag, heads_first=heads_first, backward=backward, extra=reads, hint=hint)
 
     return count
 

@@ -350,6 +350,41 @@ class Unmodelled:
                 "share_pct": clean(self.share_pct)}
 
 
+@dataclass(frozen=True)
+class UnknownMask:
+    """Attention ops of one name whose mask is not recorded (nsys records sizes only) and none of whose inputs is a
+    mask: PyTorch's causal mask or none, so their FLOPs are one of two counts. They stay not modelled (Unmodelled);
+    the step's totals are given under each (OpLimits.reading)."""
+
+    op: str
+    calls: int
+    time_ns: int
+    flop_causal: int  # over all its calls, under PyTorch's causal mask (query i sees keys 0..i)
+    flop_full: int  # under no mask
+    share_pct: float  # of the steady steps' time
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "calls": self.calls, "time_ns": self.time_ns, "flop_causal": self.flop_causal, "flop_full": self.flop_full,
+                "share_pct": clean(self.share_pct)}
+
+
+@dataclass(frozen=True)
+class MaskReading:
+    """The step's FLOPs and rate with the attention whose mask is not recorded counted under one of its two masks."""
+
+    mask: str  # CAUSAL | NO_MASK
+    step_flop: float
+    achieved_flops: float
+    mfu_pct: float | None
+
+    def to_json(self) -> dict:
+        return {"mask": self.mask, "step_flop": clean(self.step_flop), "achieved_tflops": clean(self.achieved_flops / 1e12),
+                "mfu_pct": clean(self.mfu_pct)}
+
+
+CAUSAL, NO_MASK = "causal", "none"
+
+
 # The longest row a fused kernel keeps on chip through a reduction: Inductor's limit for a persistent reduction
 # over the inner dimension (torch/_inductor/codegen, should_use_persistent_reduction). A longer row is reduced in
 # a loop over it, and what follows the reduction reads the row again (docs/op-limits.md, fusion).
@@ -424,6 +459,7 @@ class OpLimits:
     # Each remedy's kernel edits (ncuwrap.timeline.oplimits.remedies.Edits, by remedy name), computed once with the limits:
     # the predictions here and the replay's edits of the same kernels read them.
     edits: dict = field(default_factory=dict, repr=False, compare=False)
+    unknown_masks: tuple[UnknownMask, ...] = ()  # attention ops whose mask is not recorded, most time first
 
     def edits_of(self, remedy: str):
         """``remedy``'s kernel edits (None where they were not computed with these limits)."""
@@ -453,6 +489,22 @@ class OpLimits:
     def achieved_flops(self) -> float:
         """The modelled FLOPs a step over the mean steady step."""
         return self.step_flop / (self.step_ns * 1e-9) if self.step_ns else 0.0
+
+    def reading(self, mask: str) -> MaskReading | None:
+        """The step's FLOPs, rate and MFU with :attr:`unknown_masks` counted under ``mask`` (CAUSAL or NO_MASK); None
+        without such ops. The peak is the one :attr:`mfu_pct` takes."""
+        if not self.unknown_masks:
+            return None
+        added = sum(m.flop_causal if mask == CAUSAL else m.flop_full for m in self.unknown_masks) / self.steps
+        flop = self.step_flop + added
+        rate = flop / (self.step_ns * 1e-9) if self.step_ns else 0.0
+        peak = self.peak_flops
+        return MaskReading(mask=mask, step_flop=flop, achieved_flops=rate, mfu_pct=100.0 * rate / peak if peak else None)
+
+    @property
+    def unknown_mask_pct(self) -> float:
+        """The share of the steady steps' time in attention whose mask is not recorded."""
+        return sum(m.share_pct for m in self.unknown_masks)
 
     @property
     def dtype_unit(self) -> str | None:
@@ -529,6 +581,9 @@ class OpLimits:
             "not_modelled": [u.to_json() for u in self.unmodelled],
             "remedies": [p.to_json() for p in self.predictions], "remedies_replayed": self.replayed,
             "advice": [a.to_json() for a in self.advice],
+            "attention_mask_unknown": ({"ops": [m.to_json() for m in self.unknown_masks], "share_pct": clean(self.unknown_mask_pct),
+                                        "readings": [self.reading(mask).to_json() for mask in (CAUSAL, NO_MASK)]}
+                                       if self.unknown_masks else None),
             "chains": {"count": len(self.chains), "bytes": sum(c.bytes for c in self.chains), "fused_bytes": sum(c.fused_bytes for c in self.chains),
                        "time_ns": sum(c.time_ns for c in self.chains)},
         }
