@@ -9,8 +9,9 @@ from ncuwrap.timeline.repetition import MIN_STEPS, Found, Launches
 
 
 def find(launches: Launches | None) -> Found | None:
-    """The loop of ``launches`` with the most kernel time, with its steps, and the other loops before and
-    after it; None where nothing repeats at least MIN_STEPS times."""
+    """The loop of ``launches`` with the most kernel time (not one inside the call of another loop's first
+    iteration: repetition.inside_first_call), with its steps, and the other loops before and after it; None where
+    nothing repeats at least MIN_STEPS times."""
     if launches is None or len(launches) < 2 * MIN_STEPS:
         return None
     loops = repetition.exact_loops(launches)

@@ -27,10 +27,18 @@ iteration) and, rarely, in between (an occasional extra kernel). The search, lin
    around the loop is its steps, with the warm-up iterations before it that hold the unit's launches and
    up to half a period more (a check of their results), one longer step before them (the first
    iteration's extra work: not when it holds another loop with more kernel time than the rest, which is
-   that loop, not a first iteration) and the last iteration up to its last launch.
+   that loop, not a first iteration) and the last iteration up to its last launch, where it holds the
+   unit's launches but for a tenth (:func:`_holds`: not the next loop's first launches, which may end with
+   that launch too).
 6. **Several loops.** The one whose steps launched the most kernel time is judged (copies left out: a
    compiler's autotuning copies its inputs back between trials), if it holds a tenth of the capture's GPU
-   time or more; the others with a tenth of its GPU time or more are named.
+   time or more; the others with a tenth of its GPU time or more are named. A loop inside the call of
+   another loop's first iteration is never judged before it (:func:`inside_first_call`): where the capture
+   holds the host's calls (op or NVTX ranges), one call that holds all its launches and the other loop's
+   first step, of a name in which each of that loop's steps begins, one call a step. A compiled function's
+   first call autotunes its kernels, and with few iterations that loop holds more kernel time than the
+   program's; it is named as that call's work, and counts as the judged loop's own (its first iteration's)
+   for the shares of the capture's GPU and kernel time. Without the host's calls the nesting is not known.
 7. **Periodic extra work.** A loop whose period is several iterations with extra work between some of
    them (a checkpoint every 5th step, an evaluation every 10th) is taken at the shortest period that
    explains it: the shorter period's steps run through the steps with extra work when that work is
