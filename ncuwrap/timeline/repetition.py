@@ -64,6 +64,7 @@ from functools import cached_property
 import numpy as np
 
 from ncuwrap.core.numbers import median, percentile
+from ncuwrap.timeline.events import Events
 from ncuwrap.timeline.launches import categories_of
 from ncuwrap.timeline.model import CATEGORY_LABELS, COPY_CATEGORIES
 
@@ -95,7 +96,7 @@ class Launches:
     # The host's calls: its op ranges (nsys --pytorch, the profiler's), else its NVTX ranges (Events: start, end, name as
     # Labels); None where the capture holds none. A loop inside the call of another loop's first iteration is that
     # iteration's work (:func:`inside_first_call`).
-    calls: object = None
+    calls: Events | None = None
 
     def __len__(self) -> int:
         return self.tokens.size
