@@ -75,10 +75,9 @@ def captures() -> list[tuple[str, str, str, list[float]]]:
         out.append((f"op_limits/{name}", program, f"op_limits/{name}.sqlite.gz", _plain("op_limits/plain.jsonl", program, variant)))
     out.append(("op_limits/elementwise_eager kineto", "elementwise", "op_limits/elementwise_eager.pt.trace.json.gz",
                 _plain("op_limits/plain.jsonl", "elementwise", "eager")))
-    # Call 4's nsys captures with shapes, against the same call's plain runs (the compiled chain's is left out: its steps
-    # are Inductor's benchmarking loop, not the program's iterations).
+    # Call 4's nsys captures with shapes, against the same call's plain runs.
     for name, program, variant in (("mlp_train_fp32", "mlp_train", "fp32"), ("mlp_train_bf16", "mlp_train", "bf16"),
-                                   ("elementwise_eager", "elementwise", "eager")):
+                                   ("elementwise_eager", "elementwise", "eager"), ("elementwise_compiled", "elementwise", "compiled")):
         out.append((f"op_limits/call4/{name}", program, f"op_limits/call4/{name}.sqlite.gz", _plain("op_limits/call4/plain.jsonl", program, variant)))
     return out
 

@@ -129,9 +129,9 @@ def hand_rows() -> list[HandRow]:
 
 
 @lru_cache(maxsize=None)
-def ncu_checks(name: str, suffix: str):
-    """(checks, unchecked) of a capture against its program's ncu report."""
-    data, limits = capture(name, suffix)
+def ncu_checks(name: str, suffix: str, steps: bool | None = None):
+    """(checks, unchecked) of a capture against its program's ncu report (over its steps or window: :func:`capture`)."""
+    data, limits = capture(name, suffix, steps)
     base = Path(name).name  # ncu profiled each program once (call 2), whichever call captured it
     plan = next(p for p in _lines("ncu/plans.jsonl") if p["name"] == base)
     report = load(DATA / "ncu" / f"{base}.raw.csv.gz")

@@ -12,6 +12,7 @@ The corner cases of the search are checked on small SYNTHETIC launch sequences (
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 
@@ -23,6 +24,7 @@ from ncuwrap.timeline import shape_loops
 from ncuwrap.timeline import steps as S
 from ncuwrap.timeline import readers
 from ncuwrap.timeline.diagnosis import diagnose_timeline
+from ncuwrap.timeline.events import Events, Labels
 from tests.conftest import DATA
 
 CLOCK = DATA / "h200_ncuwrap" / "clock"
@@ -134,12 +136,19 @@ def test_the_found_by_text_in_full(diagnoses):
 
 def test_autotuning_copies_do_not_make_the_loop(diagnoses):
     """elementwise_compiled: Inductor's autotuning trials (a cache flush, the kernel, 4.9 ms of copies back)
-    hold more GPU time than the 23 calls of the compiled kernel, but less kernel time: the calls are judged."""
+    hold more GPU time than the 23 calls of the compiled kernel, but less kernel time: the calls are judged. The
+    trials ran inside the first call of the compiled function, and are named so (with 3 iterations and 5 timed
+    calls, tests/data/h200_ncuwrap/op_limits/call4, they hold more kernel time than the calls, and are still not
+    judged: tests/test_oplimits_fixtures.py)."""
     steps = diagnoses["elementwise_compiled"].timeline.steps
     found = steps.found
     assert (found.loop.count, found.loop.launches) == (23, 1)
     assert found.others and found.others[0].gpu_ns > found.loop.gpu_ns and found.others[0].kernel_ns < found.loop.kernel_ns
-    assert "the one with the most kernel time judged" in steps.found_text()
+    assert [o.inside for o in found.others] == ["Torch-Compiled Region: 0/0"] * 3
+    assert ("3 inside its first call (\"Torch-Compiled Region: 0/0\", the first iteration's work), the one with the most kernel time "
+            "judged (14.8 ms of kernels; next: 10 steps of 3 launches inside that call") in steps.found_text()
+    doc = diagnoses["elementwise_compiled"].to_json()["steps"]["repetition"]["other_loops"]
+    assert [o.get("inside_first_call") for o in doc] == ["Torch-Compiled Region: 0/0"] * 3
 
 
 def test_a_benchmark_over_sizes_is_not_a_loop_of_changing_kernels():
@@ -151,12 +160,77 @@ def test_a_benchmark_over_sizes_is_not_a_loop_of_changing_kernels():
 
 # -- SYNTHETIC launch sequences (made here, labelled: the corner cases the real captures hold) --
 
-def _launches(tokens, names=None, gpu=None, graphs=None) -> R.Launches:
+def _launches(tokens, names=None, gpu=None, graphs=None, calls=None) -> R.Launches:
     tokens = np.asarray(tokens, dtype=np.int64)
     names = names or [f"k{i}" for i in range(int(tokens.max()) + 1)]
     return R.Launches(tokens=tokens, times=np.arange(tokens.size, dtype=np.int64) * 10_000, correlation=np.arange(tokens.size, dtype=float),
                       gpu_ns=np.full(tokens.size, 1_000, dtype=np.int64) if gpu is None else np.asarray(gpu, dtype=np.int64),
-                      to_host=np.array([n == "memcpy_dtoh" for n in names]), names=names, graphs=graphs or {})
+                      to_host=np.array([n == "memcpy_dtoh" for n in names]), names=names, graphs=graphs or {}, calls=calls)
+
+
+def _calls(spans, name="Torch-Compiled Region: 0/0") -> Events:
+    """The host's calls of one name around the launches [a, b) of each span (launch i is launched at 10 us * i)."""
+    return Events({"start": np.array([a * 10_000 - 5_000 for a, _ in spans], dtype=np.int64),
+                   "end": np.array([(b - 1) * 10_000 + 5_000 for _, b in spans], dtype=np.int64),
+                   "name": Labels.of([name] * len(spans))})
+
+
+def _autotuned(calls: int):
+    """SYNTHETIC: a compiled function called ``calls`` times, one kernel (k0, 0.64 ms) a call; its first call
+    autotunes that kernel first, ten trials of a fill (k1), the kernel and a copy of its input back (4.9 ms):
+    (launches, the span of launches of each call)."""
+    names = ["k0", "k1", "memcpy_htod", "k2"]
+    seq, gpu, spans = [3, 3], [1_000, 1_000], []
+    trials = [1, 0, 2] * 10
+    seq += trials + [0]
+    gpu += [14_000, 640_000, 4_900_000] * 10 + [640_000]
+    spans.append((2, len(seq)))
+    for _ in range(calls - 1):
+        spans.append((len(seq), len(seq) + 1))
+        seq.append(0)
+        gpu.append(640_000)
+    return _launches(seq, names, gpu), spans
+
+
+def test_synthetic_autotuning_inside_the_first_call_is_not_the_loop():
+    """SYNTHETIC: 8 calls of a compiled function; the autotuning in the first (ten trials) holds more kernel time
+    than the 8 calls, but ran inside the first of the calls that hold one iteration each: the calls are the steps,
+    the trials are named as the first call's work."""
+    launches, spans = _autotuned(8)
+    plain = R.find(launches)  # no calls traced: the trials, the most kernel time, are judged
+    assert plain is not None and (plain.loop.count, plain.loop.launches) == (10, 3)
+    found = R.find(dataclasses.replace(launches, calls=_calls(spans)))
+    assert found is not None and (found.loop.count, found.loop.launches) == (8, 1)
+    (trials,) = found.others
+    assert (trials.count, trials.launches, trials.inside) == (10, 3, "Torch-Compiled Region: 0/0")
+    assert trials.kernel_ns > found.loop.kernel_ns
+    assert "1 inside its first call (\"Torch-Compiled Region: 0/0\", the first iteration's work), the one with the most kernel time of the others" in (
+        found.describe([640_000] * 7, 1))
+
+
+def test_synthetic_a_last_step_holds_the_iterations_launches():
+    """SYNTHETIC: ten trials of a copy, a fill and a kernel (each begins at its copy, after the longest host gap),
+    then 8 launches of that kernel alone. A copy and two of the kernels end with the trials' last launch and are a
+    period long, but are not a trial: the trials' last step is not that (it lacks the fill), and the 8 launches
+    are a loop of their own, all 8."""
+    names = ["k0", "k1", "memcpy_htod", "k2"]
+    seq = [3, 3] + [1, 0, 2] * 10 + [0] * 8
+    launches = _launches(seq, names, [1_000, 1_000] + [14_000, 640_000, 4_900_000] * 10 + [640_000] * 8)
+    times = launches.times + np.cumsum(np.asarray(seq) == 2) * 1_000_000
+    found = R.find(dataclasses.replace(launches, times=times))
+    assert found is not None and (found.loop.count, found.loop.launches, found.loop.end) == (9, 3, 31)
+    (calls,) = found.others
+    assert (calls.count, calls.launches, calls.first, calls.end) == (8, 1, 32, 40)
+
+
+def test_synthetic_a_loop_in_a_later_call_or_a_call_holding_several_steps_is_judged_as_before():
+    """SYNTHETIC: the same launches where the calls are not one an iteration (one call around all of them), or the
+    trials are not inside the call of the first iteration: the most kernel time is judged, as without calls."""
+    launches, spans = _autotuned(8)
+    whole = R.find(dataclasses.replace(launches, calls=_calls([(0, len(launches))])))
+    assert whole is not None and whole.loop.launches == 3
+    later = R.find(dataclasses.replace(launches, calls=_calls(spans[1:])))
+    assert later is not None and later.loop.launches == 3
 
 
 def test_synthetic_extra_copies_every_4th_step_are_outliers_of_the_iteration():

@@ -27,10 +27,18 @@ iteration) and, rarely, in between (an occasional extra kernel). The search, lin
    around the loop is its steps, with the warm-up iterations before it that hold the unit's launches and
    up to half a period more (a check of their results), one longer step before them (the first
    iteration's extra work: not when it holds another loop with more kernel time than the rest, which is
-   that loop, not a first iteration) and the last iteration up to its last launch.
+   that loop, not a first iteration) and the last iteration up to its last launch, where it holds the
+   unit's launches but for a tenth (:func:`_holds`: not the next loop's first launches, which may end with
+   that launch too).
 6. **Several loops.** The one whose steps launched the most kernel time is judged (copies left out: a
    compiler's autotuning copies its inputs back between trials), if it holds a tenth of the capture's GPU
-   time or more; the others with a tenth of its GPU time or more are named.
+   time or more; the others with a tenth of its GPU time or more are named. A loop inside the call of
+   another loop's first iteration is never judged before it (:func:`inside_first_call`): where the capture
+   holds the host's calls (op or NVTX ranges), one call that holds all its launches and the other loop's
+   first step, of a name in which each of that loop's steps begins, one call a step. A compiled function's
+   first call autotunes its kernels, and with few iterations that loop holds more kernel time than the
+   program's; it is named as that call's work, and counts as the judged loop's own (its first iteration's)
+   for the shares of the capture's GPU and kernel time. Without the host's calls the nesting is not known.
 7. **Periodic extra work.** A loop whose period is several iterations with extra work between some of
    them (a checkpoint every 5th step, an evaluation every 10th) is taken at the shortest period that
    explains it: the shorter period's steps run through the steps with extra work when that work is
@@ -50,12 +58,14 @@ assigned by ncuwrap.timeline.steps as for marked steps.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
 
 from ncuwrap.core.numbers import median, percentile
+from ncuwrap.timeline.events import Events
+from ncuwrap.timeline.launches import categories_of
 from ncuwrap.timeline.model import CATEGORY_LABELS, COPY_CATEGORIES
 
 MIN_STEPS = 3
@@ -83,6 +93,10 @@ class Launches:
     to_host: np.ndarray  # bool per distinct token: a copy to the host
     names: list  # per distinct token: its text ("kernel", "memcpy_dtoh", "CUDA graph (35 nodes)"...)
     graphs: dict = field(default_factory=dict)  # graph token -> its nodes' tokens in order (graphs traced node by node)
+    # The host's calls: its op ranges (nsys --pytorch, the profiler's), else its NVTX ranges (Events: start, end, name as
+    # Labels); None where the capture holds none. A loop inside the call of another loop's first iteration is that
+    # iteration's work (:func:`inside_first_call`).
+    calls: Events | None = None
 
     def __len__(self) -> int:
         return self.tokens.size
@@ -105,6 +119,17 @@ class Launches:
     def kind(self, token: int) -> str:
         """'D2H copies', 'kernels'...: what a token is, in the plural."""
         return COPY_KINDS.get(str(self.names[token]), "kernels")
+
+    @cached_property
+    def call_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list] | None:
+        """The host's calls as (starts, ends, name codes, names), sorted by start; None where none was traced."""
+        calls = self.calls
+        if calls is None or not len(calls):
+            return None
+        start, end = np.asarray(calls["start"], dtype=np.int64), np.asarray(calls["end"], dtype=np.int64)
+        names = categories_of(calls["name"])
+        order = np.argsort(start, kind="stable")
+        return start[order], end[order], names.codes[order], names.categories
 
 
 @dataclass(frozen=True)
@@ -140,6 +165,7 @@ class Loop:
     eager: int = 0  # leading steps that ran the graph's launches eagerly (its warm-up)
     extras: tuple[Extra, ...] = ()  # steps with periodic extra work
     to_host: bool = False  # each step ends with a copy to the host (alike by kernel class: a request loop)
+    inside: str = ""  # the name of the judged loop's call that holds this loop, in that loop's first iteration ("": none)
 
     @property
     def count(self) -> int:
@@ -154,7 +180,8 @@ class Loop:
         return {i for x in self.extras for i in x.steps}
 
     def to_json(self) -> dict:
-        return {"steps": self.count, "launches": self.launches, "gpu_ns": self.gpu_ns, "start_ns": self.start_ns}
+        return {"steps": self.count, "launches": self.launches, "gpu_ns": self.gpu_ns, "start_ns": self.start_ns,
+                **({"inside_first_call": self.inside} if self.inside else {})}
 
 
 @dataclass(frozen=True)
@@ -181,12 +208,19 @@ class Found:
             text += "; " + _outliers_text(loop, periods_ns, first)
         if self.others:
             other = self.others[0]
+            inside = [o for o in self.others if o.inside]
+            # Loops inside the judged loop's first call (its first iteration's work) are named as such; they may hold
+            # more kernel time than it.
+            first_call = f"{len(inside)} inside its first call (\"{inside[0].inside}\", the first iteration's work), " if inside else ""
             if all(o.gpu_ns <= loop.gpu_ns for o in self.others):
                 judged, next_ = f"GPU time judged ({loop.gpu_ns / 1e6:.1f} ms", f"{other.gpu_ns / 1e6:.1f} ms"
-            else:  # another loop has more GPU time, in copies
-                judged = f"kernel time judged ({loop.kernel_ns / 1e6:.1f} ms of kernels"
+            else:  # another loop has more GPU time, in copies, or is inside its first call
+                of_others = " of the others" if any(o.kernel_ns > loop.kernel_ns for o in inside) else ""
+                judged = f"kernel time{of_others} judged ({loop.kernel_ns / 1e6:.1f} ms of kernels"
                 next_ = f"{other.gpu_ns / 1e6:.1f} ms of GPU work, {other.kernel_ns / 1e6:.1f} ms of it kernels"
-            text += f"; {len(self.others) + 1} loops found, the one with the most {judged}; next: {other.count} steps of {_launches(other.launches)}, {next_})"
+            where = " inside that call" if other.inside else ""
+            text += (f"; {len(self.others) + 1} loops found, {first_call}the one with the most {judged}; "
+                     f"next: {other.count} steps of {_launches(other.launches)}{where}, {next_})")
         return text
 
     def _what(self) -> str:
@@ -452,11 +486,13 @@ def _loop(launches: Launches, a: int, e: int, lag: int, lo: int, hi: int, period
             top += 1
         starts = anchors[bottom:top + 1]
         extended = np.flatnonzero(more[run:top] & ~strict[run:top]) + (run - bottom)
-        # The last step: up to the unit's last launch, about a period on (the loop's end, or the run's edge).
+        # The last step: up to the unit's last launch, about a period on (the loop's end, or the run's edge),
+        # holding the unit's launches (not the next loop's first launches, which may end with that launch too).
         last = int(starts[-1])
         window = np.arange(max(last, last + lag - 1 - tol), min(hi, last + lag + tol))
         limit = int(anchors[top + 1]) if top + 1 < anchors.size else hi
         window = window[(window < limit) & (tokens[window] == tail)] if window.size else window
+        window = np.array([w for w in window.tolist() if _holds(tokens, need, last, w + 1)], dtype=np.int64)
         if window.size:
             last_end = int(window[np.argmin(np.abs(window - (last + lag - 1)))]) + 1
         elif extended.size and (last_end := _extra_tail(launches, unit, last, limit, np.diff(anchors)[run:top][extended - (run - bottom)])) > last:
@@ -491,6 +527,12 @@ MAX_WORK_SPREAD_PCT = 25.0
 def _kernel_ns(launches: Launches, starts: np.ndarray, end: int) -> int:
     """The kernel time (copies left out) of the launches [starts[0], end)."""
     return int(launches.kernel_sum[end] - launches.kernel_sum[int(starts[0])])
+
+
+def _holds(tokens: np.ndarray, need: np.ndarray, a: int, b: int) -> bool:
+    """Whether the launches [a, b) hold the unit's (``need``: how many of each token), but for a tenth of them
+    (:data:`MATCH_DENSITY`, as the loop's periods match each other)."""
+    return int(np.minimum(np.bincount(tokens[a:b], minlength=need.size), need).sum()) >= MATCH_DENSITY * int(need.sum())
 
 
 def _warmup_step(tokens: np.ndarray, need: np.ndarray, a: int, b: int, lag: int) -> bool:
@@ -559,16 +601,72 @@ def _rank(loop: Loop) -> tuple:
     return -loop.kernel_ns, -loop.gpu_ns, loop.first
 
 
+def inside_first_call(launches: Launches, inner: Loop, outer: Loop) -> str | None:
+    """The name of the host's call (an op or NVTX range) that holds all of ``inner``'s launches and ``outer``'s
+    first one, where each of ``outer``'s steps begins in a call of that name, a call of its own (a function the
+    program calls once an iteration); the outermost such call. None where none does, or the capture holds no calls.
+
+    A compiled function's first call autotunes its kernels: Inductor runs each configuration of a kernel several
+    times, copying the inputs back between runs, and that loop can hold more kernel time than a short program's
+    own iterations. Inside that one call, it is the first iteration's work, not the program's iteration."""
+    calls = launches.call_columns
+    if calls is None or outer.count < MIN_STEPS or inner.end > int(outer.starts[1]):
+        return None
+    start, end, codes, names = calls
+    times = launches.times
+    first = int(times[outer.first])
+    lo, hi = min(int(times[inner.first]), first), max(int(times[inner.end - 1]), first)
+    holding = np.flatnonzero((start <= lo) & (end >= hi) & (codes >= 0))
+    steps = times[outer.starts]
+    seen: set[int] = set()
+    for i in holding[np.lexsort((-end[holding], start[holding]))].tolist():  # the outermost first
+        code = int(codes[i])
+        if code in seen:
+            continue
+        seen.add(code)
+        same = np.flatnonzero(codes == code)  # sorted by start, as the calls are
+        at = np.searchsorted(start[same], steps, side="right") - 1  # the latest call of the name begun at each step's start
+        if at[0] < 0 or int(same[at[0]]) != i or not (np.diff(at) > 0).all() or (end[same[at]] < steps).any():
+            continue
+        return str(names[code])
+    return None
+
+
+def _judged_first(launches: Launches, loops: list[Loop]) -> list[Loop]:
+    """``loops`` by :func:`_rank`, the one judged first: the first that is not inside the call of another loop's first
+    iteration (:func:`inside_first_call`)."""
+    ranked = sorted(loops, key=_rank)
+    for k, lp in enumerate(ranked):
+        if not any(inside_first_call(launches, lp, o) for o in ranked if o is not lp):
+            return [lp, *ranked[:k], *ranked[k + 1:]]
+    return ranked
+
+
 def exact_loops(launches: Launches) -> list[Loop]:
     """The loops of ``launches`` that repeat their launches exactly (a CUDA graph replay joined to its eager
-    warm-up), the one judged first (:func:`_rank`)."""
-    return sorted(_graph_warmups(launches, _loops_in(launches, 0, len(launches), 0)), key=_rank)
+    warm-up), the one judged first (:func:`_judged_first`), marked (:func:`marked`)."""
+    return marked(launches, _judged_first(launches, _graph_warmups(launches, _loops_in(launches, 0, len(launches), 0))))
+
+
+def marked(launches: Launches, loops: list[Loop]) -> list[Loop]:
+    """``loops`` (the judged one first) with those inside the judged loop's first call marked with its name
+    (:attr:`Loop.inside`), the others not."""
+    if not loops:
+        return loops
+    judged = loops[0]
+    return [judged, *(replace(lp, inside=inside_first_call(launches, lp, judged) or "") for lp in loops[1:])]
+
+
+def own_ns(loops: list[Loop], what: str) -> int:
+    """The judged loop's (the first of ``loops``) time (``what``: "gpu_ns", "kernel_ns") with that of the loops
+    inside its first call: its first iteration's work."""
+    return sum(getattr(lp, what) for lp in loops[:1]) + sum(getattr(lp, what) for lp in loops[1:] if lp.inside)
 
 
 def explains_too_little(launches: Launches, loops: list[Loop]) -> bool:
-    """Whether the best exact loop holds too little of the capture's kernel time (a loop of kernel classes,
-    ncuwrap.timeline.shape_loops, is then looked for)."""
-    return not loops or loops[0].kernel_ns < EXPLAINS * int(launches.kernel_sum[-1])
+    """Whether the best exact loop (with the loops inside its first call) holds too little of the capture's kernel
+    time (a loop of kernel classes, ncuwrap.timeline.shape_loops, is then looked for)."""
+    return not loops or own_ns(loops, "kernel_ns") < EXPLAINS * int(launches.kernel_sum[-1])
 
 
 def found(launches: Launches, loops: list[Loop]) -> Found | None:
@@ -579,7 +677,8 @@ def found(launches: Launches, loops: list[Loop]) -> Found | None:
     best = loops[0]
     # A loop holding less than a tenth of the capture's GPU time is a fragment (a benchmark's timed
     # kernel between large copies), not what the program spends its time on: no steps, the window is judged.
-    if best.gpu_ns * MIN_GPU_SHARE < int(launches.gpu_ns.sum()):
+    # The loops inside its first iteration's call are that iteration's work (a compiled function's autotuning).
+    if own_ns(loops, "gpu_ns") * MIN_GPU_SHARE < int(launches.gpu_ns.sum()):
         return None
     # Other loops worth naming: a tenth of its GPU time or more (not a model's set-up, repeated per layer).
     others = tuple(sorted((lp for lp in loops[1:] if lp.gpu_ns * OTHER_LOOP_SHARE >= best.gpu_ns), key=lambda lp: (-lp.gpu_ns, lp.first)))
@@ -613,7 +712,7 @@ def _loops_in(launches: Launches, lo: int, hi: int, depth: int) -> list[Loop]:
     loops = [lp for lp in (_first_step_apart(launches, lp, loops) for lp in loops) if lp is not None]
     if not loops:
         return []
-    best = min(loops, key=_rank)
+    best = _judged_first(launches, loops)[0]
     best = _periodic(launches, best, lo, hi, regions) or best
     if depth >= MAX_DEPTH:
         return [best]

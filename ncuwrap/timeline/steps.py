@@ -500,8 +500,10 @@ def launch_sequence(data, api_start):
     # Launches at one instant (a library's several launches timed alike) in the order they ran.
     by_time = np.lexsort((key[heads], start[rows], launched[rows]))
     rows = rows[by_time]
+    # The host's calls: PyTorch's op ranges where they were traced (their names without nsys's op_id), else NVTX's.
+    calls = data.ops if data.ops is not None and len(data.ops) else data.nvtx
     return Launches(tokens=tokens[by_time], times=launched[rows], correlation=corr[rows], gpu_ns=gpu[by_time].astype(np.int64),
-                    to_host=np.array(to_host, dtype=bool), names=names, graphs=graphs)
+                    to_host=np.array(to_host, dtype=bool), names=names, graphs=graphs, calls=calls)
 
 
 def _graph_tokens(tokens: np.ndarray, token: np.ndarray, order: np.ndarray, heads: np.ndarray, kernel_rows: int, offset: int,
