@@ -329,11 +329,9 @@ def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np
         g = group[these]
         total = int(bytes_of[g][first_of_call[lo:hi]].sum())
         passes = _passes([work_of[int(c)] for c in g[first_of_call[lo:hi]].tolist()])
-        escaped = escapes.get(index, ()) if escapes is not None else None
-        leaving = sum(e.bytes for e in escaped if e.bytes is not None) if escaped else 0
         out.append(Chain(ops=ops, kernels=int(these.size), time_ns=int(dur[these].sum()), bytes=total,
-                         fused_bytes=int(read_of[g[0]] + written_of[g[-1]]) + leaving, passes=passes,
-                         rereads=int(read_of[g[0]]) * (passes - 1), escapes=escaped, rows=window[these], ns=dur[these]))
+                         ends_bytes=int(read_of[g[0]] + written_of[g[-1]]), passes=passes, rereads=int(read_of[g[0]]) * (passes - 1),
+                         escapes=escapes.get(index, ()) if escapes is not None else None, rows=window[these], ns=dur[these]))
     return tuple(out)
 
 

@@ -371,17 +371,17 @@ class Escape:
 @dataclass(frozen=True)
 class Chain:
     """A run of memory-bound ops launched one after another in a step, with no other kernel between them: what
-    fusing them into one pass would move (``fused_bytes``: the first op's inputs read, the last one's output written,
-    and the values in between that ops outside the run read written too: ``escapes``; the others kept on chip)
-    against what they move now (``bytes``). ``passes``: the passes over its inputs a compiler's fused kernel makes
-    (one, and one more after each reduction over rows too long to keep on chip whose result later ops use),
-    ``rereads`` the bytes of the passes after the first."""
+    fusing them into one pass would move (:attr:`fused_bytes`: the first op's inputs read and the last one's outputs
+    written, ``ends_bytes``, and the values in between that ops outside the run read written too, ``escapes``; the
+    others kept on chip) against what they move now (``bytes``). ``passes``: the passes over its inputs a compiler's
+    fused kernel makes (one, and one more after each reduction over rows too long to keep on chip whose result later
+    ops use), ``rereads`` the bytes of the passes after the first."""
 
     ops: int  # op calls in it (over all steady steps)
     kernels: int
     time_ns: int
     bytes: int
-    fused_bytes: int
+    ends_bytes: int
     passes: int = 1
     rereads: int = 0
     # The values between its ops that ops outside it read, one a call and output (None: the capture does not record
@@ -396,8 +396,13 @@ class Chain:
 
     @property
     def escaping_bytes(self) -> int | None:
-        """The bytes of :attr:`escapes` whose size is counted, in ``fused_bytes`` (None: not known)."""
+        """The bytes of :attr:`escapes` whose size is counted (None: not known)."""
         return sum(e.bytes for e in self.escapes if e.bytes is not None) if self.escapes is not None else None
+
+    @property
+    def fused_bytes(self) -> int:
+        """What one pass of the fused kernel moves at least: its ends and the escaping values it must write."""
+        return self.ends_bytes + (self.escaping_bytes or 0)
 
     @property
     def fused_kernel_bytes(self) -> int:
@@ -493,11 +498,15 @@ class OpLimits:
         return all(c.escapes is not None for c in self.chains)
 
     @property
+    def escaping_bytes(self) -> int | None:
+        """The chains' escaping values' bytes over the steps (Chain.escaping_bytes; None: not known)."""
+        return sum(c.escaping_bytes for c in self.chains) if self.escapes_known else None
+
+    @property
     def step_escaping_bytes(self) -> float | None:
         """Of :attr:`step_min_bytes`, the values between the fused ops that ops outside them read, a step (None: not known)."""
-        if not self.escapes_known:
-            return None
-        return sum(c.escaping_bytes for c in self.chains) / self.steps
+        total = self.escaping_bytes
+        return total / self.steps if total is not None else None
 
     @property
     def unsized_escapes(self) -> int:
@@ -598,6 +607,6 @@ class OpLimits:
             "advice": [a.to_json() for a in self.advice],
             "chains": {"count": len(self.chains), "bytes": sum(c.bytes for c in self.chains), "fused_bytes": sum(c.fused_bytes for c in self.chains),
                        "time_ns": sum(c.time_ns for c in self.chains),
-                       "escaping_bytes": sum(c.escaping_bytes for c in self.chains) if self.escapes_known else None,
+                       "escaping_bytes": self.escaping_bytes,
                        "escaping": [e.to_json() for e in self.escaping] if self.escapes_known else None},
         }
