@@ -68,11 +68,27 @@ def mask_line(limits) -> str | None:
             f"{si(full.step_flop, 'FLOP')}, {si(full.achieved_flops, 'FLOP/s')}{mfu(full)} if there is none")
 
 
+def escaping_text(limits) -> str:
+    """What the fused bytes hold of the values between a chain's ops that other ops read, or that it is not known."""
+    if not limits.escapes_known:
+        return ("; the values between the fused ops are taken as read nowhere else: the capture does not record which ops read them "
+                "(a PyTorch profiler trace keeps no tensor's identity; nsys's --pytorch=autograd-shapes-nvtx does)")
+    kinds = limits.escaping
+    if not kinds:
+        return "; no value between the fused ops is read by another op (nsys's input_op_ids)"
+    top = kinds[0]
+    what = "result" if top.output == 0 else f"output {top.output}"
+    unsized = limits.unsized_escapes
+    return (f", {si(limits.step_escaping_bytes, 'B')} of it values between the fused ops that other ops read, which the fused kernels "
+            f"still write (nsys's input_op_ids; {len(kinds)} kind{'s' if len(kinds) != 1 else ''}, the most: {top.op}'s {what} "
+            f"{top.shapes}, read by {top.reader})" + (f"; {number(unsized)} more whose size is not counted" if unsized else ""))
+
+
 def bytes_line(limits) -> str:
     moved, fused = limits.step_bytes, limits.step_min_bytes
     text = f"the modelled ops move at least {si(moved, 'B')} {_a_step(limits)}, each op on its own"
     if limits.chains:
-        text += f"; with each run of memory-bound ops fused into one pass, at least {si(fused, 'B')}"
+        text += f"; with each run of memory-bound ops fused into one pass, at least {si(fused, 'B')}" + escaping_text(limits)
     if limits.bytes_unknown_pct:
         text += (f"; the bytes of ops taking {percent(limits.bytes_unknown_pct)} of the steps are unknown (a dtype neither recorded "
                  "nor named by their kernels) and not in these sums")

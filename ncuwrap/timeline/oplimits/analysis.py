@@ -31,7 +31,7 @@ from ncuwrap.timeline.launched_from import enclosing, is_backward, op_rows
 from ncuwrap.timeline.oplimits import counts, dataflow, remedies
 from ncuwrap.timeline.oplimits.advice import advise, gemm_kernel
 from ncuwrap.timeline.oplimits.inputs import parse
-from ncuwrap.timeline.oplimits.model import ON_CHIP_ROW, STEADY, WINDOW, Chain, OpLimits, OpRow, UnknownMask, Unmodelled
+from ncuwrap.timeline.oplimits.model import ON_CHIP_ROW, STEADY, WINDOW, Chain, Escape, OpLimits, OpRow, UnknownMask, Unmodelled
 from ncuwrap.timeline.launches import active_window, api_starts, categories_of, launch_time
 
 _UNIT_OF_DTYPE = {"bf16": peak_units.BF16_TENSOR, "fp16": peak_units.FP16_TENSOR, "fp8_e4m3": peak_units.FP8_TENSOR,
@@ -211,7 +211,7 @@ def measure(data, steps) -> OpLimits | None:
                                       share_pct=100.0 * m[1] / step_total if step_total else 0.0)
                           for op, m in sorted(masks.items(), key=lambda kv: (-kv[1][1], kv[0])))
     tf32 = next((r.unit_how for r in rows if r.unit == peak_units.TF32_TENSOR), None)
-    chains = _chains(window, launched[window], dur, group, op, work_of, starts)
+    chains = _chains(window, launched[window], dur, group, op, work_of, starts, dataflow.reads(data), data)
     shapes_from = ("the PyTorch profiler trace (record_shapes: sizes, dtypes, strides, values)" if full
                    else "nsys's op ranges (autograd-shapes-nvtx: sizes only; dtypes from the kernels' names)")
     limits = OpLimits(steps=count, step_ns=step_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
@@ -303,9 +303,10 @@ def _add_mask(table: dict, op: str, calls: int, time_ns: int, flop_causal: int, 
 
 
 def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np.ndarray, op: np.ndarray, work_of: dict,
-            starts: np.ndarray) -> tuple[Chain, ...]:
+            starts: np.ndarray, flow: dataflow.Reads | None = None, data=None) -> tuple[Chain, ...]:
     """Runs of memory-bound modelled op calls launched one after another, within a step (``starts``: the steps'), of at
-    least two calls. By whole columns: a capture holds a million kernels."""
+    least two calls, with the values between their ops that ops outside them read (``flow``: None where the capture
+    does not record it). By whole columns: a capture holds a million kernels."""
     groups = int(group.max()) + 1 if group.size else 0
     fusable_group = np.zeros(groups, dtype=bool)
     bytes_of, read_of, written_of = (np.zeros(groups, dtype=np.int64) for _ in range(3))
@@ -330,8 +331,9 @@ def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np
     first_of_call = np.zeros(members.size, dtype=bool)
     first_of_call[first] = True
     bounds = np.flatnonzero(np.concatenate([[True], run_of[1:] != run_of[:-1], [True]]))
+    escapes = _escapes(flow, data, run_of, calls, group[kernel], bounds, work_of) if flow is not None else None
     out = []
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    for index, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
         these = kernel[lo:hi]
         ops = int(np.unique(calls[lo:hi]).size)
         if ops < 2:
@@ -340,9 +342,48 @@ def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np
         total = int(bytes_of[g][first_of_call[lo:hi]].sum())
         passes = _passes([work_of[int(c)] for c in g[first_of_call[lo:hi]].tolist()])
         out.append(Chain(ops=ops, kernels=int(these.size), time_ns=int(dur[these].sum()), bytes=total,
-                         fused_bytes=int(read_of[g[0]] + written_of[g[-1]]), passes=passes, rereads=int(read_of[g[0]]) * (passes - 1),
-                         rows=window[these], ns=dur[these]))
+                         ends_bytes=int(read_of[g[0]] + written_of[g[-1]]), passes=passes, rereads=int(read_of[g[0]]) * (passes - 1),
+                         escapes=escapes.get(index, ()) if escapes is not None else None, rows=window[these], ns=dur[these]))
     return tuple(out)
+
+
+def _escapes(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.ndarray, groups: np.ndarray, bounds: np.ndarray,
+             work_of: dict) -> dict[int, tuple[Escape, ...]]:
+    """The values each run (by its index among ``bounds``) makes that an op outside it reads: the outputs of its op
+    calls but the last one's (written anyway) that ``flow`` has read by a call of no run or another run; one an op
+    call and output, named by its first reader. ``run_of``, ``calls`` and ``groups``: the runs' kernels', in launch
+    order."""
+    n = len(data.ops)
+    index = np.searchsorted(bounds, np.arange(run_of.size), side="right") - 1  # each kernel's run, 0..runs-1
+    # A call's run is its last kernel's (its result is written at its end).
+    run_of_call = np.full(n, -1, dtype=np.int64)
+    np.maximum.at(run_of_call, calls, index)
+    group_of_call = np.full(n, -1, dtype=np.int64)
+    group_of_call[calls] = groups
+    last_call = calls[bounds[1:] - 1]
+    made_in = run_of_call[flow.producer]
+    read_in = run_of_call[flow.reader]
+    leaves = np.flatnonzero((made_in >= 0) & (read_in != made_in) & (flow.producer != last_call[np.clip(made_in, 0, None)]))
+    if not leaves.size:
+        return {}
+    start = np.asarray(data.ops["start"], dtype=np.int64)
+    # One an op call and output, its first reader's.
+    leaves = leaves[np.lexsort((start[flow.reader[leaves]], flow.output[leaves], flow.producer[leaves]))]
+    key = flow.producer[leaves], flow.output[leaves]
+    new = np.concatenate([[True], (key[0][1:] != key[0][:-1]) | (key[1][1:] != key[1][:-1])])
+    leaves = leaves[new]
+    names = categories_of(data.ops["name"])
+    made: dict[tuple[int, int, int], Escape] = {}  # one Escape a kind: a capture repeats them each step
+    out: dict[int, list[Escape]] = {}
+    for producer, output, reader in zip(flow.producer[leaves].tolist(), flow.output[leaves].tolist(), flow.reader[leaves].tolist()):
+        g, name = int(group_of_call[producer]), int(names.codes[reader])
+        escape = made.get((g, output, name))
+        if escape is None:
+            work = work_of[g]
+            escape = made[(g, output, name)] = Escape(op=str(names.categories[names.codes[producer]]), shapes=work.shapes, output=output,
+                                                      bytes=work.output_bytes(output), reader=str(names.categories[name]))
+        out.setdefault(int(run_of_call[producer]), []).append(escape)
+    return {run: tuple(found) for run, found in out.items()}
 
 
 _REDUCING = (counts.REDUCTION, counts.SOFTMAX, counts.NORM)

@@ -62,10 +62,18 @@ class Work:
     weight_tensors: int = 0  # how many tensors those are (autocast casts each one: a launch)
     row: int | None = None  # a reduction's, softmax's or normalisation's elements reduced into each result (None: not one, or not recorded)
     gemm: Gemm | None = None  # a matrix product's sizes as its GEMM (None: not a matrix product)
+    # ``written`` by output, in the op's order, where it has more than one (None: its one output is all it writes)
+    outputs: tuple[int | None, ...] | None = None
 
     @property
     def read(self) -> int | None:
         return self.bytes - self.written if self.bytes is not None and self.written is not None else None
+
+    def output_bytes(self, output: int) -> int | None:
+        """The bytes of its output number ``output`` (None: not counted apart, or no such output)."""
+        if self.outputs is not None:
+            return self.outputs[output] if 0 <= output < len(self.outputs) else None
+        return self.written if output == 0 else None
 
 
 @dataclass(frozen=True)
@@ -601,9 +609,12 @@ def layer_norm(x: OpInputs, hint: str | None) -> Work | NotModelled:
         return NotModelled("its normalised shape is not recorded")
     rows = math.prod(inp.dims[:len(inp.dims) - len(shape)])
     dtype = inp.dtype or hint
-    written = _total(_out(inp.numel, dtype), _out(2 * rows, "fp64" if dtype == "fp64" else "fp32"))
+    stat = _out(rows, "fp64" if dtype == "fp64" else "fp32")
+    outputs = (_out(inp.numel, dtype), stat, stat)  # the output, the mean, the inverse deviation
+    written = _total(*outputs)
     nbytes = _total(_nb(inp, hint), _nb(x.tensor(2), hint), _nb(x.tensor(3), hint), written)
-    return Work(NORM, PER_ELEMENT["layer_norm"] * inp.numel, nbytes, dtype, _x(inp.dims), written=written, row=math.prod(shape))
+    return Work(NORM, PER_ELEMENT["layer_norm"] * inp.numel, nbytes, dtype, _x(inp.dims), written=written, row=math.prod(shape),
+                outputs=outputs)
 
 
 def layer_norm_backward(x: OpInputs, hint: str | None) -> Work | NotModelled:
@@ -620,7 +631,8 @@ def layer_norm_backward(x: OpInputs, hint: str | None) -> Work | NotModelled:
     writes = [_out(inp.numel, dtype) if wants[0] else 0, _nb(weight, hint) if wants[1] and weight is not None else 0,
               _nb(bias, hint) if wants[2] and bias is not None else 0]
     nbytes = _total(_nb(grad, hint), _nb(inp, hint), _nb(x.tensor(3), "fp32"), _nb(x.tensor(4), "fp32"), _nb(weight, hint), *writes)
-    return Work(NORM, PER_ELEMENT["layer_norm_backward"] * inp.numel, nbytes, dtype, _x(inp.dims), written=_total(*writes))
+    return Work(NORM, PER_ELEMENT["layer_norm_backward"] * inp.numel, nbytes, dtype, _x(inp.dims), written=_total(*writes),
+                outputs=tuple(writes))
 
 
 def rms_norm(x: OpInputs, hint: str | None) -> Work | NotModelled:
@@ -636,9 +648,10 @@ def rms_norm(x: OpInputs, hint: str | None) -> Work | NotModelled:
         return NotModelled("its normalised shape is not recorded")
     rows = math.prod(inp.dims[:len(inp.dims) - len(shape)])
     dtype = inp.dtype or hint
-    written = _total(_out(inp.numel, dtype), _out(rows, "fp32"))
+    outputs = (_out(inp.numel, dtype), _out(rows, "fp32"))  # the output, the inverse RMS
+    written = _total(*outputs)
     return Work(NORM, PER_ELEMENT["rms_norm"] * inp.numel, _total(_nb(inp, hint), _nb(weight, hint), written), dtype, _x(inp.dims), written=written,
-                row=math.prod(shape))
+                row=math.prod(shape), outputs=outputs)
 
 
 def softmax(kind: str):
@@ -742,7 +755,7 @@ def nll_loss_forward(x: OpInputs, hint: str | None) -> Work | NotModelled:
         return NotModelled("its input's or target's sizes are not recorded")
     dtype = inp.dtype or hint
     return Work(REDUCTION, target.numel, _total(_nb(target, "int64"), _out(target.numel, dtype), _out(2, dtype)), dtype,
-                f"{_x(inp.dims)}, {_x(target.dims)}", written=_out(2, dtype))
+                f"{_x(inp.dims)}, {_x(target.dims)}", written=_out(2, dtype), outputs=(_out(1, dtype), _out(1, dtype)))
 
 
 def nll_loss_backward(x: OpInputs, hint: str | None) -> Work | NotModelled:
@@ -785,7 +798,7 @@ def fused_adam(x: OpInputs, hint: str | None) -> Work | NotModelled:
     reads = _total(*[_nb(t, hint) for t in (*params, *grads, *avgs, *sqs, *maxes)])
     written = _total(*[_nb(t, hint) for t in (*params, *avgs, *sqs, *maxes)])
     return Work(OPTIMIZER, PER_ELEMENT["adam"] * numel, _total(reads, written), dtype, f"{len(params)} tensors, {numel} elements",
-                written=written)
+                written=written, outputs=())  # lists written in place: no one output's bytes
 
 
 def foreach(x: OpInputs, hint: str | None) -> Work | NotModelled:
@@ -798,7 +811,8 @@ def foreach(x: OpInputs, hint: str | None) -> Work | NotModelled:
     dtype = next((t.dtype for t in first if t.dtype), None) or hint
     written = _total(*[_nb(t, hint) for t in first])
     reads = _total(*[_nb(t, hint) for a in lists for t in a.tensors])
-    return Work(ELEMENTWISE, numel, _total(reads, written), dtype, f"{len(first)} tensors, {numel} elements", written=written)
+    return Work(ELEMENTWISE, numel, _total(reads, written), dtype, f"{len(first)} tensors, {numel} elements", written=written,
+                outputs=())  # a list written in place: no one output's bytes
 
 
 def dropout(x: OpInputs, hint: str | None) -> Work | NotModelled:
@@ -807,8 +821,9 @@ def dropout(x: OpInputs, hint: str | None) -> Work | NotModelled:
     if inp is None:
         return NotModelled("its input's sizes are not recorded")
     dtype = inp.dtype or hint
-    written = _total(_out(inp.numel, dtype), inp.numel)
-    return Work(ELEMENTWISE, inp.numel, _total(_nb(inp, hint), written), dtype, _x(inp.dims), written=written)
+    outputs = (_out(inp.numel, dtype), inp.numel)  # the output, the bool mask
+    written = _total(*outputs)
+    return Work(ELEMENTWISE, inp.numel, _total(_nb(inp, hint), written), dtype, _x(inp.dims), written=written, outputs=outputs)
 
 
 _UNARY = ("relu", "gelu", "silu", "sigmoid", "tanh", "exp", "exp2", "log", "log1p", "neg", "abs", "sqrt", "rsqrt", "reciprocal", "sin", "cos",

@@ -6,13 +6,33 @@ reads its result records that result's sizes. PyTorch names an input's producer 
 thread it ran on, and never forgets one (:mod:`ncuwrap.timeline.readers.pytorch_nvtx`): a consumer is matched on the
 producer's thread and op_id, an input recorded with no sizes (``[]``: a value, a 0-d tensor or a wrapped scalar whose
 address an older tensor had) says nothing, and where the consumers of the calls disagree the sizes are unknown.
+
+And which ops read each op's results with GPU work of their own (:func:`reads`), for the values a fused chain must
+still write (:mod:`ncuwrap.timeline.oplimits.analysis`). There a producer is matched by its op_id alone: PyTorch draws
+op_ids from one counter for every thread (each of the captures' ops has its own), and the backward's ops, on
+autograd's thread, name the forward's that made the values they read (1,912 of the transformer capture's 18,207
+links cross threads); an op_id two ops carry is ambiguous, and its links are left out. The op a value belongs to is
+the innermost op that launched the GPU work making it, the level the op model counts (its kernels are its own); but
+PyTorch tags a result with the op_id of the last op to return it, and an outer op returns its inner op's result after
+it (``aten::layer_norm`` after ``aten::native_layer_norm``, ``aten::to`` after ``aten::_to_copy`` after
+``aten::copy_``). So an outer op that launched no GPU work of its own stands for its last inner op, whose result it
+returns; a view (``aten::view``, ``aten::t``, ``aten::detach``, ...) that launched none stands for its input's value,
+whose data it shares. A read is one by an op that launched GPU work itself (a kernel, a copy or a memset): an outer
+op's read is its inner ops' (each names the same producer), and an op that launched nothing read no data (an
+allocation of the same sizes, a view, a shape check). The first input of an op that only writes it (``copy_``,
+``fill_``, ``zero_``) is not read, and an input recorded with no sizes (``[]``) says nothing (above).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ncuwrap.timeline.oplimits.inputs import parse
+from ncuwrap.core.numbers import distinct
+from ncuwrap.timeline.launched_from import op_rows
+from ncuwrap.timeline.launches import categories_of
+from ncuwrap.timeline.oplimits.inputs import Tensor, parse
 
 
 class Readers:
@@ -79,3 +99,141 @@ class Readers:
 def output_sizes(data, calls: np.ndarray) -> tuple[int, ...] | None:
     """:meth:`Readers.output_sizes` of one look-up."""
     return Readers(data).output_sizes(calls)
+
+
+# Ops whose result is their first input's data (a view of it, or the tensor itself) where they launch no GPU work.
+PASS_THROUGH = frozenset(f"aten::{name}" for name in (
+    "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "t", "transpose", "permute", "expand", "expand_as", "view_as",
+    "unsqueeze", "squeeze", "select", "slice", "narrow", "split", "split_with_sizes", "chunk", "unbind", "unflatten", "flatten",
+    "diagonal", "alias", "detach", "detach_", "contiguous", "to", "type_as", "lift_fresh", "movedim", "swapaxes", "unfold", "view_as_real",
+    "view_as_complex", "resolve_conj", "resolve_neg", "_conj", "numpy_T", "mT", "real")) | {"detach"}
+# Ops that write their first input without reading it.
+WRITE_ONLY = frozenset({"aten::copy_", "aten::fill_", "aten::zero_", "aten::uniform_", "aten::normal_", "aten::random_", "aten::resize_"})
+_MAX_HOPS = 64  # views of views: a capture's longest chain of them is a few
+
+
+@dataclass(frozen=True)
+class Reads:
+    """Each read of an op's result by an op with GPU work of its own, rows of ``data.ops`` (see the module's text): the
+    op that made the value (``producer``: the innermost op whose GPU work wrote it), which of its outputs it is
+    (``output``), and the op that read it (``reader``)."""
+
+    producer: np.ndarray
+    output: np.ndarray
+    reader: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.producer.size)
+
+
+def parents(start: np.ndarray, end: np.ndarray, tid: np.ndarray) -> np.ndarray:
+    """Each interval's innermost enclosing interval on its thread (-1: none), by row; the intervals of a thread nest."""
+    parent = np.full(start.size, -1, dtype=np.int64)
+    for thread in distinct(tid).tolist():
+        rows = np.flatnonzero(tid == thread)
+        order = rows[np.lexsort((-end[rows], start[rows]))]  # outer first
+        s, e = start[order], end[order]
+        # Those begun before an interval and not ended by its start enclose it.
+        depth = np.maximum(np.arange(s.size) - np.searchsorted(np.sort(e), s, side="right"), 0)
+        for level in range(1, int(depth.max()) + 1 if depth.size else 0):
+            outer = np.flatnonzero(depth == level - 1)
+            inner = np.flatnonzero(depth == level)
+            at = np.searchsorted(outer, inner) - 1  # the last enclosing-level interval begun before it
+            ok = at >= 0
+            parent[order[inner[ok]]] = order[outer[at[ok]]]
+    return parent
+
+
+def _last_child(parent: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Each op's inner op begun last (-1: none)."""
+    last = np.full(parent.size, -1, dtype=np.int64)
+    children = np.flatnonzero(parent >= 0)
+    if not children.size:
+        return last
+    children = children[np.lexsort((start[children], parent[children]))]
+    ends = np.flatnonzero(np.concatenate([parent[children][1:] != parent[children][:-1], [True]]))
+    last[parent[children[ends]]] = children[ends]
+    return last
+
+
+def launched(data, n: int) -> np.ndarray:
+    """Which of ``data``'s ``n`` ops launched GPU work (a kernel, a copy, a memset) as the innermost op around the launch."""
+    out = np.zeros(n, dtype=bool)
+    for table in (data.kernels, data.copies, data.memsets):
+        if table is None or not len(table) or "correlation" not in table:
+            continue
+        op = op_rows(data, table).op
+        out[op[op >= 0]] = True
+    return out
+
+
+def _recorded_tensors(shapes, consumer: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """Whether each consumer's input at ``position`` is recorded with sizes (a tensor of at least one dimension):
+    each distinct shapes text parsed once."""
+    codes = shapes.codes[consumer]
+    first = np.zeros(len(shapes.categories), dtype=np.int64)
+    count = np.zeros(len(shapes.categories), dtype=np.int64)
+    table: list[bool] = []
+    for code in distinct(codes[codes >= 0]).tolist():
+        inputs = parse(shapes.categories[code])
+        args = inputs.args if inputs is not None else ()
+        first[code], count[code] = len(table), len(args)
+        table.extend(isinstance(a, Tensor) and bool(a.dims) for a in args)
+    sized = np.asarray(table + [False], dtype=bool)
+    code = np.clip(codes, 0, None)
+    ok = (codes >= 0) & (position >= 0) & (position < count[code])
+    return sized[np.where(ok, first[code] + position, len(table))]
+
+
+def reads(data) -> Reads | None:
+    """Which ops read each op's results with GPU work of their own (:class:`Reads`); None where the capture names no
+    input's producer (nsys without ``--pytorch=autograd-shapes-nvtx``; a PyTorch profiler trace records none)."""
+    ops, links = data.ops, getattr(data, "op_inputs", None)
+    if links is None or ops is None or "op_id" not in ops or "shapes" not in ops or not len(links):
+        return None
+    n = len(ops)
+    start, end, tid = (np.asarray(ops[c], dtype=np.int64) for c in ("start", "end", "tid"))
+    parent = parents(start, end, tid)
+    has_inner = np.zeros(n, dtype=bool)
+    has_inner[parent[parent >= 0]] = True
+    worked = launched(data, n)
+    # An outer op with no GPU work of its own returns its last inner op's result: follow them to the innermost.
+    last = _last_child(parent, start)
+    root = np.where(has_inner & ~worked & (last >= 0), last, np.arange(n))
+    for _ in range(_MAX_HOPS):
+        deeper = root[root]
+        if np.array_equal(deeper, root):
+            break
+        root = deeper
+    op_id = np.asarray(ops["op_id"], dtype=np.int64)
+    by_id = np.argsort(op_id, kind="stable")
+    ids = op_id[by_id]
+    # An op_id two ops carry names neither for sure: its links are left out.
+    once = np.ones(n, dtype=bool)
+    twice = np.flatnonzero(ids[1:] == ids[:-1])
+    once[twice], once[twice + 1] = False, False
+    named = np.asarray(links["producer"], dtype=np.int64)
+    at = np.clip(np.searchsorted(ids, named), 0, n - 1)
+    producer = np.where((ids[at] == named) & once[at], by_id[at], -1)
+    consumer = np.asarray(links["op"], dtype=np.int64)
+    position = np.asarray(links["input"], dtype=np.int64)
+    output = np.asarray(links["output"], dtype=np.int64).copy()
+    sized = _recorded_tensors(ops["shapes"], consumer, position)
+    names = categories_of(ops["name"])
+    # A view with no GPU work stands for its first input's value.
+    view = names.test(lambda t: str(t) in PASS_THROUGH) & ~has_inner & ~worked
+    source = np.full(n, -1, dtype=np.int64)
+    source_output = np.full(n, -1, dtype=np.int64)
+    first = np.flatnonzero((position == 0) & (producer >= 0) & sized & view[consumer])
+    source[consumer[first]], source_output[consumer[first]] = producer[first], output[first]
+    value = np.where(producer >= 0, root[np.clip(producer, 0, None)], -1)
+    for _ in range(_MAX_HOPS):
+        hop = np.flatnonzero(value >= 0)
+        hop = hop[source[value[hop]] >= 0]
+        if not hop.size:
+            break
+        via = value[hop]
+        value[hop], output[hop] = root[source[via]], source_output[via]
+    written_only = names.test(lambda t: str(t) in WRITE_ONLY)[consumer] & (position == 0)
+    keep = (value >= 0) & sized & worked[consumer] & ~written_only & ~view[value.clip(0)]
+    return Reads(producer=value[keep], output=output[keep], reader=consumer[keep])

@@ -392,20 +392,36 @@ ON_CHIP_ROW = 1024
 
 
 @dataclass(frozen=True)
+class Escape:
+    """A value an op of a chain makes, not the chain's last op, that an op outside the chain reads (nsys's
+    input_op_ids, :func:`ncuwrap.timeline.oplimits.dataflow.reads`): fused, the chain must still write it."""
+
+    op: str  # the op that makes it
+    shapes: str  # that op's sizes, as its row shows them
+    output: int  # which of its outputs it is
+    bytes: int | None  # a call's (None: the count does not tell this output's bytes apart)
+    reader: str  # the first op outside the chain that reads it
+
+
+@dataclass(frozen=True)
 class Chain:
     """A run of memory-bound ops launched one after another in a step, with no other kernel between them: what
-    fusing them into one pass would move (``fused_bytes``: the first op's inputs read and the last one's output
-    written, the values in between kept on chip) against what they move now (``bytes``). ``passes``: the passes
-    over its inputs a compiler's fused kernel makes (one, and one more after each reduction over rows too long to
-    keep on chip whose result later ops use), ``rereads`` the bytes of the passes after the first."""
+    fusing them into one pass would move (:attr:`fused_bytes`: the first op's inputs read and the last one's outputs
+    written, ``ends_bytes``, and the values in between that ops outside the run read written too, ``escapes``; the
+    others kept on chip) against what they move now (``bytes``). ``passes``: the passes over its inputs a compiler's
+    fused kernel makes (one, and one more after each reduction over rows too long to keep on chip whose result later
+    ops use), ``rereads`` the bytes of the passes after the first."""
 
     ops: int  # op calls in it (over all steady steps)
     kernels: int
     time_ns: int
     bytes: int
-    fused_bytes: int
+    ends_bytes: int
     passes: int = 1
     rereads: int = 0
+    # The values between its ops that ops outside it read, one a call and output (None: the capture does not record
+    # which ops read an op's results, so they are not known: taken as read nowhere else).
+    escapes: tuple[Escape, ...] | None = None
     rows: np.ndarray = field(repr=False, compare=False, default=None)  # its kernels' rows in data.kernels, in launch order
     ns: np.ndarray = field(repr=False, compare=False, default=None)  # their durations, in the same order
 
@@ -414,9 +430,35 @@ class Chain:
         return self.bytes / (self.time_ns * 1e-9) if self.time_ns else 0.0
 
     @property
+    def escaping_bytes(self) -> int | None:
+        """The bytes of :attr:`escapes` whose size is counted (None: not known)."""
+        return sum(e.bytes for e in self.escapes if e.bytes is not None) if self.escapes is not None else None
+
+    @property
+    def fused_bytes(self) -> int:
+        """What one pass of the fused kernel moves at least: its ends and the escaping values it must write."""
+        return self.ends_bytes + (self.escaping_bytes or 0)
+
+    @property
     def fused_kernel_bytes(self) -> int:
         """What the fused kernel moves, its passes over the inputs counted."""
         return self.fused_bytes + self.rereads
+
+
+@dataclass(frozen=True)
+class Escaping:
+    """The values of one kind that fused chains must still write, over the steps: ``calls`` of ``op``'s ``output``
+    read by ``reader`` outside its chain, ``bytes`` in all (None: not counted apart)."""
+
+    op: str
+    shapes: str
+    output: int
+    reader: str
+    calls: int
+    bytes: int | None
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "shapes": self.shapes, "output": self.output, "reader": self.reader, "calls": self.calls, "bytes": self.bytes}
 
 
 @dataclass(frozen=True)
@@ -484,6 +526,40 @@ class OpLimits:
     def step_min_bytes(self) -> float:
         """The step's bytes with each chain of memory-bound ops fused into one pass (Chain.fused_bytes)."""
         return self.step_bytes - sum(c.bytes - c.fused_bytes for c in self.chains) / self.steps
+
+    @property
+    def escapes_known(self) -> bool:
+        """Whether the capture tells which values between a chain's ops other ops read (nsys's input_op_ids; a PyTorch
+        profiler trace records no tensor's identity). True with no chain: none has a value between its ops."""
+        return all(c.escapes is not None for c in self.chains)
+
+    @property
+    def escaping_bytes(self) -> int | None:
+        """The chains' escaping values' bytes over the steps (Chain.escaping_bytes; None: not known)."""
+        return sum(c.escaping_bytes for c in self.chains) if self.escapes_known else None
+
+    @property
+    def step_escaping_bytes(self) -> float | None:
+        """Of :attr:`step_min_bytes`, the values between the fused ops that ops outside them read, a step (None: not known)."""
+        total = self.escaping_bytes
+        return total / self.steps if total is not None else None
+
+    @property
+    def unsized_escapes(self) -> int:
+        """The chains' escaping values whose bytes the counts do not tell, over the steps (not in the fused bytes)."""
+        return sum(1 for c in self.chains for e in c.escapes or () if e.bytes is None)
+
+    @property
+    def escaping(self) -> tuple[Escaping, ...]:
+        """The chains' escaping values by kind (op, its sizes, output, first reader), most bytes first."""
+        kinds: dict[tuple, list] = {}
+        for c in self.chains:
+            for e in c.escapes or ():
+                kind = kinds.setdefault((e.op, e.shapes, e.output, e.reader), [0, 0])
+                kind[0] += 1
+                kind[1] = None if kind[1] is None or e.bytes is None else kind[1] + e.bytes
+        rows = (Escaping(op, shapes, output, reader, calls, total) for (op, shapes, output, reader), (calls, total) in kinds.items())
+        return tuple(sorted(rows, key=lambda r: (-(r.bytes or 0), r.op, r.shapes, r.output, r.reader)))
 
     @property
     def achieved_flops(self) -> float:
@@ -585,5 +661,7 @@ class OpLimits:
                                         "readings": [self.reading(mask).to_json() for mask in (CAUSAL, NO_MASK)]}
                                        if self.unknown_masks else None),
             "chains": {"count": len(self.chains), "bytes": sum(c.bytes for c in self.chains), "fused_bytes": sum(c.fused_bytes for c in self.chains),
-                       "time_ns": sum(c.time_ns for c in self.chains)},
+                       "time_ns": sum(c.time_ns for c in self.chains),
+                       "escaping_bytes": self.escaping_bytes,
+                       "escaping": [e.to_json() for e in self.escaping] if self.escapes_known else None},
         }

@@ -14,8 +14,9 @@ mean steady step they predict (:func:`predict`: the kernel time saved taken off 
   (:data:`AUTOCAST_FP32`: normalisations, softmax, reductions, losses) and the optimizer are left as they are.
   A step whose matrix products are already in bf16, fp16 or fp8 is not edited.
 - ``fusion``: each chain of memory-bound ops (:class:`~ncuwrap.timeline.oplimits.model.Chain`) becomes one
-  kernel that moves the chain's fused minimum bytes at the bandwidth the chain reaches now; its first kernel
-  takes that time, the others are removed (0 ns).
+  kernel that moves the chain's fused minimum bytes (the values between its ops that other ops read written too,
+  where the capture records them) at the bandwidth the chain reaches now; its first kernel takes that time, the
+  others are removed (0 ns).
 
 Only the kernels of the steady steps the op limits measured are edited.
 """
@@ -187,8 +188,12 @@ def _fusion(limits: OpLimits) -> Edits:
         rows.append(c.rows)
         old.append(c.ns)
         new.append(durations)
-    assumes = ("each run of memory-bound ops launched one after another becomes one kernel that writes the last op's outputs once "
-               "(the values between them used nowhere else) and reads the first op's inputs once, and again after each reduction "
+    writes = ("writes once the last op's outputs and the values between its ops that ops outside the run read (nsys's input_op_ids; "
+              "the others kept on chip)" if limits.escapes_known else
+              "writes the last op's outputs once (the values between its ops taken as read nowhere else: the capture does not record "
+              "which ops read them)")
+    assumes = (f"each run of memory-bound ops launched one after another becomes one kernel that {writes}, "
+               "and reads the first op's inputs once, and again after each reduction "
                f"over rows longer than {ON_CHIP_ROW:,} elements that later ops use (a compiler keeps shorter rows on chip), "
                "at the bandwidth the run reaches now")
     return _edits(FUSION, rows, new, old, assumes)
