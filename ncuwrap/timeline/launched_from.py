@@ -122,6 +122,19 @@ def _depths(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, np.maximum(depth, 0)
 
 
+def parents(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Each interval's innermost enclosing interval (-1: none), by row; the intervals must nest (one thread's)."""
+    order, depth = _depths(s, e)
+    parent = np.full(s.size, -1, dtype=np.int64)
+    for level in range(1, int(depth.max()) + 1 if depth.size else 0):
+        child = order[depth == level]
+        up = order[depth == level - 1]
+        pos = np.searchsorted(s[up], s[child], side="right") - 1  # the last interval one level up begun by its start
+        ok = pos >= 0
+        parent[child[ok]] = up[pos[ok]]
+    return parent
+
+
 def _innermost(s: np.ndarray, e: np.ndarray, at: np.ndarray) -> np.ndarray:
     order, depth = _depths(s, e)
     out = np.full(at.size, -1, dtype=np.int64)
@@ -334,15 +347,7 @@ def host_time(data, lo: int, hi: int, top: int = HOST_TOP) -> tuple[HostTime, ..
     if not rows.size:
         return ()
     own = e - s
-    order, depth = _depths(s, e)
-    # Each frame's parent: the innermost frame one level up enclosing its start.
-    parent = np.full(rows.size, -1, dtype=np.int64)
-    for level in range(1, int(depth.max()) + 1):
-        child = order[depth == level]
-        up = order[depth == level - 1]
-        pos = np.searchsorted(s[up], s[child], side="right") - 1
-        ok = pos >= 0
-        parent[child[ok]] = up[pos[ok]]
+    parent = parents(s, e)
     has = parent >= 0
     own -= np.bincount(parent[has], weights=(e - s)[has], minlength=rows.size).astype(np.int64)
     codes = names.codes[rows]

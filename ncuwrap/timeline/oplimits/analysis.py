@@ -211,7 +211,7 @@ def measure(data, steps) -> OpLimits | None:
                                       share_pct=100.0 * m[1] / step_total if step_total else 0.0)
                           for op, m in sorted(masks.items(), key=lambda kv: (-kv[1][1], kv[0])))
     tf32 = next((r.unit_how for r in rows if r.unit == peak_units.TF32_TENSOR), None)
-    chains = _chains(window, launched[window], dur, group, op, work_of, starts, dataflow.reads(data), data)
+    chains = _chains(window, launched[window], dur, group, op, work_of, starts, data)
     shapes_from = ("the PyTorch profiler trace (record_shapes: sizes, dtypes, strides, values)" if full
                    else "nsys's op ranges (autograd-shapes-nvtx: sizes only; dtypes from the kernels' names)")
     limits = OpLimits(steps=count, step_ns=step_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
@@ -303,10 +303,10 @@ def _add_mask(table: dict, op: str, calls: int, time_ns: int, flop_causal: int, 
 
 
 def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np.ndarray, op: np.ndarray, work_of: dict,
-            starts: np.ndarray, flow: dataflow.Reads | None = None, data=None) -> tuple[Chain, ...]:
+            starts: np.ndarray, data) -> tuple[Chain, ...]:
     """Runs of memory-bound modelled op calls launched one after another, within a step (``starts``: the steps'), of at
-    least two calls, with the values between their ops that ops outside them read (``flow``: None where the capture
-    does not record it). By whole columns: a capture holds a million kernels."""
+    least two calls, with the values between their ops that ops outside them read (:func:`dataflow.reads` of ``data``;
+    not known where the capture does not record it). By whole columns: a capture holds a million kernels."""
     groups = int(group.max()) + 1 if group.size else 0
     fusable_group = np.zeros(groups, dtype=bool)
     bytes_of, read_of, written_of = (np.zeros(groups, dtype=np.int64) for _ in range(3))
@@ -331,6 +331,7 @@ def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np
     first_of_call = np.zeros(members.size, dtype=bool)
     first_of_call[first] = True
     bounds = np.flatnonzero(np.concatenate([[True], run_of[1:] != run_of[:-1], [True]]))
+    flow = dataflow.reads(data)  # only where there are runs: the whole capture's dataflow is resolved for them
     escapes = _escapes(flow, data, run_of, calls, group[kernel], bounds, work_of) if flow is not None else None
     out = []
     for index, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):

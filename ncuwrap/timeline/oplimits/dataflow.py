@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ncuwrap.core.numbers import distinct
-from ncuwrap.timeline.launched_from import op_rows
+from ncuwrap.timeline.launched_from import op_rows, parents as nested_parents
 from ncuwrap.timeline.launches import categories_of
 from ncuwrap.timeline.oplimits.inputs import Tensor, parse
 
@@ -131,16 +131,8 @@ def parents(start: np.ndarray, end: np.ndarray, tid: np.ndarray) -> np.ndarray:
     parent = np.full(start.size, -1, dtype=np.int64)
     for thread in distinct(tid).tolist():
         rows = np.flatnonzero(tid == thread)
-        order = rows[np.lexsort((-end[rows], start[rows]))]  # outer first
-        s, e = start[order], end[order]
-        # Those begun before an interval and not ended by its start enclose it.
-        depth = np.maximum(np.arange(s.size) - np.searchsorted(np.sort(e), s, side="right"), 0)
-        for level in range(1, int(depth.max()) + 1 if depth.size else 0):
-            outer = np.flatnonzero(depth == level - 1)
-            inner = np.flatnonzero(depth == level)
-            at = np.searchsorted(outer, inner) - 1  # the last enclosing-level interval begun before it
-            ok = at >= 0
-            parent[order[inner[ok]]] = order[outer[at[ok]]]
+        found = nested_parents(start[rows], end[rows])
+        parent[rows] = np.where(found >= 0, rows[np.clip(found, 0, None)], -1)
     return parent
 
 
