@@ -116,11 +116,12 @@ _MAX_HOPS = 64  # views of views: a capture's longest chain of them is a few
 class Reads:
     """Each read of an op's result by an op with GPU work of its own, rows of ``data.ops`` (see the module's text): the
     op that made the value (``producer``: the innermost op whose GPU work wrote it), which of its outputs it is
-    (``output``), and the op that read it (``reader``)."""
+    (``output``), the op that read it (``reader``) and as which of its inputs (``input``)."""
 
     producer: np.ndarray
     output: np.ndarray
     reader: np.ndarray
+    input: np.ndarray
 
     def __len__(self) -> int:
         return int(self.producer.size)
@@ -228,4 +229,4 @@ def reads(data) -> Reads | None:
         value[hop], output[hop] = root[source[via]], source_output[via]
     written_only = names.test(lambda t: str(t) in WRITE_ONLY)[consumer] & (position == 0)
     keep = (value >= 0) & sized & worked[consumer] & ~written_only & ~view[value.clip(0)]
-    return Reads(producer=value[keep], output=output[keep], reader=consumer[keep])
+    return Reads(producer=value[keep], output=output[keep], reader=consumer[keep], input=position[keep])
