@@ -296,19 +296,24 @@ def test_fusion_counts_the_compiled_kernels_passes_over_its_rows():
     assert r.predicted_speedup == pytest.approx(6.85, abs=0.05) and r.measured_speedup == pytest.approx(5.92, abs=0.01)
     assert r.error == pytest.approx(0.155, abs=0.0005)
     # nsys records no reduction's dimensions; the ops that read each reduction's result record its sizes (input_op_ids):
-    # its chain finds the profiler's 31 ops and six passes (its 6 steady steps, 3.951 ms each): 6.64x, +12.1%.
+    # its chain finds the profiler's 31 ops and six passes (its 6 steady steps, 3.951 ms each). Its steps begin at abs
+    # (the iteration's fourth op), so the chain reads the previous gelu's result first, and x (the residual add's, the
+    # next iteration's product's) and the small a and b besides: nsys's dataflow adds x, a and b to the fused minimum
+    # (1.5x what the compiled kernel moves over one iteration), where the profiler's trace cannot: 5.90x, -0.4% (6.64x
+    # without them).
     nsys_r = REMEDY[(remedies.FUSION, "elementwise_eager", C.NSYS)]
     _, nsys = C.capture("elementwise_eager", C.NSYS, steps=True)
     assert {(c.ops, c.passes) for c in nsys.chains} == {(31, 6)} and len(nsys.chains) == nsys.steps == 6
     assert not [u for u in nsys.unmodelled if u.op in ("aten::mean", "aten::sum", "aten::_softmax")]
-    assert round(nsys_r.predicted_speedup, 2) == 6.64 and round(nsys_r.error, 3) == 0.121
-    assert nsys.step_flop == limits.step_flop and nsys.step_min_bytes == limits.step_min_bytes
+    assert round(nsys_r.predicted_speedup, 2) == 5.90 and round(nsys_r.error, 3) == -0.004
+    assert nsys.step_flop == limits.step_flop and nsys.step_min_bytes == limits.step_min_bytes + 2 ** 28 + 2 * 4096 * 4
 
 
 def test_call_four_repeats_the_fusion_figures_and_its_compiled_capture_is_judged_on_its_iterations():
-    # Call 4's eager chain under nsys: the same 31 ops and six passes as call 1's, 6.74x replayed against 5.94x (+13.5%).
+    # Call 4's eager chain under nsys: the same 31 ops and six passes as call 1's, and the same x, a and b read from outside
+    # it: 5.98x replayed against 5.94x (+0.7%; 6.74x, +13.5%, without them).
     nsys, kineto = (REMEDY[(remedies.FUSION, "call4/elementwise_eager", suffix)] for suffix in (C.NSYS, C.KINETO))
-    assert (round(nsys.measured_speedup, 2), round(nsys.replayed_speedup, 2), round(nsys.replayed_error, 3)) == (5.94, 6.74, 0.135)
+    assert (round(nsys.measured_speedup, 2), round(nsys.replayed_speedup, 2), round(nsys.replayed_error, 3)) == (5.94, 5.98, 0.007)
     assert (round(kineto.replayed_speedup, 2), round(kineto.replayed_error, 3)) == (6.83, 0.149)
     _, chain = C.capture("call4/elementwise_eager", C.NSYS, steps=True)
     assert {(c.ops, c.passes) for c in chain.chains} == {(31, 6)} and len(chain.chains) == chain.steps == 6

@@ -69,19 +69,36 @@ def mask_line(limits) -> str | None:
 
 
 def escaping_text(limits) -> str:
-    """What the fused bytes hold of the values between a chain's ops that other ops read, or that it is not known."""
+    """What the fused bytes hold of the values between a chain's ops that other ops read, and of the values its later
+    ops read that it did not make, or that they are not known."""
     if not limits.escapes_known:
-        return ("; the values between the fused ops are taken as read nowhere else: the capture does not record which ops read them "
+        return ("; the values between the fused ops are taken as read nowhere else, and their later ops as reading nothing made "
+                "outside the run: the capture does not record which ops read them "
                 "(a PyTorch profiler trace keeps no tensor's identity; nsys's --pytorch=autograd-shapes-nvtx does)")
     kinds = limits.escaping
     if not kinds:
-        return "; no value between the fused ops is read by another op (nsys's input_op_ids)"
-    top = kinds[0]
-    what = "result" if top.output == 0 else f"output {top.output}"
-    unsized = limits.unsized_escapes
-    return (f", {si(limits.step_escaping_bytes, 'B')} of it values between the fused ops that other ops read, which the fused kernels "
-            f"still write (nsys's input_op_ids; {len(kinds)} kind{'s' if len(kinds) != 1 else ''}, the most: {top.op}'s {what} "
-            f"{top.shapes}, read by {top.reader})" + (f"; {number(unsized)} more whose size is not counted" if unsized else ""))
+        text = "; no value between the fused ops is read by another op (nsys's input_op_ids)"
+    else:
+        top = kinds[0]
+        what = "result" if top.output == 0 else f"output {top.output}"
+        unsized = limits.unsized_escapes
+        text = (f", {si(limits.step_escaping_bytes, 'B')} of it values between the fused ops that other ops read, which the fused kernels "
+                f"still write (nsys's input_op_ids; {len(kinds)} kind{'s' if len(kinds) != 1 else ''}, the most: {top.op}'s {what} "
+                f"{top.shapes}, read by {top.reader})" + (f"; {number(unsized)} more whose size is not counted" if unsized else ""))
+    return text + outside_text(limits)
+
+
+def outside_text(limits) -> str:
+    """What the fused bytes hold of the values a run's later ops read that no op of the run made (nsys's dataflow known)."""
+    inputs = limits.outside_inputs
+    if not inputs:
+        return "; no op after a run's first reads a value made outside the run"
+    top = inputs[0]
+    made = f"{top.op}'s" if top.op is not None else "a"
+    unsized = limits.unsized_outside_inputs
+    return (f"; {si(limits.step_outside_input_bytes, 'B')} of it values the fused ops after the first read that no op of their run made, "
+            f"which the fused kernels still read ({len(inputs)} kind{'s' if len(inputs) != 1 else ''}, the most: {made} {top.sizes}, "
+            f"read by {top.reader})" + (f"; {number(unsized)} more whose size is not known" if unsized else ""))
 
 
 def bytes_line(limits) -> str:

@@ -27,11 +27,13 @@ import re
 import numpy as np
 
 from ncuwrap.core import peaks as peak_units
+from ncuwrap.core.numbers import distinct
 from ncuwrap.timeline.launched_from import enclosing, is_backward, op_rows
 from ncuwrap.timeline.oplimits import counts, dataflow, remedies
 from ncuwrap.timeline.oplimits.advice import advise, gemm_kernel
-from ncuwrap.timeline.oplimits.inputs import parse
-from ncuwrap.timeline.oplimits.model import ON_CHIP_ROW, STEADY, WINDOW, Chain, Escape, OpLimits, OpRow, UnknownMask, Unmodelled
+from ncuwrap.timeline.oplimits.inputs import Tensor, parse
+from ncuwrap.timeline.oplimits.model import (ON_CHIP_ROW, STEADY, WINDOW, Chain, Escape, OpLimits, OpRow, OutsideInput, UnknownMask,
+                                             Unmodelled)
 from ncuwrap.timeline.launches import active_window, api_starts, categories_of, launch_time
 
 _UNIT_OF_DTYPE = {"bf16": peak_units.BF16_TENSOR, "fp16": peak_units.FP16_TENSOR, "fp8_e4m3": peak_units.FP8_TENSOR,
@@ -158,7 +160,7 @@ def measure(data, steps) -> OpLimits | None:
     peaks = peak_units.peaks(data.gpu if data.gpu is not None else peak_units.DeviceFacts(name=data.device))
     full = None
 
-    rows, unmodelled, work_of, masks = [], {}, {}, {}
+    rows, unmodelled, work_of, masks, inputs_of = [], {}, {}, {}, {}
     readers = dataflow.Readers(data)  # nsys's dataflow, sorted on its first use
     for g in range(groups.shape[0]):
         members = order[bounds[g]:bounds[g + 1]]
@@ -203,6 +205,7 @@ def measure(data, steps) -> OpLimits | None:
                     ns=dur[members], gemm=work.gemm, kernel=kernel, grid=grid)
         rows.append(row)
         work_of[g] = work
+        inputs_of[g] = (inputs, hint, name)  # what a fused chain reads of this op's inputs is sized as its count sizes them
     rows.sort(key=lambda r: (-r.time_ns, r.op, r.shapes))
     gone = sorted(unmodelled.values(), key=lambda u: (-u["time_ns"], u["op"], u["reason"]))
     unmodelled_rows = tuple(Unmodelled(op=u["op"], reason=u["reason"], calls=u["calls"], kernels=u["kernels"], time_ns=u["time_ns"],
@@ -211,7 +214,7 @@ def measure(data, steps) -> OpLimits | None:
                                       share_pct=100.0 * m[1] / step_total if step_total else 0.0)
                           for op, m in sorted(masks.items(), key=lambda kv: (-kv[1][1], kv[0])))
     tf32 = next((r.unit_how for r in rows if r.unit == peak_units.TF32_TENSOR), None)
-    chains = _chains(window, launched[window], dur, group, op, work_of, starts, data)
+    chains = _chains(window, launched[window], dur, group, op, work_of, starts, data, inputs_of)
     shapes_from = ("the PyTorch profiler trace (record_shapes: sizes, dtypes, strides, values)" if full
                    else "nsys's op ranges (autograd-shapes-nvtx: sizes only; dtypes from the kernels' names)")
     limits = OpLimits(steps=count, step_ns=step_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
@@ -303,10 +306,11 @@ def _add_mask(table: dict, op: str, calls: int, time_ns: int, flop_causal: int, 
 
 
 def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np.ndarray, op: np.ndarray, work_of: dict,
-            starts: np.ndarray, data) -> tuple[Chain, ...]:
+            starts: np.ndarray, data, inputs_of: dict | None = None) -> tuple[Chain, ...]:
     """Runs of memory-bound modelled op calls launched one after another, within a step (``starts``: the steps'), of at
-    least two calls, with the values between their ops that ops outside them read (:func:`dataflow.reads` of ``data``;
-    not known where the capture does not record it). By whole columns: a capture holds a million kernels."""
+    least two calls, with the values between their ops that ops outside them read and the values their later ops read
+    that none of them made (:func:`dataflow.reads` of ``data``: not known where the capture does not record it;
+    ``inputs_of``: each group's recorded inputs and dtype hint). By whole columns: a capture holds a million kernels."""
     groups = int(group.max()) + 1 if group.size else 0
     fusable_group = np.zeros(groups, dtype=bool)
     bytes_of, read_of, written_of = (np.zeros(groups, dtype=np.int64) for _ in range(3))
@@ -333,6 +337,7 @@ def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np
     bounds = np.flatnonzero(np.concatenate([[True], run_of[1:] != run_of[:-1], [True]]))
     flow = dataflow.reads(data)  # only where there are runs: the whole capture's dataflow is resolved for them
     escapes = _escapes(flow, data, run_of, calls, group[kernel], bounds, work_of) if flow is not None else None
+    outside = _outside_inputs(flow, data, run_of, calls, group[kernel], bounds, inputs_of or {}) if flow is not None else None
     out = []
     for index, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
         these = kernel[lo:hi]
@@ -344,7 +349,8 @@ def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np
         passes = _passes([work_of[int(c)] for c in g[first_of_call[lo:hi]].tolist()])
         out.append(Chain(ops=ops, kernels=int(these.size), time_ns=int(dur[these].sum()), bytes=total,
                          ends_bytes=int(read_of[g[0]] + written_of[g[-1]]), passes=passes, rereads=int(read_of[g[0]]) * (passes - 1),
-                         escapes=escapes.get(index, ()) if escapes is not None else None, rows=window[these], ns=dur[these]))
+                         escapes=escapes.get(index, ()) if escapes is not None else None,
+                         outside_inputs=outside.get(index, ()) if outside is not None else None, rows=window[these], ns=dur[these]))
     return tuple(out)
 
 
@@ -385,6 +391,76 @@ def _escapes(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.ndarray, 
                                                       bytes=work.output_bytes(output), reader=str(names.categories[name]))
         out.setdefault(int(run_of_call[producer]), []).append(escape)
     return {run: tuple(found) for run, found in out.items()}
+
+
+def _outside_inputs(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.ndarray, groups: np.ndarray, bounds: np.ndarray,
+                    inputs_of: dict) -> dict[int, tuple[OutsideInput, ...]]:
+    """The values each run (by its index among ``bounds``) reads in its op calls after the first that none of its calls
+    made: a read ``flow`` resolves to a producer outside the run, or a tensor input (recorded with sizes; not the first
+    input of an op that only writes it) ``flow`` names no producer of. One a value and run, by its first reader; a value
+    the run's first call reads is in its ends already. The arguments as :func:`_escapes`'s."""
+    n = len(data.ops)
+    index = np.searchsorted(bounds, np.arange(run_of.size), side="right") - 1
+    run_of_call = np.full(n, -1, dtype=np.int64)
+    np.maximum.at(run_of_call, calls, index)
+    group_of_call = np.full(n, -1, dtype=np.int64)
+    group_of_call[calls] = groups
+    first_call = np.full(n, False)
+    first_call[calls[bounds[:-1]]] = True
+    readers = distinct(calls)
+    readers = readers[~first_call[readers]]
+    # The resolved reads: by a later call of a run, of a value no call of that run made.
+    run = run_of_call[flow.reader]
+    later = (run >= 0) & ~first_call[flow.reader]
+    outside = np.flatnonzero(later & (run_of_call[flow.producer] != run))
+    firsts = np.flatnonzero((run >= 0) & first_call[flow.reader])
+    # The tensor inputs of the later calls that no read resolves: no producer named, or not one for sure.
+    groups_n = int(group_of_call.max()) + 1
+    flat, first_at, count_of = [], np.zeros(groups_n, dtype=np.int64), np.zeros(groups_n, dtype=np.int64)
+    for g, (inputs, _, name) in inputs_of.items():
+        if inputs is None or g >= groups_n:
+            continue
+        at = [i for i, a in enumerate(inputs.args) if isinstance(a, Tensor) and a.dims and not (i == 0 and name in dataflow.WRITE_ONLY)]
+        first_at[g], count_of[g] = len(flat), len(at)
+        flat.extend(at)
+    width = 1 + max(max(flat, default=0), int(flow.input.max()) if len(flow) else 0)
+    reader_group = group_of_call[readers]
+    count = count_of[reader_group]
+    reader_of = np.repeat(readers, count)
+    within = np.arange(reader_of.size, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+    position = np.asarray(flat, dtype=np.int64)[np.repeat(first_at[reader_group], count) + within] if reader_of.size else reader_of
+    resolved = flow.reader.astype(np.int64) * width + flow.input.astype(np.int64)
+    unnamed = ~np.isin(reader_of * width + position, resolved)
+    reader_of, position = reader_of[unnamed], position[unnamed]
+    start = np.asarray(data.ops["start"], dtype=np.int64)
+    # One a value and run, its first reader's; a value the run's first call reads counts there.
+    outside = outside[np.lexsort((start[flow.reader[outside]], flow.output[outside], flow.producer[outside], run[outside]))]
+    key = np.stack([run[outside], flow.producer[outside], flow.output[outside]], axis=1)
+    new = np.concatenate([[True], (key[1:] != key[:-1]).any(axis=1)]) if outside.size else np.zeros(0, dtype=bool)
+    outside, key = outside[new], key[new]
+    seen = {(int(r), int(p), int(o)) for r, p, o in zip(run[firsts], flow.producer[firsts], flow.output[firsts])}
+    names = categories_of(data.ops["name"])
+    made: dict[tuple, OutsideInput] = {}  # one record a kind: a capture repeats them each step
+    out: dict[int, list] = {}
+
+    def add(r: int, reader: int, at: int, producer: int | None) -> None:
+        g = int(group_of_call[reader])
+        inputs, hint, _ = inputs_of[g]
+        tensor = inputs.tensor(at)
+        kind = (g, at, int(names.codes[producer]) if producer is not None else -1)
+        record = made.get(kind)
+        if record is None:
+            record = made[kind] = OutsideInput(op=str(names.categories[names.codes[producer]]) if producer is not None else None,
+                                               sizes="x".join(map(str, tensor.dims)), bytes=counts.tensor_bytes(tensor, hint),
+                                               reader=str(names.categories[names.codes[reader]]))
+        out.setdefault(r, []).append(record)
+
+    for (r, p, o), i in zip(key.tolist(), outside.tolist()):
+        if (r, p, o) not in seen:
+            add(r, int(flow.reader[i]), int(flow.input[i]), p)
+    for reader, at in zip(reader_of.tolist(), position.tolist()):
+        add(int(run_of_call[reader]), reader, at, None)
+    return {r: tuple(found) for r, found in out.items()}
 
 
 _REDUCING = (counts.REDUCTION, counts.SOFTMAX, counts.NORM)

@@ -147,6 +147,9 @@ def _nb(t: Tensor | None, dtype: str | None = None, *, numel: int | None = None)
     return size * (t.stored if numel is None else numel)
 
 
+tensor_bytes = _nb  # an input's bytes as the counts size it (a fused chain's reads of values made outside it)
+
+
 def _total(*parts) -> int | None:
     return None if any(p is None for p in parts) else sum(parts)
 

@@ -404,13 +404,27 @@ class Escape:
 
 
 @dataclass(frozen=True)
+class OutsideInput:
+    """A value an op of a chain, not its first op, reads that no op of the chain made (nsys's input_op_ids): made by an
+    op outside it (the other operand of a residual add, a cast's fp32 weight), or with no producer in the capture (a
+    value from before it): fused, the chain must still read it. One a value and chain call: two of its ops reading it, or
+    its first op reading it too, read it once."""
+
+    op: str | None  # the op that made it (None: no producer the capture names for sure)
+    sizes: str  # its sizes, as its reader recorded them
+    bytes: int | None  # a call's, at the dtype its reader's count takes (None: not known)
+    reader: str  # the first op of the chain that reads it
+
+
+@dataclass(frozen=True)
 class Chain:
     """A run of memory-bound ops launched one after another in a step, with no other kernel between them: what
     fusing them into one pass would move (:attr:`fused_bytes`: the first op's inputs read and the last one's outputs
-    written, ``ends_bytes``, and the values in between that ops outside the run read written too, ``escapes``; the
-    others kept on chip) against what they move now (``bytes``). ``passes``: the passes over its inputs a compiler's
-    fused kernel makes (one, and one more after each reduction over rows too long to keep on chip whose result later
-    ops use), ``rereads`` the bytes of the passes after the first."""
+    written, ``ends_bytes``, the values in between that ops outside the run read written too, ``escapes``, and the
+    values its later ops read that it did not make read too, ``outside_inputs``; the others kept on chip) against what
+    they move now (``bytes``). ``passes``: the passes over its inputs a compiler's fused kernel makes (one, and one more
+    after each reduction over rows too long to keep on chip whose result later ops use), ``rereads`` the bytes of the
+    passes after the first (its first op's inputs)."""
 
     ops: int  # op calls in it (over all steady steps)
     kernels: int
@@ -422,6 +436,8 @@ class Chain:
     # The values between its ops that ops outside it read, one a call and output (None: the capture does not record
     # which ops read an op's results, so they are not known: taken as read nowhere else).
     escapes: tuple[Escape, ...] | None = None
+    # What its ops after the first read that none of its ops made, one a value (None: not known, as escapes).
+    outside_inputs: tuple[OutsideInput, ...] | None = None
     rows: np.ndarray = field(repr=False, compare=False, default=None)  # its kernels' rows in data.kernels, in launch order
     ns: np.ndarray = field(repr=False, compare=False, default=None)  # their durations, in the same order
 
@@ -435,9 +451,15 @@ class Chain:
         return sum(e.bytes for e in self.escapes if e.bytes is not None) if self.escapes is not None else None
 
     @property
+    def outside_input_bytes(self) -> int | None:
+        """The bytes of :attr:`outside_inputs` whose size is known (None: not known)."""
+        return sum(i.bytes for i in self.outside_inputs if i.bytes is not None) if self.outside_inputs is not None else None
+
+    @property
     def fused_bytes(self) -> int:
-        """What one pass of the fused kernel moves at least: its ends and the escaping values it must write."""
-        return self.ends_bytes + (self.escaping_bytes or 0)
+        """What one pass of the fused kernel moves at least: its ends, the escaping values it must write and the outside
+        inputs it must read."""
+        return self.ends_bytes + (self.escaping_bytes or 0) + (self.outside_input_bytes or 0)
 
     @property
     def fused_kernel_bytes(self) -> int:
@@ -459,6 +481,21 @@ class Escaping:
 
     def to_json(self) -> dict:
         return {"op": self.op, "shapes": self.shapes, "output": self.output, "reader": self.reader, "calls": self.calls, "bytes": self.bytes}
+
+
+@dataclass(frozen=True)
+class OutsideInputs:
+    """The values of one kind that fused chains must still read, over the steps: ``calls`` of ``op``'s values (None: no
+    producer named) of ``sizes`` read by ``reader`` in its chain, ``bytes`` in all (None: some not known)."""
+
+    op: str | None
+    sizes: str
+    reader: str
+    calls: int
+    bytes: int | None
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "sizes": self.sizes, "reader": self.reader, "calls": self.calls, "bytes": self.bytes}
 
 
 @dataclass(frozen=True)
@@ -529,8 +566,9 @@ class OpLimits:
 
     @property
     def escapes_known(self) -> bool:
-        """Whether the capture tells which values between a chain's ops other ops read (nsys's input_op_ids; a PyTorch
-        profiler trace records no tensor's identity). True with no chain: none has a value between its ops."""
+        """Whether the capture tells which values between a chain's ops other ops read, and which values its ops read
+        that it did not make (nsys's input_op_ids; a PyTorch profiler trace records no tensor's identity). True with no
+        chain: none has a value between its ops."""
         return all(c.escapes is not None for c in self.chains)
 
     @property
@@ -560,6 +598,34 @@ class OpLimits:
                 kind[1] = None if kind[1] is None or e.bytes is None else kind[1] + e.bytes
         rows = (Escaping(op, shapes, output, reader, calls, total) for (op, shapes, output, reader), (calls, total) in kinds.items())
         return tuple(sorted(rows, key=lambda r: (-(r.bytes or 0), r.op, r.shapes, r.output, r.reader)))
+
+    @property
+    def outside_input_bytes(self) -> int | None:
+        """The chains' outside inputs' bytes over the steps (Chain.outside_input_bytes; None: not known)."""
+        return sum(c.outside_input_bytes for c in self.chains) if self.escapes_known else None
+
+    @property
+    def step_outside_input_bytes(self) -> float | None:
+        """Of :attr:`step_min_bytes`, the values the fused ops read that no op of their run made, a step (None: not known)."""
+        total = self.outside_input_bytes
+        return total / self.steps if total is not None else None
+
+    @property
+    def unsized_outside_inputs(self) -> int:
+        """The chains' outside inputs whose bytes are not known, over the steps (not in the fused bytes)."""
+        return sum(1 for c in self.chains for i in c.outside_inputs or () if i.bytes is None)
+
+    @property
+    def outside_inputs(self) -> tuple[OutsideInputs, ...]:
+        """The chains' outside inputs by kind (producer, sizes, reader), most bytes first."""
+        kinds: dict[tuple, list] = {}
+        for c in self.chains:
+            for i in c.outside_inputs or ():
+                kind = kinds.setdefault((i.op, i.sizes, i.reader), [0, 0])
+                kind[0] += 1
+                kind[1] = None if kind[1] is None or i.bytes is None else kind[1] + i.bytes
+        rows = (OutsideInputs(op, sizes, reader, calls, total) for (op, sizes, reader), (calls, total) in kinds.items())
+        return tuple(sorted(rows, key=lambda r: (-(r.bytes or 0), r.op or "", r.sizes, r.reader)))
 
     @property
     def achieved_flops(self) -> float:
@@ -663,5 +729,7 @@ class OpLimits:
             "chains": {"count": len(self.chains), "bytes": sum(c.bytes for c in self.chains), "fused_bytes": sum(c.fused_bytes for c in self.chains),
                        "time_ns": sum(c.time_ns for c in self.chains),
                        "escaping_bytes": self.escaping_bytes,
-                       "escaping": [e.to_json() for e in self.escaping] if self.escapes_known else None},
+                       "escaping": [e.to_json() for e in self.escaping] if self.escapes_known else None,
+                       "outside_input_bytes": self.outside_input_bytes,
+                       "outside_inputs": [i.to_json() for i in self.outside_inputs] if self.escapes_known else None},
         }

@@ -188,10 +188,11 @@ def _fusion(limits: OpLimits) -> Edits:
         rows.append(c.rows)
         old.append(c.ns)
         new.append(durations)
-    writes = ("writes once the last op's outputs and the values between its ops that ops outside the run read (nsys's input_op_ids; "
-              "the others kept on chip)" if limits.escapes_known else
-              "writes the last op's outputs once (the values between its ops taken as read nowhere else: the capture does not record "
-              "which ops read them)")
+    writes = ("writes once the last op's outputs and the values between its ops that ops outside the run read (the others kept on "
+              "chip), reads once the values its later ops read that no op of the run made (both from nsys's input_op_ids)"
+              if limits.escapes_known else
+              "writes the last op's outputs once (the values between its ops taken as read nowhere else, and its later ops as reading "
+              "nothing made outside it: the capture does not record which ops read them)")
     assumes = (f"each run of memory-bound ops launched one after another becomes one kernel that {writes}, "
                "and reads the first op's inputs once, and again after each reduction "
                f"over rows longer than {ON_CHIP_ROW:,} elements that later ops use (a compiler keeps shorter rows on chip), "
