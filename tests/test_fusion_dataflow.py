@@ -304,3 +304,21 @@ def test_wrappers_and_views_stand_for_the_op_whose_work_made_the_value():
     got = sorted(zip(reads.producer.tolist(), reads.output.tolist(), reads.reader.tolist()))
     assert got == [(0, 0, 2), (0, 0, 6), (0, 0, 9), (2, 0, 6), (2, 1, 8), (2, 2, 9)]
     assert dataflow.parents(data.ops["start"], data.ops["end"], data.ops["tid"]).tolist() == [-1, -1, 1, -1, 3, 4, -1, -1, -1, -1, -1, -1, -1, -1]
+
+
+def test_a_run_reads_each_outside_value_once_and_an_unnamed_input_apart():
+    """SYNTHETIC: a run of four calls (rows 1-4). Its first reads x and w (made by row 0); row 2 reads w again (in the
+    ends already); row 3 reads p, whose producer no link names (a value from before the capture); row 4, a copy_, writes
+    its first input (not read) and reads row 3's result (the run's own)."""
+    from ncuwrap.timeline.oplimits.analysis import _outside_inputs
+    from ncuwrap.timeline.oplimits.inputs import parse
+
+    names = ["aten::mul", "aten::add", "aten::mul", "aten::add", "aten::copy_"]
+    ops = Events({"start": np.arange(5, dtype=np.int64) * 10, "end": np.arange(5, dtype=np.int64) * 10 + 5, "name": Labels.of(names)})
+    flow = dataflow.Reads(producer=np.array([0, 1, 0, 2, 3]), output=np.zeros(5, dtype=np.int64), reader=np.array([1, 2, 2, 3, 4]),
+                          input=np.array([1, 0, 1, 0, 1]))
+    inputs = {g: (parse(f"[{ROW},null,null,null]"), "fp32", names[g + 1]) for g in range(4)}
+    calls = np.array([1, 2, 3, 4])
+    got = _outside_inputs(flow, SimpleNamespace(ops=ops), np.zeros(4, dtype=np.int64), calls, np.arange(4), np.array([0, 4]), inputs)
+    # x (row 1's input 0) has no link either, but a first op's inputs are in the run's ends.
+    assert [(i.op, i.sizes, i.bytes, i.reader) for i in got[0]] == [(None, "8x4", 128, "aten::add")]
