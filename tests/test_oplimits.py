@@ -120,9 +120,14 @@ def test_the_memory_bound_ops_run_against_hbm(gpu_train):
 def test_fusion_edits_each_chain_into_one_kernel(gpu_train):
     data, _, limits = gpu_train
     edits = remedies.kernel_edits(limits, remedies.FUSION)
-    assert len(edits) == sum(c.kernels for c in limits.chains) and len(edits.removed) == len(edits) - len(limits.chains)
+    # 16 of its 160 runs (3 ops, a reduction over rows too long to keep on chip whose result the next ops use) would
+    # move more fused, their rows read again (67.1 MB against 39.9 MB): they are left as they are.
+    fused = [c for c in limits.chains if c.fused_kernel_bytes < c.bytes]
+    assert (len(limits.chains), len(fused)) == (160, 144)
+    assert {(c.ops, c.passes, c.bytes, c.fused_kernel_bytes) for c in limits.chains if c.fused_kernel_bytes >= c.bytes} == {(3, 2, 39_854_080, 67_112_960)}
+    assert len(edits) == sum(c.kernels for c in fused) and len(edits.removed) == len(edits) - len(fused)
     for chain in limits.chains:
-        assert chain.fused_bytes < chain.bytes
+        assert chain.fused_bytes < chain.bytes  # one pass always moves less
     first = limits.chains[0]
     at = dict(edits.as_dict())
     assert at[int(first.rows[0])] == round(first.fused_bytes / first.bytes_per_s * 1e9)

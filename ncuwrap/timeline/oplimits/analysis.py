@@ -15,8 +15,9 @@ the :class:`~ncuwrap.timeline.oplimits.model.OpLimits` of a capture.
   convolution was allowed TF32 (``allow_tf32=True``, cuDNN's default) and no kernel's name says plain FP32,
   or the op runs faster than the FP32 peak (no CUDA-core kernel can). The memory-bound ops' arithmetic is
   compared with the FP32 CUDA cores, their bytes with HBM.
-- **Chains** (for fusion): runs of memory-bound modelled ops launched one after another within a step,
-  no other kernel between them (:class:`~ncuwrap.timeline.oplimits.model.Chain`).
+- **Chains** (for fusion): runs of memory-bound modelled ops launched one after another, no other kernel
+  between them, cut where no value crosses (nsys's dataflow) or else at each step's start
+  (:class:`~ncuwrap.timeline.oplimits.model.Chain`).
 """
 
 from __future__ import annotations
@@ -214,7 +215,9 @@ def measure(data, steps) -> OpLimits | None:
                                       share_pct=100.0 * m[1] / step_total if step_total else 0.0)
                           for op, m in sorted(masks.items(), key=lambda kv: (-kv[1][1], kv[0])))
     tf32 = next((r.unit_how for r in rows if r.unit == peak_units.TF32_TENSOR), None)
-    chains = _chains(window, launched[window], dur, group, op, work_of, starts, data, inputs_of)
+    ctx = _context(data, kernels, launched, lo, hi, step_ns if steps is not None else 0.0, window, groups, names, shapes)
+    chains = _chains(ctx, launched[ctx.rows], np.concatenate([dur, ctx.dur]), np.concatenate([group, ctx.group]),
+                     np.concatenate([op, ctx.op]), work_of, np.append(starts, hi), step_ns, data, inputs_of)
     shapes_from = ("the PyTorch profiler trace (record_shapes: sizes, dtypes, strides, values)" if full
                    else "nsys's op ranges (autograd-shapes-nvtx: sizes only; dtypes from the kernels' names)")
     limits = OpLimits(steps=count, step_ns=step_ns, peaks=peaks, shapes_from=shapes_from, rows=tuple(rows),
@@ -305,61 +308,146 @@ def _add_mask(table: dict, op: str, calls: int, time_ns: int, flop_causal: int, 
         entry[i] += v
 
 
-def _chains(window: np.ndarray, launched: np.ndarray, dur: np.ndarray, group: np.ndarray, op: np.ndarray, work_of: dict,
-            starts: np.ndarray, data, inputs_of: dict | None = None) -> tuple[Chain, ...]:
-    """Runs of memory-bound modelled op calls launched one after another, within a step (``starts``: the steps'), of at
-    least two calls, with the values between their ops that ops outside them read and the values their later ops read
-    that none of them made (:func:`dataflow.reads` of ``data``: not known where the capture does not record it;
-    ``inputs_of``: each group's recorded inputs and dtype hint). By whole columns: a capture holds a million kernels."""
+@dataclasses.dataclass(frozen=True)
+class _Context:
+    """The kernels runs are formed over: the window's (``inside``) and those launched within one step before and after
+    it, which a run crossing the window's edge continues into (``dur``, ``group`` and ``op`` of those outside it; a
+    group -1 is an op call of no group the window has)."""
+
+    rows: np.ndarray  # rows of data.kernels: the window's, then the others
+    inside: np.ndarray
+    dur: np.ndarray
+    group: np.ndarray
+    op: np.ndarray
+
+
+def _context(data, kernels, launched: np.ndarray, lo: int, hi: int, period: float, window: np.ndarray, groups: np.ndarray,
+             names, shapes) -> _Context:
+    """The window's kernels and those launched within ``period`` of its edges, keyed as the window's groups are."""
+    empty = np.zeros(0, dtype=np.int64)
+    extra = np.flatnonzero(((launched >= lo - period) & (launched < lo)) | ((launched >= hi) & (launched < hi + period))) if period else empty
+    inside = np.concatenate([np.ones(window.size, dtype=bool), np.zeros(extra.size, dtype=bool)])
+    if not extra.size:
+        return _Context(rows=window, inside=inside, dur=empty, group=empty, op=empty)
+    k = kernels.rows(extra)
+    dur = np.asarray(k["end"], dtype=np.int64) - np.asarray(k["start"], dtype=np.int64)
+    traced = op_rows(data, k)
+    op, fwd = traced.op, traced.forward_op
+    keys = np.stack([np.where(op >= 0, names.codes[np.clip(op, 0, None)], -1), np.where(op >= 0, shapes.codes[np.clip(op, 0, None)], -1),
+                     np.where(fwd >= 0, names.codes[np.clip(fwd, 0, None)], -1)], axis=1)
+    _, code = np.unique(np.concatenate([groups, keys]), axis=0, return_inverse=True)
+    code = code.ravel()
+    group_of_code = np.full(int(code.max()) + 1, -1, dtype=np.int64)
+    group_of_code[code[:len(groups)]] = np.arange(len(groups))
+    return _Context(rows=np.concatenate([window, extra]), inside=inside, dur=dur, group=group_of_code[code[len(groups):]], op=op)
+
+
+def _chains(ctx: _Context, launched: np.ndarray, dur: np.ndarray, group: np.ndarray, op: np.ndarray, work_of: dict,
+            edges: np.ndarray, period: float, data, inputs_of: dict | None = None) -> tuple[Chain, ...]:
+    """Runs of memory-bound modelled op calls launched one after another, of at least two calls, over the kernels of
+    ``ctx`` (``launched``, ``dur``, ``group`` and ``op``: theirs), each counted for its calls inside the window. Where the
+    capture records which op read which op's results (:func:`dataflow.reads`), a run is cut where no value made before
+    the cut is read after it (a loop's iteration that reads only its inputs begins a run wherever its steps begin), with
+    the values between its ops that ops outside it read and the values its later ops read that none of its ops made;
+    elsewhere a run is cut at each step's start (``edges``: the steps' starts and the window's end). ``inputs_of``: each
+    group's recorded inputs and dtype hint. By whole columns: a capture holds a million kernels."""
     groups = int(group.max()) + 1 if group.size else 0
-    fusable_group = np.zeros(groups, dtype=bool)
-    bytes_of, read_of, written_of = (np.zeros(groups, dtype=np.int64) for _ in range(3))
+    fusable_group = np.zeros(groups + 1, dtype=bool)  # the last for group -1, a context kernel's op the window has not
+    bytes_of, read_of, written_of = (np.zeros(groups + 1, dtype=np.int64) for _ in range(3))
     for g, work in work_of.items():
         if work.kind in counts.MEMORY_KINDS and work.bytes is not None and work.written is not None:
             fusable_group[g] = True
             bytes_of[g], read_of[g], written_of[g] = work.bytes, work.read, work.written
-    order = np.lexsort((window, launched))
-    step = (np.searchsorted(starts, launched, side="right") - 1)[order]
+    order = np.lexsort((ctx.rows, launched))
     fusable = fusable_group[group[order]]
-    # A run starts where a fusable kernel follows a kernel that is not, or another step's.
-    head = fusable & np.concatenate([[True], ~fusable[:-1] | (step[1:] != step[:-1])])
-    run = np.cumsum(head) - 1
-    members = np.flatnonzero(fusable)
-    if not members.size:
+    if not fusable.any():
         return ()
-    run_of = run[members]
+    flow = dataflow.reads(data)  # only where there are runs: the whole capture's dataflow is resolved for them
+    # A run starts where a fusable kernel follows a kernel that is not, or (no dataflow) another step's.
+    breaks = ~fusable[:-1]
+    if flow is None:
+        step = np.searchsorted(edges, launched, side="right")[order]
+        breaks = breaks | (step[1:] != step[:-1])
+    head = fusable & np.concatenate([[True], breaks])
+    members = np.flatnonzero(fusable)
     kernel = order[members]
     calls = op[kernel]
+    run_of = (np.cumsum(head) - 1)[members]
+    if flow is not None:
+        start = np.asarray(data.ops["start"], dtype=np.int64)
+        run_of = _cut(run_of, calls, flow, start[flow.producer] >= start[flow.reader] - period)
+    inside_kernel = ctx.inside[kernel]
     # Each op call's bytes once, though it may run several kernels: its first kernel in the run carries them.
     _, first = np.unique(np.stack([run_of, calls], axis=1), axis=0, return_index=True)
     first_of_call = np.zeros(members.size, dtype=bool)
     first_of_call[first] = True
     bounds = np.flatnonzero(np.concatenate([[True], run_of[1:] != run_of[:-1], [True]]))
-    flow = dataflow.reads(data)  # only where there are runs: the whole capture's dataflow is resolved for them
-    escapes = _escapes(flow, data, run_of, calls, group[kernel], bounds, work_of) if flow is not None else None
-    outside = _outside_inputs(flow, data, run_of, calls, group[kernel], bounds, inputs_of or {}) if flow is not None else None
+    inside_call = np.zeros(len(data.ops), dtype=bool)
+    inside_call[calls[inside_kernel]] = True
+    escapes = _escapes(flow, data, run_of, calls, group[kernel], bounds, work_of, inside_call) if flow is not None else None
+    outside = _outside_inputs(flow, data, run_of, calls, group[kernel], bounds, inputs_of or {}, inside_call) if flow is not None else None
     out = []
     for index, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
-        these = kernel[lo:hi]
-        ops = int(np.unique(calls[lo:hi]).size)
-        if ops < 2:
+        inside = inside_kernel[lo:hi]
+        if not inside.any() or np.unique(calls[lo:hi]).size < 2:
             continue
-        g = group[these]
-        total = int(bytes_of[g][first_of_call[lo:hi]].sum())
-        passes = _passes([work_of[int(c)] for c in g[first_of_call[lo:hi]].tolist()])
-        out.append(Chain(ops=ops, kernels=int(these.size), time_ns=int(dur[these].sum()), bytes=total,
-                         ends_bytes=int(read_of[g[0]] + written_of[g[-1]]), passes=passes, rereads=int(read_of[g[0]]) * (passes - 1),
+        these = kernel[lo:hi][inside]
+        g = group[kernel[lo:hi]]
+        call_firsts = first_of_call[lo:hi]
+        extra = _passes([work_of[int(c)] for c in g[call_firsts].tolist()])
+        # What the run moves is counted for its calls inside the window: its first op's reads where that op is, its
+        # last op's writes where that op is, and the passes after a reduction inside it.
+        counted = call_firsts & inside
+        ends = int(read_of[g[0]]) * bool(inside[0]) + int(written_of[g[-1]]) * bool(inside[-1])
+        reread = sum(1 for i in extra if inside[np.flatnonzero(call_firsts)[i]])
+        out.append(Chain(ops=int(np.unique(calls[lo:hi][inside]).size), kernels=int(these.size), time_ns=int(dur[these].sum()),
+                         bytes=int(bytes_of[g][counted].sum()), ends_bytes=ends, passes=1 + len(extra), rereads=int(read_of[g[0]]) * reread,
                          escapes=escapes.get(index, ()) if escapes is not None else None,
-                         outside_inputs=outside.get(index, ()) if outside is not None else None, rows=window[these], ns=dur[these]))
+                         outside_inputs=outside.get(index, ()) if outside is not None else None, rows=ctx.rows[these], ns=dur[these]))
     return tuple(out)
 
 
+def _cut(run_of: np.ndarray, calls: np.ndarray, flow: dataflow.Reads, recent: np.ndarray) -> np.ndarray:
+    """``run_of`` (each run kernel's run, in launch order; ``calls`` their op calls) with each run cut between two of its
+    calls where no value a call before makes is read by a call after (``flow``), and no value made within a step of its
+    reads (``recent``, by read) is read on both sides: unconnected work, such as a loop's iterations, each reading only
+    the loop's inputs, made before it. Two ops reading one value the step made (a bias gradient's sum and the
+    activation's backward, both reading the product's gradient) stay one run: one fused kernel reads it once."""
+    new_call = np.concatenate([[True], (calls[1:] != calls[:-1]) | (run_of[1:] != run_of[:-1])])
+    position = np.cumsum(new_call) - 1  # each kernel's call, numbered along the runs
+    at = np.full(int(max(calls.max(), flow.producer.max(initial=0), flow.reader.max(initial=0))) + 1, -1, dtype=np.int64)
+    at[calls] = position
+    run_at = np.full(int(position[-1]) + 1, -1, dtype=np.int64)
+    run_at[position] = run_of
+    made, read = at[flow.producer], at[flow.reader]
+    # A gap after call j is crossed where a value made at or before j is read after it...
+    link = (made >= 0) & (read > made)
+    link[link] &= run_at[made[link]] == run_at[read[link]]
+    lo, hi = [made[link]], [read[link]]
+    # ...or where one made within a step is read on both sides of it.
+    shared = np.flatnonzero((read >= 0) & recent)
+    if shared.size:
+        key = np.stack([run_at[read[shared]], flow.producer[shared], flow.output[shared]], axis=1)
+        key_order = np.lexsort(key.T[::-1])
+        key, positions = key[key_order], read[shared][key_order]
+        first = np.flatnonzero(np.concatenate([[True], (key[1:] != key[:-1]).any(axis=1)]))
+        lo.append(np.minimum.reduceat(positions, first))
+        hi.append(np.maximum.reduceat(positions, first))
+    cover = np.zeros(run_at.size + 1, dtype=np.int64)
+    np.add.at(cover, np.concatenate(lo), 1)
+    np.add.at(cover, np.concatenate(hi), -1)
+    crossed = np.cumsum(cover)[:-1] > 0
+    cut_before = np.concatenate([[False], ~crossed[:-1] & (run_at[1:] == run_at[:-1])])  # by call
+    starts = new_call & (np.concatenate([[True], run_of[1:] != run_of[:-1]]) | cut_before[position])
+    return np.cumsum(starts) - 1
+
+
 def _escapes(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.ndarray, groups: np.ndarray, bounds: np.ndarray,
-             work_of: dict) -> dict[int, tuple[Escape, ...]]:
+             work_of: dict, inside_call: np.ndarray) -> dict[int, tuple[Escape, ...]]:
     """The values each run (by its index among ``bounds``) makes that an op outside it reads: the outputs of its op
     calls but the last one's (written anyway) that ``flow`` has read by a call of no run or another run; one an op
-    call and output, named by its first reader. ``run_of``, ``calls`` and ``groups``: the runs' kernels', in launch
-    order."""
+    call and output, named by its first reader; made by a call inside the window (``inside_call``, by op row). ``run_of``,
+    ``calls`` and ``groups``: the runs' kernels', in launch order."""
     n = len(data.ops)
     index = np.searchsorted(bounds, np.arange(run_of.size), side="right") - 1  # each kernel's run, 0..runs-1
     # A call's run is its last kernel's (its result is written at its end).
@@ -370,7 +458,8 @@ def _escapes(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.ndarray, 
     last_call = calls[bounds[1:] - 1]
     made_in = run_of_call[flow.producer]
     read_in = run_of_call[flow.reader]
-    leaves = np.flatnonzero((made_in >= 0) & (read_in != made_in) & (flow.producer != last_call[np.clip(made_in, 0, None)]))
+    leaves = np.flatnonzero((made_in >= 0) & (read_in != made_in) & (flow.producer != last_call[np.clip(made_in, 0, None)])
+                            & inside_call[flow.producer])
     if not leaves.size:
         return {}
     start = np.asarray(data.ops["start"], dtype=np.int64)
@@ -394,11 +483,12 @@ def _escapes(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.ndarray, 
 
 
 def _outside_inputs(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.ndarray, groups: np.ndarray, bounds: np.ndarray,
-                    inputs_of: dict) -> dict[int, tuple[OutsideInput, ...]]:
+                    inputs_of: dict, inside_call: np.ndarray) -> dict[int, tuple[OutsideInput, ...]]:
     """The values each run (by its index among ``bounds``) reads in its op calls after the first that none of its calls
     made: a read ``flow`` resolves to a producer outside the run, or a tensor input (recorded with sizes; not the first
     input of an op that only writes it) ``flow`` names no producer of. One a value and run, by its first reader; a value
-    the run's first call reads is in its ends already. The arguments as :func:`_escapes`'s."""
+    the run's first call reads is in its ends already. Counted where that first reader is inside the window; the arguments
+    as :func:`_escapes`'s."""
     n = len(data.ops)
     index = np.searchsorted(bounds, np.arange(run_of.size), side="right") - 1
     run_of_call = np.full(n, -1, dtype=np.int64)
@@ -408,7 +498,7 @@ def _outside_inputs(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.nd
     first_call = np.full(n, False)
     first_call[calls[bounds[:-1]]] = True
     readers = distinct(calls)
-    readers = readers[~first_call[readers]]
+    readers = readers[~first_call[readers] & inside_call[readers]]
     # The resolved reads: by a later call of a run, of a value no call of that run made.
     run = run_of_call[flow.reader]
     later = (run >= 0) & ~first_call[flow.reader]
@@ -438,6 +528,8 @@ def _outside_inputs(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.nd
     key = np.stack([run[outside], flow.producer[outside], flow.output[outside]], axis=1)
     new = np.concatenate([[True], (key[1:] != key[:-1]).any(axis=1)]) if outside.size else np.zeros(0, dtype=bool)
     outside, key = outside[new], key[new]
+    inside = inside_call[flow.reader[outside]]  # counted where its first reader in the run is inside the window
+    outside, key = outside[inside], key[inside]
     seen = {(int(r), int(p), int(o)) for r, p, o in zip(run[firsts], flow.producer[firsts], flow.output[firsts])}
     names = categories_of(data.ops["name"])
     made: dict[tuple, OutsideInput] = {}  # one record a kind: a capture repeats them each step
@@ -447,6 +539,8 @@ def _outside_inputs(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.nd
         g = int(group_of_call[reader])
         inputs, hint, _ = inputs_of[g]
         tensor = inputs.tensor(at)
+        if 0 in tensor.dims:
+            return  # no element to read: an out= argument the op resizes (abs's)
         kind = (g, at, int(names.codes[producer]) if producer is not None else -1)
         record = made.get(kind)
         if record is None:
@@ -466,15 +560,15 @@ def _outside_inputs(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.nd
 _REDUCING = (counts.REDUCTION, counts.SOFTMAX, counts.NORM)
 
 
-def _passes(works: list) -> int:
-    """The passes over a chain's inputs (its op calls' work, in launch order) a fused kernel makes: one, and one
-    more for each reduction over rows longer than :data:`ON_CHIP_ROW` whose result the ops after it use (a
-    softmax or a normalisation uses its own: it reads its row again to scale it)."""
-    extra = 0
+def _passes(works: list) -> list[int]:
+    """The passes over a chain's inputs (its op calls' work, in launch order) a fused kernel makes after its first, by
+    the call that makes each: one for each reduction over rows longer than :data:`ON_CHIP_ROW` whose result the ops
+    after it use (a softmax or a normalisation uses its own: it reads its row again to scale it)."""
+    extra = []
     for i, work in enumerate(works):
         if work.kind not in _REDUCING or work.row is None or work.row <= ON_CHIP_ROW:
             continue
         if work.kind == counts.REDUCTION and i == len(works) - 1:
             continue  # its result is the chain's output: nothing reads the row after it
-        extra += 1
-    return 1 + extra
+        extra.append(i)
+    return extra

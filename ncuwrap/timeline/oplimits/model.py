@@ -418,7 +418,8 @@ class OutsideInput:
 
 @dataclass(frozen=True)
 class Chain:
-    """A run of memory-bound ops launched one after another in a step, with no other kernel between them: what
+    """A run of memory-bound ops launched one after another, with no other kernel between them (cut where no value
+    crosses, or at a step's start: :mod:`ncuwrap.timeline.oplimits.analysis`), counted for its calls in the steps: what
     fusing them into one pass would move (:attr:`fused_bytes`: the first op's inputs read and the last one's outputs
     written, ``ends_bytes``, the values in between that ops outside the run read written too, ``escapes``, and the
     values its later ops read that it did not make read too, ``outside_inputs``; the others kept on chip) against what
@@ -426,7 +427,7 @@ class Chain:
     after each reduction over rows too long to keep on chip whose result later ops use), ``rereads`` the bytes of the
     passes after the first (its first op's inputs)."""
 
-    ops: int  # op calls in it (over all steady steps)
+    ops: int  # its op calls in the steady steps (a run crossing their edge has some outside)
     kernels: int
     time_ns: int
     bytes: int

@@ -15,8 +15,9 @@ mean steady step they predict (:func:`predict`: the kernel time saved taken off 
   A step whose matrix products are already in bf16, fp16 or fp8 is not edited.
 - ``fusion``: each chain of memory-bound ops (:class:`~ncuwrap.timeline.oplimits.model.Chain`) becomes one
   kernel that moves the chain's fused minimum bytes (the values between its ops that other ops read written too,
-  where the capture records them) at the bandwidth the chain reaches now; its first kernel takes that time, the
-  others are removed (0 ns).
+  and the values its later ops read from outside it read, where the capture records them) and the passes a
+  reduction adds, at the bandwidth the chain reaches now; its first kernel in the steps takes that time, the
+  others are removed (0 ns). A chain whose fused kernel would move as much as its ops do now is left as it is.
 
 Only the kernels of the steady steps the op limits measured are edited.
 """
@@ -181,8 +182,8 @@ def _lower_precision(limits: OpLimits, efficiency: float | None) -> Edits:
 def _fusion(limits: OpLimits) -> Edits:
     rows, new, old = [], [], []
     for c in limits.chains:
-        if not c.time_ns or not c.bytes:
-            continue
+        if not c.time_ns or not c.bytes or c.fused_kernel_bytes >= c.bytes:
+            continue  # a compiler does not fuse a run into a kernel that moves as much as its ops do, or more
         durations = np.zeros(c.rows.size, dtype=np.int64)
         durations[0] = int(round(c.fused_kernel_bytes / c.bytes_per_s * 1e9))
         rows.append(c.rows)
@@ -193,10 +194,13 @@ def _fusion(limits: OpLimits) -> Edits:
               if limits.escapes_known else
               "writes the last op's outputs once (the values between its ops taken as read nowhere else, and its later ops as reading "
               "nothing made outside it: the capture does not record which ops read them)")
-    assumes = (f"each run of memory-bound ops launched one after another becomes one kernel that {writes}, "
+    runs = ("each run of memory-bound ops launched one after another, cut where no value made before is read after"
+            if limits.escapes_known else "each run of memory-bound ops launched one after another within a step")
+    assumes = (f"{runs} becomes one kernel that {writes}, "
                "and reads the first op's inputs once, and again after each reduction "
                f"over rows longer than {ON_CHIP_ROW:,} elements that later ops use (a compiler keeps shorter rows on chip), "
-               "at the bandwidth the run reaches now")
+               "at the bandwidth the run reaches now; a run whose fused kernel would move as many bytes as its ops do now, or more, "
+               "is left as it is")
     return _edits(FUSION, rows, new, old, assumes)
 
 
