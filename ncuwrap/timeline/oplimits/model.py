@@ -468,6 +468,16 @@ class Chain:
         return self.fused_bytes + self.rereads
 
 
+def _by_kind(values, kind_of) -> dict[tuple, list]:
+    """``values`` (each with ``bytes``, None where not known) counted by ``kind_of(value)``: [calls, bytes or None]."""
+    kinds: dict[tuple, list] = {}
+    for v in values:
+        kind = kinds.setdefault(kind_of(v), [0, 0])
+        kind[0] += 1
+        kind[1] = None if kind[1] is None or v.bytes is None else kind[1] + v.bytes
+    return kinds
+
+
 @dataclass(frozen=True)
 class Escaping:
     """The values of one kind that fused chains must still write, over the steps: ``calls`` of ``op``'s ``output``
@@ -591,13 +601,8 @@ class OpLimits:
     @property
     def escaping(self) -> tuple[Escaping, ...]:
         """The chains' escaping values by kind (op, its sizes, output, first reader), most bytes first."""
-        kinds: dict[tuple, list] = {}
-        for c in self.chains:
-            for e in c.escapes or ():
-                kind = kinds.setdefault((e.op, e.shapes, e.output, e.reader), [0, 0])
-                kind[0] += 1
-                kind[1] = None if kind[1] is None or e.bytes is None else kind[1] + e.bytes
-        rows = (Escaping(op, shapes, output, reader, calls, total) for (op, shapes, output, reader), (calls, total) in kinds.items())
+        kinds = _by_kind((e for c in self.chains for e in c.escapes or ()), lambda e: (e.op, e.shapes, e.output, e.reader))
+        rows = (Escaping(*kind, calls, total) for kind, (calls, total) in kinds.items())
         return tuple(sorted(rows, key=lambda r: (-(r.bytes or 0), r.op, r.shapes, r.output, r.reader)))
 
     @property
@@ -619,13 +624,8 @@ class OpLimits:
     @property
     def outside_inputs(self) -> tuple[OutsideInputs, ...]:
         """The chains' outside inputs by kind (producer, sizes, reader), most bytes first."""
-        kinds: dict[tuple, list] = {}
-        for c in self.chains:
-            for i in c.outside_inputs or ():
-                kind = kinds.setdefault((i.op, i.sizes, i.reader), [0, 0])
-                kind[0] += 1
-                kind[1] = None if kind[1] is None or i.bytes is None else kind[1] + i.bytes
-        rows = (OutsideInputs(op, sizes, reader, calls, total) for (op, sizes, reader), (calls, total) in kinds.items())
+        kinds = _by_kind((i for c in self.chains for i in c.outside_inputs or ()), lambda i: (i.op, i.sizes, i.reader))
+        rows = (OutsideInputs(*kind, calls, total) for kind, (calls, total) in kinds.items())
         return tuple(sorted(rows, key=lambda r: (-(r.bytes or 0), r.op or "", r.sizes, r.reader)))
 
     @property
