@@ -228,9 +228,9 @@ def test_the_eager_chain_is_cut_at_its_iterations_and_its_check_holds(call):
     assert (limits.step_escaping_bytes, limits.step_outside_input_bytes, limits.step_min_bytes) == (0, 16_384, 2 ** 29 + 2 * 16_384)
     plain, replayed = _fusion(name)
     measured = C.plain_ms("elementwise", "eager", call) / C.plain_ms("elementwise", "compiled", call)
-    # Within 50% of torch.compile's measured speedup: call 1 6.63x plain, 6.62x replayed against 5.92x; call 4 6.57x,
-    # 6.54x against 5.94x.
-    assert (round(plain, 2), round(replayed, 2), round(measured, 2)) == ((6.63, 6.62, 5.92) if not call else (6.57, 6.54, 5.94))
+    # Within 50% of torch.compile's measured speedup: call 1 6.41x plain, 6.40x replayed against 5.92x; call 4 6.35x,
+    # 6.33x against 5.94x.
+    assert (round(plain, 2), round(replayed, 2), round(measured, 2)) == ((6.41, 6.40, 5.92) if not call else (6.35, 6.33, 5.94))
     assert abs(replayed / measured - 1) < 0.5 and abs(plain / measured - 1) < 0.5
 
 
@@ -392,3 +392,30 @@ def test_a_reduction_brought_back_to_its_rows_is_read_again():
     # Cut after call 2 (another run), the mean's result never comes back to its rows in its run.
     children, group_of_call = _children(flow, calls, np.array([0, 0, 0, 1, 1, 1]), calls, 6)
     assert _row_again(0, children, group_of_call, inputs) is False
+
+
+def test_a_tensor_passed_twice_is_read_once():
+    """d * d and y * y (the eager chain's variance and RMS): nsys's dataflow names one producer for both inputs, so the
+    count reads the tensor once; at 14f9735 it read both, and the op ran at 132% of HBM's peak by its count. The
+    profiler's trace records no tensor identity: there it still reads both operands (as the hand count by operand)."""
+    rows = {}
+    for suffix in (C.NSYS, C.KINETO):
+        _, limits = C.capture("elementwise_eager", suffix, steps=True)
+        rows[suffix] = next(r for r in limits.rows if r.op == "aten::mul" and r.shapes == "16384x4096, 16384x4096")
+    nsys, kineto = rows[C.NSYS], rows[C.KINETO]
+    assert (nsys.calls, nsys.bytes, nsys.written) == (12, 12 * 2 * 2 ** 28, 12 * 2 ** 28)
+    assert (kineto.calls, kineto.bytes) == (6, 6 * 3 * 2 ** 28)
+    assert nsys.bytes / (nsys.time_ns * 1e-9) < nsys.peak_bytes_per_s < kineto.bytes / (kineto.time_ns * 1e-9)
+
+
+def test_which_inputs_are_one_tensor_passed_twice():
+    """SYNTHETIC: the links of three calls (rows 1-3) to the values of row 0. Row 1 reads output 0 twice at one size;
+    row 2 reads it twice at two sizes (a view at the same address: not the same data); row 3 once and a value ([])."""
+    ops = [("aten::add", 1, 0, 10, 1, ROW, []),
+           ("aten::mul", 2, 20, 30, 1, ROW, [(0, 1, 0), (1, 1, 0)]),
+           ("aten::mul", 3, 40, 50, 1, "[[8, 4], [4]]", [(0, 1, 0), (1, 1, 0)]),
+           ("aten::mul", 4, 60, 70, 1, "[[8, 4], []]", [(0, 1, 0), (1, 1, 0)])]
+    readers = dataflow.Readers(_capture(ops, kernels=[0, 1, 2, 3]))
+    assert [readers.same_inputs(np.array([r])) for r in (1, 2, 3)] == [frozenset({1}), frozenset(), frozenset()]
+    # Over calls of one row: only what every call says.
+    assert readers.same_inputs(np.array([1, 2])) == frozenset()

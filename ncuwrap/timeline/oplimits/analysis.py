@@ -267,7 +267,8 @@ def _facts(name: str, inputs, kernel_names: list[str], data, calls: np.ndarray, 
         output = None
     forward = parse(data.ops["shapes"][forward_row]) if forward_row >= 0 else None
     last_dim = bool(kernel_names) and all(_SOFTMAX_LAST_DIM.search(n) for n in kernel_names) if "softmax" in name else False
-    return counts.KernelFacts(out_dtype=out_dtype, grads=grads, output=output, forward=forward, last_dim=last_dim)
+    same = (readers or dataflow.Readers(data)).same_inputs(calls) if len(inputs.tensors()) > 1 else frozenset()
+    return counts.KernelFacts(out_dtype=out_dtype, grads=grads, output=output, forward=forward, last_dim=last_dim, same=same)
 
 
 def _backward_gradient(data, row: int) -> tuple[int, ...] | None:

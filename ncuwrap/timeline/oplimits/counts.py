@@ -117,6 +117,7 @@ class KernelFacts:
     # a reduction's: what the ops that read its result recorded (nsys's input_op_ids, ncuwrap.timeline.oplimits.dataflow)
     last_dim: bool = False  # a softmax's kernels reduce over the last dimension (PyTorch's cunn_SoftMax*, softmax_warp_*)
     forward: OpInputs | None = None  # a backward op's forward op's inputs (the sequence number pairs them)
+    same: frozenset[int] = frozenset()  # input positions that are an earlier input again (nsys's input_op_ids): read once
 
 
 NO_FACTS = KernelFacts()
@@ -900,4 +901,10 @@ def count(name: str, inputs: OpInputs | None, hint: str | None = None, facts: Ke
         return scaled_mm(inputs, hint, facts.out_dtype)
     if name in FACT_TAKERS:
         return counter(inputs, hint, facts)
-    return counter(inputs, hint)
+    work = counter(inputs, hint)
+    if facts.same and isinstance(work, Work) and work.kind == ELEMENTWISE and work.bytes is not None:
+        # A tensor passed twice (d * d) is read once: its second read comes from the same loads.
+        again = [_nb(inputs.tensor(i), hint) for i in sorted(facts.same) if inputs.tensor(i) is not None]
+        if again and None not in again:
+            work = dataclasses.replace(work, bytes=work.bytes - sum(again))
+    return work

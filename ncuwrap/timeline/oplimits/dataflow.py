@@ -43,6 +43,8 @@ class Readers:
         self.data = data
         self._order: np.ndarray | None = None
         self._sorted: np.ndarray | None = None
+        self._by_op: np.ndarray | None = None  # op_inputs sorted on the consumer, on the first look-up by call
+        self._consumers: np.ndarray | None = None
 
     def _links_of(self, ids: np.ndarray) -> np.ndarray:
         """The rows of ``op_inputs`` whose producer is one of ``ids``."""
@@ -94,6 +96,43 @@ class Readers:
             return None
         sizes = set().union(*found.values())
         return sizes.pop() if len(sizes) == 1 else None
+
+
+    def same_inputs(self, calls: np.ndarray) -> frozenset[int]:
+        """The input positions of the op calls ``calls`` (rows of ``data.ops``) that name the producer and output, and
+        have the sizes, of one of the same call's earlier inputs: one tensor passed twice (``d * d``), read once. Only
+        positions every call so names; none without ``op_inputs``."""
+        data = self.data
+        links = getattr(data, "op_inputs", None)
+        if links is None or data.ops is None or not calls.size:
+            return frozenset()
+        if self._by_op is None:
+            consumer = np.asarray(links["op"], dtype=np.int64)
+            self._by_op = np.argsort(consumer, kind="stable")
+            self._consumers = consumer[self._by_op]
+        lo = np.searchsorted(self._consumers, calls, side="left")
+        hi = np.searchsorted(self._consumers, calls, side="right")
+        position = np.asarray(links["input"], dtype=np.int64)
+        producer = np.asarray(links["producer"], dtype=np.int64)
+        output = np.asarray(links["output"], dtype=np.int64)
+        shapes = data.ops["shapes"]
+        same: set[int] | None = None
+        for call, a, b in zip(calls.tolist(), lo.tolist(), hi.tolist()):
+            inputs = parse(shapes[call])
+            found, twice = {}, set()
+            for i in sorted(self._by_op[a:b].tolist(), key=lambda j: position[j]):
+                tensor = inputs.tensor(int(position[i])) if inputs is not None else None
+                if tensor is None or not tensor.dims:
+                    continue  # a value, or [] (a stale name: says nothing)
+                key = (int(producer[i]), int(output[i]), tensor.dims)
+                if key in found:
+                    twice.add(int(position[i]))
+                else:
+                    found[key] = int(position[i])
+            same = twice if same is None else same & twice
+            if not same:
+                return frozenset()
+        return frozenset(same or ())
 
 
 def output_sizes(data, calls: np.ndarray) -> tuple[int, ...] | None:
