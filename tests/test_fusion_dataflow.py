@@ -409,13 +409,20 @@ def test_a_tensor_passed_twice_is_read_once():
 
 
 def test_which_inputs_are_one_tensor_passed_twice():
-    """SYNTHETIC: the links of three calls (rows 1-3) to the values of row 0. Row 1 reads output 0 twice at one size;
-    row 2 reads it twice at two sizes (a view at the same address: not the same data); row 3 once and a value ([])."""
+    """SYNTHETIC: the links of four calls (rows 1-4) to the values of rows 0 and 5. Row 1 reads row 0's output twice at
+    one size; row 2 reads it twice at two sizes (a view at the same address: not the same data); row 3 once and a value
+    ([]); row 4 reads rows 0's and 5's."""
+    from ncuwrap.timeline.oplimits.inputs import parse
+
     ops = [("aten::add", 1, 0, 10, 1, ROW, []),
            ("aten::mul", 2, 20, 30, 1, ROW, [(0, 1, 0), (1, 1, 0)]),
            ("aten::mul", 3, 40, 50, 1, "[[8, 4], [4]]", [(0, 1, 0), (1, 1, 0)]),
-           ("aten::mul", 4, 60, 70, 1, "[[8, 4], []]", [(0, 1, 0), (1, 1, 0)])]
-    readers = dataflow.Readers(_capture(ops, kernels=[0, 1, 2, 3]))
-    assert [readers.same_inputs(np.array([r])) for r in (1, 2, 3)] == [frozenset({1}), frozenset(), frozenset()]
+           ("aten::mul", 4, 60, 70, 1, "[[8, 4], []]", [(0, 1, 0), (1, 1, 0)]),
+           ("aten::mul", 5, 80, 90, 1, ROW, [(0, 1, 0), (1, 6, 0)]),
+           ("aten::add", 6, 15, 18, 1, ROW, [])]
+    data = _capture(ops, kernels=[0, 1, 2, 3, 4, 5])
+    readers = dataflow.Readers(data)
+    got = [readers.same_inputs(np.array([r]), parse(f"[{ops[r][5]},null,null,null]")) for r in (1, 2, 3, 4)]
+    assert got == [frozenset({1}), frozenset(), frozenset(), frozenset()]
     # Over calls of one row: only what every call says.
-    assert readers.same_inputs(np.array([1, 2])) == frozenset()
+    assert readers.same_inputs(np.array([1, 4]), parse(f"[{ROW},null,null,null]")) == frozenset()

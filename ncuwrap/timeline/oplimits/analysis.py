@@ -267,7 +267,9 @@ def _facts(name: str, inputs, kernel_names: list[str], data, calls: np.ndarray, 
         output = None
     forward = parse(data.ops["shapes"][forward_row]) if forward_row >= 0 else None
     last_dim = bool(kernel_names) and all(_SOFTMAX_LAST_DIM.search(n) for n in kernel_names) if "softmax" in name else False
-    same = (readers or dataflow.Readers(data)).same_inputs(calls) if len(inputs.tensors()) > 1 else frozenset()
+    sizes = [t.dims for t in inputs.tensors() if t.dims]
+    # A tensor passed twice has its sizes twice: only then are the links looked up.
+    same = (readers or dataflow.Readers(data)).same_inputs(calls, inputs) if len(set(sizes)) < len(sizes) else frozenset()
     return counts.KernelFacts(out_dtype=out_dtype, grads=grads, output=output, forward=forward, last_dim=last_dim, same=same)
 
 

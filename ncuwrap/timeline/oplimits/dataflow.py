@@ -98,10 +98,10 @@ class Readers:
         return sizes.pop() if len(sizes) == 1 else None
 
 
-    def same_inputs(self, calls: np.ndarray) -> frozenset[int]:
-        """The input positions of the op calls ``calls`` (rows of ``data.ops``) that name the producer and output, and
-        have the sizes, of one of the same call's earlier inputs: one tensor passed twice (``d * d``), read once. Only
-        positions every call so names; none without ``op_inputs``."""
+    def same_inputs(self, calls: np.ndarray, inputs) -> frozenset[int]:
+        """The input positions of the op calls ``calls`` (rows of ``data.ops``, one row's: ``inputs`` their recorded
+        inputs) that name the producer and output, and have the sizes, of one of the same call's earlier inputs: one
+        tensor passed twice (``d * d``), read once. Only positions every call so names; none without ``op_inputs``."""
         data = self.data
         links = getattr(data, "op_inputs", None)
         if links is None or data.ops is None or not calls.size:
@@ -112,27 +112,23 @@ class Readers:
             self._consumers = consumer[self._by_op]
         lo = np.searchsorted(self._consumers, calls, side="left")
         hi = np.searchsorted(self._consumers, calls, side="right")
-        position = np.asarray(links["input"], dtype=np.int64)
-        producer = np.asarray(links["producer"], dtype=np.int64)
-        output = np.asarray(links["output"], dtype=np.int64)
-        shapes = data.ops["shapes"]
-        same: set[int] | None = None
-        for call, a, b in zip(calls.tolist(), lo.tolist(), hi.tolist()):
-            inputs = parse(shapes[call])
-            found, twice = {}, set()
-            for i in sorted(self._by_op[a:b].tolist(), key=lambda j: position[j]):
-                tensor = inputs.tensor(int(position[i])) if inputs is not None else None
-                if tensor is None or not tensor.dims:
-                    continue  # a value, or [] (a stale name: says nothing)
-                key = (int(producer[i]), int(output[i]), tensor.dims)
-                if key in found:
-                    twice.add(int(position[i]))
-                else:
-                    found[key] = int(position[i])
-            same = twice if same is None else same & twice
-            if not same:
-                return frozenset()
-        return frozenset(same or ())
+        if not (hi > lo).any():
+            return frozenset()
+        rows = np.concatenate([self._by_op[a:b] for a, b in zip(lo.tolist(), hi.tolist()) if b > a])
+        call = np.asarray(links["op"], dtype=np.int64)[rows]
+        position = np.asarray(links["input"], dtype=np.int64)[rows]
+        # A value ([]: a stale name that says nothing) or a position without a tensor is no read of a tensor; the sizes
+        # are the row's, one for every call.
+        dims = [inputs.tensor(int(i)).dims if inputs.tensor(int(i)) is not None else () for i in range(int(position.max()) + 1)]
+        codes = {d: c for c, d in enumerate(dict.fromkeys(dims))}
+        sized = np.array([bool(dims[i]) for i in position.tolist()], dtype=bool)
+        size_code = np.array([codes[dims[i]] for i in position.tolist()], dtype=np.int64)
+        key = np.stack([call, np.asarray(links["producer"], dtype=np.int64)[rows], np.asarray(links["output"], dtype=np.int64)[rows],
+                        size_code, position], axis=1)[sized]
+        key = key[np.lexsort(key.T[::-1])]  # by call, value, sizes, then position: a value's first position first
+        again = np.concatenate([[False], (key[1:, :4] == key[:-1, :4]).all(axis=1)])
+        positions, times = np.unique(key[again, 4], return_counts=True)
+        return frozenset(int(p) for p, n in zip(positions.tolist(), times.tolist()) if n == np.unique(calls).size)
 
 
 def output_sizes(data, calls: np.ndarray) -> tuple[int, ...] | None:
