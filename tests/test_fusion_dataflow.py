@@ -426,3 +426,7 @@ def test_which_inputs_are_one_tensor_passed_twice():
     assert got == [frozenset({1}), frozenset(), frozenset(), frozenset()]
     # Over calls of one row: only what every call says.
     assert readers.same_inputs(np.array([1, 4]), parse(f"[{ROW},null,null,null]")) == frozenset()
+    # A link to an input position the op does not have (a hostile file's 10**12, or -1) names no tensor.
+    data.op_inputs = Events({"op": np.array([1, 1, 1]), "input": np.array([0, 10 ** 12, -1], dtype=np.int64),
+                             "producer": np.array([1, 1, 1]), "output": np.array([0, 0, 0])})
+    assert dataflow.Readers(data).same_inputs(np.array([1]), parse(f"[{ROW},null,null,null]")) == frozenset()

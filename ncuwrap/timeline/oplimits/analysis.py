@@ -23,6 +23,7 @@ the :class:`~ncuwrap.timeline.oplimits.model.OpLimits` of a capture.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 import numpy as np
@@ -436,7 +437,7 @@ def _row_again(call: int, children: dict, group_of_call: np.ndarray, inputs_of: 
     row = mine[0].tensor(0) if mine is not None and mine[0] is not None else None
     if row is None or not row.dims:
         return True  # not known: taken as read again
-    size = int(np.prod(row.dims))
+    size = math.prod(row.dims)
     seen, todo = {call}, list(children.get(call, ()))
     while todo:
         c = todo.pop()
@@ -444,7 +445,7 @@ def _row_again(call: int, children: dict, group_of_call: np.ndarray, inputs_of: 
             continue
         seen.add(c)
         theirs = inputs_of.get(int(group_of_call[c]))
-        if theirs is None or theirs[0] is None or any(int(np.prod(t.dims)) >= size for t in theirs[0].tensors() if t.dims):
+        if theirs is None or theirs[0] is None or any(math.prod(t.dims) >= size for t in theirs[0].tensors() if t.dims):
             return True
         todo.extend(children.get(c, ()))
     return False

@@ -119,7 +119,9 @@ class Readers:
         position = np.asarray(links["input"], dtype=np.int64)[rows]
         # A value ([]: a stale name that says nothing) or a position without a tensor is no read of a tensor; the sizes
         # are the row's, one for every call.
-        dims = [inputs.tensor(int(i)).dims if inputs.tensor(int(i)) is not None else () for i in range(int(position.max()) + 1)]
+        dims = [inputs.tensor(i).dims if inputs.tensor(i) is not None else () for i in range(len(inputs.args))]
+        position = np.where((position >= 0) & (position < len(dims)), position, len(dims))  # a position no input has: none
+        dims.append(())
         codes = {d: c for c, d in enumerate(dict.fromkeys(dims))}
         sized = np.array([bool(dims[i]) for i in position.tolist()], dtype=bool)
         size_code = np.array([codes[dims[i]] for i in position.tolist()], dtype=np.int64)
