@@ -7,9 +7,10 @@ thread it ran on, and never forgets one (:mod:`ncuwrap.timeline.readers.pytorch_
 producer's thread and op_id, an input recorded with no sizes (``[]``: a value, a 0-d tensor or a wrapped scalar whose
 address an older tensor had) says nothing, and where the consumers of the calls disagree the sizes are unknown.
 
-And which ops read each op's results with GPU work of their own (:func:`reads`), for the values a fused chain must
-still write (:mod:`ncuwrap.timeline.oplimits.analysis`). There a producer is matched by its op_id alone: PyTorch draws
-op_ids from one counter for every thread (each of the captures' ops has its own), and the backward's ops, on
+And which ops read each op's results with GPU work of their own (:func:`reads`), for where a fused chain begins and
+ends and the values it must still write and read (:mod:`ncuwrap.timeline.oplimits.analysis`). There a producer is
+matched by its op_id alone: PyTorch draws op_ids from one counter for every thread (each of the captures' ops has its
+own), and the backward's ops, on
 autograd's thread, name the forward's that made the values they read (1,912 of the transformer capture's 18,207
 links cross threads); an op_id two ops carry is ambiguous, and its links are left out. The op a value belongs to is
 the innermost op that launched the GPU work making it, the level the op model counts (its kernels are its own); but
@@ -21,6 +22,9 @@ whose data it shares. A read is one by an op that launched GPU work itself (a ke
 op's read is its inner ops' (each names the same producer), and an op that launched nothing read no data (an
 allocation of the same sizes, a view, a shape check). The first input of an op that only writes it (``copy_``,
 ``fill_``, ``zero_``) is not read, and an input recorded with no sizes (``[]``) says nothing (above).
+
+Last, which inputs of a call are one tensor passed twice (:meth:`Readers.same_inputs`: the same producer, output and
+sizes), which its count reads once.
 """
 
 from __future__ import annotations
@@ -96,7 +100,6 @@ class Readers:
             return None
         sizes = set().union(*found.values())
         return sizes.pop() if len(sizes) == 1 else None
-
 
     def same_inputs(self, calls: np.ndarray, inputs) -> frozenset[int]:
         """The input positions of the op calls ``calls`` (rows of ``data.ops``, one row's: ``inputs`` their recorded
