@@ -379,19 +379,18 @@ def test_a_reduction_brought_back_to_its_rows_is_read_again():
     """SYNTHETIC: calls 0-3 of one run: 0 a mean over rows of 8x4 (result 8x1), 1 adds to it (8x1), 2 takes its rsqrt
     (8x1), 3 multiplies a row (8x4) by it; call 4 a sum (8x4 -> 4) whose result call 5 casts (4). The mean's result
     comes back to its rows two ops later: a fused kernel reads them again; the sum's never does."""
-    from ncuwrap.timeline.oplimits.analysis import _children, _row_again
+    from ncuwrap.timeline.oplimits.analysis import _Children, _row_again
     from ncuwrap.timeline.oplimits.inputs import parse
 
     shapes = ["[[8, 4]]", "[[8, 1], []]", "[[8, 1]]", "[[8, 4], [8, 1]]", "[[8, 4]]", "[[4], [4]]"]
     inputs = {g: (parse(f"[{text},null,null,null]"), "fp32", "aten::op") for g, text in enumerate(shapes)}
     flow = dataflow.Reads(producer=np.array([0, 1, 2, 4]), output=np.zeros(4, dtype=np.int64), reader=np.array([1, 2, 3, 5]),
                           input=np.array([0, 0, 1, 1]))
-    calls = np.arange(6)
-    children, group_of_call = _children(flow, calls, np.zeros(6, dtype=np.int64), calls, 6)
-    assert [_row_again(c, children, group_of_call, inputs) for c in (0, 4)] == [True, False]
+    calls = np.arange(6)  # each call its own group
+    children = _Children(flow, calls, np.zeros(6, dtype=np.int64), 6)
+    assert [_row_again(c, children, calls, inputs) for c in (0, 4)] == [True, False]
     # Cut after call 2 (another run), the mean's result never comes back to its rows in its run.
-    children, group_of_call = _children(flow, calls, np.array([0, 0, 0, 1, 1, 1]), calls, 6)
-    assert _row_again(0, children, group_of_call, inputs) is False
+    assert _row_again(0, _Children(flow, calls, np.array([0, 0, 0, 1, 1, 1]), 6), calls, inputs) is False
 
 
 def test_a_tensor_passed_twice_is_read_once():

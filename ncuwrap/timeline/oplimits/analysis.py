@@ -390,46 +390,49 @@ def _chains(ctx: _Context, launched: np.ndarray, dur: np.ndarray, group: np.ndar
     inside_call[calls[inside_kernel]] = True
     escapes = _escapes(flow, data, run_of, calls, group[kernel], bounds, work_of, inside_call) if flow is not None else None
     outside = _outside_inputs(flow, data, run_of, calls, group[kernel], bounds, inputs_of or {}, inside_call) if flow is not None else None
-    children, group_of_call = _children(flow, calls, run_of, group[kernel], len(data.ops)) if flow is not None else ({}, None)
+    children = _Children(flow, calls, run_of, len(data.ops)) if flow is not None else None
+    group_of_call = np.full(len(data.ops), -1, dtype=np.int64)
+    group_of_call[calls] = group[kernel]
     out = []
     for index, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
         inside = inside_kernel[lo:hi]
-        if not inside.any() or np.unique(calls[lo:hi]).size < 2:
+        call_firsts = first_of_call[lo:hi]  # one a call of the run
+        if not inside.any() or call_firsts.sum() < 2:
             continue
         these = kernel[lo:hi][inside]
         g = group[kernel[lo:hi]]
-        call_firsts = first_of_call[lo:hi]
-        run_calls = calls[lo:hi][call_firsts]
+        run_calls = calls[lo:hi][call_firsts].tolist()
         extra = _passes([work_of[int(c)] for c in g[call_firsts].tolist()],
-                        None if flow is None else [_row_again(int(c), children, group_of_call, inputs_of or {}) for c in run_calls.tolist()])
+                        None if flow is None else lambda i: _row_again(run_calls[i], children, group_of_call, inputs_of or {}))
         # What the run moves is counted for its calls inside the window: its first op's reads where that op is, its
         # last op's writes where that op is, and the passes after a reduction inside it.
         counted = call_firsts & inside
         ends = int(read_of[g[0]]) * bool(inside[0]) + int(written_of[g[-1]]) * bool(inside[-1])
         reread = sum(1 for i in extra if inside[np.flatnonzero(call_firsts)[i]])
-        out.append(Chain(ops=int(np.unique(calls[lo:hi][inside]).size), kernels=int(these.size), time_ns=int(dur[these].sum()),
+        out.append(Chain(ops=int(counted.sum()), kernels=int(these.size), time_ns=int(dur[these].sum()),
                          bytes=int(bytes_of[g][counted].sum()), ends_bytes=ends, passes=1 + len(extra), rereads=int(read_of[g[0]]) * reread,
                          escapes=escapes.get(index, ()) if escapes is not None else None,
                          outside_inputs=outside.get(index, ()) if outside is not None else None, rows=ctx.rows[these], ns=dur[these]))
     return tuple(out)
 
 
-def _children(flow: dataflow.Reads, calls: np.ndarray, run_of: np.ndarray, groups: np.ndarray, n: int) -> tuple[dict, np.ndarray]:
-    """Which calls of its run read each run call's results (``flow``'s links within a run), and each call's group (by
-    op row)."""
-    run_of_call = np.full(n, -1, dtype=np.int64)
-    run_of_call[calls] = run_of
-    group_of_call = np.full(n, -1, dtype=np.int64)
-    group_of_call[calls] = groups
-    made, read = run_of_call[flow.producer], run_of_call[flow.reader]
-    children: dict[int, list[int]] = {}
-    for p, r in zip(flow.producer[(made >= 0) & (made == read)].tolist(), flow.reader[(made >= 0) & (made == read)].tolist()):
-        if p != r:
-            children.setdefault(p, []).append(r)
-    return children, group_of_call
+class _Children:
+    """Which calls of its run read each run call's results (``flow``'s links within a run), by producer: sorted once."""
+
+    def __init__(self, flow: dataflow.Reads, calls: np.ndarray, run_of: np.ndarray, n: int):
+        run_of_call = np.full(n, -1, dtype=np.int64)
+        run_of_call[calls] = run_of
+        made, read = run_of_call[flow.producer], run_of_call[flow.reader]
+        within = (made >= 0) & (made == read) & (flow.producer != flow.reader)
+        order = np.argsort(flow.producer[within], kind="stable")
+        self._producers, self._readers = flow.producer[within][order], flow.reader[within][order]
+
+    def of(self, call: int) -> list[int]:
+        lo, hi = np.searchsorted(self._producers, [call, call + 1])
+        return self._readers[lo:hi].tolist()
 
 
-def _row_again(call: int, children: dict, group_of_call: np.ndarray, inputs_of: dict) -> bool:
+def _row_again(call: int, children: _Children, group_of_call: np.ndarray, inputs_of: dict) -> bool:
     """Whether an op of its run that uses ``call``'s result, itself or through the ops after it, reads a tensor as large
     as ``call``'s first input: a reduction's result brought back to its rows (a mean subtracted from them), which a fused
     kernel reads again after the reduction. A bias gradient's sum cast to fp32 uses only the reduced value."""
@@ -438,7 +441,7 @@ def _row_again(call: int, children: dict, group_of_call: np.ndarray, inputs_of: 
     if row is None or not row.dims:
         return True  # not known: taken as read again
     size = math.prod(row.dims)
-    seen, todo = {call}, list(children.get(call, ()))
+    seen, todo = {call}, children.of(call)
     while todo:
         c = todo.pop()
         if c in seen:
@@ -447,7 +450,7 @@ def _row_again(call: int, children: dict, group_of_call: np.ndarray, inputs_of: 
         theirs = inputs_of.get(int(group_of_call[c]))
         if theirs is None or theirs[0] is None or any(math.prod(t.dims) >= size for t in theirs[0].tensors() if t.dims):
             return True
-        todo.extend(children.get(c, ()))
+        todo.extend(children.of(c))
     return False
 
 
@@ -604,17 +607,17 @@ def _outside_inputs(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.nd
 _REDUCING = (counts.REDUCTION, counts.SOFTMAX, counts.NORM)
 
 
-def _passes(works: list, row_again: list[bool] | None = None) -> list[int]:
+def _passes(works: list, row_again=None) -> list[int]:
     """The passes over a chain's inputs (its op calls' work, in launch order) a fused kernel makes after its first, by
     the call that makes each: one for each reduction over rows longer than :data:`ON_CHIP_ROW` whose result the ops
-    after it use (a softmax or a normalisation uses its own: it reads its row again to scale it). ``row_again``: for
-    each call, whether the ops after it bring its result back to its rows (:func:`_row_again`; None: not known, taken
-    as so wherever an op follows the reduction)."""
+    after it use (a softmax or a normalisation uses its own: it reads its row again to scale it). ``row_again(i)``:
+    whether the ops after call ``i`` bring its result back to its rows (:func:`_row_again`; None: not known, taken as
+    so wherever an op follows the reduction)."""
     extra = []
     for i, work in enumerate(works):
         if work.kind not in _REDUCING or work.row is None or work.row <= ON_CHIP_ROW:
             continue
-        if work.kind == counts.REDUCTION and (i == len(works) - 1 or (row_again is not None and not row_again[i])):
+        if work.kind == counts.REDUCTION and (i == len(works) - 1 or (row_again is not None and not row_again(i))):
             continue  # its result is the chain's output, or only the reduced value is used: nothing reads the row again
         extra.append(i)
     return extra
