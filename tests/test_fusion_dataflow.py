@@ -338,7 +338,7 @@ def test_a_run_reads_each_outside_value_once_and_an_unnamed_input_apart():
     """SYNTHETIC: a run of four calls (rows 1-4). Its first reads x and w (made by row 0); row 2 reads w again (in the
     ends already); row 3 reads p, whose producer no link names (a value from before the capture); row 4, a copy_, writes
     its first input (not read) and reads row 3's result (the run's own)."""
-    from ncuwrap.timeline.oplimits.analysis import _outside_inputs
+    from ncuwrap.timeline.oplimits.analysis import _outside_inputs, _Runs
     from ncuwrap.timeline.oplimits.inputs import parse
 
     names = ["aten::mul", "aten::add", "aten::mul", "aten::add", "aten::copy_"]
@@ -347,7 +347,7 @@ def test_a_run_reads_each_outside_value_once_and_an_unnamed_input_apart():
                           input=np.array([1, 0, 1, 0, 1]))
     inputs = {g: (parse(f"[{ROW},null,null,null]"), "fp32", names[g + 1]) for g in range(4)}
     calls = np.array([1, 2, 3, 4])
-    args = (flow, SimpleNamespace(ops=ops), np.zeros(4, dtype=np.int64), calls, np.arange(4), np.array([0, 4]), inputs)
+    args = (flow, SimpleNamespace(ops=ops), _Runs.of(5, calls, np.arange(4), np.array([0, 4])), calls, inputs)
     got = _outside_inputs(*args, np.ones(5, dtype=bool))
     # x (row 1's input 0) has no link either, but a first op's inputs are in the run's ends.
     assert [(i.op, i.sizes, i.bytes, i.reader) for i in got[0]] == [(None, "8x4", 128, "aten::add")]
@@ -387,10 +387,10 @@ def test_a_reduction_brought_back_to_its_rows_is_read_again():
     flow = dataflow.Reads(producer=np.array([0, 1, 2, 4]), output=np.zeros(4, dtype=np.int64), reader=np.array([1, 2, 3, 5]),
                           input=np.array([0, 0, 1, 1]))
     calls = np.arange(6)  # each call its own group
-    children = _Children(flow, calls, np.zeros(6, dtype=np.int64), 6)
+    children = _Children(flow, np.zeros(6, dtype=np.int64))  # calls are rows 0-5: each call's run by op row
     assert [_row_again(c, children, calls, inputs) for c in (0, 4)] == [True, False]
     # Cut after call 2 (another run), the mean's result never comes back to its rows in its run.
-    assert _row_again(0, _Children(flow, calls, np.array([0, 0, 0, 1, 1, 1]), 6), calls, inputs) is False
+    assert _row_again(0, _Children(flow, np.array([0, 0, 0, 1, 1, 1])), calls, inputs) is False
 
 
 def test_a_tensor_passed_twice_is_read_once():

@@ -388,11 +388,10 @@ def _chains(ctx: _Context, launched: np.ndarray, dur: np.ndarray, group: np.ndar
     bounds = np.flatnonzero(np.concatenate([[True], run_of[1:] != run_of[:-1], [True]]))
     inside_call = np.zeros(len(data.ops), dtype=bool)
     inside_call[calls[inside_kernel]] = True
-    escapes = _escapes(flow, data, run_of, calls, group[kernel], bounds, work_of, inside_call) if flow is not None else None
-    outside = _outside_inputs(flow, data, run_of, calls, group[kernel], bounds, inputs_of or {}, inside_call) if flow is not None else None
-    children = _Children(flow, calls, run_of, len(data.ops)) if flow is not None else None
-    group_of_call = np.full(len(data.ops), -1, dtype=np.int64)
-    group_of_call[calls] = group[kernel]
+    runs = _Runs.of(len(data.ops), calls, group[kernel], bounds)
+    escapes = _escapes(flow, data, runs, work_of, inside_call) if flow is not None else None
+    outside = _outside_inputs(flow, data, runs, calls, inputs_of or {}, inside_call) if flow is not None else None
+    children = _Children(flow, runs.run) if flow is not None else None
     out = []
     for index, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
         inside = inside_kernel[lo:hi]
@@ -403,7 +402,7 @@ def _chains(ctx: _Context, launched: np.ndarray, dur: np.ndarray, group: np.ndar
         g = group[kernel[lo:hi]]
         run_calls = calls[lo:hi][call_firsts].tolist()
         extra = _passes([work_of[int(c)] for c in g[call_firsts].tolist()],
-                        None if flow is None else lambda i: _row_again(run_calls[i], children, group_of_call, inputs_of or {}))
+                        None if flow is None else lambda i: _row_again(run_calls[i], children, runs.group, inputs_of or {}))
         # What the run moves is counted for its calls inside the window: its first op's reads where that op is, its
         # last op's writes where that op is, and the passes after a reduction inside it.
         counted = call_firsts & inside
@@ -416,13 +415,36 @@ def _chains(ctx: _Context, launched: np.ndarray, dur: np.ndarray, group: np.ndar
     return tuple(out)
 
 
-class _Children:
-    """Which calls of its run read each run call's results (``flow``'s links within a run), by producer: sorted once."""
+@dataclasses.dataclass(frozen=True)
+class _Runs:
+    """The runs' op calls, by op row: each call's run (its last kernel's; -1: in none), its group, whether it is its
+    run's first call; and each run's last call."""
 
-    def __init__(self, flow: dataflow.Reads, calls: np.ndarray, run_of: np.ndarray, n: int):
-        run_of_call = np.full(n, -1, dtype=np.int64)
-        run_of_call[calls] = run_of
-        made, read = run_of_call[flow.producer], run_of_call[flow.reader]
+    run: np.ndarray
+    group: np.ndarray
+    first: np.ndarray
+    last: np.ndarray  # by run
+
+    @staticmethod
+    def of(n: int, calls: np.ndarray, groups: np.ndarray, bounds: np.ndarray) -> _Runs:
+        """Of ``n`` ops, the runs whose kernels' calls and groups are ``calls`` and ``groups`` in launch order, each
+        run's kernels between two of ``bounds``."""
+        index = np.searchsorted(bounds, np.arange(calls.size), side="right") - 1  # each kernel's run, 0..runs-1
+        run = np.full(n, -1, dtype=np.int64)
+        np.maximum.at(run, calls, index)  # a call's result is written at its last kernel's end
+        group = np.full(n, -1, dtype=np.int64)
+        group[calls] = groups
+        first = np.zeros(n, dtype=bool)
+        first[calls[bounds[:-1]]] = True
+        return _Runs(run=run, group=group, first=first, last=calls[bounds[1:] - 1])
+
+
+class _Children:
+    """Which calls of its run read each run call's results (``flow``'s links within a run), by producer: sorted once.
+    ``run``: each call's run, by op row."""
+
+    def __init__(self, flow: dataflow.Reads, run: np.ndarray):
+        made, read = run[flow.producer], run[flow.reader]
         within = (made >= 0) & (made == read) & (flow.producer != flow.reader)
         order = np.argsort(flow.producer[within], kind="stable")
         self._producers, self._readers = flow.producer[within][order], flow.reader[within][order]
@@ -489,23 +511,13 @@ def _cut(run_of: np.ndarray, calls: np.ndarray, flow: dataflow.Reads, recent: np
     return np.cumsum(starts) - 1
 
 
-def _escapes(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.ndarray, groups: np.ndarray, bounds: np.ndarray,
-             work_of: dict, inside_call: np.ndarray) -> dict[int, tuple[Escape, ...]]:
+def _escapes(flow: dataflow.Reads, data, runs: _Runs, work_of: dict, inside_call: np.ndarray) -> dict[int, tuple[Escape, ...]]:
     """The values each run (by its index among ``bounds``) makes that an op outside it reads: the outputs of its op
     calls but the last one's (written anyway) that ``flow`` has read by a call of no run or another run; one an op
-    call and output, named by its first reader; made by a call inside the window (``inside_call``, by op row). ``run_of``,
-    ``calls`` and ``groups``: the runs' kernels', in launch order."""
-    n = len(data.ops)
-    index = np.searchsorted(bounds, np.arange(run_of.size), side="right") - 1  # each kernel's run, 0..runs-1
-    # A call's run is its last kernel's (its result is written at its end).
-    run_of_call = np.full(n, -1, dtype=np.int64)
-    np.maximum.at(run_of_call, calls, index)
-    group_of_call = np.full(n, -1, dtype=np.int64)
-    group_of_call[calls] = groups
-    last_call = calls[bounds[1:] - 1]
-    made_in = run_of_call[flow.producer]
-    read_in = run_of_call[flow.reader]
-    leaves = np.flatnonzero((made_in >= 0) & (read_in != made_in) & (flow.producer != last_call[np.clip(made_in, 0, None)])
+    call and output, named by its first reader; made by a call inside the window (``inside_call``, by op row)."""
+    made_in = runs.run[flow.producer]
+    read_in = runs.run[flow.reader]
+    leaves = np.flatnonzero((made_in >= 0) & (read_in != made_in) & (flow.producer != runs.last[np.clip(made_in, 0, None)])
                             & inside_call[flow.producer])
     if not leaves.size:
         return {}
@@ -519,31 +531,24 @@ def _escapes(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.ndarray, 
     made: dict[tuple[int, int, int], Escape] = {}  # one Escape a kind: a capture repeats them each step
     out: dict[int, list[Escape]] = {}
     for producer, output, reader in zip(flow.producer[leaves].tolist(), flow.output[leaves].tolist(), flow.reader[leaves].tolist()):
-        g, name = int(group_of_call[producer]), int(names.codes[reader])
+        g, name = int(runs.group[producer]), int(names.codes[reader])
         escape = made.get((g, output, name))
         if escape is None:
             work = work_of[g]
             escape = made[(g, output, name)] = Escape(op=str(names.categories[names.codes[producer]]), shapes=work.shapes, output=output,
                                                       bytes=work.output_bytes(output), reader=str(names.categories[name]))
-        out.setdefault(int(run_of_call[producer]), []).append(escape)
+        out.setdefault(int(runs.run[producer]), []).append(escape)
     return {run: tuple(found) for run, found in out.items()}
 
 
-def _outside_inputs(flow: dataflow.Reads, data, run_of: np.ndarray, calls: np.ndarray, groups: np.ndarray, bounds: np.ndarray,
-                    inputs_of: dict, inside_call: np.ndarray) -> dict[int, tuple[OutsideInput, ...]]:
+def _outside_inputs(flow: dataflow.Reads, data, runs: _Runs, calls: np.ndarray, inputs_of: dict,
+                    inside_call: np.ndarray) -> dict[int, tuple[OutsideInput, ...]]:
     """The values each run (by its index among ``bounds``) reads in its op calls after the first that none of its calls
     made: a read ``flow`` resolves to a producer outside the run, or a tensor input (recorded with sizes; not the first
     input of an op that only writes it) ``flow`` names no producer of. One a value and run, by its first reader; a value
-    the run's first call reads is in its ends already. Counted where that first reader is inside the window; the arguments
-    as :func:`_escapes`'s."""
-    n = len(data.ops)
-    index = np.searchsorted(bounds, np.arange(run_of.size), side="right") - 1
-    run_of_call = np.full(n, -1, dtype=np.int64)
-    np.maximum.at(run_of_call, calls, index)
-    group_of_call = np.full(n, -1, dtype=np.int64)
-    group_of_call[calls] = groups
-    first_call = np.full(n, False)
-    first_call[calls[bounds[:-1]]] = True
+    the run's first call reads is in its ends already. Counted where that first reader is inside the window
+    (``inside_call``, by op row); ``calls``: the runs' kernels' calls."""
+    run_of_call, group_of_call, first_call = runs.run, runs.group, runs.first
     readers = distinct(calls)
     readers = readers[~first_call[readers] & inside_call[readers]]
     # The resolved reads: by a later call of a run, of a value no call of that run made.

@@ -449,12 +449,12 @@ class Chain:
     @property
     def escaping_bytes(self) -> int | None:
         """The bytes of :attr:`escapes` whose size is counted (None: not known)."""
-        return sum(e.bytes for e in self.escapes if e.bytes is not None) if self.escapes is not None else None
+        return _known_bytes(self.escapes)
 
     @property
     def outside_input_bytes(self) -> int | None:
         """The bytes of :attr:`outside_inputs` whose size is known (None: not known)."""
-        return sum(i.bytes for i in self.outside_inputs if i.bytes is not None) if self.outside_inputs is not None else None
+        return _known_bytes(self.outside_inputs)
 
     @property
     def fused_bytes(self) -> int:
@@ -466,6 +466,11 @@ class Chain:
     def fused_kernel_bytes(self) -> int:
         """What the fused kernel moves, its passes over the inputs counted."""
         return self.fused_bytes + self.rereads
+
+
+def _known_bytes(values) -> int | None:
+    """The bytes of ``values`` (each with ``bytes``, None where not known) whose size is known; None where ``values`` is."""
+    return sum(v.bytes for v in values if v.bytes is not None) if values is not None else None
 
 
 def _by_kind(values, kind_of) -> dict[tuple, list]:
@@ -582,16 +587,22 @@ class OpLimits:
         chain: none has a value between its ops."""
         return all(c.escapes is not None for c in self.chains)
 
+    def _over_chains(self, bytes_of) -> int | None:
+        """``bytes_of(chain)`` summed over the chains (None where the capture does not record the dataflow)."""
+        return sum(bytes_of(c) for c in self.chains) if self.escapes_known else None
+
+    def _a_step(self, total: int | None) -> float | None:
+        return total / self.steps if total is not None else None
+
     @property
     def escaping_bytes(self) -> int | None:
         """The chains' escaping values' bytes over the steps (Chain.escaping_bytes; None: not known)."""
-        return sum(c.escaping_bytes for c in self.chains) if self.escapes_known else None
+        return self._over_chains(lambda c: c.escaping_bytes)
 
     @property
     def step_escaping_bytes(self) -> float | None:
         """Of :attr:`step_min_bytes`, the values between the fused ops that ops outside them read, a step (None: not known)."""
-        total = self.escaping_bytes
-        return total / self.steps if total is not None else None
+        return self._a_step(self.escaping_bytes)
 
     @property
     def unsized_escapes(self) -> int:
@@ -608,13 +619,12 @@ class OpLimits:
     @property
     def outside_input_bytes(self) -> int | None:
         """The chains' outside inputs' bytes over the steps (Chain.outside_input_bytes; None: not known)."""
-        return sum(c.outside_input_bytes for c in self.chains) if self.escapes_known else None
+        return self._over_chains(lambda c: c.outside_input_bytes)
 
     @property
     def step_outside_input_bytes(self) -> float | None:
         """Of :attr:`step_min_bytes`, the values the fused ops read that no op of their run made, a step (None: not known)."""
-        total = self.outside_input_bytes
-        return total / self.steps if total is not None else None
+        return self._a_step(self.outside_input_bytes)
 
     @property
     def unsized_outside_inputs(self) -> int:
