@@ -261,7 +261,7 @@ def test_the_tracer_copy_calls_hold_six_traces():
 
 @pytest.mark.parametrize("trace", TRACER_COPY_TRACES, ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}")
 def test_a_pageable_loop_under_the_profiler_beside_its_plain_runs(trace):
-    """The H200's profiler trace of this loop is the one capture whose untraced step misses its plain clock (+29%):
+    """The H200's profiler trace of this loop is the one capture whose untraced step misses its plain clock (+30%):
     here, on another machine, each trace beside a plain run, the report's step is the program's own clock under the
     profiler, the profiler's events cost a few % of it, and the untraced step is within 25% of the plain runs."""
     own, runs = _tracer_copy_runs(trace)

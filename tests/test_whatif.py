@@ -14,6 +14,7 @@ import math
 import statistics
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ncuwrap.timeline import steps as steps_module
@@ -92,8 +93,7 @@ PAIRS = [
     (OPS + "matmul_fp32.sqlite.gz", "lower_precision", ("matmul", "fp32"), ("matmul", "bf16"), None),
     (OPS + "elementwise_eager.sqlite.gz", "fusion", ("elementwise", "eager"), ("elementwise", "compiled"), None),
     (OPS + "elementwise_eager.pt.trace.json.gz", "fusion", ("elementwise", "eager"), ("elementwise", "compiled"), None),
-    # Under the profiler the pageable copy itself ran slower (25.4 ms a step traced, 19.7 plain), which taking the
-    # profiler's per-event cost off the host does not undo: within only the measured range widened by 25%.
+    # Under the profiler the pageable copy itself ran slower (25.4 ms a step traced, 19.7 plain): KNOWN_MISS.
     ("kineto/input_loop_pageable.pt.trace.json.gz", "pinned_overlap", ("input_loop", "pageable"), ("input_loop", "pinned"), None),
     ("../whatif_faster_kernel/timeline.sqlite.gz", "faster_kernel", ("whatif_faster_kernel", "slow"), ("whatif_faster_kernel", "fixed"), None),
 ]
@@ -132,10 +132,34 @@ def _within(predicted: float, measured: tuple[float, float, float], remedy: str)
     return abs(predicted / median - 1.0) <= tol or low / (1 + tol) <= predicted <= high * (1 + tol)
 
 
-@pytest.mark.parametrize("capture,remedy,before,after,workers", PAIRS, ids=[f"{p[1]}-{p[0].replace('../', '')}" for p in PAIRS])
+# The pair whose BEFORE step the capture does not give: in that call the pageable copies ran slower under the profiler
+# than in the program's plain runs (25.4 ms a step traced, 19.7 plain; docs/timeline.md, "The miss left"), which
+# taking the profiler's per-event cost off does not undo. The step the remedy predicts is the AFTER program's own; the
+# speedup is off by as much as the untraced BEFORE step is.
+KNOWN_MISS = {"kineto/input_loop_pageable.pt.trace.json.gz"}
+
+
+@pytest.mark.parametrize("capture,remedy,before,after,workers", [p for p in PAIRS if p[0] not in KNOWN_MISS],
+                         ids=[f"{p[1]}-{p[0].replace('../', '')}" for p in PAIRS if p[0] not in KNOWN_MISS])
 def test_each_remedy_predicts_its_measured_fix(capture, remedy, before, after, workers):
     predicted, measured_ = _predicted(capture, remedy, workers), _measured(capture, before, after)
     assert _within(predicted, measured_, remedy), f"{remedy}: predicted {predicted:.2f}x, measured {measured_}"
+
+
+@pytest.mark.parametrize("capture,remedy,before,after,workers", [p for p in PAIRS if p[0] in KNOWN_MISS])
+def test_a_known_miss_is_its_before_steps(capture, remedy, before, after, workers):
+    from ncuwrap.timeline.oplimits import analysis as op_limits
+
+    folder = (CLOCK / capture).parent
+    data, steps = _read(CLOCK / capture)
+    w = predict(data, steps, workers=workers, op_limits=op_limits.measure(data, steps))
+    p = w.get(remedy)
+    plain_before, plain_after = statistics.median(_plain(*before, folder=folder)), statistics.median(_plain(*after, folder=folder))
+    assert not _within(p.speedup, _measured(capture, before, after), remedy)
+    assert p.step_ns / 1e6 == pytest.approx(plain_after, rel=0.02)  # the fixed program's step, as its plain runs took it
+    before_off = w.untraced_step_ns / 1e6 / plain_before
+    assert before_off > 1.25  # the untraced BEFORE step misses the issue's bar
+    assert p.speedup / (plain_before / plain_after) == pytest.approx(before_off, rel=0.02)  # and the speedup by as much
 
 
 def test_lower_precision_counts_the_casts_the_host_launches():
@@ -343,3 +367,38 @@ def test_a_graph_launch_traced_node_by_node_costs_what_an_untraced_launch_does()
     w = predict(data, steps)
     assert w.traced_graphs.calls.size == 0 and "CUDA graph" not in w.get("no_tracer").assumes
     assert w.untraced_step_ns == pytest.approx(343_405, abs=5)
+
+
+@pytest.mark.parametrize("capture", [CLOCK / "input_loop_pageable.sqlite.gz", CLOCK / "kineto" / "input_loop_pageable.pt.trace.json.gz",
+                                     DATA / "h100_ncuwrap" / "tracer_copy" / "call1" / "input_loop_pageable_1.pt.trace.json.gz"],
+                         ids=["nsys", "profiler", "profiler-h100"])
+def test_a_pageable_copy_waits_for_the_work_before_it_and_returns_with_its_copy(capture):
+    """input_loop --mode pageable: each step's 64 MiB x.cuda() is called while the step before computes; the driver
+    syncs the stream, stages the batch and returns once the last chunk is staged, 2-29 us before that chunk's copy
+    ends. The copy call waits for its own copy (its return, that copy's end less those microseconds), and the copy is
+    queued behind the compute (it started 1-8.5 us after it, milliseconds after its call): the replay is the capture,
+    and work that ends sooner lets the copy start sooner, as lower_precision's faster products do."""
+    data, steps = _read(capture)
+    g = graph_module.build(data, steps)
+    assert replay(g).window_ns == measured(g).window_ns
+    calls = [i for i in range(g.calls) if g.h_flags[i] & graph_module.COPY_CALL and g.h_step[i] < g.steps
+             and g.g_pageable_h2d[g.g_call == i].any()]
+    assert len(calls) >= g.steps - 1
+    queued = 0
+    for i in calls:
+        copy = int(np.flatnonzero((g.g_call == i) & g.g_pageable_h2d)[-1])
+        assert g.h_wait[i] == copy and g.h_own[i] == max(0, g.h_ret[i])
+        assert g.h_ret[i] == g.h_end[i] - g.g_end[copy] and -30_000 < g.h_ret[i] < 20_000
+        before = np.flatnonzero(g.g_stream[:copy] == g.g_stream[copy])
+        if g.h_start[i] < g.g_end[before[-1]]:  # called while the work before it ran (all but one of nsys's 21)
+            queued += 1
+            assert g.g_lat[copy] <= g.typical_latency_ns  # it starts when that work ends, not its call's latency after
+    assert queued >= len(calls) - 1
+    if capture.name.endswith(".json.gz"):  # the profiler's traces carry the shapes lower_precision needs
+        from ncuwrap.timeline.oplimits import analysis as op_limits
+
+        w = predict(data, steps, op_limits=op_limits.measure(data, steps))
+        per_step = g.g_dur[np.isin(np.arange(g.events), [int(np.flatnonzero(g.g_call == i)[-1]) for i in calls])].mean()
+        bf16 = w.get("lower_precision")
+        # The products (5.3 ms a step on the H100, 5.5 on the H200) go to the BF16 tensor cores; the copy stays.
+        assert per_step < bf16.step_ns < per_step + 1.5e6, (per_step, bf16.step_ns)

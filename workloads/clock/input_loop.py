@@ -5,6 +5,9 @@ The host batches come from a pool of --pool different host tensors (4096 x 4096 
 the loop, as a dataset already in memory); step i uses batch i % pool. The compute: gelu(x @ w1) @ w2,
 squared and averaged, accumulated in a device scalar (~5-6 ms on an H200, no TF32).
 
+--autocast bf16: the compute under torch.autocast(bfloat16) (the products on the BF16 tensor cores; the batch
+is still copied as float32), for a precision pair with the same copies (workloads/clock/pageable_precision.sh).
+
 --mode pageable: the pool is ordinary (pageable) memory and each step does a blocking ``x.cuda()``: the copy
 (staged through the driver's pinned buffers) and the compute run one after the other, and the host waits
 in each copy. --mode pinned: the pool is page-locked (pin_memory) and the copy of step i+1 is issued, non-
@@ -15,7 +18,7 @@ under the compute.
 Laps (step_ms): the host's time at each step's end. pageable: each step's copy waits for the step before,
 so the laps are near step times (laps_synced true); pinned: nothing waits, the laps are issue times.
 
-    python3 workloads/clock/input_loop.py --mode pageable|pinned [--iters 20] [--warmup 3] [--pool 3]
+    python3 workloads/clock/input_loop.py --mode pageable|pinned [--autocast none|bf16] [--iters 20] [--warmup 3] [--pool 3]
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ def main() -> None:
     p.add_argument("--rows", type=int, default=4096)
     p.add_argument("--cols", type=int, default=4096)
     p.add_argument("--pool", type=int, default=3, help="distinct host batches, used in turn")
+    p.add_argument("--autocast", choices=["none", "bf16"], default="none", help="the compute under bf16 autocast")
     args = p.parse_args()
     torch.manual_seed(0)
     pinned = args.mode == "pinned"
@@ -47,14 +51,15 @@ def main() -> None:
     seen_sums = []
 
     def compute_on(x: torch.Tensor) -> None:
-        out = F.gelu(x @ w1) @ w2
-        acc.add_(out.square().mean())
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.autocast == "bf16"):
+            out = F.gelu(x @ w1) @ w2
+            acc.add_(out.float().square().mean())
 
     def prefetch(i: int) -> torch.Tensor:
         with torch.cuda.stream(copy_stream):
             return pool[i % args.pool].to("cuda", non_blocking=True)
 
-    clk = clock.Clock(args, "input_loop", args.mode)
+    clk = clock.Clock(args, "input_loop", args.mode if args.autocast == "none" else f"{args.mode}_{args.autocast}")
     total = args.warmup + args.iters
     nxt = prefetch(0) if pinned else None
     for i in range(total):
@@ -81,6 +86,7 @@ def main() -> None:
             clock.fail(f"batch {i} arrived wrong on the GPU: sum {got}, host {want}")
     batch_bytes = args.rows * args.cols * 4
     clk.report(laps_synced=not pinned, mode=args.mode, batch_shape=[args.rows, args.cols], dtype="fp32",
+               compute="fp32" if args.autocast == "none" else "bf16 autocast",
                batch_mib=batch_bytes / 2 ** 20, pool=args.pool,
                copy="x.cuda() (blocking, pageable)" if not pinned else
                "pinned .to(cuda, non_blocking=True) on a side stream, one step ahead",

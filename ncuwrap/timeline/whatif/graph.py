@@ -36,6 +36,9 @@ from ncuwrap.timeline.launches import api_starts, launch_time, merge_intervals
 # A GPU event that started within this of its stream's previous event's end was queued behind it; later, it
 # waited for its launch (or for another stream).
 QUEUED_NS = 5_000
+# A copy from pageable memory whose call came before its stream's previous event ended, and that started within this
+# of its end, was queued behind it.
+STAGED_NS = 20_000
 # A launch-bound event whose latency from its call exceeds this (and LATENCY_FACTOR x the typical) waited for
 # something other than its call: another stream's work is looked for.
 SLOW_LAUNCH_NS = 30_000
@@ -80,7 +83,7 @@ class StepGraph:
     h_flags: np.ndarray  # LAUNCH | WAIT | COPY_CALL
     h_own: np.ndarray  # its own time when it does not wait
     h_wait: np.ndarray  # the GPU event it waited for (-1: none)
-    h_ret: np.ndarray  # from that event's end to its return
+    h_ret: np.ndarray  # from that event's end to its return (negative: a copy call that returned before its copy ended)
     h_code: np.ndarray  # the host's time before it (after the previous call's end), outside waits and long host work
     h_work: np.ndarray  # long stretches outside op ranges before it (host work that is not launching GPU work)
     h_release: np.ndarray  # the end of the last external wait before it (-1: none)
@@ -217,6 +220,14 @@ def build(data, steps, max_events: int | None = None) -> StepGraph | None:
     returned = (w_end - gpu_end <= RETURN_NS) & (blocking_copy | long_call)
     waits_gpu = has & (gpu_end > w_start) & (sync_code[codes] | returned)
     waited = np.where(waits_gpu, ends_sorted_idx[np.clip(k, 0, None)], -1).astype(np.int64)
+    # A blocking copy waits for its own copy, and may return before it ends: a pageable one returns once its last
+    # chunk is staged, with that chunk still in flight (up to 29 us before its end in the real captures). Waiting
+    # for the work that ended last inside the call would miss it, and leave the call its whole length when a
+    # remedy lets the copy start earlier.
+    own_copy = _own_copy(g, in_window)
+    own_end = g["end"][np.clip(own_copy, 0, None)]
+    own_wait = blocking_copy & (own_copy >= 0) & (own_end > w_start) & (np.abs(w_end - own_end) <= RETURN_NS)
+    waited = np.where(own_wait, own_copy, waited)
     launched_rows = distinct(g["call_row"][g["call_row"] >= 0])
     is_node = _member(in_window, launched_rows) | (waited >= 0) | sync_code[codes]
     node_rows = in_window[is_node]
@@ -232,12 +243,13 @@ def build(data, steps, max_events: int | None = None) -> StepGraph | None:
     h_name = [([*categories, None])[c] for c in node_codes.tolist()]
     flags = (np.where(_member(node_rows, launched_rows), LAUNCH, 0) | np.where(node_wait >= 0, WAIT, 0)
              | np.where(copy_code[node_codes], COPY_CALL, 0)).astype(np.int64)
-    # Own time: a waiting call's own part is its return after the work; else its whole length.
+    # Own time: a waiting call's own part is its return after the work (before it, for a copy that returned
+    # first: then negative, and the call's own part none); else its whole length.
     ret = np.zeros(n, dtype=np.int64)
     own = np.maximum(0, h_end - h_start).astype(np.int64)
     waiting = node_wait >= 0
-    ret[waiting] = np.maximum(0, h_end[waiting] - g["end"][node_wait[waiting]])
-    own[waiting] = ret[waiting]
+    ret[waiting] = h_end[waiting] - g["end"][node_wait[waiting]]
+    own[waiting] = np.maximum(0, ret[waiting])
 
     # Host time before each call: the previous node's end to its start (0 where threads overlap)
     prev_end = np.empty(n, dtype=np.int64)
@@ -391,6 +403,20 @@ def _gpu_events(data, a_corr: np.ndarray, a_start: np.ndarray, window_rows: np.n
     return {k: v[order] for k, v in out.items()}
 
 
+def _own_copy(g: dict, rows: np.ndarray) -> np.ndarray:
+    """Each call row's own copy that ends last (an index into ``g``'s events; -1: it launched none)."""
+    copies = np.flatnonzero((g["kind"] == COPY) & (g["call_row"] >= 0))
+    out = np.full(rows.size, -1, dtype=np.int64)
+    if not copies.size:
+        return out
+    copies = copies[np.lexsort((g["end"][copies], g["call_row"][copies]))]
+    by = g["call_row"][copies]
+    last = np.append(by[1:] != by[:-1], True)  # the latest-ending copy of each call row
+    by, copies = by[last], copies[last]
+    at = np.clip(np.searchsorted(by, rows), 0, by.size - 1)
+    return np.where(by[at] == rows, copies[at], -1).astype(np.int64)
+
+
 def _edges(graph: StepGraph) -> None:
     """Each GPU event's binding edges (launch, stream order, cross-stream) and the gaps they showed."""
     g = graph
@@ -405,7 +431,11 @@ def _edges(graph: StepGraph) -> None:
         last[st] = j
     prev_end = np.where(prev >= 0, g.g_end[np.clip(prev, 0, None)], np.iinfo(np.int64).min // 4)
     since_prev = g.g_start - prev_end
-    queued = (prev >= 0) & (since_prev <= QUEUED_NS)
+    # Queued behind its stream's previous event: it started right after it; or it is a copy from pageable memory whose
+    # call came before that event ended, and it started soon after (the call syncs the stream, then stages the first
+    # chunk: 1-8.5 us after the event's end in the real captures, where the call came milliseconds before).
+    staged = g.g_pageable_h2d & ~fixed & (call_start < prev_end) & (since_prev <= STAGED_NS)
+    queued = (prev >= 0) & ((since_prev <= QUEUED_NS) | staged)
     launch_bound = ~fixed & ~queued
     typical = median(lat[launch_bound]) if launch_bound.any() else DEFAULT_LATENCY_NS
     typical = max(0.0, min(typical, SLOW_LAUNCH_NS))
