@@ -12,6 +12,7 @@
 # - input_loop_pageable.sqlite.gz and .log: the fp32 variant under nsys with op ranges and their shapes
 #   (--pytorch=autograd-shapes-nvtx), exported to SQLite;
 # - plain.jsonl: three plain runs of each variant (20 iterations), interleaved A B A B A B; kineto.jsonl, env.txt.
+# NO_NSYS=1 leaves the nsys capture out (a short call).
 out=${1:?usage: pageable_precision.sh OUT_DIR}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 OUT=$out . workloads/common/preamble.sh pageable_precision
@@ -28,7 +29,7 @@ for v in none bf16; do
 done
 log "traced: $(wc -l < "$W/keep/kineto.jsonl")"
 n=input_loop_pageable
-{ echo "# CLOCK_TRACED=nsys $NSYS profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none --cuda-graph-trace=node --pytorch=autograd-shapes-nvtx -o $n --force-overwrite true -- python3 $C/input_loop.py --mode pageable"
+[ -z "${NO_NSYS:-}" ] && { echo "# CLOCK_TRACED=nsys $NSYS profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none --cuda-graph-trace=node --pytorch=autograd-shapes-nvtx -o $n --force-overwrite true -- python3 $C/input_loop.py --mode pageable"
   CLOCK_TRACED=nsys "$NSYS" profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none --cuda-graph-trace=node --pytorch=autograd-shapes-nvtx \
     -o "$W/$n" --force-overwrite true -- python3 $C/input_loop.py --mode pageable
   echo "# exit $?"
