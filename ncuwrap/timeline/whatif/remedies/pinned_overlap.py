@@ -61,7 +61,9 @@ def apply(g, context) -> None:
         g.g_call[j] = int(step_first[max(0, step - 1)]) if step > 0 else int(step_first[0])
         g.g_lat[j] = int(g.typical_latency_ns)
         g.g_dep[j] = -1
-        g.h_own[call] = min(int(g.h_own[call]), int(context.calibration.async_call_ns))  # its staging through pageable memory goes
+        # Its staging through pageable memory goes: the call costs what an asynchronous one does (its whole length
+        # where that was less; a call that waited for its copy had none of its own).
+        g.h_own[call] = min(int(g.h_end[call] - g.h_start[call]), int(context.calibration.async_call_ns))
         for i in waits_for.get(j, ()):  # the copy call's own wait, and a synchronize that waited for the copy
             g.h_wait[i] = -1
             g.h_flags[i] &= ~WAIT
