@@ -374,8 +374,9 @@ def test_a_graph_launch_traced_node_by_node_costs_what_an_untraced_launch_does()
                          ids=["nsys", "profiler", "profiler-h100"])
 def test_a_pageable_copy_waits_for_the_work_before_it_and_returns_with_its_copy(capture):
     """input_loop --mode pageable: each step's 64 MiB x.cuda() is called while the step before computes; the driver
-    syncs the stream, stages the batch and returns once the last chunk is staged, 2-29 us before that chunk's copy
-    ends. The copy call waits for its own copy (its return, that copy's end less those microseconds), and the copy is
+    syncs the stream, stages the batch and returns once the last chunk is staged: up to 18 us before the copy ends in
+    these captures (or up to 12 us after). The copy call waits for its own copy (its return, that copy's end give or
+    take those microseconds), and the copy is
     queued behind the compute (it started 1-8.5 us after it, milliseconds after its call): the replay is the capture,
     and work that ends sooner lets the copy start sooner, as lower_precision's faster products do."""
     data, steps = _read(capture)
