@@ -63,10 +63,11 @@ def test_the_step_is_the_programs_own_clock(capture):
 CLOCK = ROOT / "clock"
 
 
-def _plain_runs(full: bool = False) -> dict[tuple[str, str], list]:
-    """Each program-variant's three plain runs: their step_ms_mean, or (``full``) their whole JSON lines."""
+def _plain_runs(full: bool = False, folder: Path = CLOCK) -> dict[tuple[str, str], list]:
+    """Each program-variant's three plain runs (``folder``'s plain.jsonl): their step_ms_mean, or (``full``) their whole
+    JSON lines."""
     runs: dict[tuple[str, str], list] = {}
-    for line in (CLOCK / "plain.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (folder / "plain.jsonl").read_text(encoding="utf-8").splitlines():
         run = json.loads(line)
         runs.setdefault((run["program"], run["variant"]), []).append(run if full else run["step_ms_mean"])
     return runs
@@ -247,11 +248,9 @@ TRACER_COPY_TRACES = sorted(TRACER_COPY.glob("call*/input_loop_pageable_*.pt.tra
 
 
 def _tracer_copy_runs(trace: Path) -> tuple[dict, list[dict]]:
-    """A trace's traced run (its JSON line) and its call's three plain runs."""
-    n = int(trace.name[len("input_loop_pageable_"):].split(".", 1)[0])
-    traced = [json.loads(x) for x in (trace.parent / "kineto.jsonl").read_text(encoding="utf-8").splitlines()]
-    plain = [json.loads(x) for x in (trace.parent / "plain.jsonl").read_text(encoding="utf-8").splitlines()]
-    return traced[n - 1], plain
+    """A trace's traced run (the JSON line of its log) and its call's three plain runs."""
+    own = _own_clock(trace.parent / trace.name.replace(".pt.trace.json.gz", ".kineto.log"))
+    return own, _plain_runs(full=True, folder=trace.parent)[(own["program"], own["variant"])]
 
 
 def test_the_tracer_copy_calls_hold_six_traces():

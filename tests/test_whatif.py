@@ -385,9 +385,10 @@ def test_a_pageable_copy_waits_for_the_work_before_it_and_returns_with_its_copy(
     calls = [i for i in range(g.calls) if g.h_flags[i] & graph_module.COPY_CALL and g.h_step[i] < g.steps
              and g.g_pageable_h2d[g.g_call == i].any()]
     assert len(calls) >= g.steps - 1
-    queued = 0
+    queued, copies = 0, []
     for i in calls:
         copy = int(np.flatnonzero((g.g_call == i) & g.g_pageable_h2d)[-1])
+        copies.append(copy)
         assert g.h_wait[i] == copy and g.h_own[i] == max(0, g.h_ret[i])
         assert g.h_ret[i] == g.h_end[i] - g.g_end[copy] and -30_000 < g.h_ret[i] < 20_000
         before = np.flatnonzero(g.g_stream[:copy] == g.g_stream[copy])
@@ -399,7 +400,7 @@ def test_a_pageable_copy_waits_for_the_work_before_it_and_returns_with_its_copy(
         from ncuwrap.timeline.oplimits import analysis as op_limits
 
         w = predict(data, steps, op_limits=op_limits.measure(data, steps))
-        per_step = g.g_dur[np.isin(np.arange(g.events), [int(np.flatnonzero(g.g_call == i)[-1]) for i in calls])].mean()
+        per_step = g.g_dur[copies].mean()
         bf16 = w.get("lower_precision")
         # The products (5.3 ms a step on the H100, 5.5 on the H200) go to the BF16 tensor cores; the copy stays.
         assert per_step < bf16.step_ns < per_step + 1.5e6, (per_step, bf16.step_ns)

@@ -29,14 +29,16 @@ for v in none bf16; do
 done
 log "traced: $(wc -l < "$W/keep/kineto.jsonl")"
 n=input_loop_pageable
-[ -z "${NO_NSYS:-}" ] && { echo "# CLOCK_TRACED=nsys $NSYS profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none --cuda-graph-trace=node --pytorch=autograd-shapes-nvtx -o $n --force-overwrite true -- python3 $C/input_loop.py --mode pageable"
-  CLOCK_TRACED=nsys "$NSYS" profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none --cuda-graph-trace=node --pytorch=autograd-shapes-nvtx \
-    -o "$W/$n" --force-overwrite true -- python3 $C/input_loop.py --mode pageable
-  echo "# exit $?"
-  "$NSYS" export --type sqlite --force-overwrite true --output "$W/$n.sqlite" "$W/$n.nsys-rep"
-  echo "# export exit $?"; } > "$W/keep/$n.log" 2>&1
-[ -f "$W/$n.sqlite" ] && gzip -9 -n -c "$W/$n.sqlite" > "$W/keep/$n.sqlite.gz"
-log "nsys: $(ls -la "$W/keep/$n.sqlite.gz" 2>&1)"
+if [ -z "${NO_NSYS:-}" ]; then
+  { echo "# CLOCK_TRACED=nsys $NSYS profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none --cuda-graph-trace=node --pytorch=autograd-shapes-nvtx -o $n --force-overwrite true -- python3 $C/input_loop.py --mode pageable"
+    CLOCK_TRACED=nsys "$NSYS" profile --trace=cuda,nvtx,osrt --sample=none --cpuctxsw=none --cuda-graph-trace=node --pytorch=autograd-shapes-nvtx \
+      -o "$W/$n" --force-overwrite true -- python3 $C/input_loop.py --mode pageable
+    echo "# exit $?"
+    "$NSYS" export --type sqlite --force-overwrite true --output "$W/$n.sqlite" "$W/$n.nsys-rep"
+    echo "# export exit $?"; } > "$W/keep/$n.log" 2>&1
+  [ -f "$W/$n.sqlite" ] && gzip -9 -n -c "$W/$n.sqlite" > "$W/keep/$n.sqlite.gz"
+  log "nsys: $(ls -la "$W/keep/$n.sqlite.gz" 2>&1)"
+fi
 for _ in 1 2 3; do
   for v in none bf16; do
     python3 $C/input_loop.py --mode pageable --autocast $v > "$W/plain.log" 2>&1 && json_of "$W/plain.log" >> "$W/keep/plain.jsonl"
